@@ -1,0 +1,3 @@
+"""awbench: the evaluation harness for AgentWorldBench (language world models)."""
+
+__version__ = "0.1.0"

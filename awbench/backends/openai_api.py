@@ -1,0 +1,161 @@
+"""`--backend openai`: any OpenAI-compatible chat endpoint (vLLM, SGLang, a hosted API).
+
+`settings.concurrency` requests are in flight across all endpoints; each attempt goes to the endpoint with the
+fewest requests in flight, so a retry may land on another server. Results are yielded as they complete.
+
+Failures are sorted per sample: a prompt that exceeds the context window is that sample's `overlength`; an error
+that survives the retries (5xx, timeouts, connection loss) is that sample's `error`; anything else the server
+refuses (400, 401, 403, 404) would fail every sample alike, so it stops the run with `FatalAPIError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from awbench.backends import GenerationRequest
+from awbench.config import ModelSettings
+from awbench.openai_client import FATAL_STATUS, FatalAPIError, error_summary, make_client, split_reasoning, with_retries
+from awbench.records import Generation, Usage
+
+# vLLM 0.32: "This model's maximum context length is N tokens. However, your prompt contains M input tokens..."
+# (or "...M characters...") and "Input length (M) exceeds model's maximum context length (N)."; older vLLM and
+# OpenAI: "...maximum context length is N tokens. However, you requested M tokens..."; SGLang: "...longer than
+# the model's context length..."; Anthropic-style gateways: "prompt is too long".
+_CONTEXT_OVERFLOW = re.compile(r"maximum context length|model's context length|context window|prompt is too long", re.I)
+
+
+def is_context_overflow(error: BaseException) -> bool:
+    if not isinstance(error, openai.BadRequestError):
+        return False
+    return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
+
+
+def request_params(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": settings.model,
+        "messages": request.messages,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+    }
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if request.seed is not None:
+        params["seed"] = request.seed
+    if settings.extra_body:
+        params["extra_body"] = settings.extra_body
+    return params
+
+
+def usage_of(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    prompt_details = usage.prompt_tokens_details
+    completion_details = usage.completion_tokens_details
+    return Usage(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=prompt_details.cached_tokens if prompt_details else None,
+        reasoning_tokens=completion_details.reasoning_tokens if completion_details else None,
+    )
+
+
+def to_generation(key: str, completion: Any, latency_s: float) -> Generation:
+    """Raw content and reasoning are kept as the server sent them: the pipeline parses thinking. With a
+    reasoning parser and thinking never closed, vLLM sends `content: null` and everything as reasoning."""
+    if not completion.choices:
+        return Generation(key=key, error="the response has no choices", usage=usage_of(completion.usage), latency_s=latency_s)
+    choice = completion.choices[0]
+    content, reasoning = split_reasoning(choice.message)
+    return Generation(
+        key=key,
+        text=content,
+        reasoning=reasoning,
+        finish_reason=choice.finish_reason,
+        usage=usage_of(completion.usage),
+        latency_s=latency_s,
+    )
+
+
+@dataclass
+class _Endpoint:
+    client: openai.AsyncOpenAI
+    in_flight: int = 0
+    sent: int = 0  # breaks ties, so that endpoints share the load even one request at a time
+
+
+class OpenAIBackend:
+    def __init__(self, settings: ModelSettings, clients: list[openai.AsyncOpenAI]) -> None:
+        if not clients:
+            raise ValueError("the openai backend needs at least one base URL")
+        self.settings = settings
+        self.endpoints = [_Endpoint(client) for client in clients]
+
+    def _pick(self) -> _Endpoint:
+        return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
+
+    async def _attempt(self, params: dict[str, Any], started: list[float]) -> Any:
+        endpoint = self._pick()
+        endpoint.in_flight += 1
+        endpoint.sent += 1
+        started[0] = time.perf_counter()
+        try:
+            return await endpoint.client.chat.completions.create(**params)
+        finally:
+            endpoint.in_flight -= 1
+
+    async def _one(self, request: GenerationRequest) -> Generation:
+        params = request_params(self.settings, request)
+        started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
+        try:
+            completion = await with_retries(lambda: self._attempt(params, started), self.settings.max_retries)
+        except openai.APIStatusError as e:
+            latency = time.perf_counter() - started[0]
+            if is_context_overflow(e):
+                return Generation(key=request.key, overlength=True, error=error_summary(e), latency_s=latency)
+            if e.status_code in FATAL_STATUS:
+                raise FatalAPIError(error_summary(e)) from e
+            return Generation(key=request.key, error=error_summary(e), latency_s=latency)
+        except openai.APIError as e:  # timeouts, connection errors, a body that is not a completion
+            return Generation(key=request.key, error=error_summary(e), latency_s=time.perf_counter() - started[0])
+        return to_generation(request.key, completion, time.perf_counter() - started[0])
+
+    async def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
+        """A pool of `concurrency` workers takes requests in order; results (or the exception that stops the
+        run) come back through one queue. Leaving early (an exception, the consumer stopping) cancels the rest."""
+        pending = iter(requests)
+        done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
+
+        async def worker() -> None:
+            for request in pending:  # one shared iterator: each request is taken by exactly one worker
+                try:
+                    done.put_nowait(await self._one(request))
+                except Exception as e:
+                    done.put_nowait(e)
+                    return
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(max(1, self.settings.concurrency), len(requests)))]
+        try:
+            for _ in range(len(requests)):
+                item = await done.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(e.client.close() for e in self.endpoints))
+
+
+def create(settings: ModelSettings) -> OpenAIBackend:
+    clients = [make_client(url, settings.api_key_env, settings.request_timeout) for url in settings.base_urls]
+    return OpenAIBackend(settings, clients)

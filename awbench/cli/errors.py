@@ -1,0 +1,40 @@
+"""Every error a user can cause or fix, turned into a message and an exit code instead of a traceback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from awbench.backends.baseline import UnknownBaseline
+from awbench.backends.vllm_offline import BackendUnavailable
+from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail
+from awbench.dataset import DataError
+from awbench.judging import BudgetExhausted
+from awbench.judging.prompts import PromptError
+from awbench.openai_client import FatalAPIError, MissingAPIKey
+from awbench.pipeline import PipelineError
+from awbench.store import StoreError
+
+MAX_PROBLEMS_SHOWN = 50
+
+
+@contextmanager
+def pipeline_errors() -> Iterator[None]:
+    try:
+        yield
+    except DataError as error:
+        for problem in error.problems[:MAX_PROBLEMS_SHOWN]:
+            err_console.print(str(problem), highlight=False, soft_wrap=True)
+        if len(error.problems) > MAX_PROBLEMS_SHOWN:
+            err_console.print(f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)")
+        fail(str(error))
+    except MissingAPIKey as error:
+        fail(f"{error}. For a free offline score without any API, use --judge rules.")
+    except FatalAPIError as error:
+        fail(f"the endpoint refused the request, retrying cannot help: {error}")
+    except BudgetExhausted as error:
+        fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost.", EXIT_FAILURES)
+    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError) as error:
+        fail(str(error), EXIT_USAGE)
+    except KeyboardInterrupt:
+        fail("interrupted; run the same command again to resume", 130)

@@ -1,0 +1,305 @@
+"""`awbench run | infer | judge | score`: thin wrappers that build a RunConfig and call the pipeline."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from awbench import pipeline
+from awbench.backends import infer_backend_name
+from awbench.cli.common import EXIT_FAILURES, OutputOption, console, fail, open_run, user_errors
+from awbench.cli.errors import pipeline_errors
+from awbench.cli.progress import RichProgress, scores_table
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, default_run_name
+from awbench.judging.reparse import reparse_judgments
+from awbench.rewards import write_rewards
+from awbench.scoring import ScoresFile
+
+
+def _json_object(value: str | None, option: str) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as error:
+        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
+    if not isinstance(parsed, dict):
+        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def _engine_args(pairs: list[str]) -> dict[str, Any]:
+    """KEY=VALUE pairs; values that parse as JSON (true, 4, {...}) are passed typed, others as strings."""
+    args: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            fail(f"--engine-arg expects KEY=VALUE, got {pair!r}")
+        try:
+            args[key.replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            args[key.replace("-", "_")] = value
+    return args
+
+
+def _csv(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+# Options shared by several commands.
+DataOpt = Annotated[str, typer.Option("--data", help="'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
+DomainsOpt = Annotated[Optional[list[str]], typer.Option("--domains", help="Only these domains (repeat or comma-separate).")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", help="At most N samples per domain.")]
+IdsOpt = Annotated[Optional[list[str]], typer.Option("--ids", help="Only these ids or sample keys (repeat or comma-separate).")]
+SampleOpt = Annotated[Optional[int], typer.Option("--sample", help="A stratified random subset of N samples.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --sample, and of sampling (each sample gets its own seed).")]
+SkipInvalidOpt = Annotated[bool, typer.Option("--skip-invalid", help="Leave invalid records out instead of refusing the data.")]
+ModelOpt = Annotated[str, typer.Option("--model", help="A model path or id, or baseline:oracle|last-observation|empty.")]
+BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="baseline, openai or vllm (default: from --model and --base-url).")]
+BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over several.")]
+ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="Environment variable that holds the endpoint's API key.")]
+RunNameOpt = Annotated[Optional[str], typer.Option("--run-name", help="Run directory name (default: from model and judge).")]
+OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
+
+
+def _print_summary(scores: ScoresFile, code: int, max_failure_rate: float) -> None:
+    console.print(scores_table(scores))
+    if scores.cost_usd is not None:
+        console.print(f"judge cost: ${scores.cost_usd:.4f}")
+    if code == EXIT_FAILURES:
+        n = sum(d.n for d in scores.domains.values())
+        bad = sum(d.failed + d.unscored for d in scores.domains.values())
+        console.print(f"[red]{bad} of {n} samples failed or were not scored (tolerated: {max_failure_rate:.0%})")
+
+
+# Candidate sampling and engine options.
+TemperatureOpt = Annotated[float, typer.Option("--temperature")]
+TopPOpt = Annotated[Optional[float], typer.Option("--top-p")]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help="Generation budget per sample, thinking included.")]
+ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help='JSON merged into each request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.')]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Requests in flight (openai backend).")]
+TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="Seconds per request before it is retried.")]
+MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", help="Context window (vllm backend).")]
+DtypeOpt = Annotated[str, typer.Option("--dtype")]
+EngineArgOpt = Annotated[Optional[list[str]], typer.Option("--engine-arg", help="KEY=VALUE passed to vllm.LLM, repeatable.")]
+OverlengthOpt = Annotated[str, typer.Option("--overlength", help="skip or truncate-history, for prompts over the context window.")]
+TPOpt = Annotated[int, typer.Option("--tensor-parallel-size")]
+DPOpt = Annotated[int, typer.Option("--data-parallel-size")]
+GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", help="On CPU: the share of RAM for the KV cache.")]
+TrustOpt = Annotated[bool, typer.Option("--trust-remote-code")]
+PrefixOpt = Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching")]
+ExecutorOpt = Annotated[Optional[str], typer.Option("--distributed-executor-backend", help="e.g. ray, for multi-node models.")]
+BatchOpt = Annotated[int, typer.Option("--batch-size", help="Samples per offline vLLM batch (results are saved after each).")]
+
+# Judge options; None means "keep what the run has" for `awbench judge RUN`.
+JudgeKindOpt = Annotated[Optional[str], typer.Option("--judge", help="llm (default), rules (offline, free) or both.")]
+JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="Default gpt-5.2-2025-12-11, the published setting.")]
+JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-base-url", help="OpenAI-compatible judge endpoint (default: OPENAI_BASE_URL, else OpenAI).")]
+JudgeKeyOpt = Annotated[Optional[str], typer.Option("--judge-api-key-env", help="Variable holding the judge's API key (default OPENAI_API_KEY).")]
+JudgeTempOpt = Annotated[Optional[float], typer.Option("--judge-temperature")]
+JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens")]
+JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort")]
+JudgeExtraOpt = Annotated[Optional[str], typer.Option("--judge-extra-body", help="JSON merged into each judge request.")]
+JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency")]
+JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", help="Re-asks for an unparseable verdict.")]
+JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict.")]
+JudgeSamplesOpt = Annotated[Optional[int], typer.Option("--judge-samples", help="Independent verdicts per prediction.")]
+JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", help="USD per million prompt tokens.")]
+JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", help="USD per million completion tokens.")]
+JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="Prompt set: 'rubric' or a directory (official layout DIR/{domain}/judge_system_prompt.txt works).")]
+JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file.")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop (resumably) before judge spend would pass this many USD.")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
+
+# Scoring options.
+FailurePolicyOpt = Annotated[Optional[str], typer.Option("--failure-policy", help="minimum (failed generations score 0) or exclude (as the reference script).")]
+MaxFailureRateOpt = Annotated[Optional[float], typer.Option("--max-failure-rate", help="Exit 1 when failures exceed this share (default 0.05).")]
+
+
+def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> JudgeSettings:
+    """The judge settings a command asks for: the given `--judge-*` options over `base` (the run's, or the defaults)."""
+    given = {JUDGE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_FIELDS and value is not None}
+    if "extra_body" in given:
+        given["extra_body"] = _json_object(given["extra_body"], "--judge-extra-body")
+    with user_errors(ValueError):
+        return JudgeSettings.model_validate({**(base or JudgeSettings()).model_dump(), **given})
+
+
+# CLI parameter -> JudgeSettings field.
+JUDGE_FIELDS = {
+    "judge": "kind", "judge_model": "model", "judge_base_url": "base_url", "judge_api_key_env": "api_key_env",
+    "judge_temperature": "temperature", "judge_max_tokens": "max_tokens", "judge_reasoning_effort": "reasoning_effort",
+    "judge_extra_body": "extra_body", "judge_concurrency": "concurrency", "judge_max_retries": "max_retries",
+    "judge_structured": "structured", "judge_samples": "samples", "judge_price_in": "price_in",
+    "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
+}
+# CLI parameter -> ModelSettings field, where the names differ.
+MODEL_RENAMES = {"engine_arg": "engine_args", "prefix_caching": "enable_prefix_caching"}
+
+
+def _scoring_settings(base: ScoringSettings, options: dict[str, Any]) -> ScoringSettings:
+    given = {k: options[k] for k in ("failure_policy", "max_failure_rate") if options.get(k) is not None}
+    with user_errors(ValueError):
+        return ScoringSettings.model_validate({**base.model_dump(), **given})
+
+
+def _config(options: dict[str, Any], judged: bool) -> RunConfig:
+    """One RunConfig from a command's options."""
+    model_fields = set(ModelSettings.model_fields)
+    values = {MODEL_RENAMES.get(k, k): v for k, v in options.items() if MODEL_RENAMES.get(k, k) in model_fields}
+    values["extra_body"] = _json_object(options["extra_body"], "--extra-body")
+    values["engine_args"] = _engine_args(options["engine_arg"] or [])
+    values["base_urls"] = options["base_url"] or []
+    values["backend"] = options["backend"] or infer_backend_name(options["model"], values["base_urls"])
+    judge_settings = _judge_settings(None, options) if judged else None
+    with user_errors(ValueError):
+        return RunConfig(
+            run_name=options["run_name"] or default_run_name(options["model"], judge_settings),
+            output=options["output"],
+            data=DataSettings(
+                source=options["data"], domains=_csv(options["domains"]), limit=options["limit"],
+                ids=_csv(options["ids"]), sample=options["sample"], seed=options["seed"],
+                skip_invalid=options["skip_invalid"],
+            ),
+            model=ModelSettings(**values),
+            judge=judge_settings,
+            scoring=_scoring_settings(ScoringSettings(), options) if judged else ScoringSettings(),
+        )
+
+
+def _print_estimate(estimate: pipeline.DryRunEstimate) -> None:
+    cost = "unknown (give --judge-price-in/--judge-price-out)" if estimate.judge_cost_usd is None else f"${estimate.judge_cost_usd:.4f}"
+    console.print(
+        f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
+        f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
+        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}. Nothing was spent."
+    )
+
+
+def run(
+    model: ModelOpt,
+    data: DataOpt = "Qwen/AgentWorldBench",
+    domains: DomainsOpt = None, limit: LimitOpt = None, ids: IdsOpt = None, sample: SampleOpt = None,
+    seed: SeedOpt = 0, skip_invalid: SkipInvalidOpt = False,
+    backend: BackendOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
+    temperature: TemperatureOpt = 0.6, top_p: TopPOpt = None, max_tokens: MaxTokensOpt = 32768,
+    extra_body: ExtraBodyOpt = None, concurrency: ConcurrencyOpt = 64, request_timeout: TimeoutOpt = 600.0,
+    max_model_len: MaxModelLenOpt = None, dtype: DtypeOpt = "auto", engine_arg: EngineArgOpt = None,
+    overlength: OverlengthOpt = "skip", tensor_parallel_size: TPOpt = 1, data_parallel_size: DPOpt = 1,
+    gpu_memory_utilization: GpuMemOpt = 0.9, trust_remote_code: TrustOpt = False, prefix_caching: PrefixOpt = True,
+    distributed_executor_backend: ExecutorOpt = None, batch_size: BatchOpt = 256,
+    run_name: RunNameOpt = None, output: OutputOption = Path("results"), overwrite: OverwriteOpt = False,
+    judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_base_url: JudgeUrlOpt = None,
+    judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
+    judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
+    judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
+    judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
+    judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
+    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
+    failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Infer, judge and score in one resumable command.
+
+    Example: awbench run --model baseline:last-observation --judge rules --data sample
+    """
+    config = _config(locals(), judged=True)
+    with pipeline_errors():
+        if dry_run:
+            _print_estimate(pipeline.estimate(config))
+            return
+        outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
+    _print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate)
+    console.print(f"run saved in {config.run_dir}")
+    raise typer.Exit(outcome.exit_code)
+
+
+def infer(**options: Any) -> None:
+    """Generate predictions only (judge them later with `awbench judge RUN`).
+
+    Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --tensor-parallel-size 4 --data sample
+    """
+    config = _config(options, judged=False)
+
+    async def infer_only() -> pipeline.StageSummary:
+        store, samples = pipeline.prepare(config, options["overwrite"])
+        return await pipeline.infer(store, samples, RichProgress())
+
+    with pipeline_errors():
+        summary = asyncio.run(infer_only())
+    console.print(f"infer: {summary.computed} generated ({summary.failed} failed), {summary.reused} reused; run saved in {config.run_dir}")
+
+
+# `infer` takes exactly `run`'s data, model and run-directory options (those before `judge`).
+_run_parameters = list(inspect.signature(run).parameters.values())
+infer.__signature__ = inspect.Signature(_run_parameters[: [p.name for p in _run_parameters].index("judge")])  # type: ignore[attr-defined]
+
+
+def judge(
+    run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
+    judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_base_url: JudgeUrlOpt = None,
+    judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
+    judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
+    judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
+    judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
+    judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
+    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
+    reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
+    output: OutputOption = Path("results"), dry_run: DryRunOpt = False,
+) -> None:
+    """Judge a run's predictions (only verdicts that are missing, failed, or whose settings changed).
+
+    Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
+    """
+    store = open_run(run, output)
+    manifest = store.read_manifest()
+    manifest.config.judge = _judge_settings(manifest.config.judge, locals())
+    with pipeline_errors():
+        if dry_run:
+            _print_estimate(pipeline.estimate(manifest.config))
+            return
+        if reparse:
+            changed = reparse_judgments(store)
+            console.print(f"reparse: {changed} verdicts changed; no API call was made")
+            return
+        store.write_manifest(manifest)
+        summaries = asyncio.run(pipeline.judge(store, pipeline.run_samples(store), RichProgress()))
+    for summary in summaries:
+        console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
+
+
+def score(
+    run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
+    failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
+    reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
+    output: OutputOption = Path("results"),
+) -> None:
+    """Compute scores.json from a run's predictions and judgments, and print the summary.
+
+    Example: awbench score my-run --failure-policy exclude
+    """
+    store = open_run(run, output)
+    manifest = store.read_manifest()
+    manifest.config.scoring = _scoring_settings(manifest.config.scoring, locals())
+    store.write_manifest(manifest)
+    with pipeline_errors():
+        samples = pipeline.run_samples(store)
+        scores = pipeline.score(store, samples)
+        if reward is not None:
+            count = write_rewards(store, samples, reward)
+            console.print(f"wrote {count} rewards to {reward}")
+    code = pipeline.exit_code(scores, manifest.config.scoring.max_failure_rate)
+    _print_summary(scores, code, manifest.config.scoring.max_failure_rate)
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    for command in (run, infer, judge, score):
+        app.command()(command)

@@ -1,0 +1,147 @@
+"""One settings model per run. The CLI and the Python API both build a `RunConfig`; `run.json` stores it.
+
+Fields marked `operational` change how a run executes (endpoints, concurrency, timeouts, prices) but not
+what it computes, so they may differ when a run is resumed. Every other field is part of the run's identity:
+resuming a run with a different value is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
+
+SCHEMA_VERSION = 1
+DEFAULT_DATA = "Qwen/AgentWorldBench"
+DEFAULT_JUDGE_MODEL = "gpt-5.2-2025-12-11"
+
+
+def operational(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
+    return Field(default, json_schema_extra={"operational": True}, **kwargs)
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DataSettings(_Settings):
+    source: str = DEFAULT_DATA
+    domains: list[str] | None = None
+    limit: int | None = None  # per domain
+    ids: list[str] | None = None
+    sample: int | None = None  # stratified by domain
+    seed: int = 0
+    skip_invalid: bool = operational(False)
+
+
+class ModelSettings(_Settings):
+    model: str
+    backend: Literal["baseline", "openai", "vllm", "imported"]  # imported: predictions came from a file
+    # Sampling
+    temperature: float = 0.6
+    top_p: float | None = None
+    max_tokens: int = 32768
+    seed: int | None = None  # the run seed; each sample gets its own seed derived from it
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    # OpenAI-compatible endpoints
+    base_urls: list[str] = operational(default_factory=list)
+    api_key_env: str | None = operational(None)
+    concurrency: int = operational(64)
+    request_timeout: float = operational(600.0)
+    max_retries: int = operational(6)
+    # In-process vLLM
+    max_model_len: int | None = None
+    dtype: str = "auto"
+    engine_args: dict[str, Any] = Field(default_factory=dict)
+    overlength: Literal["skip", "truncate-history"] = "skip"
+    tensor_parallel_size: int = operational(1)
+    data_parallel_size: int = operational(1)
+    gpu_memory_utilization: float = operational(0.9)
+    trust_remote_code: bool = operational(False)
+    enable_prefix_caching: bool = operational(True)
+    distributed_executor_backend: str | None = operational(None)
+    batch_size: int = operational(256)
+
+
+class JudgeSettings(_Settings):
+    kind: Literal["llm", "rules", "both"] = "llm"
+    model: str = DEFAULT_JUDGE_MODEL
+    temperature: float = 0.6
+    max_tokens: int = 32768
+    reasoning_effort: str | None = None
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    structured: bool = False
+    samples: int = 1  # independent verdicts per prediction
+    prompts: str = "rubric"  # a built-in prompt set name or a directory
+    template: str | None = None  # a user-prompt template file
+    base_url: str | None = operational(None)
+    api_key_env: str = operational("OPENAI_API_KEY")
+    concurrency: int = operational(32)
+    max_retries: int = operational(3)  # re-asks for an unparseable verdict
+    request_timeout: float = operational(600.0)
+    price_in: float | None = operational(None)  # USD per million prompt tokens
+    price_out: float | None = operational(None)
+    max_cost: float | None = operational(None)
+
+    @property
+    def uses_llm(self) -> bool:
+        return self.kind in ("llm", "both")
+
+    @property
+    def uses_rules(self) -> bool:
+        return self.kind in ("rules", "both")
+
+
+class ScoringSettings(_Settings):
+    failure_policy: Literal["minimum", "exclude"] = operational("minimum")
+    max_failure_rate: float = operational(0.05)
+
+
+class RunConfig(_Settings):
+    schema_version: int = SCHEMA_VERSION
+    run_name: str
+    output: Path = operational(Path("results"))
+    data: DataSettings = Field(default_factory=DataSettings)
+    model: ModelSettings
+    judge: JudgeSettings | None = None  # None until the run is judged (`awbench infer`)
+    scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.output / self.run_name
+
+
+def identity(settings: BaseModel) -> dict[str, Any]:
+    """The settings that define what a run computes, flattened to dotted names."""
+    flat: dict[str, Any] = {}
+    for name, field in type(settings).model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and extra.get("operational"):
+            continue
+        value = getattr(settings, name)
+        if isinstance(value, BaseModel):
+            flat.update({f"{name}.{k}": v for k, v in identity(value).items()})
+        else:
+            flat[name] = value
+    return flat
+
+
+def differing_settings(old: BaseModel, new: BaseModel, ignore: tuple[str, ...] = ()) -> list[str]:
+    """Names of identity settings whose values differ, as 'name: old -> new'."""
+    a, b = identity(old), identity(new)
+    return [
+        f"{name}: {a.get(name)!r} -> {b.get(name)!r}"
+        for name in sorted(a.keys() | b.keys())
+        if a.get(name) != b.get(name) and not name.startswith(ignore)
+    ]
+
+
+def default_run_name(model: str, judge: JudgeSettings | None) -> str:
+    if judge is None:
+        judge_part = "unjudged"
+    else:
+        judge_part = {"llm": judge.model, "rules": "rules", "both": f"{judge.model}+rules"}[judge.kind]
+    raw = f"{model}__{judge_part}"
+    return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).strip("-")

@@ -1,0 +1,36 @@
+"""The benchmark's fixed vocabulary: domains, their published order and statistics, and the rubric dimensions."""
+
+# Domain ids as they appear in file names (`{domain}_test.jsonl`) and sample keys, in the published order.
+DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
+
+DOMAIN_LABELS: dict[str, str] = {
+    "mcp": "MCP",
+    "search": "Search",
+    "terminal": "Terminal",
+    "swe": "SWE",
+    "android": "Android",
+    "web": "Web",
+    "os": "OS",
+}
+
+# Published AgentWorldBench statistics: evaluated samples and average turns per trajectory.
+PUBLISHED_STATS: dict[str, tuple[int, float]] = {
+    "mcp": (286, 23.1),
+    "search": (458, 15.5),
+    "terminal": (354, 26.7),
+    "swe": (472, 28.1),
+    "android": (200, 37.8),
+    "web": (200, 14.2),
+    "os": (200, 12.7),
+}
+PUBLISHED_TOTAL: tuple[int, float] = (2170, 22.8)
+
+# The judge's rubric, each scored as an integer 1..5.
+DIMENSIONS: tuple[str, ...] = ("format", "factuality", "consistency", "realism", "quality")
+
+OBSERVATION_MARKER = "**Environment Observation:**"
+
+
+def domain_of_task(task: str) -> str:
+    """`task` may carry a prefix ("something/terminal"); the domain is what follows the last slash."""
+    return task.rsplit("/", 1)[-1].strip().lower()

@@ -1,0 +1,210 @@
+"""Runtime-metadata masking: values no model can know (clock times, PIDs, hashes, sizes, timings...)
+become typed placeholders such as ⟨TIME⟩, so that only their format is compared.
+
+Detectors are anchored on formats or on their context (a `pid=` key, a `ps` header, an `ls -l` row)
+rather than on bare numbers, because small integers in ordinary output (counts, line numbers, exit
+codes, `wc -l`) are usually deterministic. A line without an ASCII digit is never masked (except for
+mktemp names), which keeps masking cheap on long observations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from awbench.judging.rules.text import PLACEHOLDER_RE, placeholder, split_lines
+
+MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+
+# Cues that a percentage on the line is a progress indicator rather than content.
+PROGRESS_CUE_RE = re.compile(
+    r"(?i)\beta\b|download|receiving|resolving|counting|compressing|writing objects|unpacking|progress"
+    r"|[#=█━]{3,}|\|"
+)
+# Cues that a port number on the line is where a freshly started server listens.
+LISTEN_CUE_RE = re.compile(r"(?i)\b(?:listen(?:ing)?|serving|running on|started|bound|available (?:at|on))\b")
+
+
+@dataclass(frozen=True)
+class Detector:
+    """`pattern` finds a value; its group `v` (or the whole match) becomes ⟨kind⟩, the rest is context kept."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    accept: Callable[[re.Match[str]], bool] | None = None
+
+
+def _has_digit_and_letter_single_case(m: re.Match[str]) -> bool:
+    # A hash mixes digits and letters and is written in one case; this spares words like "deadbeef" and "Facade1".
+    v = m.group(0)
+    letters = [c for c in v if c.isalpha()]
+    return any(c.isdigit() for c in v) and bool(letters) and (v.lower() == v or v.upper() == v)
+
+
+def _contains_digit(m: re.Match[str]) -> bool:
+    return any(c.isdigit() for c in m.group(0))
+
+
+def _is_clock_time(m: re.Match[str]) -> bool:
+    return int(m.group(0).split(":", 1)[0]) < 24
+
+
+def _line_mentions_pid(m: re.Match[str]) -> bool:
+    return "pid" in m.string.lower()
+
+
+def _line_shows_progress(m: re.Match[str]) -> bool:
+    return PROGRESS_CUE_RE.search(m.string) is not None
+
+
+def _line_announces_listening(m: re.Match[str]) -> bool:
+    return LISTEN_CUE_RE.search(m.string) is not None
+
+
+def _d(kind: str, pattern: str, accept: Callable[[re.Match[str]], bool] | None = None) -> Detector:
+    return Detector(kind, re.compile(pattern), accept)
+
+
+# Order matters: longer, more specific formats run before the pieces they contain.
+DETECTORS: tuple[Detector, ...] = (
+    # curl's progress meter row: every column is a transfer statistic.
+    _d("PROGRESS", r"^\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\S+\s+\S+\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+\S+\s*$"),
+    _d("UUID", r"(?<![\w-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])"),
+    # Timestamps and dates.
+    _d("TIME", rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?"),
+    _d("TIME", r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)"),
+    _d("TIME", rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?"),
+    _d("TIME", rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?"),
+    _d("TIME", rf"(?<!\w){MONTH} +\d{{1,2}} +(?:\d{{1,2}}:\d{{2}}(?::\d{{2}})?|\d{{4}})(?![\w:])"),
+    _d("TIME", rf"(?<!\w){MONTH}\.? \d{{1,2}}, \d{{4}}(?!\w)|(?<!\w)\d{{1,2}} {MONTH} \d{{4}}(?!\w)"),
+    _d("DURATION", r"(?<=\[)\d+:\d{2}(?::\d{2})?(?=<)|(?<=<)\d+:\d{2}(?::\d{2})?(?=[,\]])"),  # tqdm [00:01<00:02]
+    _d("TIME", r"(?<![\d:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\d:])"),
+    _d("TIME", r"(?<![\w:.])\d{1,2}:[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?(?![\w:])", _is_clock_time),  # a clock: "9:41"
+    _d("TIME", r"(?i)(?P<p>(?:\b[\w-]*(?:time|stamp|date|epoch|_at|_ts|created|updated|modified|expires?)|\bts)[\"']?\s*[:=]\s*[\"']?)(?P<v>\d{9,13}(?:\.\d+)?)(?!\d)"),
+    _d("TIME", r"\b\d+ (?:second|minute|hour|day|week|month|year)s? ago\b"),
+    # Durations.
+    _d("DURATION", r"(?<=\bUp )\d+ (?:second|minute|hour|day|week)s?\b"),
+    _d("DURATION", r"(?<![\w.])\d+m\d+(?:\.\d+)?s(?!\w)"),
+    _d("DURATION", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|msec|usec)(?!\w)"),
+    _d("DURATION", r"(?<![\w.])\d+\.\d+\s?(?:s|sec|secs|seconds)(?!\w)"),
+    _d("DURATION", r"(?P<p>\b(?:in|took|after|elapsed:?|[Tt]ime:|[Dd]uration:)\s)(?P<v>\d+\s?(?:s|sec|secs|seconds))(?!\w)"),
+    # Process ids, only where something says they are process ids.
+    _d("PID", r"(?i)(?P<p>\b(?:pid|ppid|tgid)\b[\"']?\s*[:=#]?\s*)(?P<v>\d+)(?!\w)"),
+    _d("PID", r"(?i)(?P<p>\bprocess(?: id)?\s*[:=#]?\s*)(?P<v>\d{2,})(?!\w)"),
+    _d("PID", r"(?i)(?P<p>\bparent\b[\"']?\s*[:=]?\s*)(?P<v>\d+)(?!\w)", _line_mentions_pid),
+    _d("PID", r"^(?P<p>\s*\[\d+\][+-]?\s+)(?P<v>\d+)\s*$"),  # `cmd &` prints "[1] 12345"
+    # Addresses and hashes.
+    _d("ADDR", r"(?<!\w)0x[0-9a-fA-F]{6,16}(?!\w)"),
+    _d("HASH", r"(?<![\w-])[0-9a-fA-F]{7,128}(?![\w-])", _has_digit_and_letter_single_case),
+    # Transfer rates, then sizes.
+    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s(?!\w)"),
+    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:it/s|s/it|[kMG]?bps)(?!\w)"),
+    _d("SIZE", r"^(?P<p>[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+)(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\s)"),  # ls -l
+    _d("SIZE", r"^(?P<p>total )(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)\s*$"),  # ls -l block total
+    _d("SIZE", r"^(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\t)"),  # du
+    _d("SIZE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?)(?![\w/])|(?<![\w.])\d+(?:\.\d+)?[KMGTPB](?![\w/])"),
+    # Progress percentages and the battery level.
+    _d("PERCENT", r"(?i)(?P<p>\bbattery:?\s)(?P<v>\d{1,3})(?=\s?(?:%|percent))"),
+    _d("PERCENT", r"(?<=\[)\s*\d{1,3}%(?=\])"),
+    _d("PERCENT", r"(?<![\w.])\d{1,3}(?:\.\d+)?%", _line_shows_progress),
+    _d("PORT", r"(?P<p>:)(?P<v>\d{2,5})(?![\w:.])|(?P<p2>\b[Pp]ort\s)(?P<v2>\d{2,5})\b", _line_announces_listening),
+    # Random temporary names: mktemp's tmp.XXXXXXXXXX and Python's tmpXXXXXXXX.
+    _d("TMPNAME", r"(?<![\w.])tmp\.[A-Za-z0-9]{6,12}(?![\w])"),
+    _d("TMPNAME", r"(?<![\w.])tmp[a-z0-9_]{8}(?!\w)", _contains_digit),
+)
+
+# Only lines matching this can contain something a detector masks.
+CANDIDATE_RE = re.compile(r"[0-9]|tmp\.")
+
+# Column headers of process tables (ps, top, lsof) whose values are runtime metadata.
+PROCESS_COLUMNS: dict[str, str] = {
+    "PID": "PID", "PPID": "PID", "PGID": "PID", "SID": "PID", "TGID": "PID", "LWP": "PID", "SPID": "PID",
+    "%CPU": "PERCENT", "%MEM": "PERCENT", "CPU%": "PERCENT", "MEM%": "PERCENT", "C": "PERCENT",
+    "VSZ": "SIZE", "RSS": "SIZE", "VIRT": "SIZE", "RES": "SIZE", "SHR": "SIZE", "SZ": "SIZE", "SIZE/OFF": "SIZE",
+    "START": "TIME", "STIME": "TIME",
+    "TIME": "DURATION", "TIME+": "DURATION", "ELAPSED": "DURATION", "ETIME": "DURATION",
+}
+HEADER_TOKEN_RE = re.compile(r"^[A-Z%+/_-]+$")
+TOKEN_RE = re.compile(r"\S+")
+
+
+def _substitute(detector: Detector, line: str) -> str:
+    def replace(m: re.Match[str]) -> str:
+        if detector.accept is not None and not detector.accept(m):
+            return m.group(0)
+        for group in ("v", "v2"):
+            if group in m.re.groupindex and m.group(group) is not None:
+                start, end = m.start(group) - m.start(), m.end(group) - m.start()
+                whole = m.group(0)
+                return whole[:start] + placeholder(detector.kind) + whole[end:]
+        return placeholder(detector.kind)
+
+    return detector.pattern.sub(replace, line)
+
+
+@lru_cache(maxsize=1 << 16)
+def mask_line(line: str) -> str:
+    """Apply every detector to one line (repeating until nothing changes, so the result is stable)."""
+    while CANDIDATE_RE.search(line):
+        masked = line
+        for detector in DETECTORS:
+            masked = _substitute(detector, masked)
+        if masked == line:
+            break
+        line = masked
+    return line
+
+
+def _mask_process_tables(lines: list[str]) -> list[str]:
+    """Mask the metadata columns of rows under a process-table header (a header line with a PID column)."""
+    out = list(lines)
+    columns: dict[int, str] = {}
+    pid_index = -1
+    for i, line in enumerate(lines):
+        tokens = line.split()
+        if "PID" in tokens and all(HEADER_TOKEN_RE.match(t) for t in tokens):
+            columns = {j: PROCESS_COLUMNS[t] for j, t in enumerate(tokens) if t in PROCESS_COLUMNS}
+            pid_index = tokens.index("PID")
+            continue
+        if not columns:
+            continue
+        if len(tokens) <= pid_index or not (tokens[pid_index].isdigit() or tokens[pid_index] == placeholder("PID")):
+            columns = {}
+            continue
+        matches = list(TOKEN_RE.finditer(line))
+        pieces, last = [], 0
+        for j, m in enumerate(matches):
+            if j in columns and any(c.isdigit() for c in m.group(0)):
+                pieces.append(line[last : m.start()] + placeholder(columns[j]))
+                last = m.end()
+        pieces.append(line[last:])
+        out[i] = "".join(pieces)
+    return out
+
+
+def _mask_pass(lines: list[str]) -> list[str]:
+    return [mask_line(line) for line in _mask_process_tables(lines)]
+
+
+@lru_cache(maxsize=4096)
+def mask(text: str) -> str:
+    """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
+    (each change removes characters that are not placeholders, so this ends)."""
+    lines = split_lines(text)
+    while True:
+        masked = _mask_pass(lines)
+        if masked == lines:
+            return "\n".join(lines)
+        lines = masked
+
+
+def placeholder_kinds(text: str) -> Counter[str]:
+    """How many placeholders of each kind a masked text holds."""
+    return Counter(PLACEHOLDER_RE.findall(text))

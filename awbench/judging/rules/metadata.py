@@ -1,0 +1,35 @@
+"""Tier 3, runtime metadata: a placeholder in the truth is satisfied by a placeholder of the same kind
+at the corresponding place of the prediction, whatever value each stood for."""
+
+from __future__ import annotations
+
+from collections import Counter
+from difflib import SequenceMatcher
+
+from awbench.judging.rules.masking import placeholder_kinds
+
+MAX_ALIGNED_LINES = 3000  # beyond this, kinds are counted over the whole text instead of aligned
+
+
+def _kinds(lines: list[str]) -> Counter[str]:
+    return placeholder_kinds("\n".join(lines))
+
+
+def metadata_format(truth_lines: list[str], prediction_lines: list[str]) -> float:
+    """Share of the truth's placeholders matched by kind in the aligned block of the prediction.
+    Lines are aligned with difflib; equal blocks match all their placeholders, changed blocks match
+    kind by kind. A truth without placeholders has no format to get wrong: 1.0."""
+    needed = _kinds(truth_lines)
+    total = sum(needed.values())
+    if total == 0:
+        return 1.0
+    if max(len(truth_lines), len(prediction_lines)) > MAX_ALIGNED_LINES:
+        return sum((needed & _kinds(prediction_lines)).values()) / total
+    matched = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, truth_lines, prediction_lines).get_opcodes():
+        block = _kinds(truth_lines[i1:i2])
+        if tag == "equal":
+            matched += sum(block.values())
+        elif tag == "replace":
+            matched += sum((block & _kinds(prediction_lines[j1:j2])).values())
+    return matched / total

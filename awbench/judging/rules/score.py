@@ -1,0 +1,64 @@
+"""The rule score: deterministic, free, offline. See docs/rule_judge.md for what it can and cannot tell."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from awbench.judging.rules import deterministic
+from awbench.judging.rules.masking import mask
+from awbench.judging.rules.metadata import metadata_format
+from awbench.judging.rules.structure import ratio, structure_score
+from awbench.judging.rules.text import line_key, normalized_lines
+
+RULES_VERSION = "1"
+
+# Weights of the parts in a non-exact prediction's score; deterministic content matters most.
+WEIGHTS: dict[str, float] = {"deterministic_recall": 0.5, "structure": 0.25, "metadata_format": 0.15, "length": 0.10}
+# A prediction that is not an exact match (after masking) scores at most this: the rest is kept for
+# getting the pre-existing content right too, which only an exact match proves.
+NON_EXACT_CEILING = 0.9
+
+
+class RuleResult(BaseModel):
+    score: float  # 0..1
+    parts: dict[str, float]  # each 0..1
+    exact_match: bool  # prediction == truth after metadata masking (whitespace-normalised per line)
+    deterministic_complete: bool  # every deterministic ground-truth line is present in the prediction
+
+
+def _length_similarity(truth_lines: list[str], prediction_lines: list[str]) -> float:
+    chars = ratio(len("\n".join(truth_lines)), len("\n".join(prediction_lines)))
+    return (chars + ratio(len(truth_lines), len(prediction_lines))) / 2
+
+
+def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleResult:
+    """Score `prediction` against `ground_truth` (both without the observation marker), given `history`:
+    the trajectory's earlier action prompts and observations, ending with the current action."""
+    masked_truth, masked_prediction = mask(ground_truth), mask(prediction)
+    truth_lines, prediction_lines = normalized_lines(masked_truth), normalized_lines(masked_prediction)
+    exact = truth_lines == prediction_lines
+
+    truth_keys = [line_key(line) for line in truth_lines]
+    prediction_keys = [line_key(line) for line in prediction_lines]
+    items = deterministic.deterministic_items(truth_keys, ground_truth, tuple(history))
+    recall = deterministic.recall(items, prediction_keys, ("\n".join(prediction_lines), prediction))
+
+    parts = {
+        "deterministic_recall": recall,
+        "metadata_format": metadata_format(truth_lines, prediction_lines),
+        "structure": structure_score(domain, ground_truth, prediction, masked_truth, masked_prediction),
+        "length": _length_similarity(truth_lines, prediction_lines),
+        "exact_match": 1.0 if exact else 0.0,
+    }
+    if exact:
+        score = 1.0
+    elif not truth_lines or not prediction_lines:
+        score = 0.0  # an empty prediction of a non-empty observation, or the reverse, is simply wrong
+    else:
+        score = NON_EXACT_CEILING * sum(weight * parts[name] for name, weight in WEIGHTS.items())
+    return RuleResult(
+        score=min(1.0, max(0.0, score)),
+        parts={name: min(1.0, max(0.0, value)) for name, value in parts.items()},
+        exact_match=exact,
+        deterministic_complete=recall == 1.0,
+    )

@@ -1,0 +1,226 @@
+"""Tier 2, pre-existing content: checked for shape only, per domain. Each check returns 0..1.
+
+* terminal, swe: the sequence of line kinds (prompt, error, numbered, table, blank...) and the prompts.
+* mcp: JSON where the truth is JSON, and how far the typed key paths agree; else line kinds.
+* android, web, os: the same markup format (XML, HTML, `[12] link 'x'` accessibility lines) and how far
+  the tag paths (or roles) agree as multisets.
+* search: the number of result entries (URLs) and the layout of the entries.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from difflib import SequenceMatcher
+from functools import lru_cache
+from html.parser import HTMLParser
+
+from awbench.judging.rules.deterministic import PROMPT_RE
+from awbench.judging.rules.jsonish import NOT_JSON, key_paths, parse_json
+from awbench.judging.rules.text import PLACEHOLDER_RE, normalize_line, split_lines
+
+FORMAT_WEIGHT = 0.2  # share of a structure score given for merely having the truth's format
+MAX_RUNS = 300  # bounds difflib's work on line-kind sequences
+MAX_MARKUP_CHARS = 400_000  # longer markup is compared on its beginning
+PATH_DEPTH = 6  # tag paths are suffixes of this many elements, so deep trees cost no more than shallow ones
+VOID_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+
+LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("status", re.compile(r"^\[[^\]]*\]$|^\([^)]*\)$")),  # "[exit code: 1]", "(no output)"
+    ("error", re.compile(r"(?i)\b(?:error|exception|traceback|fatal|failed|failure|warning|denied|no such file)\b")),
+    ("numbered", re.compile(r"^\s*\d+(?:\t|:|\|)")),
+    ("json", re.compile(r"^\s*(?:[{}\[\]]|\"[^\"]*\"\s*:)")),
+    ("markup", re.compile(r"^\s*<")),
+    ("table", re.compile(r"\S(?: {2,}|\t)\S.*\S(?: {2,}|\t)\S")),
+    ("indented", re.compile(r"^\s+\S")),
+)
+A11Y_LINE_RE = re.compile(
+    r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))"
+)
+URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
+
+
+def ratio(a: float, b: float) -> float:
+    """min/max of two sizes; two empty things are alike."""
+    return 1.0 if max(a, b) == 0 else min(a, b) / max(a, b)
+
+
+def multiset_jaccard(a: Counter[str], b: Counter[str]) -> float:
+    union = sum((a | b).values())
+    return 1.0 if union == 0 else sum((a & b).values()) / union
+
+
+def set_jaccard(a: set[str], b: set[str]) -> float:
+    return 1.0 if not a and not b else len(a & b) / len(a | b)
+
+
+# ----------------------------------------------------------------------------- line shapes
+
+
+def line_kind(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if PROMPT_RE.match(normalize_line(line)):
+        return "prompt"
+    for kind, pattern in LINE_KINDS:
+        if pattern.search(line):
+            return kind
+    return "meta" if PLACEHOLDER_RE.search(line) else "text"
+
+
+@lru_cache(maxsize=1024)
+def kind_runs(masked_text: str) -> tuple[str, ...]:
+    """Line kinds with runs of equal kinds collapsed to kind×(size class), so a listing of 10 files and
+    one of 12 look alike and difflib sees short sequences."""
+    runs: list[str] = []
+    previous, length = "", 0
+    for line in split_lines(masked_text.strip("\n")):
+        kind = line_kind(line)
+        if kind == previous:
+            length += 1
+            continue
+        if previous:
+            runs.append(f"{previous}×{min(length.bit_length(), 5)}")
+        previous, length = kind, 1
+    if previous:
+        runs.append(f"{previous}×{min(length.bit_length(), 5)}")
+    return tuple(runs[:MAX_RUNS])
+
+
+def line_shape_similarity(truth: str, prediction: str) -> float:
+    return SequenceMatcher(None, kind_runs(truth), kind_runs(prediction), autojunk=False).ratio()
+
+
+def prompt_similarity(truth: str, prediction: str) -> float:
+    """Do both show the same shell prompts (after masking)? Neither showing one is agreement too."""
+
+    def prompts(text: str) -> set[str]:
+        found = (PROMPT_RE.match(normalize_line(line)) for line in split_lines(text))
+        return {m.group("prompt") for m in found if m}
+
+    return set_jaccard(prompts(truth), prompts(prediction))
+
+
+# ----------------------------------------------------------------------------- markup
+
+
+class _TagPaths(HTMLParser):
+    """Counts tag paths of any tag soup; never raises on malformed input."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, str]] = []
+        self.paths: Counter[str] = Counter()
+
+    @staticmethod
+    def _label(tag: str, attrs: list[tuple[str, str | None]]) -> str:
+        # Android dumps name every element "node"; the widget class is what tells them apart.
+        cls = dict(attrs).get("class") if tag == "node" else None
+        return f"node:{cls.rsplit('.', 1)[-1]}" if cls else tag
+
+    def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
+        label = self._label(tag, attrs)
+        labels = [entry[1] for entry in self.stack[-(PATH_DEPTH - 1) :]] + [label]
+        self.paths["/".join(labels)] += 1
+        return label
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        label = self._count(tag, attrs)
+        if tag not in VOID_TAGS:
+            self.stack.append((tag, label))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._count(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        # Close up to the nearest matching open tag; look back only a little so tag soup stays linear.
+        for depth in range(len(self.stack) - 1, max(-1, len(self.stack) - 33), -1):
+            if self.stack[depth][0] == tag:
+                del self.stack[depth:]
+                return
+
+
+@lru_cache(maxsize=1024)
+def tag_paths(text: str) -> Counter[str]:
+    parser = _TagPaths()
+    try:
+        parser.feed(text[:MAX_MARKUP_CHARS])
+        parser.close()
+    except Exception:  # html.parser is lenient, but this check must never take the judge down
+        pass
+    return parser.paths
+
+
+def _is_xml(text: str) -> bool:
+    body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text[:MAX_MARKUP_CHARS])
+    body = re.sub(r"^\s*<!DOCTYPE[^>]*>", "", body, flags=re.IGNORECASE)
+    try:
+        ET.fromstring(f"<awb-root>{body}</awb-root>")
+    except (ET.ParseError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def a11y_roles(text: str) -> Counter[str]:
+    roles: Counter[str] = Counter()
+    for line in split_lines(text):
+        m = A11Y_LINE_RE.match(line)
+        if m:
+            roles[m.group("role") or m.group("role2")] += 1
+    return roles
+
+
+@lru_cache(maxsize=1024)
+def text_format(text: str) -> str:
+    """"json", "xml", "html", "a11y" or "text"."""
+    stripped = text.strip()
+    if parse_json(stripped) is not NOT_JSON:
+        return "json"
+    if stripped.startswith("<"):
+        return "xml" if _is_xml(stripped) else ("html" if tag_paths(stripped) else "text")
+    lines = [line for line in split_lines(stripped) if line.strip()]
+    if lines and 2 * a11y_roles(stripped).total() >= len(lines):
+        return "a11y"
+    return "text"
+
+
+def _similarity_in_format(fmt: str, truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    """How far the prediction agrees with the truth in the truth's own format."""
+    if fmt == "json":
+        predicted = parse_json(prediction)
+        return 0.0 if predicted is NOT_JSON else set_jaccard(key_paths(parse_json(truth)), key_paths(predicted))
+    if fmt in ("xml", "html"):
+        return multiset_jaccard(tag_paths(truth.strip()), tag_paths(prediction.strip()))
+    if fmt == "a11y":
+        return multiset_jaccard(a11y_roles(truth), a11y_roles(prediction))
+    return line_shape_similarity(masked_truth, masked_prediction)
+
+
+def format_and_shape(truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    fmt = text_format(truth)
+    agree = 1.0 if text_format(prediction) == fmt else 0.0
+    similarity = _similarity_in_format(fmt, truth, prediction, masked_truth, masked_prediction)
+    return FORMAT_WEIGHT * agree + (1 - FORMAT_WEIGHT) * similarity
+
+
+# ----------------------------------------------------------------------------- per domain
+
+
+def search_similarity(truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    """Result entries are counted by their URLs; their layout is compared line kind by line kind."""
+    if text_format(truth) == "json":
+        return format_and_shape(truth, prediction, masked_truth, masked_prediction)
+    entries = ratio(len(URL_RE.findall(truth)), len(URL_RE.findall(prediction)))
+    return 0.5 * entries + 0.5 * line_shape_similarity(masked_truth, masked_prediction)
+
+
+def structure_score(domain: str, truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    """Shape agreement of a prediction with the truth, by the domain's own notion of structure. Formats are
+    read from the raw texts (masking can break JSON), line shapes from the masked ones."""
+    if domain in ("terminal", "swe"):
+        shape = line_shape_similarity(masked_truth, masked_prediction)
+        return 0.7 * shape + 0.3 * prompt_similarity(masked_truth, masked_prediction)
+    if domain == "search":
+        return search_similarity(truth, prediction, masked_truth, masked_prediction)
+    return format_and_shape(truth, prediction, masked_truth, masked_prediction)

@@ -1,0 +1,71 @@
+"""Line handling shared by the rule judge: splitting, whitespace normalisation, placeholders."""
+
+from __future__ import annotations
+
+import re
+
+# Typed placeholders that masking writes in place of runtime metadata, e.g. "⟨TIME⟩".
+PLACEHOLDER_RE = re.compile(r"⟨([A-Z]+)⟩")
+
+# A line needs at least this many letters/digits outside placeholders to be worth checking as content.
+MIN_CONTENT_CHARS = 2
+
+
+def placeholder(kind: str) -> str:
+    return f"⟨{kind}⟩"
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on "\\n" only: observations contain U+2028 and similar inside strings, which are not line breaks."""
+    return text.split("\n")
+
+
+def normalize_line(line: str) -> str:
+    """Collapse every run of whitespace to one space, so indentation and alignment width don't matter."""
+    return " ".join(line.split())
+
+
+def normalized_lines(text: str) -> list[str]:
+    """Whitespace-normalised lines without the leading and trailing blank ones."""
+    lines = [normalize_line(line) for line in split_lines(text)]
+    start, end = 0, len(lines)
+    while start < end and not lines[start]:
+        start += 1
+    while end > start and not lines[end - 1]:
+        end -= 1
+    return lines[start:end]
+
+
+def line_key(normalized: str) -> str:
+    """What two lines must share to count as "the same line": a trailing comma is JSON layout, not content."""
+    return normalized.rstrip(",").rstrip()
+
+
+def content_chars(line: str) -> int:
+    """Letters and digits of a line outside placeholders."""
+    return sum(ch.isalnum() for ch in PLACEHOLDER_RE.sub("", line))
+
+
+def is_substantive(line: str) -> bool:
+    """Blank lines, pure punctuation and lines made only of placeholders carry no checkable content."""
+    return content_chars(line) >= MIN_CONTENT_CHARS
+
+
+def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
+    """`needle` occurs in `haystack` and does not cut a word in two at either end (so "cat" is not found in "concat")."""
+    if not needle:
+        return False
+    check_left = needle[0].isalnum()
+    check_right = needle[-1].isalnum()
+    start = 0
+    for _ in range(max_hits):
+        at = haystack.find(needle, start)
+        if at < 0:
+            return False
+        end = at + len(needle)
+        left_ok = not check_left or at == 0 or not haystack[at - 1].isalnum()
+        right_ok = not check_right or end == len(haystack) or not haystack[end].isalnum()
+        if left_ok and right_ok:
+            return True
+        start = at + 1
+    return False

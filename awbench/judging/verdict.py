@@ -1,0 +1,236 @@
+"""The LLM judge's raw output -> its verdict: rubric scores, strengths and weaknesses.
+
+Judges reason first and end with a `<final_evaluation>` block holding a fenced JSON object
+`{"strengths": [...], "weaknesses": [...], "scores": {dimension: 1..5}}`. Real outputs drift from that,
+so the parser is lenient in what it reads and records every liberty it took in `flags`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Literal
+
+import json_repair
+import pydantic
+
+from awbench.domains import DIMENSIONS
+from awbench.parsing import strip_thinking
+
+PARSER_VERSION = "1"  # bump when parsing behaviour changes; it is part of the verdict cache key
+
+_FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
+# An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
+# a fence left open runs to the end, as in a verdict cut off by the token limit.
+_FENCE = re.compile(r"(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
+_STRING_SYNTAX = re.compile(r"[{}\"'\\]")
+_LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
+
+Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
+
+
+class ParsedVerdict(pydantic.BaseModel):
+    status: Literal["complete", "partial", "unparsed"]
+    scores: dict[str, int]  # only the usable dimensions, each 1..5
+    strengths: list[str] = []
+    weaknesses: list[str] = []
+    flags: list[str] = []  # e.g. "clamped:factuality", "rounded:format", "repaired", "no_final_tag", "partial"
+    reason: str | None = None  # why unparsed/partial, human readable
+
+
+def parse_verdict(raw: str) -> ParsedVerdict:
+    """Parse a judge's output. Never raises: an output without a usable verdict is `unparsed`, with a reason.
+
+    Where the verdict is looked for: the judge's thinking removed, the content of the last top-level
+    `<final_evaluation>` block (tags nest, so a block quoted inside a verdict's strings stays inside it; an
+    unclosed block runs to the end), or the whole text without one. Inside it, in order of preference: the
+    last fenced code block holding an object with a `scores` key, the last balanced `{...}` object with one,
+    the last never-closed object with one (a truncated verdict, repaired), and failing all of those the last
+    object whose top-level keys include a rubric dimension (a flat verdict, flagged "flat_scores").
+
+    Scores: ints 1..5; floats are rounded as Python's `round` does, strings take their leading number
+    ("4/5" -> 4), and out-of-range values are clamped. complete = all five dimensions usable, partial = some,
+    unparsed = none. Keys match case-insensitively; extra dimensions are ignored.
+    """
+    text = strip_thinking(raw, resume_at=None)
+    if not text.strip():
+        reason = "empty output" if not raw.strip() else "nothing left after removing the thinking"
+        return ParsedVerdict(status="unparsed", scores={}, reason=reason)
+    flags: list[str] = []
+    block = _final_block(text)
+    if block is None:
+        flags.append("no_final_tag")
+        block = text
+    loaded = _load_candidates(block)
+    chosen = _choose(loaded)
+    if chosen is None:
+        reason = "no JSON object with scores found" if loaded else "no JSON object found"
+        return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason)
+    verdict, repaired, flat = chosen
+    if repaired:
+        flags.append("repaired")
+    if flat:
+        flags.append("flat_scores")
+    return _build(verdict, verdict if flat else verdict["scores"], flags)
+
+
+def _final_block(text: str) -> str | None:
+    """The content of the last top-level `<final_evaluation>` block; None when the text has no opening tag."""
+    stack: list[int] = []
+    last: tuple[int, int] | None = None
+    for tag in _FINAL_TAG.finditer(text):
+        if not tag.group(1):
+            stack.append(tag.end())
+        elif stack:
+            start = stack.pop()
+            if not stack:
+                last = (start, tag.start())
+    if stack:  # still open: it started after the last complete block, and runs to the end
+        return text[stack[0] :]
+    return text[last[0] : last[1]] if last else None
+
+
+def _load_candidates(block: str) -> list[tuple[dict[str, Any], bool]]:
+    """Every object in the block with whether it needed repair, in order of preference: fenced blocks,
+    balanced objects, then never-closed ones, each kind last first. Top-level keys are lower-cased."""
+    spans = _object_spans(block)
+    texts = [fence.group(2) for fence in _FENCE.finditer(block)][::-1]
+    texts += [block[start:end] for start, end in reversed(spans) if end is not None]
+    texts += [block[start:] for start, end in reversed(spans) if end is None]
+    loaded = (_load_object(text) for text in texts)
+    return [(_lower_keys(obj), repaired) for obj, repaired in filter(None, loaded)]
+
+
+def _choose(loaded: list[tuple[dict[str, Any], bool]]) -> tuple[dict[str, Any], bool, bool] | None:
+    """The first object with a `scores` key, else the first with a dimension as a top-level key (flat)."""
+    for obj, repaired in loaded:
+        if "scores" in obj:
+            return obj, repaired, False
+    for obj, repaired in loaded:
+        if any(dim in obj for dim in DIMENSIONS):
+            return obj, repaired, True
+    return None
+
+
+def _build(verdict: dict[str, Any], scores_given: Any, flags: list[str]) -> ParsedVerdict:
+    texts = {"strengths": _texts(verdict.get("strengths")), "weaknesses": _texts(verdict.get("weaknesses"))}
+    if not isinstance(scores_given, dict):
+        reason = f"scores is {_describe(scores_given)}, not an object"
+        return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason, **texts)
+    given = _lower_keys(scores_given)
+    scores: dict[str, int] = {}
+    problems: list[str] = []
+    for dim in DIMENSIONS:
+        if dim not in given:
+            problems.append(f"{dim} missing")
+            continue
+        score, notes = _score(given[dim])
+        if score is None:
+            problems.append(f"{dim} unusable ({_describe(given[dim])})")
+        else:
+            scores[dim] = score
+            flags += [f"{note}:{dim}" for note in notes]
+    if not problems:
+        return ParsedVerdict(status="complete", scores=scores, flags=flags, **texts)
+    if not scores:
+        reason = "no usable score: " + "; ".join(problems)
+        return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason, **texts)
+    flags.append("partial")
+    return ParsedVerdict(status="partial", scores=scores, flags=flags, reason="; ".join(problems), **texts)
+
+
+def _score(value: Any) -> tuple[int | None, list[str]]:
+    """A score as an int in 1..5 (None when unusable) and what was done to it: "rounded", "clamped"."""
+    notes: list[str] = []
+    if isinstance(value, bool):  # bool is an int subclass, but true/false is no score
+        return None, notes
+    if isinstance(value, str):
+        number = _LEADING_NUMBER.match(value)
+        if not number:
+            return None, notes
+        value = float(number.group(1))
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None, notes
+        if not value.is_integer():
+            notes.append("rounded")
+        value = round(value)  # half to even, as the reference script: 2.5 -> 2, 3.5 -> 4
+    if not isinstance(value, int):
+        return None, notes
+    if not 1 <= value <= 5:
+        notes.append("clamped")
+        value = min(max(value, 1), 5)
+    return value, notes
+
+
+def _texts(value: Any) -> list[str]:
+    """strengths/weaknesses as a list of strings: a lone value is wrapped, non-strings are str()-ed."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [item if isinstance(item, str) else str(item) for item in items if item is not None]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else json.dumps(value, ensure_ascii=False)[:40]
+
+
+def _lower_keys(obj: dict[str, Any]) -> dict[str, Any]:
+    return {str(key).strip().lower(): value for key, value in obj.items()}
+
+
+def _object_spans(text: str) -> list[Span]:
+    """Top-level `{...}` objects in order. Braces inside "..." or '...' strings (with backslash escapes) do
+    not count. A `{` that never closes is kept with end None, and scanning resumes just after it, so that a
+    stray brace in prose does not hide the objects that follow."""
+    spans: list[Span] = []
+    pos = text.find("{")
+    while pos != -1:
+        end = _matching_brace(text, pos)
+        spans.append((pos, end))
+        pos = text.find("{", end if end is not None else pos + 1)
+    return spans
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """The offset just after the brace closing the one at `start`, or None if it never closes."""
+    depth, quote, skip_to = 0, "", 0
+    for match in _STRING_SYNTAX.finditer(text, start):
+        pos, char = match.start(), match.group()
+        if pos < skip_to:  # the character right after a backslash inside a string
+            continue
+        if quote:
+            if char == "\\":
+                skip_to = pos + 2
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    return None
+
+
+def _load_object(text: str) -> tuple[dict[str, Any], bool] | None:
+    """Parse `text` as a JSON object: strictly first (control characters allowed inside strings, as
+    constrained decoding emits them), then through json_repair. The bool says whether repair was needed."""
+    try:
+        obj = json.loads(text, strict=False)
+        if isinstance(obj, dict):
+            return obj, False
+    except (ValueError, RecursionError):
+        pass
+    try:
+        obj = json_repair.loads(text, skip_json_loads=True)
+    except Exception:  # a third-party repairer on arbitrary text: any failure just means "no object here"
+        return None
+    return (obj, True) if isinstance(obj, dict) else None

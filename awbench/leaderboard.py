@@ -1,0 +1,518 @@
+"""Runs on disk -> a leaderboard: one row per run, grouped so that only comparable runs are ranked together.
+
+Two runs are comparable when the same judge (kind, model, prompt set and its hash), the same data
+(fingerprint) and the same failure policy produced their scores; anything else is a different group,
+and the leaderboard says which of those differ. Published rows are a group of their own unless mixed in.
+
+Also here: reading a whole run (`RunData`: records + samples), shared by `compare`, `show` and `report`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel
+
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
+from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample, content_hash
+from awbench.resources import bundled
+from awbench.scoring import ScoresFile, ScoreTable, sample_points
+from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
+from awbench.store import RunManifest, RunStore, StoreError
+
+View = Literal["domain", "dimension"]
+Format = Literal["table", "markdown", "csv", "json", "html"]
+PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
+DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
+Points = dict[str, list[tuple[str, float, dict[str, float]]]]
+
+
+# --------------------------------------------------------------------------- reading runs
+
+
+def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
+    """Scored runs under the given directories (or the directories themselves), and notes on what was skipped."""
+    found: dict[Path, RunStore] = {}
+    notes: list[str] = []
+    for root in paths:
+        if not root.is_dir():
+            raise StoreError(f"{root} is not a directory")
+        manifests = [root / "run.json"] if (root / "run.json").exists() else sorted(root.rglob("run.json"))
+        for manifest in manifests:
+            run_dir = manifest.parent
+            if not (run_dir / "scores.json").exists():
+                notes.append(f"skipped {run_dir}: no scores.json yet (run `awbench score` on it)")
+                continue
+            found.setdefault(run_dir.resolve(), RunStore(run_dir))
+    return list(found.values()), notes
+
+
+def table_for(scores: ScoresFile, judge: JudgeKind | None) -> ScoreTable | None:
+    """The score table of one judge: the top-level numbers when they are that judge's, else `rules`."""
+    if judge is None or scores.judge == judge:
+        domains = scores.domains.values()
+        return ScoreTable(
+            judge=scores.judge, overall=scores.overall, overall_micro=scores.overall_micro, domains=scores.domains,
+            n=sum(d.n for d in domains), failed=sum(d.failed for d in domains),
+            unscored=sum(d.unscored for d in domains),
+        )
+    return scores.rules if judge == "rules" else None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What must be equal for two runs' scores to be ranked together."""
+
+    judge: str  # the LLM judge's model, or "rules"
+    prompts: str  # prompt set name@short hash (LLM) or the rule judge's self-description hash
+    data: str  # short data fingerprint
+    policy: str
+
+    @property
+    def header(self) -> str:
+        return f"judge {self.judge} · prompts {self.prompts} · data {self.data} · failures {self.policy}"
+
+
+_PROVENANCE_FIELDS = {"judge": "judge", "prompts": "prompt set", "data": "data", "policy": "failure policy"}
+
+
+def provenance(manifest: RunManifest, kind: JudgeKind, policy: str) -> Provenance:
+    described = manifest.judges.get(kind, {})
+    settings = manifest.config.judge
+    if kind == "llm":
+        judge = settings.model if settings else str(described.get("model", "llm"))
+        name = described.get("prompt_set") or (settings.prompts if settings else "?")
+        sha = described.get("prompt_sha256")
+        prompts = f"{name}@{sha[:6]}" if sha else f"{name}@?"
+    else:
+        judge, prompts = "rules", f"rules@{content_hash(described)[:6]}"
+    return Provenance(judge=judge, prompts=prompts, data=manifest.data_fingerprint[:6], policy=policy)
+
+
+def load_samples_for(manifest: RunManifest) -> list[Sample]:
+    """The run's samples, loaded again through the settings it was run with, and checked to be the same data."""
+    from awbench.dataset import load_samples
+
+    loaded = load_samples(manifest.config.data)
+    if loaded.fingerprint != manifest.data_fingerprint:
+        raise StoreError(
+            f"the data at {manifest.data_source} has changed since the run {manifest.config.run_name!r} "
+            f"(fingerprint {loaded.fingerprint[:12]}, the run used {manifest.data_fingerprint[:12]}); "
+            "its samples cannot be matched to its records"
+        )
+    return list(loaded.samples)
+
+
+SampleLoader = Callable[[RunManifest], list[Sample]]
+
+
+@dataclass
+class RunData:
+    """One run's records and samples: what statistics, comparisons and sample views work from."""
+
+    store: RunStore
+    manifest: RunManifest
+    scores: ScoresFile | None
+    predictions: dict[str, PredictionRecord]
+    judgments: dict[tuple[str, str], JudgmentRecord]
+    samples: dict[str, Sample]
+    _points: dict[str, Points] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.store.name
+
+    @property
+    def policy(self) -> str:
+        return self.scores.failure_policy if self.scores else self.manifest.config.scoring.failure_policy
+
+    @property
+    def primary_judge(self) -> JudgeKind:
+        if self.scores:
+            return self.scores.judge
+        return "llm" if self.judged_by("llm") else "rules"
+
+    def judged_by(self, kind: str) -> bool:
+        return any(j == kind for _, j in self.judgments)
+
+    def judgments_of(self, kind: str) -> dict[str, JudgmentRecord]:
+        return {key: record for (key, judge), record in self.judgments.items() if judge == kind}
+
+    def points(self, kind: JudgeKind) -> Points:
+        """The points behind the headline numbers (`scoring.sample_points`), keyed like the samples."""
+        if kind not in self._points:
+            keys = [(s.key, s.domain) for s in self.samples.values()]
+            self._points[kind] = sample_points(keys, self.predictions, self.judgments_of(kind), self.policy)  # type: ignore[arg-type]
+        return self._points[kind]
+
+    @cached_property
+    def trajectories(self) -> dict[str, str]:
+        return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
+
+
+_sample_cache: dict[str, list[Sample]] = {}
+
+
+def cached_loader(manifest: RunManifest) -> list[Sample]:
+    """Runs on the same data settings share one load (a leaderboard of many runs loads the data once)."""
+    key = manifest.config.data.model_dump_json()
+    if key not in _sample_cache:
+        _sample_cache[key] = load_samples_for(manifest)
+    return _sample_cache[key]
+
+
+def load_run_data(store: RunStore, loader: SampleLoader = cached_loader) -> RunData:
+    manifest = store.read_manifest()
+    raw_scores = store.read_scores_json()
+    samples = {s.key: s for s in loader(manifest)}
+    return RunData(
+        store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
+        predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]
+    )
+
+
+def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clustered]:
+    """Per domain, rows of [score, *dimensions] (NaN where a dimension is missing) with their trajectories."""
+    return {
+        domain: Clustered.of(
+            [[score, *(dims.get(d, np.nan) for d in DIMENSIONS)] for _, score, dims in points[domain]],
+            [trajectories[key] for key, _, _ in points[domain]],
+        )
+        for domain in DOMAINS
+        if points.get(domain)
+    }
+
+
+def run_intervals(
+    data: RunData, kind: JudgeKind, resamples: int, seed: int
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """95% intervals per domain and overall, for the total ("score") and each dimension."""
+    reps = bootstrap_means(point_matrix(data.points(kind), data.trajectories), resamples, seed)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, rep in reps.items():
+        lo, hi = interval(rep)
+        out[name] = {col: (float(lo[i]), float(hi[i])) for i, col in enumerate(("score", *DIMENSIONS))}
+    return out
+
+
+# --------------------------------------------------------------------------- the leaderboard model
+
+
+class Cell(BaseModel):
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+
+
+class Row(BaseModel):
+    run: str
+    model: str
+    published: bool = False
+    rank: int | None = None
+    cells: dict[str, Cell]  # column id -> value
+    scored: int | None = None
+    failed: int | None = None
+    n: int | None = None
+    judge: str
+    prompts: str
+    data: str
+    cost_usd: float | None = None
+    source: str | None = None
+
+
+class Group(BaseModel):
+    header: str
+    published: bool = False
+    rows: list[Row]
+
+
+class Leaderboard(BaseModel):
+    view: View
+    scope: str  # "overall" or a domain id (the dimension view's scope)
+    columns: list[str]  # column ids, in display order; the last is "overall"
+    labels: dict[str, str]
+    ci: bool = False
+    groups: list[Group]
+    notes: list[str] = []
+
+
+class PublishedRow(BaseModel):
+    model: str
+    domains: dict[str, float]
+    overall: float
+    judge: str
+    source: str
+
+
+def load_published(path: Path | None = None) -> list[PublishedRow]:
+    path = path or bundled(PUBLISHED_CSV)
+    with open(path, newline="", encoding="utf-8") as handle:
+        return [
+            PublishedRow(
+                model=row["model"], domains={d: float(row[DOMAIN_LABELS[d]]) for d in DOMAINS},
+                overall=float(row["Overall"]), judge=row["judge"], source=row["source"],
+            )
+            for row in csv.DictReader(handle)
+        ]
+
+
+def _columns(view: View, scope: str) -> tuple[list[str], dict[str, str]]:
+    if view == "domain":
+        return [*DOMAINS, OVERALL], {**DOMAIN_LABELS, OVERALL: "Overall"}
+    total = "Overall" if scope == OVERALL else f"{DOMAIN_LABELS[scope]} total"
+    return [*DIMENSIONS, OVERALL], {**DIMENSION_LABELS, OVERALL: total}
+
+
+def _cells(table: ScoreTable, view: View, scope: str) -> dict[str, Cell]:
+    if view == "domain":
+        cells = {d: Cell(value=table.domains[d].score if d in table.domains else None) for d in DOMAINS}
+        return {**cells, OVERALL: Cell(value=table.overall)}
+    if scope != OVERALL:
+        ds = table.domains.get(scope)
+        dims = ds.dimensions if ds else {}
+        return {**{d: Cell(value=dims.get(d)) for d in DIMENSIONS}, OVERALL: Cell(value=ds.score if ds else None)}
+    # Overall per dimension: the macro mean over domains, like the headline Overall.
+    cells = {}
+    for d in DIMENSIONS:
+        values = [ds.dimensions[d] for ds in table.domains.values() if d in ds.dimensions]
+        cells[d] = Cell(value=float(np.mean(values)) if values else None)
+    return {**cells, OVERALL: Cell(value=table.overall)}
+
+
+def _with_intervals(
+    cells: dict[str, Cell], ci: dict[str, dict[str, tuple[float, float]]], view: View, scope: str
+) -> None:
+    for col, cell in cells.items():
+        if view == "domain":
+            source, metric = (col, "score")
+        else:
+            source, metric = (scope, "score" if col == OVERALL else col)
+        if source in ci:
+            cell.lo, cell.hi = ci[source][metric]
+
+
+def _rank(rows: list[Row]) -> list[Row]:
+    def sort_key(row: Row) -> tuple[bool, float, str]:
+        value = row.cells[OVERALL].value
+        return (value is None, -(value or 0.0), row.run)
+
+    ordered = sorted(rows, key=sort_key)
+    for i, row in enumerate(ordered, start=1):
+        row.rank = i
+    return ordered
+
+
+def _differences(keys: list[Provenance]) -> str:
+    differ = [label for name, label in _PROVENANCE_FIELDS.items() if len({getattr(k, name) for k in keys}) > 1]
+    return ", ".join(differ)
+
+
+def build_leaderboard(
+    stores: list[RunStore],
+    *,
+    view: View = "domain",
+    scope: str = OVERALL,
+    judge: JudgeKind | None = None,
+    ci: bool = False,
+    resamples: int = 2000,
+    seed: int = 0,
+    reference: bool = False,
+    mix_reference: bool = False,
+    loader: SampleLoader = cached_loader,
+    notes: list[str] | None = None,
+) -> Leaderboard:
+    columns, labels = _columns(view, scope)
+    notes = list(notes or [])
+    by_group: dict[Provenance, list[Row]] = {}
+    for store in stores:
+        manifest = store.read_manifest()
+        scores = ScoresFile.model_validate(store.read_scores_json())
+        table = table_for(scores, judge)
+        if table is None:
+            notes.append(f"left out {store.name}: it has no {judge} scores")
+            continue
+        if view == "dimension" and table.judge == "rules":
+            notes.append(f"left out {store.name}: the rule judge has no rubric dimensions")
+            continue
+        cells = _cells(table, view, scope)
+        if ci:
+            data = load_run_data(store, loader)
+            _with_intervals(cells, run_intervals(data, table.judge, resamples, seed), view, scope)
+            notes += _stale(data, table)
+        key = provenance(manifest, table.judge, scores.failure_policy)
+        by_group.setdefault(key, []).append(Row(
+            run=store.name, model=manifest.config.model.model, cells=cells, scored=sum(d.scored for d in table.domains.values()),
+            failed=table.failed, n=table.n, judge=key.judge, prompts=key.prompts, data=key.data,
+            cost_usd=scores.cost_usd,
+        ))
+
+    groups = [Group(header=key.header, rows=_rank(rows)) for key, rows in by_group.items()]
+    groups.sort(key=lambda g: (-len(g.rows), g.header))
+    if len(groups) > 1:
+        notes.insert(0, f"{len(groups)} groups are ranked separately: they differ in {_differences(list(by_group))}")
+
+    if reference:
+        published = _published_rows(view, judge, notes)
+        if published and mix_reference and groups:
+            notes.append("published rows are ranked with computed rows (--mix-reference): their judge runs, "
+                         "prompts and data version are not checked to match")
+            for group in groups:
+                group.rows = _rank(group.rows + [r.model_copy(deep=True) for r in published])
+        elif published:
+            header = f"published · judge {published[0].judge} · Qwen-AgentWorld release · not ranked with computed runs"
+            groups.append(Group(header=header, published=True, rows=published))
+    return Leaderboard(view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes)
+
+
+def _published_rows(view: View, judge: JudgeKind | None, notes: list[str]) -> list[Row]:
+    if view == "dimension":
+        notes.append("published rows left out: the release gives no per-dimension scores")
+        return []
+    if judge == "rules":
+        notes.append("published rows left out: they are LLM-judge scores")
+        return []
+    rows = []
+    for p in load_published():
+        cells = {d: Cell(value=p.domains[d]) for d in DOMAINS} | {OVERALL: Cell(value=p.overall)}
+        rows.append(Row(run=p.model, model=p.model, published=True, cells=cells, judge=p.judge,
+                        prompts="published", data="AgentWorldBench", source=p.source))
+    # Published order is by Overall too, so a reader can scan it like the computed groups.
+    return sorted(rows, key=lambda r: -(r.cells[OVERALL].value or 0.0))
+
+
+def _stale(data: RunData, table: ScoreTable) -> list[str]:
+    """scores.json older than the judgments it summarises would make the intervals bracket other numbers."""
+    points = data.points(table.judge)
+    for domain, ds in table.domains.items():
+        values = [score for _, score, _ in points.get(domain, [])]
+        recomputed = float(np.mean(values)) if values else None
+        if (recomputed is None) != (ds.score is None) or (
+            recomputed is not None and ds.score is not None and abs(recomputed - ds.score) > 1e-6
+        ):
+            return [f"{data.name}: scores.json does not match its judgments ({domain}); re-score the run "
+                    "before trusting its intervals"]
+    return []
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def fmt_number(value: float | None, digits: int = 2) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_cell(cell: Cell, ci_style: Literal["pm", "bracket"] = "pm") -> str:
+    if cell.value is None:
+        return "–"
+    if cell.lo is None or cell.hi is None or np.isnan(cell.lo) or np.isnan(cell.hi):
+        return fmt_number(cell.value)
+    if ci_style == "bracket":
+        return f"{cell.value:.2f} [{cell.lo:.2f}, {cell.hi:.2f}]"
+    # ± the larger half-width, so the shown range never understates the interval.
+    return f"{cell.value:.2f} ±{max(cell.value - cell.lo, cell.hi - cell.value):.2f}"
+
+
+def fmt_cost(cost: float | None) -> str:
+    return "" if cost is None else f"${cost:.2f}"
+
+
+def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
+    out = []
+    for group in board.groups:
+        for row in group.rows:
+            record = {"group": group.header, "rank": "" if row.rank is None else str(row.rank),
+                      "run": row.run, "model": row.model, "published": "yes" if row.published else "no"}
+            record |= {board.labels[c]: fmt_number(row.cells[c].value) for c in board.columns}
+            if board.ci:
+                for c in board.columns:
+                    record[f"{board.labels[c]} lo"] = fmt_number(row.cells[c].lo)
+                    record[f"{board.labels[c]} hi"] = fmt_number(row.cells[c].hi)
+            record |= {
+                "scored": "" if row.scored is None else str(row.scored),
+                "failed": "" if row.failed is None else str(row.failed),
+                "judge": row.judge, "prompts": row.prompts, "data": row.data,
+                "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}", "source": row.source or "",
+            }
+            out.append(record)
+    return out
+
+
+def to_csv(board: Leaderboard) -> str:
+    rows = _flat_rows(board)
+    if not rows:
+        return ""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def to_json(board: Leaderboard) -> str:
+    return json.dumps(board.model_dump(mode="json"), indent=2, allow_nan=False, default=str) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def to_markdown(board: Leaderboard) -> str:
+    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts",
+             "Data", "Cost"]
+    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", ":--", ":--", ":--", "--:"]
+    parts: list[str] = []
+    for group in board.groups:
+        parts.append(f"**{_md_escape(group.header)}**\n")
+        parts.append("| " + " | ".join(heads) + " |")
+        parts.append("| " + " | ".join(align) + " |")
+        for row in group.rows:
+            run = f"{row.run} *(published)*" if row.published else row.run
+            cells = [
+                "" if row.rank is None else str(row.rank), _md_escape(run), _md_escape(row.model),
+                *(fmt_cell(row.cells[c]) for c in board.columns),
+                "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
+                _md_escape(row.judge), _md_escape(row.prompts), row.data, fmt_cost(row.cost_usd),
+            ]
+            parts.append("| " + " | ".join(cells) + " |")
+        parts.append("")
+    parts += [f"- {_md_escape(note)}" for note in board.notes]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def to_rich(board: Leaderboard) -> list:
+    """Renderables for the terminal: a table per group, then the notes."""
+    from rich.table import Table
+    from rich.text import Text
+
+    out: list = []
+    for group in board.groups:
+        table = Table(title=group.header, title_justify="left", title_style="bold magenta" if group.published else "bold")
+        table.add_column("#", justify="right")
+        table.add_column("Run", overflow="fold")
+        for c in board.columns:
+            table.add_column(board.labels[c], justify="right", style="bold" if c == OVERALL else None)
+        for name in ("Scored", "Failed"):
+            table.add_column(name, justify="right")
+        for name in ("Judge", "Prompts", "Data"):
+            table.add_column(name, overflow="fold")
+        table.add_column("Cost", justify="right")
+        for row in group.rows:
+            run = Text(row.run, style="italic magenta") + Text(" published", style="dim") if row.published else Text(row.run)
+            if not row.published and row.model != row.run:
+                run += Text(f"\n{row.model}", style="dim")
+            table.add_row(
+                "" if row.rank is None else str(row.rank), run, *(fmt_cell(row.cells[c]) for c in board.columns),
+                "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
+                row.judge, row.prompts, row.data, fmt_cost(row.cost_usd),
+            )
+        out.append(table)
+    out += [Text(f"note: {note}", style="yellow") for note in board.notes]
+    return out

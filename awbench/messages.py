@@ -1,0 +1,35 @@
+"""Sample -> the chat messages sent to the candidate world model, and -> the request a judge sees."""
+
+from __future__ import annotations
+
+from awbench.parsing import strip_observation_marker
+from awbench.records import BenchmarkRecord, JudgeRequest
+
+
+def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) -> list[dict[str, str]]:
+    """The full history, as the reference evaluation sends it: system prompt (when non-empty), then each
+    earlier turn's action and real observation, then the current action.
+
+    `drop_oldest_turns` removes that many of the oldest history turns, for prompts that overflow the
+    context window; the system prompt and the current action are always kept.
+    """
+    messages = [{"role": "system", "content": record.system_str}] if record.system_str else []
+    for i in range(drop_oldest_turns, record.turn_idx - 1):
+        messages.append({"role": "user", "content": record.prompt[i]})
+        messages.append({"role": "assistant", "content": record.response[i]})
+    messages.append({"role": "user", "content": record.action})
+    return messages
+
+
+def judge_request(key: str, record: BenchmarkRecord, prediction: str) -> JudgeRequest:
+    history: list[str] = []
+    for i in range(record.turn_idx - 1):
+        history += [record.prompt[i], strip_observation_marker(record.response[i])]
+    return JudgeRequest(
+        key=key,
+        domain=record.domain,
+        history=history,
+        action=record.action,
+        prediction=strip_observation_marker(prediction),
+        ground_truth=strip_observation_marker(record.ground_truth),
+    )

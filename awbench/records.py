@@ -1,0 +1,196 @@
+"""Records at the boundaries: benchmark samples in, and what each stage of a run writes to disk.
+
+Every record written to a run carries `schema_version` and the sample `key` (`{domain}/{id}/{turn_idx}`,
+with `#2`, `#3`... for repeated keys), so each stage can be resumed or replaced on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from awbench.domains import DOMAINS, domain_of_task
+
+SCHEMA_VERSION = 1
+
+
+class BenchmarkRecord(BaseModel):
+    """One evaluated turn, in the schema of the released `{domain}_test.jsonl` files."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+
+    task: str
+    id: int | str
+    prompt: list[str]
+    response: list[str]
+    current_prompt: str | None = None
+    system_str: str = ""
+    turn_idx: int
+    total_turns: int | None = None
+
+    @field_validator("task")
+    @classmethod
+    def _known_domain(cls, task: str) -> str:
+        if domain_of_task(task) not in DOMAINS:
+            raise ValueError(f"unknown domain {domain_of_task(task)!r}; expected one of {', '.join(DOMAINS)}")
+        return task
+
+    @model_validator(mode="after")
+    def _turns_consistent(self) -> BenchmarkRecord:
+        if not 1 <= self.turn_idx <= len(self.prompt):
+            raise ValueError(f"turn_idx {self.turn_idx} is outside 1..len(prompt)={len(self.prompt)}")
+        if len(self.response) < self.turn_idx:
+            raise ValueError(f"response has {len(self.response)} turns, fewer than turn_idx {self.turn_idx}")
+        return self
+
+    @property
+    def domain(self) -> str:
+        return domain_of_task(self.task)
+
+    @property
+    def action(self) -> str:
+        return self.prompt[self.turn_idx - 1]
+
+    @property
+    def ground_truth(self) -> str:
+        return self.response[self.turn_idx - 1]
+
+    @property
+    def trajectory_id(self) -> str:
+        """Turns of one trajectory share their system prompt and first action."""
+        return content_hash([self.system_str, self.prompt[0]])[:16]
+
+    def base_key(self) -> str:
+        return f"{self.domain}/{self.id}/{self.turn_idx}"
+
+
+@dataclass(frozen=True)
+class Sample:
+    key: str
+    record: BenchmarkRecord
+    origin: str  # "path:line" or "dataset-id[split]:row", for messages about this sample
+
+    @property
+    def domain(self) -> str:
+        return self.record.domain
+
+    @property
+    def hash(self) -> str:
+        """Over the benchmark fields only, so extra fields (an imported file's `gen`) don't change it."""
+        return content_hash(self.record.model_dump(mode="json", include=set(BenchmarkRecord.model_fields)))
+
+
+def content_hash(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = SCHEMA_VERSION
+
+
+class Usage(_Record):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+GenerationStatus = Literal["ok", "empty", "error", "truncated", "overlength"]
+FAILED_GENERATION: frozenset[str] = frozenset({"empty", "error", "truncated", "overlength"})
+
+
+class Generation(BaseModel):
+    """What a backend returns for one request, before parsing."""
+
+    key: str
+    text: str | None = None
+    reasoning: str | None = None  # thinking returned in a separate field
+    finish_reason: str | None = None
+    error: str | None = None
+    overlength: bool = False
+    dropped_turns: int = 0  # history turns removed to fit the context window
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float | None = None
+
+
+class PredictionRecord(_Record):
+    key: str
+    domain: str
+    sample_hash: str
+    status: GenerationStatus
+    prediction: str = ""  # the parsed prediction: no thinking, no tags
+    raw: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    error: str | None = None
+    dropped_turns: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILED_GENERATION
+
+
+JudgeKind = Literal["llm", "rules"]
+VerdictStatus = Literal["complete", "partial", "unparsed", "error"]
+
+
+class VerdictRecord(_Record):
+    """One verdict of an LLM judge (there are K of them with `--judge-samples K`)."""
+
+    status: VerdictStatus
+    scores: dict[str, int] = Field(default_factory=dict)  # dimension -> 1..5
+    strengths: list[str] = Field(default_factory=list)
+    weaknesses: list[str] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)
+    raw: str | None = None
+    reasoning: str | None = None
+    error: str | None = None
+    attempts: int = 1
+    seed: int | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class RuleParts(_Record):
+    score: float  # 0..1
+    parts: dict[str, float]
+    exact_match: bool
+    deterministic_complete: bool
+
+
+JudgmentStatus = Literal["ok", "partial", "failed"]
+
+
+class JudgmentRecord(_Record):
+    key: str
+    domain: str
+    judge: JudgeKind
+    cache_key: str  # covers everything that can change the verdict
+    status: JudgmentStatus
+    score: float | None = None  # 0..100; None when the judge could not score
+    dimensions: dict[str, float] = Field(default_factory=dict)  # 1..5, mean over verdicts
+    verdicts: list[VerdictRecord] = Field(default_factory=list)
+    rule: RuleParts | None = None
+    error: str | None = None
+    cost_usd: float | None = None
+
+    @property
+    def scored(self) -> bool:
+        return self.score is not None
+
+
+class JudgeRequest(BaseModel):
+    """Everything a judge sees for one prediction. Markers are stripped; candidate thinking never gets here."""
+
+    key: str
+    domain: str
+    history: list[str]  # earlier actions and observations, alternating, oldest first
+    action: str
+    prediction: str
+    ground_truth: str

@@ -1,0 +1,44 @@
+"""Per-sample rewards in the mix the Qwen-AgentWorld report trains with: 0.9 x rubric + 0.1 x rule.
+
+- rubric: the LLM judge's mean over the five dimensions (1..5), times 5, so 5..25;
+- rule: 1 when the prediction equals the truth after runtime-metadata masking and every deterministic
+  line is present, else 0 (binary, as in the report), times 25, so 0 or 25.
+reward = 0.9 * rubric + 0.1 * rule, in 4.5..25. A failed generation gets the minimum rubric (1) and rule 0.
+A sample without both verdicts gets `reward: null` and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from awbench.records import JudgmentRecord, PredictionRecord, Sample
+from awbench.store import RunStore, write_atomic
+
+RUBRIC_WEIGHT, RULE_WEIGHT = 0.9, 0.1
+
+
+def sample_reward(prediction: PredictionRecord | None, llm: JudgmentRecord | None, rules: JudgmentRecord | None) -> dict[str, Any]:
+    if prediction is not None and prediction.failed:
+        rubric_mean, rule_binary = 1.0, 0
+    elif llm is None or not llm.dimensions or rules is None or rules.rule is None:
+        return {"reward": None, "reason": "needs both an LLM verdict and a rule verdict (--judge both)"}
+    else:
+        rubric_mean = fmean(llm.dimensions.values())
+        rule_binary = int(rules.rule.exact_match and rules.rule.deterministic_complete)
+    rubric, rule = rubric_mean * 5.0, rule_binary * 25.0
+    return {"reward": RUBRIC_WEIGHT * rubric + RULE_WEIGHT * rule, "rubric": rubric, "rule": rule}
+
+
+def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
+    predictions = store.predictions.load()
+    judgments = store.judgments.load()
+    rows = [
+        {"key": s.key, "domain": s.domain,
+         **sample_reward(predictions.get(s.key), judgments.get((s.key, "llm")), judgments.get((s.key, "rules")))}
+        for s in samples
+    ]
+    write_atomic(path, "".join(json.dumps(row) + "\n" for row in rows))
+    return sum(row["reward"] is not None for row in rows)

@@ -1,0 +1,181 @@
+"""A real OpenAI-compatible HTTP server for tests: replies are scripted, requests are recorded.
+
+    with FakeOpenAIServer(script=[Reply(status=429, headers={"Retry-After": "0.2"}), Reply("hi")]) as server:
+        client = openai.AsyncOpenAI(base_url=server.url, api_key="x")
+
+Replies come from `script` in order while it lasts, then from `responder(request_json)`, else `Reply()`.
+Each request is handled in its own thread, so delayed replies overlap (see `in_flight_max`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    content: str | None = "ok"
+    reasoning: str | None = None  # sent as message.reasoning, the field vLLM 0.32 uses
+    finish_reason: str = "stop"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    raw_body: bytes | None = None  # sent verbatim instead of JSON (a malformed body)
+    error_message: str = "error"  # for non-200 statuses
+    usage: dict | None = None  # default: estimated from the request and content lengths
+
+
+class FakeOpenAIServer:
+    def __init__(
+        self,
+        script: list[Reply] | None = None,
+        responder: Callable[[dict], Reply] | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
+        self.script = list(script or [])
+        self.responder = responder
+        self.delay_s = delay_s
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.in_flight_max = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.url = ""
+
+    def start(self) -> FakeOpenAIServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        server.daemon_threads = True
+        server.request_queue_size = 256  # the default of 5 drops bursts of 64+ connections
+        self._server = server
+        self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _record(self, body: dict, headers: dict) -> Reply:
+        """Record the request and pick its reply, under the lock so the script is consumed in arrival order."""
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            if self.script:
+                return self.script.pop(0)
+        return self.responder(body) if self.responder else Reply()
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.in_flight_max = max(self.in_flight_max, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
+def completion_json(reply: Reply, request: dict) -> dict[str, Any]:
+    usage = reply.usage
+    if usage is None:
+        prompt = len(json.dumps(request.get("messages", []))) // 4
+        completion = len(reply.content or "") // 4
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content, "reasoning": reply.reasoning},
+                "finish_reason": reply.finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+def _error_json(reply: Reply) -> dict[str, Any]:
+    return {"error": {"message": reply.error_message, "type": "fake_error", "param": None, "code": str(reply.status)}}
+
+
+def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the client pools connections
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: no access log on stderr
+            pass
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                return
+            try:
+                body = json.loads(data or b"{}")
+            except ValueError:
+                self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+                return
+            fake._enter()
+            try:
+                reply = fake._record(body, dict(self.headers.items()))
+                time.sleep(fake.delay_s + reply.delay_s)
+                if reply.raw_body is not None:
+                    self._send_bytes(reply.status, reply.raw_body, reply.headers)
+                elif reply.status != 200:
+                    self._send(reply.status, _error_json(reply), reply.headers)
+                else:
+                    self._send(200, completion_json(reply, body), reply.headers)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (e.g. its timeout passed): nothing to answer
+            finally:
+                fake._leave()
+
+        def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+            self._send_bytes(status, json.dumps(payload).encode(), headers)
+
+        def _send_bytes(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler

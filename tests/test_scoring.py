@@ -1,0 +1,78 @@
+from statistics import fmean
+
+import pytest
+
+from awbench.records import JudgmentRecord, PredictionRecord
+from awbench.scoring import macro_overall, score_table, to_100
+
+GPT_5_4 = [70.10, 37.26, 53.69, 66.29, 60.00, 51.80, 68.58]
+QWEN_AW_35B = [64.79, 36.69, 53.96, 65.63, 58.17, 49.55, 65.92]
+
+
+def test_macro_overall_reproduces_published_numbers():
+    assert round(macro_overall(GPT_5_4), 2) == 58.25
+    assert round(macro_overall(QWEN_AW_35B), 2) == 56.39
+
+
+def test_to_100_maps_the_rubric_scale():
+    assert [to_100(x) for x in (1, 2, 3, 4, 5)] == [0.0, 25.0, 50.0, 75.0, 100.0]
+
+
+def _prediction(key, domain, status="ok"):
+    return PredictionRecord(key=key, domain=domain, sample_hash="h", status=status, prediction="x")
+
+
+def _judgment(key, domain, dims):
+    return JudgmentRecord(
+        key=key, domain=domain, judge="llm", cache_key="c", status="ok",
+        score=to_100(fmean(dims.values())), dimensions=dims,
+    )
+
+
+@pytest.fixture
+def run_records():
+    keys = [("mcp/1/1", "mcp"), ("mcp/1/2", "mcp"), ("mcp/2/1", "mcp"), ("os/1/1", "os")]
+    predictions = {
+        "mcp/1/1": _prediction("mcp/1/1", "mcp"),
+        "mcp/1/2": _prediction("mcp/1/2", "mcp"),
+        "mcp/2/1": _prediction("mcp/2/1", "mcp", status="error"),
+        "os/1/1": _prediction("os/1/1", "os"),
+    }
+    five = {"format": 5.0, "factuality": 5.0, "consistency": 5.0, "realism": 5.0, "quality": 5.0}
+    three = {"format": 3.0, "factuality": 3.0, "consistency": 3.0, "realism": 3.0, "quality": 3.0}
+    judgments = {"mcp/1/1": _judgment("mcp/1/1", "mcp", five), "mcp/1/2": _judgment("mcp/1/2", "mcp", three),
+                 "os/1/1": _judgment("os/1/1", "os", three)}
+    return keys, predictions, judgments
+
+
+def test_failed_generation_scores_minimum_by_default(run_records):
+    table = score_table("llm", *run_records, policy="minimum")
+    # mcp: 100, 50 and a failure at 0 -> 50; os: 50. Macro (50 + 50) / 2, micro (100 + 50 + 0 + 50) / 4.
+    assert table.domains["mcp"].score == pytest.approx(50.0)
+    assert table.domains["mcp"].failed == 1 and table.domains["mcp"].scored == 3
+    assert table.domains["mcp"].dimensions["format"] == pytest.approx(50.0)
+    assert table.overall == pytest.approx(50.0)
+    assert table.overall_micro == pytest.approx(50.0)
+
+
+def test_exclude_policy_reproduces_the_reference_script(run_records):
+    table = score_table("llm", *run_records, policy="exclude")
+    assert table.domains["mcp"].score == pytest.approx(75.0)
+    assert table.domains["mcp"].scored == 2 and table.domains["mcp"].failed == 1
+    assert table.overall == pytest.approx((75.0 + 50.0) / 2)
+    assert table.overall_micro == pytest.approx((100 + 50 + 50) / 3)
+
+
+def test_unscored_judgments_are_left_out_and_counted(run_records):
+    keys, predictions, judgments = run_records
+    judgments = {**judgments, "os/1/1": JudgmentRecord(key="os/1/1", domain="os", judge="llm", cache_key="c", status="failed")}
+    table = score_table("llm", keys, predictions, judgments, policy="minimum")
+    assert table.domains["os"].score is None and table.domains["os"].unscored == 1
+    assert table.overall == pytest.approx(50.0)  # only mcp has a score
+    assert (table.n, table.failed, table.unscored) == (4, 1, 1)
+
+
+def test_domains_are_in_published_order(run_records):
+    keys, predictions, judgments = run_records
+    table = score_table("llm", list(reversed(keys)), predictions, judgments, policy="minimum")
+    assert list(table.domains) == ["mcp", "os"]

@@ -1,0 +1,102 @@
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awbench.domains import DIMENSIONS
+from awbench.judging.verdict import _final_block, _object_spans, _score, parse_verdict
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ('{"a": 1}', [(0, 8)]),
+        ('x {"a": "}"} y', [(2, 12)]),
+        ("{'a': '{'}", [(0, 10)]),
+        ('{"a": "\\"}"}', [(0, 12)]),
+        ('{"a": "it\'s"}', [(0, 13)]),
+        ('{"a": {"b": {}}} {"c": 2}', [(0, 16), (17, 25)]),
+        ('{"a": "\\\\"}', [(0, 11)]),
+        ("no braces", []),
+        ("} stray close", []),
+    ],
+)
+def test_object_spans_ignore_braces_in_strings(text: str, spans: list[tuple[int, int]]) -> None:
+    assert _object_spans(text) == spans
+
+
+def test_object_spans_resume_after_an_unclosed_brace() -> None:
+    text = 'a {stray brace, then {"scores": {}}'
+    assert _object_spans(text) == [(2, None), (21, 35)]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (4, (4, [])),
+        (4.0, (4, [])),
+        (2.5, (2, ["rounded"])),
+        (3.5, (4, ["rounded"])),
+        (4.49, (4, ["rounded"])),
+        (0, (1, ["clamped"])),
+        (7, (5, ["clamped"])),
+        (-3, (1, ["clamped"])),
+        (5.5, (5, ["rounded", "clamped"])),
+        (10**400, (5, ["clamped"])),
+        ("4", (4, [])),
+        ("4/5", (4, [])),
+        ("4 out of 5", (4, [])),
+        ("2.5", (2, ["rounded"])),
+        ("9", (5, ["clamped"])),
+        ("n/a", (None, [])),
+        ("", (None, [])),
+        (None, (None, [])),
+        (True, (None, [])),
+        (float("nan"), (None, [])),
+        (float("inf"), (None, [])),
+        ([4], (None, [])),
+        ({"score": 4}, (None, [])),
+    ],
+)
+def test_score_rounds_and_clamps(value: object, expected: tuple[int | None, list[str]]) -> None:
+    assert _score(value) == expected
+
+
+OPEN, CLOSE = "<final_evaluation>", "</final_evaluation>"
+
+
+@pytest.mark.parametrize(
+    ("text", "block"),
+    [
+        ("no tag", None),
+        ("<final_evaluation>a</final_evaluation>", "a"),
+        ("<final_evaluation>a</final_evaluation><final_evaluation>b</final_evaluation>", "b"),
+        ("<final_evaluation>a</final_evaluation><final_evaluation>b", "b"),
+        (f"{OPEN}a{OPEN}b{CLOSE}c{CLOSE}", f"a{OPEN}b{CLOSE}c"),  # a block quoted inside another stays inside
+        ("</final_evaluation>x", None),
+    ],
+)
+def test_final_block_is_the_last_top_level_one(text: str, block: str | None) -> None:
+    assert _final_block(text) == block
+
+
+def test_parser_version_is_a_string() -> None:
+    from awbench.judging.verdict import PARSER_VERSION
+
+    assert isinstance(PARSER_VERSION, str) and PARSER_VERSION
+
+
+JUDGE_ALPHABET = st.sampled_from(
+    list('{}[]"\',:`\\ \n\t/*') + ["<think>", "</think>", "<final_evaluation>", "</final_evaluation>", "```json\n"]
+    + ['"scores"', '"format"', '"quality"', "null", "2.5", "7", "-1", "NaN", '"4/5"', "true", "x", "中"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=300), st.lists(JUDGE_ALPHABET, max_size=60).map("".join)))
+def test_parse_verdict_never_raises_and_scores_are_in_range(raw: str) -> None:
+    verdict = parse_verdict(raw)
+    assert set(verdict.scores) <= set(DIMENSIONS)
+    assert all(type(score) is int and 1 <= score <= 5 for score in verdict.scores.values())
+    assert (verdict.status == "complete") == (len(verdict.scores) == len(DIMENSIONS))
+    assert (verdict.status == "unparsed") == (not verdict.scores)
+    assert all(isinstance(item, str) for item in verdict.strengths + verdict.weaknesses)
