@@ -42,15 +42,15 @@ class ModelSettings(_Settings):
     # Sampling
     temperature: float = 0.6
     top_p: float | None = None
-    max_tokens: int = 32768
+    max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
     extra_body: dict[str, Any] = Field(default_factory=dict)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
     api_key_env: str | None = operational(None)
-    concurrency: int = operational(64)
+    concurrency: int = operational(64, ge=1)
     request_timeout: float = operational(600.0)
-    max_retries: int = operational(6)
+    max_retries: int = operational(6, ge=0)
     # In-process vLLM
     max_model_len: int | None = None
     dtype: str = "auto"
@@ -62,7 +62,7 @@ class ModelSettings(_Settings):
     trust_remote_code: bool = operational(False)
     enable_prefix_caching: bool = operational(True)
     distributed_executor_backend: str | None = operational(None)
-    batch_size: int = operational(256)
+    batch_size: int = operational(256, ge=1)
 
 
 class JudgeSettings(_Settings):
@@ -73,13 +73,13 @@ class JudgeSettings(_Settings):
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
     structured: bool = False
-    samples: int = 1  # independent verdicts per prediction
+    samples: int = Field(1, ge=1)  # independent verdicts per prediction
     prompts: str = "rubric"  # a built-in prompt set name or a directory
     template: str | None = None  # a user-prompt template file
     base_url: str | None = operational(None)
     api_key_env: str = operational("OPENAI_API_KEY")
-    concurrency: int = operational(32)
-    max_retries: int = operational(3)  # re-asks for an unparseable verdict
+    concurrency: int = operational(32, ge=1)
+    max_retries: int = operational(3, ge=0)  # re-asks for an unparseable verdict
     request_timeout: float = operational(600.0)
     price_in: float | None = operational(None)  # USD per million prompt tokens
     price_out: float | None = operational(None)
@@ -96,7 +96,7 @@ class JudgeSettings(_Settings):
 
 class ScoringSettings(_Settings):
     failure_policy: Literal["minimum", "exclude"] = operational("minimum")
-    max_failure_rate: float = operational(0.05)
+    max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
 class RunConfig(_Settings):

@@ -93,7 +93,7 @@ def provenance(manifest: RunManifest, kind: JudgeKind, policy: str) -> Provenanc
         sha = described.get("prompt_sha256")
         prompts = f"{name}@{sha[:6]}" if sha else f"{name}@?"
     else:
-        judge, prompts = "rules", f"rules@{content_hash(described)[:6]}"
+        judge, prompts = "rules", f"rules@{described.get('rules_version', content_hash(described)[:6])}"
     return Provenance(judge=judge, prompts=prompts, data=manifest.data_fingerprint[:6], policy=policy)
 
 
@@ -177,6 +177,22 @@ def load_run_data(store: RunStore, loader: SampleLoader = cached_loader) -> RunD
         store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
         predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]
     )
+
+
+def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float]]]:
+    """(n, mean score, mean per dimension) per domain, then the macro mean over domains as `OVERALL`."""
+    out: dict[str, tuple[int, float, dict[str, float]]] = {}
+    for domain in DOMAINS:
+        pts = points.get(domain)
+        if not pts:
+            continue
+        dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [p[2][d] for p in pts if d in p[2]])}
+        out[domain] = (len(pts), float(np.mean([p[1] for p in pts])), dims)
+    if out:
+        rows = list(out.values())
+        dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [r[2][d] for r in rows if d in r[2]])}
+        out[OVERALL] = (sum(r[0] for r in rows), float(np.mean([r[1] for r in rows])), dims)
+    return out
 
 
 def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clustered]:

@@ -7,6 +7,7 @@ Not retried: other 4xx (a wrong key, a retired model, a malformed request): the 
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Awaitable, Callable
@@ -48,7 +49,8 @@ def api_key(base_url: str | None, api_key_env: str | None) -> str:
 
 
 def is_retryable(error: BaseException) -> bool:
-    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
+    # A malformed 200 body (a proxy cutting the response) is as transient as a dropped connection.
+    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError, json.JSONDecodeError)):
         return True
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500

@@ -16,7 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from awbench.backends import GenerationRequest, create_backend
-from awbench.config import RunConfig, differing_settings
+from awbench.config import JudgeSettings, RunConfig, differing_settings
 from awbench.dataset import LoadedData, load_samples
 from awbench.judging import Judge, create_judges
 from awbench.openai_client import api_key
@@ -165,6 +165,7 @@ async def judge(store: RunStore, samples: list[Sample], progress: Progress = Sil
     manifest = store.read_manifest()
     if manifest.config.judge is None:
         raise PipelineError(f"run {store.name} has no judge settings: give --judge")
+    require_judge_key(manifest.config.judge)
     judges = create_judges(manifest.config.judge)
     try:
         summaries = [await _judge_with(j, store, samples, progress) for j in judges]
@@ -176,9 +177,17 @@ async def judge(store: RunStore, samples: list[Sample], progress: Progress = Sil
     return summaries
 
 
+def require_judge_key(settings: JudgeSettings) -> None:
+    """A missing key must stop the run before anything is spent, not at the first judge call."""
+    if settings.uses_llm:
+        api_key(settings.base_url or os.environ.get("OPENAI_BASE_URL"), settings.api_key_env)
+
+
 async def _judge_with(judge_: Judge, store: RunStore, samples: list[Sample], progress: Progress) -> StageSummary:
     requests = judge_requests(samples, store.predictions.load())
     existing = store.judgments.load()
+    if isinstance(getattr(judge_, "spent_usd", None), float):  # --max-cost caps the run's whole spend, resumes included
+        judge_.spent_usd = _total_cost(r for (_, kind), r in existing.items() if kind == judge_.kind) or 0.0
     todo = [r for r in requests if not _reusable(existing.get((r.key, judge_.kind)), judge_.cache_key(r))]
     summary = StageSummary(stage=f"judge:{judge_.kind}", reused=len(requests) - len(todo))
     if not todo:
@@ -318,8 +327,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     """Infer, judge and score in one resumable call."""
     if config.judge is None:
         raise PipelineError("a run needs judge settings")
-    if config.judge.uses_llm:  # a missing key must stop the run before any inference is spent
-        api_key(config.judge.base_url or os.environ.get("OPENAI_BASE_URL"), config.judge.api_key_env)
+    require_judge_key(config.judge)
     store, samples = prepare(config, overwrite)
     stages = [await infer(store, samples, progress)]
     stages += await judge(store, samples, progress)

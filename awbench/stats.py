@@ -58,7 +58,7 @@ class Clustered:
 
     @classmethod
     def of(cls, rows: Sequence[Sequence[float]], clusters: Sequence[str]) -> Clustered:
-        values = np.asarray(rows, dtype=float).reshape(len(rows), -1)
+        values = np.asarray(rows, dtype=float).reshape(len(rows), -1) if len(rows) else np.empty((0, 1))
         if len(clusters) != len(values):
             raise ValueError(f"{len(values)} rows but {len(clusters)} cluster ids")
         return cls(values, list(clusters))

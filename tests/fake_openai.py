@@ -43,7 +43,7 @@ class FakeOpenAIServer:
         self.responder = responder
         self.delay_s = delay_s
         self.requests: list[dict] = []
-        self.headers: list[dict] = []
+        self.headers: list[dict] = []  # as sent: names keep the client's case
         self.in_flight_max = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -52,9 +52,7 @@ class FakeOpenAIServer:
         self.url = ""
 
     def start(self) -> FakeOpenAIServer:
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        server.daemon_threads = True
-        server.request_queue_size = 256  # the default of 5 drops bursts of 64+ connections
+        server = _Server(("127.0.0.1", 0), _handler_for(self))
         self._server = server
         self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -77,13 +75,14 @@ class FakeOpenAIServer:
         self.stop()
 
     def _record(self, body: dict, headers: dict) -> Reply:
-        """Record the request and pick its reply, under the lock so the script is consumed in arrival order."""
+        """Record the request and pick its reply under the lock: the script is consumed in arrival order, and a
+        responder with state (an iterator, a counter) is never called from two threads at once."""
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
             if self.script:
                 return self.script.pop(0)
-        return self.responder(body) if self.responder else Reply()
+            return self.responder(body) if self.responder else Reply()
 
     def _enter(self) -> None:
         with self._lock:
@@ -93,6 +92,11 @@ class FakeOpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog; the default of 5 stalls bursts of 64+ connections for a second
 
 
 def completion_json(reply: Reply, request: dict) -> dict[str, Any]:

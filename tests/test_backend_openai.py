@@ -140,7 +140,8 @@ def test_errors_that_survive_retries_fail_only_their_sample() -> None:
 
     with FakeOpenAIServer(responder=responder) as server:
         generations = by_key(run(settings_for(server.url, max_retries=1), [make_request(i) for i in range(3)]))
-    assert generations["terminal/1/1"].error == "HTTP 503: overloaded"
+    error = generations["terminal/1/1"].error or ""
+    assert error.startswith("HTTP 503") and "overloaded" in error
     assert generations["terminal/0/1"].error is None and generations["terminal/2/1"].text == "ok"
     assert len(server.requests) == 4  # the failing one was tried twice
 
@@ -157,14 +158,14 @@ def test_context_length_400_is_overlength_for_that_sample_only() -> None:
 
     with FakeOpenAIServer(responder=responder) as server:
         generations = by_key(run(settings_for(server.url), [make_request(i) for i in range(3)]))
-    assert generations["terminal/1/1"].overlength and "maximum context length" in (generations["terminal/1/1"].error or "")
+    assert generations["terminal/1/1"].overlength and generations["terminal/1/1"].error is None
     assert not generations["terminal/0/1"].overlength and generations["terminal/2/1"].text == "ok"
     assert len(server.requests) == 3  # not retried
 
 
 def test_other_400_stops_the_run() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=400, error_message="max_tokens must be at least 1")) as server:
-        with pytest.raises(FatalAPIError, match="HTTP 400: max_tokens must be at least 1"):
+        with pytest.raises(FatalAPIError, match="HTTP 400.*max_tokens must be at least 1"):
             run(settings_for(server.url, concurrency=1), [make_request(i) for i in range(3)])
     assert len(server.requests) == 1
 
@@ -175,7 +176,8 @@ def test_401_stops_the_run_after_one_call_and_never_shows_the_key(monkeypatch: p
         with pytest.raises(FatalAPIError) as caught:
             run(settings_for(server.url, concurrency=1, api_key_env="AWBENCH_TEST_KEY"), [make_request(i) for i in range(5)])
     assert len(server.requests) == 1
-    assert server.headers[0]["Authorization"] == "Bearer sk-secret-value"
+    sent = {name.lower(): value for name, value in server.headers[0].items()}
+    assert sent["authorization"] == "Bearer sk-secret-value"
     assert "sk-secret-value" not in str(caught.value) and "401" in str(caught.value)
 
 

@@ -208,7 +208,10 @@ def test_file_written_earlier_and_numbered_view_are_deterministic() -> None:
     truth = "Here's the result of running `cat -n` on /testbed/r.py:\n     1\timport os\n     2\tprint(os.sep)"
     wrong = "Here's the result of running `cat -n` on /testbed/r.py:\n     1\timport sys\n     2\tprint(sys.argv)"
     result = score("swe", truth, wrong, history)
-    assert result.parts["deterministic_recall"] == 0.0 and result.parts["structure"] == 1.0
+    # Found: the echoed path (1 of 3 items). Missed: both file lines, which are also all that is new since
+    # the previous observation, and that half of the part is 0.
+    assert result.parts["deterministic_recall"] == pytest.approx((1 / 3 + 0) / 2)
+    assert result.parts["structure"] == 1.0
     right = score("swe", truth, truth.replace("     ", "  "), history)
     assert right.deterministic_complete and right.score == 1.0
 

@@ -47,10 +47,11 @@ class TinySpec:
     builder_version: int = 1  # bump when the files this module writes change
 
 
-def corpus_files(repo: Path = REPO) -> list[Path]:
+def corpus_files() -> list[Path]:
     """The bundled sample when it is there; else the package's own sources, which are text enough."""
-    sample = sorted((repo / "data" / "sample").glob("*.jsonl"))
-    return sample or sorted((repo / "awbench").rglob("*.py"))
+    from awbench.resources import sample_dir
+
+    return sorted(sample_dir().glob("*.jsonl")) or sorted((REPO / "awbench").rglob("*.py"))
 
 
 def corpus_texts(files: list[Path]) -> list[str]:
@@ -60,9 +61,11 @@ def corpus_texts(files: list[Path]) -> list[str]:
             texts.append(path.read_text(encoding="utf-8"))
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
+            try:
                 record = json.loads(line)
-                texts += [record.get("system_str", ""), *record.get("prompt", []), *record.get("response", [])]
+            except ValueError:
+                continue  # a blank or broken line: the corpus only needs text
+            texts += [record.get("system_str", ""), *record.get("prompt", []), *record.get("response", [])]
     return [t for t in texts if t]
 
 

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from awbench.cli.common import EXIT_USAGE, console
 from awbench.cli.errors import pipeline_errors
-from awbench.dataset import DataInfo, data_info, read_source
+from awbench.dataset import DataInfo, data_info, read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 
 data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True)
@@ -62,5 +62,5 @@ def info(
     """
     with pipeline_errors():
         samples, _ = read_source(source)
-        summary = data_info(samples, source, tokenizer)
+        summary = data_info(samples, resolve_source(source), tokenizer)
     console.print(_info_table(summary))

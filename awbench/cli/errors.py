@@ -10,6 +10,7 @@ from awbench.backends.vllm_offline import BackendUnavailable
 from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail
 from awbench.dataset import DataError
 from awbench.judging import BudgetExhausted
+from awbench.judging.llm import CostUnknown
 from awbench.judging.prompts import PromptError
 from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.pipeline import PipelineError
@@ -34,7 +35,7 @@ def pipeline_errors() -> Iterator[None]:
         fail(f"the endpoint refused the request, retrying cannot help: {error}")
     except BudgetExhausted as error:
         fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost.", EXIT_FAILURES)
-    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError) as error:
+    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError, CostUnknown) as error:
         fail(str(error), EXIT_USAGE)
     except KeyboardInterrupt:
         fail("interrupted; run the same command again to resume", 130)

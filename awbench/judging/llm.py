@@ -10,11 +10,12 @@ the judge's context window, which fails that prediction only.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import os
 import statistics
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -32,6 +33,7 @@ from awbench.judging.cost import (
     estimate_prompt_tokens,
     price_for,
     tokens_for_chars,
+    usage_cost,
 )
 from awbench.judging.prompts import PromptSet, load_prompt_set, render_messages
 from awbench.judging.verdict import PARSER_VERSION, parse_verdict
@@ -54,10 +56,12 @@ def create(settings: JudgeSettings) -> LLMJudge:
     price = price_for(settings.model, settings.price_in, settings.price_out)
     if settings.max_cost is not None and price is None:
         raise CostUnknown(
-            f"--max-cost needs the price of judge model {settings.model!r}: give --judge-price-in and --judge-price-out (USD per million tokens)"
+            f"--max-cost needs the price of judge model {settings.model!r}: "
+            "give --judge-price-in and --judge-price-out (USD per million tokens)"
         )
-    client = make_client(base_url, settings.api_key_env, settings.request_timeout)
-    return LLMJudge(settings, prompt_set, client, official_api=_is_official_openai(base_url), price=price)
+    # The client is made on first use, so a dry run (estimate only) needs no API key.
+    connect = functools.partial(make_client, base_url, settings.api_key_env, settings.request_timeout)
+    return LLMJudge(settings, prompt_set, connect, official_api=_is_official_openai(base_url), price=price)
 
 
 def _is_official_openai(base_url: str | None) -> bool:
@@ -67,14 +71,28 @@ def _is_official_openai(base_url: str | None) -> bool:
 class LLMJudge:
     kind = "llm"
 
-    def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, client: openai.AsyncOpenAI, official_api: bool, price: Price | None) -> None:
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        prompt_set: PromptSet,
+        connect: Callable[[], openai.AsyncOpenAI],
+        official_api: bool,
+        price: Price | None,
+    ) -> None:
         self.settings = settings
         self.prompt_set = prompt_set
         self.price = price
         self.spent_usd = 0.0  # over this judge's lifetime; set it to earlier spend to make max_cost cover a resumed run
-        self._client = client
+        self._connect = connect
+        self._client: openai.AsyncOpenAI | None = None
         self._official_api = official_api
         self._semaphore = asyncio.Semaphore(settings.concurrency)
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
 
     def describe(self) -> dict[str, Any]:
         return {"prompt_set": self.prompt_set.name, "prompt_sha256": self.prompt_set.sha256, "parser_version": PARSER_VERSION}
@@ -104,11 +122,12 @@ class LLMJudge:
         prompt = sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * self.settings.samples
         calls = len(requests) * self.settings.samples
         completion = calls * OUTPUT_TOKENS_PER_VERDICT
-        cost = call_cost(self.price, Usage(), prompt, completion) if self.price else None
+        cost = usage_cost(self.price, prompt, completion) if self.price else None
         return CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._client is not None:
+            await self._client.close()
 
     async def judge(self, requests: list[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
         """Yield records in completion order. With `max_cost`, no request starts once the spend so far, plus
@@ -167,7 +186,7 @@ class LLMJudge:
     def _request_estimate(self, messages: list[dict[str, str]]) -> float:
         if self.price is None:
             return 0.0
-        return self.settings.samples * call_cost(self.price, Usage(), estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT)
+        return self.settings.samples * usage_cost(self.price, estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT)
 
     async def _judge_one(self, request: JudgeRequest, messages: list[dict[str, str]]) -> JudgmentRecord:
         key = self._cache_key(messages)
@@ -179,7 +198,7 @@ class LLMJudge:
         outcomes = [task.result() for task in tasks]
         verdicts = [verdict for verdict, _ in outcomes]
         costs = [cost for _, cost in outcomes]
-        return combine(request, key, verdicts, sum(costs) if self.price else None)
+        return combine(request.key, request.domain, key, verdicts, sum(costs) if self.price else None)
 
     async def _verdict(self, messages: list[dict[str, str]], key: str, index: int) -> tuple[VerdictRecord, float]:
         """One verdict, re-asked while unusable. Returns it with the cost of all its attempts; its usage is
@@ -192,14 +211,18 @@ class LLMJudge:
             seed = _seed(key, index, attempt)
             try:
                 completion = await self._complete(messages, seed)
-                verdict, call_usage, output_chars = self._read(completion, seed)
-            except FatalAPIError:
-                raise
+                choice = completion.choices[0]
+                content, reasoning = split_reasoning(choice.message)
+                if not isinstance(content, (str, type(None))):
+                    raise TypeError(f"message content is {type(content).__name__}, not text")
             except openai.APIError as error:  # transport retries are spent: asking again would not help
                 verdict = VerdictRecord(status="error", error=self._scrub(error_summary(error)), seed=seed)
                 return self._finish(verdict, best, attempt, usage), cost
-            except (ValueError, AttributeError, IndexError) as error:  # a malformed body: ask again
+            except (ValueError, TypeError, AttributeError, IndexError) as error:  # a malformed body: ask again
                 verdict, call_usage, output_chars = self._malformed(error, seed), Usage(), 0
+            else:
+                verdict = verdict_record(content, reasoning, choice.finish_reason, seed)
+                call_usage, output_chars = _usage(completion.usage), len(content or "") + len(reasoning or "")
             usage = _add_usage(usage, call_usage)
             if self.price:
                 cost += call_cost(self.price, call_usage, prompt_estimate, tokens_for_chars(output_chars))
@@ -216,13 +239,14 @@ class LLMJudge:
         return kept.model_copy(update={"attempts": attempt, "usage": usage})
 
     def _malformed(self, error: Exception, seed: int) -> VerdictRecord:
-        return VerdictRecord(status="error", error=self._scrub(f"malformed response: {type(error).__name__}: {error}")[:500], seed=seed)
+        message = self._scrub(f"malformed response: {type(error).__name__}: {error}")[:500]
+        return VerdictRecord(status="error", error=message, seed=seed)
 
     async def _complete(self, messages: list[dict[str, str]], seed: int) -> Any:
         async with self._semaphore:
             try:
                 return await with_retries(
-                    lambda: self._client.chat.completions.create(**self._request_args(messages, seed)),
+                    lambda: self.client.chat.completions.create(**self._request_args(messages, seed)),
                     max_retries=TRANSPORT_RETRIES,
                 )
             except openai.APIStatusError as error:
@@ -241,33 +265,15 @@ class LLMJudge:
             args["reasoning_effort"] = s.reasoning_effort
         if s.structured:
             schema = verdict_schema(bounded_strings=not self._official_api)
-            args["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema}}
+            json_schema = {"name": "verdict", "strict": True, "schema": schema}
+            args["response_format"] = {"type": "json_schema", "json_schema": json_schema}
         if s.extra_body:
             args["extra_body"] = s.extra_body
         return args
 
-    def _read(self, completion: Any, seed: int) -> tuple[VerdictRecord, Usage, int]:
-        """The verdict in a response, its usage, and the characters it produced (for a cost fallback)."""
-        choice = completion.choices[0]
-        content, reasoning = split_reasoning(choice.message)
-        parsed = parse_verdict(content or "")
-        flags = [*parsed.flags, "truncated"] if choice.finish_reason == "length" else parsed.flags
-        verdict = VerdictRecord(
-            status=parsed.status,
-            scores=parsed.scores,
-            strengths=parsed.strengths,
-            weaknesses=parsed.weaknesses,
-            flags=flags,
-            raw=content,
-            reasoning=reasoning,
-            error=None if parsed.status == "complete" else parsed.reason,
-            seed=seed,
-        )
-        return verdict, _usage(completion.usage), len(content or "") + len(reasoning or "")
-
     def _scrub(self, text: str) -> str:
         """Servers sometimes echo the key in their errors; it must not reach records or messages."""
-        key = self._client.api_key
+        key = self._client.api_key if self._client else None
         return text.replace(key, "***") if key and key != "EMPTY" else text
 
 
@@ -277,7 +283,12 @@ def verdict_schema(bounded_strings: bool = True) -> dict[str, Any]:
     text: dict[str, Any] = {"type": "string", "maxLength": MAX_TEXT_CHARS} if bounded_strings else {"type": "string"}
     texts = {"type": "array", "items": text, "maxItems": MAX_ITEMS}
     score = {"type": "integer", "enum": [1, 2, 3, 4, 5]}
-    scores = {"type": "object", "properties": {d: score for d in DIMENSIONS}, "required": list(DIMENSIONS), "additionalProperties": False}
+    scores = {
+        "type": "object",
+        "properties": {d: score for d in DIMENSIONS},
+        "required": list(DIMENSIONS),
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
         "properties": {"strengths": texts, "weaknesses": texts, "scores": scores},
@@ -286,7 +297,23 @@ def verdict_schema(bounded_strings: bool = True) -> dict[str, Any]:
     }
 
 
-def combine(request: JudgeRequest, key: str, verdicts: list[VerdictRecord], cost: float | None) -> JudgmentRecord:
+def verdict_record(content: str | None, reasoning: str | None, finish_reason: str | None, seed: int | None) -> VerdictRecord:
+    parsed = parse_verdict(content or "")
+    flags = [*parsed.flags, "truncated"] if finish_reason == "length" else parsed.flags
+    return VerdictRecord(
+        status=parsed.status,
+        scores=parsed.scores,
+        strengths=parsed.strengths,
+        weaknesses=parsed.weaknesses,
+        flags=flags,
+        raw=content,
+        reasoning=reasoning,
+        error=None if parsed.status == "complete" else parsed.reason,
+        seed=seed,
+    )
+
+
+def combine(sample_key: str, domain: str, cache_key: str, verdicts: list[VerdictRecord], cost: float | None) -> JudgmentRecord:
     """Per-dimension means over the usable verdicts; score = (mean of those means - 1) / 4 * 100.
     ok: every verdict complete; partial: some usable but not all complete; failed: none usable."""
     usable = [v for v in verdicts if v.status in ("complete", "partial")]
@@ -301,10 +328,10 @@ def combine(request: JudgeRequest, key: str, verdicts: list[VerdictRecord], cost
     else:
         status, error = ("ok" if all(v.status == "complete" for v in verdicts) else "partial"), None
     return JudgmentRecord(
-        key=request.key,
-        domain=request.domain,
+        key=sample_key,
+        domain=domain,
         judge="llm",
-        cache_key=key,
+        cache_key=cache_key,
         status=status,
         score=score,
         dimensions=dimensions,
@@ -351,8 +378,8 @@ def _usage(reported: Any) -> Usage:
     prompt_details = getattr(reported, "prompt_tokens_details", None)
     completion_details = getattr(reported, "completion_tokens_details", None)
     return Usage(
-        prompt_tokens=reported.prompt_tokens,
-        completion_tokens=reported.completion_tokens,
+        prompt_tokens=getattr(reported, "prompt_tokens", None),
+        completion_tokens=getattr(reported, "completion_tokens", None),
         cached_tokens=getattr(prompt_details, "cached_tokens", None),
         reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
     )

@@ -47,7 +47,8 @@ class PromptSet(BaseModel):
     @cached_property
     def sha256(self) -> str:
         """Over every prompt text with its name, in sorted order: any edit changes it."""
-        named = sorted([(f"system/{domain}", text) for domain, text in self.system.items()] + [("user_template", self.user_template)])
+        named = [(f"system/{domain}", text) for domain, text in self.system.items()]
+        named = sorted([*named, ("user_template", self.user_template)])
         digest = hashlib.sha256()
         for name, text in named:
             for part in (name, text):
@@ -136,6 +137,7 @@ def _check_placeholders(template: str, path: Path) -> None:
     unknown = sorted(found - set(PLACEHOLDERS))
     missing = [name for name in REQUIRED_PLACEHOLDERS if name not in found]
     if unknown:
-        raise PromptError(f"{path}: unknown placeholder(s) {', '.join('{{%s}}' % n for n in unknown)}; known: {', '.join(PLACEHOLDERS)}")
+        names = ", ".join("{{%s}}" % n for n in unknown)
+        raise PromptError(f"{path}: unknown placeholder(s) {names}; known: {', '.join(PLACEHOLDERS)}")
     if missing:
         raise PromptError(f"{path}: missing placeholder(s) {', '.join('{{%s}}' % n for n in missing)}")

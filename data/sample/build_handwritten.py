@@ -42,57 +42,53 @@ def block(text: str) -> str:
 # =========================================================================== system prompts
 
 SYSTEM_PROMPTS = {
-    "mcp": """You are a world model that stands in for MCP (Model Context Protocol) tool servers. An AI agent is connected to the server(s) below and calls their tools one at a time; you play the servers and must answer every call exactly as the real server would.
+    "mcp": """You are a world model standing in for MCP (Model Context Protocol) tool servers. An AI agent calls the tools below one at a time, and you answer every call exactly as the real server would.
 
 Tools exposed in this session:
 {context}
 
 The agent's task: {goal}
 
-You receive the conversation so far as numbered turns. Each turn contains the agent's action, a JSON tool call of the form {{"tool": ..., "arguments": {{...}}}}, and, for every turn except the last, the result the server returned. Produce the result of the last call only.
+You receive the conversation so far as numbered turns: the agent's action (a JSON tool call {{"tool": ..., "arguments": {{...}}}}) and, for all but the last turn, the server's result. Produce the result of the last call only: the tool's JSON payload in the server's own schema, or the server's error object when the call is invalid or fails. Echo supplied values unchanged, reflect everything earlier calls created or changed, and keep unknowable facts (existing records, ids, timestamps) plausible and consistent.
 
-A successful result is the tool's JSON payload in the server's own schema: identifiers, URLs, timestamps, nested objects and all. Values supplied in the call are echoed back unchanged, and everything created, changed or deleted by earlier calls must be reflected (counters, lists, updated_at fields). When a call is invalid (wrong argument type, missing field, an end before a start, an unknown id) return the server's error object instead. Facts the agent could not know in advance (existing records, ids, times) should be plausible and consistent with everything shown so far.
-
-You may reason first. Then output only the result, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
-    "search": """You are a world model that simulates the web-research tools of an AI agent: a web search engine and a text-mode page reader. You must answer each tool call as these tools really would.
-
-Tools:
-- search {{"query"}}: a header line echoing the query with the approximate number of hits and the time taken, then up to eight numbered results, each with title, URL and a snippet of the page text.
-- open_page {{"url"}}: a header (URL, title, fetch time in UTC, HTTP status, size) followed by the page's main text as extracted by the reader, one paragraph or list item per line. Unreachable or missing pages give the HTTP error.
-- find_in_page {{"pattern"}}: searches the most recently opened page (case-insensitive, plain text) and lists each matching line as [L<line number>] <line>, line numbers counting the lines of the page text after the header; "No matches" when nothing matches.
+You may think first. Then output only the result inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+    "search": """You are a world model simulating the web-research tools of an AI agent, and you answer each call as the real tools would:
+- search {{"query"}}: a header echoing the query with the approximate hit count and time taken, then numbered results (title, URL, snippet).
+- open_page {{"url"}}: a header (URL, title, UTC fetch time, HTTP status, size), a blank line, then the page's main text, one paragraph per line, exactly as scraped (stray control characters included); HTTP errors for missing pages.
+- find_in_page {{"pattern"}}: case-insensitive search of the most recently opened page; matching lines as [L<n>] <line>, counting lines of the page text after the header, or "No matches".
 
 The agent's task: {goal}
 
-You receive the conversation so far as numbered turns: each turn holds the agent's action (a JSON tool call) and, for every turn except the last, what the tool returned. Produce the output of the last call only. Search results and pages must look like the real web (real sites, plausible titles, URLs and snippets, text exactly as scraped, stray control characters included); find_in_page must be consistent with the page text shown earlier.
+You receive the conversation so far as numbered turns: the agent's action (a JSON tool call) and, for all but the last turn, the tool's output. Produce the output of the last call only, looking like the real web and consistent with every page shown earlier.
 
-You may reason first. Then output only the tool output, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
-    "android": """You are a world model that simulates an Android 13 phone (1080 x 2400 px screen) operated by an AI agent. After every action you return the screen the agent would see next, as a uiautomator UI-hierarchy dump.
-
-The agent's task: {goal}
-
-Actions are JSON: open_app {{"app_name"}}; click / long_press on {{"element_id": <resource-id of a unique element>}} or on coordinates {{"x", "y"}}; type {{"element_id", "text"}} (focuses the field and types the text); navigate_back; navigate_home; scroll {{"direction"}}. You receive the conversation so far as numbered turns, each with the agent's action and, except for the last turn, the dump that followed it. Produce the dump that follows the last action.
-
-The dump is XML: an XML declaration, then <hierarchy rotation="0"> containing <node> elements with the attributes index, text, resource-id, class, package, content-desc, checkable, checked, clickable, enabled, focusable, focused, scrollable, long-clickable, password, selected and bounds ("[left,top][right,bottom]"), nested as on screen; the status bar (clock, battery) is included. Text typed earlier must appear in its field, toggles keep their state, and app data created earlier must still be there. The clock advances as time passes.
-
-You may reason first. Then output only the XML, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
-    "web": """You are a world model that simulates a web browser driven by an AI agent. After every action you return what the agent observes: the accessibility tree of the current tab.
+You may think first. Then output only the tool output inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+    "android": """You are a world model simulating an Android 13 phone (1080 x 2400 px) operated by an AI agent. After each action you return the next screen as a uiautomator UI-hierarchy dump.
 
 The agent's task: {goal}
 
-Actions are JSON: goto {{"url"}}; click {{"element": "[id]"}}; type {{"element": "[id]", "text", "press_enter"}} (clears the field first); select_option {{"element", "option"}}; scroll {{"direction"}}; go_back. You receive the conversation so far as numbered turns, each with the agent's action and, except for the last turn, the observation that followed it. Produce the observation that follows the last action.
+Actions are JSON: open_app {{"app_name"}}; click or long_press on {{"element_id": <resource-id of a unique element>}} or on {{"x", "y"}}; type {{"element_id", "text"}}; navigate_back; navigate_home; scroll {{"direction"}}. You receive the conversation so far as numbered turns: the agent's action and, for all but the last turn, the dump that followed. Produce the dump that follows the last action.
 
-An observation starts with the tab line ("Tab 0 (current): <title>") and the URL, then the tree: one node per line, "[id] role 'name'" followed by properties such as focused, required, checked, expanded, value; children are indented with tabs below their parent. Ids stay the same while the page is not reloaded and change when a new page is loaded. Text typed into fields, items added to a cart or created in an application must be reflected consistently; content you cannot know in advance must look like a real site of this kind.
+The dump is an XML declaration and <hierarchy rotation="0"> with nested <node> elements carrying index, text, resource-id, class, package, content-desc, the boolean states (checkable ... selected) and bounds "[left,top][right,bottom]"; the status bar (clock, battery) is included. Typed text, toggles and app data persist; the clock advances.
 
-You may reason first. Then output only the observation, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
-    "os": """You are a world model that simulates an Ubuntu 22.04 GNOME desktop (1920 x 1080 px, user "user", host "ubuntu") operated by an AI agent through mouse and keyboard. After every action you return the desktop's accessibility tree.
+You may think first. Then output only the XML inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+    "web": """You are a world model simulating a web browser driven by an AI agent. After each action you return the accessibility tree of the current tab.
 
 The agent's task: {goal}
 
-Actions are JSON: click / double_click / right_click {{"x", "y"}}; type {{"text"}} (typed at the keyboard focus, "\\n" is Enter); hotkey {{"keys"}}. You receive the conversation so far as numbered turns, each with the agent's action and, except for the last turn, the tree that followed it. Produce the tree that follows the last action.
+Actions are JSON: goto {{"url"}}; click {{"element": "[id]"}}; type {{"element", "text", "press_enter"}}; select_option {{"element", "option"}}; scroll {{"direction"}}; go_back. You receive the conversation so far as numbered turns: the agent's action and, for all but the last turn, the observation that followed. Produce the observation that follows the last action.
 
-The tree is XML: a <desktop-frame> root with one <application> element per running application (the GNOME shell with its top bar and dock first), windows as <frame> elements, and widgets with name, coords "(x, y)" and size "(w, h)" attributes and states such as active, focused, selected, editable, showing. Text in editors and terminals is the element's content. Windows, files and text created earlier must persist; the clock in the top bar advances.
+An observation is the tab line, the URL, then one node per line, "[id] role 'name'" with properties (focused, required, expanded, value ...), children indented by tabs. Ids persist until a new page loads. Typed text, cart contents and created items must be reflected; content you cannot know must look like a real site of this kind.
 
-You may reason first. Then output only the XML, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+You may think first. Then output only the observation inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+    "os": """You are a world model simulating an Ubuntu 22.04 GNOME desktop (1920 x 1080 px, user "user", host "ubuntu") operated by an AI agent with mouse and keyboard. After each action you return the desktop's accessibility tree.
+
+The agent's task: {goal}
+
+Actions are JSON: click / double_click / right_click {{"x", "y"}}; type {{"text"}} ("\\n" is Enter); hotkey {{"keys"}}. You receive the conversation so far as numbered turns: the agent's action and, for all but the last turn, the tree that followed. Produce the tree that follows the last action.
+
+The tree is XML: a <desktop-frame> root with one <application> per running program (GNOME shell with top bar and dock first), windows as <frame>, widgets with name, coords "(x, y)", size "(w, h)" and states (active, focused, selected, editable); editor and terminal text is element content. Windows, files and text persist; the top-bar clock advances.
+
+You may think first. Then output only the XML inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
 }
 
 # =========================================================================== MCP
@@ -113,7 +109,7 @@ CALENDAR_TOOLS = """- calendar.get_current_time(timezone): current date and time
 
 OWNER, REPO = "acme-robotics", "fleet-manager"
 REPO_URL = f"https://github.com/{OWNER}/{REPO}"
-BOT = {"login": "acme-ops-bot", "id": 118204471, "type": "Bot", "html_url": "https://github.com/apps/acme-ops-bot"}
+BOT = {"login": "acme-ops-bot", "id": 118204471, "type": "Bot"}
 MILESTONE_24 = {
     "number": 9,
     "title": "v2.4",
@@ -172,7 +168,7 @@ def gh_issue(number, title, body, labels, created, updated, comments, milestone=
     }
 
 
-MAINTAINER = {"login": "mhoffmann", "id": 39184577, "type": "User", "html_url": "https://github.com/mhoffmann"}
+MAINTAINER = {"login": "mhoffmann", "id": 39184577, "type": "User"}
 TRACKING_212 = dict(
     number=212, title="v2.4 release tracking", body=TRACKING_BODY, labels=["tracking"],
     created="2025-01-20T10:02:11Z", updated="2025-03-04T16:55:38Z", comments=4, milestone=MILESTONE_24,
@@ -316,8 +312,8 @@ def cal_event(id_, summary, start, end, etag, updated, attendees=(), organizer=C
         "id": id_,
         "status": "confirmed",
         "summary": summary,
-        "start": {"dateTime": start, "timeZone": "Europe/Berlin"},
-        "end": {"dateTime": end, "timeZone": "Europe/Berlin"},
+        "start": {"dateTime": start},
+        "end": {"dateTime": end},
         "organizer": {"email": organizer, "self": organizer == CAL_ME},
         "attendees": [dict(a) for a in attendees],
         "etag": etag,
@@ -432,7 +428,7 @@ MCP_CALENDAR = {
             ),
         ),
     ],
-    "evaluate": [1, 2, 4, 5, 7],
+    "evaluate": [1, 2, 4, 5],
 }
 
 # =========================================================================== Search
@@ -469,8 +465,8 @@ ORESUND_WIKI = page(
     block(
         """
         Øresund Bridge
-        The Øresund Bridge (Danish: Øresundsbroen; Swedish: Öresundsbron) is a combined railway and motorway cable-stayed bridge across the Øresund strait between Denmark and Sweden.
-        It is the longest combined road and rail bridge in Europe, running nearly 8 kilometres from the Swedish coast to the artificial island of Peberholm in the middle of the strait.
+        The Øresund Bridge (Danish: Øresundsbroen; Swedish: Öresundsbron) is a cable-stayed bridge carrying both a motorway and a railway across the Øresund strait between Denmark and Sweden.
+        At almost 8 kilometres it is Europe's longest combined road and rail bridge, reaching from the Swedish coast to Peberholm, an artificial island in the middle of the strait.
         The crossing is completed by the 4-kilometre Drogden Tunnel from Peberholm to the island of Amager in Denmark.
         Carries: four lanes of the E20 motorway and the double-track Øresund Line
         Total length: 7,845 metres
@@ -527,10 +523,10 @@ SEARCH_ORESUND = {
                 "Øresund Bridge opening year length", "1,270,000", "0.46",
                 [
                     ("Øresund Bridge - Wikipedia", "https://en.wikipedia.org/wiki/%C3%98resund_Bridge",
-                     "The Øresund Bridge is a combined railway and motorway cable-stayed bridge across the Øresund strait between Denmark and Sweden. It is the longest combined road and rail bridge in Europe ..."),
+                     "The Øresund Bridge is a cable-stayed bridge carrying both a motorway and a railway across the Øresund strait between Denmark and Sweden. At almost 8 kilometres it is Europe's longest ..."),
                     ("Øresund Bridge | Britannica", "https://www.britannica.com/topic/Oresund-Bridge",
                      "Øresund Bridge, combined road and railway bridge across the Øresund strait, linking Copenhagen, Denmark, with Malmö, Sweden. Opened in July 2000 ..."),
-                    ("The Øresund Bridge: 25 years of connecting two countries", "https://www.thelocal.se/20240630/oresund-bridge-anniversary",
+                    ("How the Øresund Bridge changed life on both sides of the strait", "https://www.thelocal.se/20240630/oresund-bridge-anniversary",
                      "Jun 30, 2024 — When the bridge opened on July 1st, 2000,\u2028few expected that 20,000 people would one day commute across the strait every day ..."),
                     ("Øresundsbron – Facts and figures", "https://www.oresundsbron.com/en/info/facts-and-figures",
                      "Facts about the bridge, the artificial island Peberholm and the Drogden tunnel: lengths, heights and the construction period ..."),
@@ -579,11 +575,11 @@ PEP634 = page(
         Replaces: 622
         Table of Contents
         Abstract
-        This PEP provides the technical specification for the match statement. It replaces PEP 622, which is hereby split in three parts: PEP 634: Specification, PEP 635: Motivation and Rationale, PEP 636: Tutorial.
+        This document gives the formal specification of the match statement. Together with PEP 635 (motivation and rationale) and PEP 636 (tutorial) it supersedes PEP 622.
         Syntax and Semantics
         The match statement
         match_stmt: "match" subject_expr ':' NEWLINE INDENT case_block+ DEDENT
-        A match statement evaluates the subject expression and tries each case block in order until a pattern succeeds.
+        The subject expression is evaluated once; the case blocks are then tried from top to bottom, and the first one whose pattern succeeds (and whose guard, if any, is true) is executed.
         Copyright
         This document is placed in the public domain or under the CC0-1.0-Universal license, whichever is more permissive.
         """
@@ -598,19 +594,19 @@ WHATSNEW_310 = page(
         """
         What’s New In Python 3.10
         Editor: Pablo Galindo Salgado
-        This article explains the new features in Python 3.10, compared to 3.9. Python 3.10 was released on October 4, 2021.
+        This page lists what changed in Python 3.10 compared with 3.9. Python 3.10 was released on October 4, 2021.
         Summary – Release highlights
         New syntax features:
         PEP 634, Structural Pattern Matching: Specification
         PEP 635, Structural Pattern Matching: Motivation and Rationale
         PEP 636, Structural Pattern Matching: Tutorial
-        bpo-12782, Parenthesized context managers are now officially allowed.
+        bpo-12782: context managers may now be grouped in parentheses.
         PEP 634: Structural Pattern Matching
-        Structural pattern matching has been added in the form of a match statement and case statements of patterns with associated actions.\u0085Patterns consist of sequences, mappings, primitive data types as well as class instances.
+        A new match statement lets a value be compared against a series of case patterns, each with its own block of code.\u0085Patterns can be sequences, mappings, literals of the built-in types, or instances of classes.
         Syntax and operations
-        The generic syntax of pattern matching is: match subject: case <pattern_1>: <action_1> case <pattern_2>: <action_2> case _: <action_wildcard>
+        The general form is: match subject: case <pattern_1>: <action_1> case <pattern_2>: <action_2> case _: <action_wildcard>
         Declarative approach
-        Readers may be aware of pattern matching through the simple example of matching a subject (data object) to a literal (pattern) with the switch statement found in C, Java or JavaScript.\u2028Often the switch statement is used for comparison of an object/expression with case statements containing literals.
+        Many readers will know the idea from the switch statement of C, Java or JavaScript, where one value is compared with a list of literals.\u2028Pattern matching goes further: a pattern can also take the value apart and bind names to its pieces.
         Previous topic: What’s New In Python 3.11 · Next topic: What’s New In Python 3.9
         """
     ),
@@ -629,9 +625,9 @@ SEARCH_PEP = {
                 "python match statement introduced in which version", "2,890,000", "0.41",
                 [
                     ("What’s New In Python 3.10 — Python 3.13.2 documentation", "https://docs.python.org/3/whatsnew/3.10.html",
-                     "PEP 634: Structural Pattern Matching. Structural pattern matching has been added in the form of a match statement and case statements ..."),
+                     "PEP 634: Structural Pattern Matching. A new match statement lets a value be compared against a series of case patterns, each with its own block ..."),
                     ("PEP 634 – Structural Pattern Matching: Specification", "https://peps.python.org/pep-0634/",
-                     "This PEP provides the technical specification for the match statement. It replaces PEP 622 ..."),
+                     "This document gives the formal specification of the match statement. Together with PEP 635 and PEP 636 it supersedes PEP 622 ..."),
                     ("Structural Pattern Matching in Python – Real Python", "https://realpython.com/structural-pattern-matching/",
                      "In this tutorial, you'll learn how to harness the power of structural pattern matching in Python 3.10 and later ..."),
                     ("What is the Python equivalent for a case/switch statement? - Stack Overflow", "https://stackoverflow.com/questions/11479816/what-is-the-python-equivalent-for-a-case-switch-statement",
@@ -652,7 +648,7 @@ SEARCH_PEP = {
                 "\"Python 3.10\" release date what's new", "640,000", "0.52",
                 [
                     ("What’s New In Python 3.10 — Python 3.13.2 documentation", "https://docs.python.org/3/whatsnew/3.10.html",
-                     "This article explains the new features in Python 3.10, compared to 3.9. Python 3.10 was released on October 4, 2021 ..."),
+                     "This page lists what changed in Python 3.10 compared with 3.9. Python 3.10 was released on October 4, 2021 ..."),
                     ("Python Release Python 3.10.0 | Python.org", "https://www.python.org/downloads/release/python-3100/",
                      "Release Date: Oct. 4, 2021. This is the stable release of Python 3.10.0 ..."),
                     ("PEP 619 – Python 3.10 Release Schedule", "https://peps.python.org/pep-0619/",
@@ -727,31 +723,26 @@ NOTE_ITEM_H, NOTE_ITEM_GAP, NOTE_TOP = 196, 24, 288
 
 
 def note_item(title, preview, date, top, pinned=False, selected=False):
-    kids = [
+    """A list row exposes its content through content-desc (as many note apps do) and shows its title."""
+    desc = f"{title}. {preview}. Edited {date}." + (" Pinned." if pinned else "")
+    return N("LinearLayout", (32, top, 1048, top + NOTE_ITEM_H), rid=f"{NOTES}:id/note_item", desc=desc, children=[
         N("TextView", (72, top + 28, 880, top + 88), text=title, rid=f"{NOTES}:id/note_title"),
-        N("TextView", (72, top + 96, 1008, top + 148), text=preview, rid=f"{NOTES}:id/note_preview"),
-        N("TextView", (880, top + 32, 1008, top + 84), text=date, rid=f"{NOTES}:id/note_date"),
-    ]
-    if pinned:
-        kids.append(N("ImageView", (832, top + 36, 872, top + 76), desc="Pinned", rid=f"{NOTES}:id/pin_icon"))
-    return N("LinearLayout", (32, top, 1048, top + NOTE_ITEM_H), rid=f"{NOTES}:id/note_item", children=kids,
-             clickable=True, long_clickable=True, selected=selected)
+    ], clickable=True, long_clickable=True, selected=selected)
 
 
 def notes_list(notes, clock, battery, pinned=(), selected=None):
     """notes: list of (title, preview, date); pinned: titles shown in the Pinned section."""
     if selected is None:
-        bar = N("LinearLayout", (0, 96, 1080, 264), rid=f"{NOTES}:id/app_bar", children=[
+        bar = [
             N("TextView", (48, 140, 600, 220), text="Notes", rid=f"{NOTES}:id/toolbar_title"),
             N("ImageButton", (944, 128, 1048, 232), desc="Search", rid=f"{NOTES}:id/action_search", clickable=True),
-        ])
+        ]
     else:
-        bar = N("LinearLayout", (0, 96, 1080, 264), rid=f"{NOTES}:id/selection_bar", children=[
-            N("ImageButton", (16, 128, 120, 232), desc="Close selection", rid=f"{NOTES}:id/action_close", clickable=True),
+        bar = [
             N("TextView", (144, 140, 520, 220), text="1 selected", rid=f"{NOTES}:id/selection_count"),
             N("ImageButton", (824, 128, 928, 232), desc="Pin", rid=f"{NOTES}:id/action_pin", clickable=True),
             N("ImageButton", (944, 128, 1048, 232), desc="Delete", rid=f"{NOTES}:id/action_delete", clickable=True),
-        ])
+        ]
     items, top = [], NOTE_TOP
     sections = [("Pinned", [n for n in notes if n[0] in pinned]), ("Others", [n for n in notes if n[0] not in pinned])] if pinned else [(None, notes)]
     for header, group in sections:
@@ -762,7 +753,7 @@ def notes_list(notes, clock, battery, pinned=(), selected=None):
             items.append(note_item(title, preview, date, top, pinned=title in pinned, selected=title == selected))
             top += NOTE_ITEM_H + NOTE_ITEM_GAP
     app = N("FrameLayout", (0, 96, 1080, 2400), rid=f"{NOTES}:id/root", children=[
-        bar,
+        *bar,
         N("RecyclerView", (0, 264, 1080, 2400), rid=f"{NOTES}:id/notes_list", children=items, scrollable=True, focusable=True),
         N("ImageButton", (864, 2184, 1024, 2344), desc="New note", rid=f"{NOTES}:id/fab_new_note", clickable=True),
     ])
@@ -771,17 +762,11 @@ def notes_list(notes, clock, battery, pinned=(), selected=None):
 
 def note_editor(title, body, focus, status, clock, battery):
     app = N("FrameLayout", (0, 96, 1080, 2400), rid=f"{NOTES}:id/root", children=[
-        N("LinearLayout", (0, 96, 1080, 264), rid=f"{NOTES}:id/app_bar", children=[
-            N("ImageButton", (16, 128, 120, 232), desc="Navigate up", clickable=True),
-            N("ImageButton", (944, 128, 1048, 232), desc="Pin", rid=f"{NOTES}:id/action_pin", clickable=True),
-        ]),
-        N("ScrollView", (0, 264, 1080, 2400), rid=f"{NOTES}:id/editor_scroll", scrollable=True, focusable=True, children=[
-            N("LinearLayout", (0, 264, 1080, 1480), children=[
-                N("EditText", (48, 288, 1032, 408), text=title, rid=f"{NOTES}:id/note_title", clickable=True, long_clickable=True, focused=focus == "title"),
-                N("EditText", (48, 432, 1032, 1400), text=body, rid=f"{NOTES}:id/note_body", clickable=True, long_clickable=True, focused=focus == "body"),
-                N("TextView", (48, 1416, 1032, 1472), text=status, rid=f"{NOTES}:id/note_status"),
-            ]),
-        ]),
+        N("ImageButton", (16, 128, 120, 232), desc="Navigate up", clickable=True),
+        N("ImageButton", (944, 128, 1048, 232), desc="Pin", rid=f"{NOTES}:id/action_pin", clickable=True),
+        N("EditText", (48, 288, 1032, 408), text=title, rid=f"{NOTES}:id/note_title", clickable=True, long_clickable=True, focused=focus == "title"),
+        N("EditText", (48, 432, 1032, 1400), text=body, rid=f"{NOTES}:id/note_body", clickable=True, long_clickable=True, focused=focus == "body"),
+        N("TextView", (48, 1416, 1032, 1472), text=status, rid=f"{NOTES}:id/note_status"),
     ])
     return render_android(status_bar(clock, battery), app, package=NOTES)
 
@@ -805,16 +790,14 @@ ANDROID_NOTES = {
         ({"action": "long_press", "x": GROCERIES_CENTER[0], "y": GROCERIES_CENTER[1]}, notes_list(NOTES_AFTER, "9:42", 76, selected="Groceries")),
         ({"action": "click", "element_id": f"{NOTES}:id/action_pin"}, notes_list(NOTES_AFTER, "9:43", 75, pinned=("Groceries",))),
     ],
-    "evaluate": [1, 3, 5, 7],
+    "evaluate": [1, 2, 3, 5],
     # The real Android file has two different rows for one (id, turn_idx); this reproduces that once:
-    # the same turn captured again a minute later (status-bar clock and battery differ).
-    "recaptures": {5: notes_list(NOTES_AFTER, "9:43", 75)},
+    # the screen after turn 3 captured again a bit later (status-bar clock and battery differ).
+    "recaptures": {3: note_editor("Groceries", "", "title", "Saved · 9:41", "9:42", 75)},
 }
 
 SETTINGS_HOME_ITEMS = [
     ("Network & internet", "Mobile, Wi‑Fi, hotspot"),
-    ("Connected devices", "Bluetooth, pairing"),
-    ("Battery", "{battery}% - About 1 day, 4 hr left"),
     ("Storage", "41% used - 75.34 GB free"),
     ("Display", "Dark theme, font size, brightness"),
 ]
@@ -834,31 +817,24 @@ def pref_row(title, summary, top, switch=None):
 def settings_home(clock, battery):
     rows = [pref_row(t, s.format(battery=battery), 420 + i * ROW_H) for i, (t, s) in enumerate(SETTINGS_HOME_ITEMS)]
     app = N("FrameLayout", (0, 96, 1080, 2400), rid="android:id/content", children=[
-        N("LinearLayout", (48, 280, 1032, 396), rid=f"{SETTINGS}:id/search_action_bar", clickable=True, children=[
-            N("TextView", (152, 306, 900, 370), text="Search settings", rid=f"{SETTINGS}:id/search_action_bar_title"),
-        ]),
+        N("TextView", (48, 280, 1032, 396), text="Search settings", rid=f"{SETTINGS}:id/search_action_bar", clickable=True),
         N("RecyclerView", (0, 420, 1080, 2400), rid=f"{SETTINGS}:id/recycler_view", children=rows, scrollable=True, focusable=True),
     ])
     return render_android(status_bar(clock, battery), app, package=SETTINGS)
 
 
-def display_row_tops():
-    return {"brightness": 284, "timeout": 452, "dark": 620, "font": 788}
+DISPLAY_ROWS = {"brightness": 284, "timeout": 452, "dark": 620}
 
 
 def display_screen(clock, battery, dark, timeout):
-    tops = display_row_tops()
     items = [
-        pref_row("Brightness level", "58%", tops["brightness"]),
-        pref_row("Screen timeout", f"After {timeout} of inactivity", tops["timeout"]),
-        pref_row("Dark theme", "Will never turn on automatically", tops["dark"], switch=dark),
-        pref_row("Font size", "Default", tops["font"]),
+        pref_row("Brightness level", "58%", DISPLAY_ROWS["brightness"]),
+        pref_row("Screen timeout", f"After {timeout} of inactivity", DISPLAY_ROWS["timeout"]),
+        pref_row("Dark theme", "Will never turn on automatically", DISPLAY_ROWS["dark"], switch=dark),
     ]
     app = N("FrameLayout", (0, 96, 1080, 2400), rid="android:id/content", children=[
-        N("LinearLayout", (0, 96, 1080, 268), rid=f"{SETTINGS}:id/action_bar", children=[
-            N("ImageButton", (16, 130, 120, 234), desc="Navigate up", clickable=True),
-            N("TextView", (168, 142, 900, 222), text="Display", rid=f"{SETTINGS}:id/collapsing_toolbar_title"),
-        ]),
+        N("ImageButton", (16, 130, 120, 234), desc="Navigate up", clickable=True),
+        N("TextView", (168, 142, 900, 222), text="Display", rid=f"{SETTINGS}:id/collapsing_toolbar_title"),
         N("RecyclerView", (0, 268, 1080, 2400), rid=f"{SETTINGS}:id/recycler_view", children=items, scrollable=True, focusable=True),
     ])
     return render_android(status_bar(clock, battery), app, package=SETTINGS)
@@ -875,12 +851,10 @@ def timeout_dialog(clock, battery, current):
         for i, c in enumerate(TIMEOUT_CHOICES)
     ]
     bottom = CHOICE_TOP + len(TIMEOUT_CHOICES) * CHOICE_H
-    dialog = N("FrameLayout", (84, 660, 996, bottom + 160), rid="android:id/content", children=[
-        N("LinearLayout", (84, 660, 996, bottom + 160), rid=f"{SETTINGS}:id/parentPanel", children=[
-            N("TextView", (148, 712, 932, 792), text="Screen timeout", rid="android:id/alertTitle"),
-            N("ListView", (84, CHOICE_TOP, 996, bottom), rid="android:id/select_dialog_listview", children=choices, scrollable=True, focusable=True),
-            N("Button", (744, bottom + 24, 948, bottom + 136), text="Cancel", rid="android:id/button2", clickable=True),
-        ]),
+    dialog = N("FrameLayout", (84, 660, 996, bottom + 160), rid=f"{SETTINGS}:id/parentPanel", children=[
+        N("TextView", (148, 712, 932, 792), text="Screen timeout", rid="android:id/alertTitle"),
+        N("ListView", (84, CHOICE_TOP, 996, bottom), rid="android:id/select_dialog_listview", children=choices, scrollable=True, focusable=True),
+        N("Button", (744, bottom + 24, 948, bottom + 136), text="Cancel", rid="android:id/button2", clickable=True),
     ])
     return render_android(status_bar(clock, battery), dialog, package=SETTINGS)
 
@@ -894,14 +868,15 @@ ANDROID_SETTINGS = {
     "goal": "Turn on the dark theme and set the screen timeout to 5 minutes in the phone's Settings, then go back to the main Settings screen.",
     "turns": [
         ({"action": "open_app", "app_name": "Settings"}, settings_home("14:05", 76)),
-        ({"action": "click", **center(420 + 4 * ROW_H)}, display_screen("14:05", 76, dark=False, timeout="30 seconds")),
-        ({"action": "click", "x": 956, "y": display_row_tops()["dark"] + 84}, display_screen("14:05", 76, dark=True, timeout="30 seconds")),
-        ({"action": "click", **center(display_row_tops()["timeout"])}, timeout_dialog("14:05", 76, "30 seconds")),
+        ({"action": "click", **center(420 + 2 * ROW_H)}, display_screen("14:05", 76, dark=False, timeout="30 seconds")),
+        ({"action": "click", "x": 956, "y": DISPLAY_ROWS["dark"] + 84}, display_screen("14:05", 76, dark=True, timeout="30 seconds")),
+        ({"action": "click", **center(DISPLAY_ROWS["timeout"])}, timeout_dialog("14:05", 76, "30 seconds")),
         ({"action": "click", **center(CHOICE_TOP + 3 * CHOICE_H, CHOICE_H)}, display_screen("14:06", 76, dark=True, timeout="5 minutes")),
         ({"action": "navigate_back"}, settings_home("14:06", 75)),
     ],
-    "evaluate": [1, 2, 3, 5],
+    "evaluate": [1, 2, 3],
 }
+
 
 # =========================================================================== Web
 
@@ -1073,7 +1048,7 @@ PRODUCTS = [
 
 def shop_header(title: str, url: str, cart: int, search_value: str = "") -> str:
     value = f" value: '{search_value}'" if search_value else ""
-    cart_text = f"My Cart {cart} items" if cart else "My Cart"
+    cart_text = f"My Cart {cart} item{'s' if cart != 1 else ''}" if cart else "My Cart"
     return tree(
         f"""
         Tab 0 (current): {title}
@@ -1207,7 +1182,7 @@ WEB_SHOP = {
         ({"action": "click", "element": "[316]"}, shop_product(1, added=True)),
         ({"action": "click", "element": "[11]"}, shop_cart()),
     ],
-    "evaluate": [1, 2, 4, 5, 6],
+    "evaluate": [1, 2, 5, 6],
 }
 
 # =========================================================================== OS
@@ -1224,6 +1199,10 @@ def render_xml(node: dict, depth: int = 0) -> list[str]:
         return [f"{pad}<{node['tag']}{attrs}>{escape(node['text'])}</{node['tag']}>"]
     if not node["children"]:
         return [f"{pad}<{node['tag']}{attrs} />"]
+    if all(not c["children"] and c["text"] is None and "coords" not in c["attrs"] for c in node["children"]):
+        # rows of small leaves (table cells, menu titles) stay on their parent's line
+        inner = "".join(render_xml(c)[0] for c in node["children"])
+        return [f"{pad}<{node['tag']}{attrs}>{inner}</{node['tag']}>"]
     lines = [f"{pad}<{node['tag']}{attrs}>"]
     for child in node["children"]:
         lines += render_xml(child, depth + 1)
@@ -1249,7 +1228,6 @@ def gnome_shell(clock: str) -> dict:
         ]),
         E("panel", {"name": "Dock", **box(0, 32, 78, 1048)}, [
             *[E("push-button", {"name": name, **box(7, 50 + i * 72, 64, 64)}) for i, name in enumerate(dock)],
-            E("push-button", {"name": "Show Applications", **box(7, 1000, 64, 64)}),
         ]),
     ])
 
@@ -1296,7 +1274,7 @@ PROMPT = "user@ubuntu:~$ "
 GEDIT_CMD = "gedit ~/Documents/meeting-notes.txt"
 NOTES_TEXT = "Agenda: budget review\nOwner: Dana"  # gedit adds the final newline on save: 34 bytes
 LS_OUTPUT = (
-    "total 28\n"
+    "total 32\n"
     "-rw-rw-r-- 1 user user 18944 Feb 27 10:14 budget-2025.ods\n"
     "-rw-rw-r-- 1 user user    34 Mar  6 14:36 meeting-notes.txt\n"
     "drwxrwxr-x 2 user user  4096 Jan 13 09:02 old-notes\n"
@@ -1329,18 +1307,16 @@ OS_GEDIT = {
             desktop("Mar 6  14:37", terminal_app(PROMPT + GEDIT_CMD + "\n" + PROMPT + "ls -l ~/Documents\n" + LS_OUTPUT + "\n" + PROMPT, True)),
         ),
     ],
-    "evaluate": [1, 2, 3, 6],
+    "evaluate": [1, 2, 3, 4, 6],
 }
 
 HOME_ROWS = [
     ("Desktop", "0 items", "Oct 3 2024"),
-    ("Documents", "5 items", "14:37"),
+    ("Documents", "3 items", "Feb 27"),
     ("Downloads", "23 items", "Feb 28"),
     ("Music", "0 items", "Oct 3 2024"),
     ("Pictures", "4 items", "Feb 9"),
-    ("Public", "0 items", "Oct 3 2024"),
     ("snap", "3 items", "Jan 22"),
-    ("Templates", "0 items", "Oct 3 2024"),
     ("Videos", "2 items", "Nov 11 2024"),
 ]
 PICTURES_FILES = [("family-2023.jpg", "2.4 MB", "Dec 27 2023"), ("IMG_0420.jpg", "3.1 MB", "Feb 9")]
@@ -1355,7 +1331,7 @@ ROW_TOP, ROW_HEIGHT = 260, 40
 
 def pictures_rows(folder_name: str = "Screenshots", folder_date: str = "Nov 21 2024") -> list[tuple[str, str, str]]:
     """Nautilus lists folders first, each group sorted case-insensitively."""
-    folders = sorted([(folder_name, "14 items", folder_date), ("Wallpapers", "6 items", "Aug 19 2024")], key=lambda r: r[0].lower())
+    folders = sorted([(folder_name, f"{len(SCREENSHOTS)} items", folder_date), ("Wallpapers", "6 items", "Aug 19 2024")], key=lambda r: r[0].lower())
     return folders + PICTURES_FILES
 
 
@@ -1417,14 +1393,14 @@ OS_FILES = {
         ),
         (
             {"action": "type", "text": "screens-2024\n"},
-            desktop("Mar 6  16:03", nautilus("Pictures", "Home / Pictures", pictures_rows("screens-2024", "16:03"), selected="screens-2024")),
+            desktop("Mar 6  16:03", nautilus("Pictures", "Home / Pictures", pictures_rows("screens-2024"), selected="screens-2024")),
         ),
         (
             {"action": "double_click", **row_center(0)},
             desktop("Mar 6  16:03", nautilus("screens-2024", "Home / Pictures / screens-2024", SCREENSHOTS)),
         ),
     ],
-    "evaluate": [1, 2, 4, 5],
+    "evaluate": [1, 2, 4],
 }
 
 # =========================================================================== records

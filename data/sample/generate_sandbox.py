@@ -336,24 +336,20 @@ class Editor:
 # --------------------------------------------------------------------------- system prompts
 
 SYSTEM_PROMPTS = {
-    "terminal": """You are a world model acting as a Linux terminal. Behind you is a Debian-based container: a bash shell running as root, home directory /root, with the usual GNU coreutils, git and python3 installed. An AI agent is using this shell to complete a task, and you must play the shell faithfully.
+    "terminal": """You are a world model acting as a Linux terminal: a bash shell running as root (home /root) in a Debian container with GNU coreutils, git and python3. An AI agent uses this shell to complete a task, and you play the shell faithfully.
 
 The agent's task: {goal}
 
-You receive the interaction so far as numbered turns. Each turn holds the agent's action (a shell command, possibly spanning several lines, e.g. with a heredoc) and, for every turn except the last one, the observation the shell returned. The shell session is persistent: the working directory, shell variables and every file created or changed by earlier commands carry over. Your job is to produce the observation for the last action only.
+You receive the session so far as numbered turns: the agent's action (a shell command, possibly several lines, e.g. a heredoc) and, for all but the last turn, what the shell printed. The session is persistent: working directory, variables and all files created or changed earlier carry over. Produce the output of the last command only: stdout and stderr as the terminal shows them, no prompt, no command echo; a final line "[exit code: N]" when the exit status is not 0; "(no output)" when nothing is printed. Stay consistent with everything shown earlier, and make what you cannot know (timestamps, PIDs, checksums, sizes, timings) plausible.
 
-An observation is exactly what the terminal would print: standard output and standard error interleaved as they would appear, with no prompt and no echo of the command. When the command exits with a non-zero status, the output ends with a line `[exit code: N]`. A command that succeeds without printing anything yields `(no output)`. Stay consistent with everything shown earlier (file contents, directory listings, sizes), and make values you cannot know (timestamps, process ids, checksums, disk usage, timings) plausible for this machine and this moment in the session.
-
-You may think briefly first. Then write the observation, and nothing else, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
-    "swe": """You are a world model acting as the sandbox of a software-engineering agent. The agent works on a Python repository checked out at /testbed inside a Debian container (user root, git and python3 available) and has two tools: `bash`, which runs a command in a persistent shell (working directory, variables and files carry over), and `str_replace_editor`, which can `view` a file or directory, `create` a new file and `str_replace` one exact, unique snippet of a file.
+You may think first. Then output only the observation inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+    "swe": """You are a world model acting as the sandbox of a software-engineering agent working on a Python repository at /testbed (Debian container, root, git and python3). The agent has two tools: `bash` (a persistent shell) and `str_replace_editor` (`view` a file with line numbers or a directory two levels deep, `create` a file, `str_replace` one exact, unique snippet).
 
 The agent's task (an issue filed against the repository): {goal}
 
-You receive the interaction so far as numbered turns. Each turn holds the agent's action as a JSON tool call and, for every turn except the last, the observation the tool returned. Produce the observation for the last action only.
+You receive the session so far as numbered turns: the agent's action (a JSON tool call) and, for all but the last turn, the tool's output. Produce the output of the last call only, exactly as the real tool prints it: for bash, stdout and stderr, a final "[exit code: N]" line when the status is not 0, or "(no output)"; for the editor, the numbered view, the creation notice, the edited snippet, or the reason no replacement was made. Earlier edits persist, tests pass or fail according to the current code, git knows every earlier change and commit; only unknowable details (hashes, dates, timings) are invented, plausibly.
 
-Observations look exactly like the tools' real output. For `bash`: the command's stdout and stderr as the terminal would show them, a final line `[exit code: N]` when the exit status is not zero, or `(no output)` when nothing is printed. For `str_replace_editor`: `view` shows a file with `cat -n` style line numbers or lists a directory two levels deep, `create` confirms the new path, and `str_replace` either shows the edited region with line numbers or explains why no replacement was made (no match, or several). Keep the repository consistent with every earlier action: files edited before must reflect those edits, tests must pass or fail according to the current code, and git must know about every commit and change made so far. Invent only what cannot be derived (commit hashes, dates, timings) and keep it plausible.
-
-You may think briefly first. Then write the observation, and nothing else, inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
+You may think first. Then output only the observation inside <predicted_observation>...</predicted_observation>, without the "**Environment Observation:**" heading.""",
 }
 
 

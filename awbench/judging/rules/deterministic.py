@@ -1,13 +1,17 @@
 """Tier 1, deterministic content: the parts of the ground truth that the model could derive from what
 it saw, i.e. the trajectory so far (earlier actions and observations) and the current action.
 
-A ground-truth line is deterministic when, after masking and whitespace normalisation, it
-* is a line of an earlier observation or action (a file read again, a listing shown before), or
-* occurs inside an action (`echo hello` -> `hello`, a file written with a heredoc or an editor call), or
-* does so after dropping a line-number / diff / `grep -n` prefix (`cat -n`, `git diff`, `grep -n`), or
-* is a shell prompt line echoing the current command.
-For a `key: value` line whose whole line is new, the value alone is deterministic when it occurred
-before. For JSON results, scalars that echo the current call's arguments are deterministic as well.
+All texts are compared after masking and whitespace normalisation. A ground-truth line is a
+deterministic *line* when it
+* is a line of an earlier observation or action (a file read again, a screen element still shown), or
+* occurs inside an action (`echo hello` -> `hello`, a heredoc or an editor call writing a file), or
+* is a shell prompt echoing the current command after a prompt seen before.
+Otherwise parts of it can be deterministic *values*, found anywhere in the prediction:
+* the line without a line-number / diff / list / element-id prefix, when that was seen before;
+* the value of a `key: value` line, a `: `-separated part or a quoted string, when seen before;
+* an argument of the current call echoed in the result (JSON scalars and quoted strings of the action:
+  ids, paths, queries, typed text, commit messages).
+Lines without content of their own (`"user": {`, `"closed_at": null`, `}` or metadata only) are not checked.
 """
 
 from __future__ import annotations
@@ -15,48 +19,106 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from awbench.domains import OBSERVATION_MARKER
-from awbench.judging.rules.jsonish import NOT_JSON, parse_json, scalar_texts
+from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
+    PLACEHOLDER_RE,
     content_chars,
     contains_bounded,
-    is_substantive,
     line_key,
     normalize_line,
     normalized_lines,
 )
 
 ACTION_HEADING = "**Action:**"
-# A prefix that frames content taken from elsewhere: `cat -n`/editor line numbers, diff markers, grep -n.
-CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?)")
+# A prefix that frames content shown elsewhere: line numbers (`cat -n`, `grep -n`, `[L4]`), diff markers,
+# list numbers, accessibility element ids (which change when a page reloads).
+CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|.]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?|\[[^\]\s]{1,12}\]\s)")
 # A shell prompt followed by a command: `root@host:/app# ls`, `user@box:~$ make`, `$ ls`, `>>> x`.
 PROMPT_RE = re.compile(r"^(?P<prompt>(?:\([^)]*\)\s*)?(?:[\w.-]+@[^\s:]+:\S*\s?[#$%]|[\w.-]+[#$]|[#$%]|>>>))\s(?P<command>.+)$")
 KEY_VALUE_RE = re.compile(r"^[\"']?[\w .-]{1,40}?[\"']?\s*[:=]\s*(?P<value>.+)$")
+JSON_KEY_RE = re.compile(r"^\"[^\"]*\"\s*:\s*")
+# Quoted strings consumed pair by pair (so `a="1" b="xy"` yields "1" and "xy"); a JSON key has a colon after it.
+QUOTED_RE = re.compile(r"\"([^\"\n]*)\"(\s*:)?|'([^'\n]*)'(\s*:)?")
+VALUE_TRIM = " \"'{}[],;"
+# Keys of a JSON call whose values name the operation or a screen position rather than pass content.
+NOT_ARGUMENTS = frozenset({"tool", "action", "command", "x", "y"})
 MIN_VALUE_CHARS = 3
 UNINFORMATIVE_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "ok"})
 
 
 @dataclass(frozen=True)
 class Item:
-    """One deterministic piece of the truth: a whole line (matched as a line) or a value (found anywhere)."""
+    """One deterministic piece of the truth: a whole line (matched as a line) or a value (found anywhere).
+    `novel` marks what the previous observation did not already show: the effect of the action."""
 
     kind: str  # "line" or "value"
     text: str
-    line_index: int | None = None  # position among the truth's normalised lines, for line items and line values
+    line_index: int | None  # position among the truth's normalised lines; None for echoed arguments
+    novel: bool
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What one history item contributes."""
+
+    is_observation: bool
+    keys: frozenset[str]
+    fragments: frozenset[str]  # values of its lines and its lines without their prefix
+    prompts: frozenset[str]
+    text: str  # masked, normalised lines (for actions: with the strings of a JSON action)
+    arguments: tuple[str, ...]  # values passed in the action
 
 
 @dataclass(frozen=True)
 class HistoryIndex:
-    line_keys: frozenset[str]
-    values: frozenset[str]
+    keys: frozenset[str]
+    fragments: frozenset[str]
     prompts: frozenset[str]
-    actions_text: str  # every action (and the strings of JSON actions), masked and normalised
-    current_action: str  # raw text of the last action
-    current_command: str  # the last action masked and on one line, to find a prompt's command echo in
+    actions_text: str
+    arguments: tuple[str, ...]  # of the current action
+    current_command: str  # the current action masked and on one line, to find a prompt's command echo in
+    previous_keys: frozenset[str]
+    previous_text: str
+
+
+def _informative(value: str) -> bool:
+    return content_chars(value) >= MIN_VALUE_CHARS and value.lower() not in UNINFORMATIVE_VALUES
+
+
+def has_content(key: str) -> bool:
+    """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
+    rest = PLACEHOLDER_RE.sub("", JSON_KEY_RE.sub("", key)).strip(VALUE_TRIM)
+    return content_chars(rest) >= 2 and rest.lower() not in UNINFORMATIVE_VALUES
+
+
+def _quoted(text: str) -> Iterable[str]:
+    for m in QUOTED_RE.finditer(text):
+        if not (m.group(2) or m.group(4)):
+            yield m.group(1) if m.group(1) is not None else m.group(3)
+
+
+def _clean(candidates: Iterable[str | None]) -> list[str]:
+    values = (c.strip(VALUE_TRIM) for c in candidates if c)
+    return list(dict.fromkeys(v for v in values if _informative(v)))
+
+
+def key_value(key: str) -> list[str]:
+    """The value of a `key: value` or `key=value` line, if it is informative."""
+    m = KEY_VALUE_RE.match(key)
+    return _clean([m.group("value")] if m else [])
+
+
+def echo_candidates(key: str) -> list[str]:
+    """Parts of a line that may repeat what the agent passed: `: `-separated parts (`cat: FILE: No such
+    file`) and quoted strings (`text="typed"`). Only checked against the actions: as fragments of earlier
+    observations they would mostly be attribute values such as class names and coordinates."""
+    return _clean([*key.split(": ")[1:], *_quoted(key)])
 
 
 def _body(item: str) -> tuple[bool, str]:
@@ -69,129 +131,153 @@ def _body(item: str) -> tuple[bool, str]:
     return False, item
 
 
-def value_part(key: str) -> str | None:
-    m = KEY_VALUE_RE.match(key)
-    if not m:
-        return None
-    value = m.group("value").strip().rstrip(",;").strip().strip("\"'")
-    if content_chars(value) < MIN_VALUE_CHARS or value.lower() in UNINFORMATIVE_VALUES:
-        return None
-    return value
+def _argument_values(document: object) -> list[str]:
+    """Strings and numbers passed in a JSON call, except the operation's name and screen coordinates."""
+    values = []
+    for path, value in walk(document):
+        if path.rsplit(".", 1)[-1] in NOT_ARGUMENTS or isinstance(value, bool):
+            continue
+        if isinstance(value, str):
+            values.append(value)
+        elif isinstance(value, (int, float)):
+            values.append(json.dumps(value))
+    return values
+
+
+def _action_texts(body: str) -> tuple[list[str], list[str]]:
+    """(texts to search, argument values) of an action: the raw text, its escapes expanded (`printf 'a\\nb'`),
+    and for a JSON call its strings (a file's content, a shell command)."""
+    texts = [body]
+    if "\\n" in body:
+        texts.append(body.replace("\\n", "\n").replace("\\t", "\t"))
+    arguments: list[str] = []
+    document = parse_json(body)
+    if document is not NOT_JSON:
+        strings = [value for _path, value in walk(document) if isinstance(value, str)]
+        texts.extend(s for s in strings if "\n" in s)
+        arguments.extend(_argument_values(document))
+        arguments.extend(q for s in strings for q in _quoted(s))
+    else:
+        arguments.extend(_quoted(body))
+    masked = (normalize_line(mask(a)) for a in arguments if "\n" not in a)
+    return texts, list(dict.fromkeys(a for a in masked if _informative(a)))
 
 
 @lru_cache(maxsize=2048)
-def _item_index(item: str) -> tuple[frozenset[str], frozenset[str], frozenset[str], str]:
-    """(line keys, values, prompts, searchable action text) of one history item; cached because the same
-    trajectory prefix is scored once per candidate model."""
+def _seen_in(item: str) -> _Seen:
+    """Cached: the same trajectory prefix is scored once per candidate model."""
     is_observation, body = _body(item)
-    texts = [body]
-    if not is_observation:
-        if "\\n" in body:  # `printf 'a\nb'`, `echo -e`: the output has the lines the escapes stand for
-            texts.append(body.replace("\\n", "\n").replace("\\t", "\t"))
-        document = parse_json(body)
-        if document is not NOT_JSON:
-            texts.extend(s for s in scalar_texts(document) if "\n" in s or len(s) > 2)
+    texts, arguments = ([body], []) if is_observation else _action_texts(body)
     keys: set[str] = set()
-    values: set[str] = set()
+    fragments: set[str] = set()
     prompts: set[str] = set()
+    lines: list[str] = []
     for text in texts:
         for line in normalized_lines(mask(text)):
+            lines.append(line)
             key = line_key(line)
-            if not is_substantive(key):
+            if not has_content(key):
                 continue
             keys.add(key)
-            value = value_part(key)
-            if value:
-                values.add(value)
+            fragments.update(key_value(key))
+            stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
+            if stripped != key:
+                fragments.add(stripped)
             prompt = PROMPT_RE.match(key)
             if prompt:
                 prompts.add(prompt.group("prompt"))
-    actions_text = "" if is_observation else "\n".join(normalized_lines(mask("\n".join(texts))))
-    return frozenset(keys), frozenset(values), frozenset(prompts), actions_text
+    return _Seen(is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), "\n".join(lines), tuple(arguments))
 
 
 def index_history(history: tuple[str, ...]) -> HistoryIndex:
     keys: set[str] = set()
-    values: set[str] = set()
+    fragments: set[str] = set()
     prompts: set[str] = set()
     actions: list[str] = []
-    current_action = ""
+    current, previous = _Seen(False, frozenset(), frozenset(), frozenset(), "", ()), None
     for item in history:
-        item_keys, item_values, item_prompts, action_text = _item_index(item)
-        keys |= item_keys
-        values |= item_values
-        prompts |= item_prompts
-        if not _body(item)[0]:
-            actions.append(action_text)
-            current_action = _body(item)[1]
+        seen = _seen_in(item)
+        keys |= seen.keys
+        fragments |= seen.fragments
+        prompts |= seen.prompts
+        if seen.is_observation:
+            previous = seen
+        else:
+            actions.append(seen.text)
+            current = seen
     return HistoryIndex(
-        frozenset(keys),
-        frozenset(values),
-        frozenset(prompts),
-        "\n".join(actions),
-        current_action,
-        normalize_line(mask(current_action)),
+        keys=frozenset(keys),
+        fragments=frozenset(fragments),
+        prompts=frozenset(prompts),
+        actions_text="\n".join(actions),
+        arguments=current.arguments,
+        current_command=normalize_line(current.text),
+        previous_keys=previous.keys if previous else frozenset(),
+        previous_text=previous.text if previous else "",
     )
 
 
-def _seen(text: str, history: HistoryIndex) -> bool:
-    return text in history.line_keys or contains_bounded(history.actions_text, text)
+def _known(text: str, history: HistoryIndex) -> bool:
+    """Seen before as a line or a fragment, or inside an action (long enough not to be there by chance)."""
+    if text in history.keys or text in history.fragments:
+        return True
+    return content_chars(text) >= MIN_VALUE_CHARS and contains_bounded(history.actions_text, text)
 
 
-def _line_item(index: int, key: str, history: HistoryIndex) -> Item | None:
-    if _seen(key, history):
-        return Item("line", key, index)
-    stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
-    if stripped != key and is_substantive(stripped) and _seen(stripped, history):
-        return Item("line", key, index)
+def _line_items(index: int, key: str, history: HistoryIndex) -> list[Item]:
+    if key in history.keys or (content_chars(key) >= MIN_VALUE_CHARS and contains_bounded(history.actions_text, key)):
+        return [Item("line", key, index, key not in history.previous_keys)]
     prompt = PROMPT_RE.match(key)
     if prompt and contains_bounded(history.current_command, prompt.group("command")):
         if prompt.group("prompt") in history.prompts:
-            return Item("line", key, index)
-        return Item("value", prompt.group("command"), index)
-    value = value_part(key)
-    if value and (value in history.values or contains_bounded(history.actions_text, value)):
-        return Item("value", value, index)
-    return None
+            return [Item("line", key, index, True)]
+        return [Item("value", prompt.group("command"), index, True)]
+    stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
+    seen_before = [stripped] if stripped != key and has_content(stripped) else []
+    seen_before += key_value(key)
+    values = [v for v in seen_before if _known(v, history)]
+    values += [v for v in echo_candidates(key) if contains_bounded(history.actions_text, v)]
+    return [
+        Item("value", value, index, not contains_bounded(history.previous_text, value))
+        for value in dict.fromkeys(values)
+    ]
 
 
-def _echoed_arguments(ground_truth: str, current_action: str) -> list[Item]:
-    """Scalars of a JSON result that repeat a scalar of the current JSON call (ids, paths, queries...)."""
-    action = parse_json(current_action)
-    if action is NOT_JSON:
-        return []
-    truth = parse_json(ground_truth)
-    if truth is NOT_JSON:
-        return []
-    arguments = {s for s in scalar_texts(action) if content_chars(s) >= MIN_VALUE_CHARS}
-    return [Item("value", s) for s in sorted(scalar_texts(truth) & arguments)]
-
-
-def deterministic_items(truth_keys: list[str], ground_truth: str, history: tuple[str, ...]) -> list[Item]:
+def deterministic_items(truth_keys: list[str], history: tuple[str, ...]) -> list[Item]:
     """The deterministic items of a truth given as masked, normalised line keys (one per line)."""
     index = index_history(history)
-    items = []
-    for i, key in enumerate(truth_keys):
-        if is_substantive(key):
-            item = _line_item(i, key, index)
-            if item:
-                items.append(item)
+    items = [item for i, key in enumerate(truth_keys) if has_content(key) for item in _line_items(i, key, index)]
     known_values = {item.text for item in items if item.kind == "value"}
-    items.extend(item for item in _echoed_arguments(ground_truth, index.current_action) if item.text not in known_values)
+    truth_text = "\n".join(truth_keys)
+    items.extend(
+        Item("value", argument, None, not contains_bounded(index.previous_text, argument))
+        for argument in index.arguments
+        if argument not in known_values and contains_bounded(truth_text, argument)
+    )
     return items
 
 
-def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float:
-    """Share of deterministic items the prediction has: line items as lines (as often as the truth
-    repeats them), value items anywhere. With nothing deterministic there is nothing to miss: 1.0."""
-    if not items:
-        return 1.0
+def _share_found(items: list[Item], prediction_keys: Counter[str], prediction_texts: tuple[str, ...]) -> float:
     needed = Counter(item.text for item in items if item.kind == "line")
-    available = Counter(prediction_keys)
-    found = sum(min(count, available[text]) for text, count in needed.items())
+    found = sum(min(count, prediction_keys[text]) for text, count in needed.items())
     values = {item.text for item in items if item.kind == "value"}
     found += sum(1 for value in values if any(_value_present(value, text) for text in prediction_texts))
     return found / (sum(needed.values()) + len(values))
+
+
+def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float:
+    """Share of deterministic items the prediction has: line items as lines (as often as the truth repeats
+    them), value items anywhere. When some items are new since the previous observation, half of the
+    part is their share: copying the last screen must not pass for predicting the action's effect.
+    With nothing deterministic there is nothing to miss: 1.0."""
+    if not items:
+        return 1.0
+    available = Counter(prediction_keys)
+    overall = _share_found(items, available, prediction_texts)
+    novel = [item for item in items if item.novel]
+    if not novel or len(novel) == len(items):
+        return overall
+    return (overall + _share_found(novel, available, prediction_texts)) / 2
 
 
 def _value_present(value: str, prediction_text: str) -> bool:

@@ -33,9 +33,13 @@ def parse_json(text: str) -> Any:
 
 
 def _nested_document(value: str) -> Any:
+    """A JSON object (or array of them) held in a string; `"[350]"` stays a string."""
     if value[:1] not in "{[" or value.strip()[-1:] not in "}]":
         return NOT_JSON
-    return parse_json(value)
+    inner = parse_json(value)
+    if isinstance(inner, dict) or (isinstance(inner, list) and any(isinstance(v, (dict, list)) for v in inner)):
+        return inner
+    return NOT_JSON
 
 
 def walk(document: Any) -> Iterator[tuple[str, Any]]:

@@ -40,7 +40,7 @@ def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list
 
     truth_keys = [line_key(line) for line in truth_lines]
     prediction_keys = [line_key(line) for line in prediction_lines]
-    items = deterministic.deterministic_items(truth_keys, ground_truth, tuple(history))
+    items = deterministic.deterministic_items(truth_keys, tuple(history))
     recall = deterministic.recall(items, prediction_keys, ("\n".join(prediction_lines), prediction))
 
     parts = {

@@ -51,20 +51,24 @@ def is_substantive(line: str) -> bool:
     return content_chars(line) >= MIN_CONTENT_CHARS
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
 def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
     """`needle` occurs in `haystack` and does not cut a word in two at either end (so "cat" is not found in "concat")."""
     if not needle:
         return False
-    check_left = needle[0].isalnum()
-    check_right = needle[-1].isalnum()
+    check_left = _is_word_char(needle[0])
+    check_right = _is_word_char(needle[-1])
     start = 0
     for _ in range(max_hits):
         at = haystack.find(needle, start)
         if at < 0:
             return False
         end = at + len(needle)
-        left_ok = not check_left or at == 0 or not haystack[at - 1].isalnum()
-        right_ok = not check_right or end == len(haystack) or not haystack[end].isalnum()
+        left_ok = not check_left or at == 0 or not _is_word_char(haystack[at - 1])
+        right_ok = not check_right or end == len(haystack) or not _is_word_char(haystack[end])
         if left_ok and right_ok:
             return True
         start = at + 1

@@ -1,0 +1,295 @@
+"""`awbench leaderboard | compare | show | report`: reading finished runs. Thin wrappers over
+`awbench.leaderboard`, `awbench.compare` and `awbench.report`; the rich rendering lives here."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Annotated, Literal, Optional
+
+import typer
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
+from awbench.compare import (
+    CompareError, Comparison, LengthBias, compare_runs, judge_consistency, run_length_bias,
+)
+from awbench.dataset import DataError
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
+from awbench.leaderboard import (
+    DIMENSION_LABELS, Format, RunData, View, build_leaderboard, discover_runs, fmt_number, load_run_data,
+    point_summary, run_intervals, to_csv, to_json, to_markdown, to_rich,
+)
+from awbench.records import JudgeKind
+from awbench.report import SampleView, build_report, clip, sample_view, unified_diff, worst_keys, write_pngs
+from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+
+JudgeOpt = Annotated[Optional[JudgeKind], typer.Option("--judge", help="Which judge's scores: llm or rules (default: each run's headline judge).")]
+ResamplesOpt = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("leaderboard")(leaderboard)
+    app.command("compare")(compare)
+    app.command("show")(show)
+    app.command("report")(report)
+
+
+def _emit(text: str, out: Path | None) -> None:
+    if out is None:
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        err_console.print(f"wrote {out}")
+
+
+def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
+    buffer = io.StringIO()
+    Console(file=buffer, width=width, color_system=None, highlight=False).print(*renderables)
+    return buffer.getvalue()
+
+
+def leaderboard(
+    dirs: Annotated[Optional[list[Path]], typer.Argument(help="Directories holding runs, or runs (default: --output).")] = None,
+    output: OutputOption = Path("results"),
+    by: Annotated[View, typer.Option("--by", help="Columns: domain scores, or rubric dimensions.")] = "domain",
+    domain: Annotated[Optional[str], typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
+    judge: JudgeOpt = None,
+    ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals (resampling whole trajectories; loads the data).")] = False,
+    resamples: ResamplesOpt = DEFAULT_RESAMPLES,
+    seed: SeedOpt = DEFAULT_SEED,
+    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard, as its own group.")] = False,
+    mix_reference: Annotated[bool, typer.Option("--mix-reference", help="Rank the published rows with the computed runs.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", help="table, markdown, csv, json or html.")] = "table",
+    out: OutOpt = None,
+) -> None:
+    """One row per scored run, ranked by Overall; runs scored differently are ranked in separate groups."""
+    if domain is not None and (by != "dimension" or domain not in DOMAINS):
+        fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
+    with user_errors(DataError):
+        stores, notes = discover_runs(dirs or [output])
+        if not stores and not (reference or mix_reference):
+            fail(f"no scored runs under {', '.join(str(d) for d in dirs or [output])}")
+        board = build_leaderboard(
+            stores, view=by, scope=domain or OVERALL, judge=judge, ci=ci, resamples=resamples, seed=seed,
+            reference=reference or mix_reference, mix_reference=mix_reference, notes=notes,
+        )
+    if fmt == "table":
+        if out is None:
+            console.print(*to_rich(board))
+        else:
+            _emit(_render_text(to_rich(board)), out)
+    elif fmt == "html":
+        from awbench.report import leaderboard_page
+
+        _emit(leaderboard_page(board), out)
+    else:
+        _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
+
+
+def _load(run: str, output: Path) -> RunData:
+    store = open_run(run, output)
+    with user_errors(DataError):
+        return load_run_data(store)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
+    run_b: Annotated[str, typer.Argument(help="Run B.")],
+    output: OutputOption = Path("results"),
+    judge: JudgeOpt = None,
+    resamples: ResamplesOpt = DEFAULT_RESAMPLES,
+    seed: SeedOpt = DEFAULT_SEED,
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format")] = "table",
+) -> None:
+    """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss."""
+    a, b = _load(run_a, output), _load(run_b, output)
+    try:
+        result = compare_runs(a, b, judge=judge, resamples=resamples, seed=seed)
+    except CompareError as error:
+        fail(str(error))
+    if fmt == "json":
+        _emit(result.model_dump_json(indent=2) + "\n", None)
+    else:
+        console.print(*comparison_renderables(result))
+
+
+def comparison_renderables(c: Comparison) -> list[RenderableType]:
+    table = Table(title=f"A = {c.run_a}   B = {c.run_b}   ({c.judge} judge; difference A − B)", title_justify="left")
+    for name in ("", "n", "A", "B", "A − B", "95% CI", "P(A > B)", "win", "tie", "loss"):
+        table.add_column(name, justify="left" if not name else "right")
+    for row in c.rows:
+        label = "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name]
+        style = "bold" if row.name == OVERALL else None
+        table.add_row(
+            label, str(row.n), fmt_number(row.mean_a), fmt_number(row.mean_b), f"{row.diff:+.2f}",
+            f"[{fmt_number(row.lo)}, {fmt_number(row.hi)}]", f"{row.a_better:.1%}" if row.a_better is not None else "–",
+            str(row.wins), str(row.ties), str(row.losses), style=style,
+        )
+    out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
+    out.append(table)
+    if c.judge_agreement:
+        ag = c.judge_agreement
+        agree = Table(title=f"Judge agreement on the same predictions (n = {ag.n})", title_justify="left")
+        for name in (*(DIMENSION_LABELS[d] for d in DIMENSIONS), "Spearman (total)"):
+            agree.add_column(name, justify="right")
+        agree.add_row(*(fmt_number(ag.alpha[d], 3) for d in DIMENSIONS), fmt_number(ag.spearman, 3))
+        out += [agree, Text("Krippendorff's alpha (ordinal) per dimension between the two runs' judges", style="dim")]
+    out.append(length_bias_table(c.length_bias))
+    return out
+
+
+def length_bias_table(biases: dict[str, LengthBias]) -> Table:
+    table = Table(title="Mean score by prediction / ground-truth length (failed generations left out)",
+                  title_justify="left")
+    table.add_column("run")
+    bins = list(next(iter(biases.values())))
+    for b in bins:
+        table.add_column(b, justify="right")
+    for run, bias in biases.items():
+        table.add_row(run, *(f"{fmt_number(m, 1)} (n={n})" for n, m in bias.values()))
+    return table
+
+
+def show(
+    run: Annotated[str, typer.Argument(help="A run directory, or a name under --output.")],
+    output: OutputOption = Path("results"),
+    sample: Annotated[Optional[str], typer.Option("--sample", help="Show this sample key.")] = None,
+    worst: Annotated[Optional[int], typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
+    domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst: only this domain.")] = None,
+    dimension: Annotated[Optional[str], typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
+    diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
+    judge: JudgeOpt = None,
+    max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
+) -> None:
+    """One run: its scores with intervals, length bias and judge agreement; or samples in detail."""
+    if sample and worst:
+        fail("give --sample or --worst, not both")
+    if domain is not None and domain not in DOMAINS:
+        fail(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
+    if dimension is not None and dimension.lower() not in DIMENSIONS:
+        fail(f"unknown dimension {dimension!r}; expected one of {', '.join(DIMENSIONS)}")
+    data = _load(run, output)
+    kind = judge or data.primary_judge
+    if not data.judged_by(kind):
+        fail(f"{data.name} has no {kind} judgments")
+    if sample:
+        if sample not in data.samples:
+            fail(f"{data.name} has no sample {sample!r}")
+        keys = [sample]
+    elif worst:
+        keys = worst_keys(data, kind, worst, domain=domain, dimension=dimension.lower() if dimension else None)
+        if not keys:
+            fail("no scored samples match")
+    else:
+        console.print(*run_overview(data, kind))
+        return
+    for key in keys:
+        console.print(*sample_renderables(sample_view(data, key, kind), diff, max_chars))
+
+
+def run_overview(data: RunData, kind: JudgeKind) -> list[RenderableType]:
+    ci = run_intervals(data, kind, DEFAULT_RESAMPLES, DEFAULT_SEED)
+    table = Table(title=f"{data.name}: {kind} judge, 95% bootstrap intervals over trajectories", title_justify="left")
+    for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in DIMENSIONS)):
+        table.add_column(name, justify="left" if name == "domain" else "right")
+    for name, (n, score, dims) in point_summary(data.points(kind)).items():
+        table.add_row(
+            "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
+            f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]",
+            *(fmt_number(dims.get(d), 1) for d in DIMENSIONS), style="bold" if name == OVERALL else None,
+        )
+    out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, kind)})]
+    consistency = judge_consistency(data)
+    if consistency:
+        rep = Table(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)",
+                    title_justify="left")
+        rep.add_column("")
+        for d in consistency.sd:
+            rep.add_column(DOMAIN_LABELS[d], justify="right")
+        rep.add_row("mean SD of totals", *(f"{v:.1f}" for v in consistency.sd.values()))
+        out.append(rep)
+        out.append(Text("Krippendorff's alpha (ordinal) between verdicts: " + ", ".join(
+            f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())))
+    if data.scores and data.scores.agreement:
+        out.append(Text("Rule score vs LLM total, Spearman: " + ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in data.scores.agreement.items())))
+    return out
+
+
+def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[RenderableType]:
+    status = "" if view.status in (None, "ok") else f"  [{view.status}]"
+    head = Text.assemble((view.key, "bold cyan"), f"  · {DOMAIN_LABELS[view.domain]} · trajectory {view.trajectory}",
+                         (f" · {view.origin}", "dim"), (status, "bold red"))
+    out: list[RenderableType] = [Text(""), head]
+    if view.earlier_turns:
+        out.append(Text(f"… {view.earlier_turns} earlier turn(s) not shown", style="dim"))
+    for action, observation in view.context:
+        out.append(Panel(Group(Text(clip(action, 600)), Text(clip(observation, 600), style="dim")),
+                     title="earlier turn", title_align="left", border_style="dim"))
+    out.append(Panel(Text(clip(view.action, max_chars)), title="action", title_align="left", border_style="cyan"))
+    if diff:
+        text = "\n".join(unified_diff(view.ground_truth, view.prediction)) or "(prediction and ground truth are identical)"
+        out.append(Panel(Syntax(clip(text, max_chars * 2), "diff", word_wrap=True), title="ground truth → prediction",
+                         title_align="left"))
+    else:
+        side = Table.grid(expand=True, padding=(0, 1))
+        side.add_column(ratio=1)
+        side.add_column(ratio=1)
+        side.add_row(
+            Panel(Text(clip(view.ground_truth, max_chars)), title="ground truth", title_align="left", border_style="green"),
+            Panel(Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"),
+        )
+        out.append(side)
+    scores = Table(show_header=True, title="scores (0..100)", title_justify="left")
+    columns = ["total", *(DIMENSION_LABELS[d] for d in DIMENSIONS if d in view.dimensions), *(view.rule_parts or {})]
+    for name in columns:
+        scores.add_column(name, justify="right")
+    scores.add_row(fmt_number(view.score, 1), *(fmt_number(view.dimensions[d], 1) for d in DIMENSIONS if d in view.dimensions),
+                   *(fmt_number(v * 100, 1) for v in (view.rule_parts or {}).values()))
+    out.append(scores)
+    if view.error:
+        out.append(Text(f"error: {view.error}", style="red"))
+    for i, reasons in enumerate(view.reasons, start=1):
+        label = f"verdict {i} ({reasons.status})" if len(view.reasons) > 1 else f"judge ({reasons.status})"
+        lines = [Text(label, style="bold")]
+        lines += [Text(f"+ {s}", style="green") for s in reasons.strengths]
+        lines += [Text(f"- {w}", style="red") for w in reasons.weaknesses]
+        out.append(Group(*lines))
+    return out
+
+
+def report(
+    run_or_dir: Annotated[Path, typer.Argument(help="A run, or a directory of runs.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    png: Annotated[Optional[Path], typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
+    worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
+    judge: JudgeOpt = None,
+    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table and charts.")] = False,
+    ci: Annotated[bool, typer.Option("--ci/--no-ci", help="95% bootstrap intervals in the leaderboard.")] = True,
+    resamples: ResamplesOpt = DEFAULT_RESAMPLES,
+    seed: SeedOpt = DEFAULT_SEED,
+) -> None:
+    """One self-contained HTML file: leaderboard, charts, the worst samples with diffs and judge reasons."""
+    with user_errors(DataError):
+        stores, notes = discover_runs([run_or_dir])
+        if not stores:
+            fail(f"no scored runs under {run_or_dir}")
+        result = build_report(stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples,
+                              seed=seed, notes=notes)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(result.html, encoding="utf-8")
+    console.print(f"wrote {out} ({len(stores)} run(s))")
+    if png is not None:
+        try:
+            paths = write_pngs(result.charts, png)
+        except ImportError:
+            fail("--png needs matplotlib: pip install matplotlib")
+        console.print("wrote " + ", ".join(str(p) for p in paths))

@@ -1,0 +1,63 @@
+"""Headless Chromium for tests: a screenshot of a local page, and its DOM after its scripts ran.
+
+Debian's `chromium` package (`/usr/bin/chromium`) is what `.ci/run` installs. Tests that need it call
+`require_chromium()`: a skip with the reason when it is missing, a failure when AWBENCH_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome")
+# No first-run UI, no network chatter (the report must render offline), no GPU in containers;
+# --no-sandbox because tests run as root.
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+)
+TIMEOUT_S = 120
+
+
+def find_chromium() -> str | None:
+    for name in CANDIDATES:
+        path = name if os.path.isabs(name) and os.access(name, os.X_OK) else shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def require_chromium() -> str:
+    path = find_chromium()
+    if path is None:
+        reason = "Chromium not found (apt-get install -y chromium)"
+        if os.environ.get("AWBENCH_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"{reason}, and AWBENCH_REQUIRE_BROWSER=1")
+        pytest.skip(reason)
+    return path
+
+
+def _run(chromium: str, *args: str) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="awbench-chromium-") as profile:
+        result = subprocess.run(
+            [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=TIMEOUT_S,
+        )
+    if result.returncode != 0:
+        raise RuntimeError(f"chromium exited with {result.returncode}: {result.stderr[-2000:]}")
+    return result
+
+
+def screenshot(chromium: str, page: Path, png: Path, width: int = 1400, height: int = 2000) -> Path:
+    _run(chromium, f"--screenshot={png}", f"--window-size={width},{height}", page.resolve().as_uri())
+    return png
+
+
+def dump_dom(chromium: str, page: Path) -> str:
+    """The serialized DOM once the page loaded and its inline scripts ran."""
+    return _run(chromium, "--dump-dom", page.resolve().as_uri()).stdout

@@ -1,0 +1,401 @@
+"""Leaderboard: run discovery, comparability groups, every output format, intervals, published rows.
+
+`write_data` and `make_run` build fake-but-valid runs (real data files, read by the real loader; records
+written with the pydantic models; scores.json from `awbench.scoring`); the other analysis tests import them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
+from awbench.dataset import load_samples
+from awbench.domains import DIMENSIONS
+from awbench.leaderboard import (
+    Cell, build_leaderboard, discover_runs, fmt_cell, load_run_data, point_summary, to_csv, to_json, to_markdown,
+)
+from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
+from awbench.scoring import ScoresFile, score_table, to_100
+from awbench.stats import spearman
+from awbench.store import RunManifest, RunStore
+
+PROMPT_SHA = "1a2b3c" + "0" * 58
+# Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.
+SMALL = {"mcp": [2, 1], "search": [1, 1]}
+MCP = ["mcp/m0/1", "mcp/m0/2", "mcp/m1/1"]
+SEARCH = ["search/s0/1", "search/s1/1"]
+
+Grade = int | dict[str, int] | list[dict[str, int]] | None
+
+
+def write_data(root: Path, trajectories: Mapping[str, list[int]], salt: str = "") -> Path:
+    """{domain: [turns of each trajectory]} -> `{domain}_test.jsonl` files; every turn is one sample,
+    keyed `{domain}/{d}{t}/{turn}` (d: the domain's initial, t: the trajectory's index)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for domain, lengths in trajectories.items():
+        lines = []
+        for t, length in enumerate(lengths):
+            actions = [f"### Turn {i}\n**Action:**\nrun {domain} {t} step {i}{salt}" for i in range(1, length + 1)]
+            observations = [f"**Environment Observation:**\n{domain} output {t}.{i}\nline two" for i in range(1, length + 1)]
+            for turn in range(1, length + 1):
+                lines.append(json.dumps({
+                    "task": domain, "id": f"{domain[0]}{t}", "prompt": actions[:turn], "response": observations[:turn],
+                    "system_str": f"You simulate {domain} trajectory {t}.", "turn_idx": turn,
+                }))
+        (root / f"{domain}_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def _verdicts(grade: Grade) -> list[dict[str, int]]:
+    if isinstance(grade, int):
+        return [{d: grade for d in DIMENSIONS}]
+    return grade if isinstance(grade, list) else [grade]  # type: ignore[list-item]
+
+
+def make_run(
+    results: Path, name: str, data: Path, grades: Mapping[str, Grade], *, model: str | None = None,
+    judge_model: str = "gpt-5.2-2025-12-11", prompt_set: str = "rubric", prompt_sha: str = PROMPT_SHA,
+    policy: str = "minimum", predictions: Mapping[str, str] | None = None, rules: Mapping[str, float] | None = None,
+    cost: float | None = None, strengths: tuple[str, ...] = ("keeps the format",),
+    weaknesses: tuple[str, ...] = ("invents a file",),
+) -> RunStore:
+    """A scored run. `grades`: key -> 1..5 for every dimension, a {dimension: 1..5}, a list of those (one per
+    verdict), or None for a failed generation. Samples without a grade get no prediction (unscored)."""
+    settings = DataSettings(source=str(data))
+    loaded = load_samples(settings)
+    samples = {s.key: s for s in loaded.samples}
+    store = RunStore(results / name)
+    kind = "both" if rules else "llm"
+    config = RunConfig(
+        run_name=name, output=results, data=settings, model=ModelSettings(model=model or name, backend="openai"),
+        judge=JudgeSettings(kind=kind, model=judge_model, prompts=prompt_set),
+    )
+    judges = {"llm": {"prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": 1}}
+    if rules:
+        judges["rules"] = {"rules_version": 1}
+    store.create(RunManifest(config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint,
+                             samples=len(samples), judges=judges))
+    preds: dict[str, PredictionRecord] = {}
+    judgments: dict[str, JudgmentRecord] = {}
+    rule_judgments: dict[str, JudgmentRecord] = {}
+    for key, grade in grades.items():
+        sample = samples[key]
+        truth = sample.record.ground_truth.split("\n", 1)[1]
+        text = (predictions or {}).get(key, truth)
+        preds[key] = PredictionRecord(
+            key=key, domain=sample.domain, sample_hash=sample.hash, status="error" if grade is None else "ok",
+            prediction="" if grade is None else text, error="HTTP 500" if grade is None else None,
+        )
+        if grade is None:
+            continue
+        verdicts = [VerdictRecord(status="complete", scores=v, strengths=list(strengths), weaknesses=list(weaknesses))
+                    for v in _verdicts(grade)]
+        dims = {d: sum(v.scores[d] for v in verdicts) / len(verdicts) for d in DIMENSIONS}
+        judgments[key] = JudgmentRecord(
+            key=key, domain=sample.domain, judge="llm", cache_key=key, status="ok",
+            score=to_100(sum(dims.values()) / len(dims)), dimensions=dims, verdicts=verdicts,
+        )
+        if rules:
+            r = rules[key]
+            rule_judgments[key] = JudgmentRecord(
+                key=key, domain=sample.domain, judge="rules", cache_key=key, status="ok", score=r * 100,
+                rule=RuleParts(score=r, parts={"lines": r}, exact_match=r == 1, deterministic_complete=True),
+            )
+    for record in preds.values():
+        store.predictions.append(record)
+    for record in [*judgments.values(), *rule_judgments.values()]:
+        store.judgments.append(record)
+
+    keys = [(s.key, s.domain) for s in samples.values()]
+    primary = score_table("llm", keys, preds, judgments, policy)  # type: ignore[arg-type]
+    extra = {"cost_usd": cost}
+    if rules:
+        extra["rules"] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+        common = [k for k in judgments if k in rule_judgments]
+        extra["agreement"] = {"overall": spearman([rule_judgments[k].score for k in common],
+                                                  [judgments[k].score for k in common])}
+    store.write_scores(ScoresFile.from_tables(name, primary, policy, **extra))  # type: ignore[arg-type]
+    return store
+
+
+@pytest.fixture
+def data_dir(tmp_path) -> Path:
+    return write_data(tmp_path / "data", SMALL)
+
+
+@pytest.fixture
+def runs(tmp_path, data_dir) -> Path:
+    """alpha (62.5) and beta (50.0) comparable; gamma judged with other prompts; delta on other data."""
+    results = tmp_path / "results"
+    make_run(results, "alpha", data_dir, dict(zip(MCP + SEARCH, [5, 3, 1, 4, 4])), cost=1.5)
+    make_run(results, "beta", data_dir, dict(zip(MCP + SEARCH, [3, 3, 3, 5, None])))
+    make_run(results, "gamma", data_dir, dict.fromkeys(MCP + SEARCH, 2), prompt_set="strict", prompt_sha="9" * 64)
+    other = write_data(tmp_path / "other-data", SMALL, salt=" (v2)")
+    make_run(results, "delta", other, dict.fromkeys(MCP + SEARCH, 4))
+    return results
+
+
+def _board(results: Path, **options):
+    stores, notes = discover_runs([results])
+    return build_leaderboard(stores, notes=notes, **options)
+
+
+def cli_app() -> typer.Typer:
+    from awbench.cli.analysis import register
+
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli_app(), list(args), env={"COLUMNS": "250"})
+
+
+# --------------------------------------------------------------------------- arithmetic and discovery
+
+
+def test_fixture_scores_are_macro_and_micro_means(runs):
+    scores = ScoresFile.model_validate_json((runs / "alpha" / "scores.json").read_text())
+    assert scores.domains["mcp"].score == 50.0  # grades 5, 3, 1 -> 100, 50, 0
+    assert scores.domains["search"].score == 75.0
+    assert scores.overall == 62.5  # macro: (50 + 75) / 2
+    assert scores.overall_micro == 60.0  # micro: (100 + 50 + 0 + 75 + 75) / 5
+    beta = ScoresFile.model_validate_json((runs / "beta" / "scores.json").read_text())
+    assert beta.domains["search"].score == 50.0  # the failed generation counts as 0 ("minimum")
+    assert beta.domains["search"].failed == 1
+
+
+def test_point_summary_matches_scores_json(runs):
+    data = load_run_data(RunStore(runs / "beta"))
+    summary = point_summary(data.points("llm"))
+    assert {k: v[:2] for k, v in summary.items()} == {"mcp": (3, 50.0), "search": (2, 50.0), "overall": (5, 50.0)}
+    assert summary["search"][2]["format"] == 50.0  # dimensions: the failure's 0 and 100
+
+
+def test_discover_skips_unscored_runs_and_accepts_a_run_dir(runs):
+    (runs / "alpha" / "scores.json").rename(runs / "alpha" / "scores.old")
+    stores, notes = discover_runs([runs])
+    assert sorted(s.name for s in stores) == ["beta", "delta", "gamma"]
+    assert len(notes) == 1 and "alpha" in notes[0] and "no scores.json" in notes[0]
+    stores, _ = discover_runs([runs / "beta"])
+    assert [s.name for s in stores] == ["beta"]
+
+
+# --------------------------------------------------------------------------- grouping
+
+
+def test_comparable_runs_share_a_group_and_others_are_separate(runs):
+    board = _board(runs)
+    groups = {tuple(r.run for r in g.rows): g.header for g in board.groups}
+    assert list(groups) == [("alpha", "beta"), ("delta",), ("gamma",)]
+    assert groups[("alpha", "beta")].startswith("judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data ")
+    assert "prompts strict@999999" in groups[("gamma",)]
+    assert board.notes[0] == "3 groups are ranked separately: they differ in prompt set, data"
+    assert [r.rank for r in board.groups[0].rows] == [1, 2]
+
+
+def test_a_different_judge_model_is_a_different_group(tmp_path, data_dir):
+    results = tmp_path / "results"
+    make_run(results, "a", data_dir, dict.fromkeys(MCP, 3))
+    make_run(results, "b", data_dir, dict.fromkeys(MCP, 4), judge_model="qwen3-judge")
+    board = _board(results)
+    assert [len(g.rows) for g in board.groups] == [1, 1]
+    assert board.notes == ["2 groups are ranked separately: they differ in judge"]
+
+
+def test_rules_judge_table(tmp_path, data_dir):
+    results = tmp_path / "results"
+    grades = dict.fromkeys(MCP + SEARCH, 3)
+    make_run(results, "both", data_dir, grades, rules=dict(zip(MCP + SEARCH, [1.0, 0.5, 0.0, 0.25, 0.75])))
+    board = _board(results, judge="rules")
+    row = board.groups[0].rows[0]
+    assert (row.cells["mcp"].value, row.cells["search"].value, row.cells["overall"].value) == (50.0, 50.0, 50.0)
+    assert board.groups[0].header.startswith("judge rules · prompts rules@1 ·")
+    make_run(results, "llm-only", data_dir, grades)
+    board = _board(results, judge="rules")
+    assert [r.run for g in board.groups for r in g.rows] == ["both"]
+    assert "left out llm-only: it has no rules scores" in board.notes
+
+
+# --------------------------------------------------------------------------- formats
+
+
+def _stable(text: str) -> str:
+    """Data fingerprints depend on tmp paths' content only, but keep the assertion readable."""
+    return re.sub(r"data [0-9a-f]{6}", "data FPRINT", text)
+
+
+def test_csv_exact(runs):
+    stores = [RunStore(runs / "alpha"), RunStore(runs / "beta")]
+    fp = stores[0].read_manifest().data_fingerprint[:6]
+    text = to_csv(build_leaderboard(stores))
+    header = ("group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,judge,"
+              "prompts,data,cost_usd,source")
+    group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
+    assert text.splitlines() == [
+        header,
+        f"{group},1,alpha,alpha,no,50.00,75.00,–,–,–,–,–,62.50,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,",
+        f"{group},2,beta,beta,no,50.00,50.00,–,–,–,–,–,50.00,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,",
+    ]
+
+
+def test_markdown_exact(runs):
+    board = build_leaderboard([RunStore(runs / "alpha"), RunStore(runs / "gamma")])
+    expected = """\
+**judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data FPRINT · failures minimum**
+
+| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
+| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
+| 1 | alpha | alpha | 50.00 | 75.00 | – | – | – | – | – | 62.50 | 5 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
+
+**judge gpt-5.2-2025-12-11 · prompts strict@999999 · data FPRINT · failures minimum**
+
+| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
+| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
+| 1 | gamma | gamma | 25.00 | 25.00 | – | – | – | – | – | 25.00 | 5 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
+
+- 2 groups are ranked separately: they differ in prompt set
+"""
+    fp = RunStore(runs / "alpha").read_manifest().data_fingerprint[:6]
+    assert _stable(to_markdown(board)).replace(f"| {fp} |", "| FPRINT |") == expected
+
+
+def test_json_exact(runs):
+    board = build_leaderboard([RunStore(runs / "beta")])
+    data = json.loads(to_json(board))
+    assert data["view"] == "domain" and data["columns"] == ["mcp", "search", "terminal", "swe", "android", "web", "os", "overall"]
+    row = data["groups"][0]["rows"][0]
+    assert {k: v["value"] for k, v in row["cells"].items()} == {
+        "mcp": 50.0, "search": 50.0, "terminal": None, "swe": None, "android": None, "web": None, "os": None,
+        "overall": 50.0,
+    }
+    assert (row["run"], row["rank"], row["scored"], row["failed"], row["n"], row["published"]) == ("beta", 1, 5, 1, 5, False)
+    assert (row["judge"], row["prompts"], row["cost_usd"]) == ("gpt-5.2-2025-12-11", "rubric@1a2b3c", None)
+
+
+def test_dimension_view(tmp_path, data_dir):
+    results = tmp_path / "results"
+    grade = {"format": 5, "factuality": 1, "consistency": 3, "realism": 3, "quality": 3}
+    make_run(results, "dims", data_dir, dict.fromkeys(MCP, grade) | dict.fromkeys(SEARCH, 5))
+    board = _board(results, view="dimension")
+    row = board.groups[0].rows[0]
+    assert board.columns == [*DIMENSIONS, "overall"]
+    assert board.labels["overall"] == "Overall"
+    # mean over domains: format (100 + 100) / 2, factuality (0 + 100) / 2, the others (50 + 100) / 2;
+    # the total: MCP's mean grade 3 -> 50, Search 100 -> 75
+    assert {c: row.cells[c].value for c in board.columns} == {
+        "format": 100.0, "factuality": 50.0, "consistency": 75.0, "realism": 75.0, "quality": 75.0, "overall": 75.0,
+    }
+    board = _board(results, view="dimension", scope="mcp")
+    row = board.groups[0].rows[0]
+    assert board.labels["overall"] == "MCP total"
+    assert (row.cells["factuality"].value, row.cells["overall"].value) == (0.0, 50.0)
+
+
+def test_cell_formats():
+    assert fmt_cell(Cell(value=None)) == "–"
+    assert fmt_cell(Cell(value=50.0)) == "50.00"
+    assert fmt_cell(Cell(value=50.0, lo=45.0, hi=53.0)) == "50.00 ±5.00"  # the wider side
+    assert fmt_cell(Cell(value=50.0, lo=45.0, hi=53.0), "bracket") == "50.00 [45.00, 53.00]"
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_intervals_resample_trajectories(runs):
+    board = build_leaderboard([RunStore(runs / "alpha")], ci=True, resamples=2000, seed=0)
+    cells = board.groups[0].rows[0].cells
+    # Search: two one-turn trajectories both at 75 -> no spread at all.
+    assert (cells["search"].lo, cells["search"].hi) == (75.0, 75.0)
+    # MCP: trajectory m0 = {100, 50}, m1 = {0}. Drawing whole trajectories gives means 75 (m0 twice),
+    # 50 (both: 150 / 3) and 0 (m1 twice): the interval spans 0..75.
+    assert (cells["mcp"].lo, cells["mcp"].hi) == (0.0, 75.0)
+    assert (cells["overall"].lo, cells["overall"].hi) == (37.5, 75.0)
+    assert board.notes == []
+
+
+def test_intervals_warn_when_scores_json_is_stale(runs):
+    path = runs / "alpha" / "scores.json"
+    scores = json.loads(path.read_text())
+    scores["domains"]["mcp"]["score"] = 51.0
+    path.write_text(json.dumps(scores))
+    board = build_leaderboard([RunStore(runs / "alpha")], ci=True, resamples=200)
+    assert any("scores.json does not match its judgments (mcp)" in n for n in board.notes)
+
+
+# --------------------------------------------------------------------------- published rows
+
+
+def test_reference_rows_are_their_own_unranked_group(runs):
+    board = build_leaderboard([RunStore(runs / "alpha")], reference=True)
+    assert len(board.groups) == 2
+    published = board.groups[1]
+    assert published.published and published.header.startswith("published · judge GPT-5.2")
+    assert len(published.rows) == 14 and all(r.published and r.rank is None for r in published.rows)
+    assert published.rows[0].run == "Qwen-AgentWorld-397B-A17B"  # sorted by published Overall
+    assert board.groups[0].rows[0].rank == 1
+
+
+def test_mix_reference_ranks_published_with_computed(runs):
+    board = build_leaderboard([RunStore(runs / "alpha")], reference=True, mix_reference=True)
+    assert len(board.groups) == 1
+    rows = board.groups[0].rows
+    # alpha's 62.50 is above every published Overall (the best is 58.71)
+    assert len(rows) == 15 and (rows[0].run, rows[0].rank) == ("alpha", 1)
+    assert [r.rank for r in rows[1:]] == list(range(2, 16)) and all(r.published for r in rows[1:])
+    assert any("--mix-reference" in n for n in board.notes)
+
+
+def test_reference_rows_have_no_dimensions(runs):
+    board = build_leaderboard([RunStore(runs / "alpha")], view="dimension", reference=True)
+    assert len(board.groups) == 1
+    assert "published rows left out: the release gives no per-dimension scores" in board.notes
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def test_cli_formats_and_out_file(runs, tmp_path):
+    result = invoke("leaderboard", str(runs), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("group,rank,run,model,published,MCP")
+    assert len(result.output.splitlines()) == 5
+    out = tmp_path / "board.md"
+    result = invoke("leaderboard", str(runs), "--format", "markdown", "-o", str(out))
+    assert result.exit_code == 0 and out.read_text().count("**judge ") == 3
+    result = invoke("leaderboard", str(runs), "--format", "json")
+    assert [len(g["rows"]) for g in json.loads(result.output)["groups"]] == [2, 1, 1]
+    html_out = tmp_path / "board.html"
+    result = invoke("leaderboard", str(runs), "--format", "html", "-o", str(html_out))
+    assert result.exit_code == 0 and html_out.read_text().count('<tr class="run"') == 4
+
+
+def test_cli_table_shows_groups_and_reasons(runs):
+    result = invoke("leaderboard", "--output", str(runs), "--reference")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "prompts rubric@1a2b3c" in out and "prompts strict@999999" in out
+    assert "groups are ranked separately: they differ in prompt set, data" in out
+    assert "published · judge GPT-5.2" in out and "Qwen-AgentWorld-397B-A17B" in out
+    assert "$1.50" in out
+
+
+def test_cli_ci_and_errors(runs, tmp_path):
+    result = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert "MCP lo,MCP hi" in result.output.splitlines()[0]
+    assert invoke("leaderboard", str(tmp_path / "nowhere")).exit_code == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("leaderboard", str(empty))
+    assert result.exit_code == 2 and "no scored runs" in result.output
+    assert invoke("leaderboard", str(runs), "--domain", "mcp").exit_code == 2  # --domain needs --by dimension
+    assert invoke("leaderboard", str(runs), "--format", "yaml").exit_code == 2

