@@ -80,7 +80,8 @@ def _same_predictions(a: RunData, b: RunData) -> bool:
     if a.predictions.keys() != b.predictions.keys() or not a.predictions:
         return False
     return all(
-        (p.status, p.prediction) == (b.predictions[k].status, b.predictions[k].prediction) for k, p in a.predictions.items()
+        (p.status, p.prediction) == (b.predictions[k].status, b.predictions[k].prediction)
+        for k, p in a.predictions.items()
     )
 
 
@@ -104,7 +105,9 @@ def compare_runs(
     differs = [label for label, x, y in (("judge model", pa.judge, pb.judge), ("prompt set", pa.prompts, pb.prompts))
                if x != y]
     if differs and same_predictions:
-        warnings.append(f"same predictions, different {' and '.join(differs)}: this compares the judges, not the models")
+        warnings.append(
+            f"same predictions, different {' and '.join(differs)}: this compares the judges, not the models"
+        )
     elif differs:
         warnings.append(
             f"the runs differ in {' and '.join(differs)} ({pa.judge} {pa.prompts} vs {pb.judge} {pb.prompts}): "

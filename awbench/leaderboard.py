@@ -141,7 +141,8 @@ class RunData:
         return "llm" if self.judged_by("llm") else "rules"
 
     def judged_by(self, kind: str) -> bool:
-        return any(j == kind for _, j in self.judgments)
+        """The run used this judge (a run whose generations all failed has no judgment records, yet a score)."""
+        return kind in self.manifest.judges or any(j == kind for _, j in self.judgments)
 
     def judgments_of(self, kind: str) -> dict[str, JudgmentRecord]:
         return {key: record for (key, judge), record in self.judgments.items() if judge == kind}
@@ -365,9 +366,9 @@ def build_leaderboard(
             notes += _stale(data, table)
         key = provenance(manifest, table.judge, scores.failure_policy)
         by_group.setdefault(key, []).append(Row(
-            run=store.name, model=manifest.config.model.model, cells=cells, scored=sum(d.scored for d in table.domains.values()),
-            failed=table.failed, n=table.n, judge=key.judge, prompts=key.prompts, data=key.data,
-            cost_usd=scores.cost_usd,
+            run=store.name, model=manifest.config.model.model, cells=cells,
+            scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
+            judge=key.judge, prompts=key.prompts, data=key.data, cost_usd=scores.cost_usd,
         ))
 
     groups = [Group(header=key.header, rows=_rank(rows)) for key, rows in by_group.items()]
@@ -501,34 +502,3 @@ def to_markdown(board: Leaderboard) -> str:
         parts.append("")
     parts += [f"- {_md_escape(note)}" for note in board.notes]
     return "\n".join(parts).rstrip("\n") + "\n"
-
-
-def to_rich(board: Leaderboard) -> list:
-    """Renderables for the terminal: a table per group, then the notes."""
-    from rich.table import Table
-    from rich.text import Text
-
-    out: list = []
-    for group in board.groups:
-        table = Table(title=group.header, title_justify="left", title_style="bold magenta" if group.published else "bold")
-        table.add_column("#", justify="right")
-        table.add_column("Run", overflow="fold")
-        for c in board.columns:
-            table.add_column(board.labels[c], justify="right", style="bold" if c == OVERALL else None)
-        for name in ("Scored", "Failed"):
-            table.add_column(name, justify="right")
-        for name in ("Judge", "Prompts", "Data"):
-            table.add_column(name, overflow="fold")
-        table.add_column("Cost", justify="right")
-        for row in group.rows:
-            run = Text(row.run, style="italic magenta") + Text(" published", style="dim") if row.published else Text(row.run)
-            if not row.published and row.model != row.run:
-                run += Text(f"\n{row.model}", style="dim")
-            table.add_row(
-                "" if row.rank is None else str(row.rank), run, *(fmt_cell(row.cells[c]) for c in board.columns),
-                "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
-                row.judge, row.prompts, row.data, fmt_cost(row.cost_usd),
-            )
-        out.append(table)
-    out += [Text(f"note: {note}", style="yellow") for note in board.notes]
-    return out

@@ -8,8 +8,8 @@ from awbench.domains import OBSERVATION_MARKER
 
 PREDICTION_OPEN = "<predicted_observation>"
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.I | re.S)
-_THINK_CLOSE = re.compile(r"</think>", re.I)
+_THINK_TAG = re.compile(r"<(/?)think>", re.I)
+_UP_TO_LAST_THINK_CLOSE = re.compile(r"\A.*</think>", re.I | re.S)
 _PREDICTION_OPEN = re.compile(re.escape(PREDICTION_OPEN), re.I)
 _PREDICTION_CLOSE = re.compile(r"</predicted_observation>", re.I)
 # Only the exact marker, optionally indented, then the rest of its line's blanks and one line break.
@@ -30,10 +30,18 @@ def strip_thinking(text: str, resume_at: str | None = PREDICTION_OPEN) -> str:
     Rule 1 comes first so that a closed block before a stray tag cannot be mistaken for an orphan.
     Judges pass `resume_at=None`: their answer has no predicted_observation tag to resume at.
     """
-    text = _THINK_BLOCK.sub("", text)
-    closes = list(_THINK_CLOSE.finditer(text))
-    if closes:
-        text = text[closes[-1].end() :]
+    # Rule 1 as a scan over the tags: a lazy `<think>.*?</think>` regex is quadratic on many unclosed tags.
+    kept: list[str] = []
+    kept_from, opened_at = 0, None
+    for tag in _THINK_TAG.finditer(text):
+        closing = bool(tag.group(1))
+        if not closing and opened_at is None:
+            opened_at = tag.start()
+        elif closing and opened_at is not None:
+            kept.append(text[kept_from:opened_at])
+            kept_from, opened_at = tag.end(), None
+    text = "".join(kept) + text[kept_from:]
+    text = _UP_TO_LAST_THINK_CLOSE.sub("", text, count=1)
     resume = rf"(?={re.escape(resume_at)})|" if resume_at else ""
     return re.sub(rf"<think>.*?(?:{resume}\Z)", "", text, flags=re.I | re.S)
 

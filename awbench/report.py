@@ -78,7 +78,8 @@ def sample_view(data: RunData, key: str, kind: JudgeKind, context_turns: int = 2
         ground_truth=strip_observation_marker(record.ground_truth),
         status=prediction.status if prediction else None,
         error=(prediction.error if prediction else None) or (judgment.error if judgment else None),
-        score=point[1] if point else None, dimensions=point[2] if point else {},
+        # Only the LLM judge has rubric dimensions (sample_points gives failures zeros for any judge).
+        score=point[1] if point else None, dimensions=point[2] if point and kind == "llm" else {},
         rule_parts=judgment.rule.parts if judgment and judgment.rule else None,
         reasons=[Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
                  for v in (judgment.verdicts if judgment else [])],
@@ -117,6 +118,9 @@ class Series(BaseModel):
     name: str
     values: list[float | None]
     published: bool = False
+
+
+Charts = dict[str, tuple[str, list[str], list[Series]]]  # name -> (title, categories, series)
 
 
 def color(i: int) -> str:
@@ -186,7 +190,7 @@ def _mpl_color(css: str) -> str | tuple[float, float, float]:
     return (r, g, b)
 
 
-def write_pngs(charts: dict[str, tuple[str, list[str], list[Series]]], directory: Path) -> list[Path]:
+def write_pngs(charts: Charts, directory: Path) -> list[Path]:
     """The same charts as PNG files, drawn with matplotlib (Agg: no display needed)."""
     import matplotlib
 
@@ -224,10 +228,12 @@ def _e(text: object) -> str:
 
 
 def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
-    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts", "Data", "Cost"]
+    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts", "Data",
+             "Cost"]
     text_cols = {"Run", "Judge", "Prompts", "Data"}
     out = [f'<div class="scroll"><table id="{table_id}" class="leaderboard"><thead><tr>'
-           + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads) + "</tr></thead><tbody>"]
+           + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
+           + "</tr></thead><tbody>"]
     for group in board.groups:
         out.append(f'<tr class="group"><th colspan="{len(heads)}">{_e(group.header)}</th></tr>')
         for row in group.rows:
@@ -253,7 +259,7 @@ def _diff_html(lines: list[str], max_lines: int = 300) -> str:
         return '<p class="note">prediction and ground truth are identical</p>'
     spans = []
     for line in lines[:max_lines]:
-        css = "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        css = {"@": "hunk", "+": "add", "-": "del"}.get(line[:1], "")
         spans.append(f'<span class="{css}">{_e(line)}</span>' if css else _e(line))
     if len(lines) > max_lines:
         spans.append(f"… {len(lines) - max_lines} more diff lines")
@@ -280,13 +286,15 @@ def sample_card(view: SampleView, run: str, anchor: str) -> str:
         f"<summary>{_e(view.key)} · score {fmt_number(view.score, 1)}{status}</summary>"
         f'<div class="scores">{dims}</div>{error}'
         f"<h4>action</h4><pre>{_e(clip(view.action, 1500))}</pre>"
-        f"<h4>ground truth → prediction (unified diff)</h4>{_diff_html(unified_diff(view.ground_truth, view.prediction))}"
+        "<h4>ground truth → prediction (unified diff)</h4>"
+        f"{_diff_html(unified_diff(view.ground_truth, view.prediction))}"
         + "".join(reasons) + "</details>"
     )
 
 
 def _length_bias_html(bias: LengthBias) -> str:
-    cells = "".join(f"<tr><td class='text'>{_e(b)}</td><td>{n}</td><td>{fmt_number(m)}</td></tr>" for b, (n, m) in bias.items())
+    cells = "".join(f"<tr><td class='text'>{_e(b)}</td><td>{n}</td><td>{fmt_number(m)}</td></tr>"
+                    for b, (n, m) in bias.items())
     return ("<table class='length-bias'><thead><tr><th class='text'>prediction / truth length</th><th>n</th>"
             f"<th>mean score</th></tr></thead><tbody>{cells}</tbody></table>")
 
@@ -301,7 +309,8 @@ def _consistency_html(c: Consistency | None, agreement: dict[str, float | None] 
     if agreement:
         rho = ", ".join(f"{DOMAIN_LABELS.get(d, d.capitalize())} {fmt_number(v)}" for d, v in agreement.items())
         parts.append(f"<p>Rule score vs LLM total, Spearman: {_e(rho)}</p>")
-    return "".join(parts) or '<p class="note">No repeated verdicts and no rule judge in this run.</p>'
+    return "".join(parts) or ('<p class="note">Nothing to show: no repeated verdicts (--judge-samples) and no '
+                              "rule-vs-LLM comparison (--judge both) in this run.</p>")
 
 
 class RunSection(BaseModel):
@@ -358,14 +367,16 @@ def _stamp() -> str:
     return f"awbench {awbench.__version__} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}"
 
 
-def report_charts(domain_board: Leaderboard, dimension_board: Leaderboard) -> dict[str, tuple[str, list[str], list[Series]]]:
-    """name -> (title, categories, series) for each chart of the report."""
-    return {
+def report_charts(domain_board: Leaderboard, dimension_board: Leaderboard) -> Charts:
+    """The charts that have something to show (no LLM-judged run: no dimension chart)."""
+    charts: Charts = {
         "chart-domains": ("Score by domain (0–100)", [domain_board.labels[c] for c in domain_board.columns],
                           chart_series(domain_board)),
         "chart-dimensions": ("Score by rubric dimension, mean over domains (0–100)",
-                             [dimension_board.labels[c] for c in dimension_board.columns], chart_series(dimension_board)),
+                             [dimension_board.labels[c] for c in dimension_board.columns],
+                             chart_series(dimension_board)),
     }
+    return {name: chart for name, chart in charts.items() if chart[2]}
 
 
 def sample_index(datas: Sequence[RunData], kinds: Sequence[JudgeKind]) -> dict:
@@ -379,6 +390,12 @@ def sample_index(datas: Sequence[RunData], kinds: Sequence[JudgeKind]) -> dict:
     return {"runs": runs, "samples": dict(sorted(samples.items()))}
 
 
+def _dimension_notes(charts: Charts, dimension_board: Leaderboard) -> list[str]:
+    if "chart-dimensions" not in charts:
+        return ["No rubric-dimension chart: no run here was scored by the LLM judge."]
+    return [note for note in dimension_board.notes if note.startswith("left out")]
+
+
 def report_html(
     domain_board: Leaderboard, dimension_board: Leaderboard, sections: Sequence[RunSection], index: dict,
     title: str = "AgentWorldBench report",
@@ -388,6 +405,7 @@ def report_html(
         '<section id="leaderboard-section"><h2>Leaderboard</h2>', leaderboard_html(domain_board), "</section>",
         '<section id="charts"><h2>Charts</h2>',
         *(bar_chart_svg(name, t, cats, ser) for name, (t, cats, ser) in charts.items()),
+        *(f'<p class="note">{_e(note)}</p>' for note in _dimension_notes(charts, dimension_board)),
         "</section>",
         '<section id="samples"><h2>Samples</h2>',
         '<p><input id="search" type="search" placeholder="find a sample by key, e.g. terminal/12/3" '
@@ -402,7 +420,7 @@ def report_html(
 
 class Report(BaseModel):
     html: str
-    charts: dict[str, tuple[str, list[str], list[Series]]]
+    charts: Charts
 
 
 def build_report(

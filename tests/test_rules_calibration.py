@@ -22,7 +22,7 @@ from statistics import mean
 import pytest
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
-from awbench.judging.rules import rule_score
+from awbench.judging.rules import deterministic, masking, rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.structure import text_format
@@ -255,6 +255,8 @@ def test_perturbations_change_what_they_claim_to() -> None:
 
 def test_scoring_the_sample_is_fast() -> None:
     cases = [(domain, case) for domain in DOMAINS for case in load_cases(domain)]
+    for cached in (masking.mask, masking.mask_line, deterministic._seen_in):  # measure from cold caches
+        cached.cache_clear()
     started = time.perf_counter()
     for domain, case in cases:
         score(domain, case, case["last"])

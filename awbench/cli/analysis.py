@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated, Literal, Optional
 
 import typer
+from rich import box
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -21,8 +22,8 @@ from awbench.compare import (
 from awbench.dataset import DataError
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.leaderboard import (
-    DIMENSION_LABELS, Format, RunData, View, build_leaderboard, discover_runs, fmt_number, load_run_data,
-    point_summary, run_intervals, to_csv, to_json, to_markdown, to_rich,
+    DIMENSION_LABELS, Cell, Format, Leaderboard, RunData, View, build_leaderboard, discover_runs, fmt_cost,
+    fmt_number, load_run_data, point_summary, run_intervals, to_csv, to_json, to_markdown,
 )
 from awbench.records import JudgeKind
 from awbench.report import SampleView, build_report, clip, sample_view, unified_diff, worst_keys, write_pngs
@@ -83,15 +84,53 @@ def leaderboard(
         )
     if fmt == "table":
         if out is None:
-            console.print(*to_rich(board))
+            console.print(*leaderboard_renderables(board))
         else:
-            _emit(_render_text(to_rich(board)), out)
+            _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
         from awbench.report import leaderboard_page
 
         _emit(leaderboard_page(board), out)
     else:
         _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
+
+
+def _stacked(cell: Cell) -> Text:
+    """Value, and its interval's half-width below it: keeps eight score columns narrow enough for a terminal."""
+    text = Text(fmt_number(cell.value))
+    if cell.value is not None and cell.lo is not None and cell.hi is not None:
+        text.append(f"\n±{max(cell.value - cell.lo, cell.hi - cell.value):.2f}", style="dim")
+    return text
+
+
+def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
+    """A table per group, then the notes. The group's judge, prompt set and data are in its title (every row of
+    a group shares them), so the terminal table leaves those columns to the file formats."""
+    out: list[RenderableType] = []
+    for group in board.groups:
+        # No vertical rules and one space of padding: twelve columns fit in about 100 characters.
+        table = Table(title=group.header, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                      title_style="bold magenta" if group.published else "bold")
+        table.add_column("#", justify="right")
+        table.add_column("Run", overflow="fold", min_width=12)
+        for c in board.columns:
+            table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
+        table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
+        costs = any(row.cost_usd is not None for row in group.rows)
+        if costs:
+            table.add_column("Cost", justify="right", no_wrap=True)
+        for row in group.rows:
+            if row.published:
+                run = Text(row.run, style="italic magenta") + Text(" published", style="dim")
+            else:
+                run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
+            counts = "" if row.scored is None else f"{row.scored}/{row.failed}"
+            table.add_row("" if row.rank is None else str(row.rank), run,
+                          *(_stacked(row.cells[c]) for c in board.columns), counts,
+                          *([fmt_cost(row.cost_usd)] if costs else []))
+        out.append(table)
+    out += [Text(f"note: {note}", style="yellow") for note in board.notes]
+    return out
 
 
 def _load(run: str, output: Path) -> RunData:
@@ -198,13 +237,14 @@ def show(
 def run_overview(data: RunData, kind: JudgeKind) -> list[RenderableType]:
     ci = run_intervals(data, kind, DEFAULT_RESAMPLES, DEFAULT_SEED)
     table = Table(title=f"{data.name}: {kind} judge, 95% bootstrap intervals over trajectories", title_justify="left")
-    for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in DIMENSIONS)):
+    dimensions = DIMENSIONS if kind == "llm" else ()  # the rule judge has no rubric dimensions
+    for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
         table.add_column(name, justify="left" if name == "domain" else "right")
     for name, (n, score, dims) in point_summary(data.points(kind)).items():
         table.add_row(
             "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
             f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]",
-            *(fmt_number(dims.get(d), 1) for d in DIMENSIONS), style="bold" if name == OVERALL else None,
+            *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
         )
     out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, kind)})]
     consistency = judge_consistency(data)
@@ -248,7 +288,7 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
             Panel(Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"),
         )
         out.append(side)
-    scores = Table(show_header=True, title="scores (0..100)", title_justify="left")
+    scores = Table(title="scores (0..100)", title_justify="left", min_width=24)
     columns = ["total", *(DIMENSION_LABELS[d] for d in DIMENSIONS if d in view.dimensions), *(view.rule_parts or {})]
     for name in columns:
         scores.add_column(name, justify="right")

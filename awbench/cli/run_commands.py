@@ -238,7 +238,7 @@ def infer(**options: Any) -> None:
 
 
 # `infer` takes exactly `run`'s data, model and run-directory options (those before `judge`).
-_run_parameters = list(inspect.signature(run).parameters.values())
+_run_parameters = list(inspect.signature(run, eval_str=True).parameters.values())
 infer.__signature__ = inspect.Signature(_run_parameters[: [p.name for p in _run_parameters].index("judge")])  # type: ignore[attr-defined]
 
 

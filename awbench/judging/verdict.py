@@ -23,9 +23,13 @@ PARSER_VERSION = "1"  # bump when parsing behaviour changes; it is part of the v
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
 # a fence left open runs to the end, as in a verdict cut off by the token limit.
-_FENCE = re.compile(r"(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
+_FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
+
+# A truncated verdict leaves its outer object and one or two nested ones open; trying only the outermost
+# few unclosed braces keeps degenerate output ("{{{{...") linear.
+_MAX_UNCLOSED = 3
 
 Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
 
@@ -185,22 +189,18 @@ def _lower_keys(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _object_spans(text: str) -> list[Span]:
-    """Top-level `{...}` objects in order. Braces inside "..." or '...' strings (with backslash escapes) do
-    not count. A `{` that never closes is kept with end None, and scanning resumes just after it, so that a
-    stray brace in prose does not hide the objects that follow."""
-    spans: list[Span] = []
-    pos = text.find("{")
-    while pos != -1:
-        end = _matching_brace(text, pos)
-        spans.append((pos, end))
-        pos = text.find("{", end if end is not None else pos + 1)
-    return spans
+    """The top-level `{...}` objects in order of their start, in one pass.
 
-
-def _matching_brace(text: str, start: int) -> int | None:
-    """The offset just after the brace closing the one at `start`, or None if it never closes."""
-    depth, quote, skip_to = 0, "", 0
-    for match in _STRING_SYNTAX.finditer(text, start):
+    Braces inside "..." or '...' strings (with backslash escapes) do not count; strings are only tracked
+    inside braces, and a quote opens one only where a key or value can start, so an apostrophe in prose
+    ("it's") does not swallow the rest. Objects nested in a balanced one are not listed; those inside a
+    `{` that never closes are, so that a stray brace in prose does not hide the verdict after it. Of the
+    braces never closed (end None: a truncated verdict), the outermost few are listed.
+    """
+    closed: list[tuple[int, int]] = []
+    stack: list[int] = []
+    quote, skip_to = "", 0
+    for match in _STRING_SYNTAX.finditer(text):
         pos, char = match.start(), match.group()
         if pos < skip_to:  # the character right after a backslash inside a string
             continue
@@ -209,15 +209,27 @@ def _matching_brace(text: str, start: int) -> int | None:
                 skip_to = pos + 2
             elif char == quote:
                 quote = ""
-        elif char in "\"'":
-            quote = char
         elif char == "{":
-            depth += 1
+            stack.append(pos)
         elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return match.end()
-    return None
+            if stack:
+                closed.append((stack.pop(), pos + 1))
+        elif char in "\"'" and stack and _starts_value(text, pos):
+            quote = char
+    top: list[tuple[int, int]] = []
+    for start, end in sorted(closed):
+        if not top or start >= top[-1][1]:
+            top.append((start, end))
+    unclosed: list[Span] = [(start, None) for start in stack[:_MAX_UNCLOSED]]
+    return sorted([*top, *unclosed], key=lambda span: span[0])
+
+
+def _starts_value(text: str, quote_at: int) -> bool:
+    """Whether a quote at `quote_at` follows `{`, `[`, `,` or `:` (whitespace aside), where a string can start."""
+    before = quote_at - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before >= 0 and text[before] in "{[,:"
 
 
 def _load_object(text: str) -> tuple[dict[str, Any], bool] | None:

@@ -7,8 +7,9 @@ deterministic *line* when it
 * occurs inside an action (`echo hello` -> `hello`, a heredoc or an editor call writing a file), or
 * is a shell prompt echoing the current command after a prompt seen before.
 Otherwise parts of it can be deterministic *values*, found anywhere in the prediction:
-* the line without a line-number / diff / list / element-id prefix, when that was seen before;
-* the value of a `key: value` line, a `: `-separated part or a quoted string, when seen before;
+* the line without a line-number / diff / list / element-id prefix, or the value of a `key: value`
+  line, when that was seen before;
+* a `: `-separated part or a quoted string that occurs in an action (`cat: FILE: No such file`);
 * an argument of the current call echoed in the result (JSON scalars and quoted strings of the action:
   ids, paths, queries, typed text, commit messages).
 Lines without content of their own (`"user": {`, `"closed_at": null`, `}` or metadata only) are not checked.
@@ -27,7 +28,6 @@ from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
-    PLACEHOLDER_RE,
     content_chars,
     contains_bounded,
     line_key,
@@ -48,7 +48,8 @@ QUOTED_RE = re.compile(r"\"([^\"\n]*)\"(\s*:)?|'([^'\n]*)'(\s*:)?")
 VALUE_TRIM = " \"'{}[],;"
 # Keys of a JSON call whose values name the operation or a screen position rather than pass content.
 NOT_ARGUMENTS = frozenset({"tool", "action", "command", "x", "y"})
-MIN_VALUE_CHARS = 3
+MIN_LINE_CHARS = 2  # letters and digits outside placeholders for a line to be checked at all
+MIN_VALUE_CHARS = 3  # ... for a value, which is searched for anywhere and so must not match by chance
 UNINFORMATIVE_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "ok"})
 
 
@@ -93,8 +94,8 @@ def _informative(value: str) -> bool:
 
 def has_content(key: str) -> bool:
     """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
-    rest = PLACEHOLDER_RE.sub("", JSON_KEY_RE.sub("", key)).strip(VALUE_TRIM)
-    return content_chars(rest) >= 2 and rest.lower() not in UNINFORMATIVE_VALUES
+    rest = JSON_KEY_RE.sub("", key).strip(VALUE_TRIM)
+    return content_chars(rest) >= MIN_LINE_CHARS and rest.lower() not in UNINFORMATIVE_VALUES
 
 
 def _quoted(text: str) -> Iterable[str]:
@@ -163,9 +164,10 @@ def _action_texts(body: str) -> tuple[list[str], list[str]]:
     return texts, list(dict.fromkeys(a for a in masked if _informative(a)))
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=1024)
 def _seen_in(item: str) -> _Seen:
-    """Cached: the same trajectory prefix is scored once per candidate model."""
+    """What one history item adds to the index; cached, as a trajectory's prefix is scored once per
+    evaluated turn and per candidate model."""
     is_observation, body = _body(item)
     texts, arguments = ([body], []) if is_observation else _action_texts(body)
     keys: set[str] = set()
@@ -194,7 +196,8 @@ def index_history(history: tuple[str, ...]) -> HistoryIndex:
     fragments: set[str] = set()
     prompts: set[str] = set()
     actions: list[str] = []
-    current, previous = _Seen(False, frozenset(), frozenset(), frozenset(), "", ()), None
+    current: _Seen | None = None
+    previous: _Seen | None = None
     for item in history:
         seen = _seen_in(item)
         keys |= seen.keys
@@ -210,22 +213,24 @@ def index_history(history: tuple[str, ...]) -> HistoryIndex:
         fragments=frozenset(fragments),
         prompts=frozenset(prompts),
         actions_text="\n".join(actions),
-        arguments=current.arguments,
-        current_command=normalize_line(current.text),
+        arguments=current.arguments if current else (),
+        current_command=normalize_line(current.text) if current else "",
         previous_keys=previous.keys if previous else frozenset(),
         previous_text=previous.text if previous else "",
     )
 
 
-def _known(text: str, history: HistoryIndex) -> bool:
-    """Seen before as a line or a fragment, or inside an action (long enough not to be there by chance)."""
-    if text in history.keys or text in history.fragments:
-        return True
+def _in_actions(text: str, history: HistoryIndex) -> bool:
+    """Inside an action, and long enough not to be there by chance."""
     return content_chars(text) >= MIN_VALUE_CHARS and contains_bounded(history.actions_text, text)
 
 
+def _seen_line(text: str, history: HistoryIndex) -> bool:
+    return text in history.keys or _in_actions(text, history)
+
+
 def _line_items(index: int, key: str, history: HistoryIndex) -> list[Item]:
-    if key in history.keys or (content_chars(key) >= MIN_VALUE_CHARS and contains_bounded(history.actions_text, key)):
+    if _seen_line(key, history):
         return [Item("line", key, index, key not in history.previous_keys)]
     prompt = PROMPT_RE.match(key)
     if prompt and contains_bounded(history.current_command, prompt.group("command")):
@@ -235,8 +240,8 @@ def _line_items(index: int, key: str, history: HistoryIndex) -> list[Item]:
     stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
     seen_before = [stripped] if stripped != key and has_content(stripped) else []
     seen_before += key_value(key)
-    values = [v for v in seen_before if _known(v, history)]
-    values += [v for v in echo_candidates(key) if contains_bounded(history.actions_text, v)]
+    values = [v for v in seen_before if v in history.fragments or _seen_line(v, history)]
+    values += [v for v in echo_candidates(key) if _in_actions(v, history)]
     return [
         Item("value", value, index, not contains_bounded(history.previous_text, value))
         for value in dict.fromkeys(values)

@@ -76,14 +76,3 @@ def type_name(value: Any) -> str:
 def key_paths(document: Any) -> set[str]:
     """Typed key paths such as `$.items[].name:str`: the document's shape without its values."""
     return {f"{path}:{type_name(value)}" for path, value in walk(document)}
-
-
-def scalar_texts(document: Any) -> set[str]:
-    """Every string and number in the document as text (booleans and null say too little to count)."""
-    out: set[str] = set()
-    for _path, value in walk(document):
-        if isinstance(value, str):
-            out.add(value)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.add(json.dumps(value))
-    return out

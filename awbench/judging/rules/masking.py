@@ -34,18 +34,20 @@ LISTEN_CUE_RE = re.compile(r"(?i)\b(?:listen(?:ing)?|serving|running on|started|
 
 @dataclass(frozen=True)
 class Detector:
-    """`pattern` finds a value; its group `v` (or the whole match) becomes ⟨kind⟩, the rest is context kept."""
+    """`pattern` finds a value; its group `v` (or the whole match) becomes ⟨kind⟩, the rest is context kept.
+    `accept` vets a match; `applies` is a cheap test of the line that spares running `pattern` on most lines
+    and carries the line-level cues (a percentage counts only on a progress line)."""
 
     kind: str
     pattern: re.Pattern[str]
     accept: Callable[[re.Match[str]], bool] | None = None
+    applies: Callable[[str], object] | None = None  # truthy when the detector may match the line
 
 
 def _has_digit_and_letter_single_case(m: re.Match[str]) -> bool:
     # A hash mixes digits and letters and is written in one case; this spares words like "deadbeef" and "Facade1".
     v = m.group(0)
-    letters = [c for c in v if c.isalpha()]
-    return any(c.isdigit() for c in v) and bool(letters) and (v.lower() == v or v.upper() == v)
+    return any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and (v.lower() == v or v.upper() == v)
 
 
 def _contains_digit(m: re.Match[str]) -> bool:
@@ -56,68 +58,69 @@ def _is_clock_time(m: re.Match[str]) -> bool:
     return int(m.group(0).split(":", 1)[0]) < 24
 
 
-def _line_mentions_pid(m: re.Match[str]) -> bool:
-    return "pid" in m.string.lower()
+def _any(*parts: str) -> Callable[[str], object]:
+    """A test that the line contains one of `parts` (one regex scan instead of a loop of `in`)."""
+    return re.compile("|".join(map(re.escape, parts))).search
 
 
-def _line_shows_progress(m: re.Match[str]) -> bool:
-    return PROGRESS_CUE_RE.search(m.string) is not None
+def _d(
+    kind: str,
+    pattern: str,
+    applies: Callable[[str], object] | None = None,
+    accept: Callable[[re.Match[str]], bool] | None = None,
+) -> Detector:
+    return Detector(kind, re.compile(pattern), accept, applies)
 
 
-def _line_announces_listening(m: re.Match[str]) -> bool:
-    return LISTEN_CUE_RE.search(m.string) is not None
-
-
-def _d(kind: str, pattern: str, accept: Callable[[re.Match[str]], bool] | None = None) -> Detector:
-    return Detector(kind, re.compile(pattern), accept)
-
+MONTH_NAMES = _any("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+PID_WORD = _any("pid", "PID", "Pid", "tgid", "TGID")
 
 # Order matters: longer, more specific formats run before the pieces they contain.
 DETECTORS: tuple[Detector, ...] = (
     # curl's progress meter row: every column is a transfer statistic.
-    _d("PROGRESS", r"^\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\S+\s+\S+\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+\S+\s*$"),
-    _d("UUID", r"(?<![\w-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])"),
+    _d("PROGRESS", r"^\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\S+\s+\S+\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+\S+\s*$", _any(":")),
+    _d("UUID", r"(?<![\w-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])", _any("-")),
     # Timestamps and dates.
-    _d("TIME", rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?"),
-    _d("TIME", r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)"),
-    _d("TIME", rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?"),
-    _d("TIME", rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?"),
-    _d("TIME", rf"(?<!\w){MONTH} +\d{{1,2}} +(?:\d{{1,2}}:\d{{2}}(?::\d{{2}})?|\d{{4}})(?![\w:])"),
-    _d("TIME", rf"(?<!\w){MONTH}\.? \d{{1,2}}, \d{{4}}(?!\w)|(?<!\w)\d{{1,2}} {MONTH} \d{{4}}(?!\w)"),
-    _d("DURATION", r"(?<=\[)\d+:\d{2}(?::\d{2})?(?=<)|(?<=<)\d+:\d{2}(?::\d{2})?(?=[,\]])"),  # tqdm [00:01<00:02]
-    _d("TIME", r"(?<![\d:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\d:])"),
-    _d("TIME", r"(?<![\w:.])\d{1,2}:[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?(?![\w:])", _is_clock_time),  # a clock: "9:41"
-    _d("TIME", r"(?i)(?P<p>(?:\b[\w-]*(?:time|stamp|date|epoch|_at|_ts|created|updated|modified|expires?)|\bts)[\"']?\s*[:=]\s*[\"']?)(?P<v>\d{9,13}(?:\.\d+)?)(?!\d)"),
-    _d("TIME", r"\b\d+ (?:second|minute|hour|day|week|month|year)s? ago\b"),
+    _d("TIME", rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?", _any("/")),
+    _d("TIME", r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)", _any("-", "/")),
+    _d("TIME", rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?", _any(", ")),
+    _d("TIME", rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?", _any(":")),
+    _d("TIME", rf"(?<!\w){MONTH} +\d{{1,2}} +(?:\d{{1,2}}:\d{{2}}(?::\d{{2}})?|\d{{4}})(?![\w:])", MONTH_NAMES),
+    _d("TIME", rf"(?<!\w){MONTH}\.? \d{{1,2}}, \d{{4}}(?!\w)|(?<!\w)\d{{1,2}} {MONTH} \d{{4}}(?!\w)", MONTH_NAMES),
+    _d("DURATION", r"(?<=\[)\d+:\d{2}(?::\d{2})?(?=<)|(?<=<)\d+:\d{2}(?::\d{2})?(?=[,\]])", _any("<")),  # tqdm [00:01<00:02]
+    _d("TIME", r"(?<![\d:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\d:])", _any(":")),
+    _d("TIME", r"(?<![\w:.])\d{1,2}:[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?(?![\w:])", _any(":"), _is_clock_time),  # "9:41"
+    _d("TIME", r"(?i)(?P<p>(?:\b[\w-]*(?:time|stamp|date|epoch|_at|_ts|created|updated|modified|expires?)|\bts)[\"']?\s*[:=]\s*[\"']?)(?P<v>\d{9,13}(?:\.\d+)?)(?!\d)", re.compile(r"\d{9}").search),
+    _d("TIME", r"\b\d+ (?:second|minute|hour|day|week|month|year)s? ago\b", _any(" ago")),
     # Durations.
-    _d("DURATION", r"(?<=\bUp )\d+ (?:second|minute|hour|day|week)s?\b"),
-    _d("DURATION", r"(?<![\w.])\d+m\d+(?:\.\d+)?s(?!\w)"),
-    _d("DURATION", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|msec|usec)(?!\w)"),
-    _d("DURATION", r"(?<![\w.])\d+\.\d+\s?(?:s|sec|secs|seconds)(?!\w)"),
-    _d("DURATION", r"(?P<p>\b(?:in|took|after|elapsed:?|[Tt]ime:|[Dd]uration:)\s)(?P<v>\d+\s?(?:s|sec|secs|seconds))(?!\w)"),
+    _d("DURATION", r"(?<=\bUp )\d+ (?:second|minute|hour|day|week)s?\b", _any("Up ")),
+    _d("DURATION", r"(?<![\w.])\d+m\d+(?:\.\d+)?s(?!\w)", re.compile(r"\dm\d").search),
+    _d("DURATION", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|msec|usec)(?!\w)", _any("s")),
+    _d("DURATION", r"(?<![\w.])\d+\.\d+\s?(?:s|sec|secs|seconds)(?!\w)", _any("s")),
+    _d("DURATION", r"(?P<p>\b(?:in|took|after|elapsed:?|[Tt]ime:|[Dd]uration:)\s)(?P<v>\d+\s?(?:s|sec|secs|seconds))(?!\w)", _any("s")),
     # Process ids, only where something says they are process ids.
-    _d("PID", r"(?i)(?P<p>\b(?:pid|ppid|tgid)\b[\"']?\s*[:=#]?\s*)(?P<v>\d+)(?!\w)"),
-    _d("PID", r"(?i)(?P<p>\bprocess(?: id)?\s*[:=#]?\s*)(?P<v>\d{2,})(?!\w)"),
-    _d("PID", r"(?i)(?P<p>\bparent\b[\"']?\s*[:=]?\s*)(?P<v>\d+)(?!\w)", _line_mentions_pid),
-    _d("PID", r"^(?P<p>\s*\[\d+\][+-]?\s+)(?P<v>\d+)\s*$"),  # `cmd &` prints "[1] 12345"
+    _d("PID", r"(?i)(?P<p>\b(?:pid|ppid|tgid)\b[\"']?\s*[:=#]?\s*)(?P<v>\d+)(?!\w)", PID_WORD),
+    _d("PID", r"(?i)(?P<p>\bprocess(?: id)?\s*[:=#]?\s*)(?P<v>\d{2,})(?!\w)", _any("rocess", "ROCESS")),
+    _d("PID", r"(?i)(?P<p>\bparent\b[\"']?\s*[:=]?\s*)(?P<v>\d+)(?!\w)", PID_WORD),  # "child pid: 5 parent: 4"
+    _d("PID", r"^(?P<p>\s*\[\d+\][+-]?\s+)(?P<v>\d+)\s*$", _any("[")),  # `cmd &` prints "[1] 12345"
     # Addresses and hashes.
-    _d("ADDR", r"(?<!\w)0x[0-9a-fA-F]{6,16}(?!\w)"),
-    _d("HASH", r"(?<![\w-])[0-9a-fA-F]{7,128}(?![\w-])", _has_digit_and_letter_single_case),
+    _d("ADDR", r"(?<!\w)0x[0-9a-fA-F]{6,16}(?!\w)", _any("0x")),
+    _d("HASH", r"(?<![\w-])[0-9a-fA-F]{7,128}(?![\w-])", re.compile(r"[0-9a-fA-F]{7}").search, _has_digit_and_letter_single_case),
     # Transfer rates, then sizes.
-    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s(?!\w)"),
-    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:it/s|s/it|[kMG]?bps)(?!\w)"),
+    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s(?!\w)", _any("/s")),
+    _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:it/s|s/it|[kMG]?bps)(?!\w)", _any("it/s", "s/it", "bps")),
     _d("SIZE", r"^(?P<p>[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+)(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\s)"),  # ls -l
     _d("SIZE", r"^(?P<p>total )(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)\s*$"),  # ls -l block total
     _d("SIZE", r"^(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\t)"),  # du
-    _d("SIZE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?)(?![\w/])|(?<![\w.])\d+(?:\.\d+)?[KMGTPB](?![\w/])"),
+    _d("SIZE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?)(?![\w/])|(?<![\w.])\d+(?:\.\d+)?[KMGTPB](?![\w/])", _any("B", "K", "M", "G", "T", "P", "byte")),
     # Progress percentages and the battery level.
-    _d("PERCENT", r"(?i)(?P<p>\bbattery:?\s)(?P<v>\d{1,3})(?=\s?(?:%|percent))"),
-    _d("PERCENT", r"(?<=\[)\s*\d{1,3}%(?=\])"),
-    _d("PERCENT", r"(?<![\w.])\d{1,3}(?:\.\d+)?%", _line_shows_progress),
-    _d("PORT", r"(?P<p>:)(?P<v>\d{2,5})(?![\w:.])|(?P<p2>\b[Pp]ort\s)(?P<v2>\d{2,5})\b", _line_announces_listening),
+    _d("PERCENT", r"(?i)(?P<p>\bbattery:?\s)(?P<v>\d{1,3})(?=\s?(?:%|percent))", _any("attery", "ATTERY")),
+    _d("PERCENT", r"(?<=\[)\s*\d{1,3}%(?=\])", _any("%]")),
+    _d("PERCENT", r"(?<![\w.])\d{1,3}(?:\.\d+)?%", lambda line: "%" in line and PROGRESS_CUE_RE.search(line) is not None),
+    _d("PORT", r"(?P<p>:)(?P<v>\d{2,5})(?![\w:.])|(?P<p2>\b[Pp]ort\s)(?P<v2>\d{2,5})\b", LISTEN_CUE_RE.search),
     # Random temporary names: mktemp's tmp.XXXXXXXXXX and Python's tmpXXXXXXXX.
-    _d("TMPNAME", r"(?<![\w.])tmp\.[A-Za-z0-9]{6,12}(?![\w])"),
-    _d("TMPNAME", r"(?<![\w.])tmp[a-z0-9_]{8}(?!\w)", _contains_digit),
+    _d("TMPNAME", r"(?<![\w.])tmp\.[A-Za-z0-9]{6,12}(?![\w])", _any("tmp.")),
+    _d("TMPNAME", r"(?<![\w.])tmp[a-z0-9_]{8}(?!\w)", _any("tmp"), _contains_digit),
 )
 
 # Only lines matching this can contain something a detector masks.
@@ -136,6 +139,9 @@ TOKEN_RE = re.compile(r"\S+")
 
 
 def _substitute(detector: Detector, line: str) -> str:
+    if detector.applies is not None and not detector.applies(line):
+        return line
+
     def replace(m: re.Match[str]) -> str:
         if detector.accept is not None and not detector.accept(m):
             return m.group(0)
@@ -193,7 +199,7 @@ def _mask_pass(lines: list[str]) -> list[str]:
     return [mask_line(line) for line in _mask_process_tables(lines)]
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def mask(text: str) -> str:
     """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
     (each change removes characters that are not placeholders, so this ends)."""

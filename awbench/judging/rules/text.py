@@ -6,9 +6,7 @@ import re
 
 # Typed placeholders that masking writes in place of runtime metadata, e.g. "⟨TIME⟩".
 PLACEHOLDER_RE = re.compile(r"⟨([A-Z]+)⟩")
-
-# A line needs at least this many letters/digits outside placeholders to be worth checking as content.
-MIN_CONTENT_CHARS = 2
+NOT_CONTENT_RE = re.compile(r"[\W_]+")  # everything but letters and digits
 
 
 def placeholder(kind: str) -> str:
@@ -43,12 +41,7 @@ def line_key(normalized: str) -> str:
 
 def content_chars(line: str) -> int:
     """Letters and digits of a line outside placeholders."""
-    return sum(ch.isalnum() for ch in PLACEHOLDER_RE.sub("", line))
-
-
-def is_substantive(line: str) -> bool:
-    """Blank lines, pure punctuation and lines made only of placeholders carry no checkable content."""
-    return content_chars(line) >= MIN_CONTENT_CHARS
+    return len(NOT_CONTENT_RE.sub("", PLACEHOLDER_RE.sub("", line)))
 
 
 def _is_word_char(ch: str) -> bool:
@@ -56,7 +49,8 @@ def _is_word_char(ch: str) -> bool:
 
 
 def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
-    """`needle` occurs in `haystack` and does not cut a word in two at either end (so "cat" is not found in "concat")."""
+    """`needle` occurs in `haystack` without cutting a word in two at either end ("cat" is not in "concat").
+    Gives up after `max_hits` occurrences inside words, to stay linear on pathological inputs."""
     if not needle:
         return False
     check_left = _is_word_char(needle[0])
