@@ -12,20 +12,22 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
 
+from awbench.config import DataSettings
+from awbench.dataset import load_samples
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample, content_hash
 from awbench.resources import bundled
 from awbench.scoring import ScoresFile, ScoreTable, sample_points
-from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
+from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval
 from awbench.store import RunManifest, RunStore, StoreError
 
 View = Literal["domain", "dimension"]
@@ -69,49 +71,57 @@ def table_for(scores: ScoresFile, judge: JudgeKind | None) -> ScoreTable | None:
 
 @dataclass(frozen=True)
 class Provenance:
-    """What must be equal for two runs' scores to be ranked together."""
+    """What must be equal for two runs' scores to be ranked together. Full hashes compare; short ones show."""
 
     judge: str  # the LLM judge's model, or "rules"
-    prompts: str  # prompt set name@short hash (LLM) or the rule judge's self-description hash
-    data: str  # short data fingerprint
+    prompt_set: str
+    prompt_hash: str  # the prompt set's sha256, or the rule judge's version
+    data: str  # the data fingerprint
     policy: str
 
     @property
+    def prompts(self) -> str:
+        return f"{self.prompt_set}@{self.prompt_hash[:6]}"
+
+    @property
     def header(self) -> str:
-        return f"judge {self.judge} · prompts {self.prompts} · data {self.data} · failures {self.policy}"
+        return f"judge {self.judge} · prompts {self.prompts} · data {self.data[:6]} · failures {self.policy}"
 
 
-_PROVENANCE_FIELDS = {"judge": "judge", "prompts": "prompt set", "data": "data", "policy": "failure policy"}
+_PROVENANCE_FIELDS = {
+    "judge": ("judge",), "prompt set": ("prompt_set", "prompt_hash"), "data": ("data",), "failure policy": ("policy",),
+}
 
 
 def provenance(manifest: RunManifest, kind: JudgeKind, policy: str) -> Provenance:
     described = manifest.judges.get(kind, {})
     settings = manifest.config.judge
     if kind == "llm":
-        judge = settings.model if settings else str(described.get("model", "llm"))
+        judge = settings.model if settings else "llm"
         name = described.get("prompt_set") or (settings.prompts if settings else "?")
-        sha = described.get("prompt_sha256")
-        prompts = f"{name}@{sha[:6]}" if sha else f"{name}@?"
+        sha = str(described.get("prompt_sha256") or "?")
     else:
-        judge, prompts = "rules", f"rules@{described.get('rules_version', content_hash(described)[:6])}"
-    return Provenance(judge=judge, prompts=prompts, data=manifest.data_fingerprint[:6], policy=policy)
+        judge, name, sha = "rules", "rules", str(described.get("rules_version", content_hash(described)[:6]))
+    return Provenance(judge=judge, prompt_set=name, prompt_hash=sha, data=manifest.data_fingerprint, policy=policy)
 
 
-def load_samples_for(manifest: RunManifest) -> list[Sample]:
+@lru_cache(maxsize=4)
+def _load(settings_json: str) -> tuple[tuple[Sample, ...], str]:
+    """Runs on the same data settings share one load: a leaderboard of many runs reads the data once."""
+    loaded = load_samples(DataSettings.model_validate_json(settings_json))
+    return tuple(loaded.samples), loaded.fingerprint
+
+
+def run_samples(manifest: RunManifest) -> list[Sample]:
     """The run's samples, loaded again through the settings it was run with, and checked to be the same data."""
-    from awbench.dataset import load_samples
-
-    loaded = load_samples(manifest.config.data)
-    if loaded.fingerprint != manifest.data_fingerprint:
+    samples, fingerprint = _load(manifest.config.data.model_dump_json())
+    if fingerprint != manifest.data_fingerprint:
         raise StoreError(
             f"the data at {manifest.data_source} has changed since the run {manifest.config.run_name!r} "
-            f"(fingerprint {loaded.fingerprint[:12]}, the run used {manifest.data_fingerprint[:12]}); "
+            f"(fingerprint {fingerprint[:12]}, the run used {manifest.data_fingerprint[:12]}); "
             "its samples cannot be matched to its records"
         )
-    return list(loaded.samples)
-
-
-SampleLoader = Callable[[RunManifest], list[Sample]]
+    return list(samples)
 
 
 @dataclass
@@ -159,21 +169,10 @@ class RunData:
         return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
 
 
-_sample_cache: dict[str, list[Sample]] = {}
-
-
-def cached_loader(manifest: RunManifest) -> list[Sample]:
-    """Runs on the same data settings share one load (a leaderboard of many runs loads the data once)."""
-    key = manifest.config.data.model_dump_json()
-    if key not in _sample_cache:
-        _sample_cache[key] = load_samples_for(manifest)
-    return _sample_cache[key]
-
-
-def load_run_data(store: RunStore, loader: SampleLoader = cached_loader) -> RunData:
+def load_run_data(store: RunStore) -> RunData:
     manifest = store.read_manifest()
     raw_scores = store.read_scores_json()
-    samples = {s.key: s for s in loader(manifest)}
+    samples = {s.key: s for s in run_samples(manifest)}
     return RunData(
         store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
         predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]
@@ -328,8 +327,10 @@ def _rank(rows: list[Row]) -> list[Row]:
 
 
 def _differences(keys: list[Provenance]) -> str:
-    differ = [label for name, label in _PROVENANCE_FIELDS.items() if len({getattr(k, name) for k in keys}) > 1]
-    return ", ".join(differ)
+    return ", ".join(
+        label for label, names in _PROVENANCE_FIELDS.items()
+        if len({tuple(getattr(k, n) for n in names) for k in keys}) > 1
+    )
 
 
 def build_leaderboard(
@@ -339,11 +340,10 @@ def build_leaderboard(
     scope: str = OVERALL,
     judge: JudgeKind | None = None,
     ci: bool = False,
-    resamples: int = 2000,
-    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     reference: bool = False,
     mix_reference: bool = False,
-    loader: SampleLoader = cached_loader,
     notes: list[str] | None = None,
 ) -> Leaderboard:
     columns, labels = _columns(view, scope)
@@ -361,14 +361,14 @@ def build_leaderboard(
             continue
         cells = _cells(table, view, scope)
         if ci:
-            data = load_run_data(store, loader)
+            data = load_run_data(store)
             _with_intervals(cells, run_intervals(data, table.judge, resamples, seed), view, scope)
             notes += _stale(data, table)
         key = provenance(manifest, table.judge, scores.failure_policy)
         by_group.setdefault(key, []).append(Row(
             run=store.name, model=manifest.config.model.model, cells=cells,
             scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
-            judge=key.judge, prompts=key.prompts, data=key.data, cost_usd=scores.cost_usd,
+            judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
         ))
 
     groups = [Group(header=key.header, rows=_rank(rows)) for key, rows in by_group.items()]
@@ -411,9 +411,11 @@ def _stale(data: RunData, table: ScoreTable) -> list[str]:
     for domain, ds in table.domains.items():
         values = [score for _, score, _ in points.get(domain, [])]
         recomputed = float(np.mean(values)) if values else None
-        if (recomputed is None) != (ds.score is None) or (
-            recomputed is not None and ds.score is not None and abs(recomputed - ds.score) > 1e-6
-        ):
+        if recomputed is None or ds.score is None:
+            stale = recomputed != ds.score
+        else:
+            stale = abs(recomputed - ds.score) > 1e-6
+        if stale:
             return [f"{data.name}: scores.json does not match its judgments ({domain}); re-score the run "
                     "before trusting its intervals"]
     return []
@@ -426,15 +428,20 @@ def fmt_number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
+def half_width(cell: Cell) -> float | None:
+    """The larger side of the interval, so that `value ± half` never understates it."""
+    if cell.value is None or cell.lo is None or cell.hi is None or np.isnan(cell.lo) or np.isnan(cell.hi):
+        return None
+    return max(cell.value - cell.lo, cell.hi - cell.value)
+
+
 def fmt_cell(cell: Cell, ci_style: Literal["pm", "bracket"] = "pm") -> str:
-    if cell.value is None:
-        return "–"
-    if cell.lo is None or cell.hi is None or np.isnan(cell.lo) or np.isnan(cell.hi):
+    half = half_width(cell)
+    if half is None:
         return fmt_number(cell.value)
     if ci_style == "bracket":
         return f"{cell.value:.2f} [{cell.lo:.2f}, {cell.hi:.2f}]"
-    # ± the larger half-width, so the shown range never understates the interval.
-    return f"{cell.value:.2f} ±{max(cell.value - cell.lo, cell.hi - cell.value):.2f}"
+    return f"{cell.value:.2f} ±{half:.2f}"
 
 
 def fmt_cost(cost: float | None) -> str:

@@ -22,8 +22,7 @@ import awbench
 from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.leaderboard import (
-    DIMENSION_LABELS, Leaderboard, RunData, SampleLoader, build_leaderboard, cached_loader, fmt_cell, fmt_cost,
-    fmt_number, load_run_data,
+    DIMENSION_LABELS, Leaderboard, RunData, build_leaderboard, fmt_cell, fmt_cost, fmt_number, load_run_data,
 )
 from awbench.parsing import strip_observation_marker
 from awbench.records import JudgeKind
@@ -425,14 +424,13 @@ class Report(BaseModel):
 
 def build_report(
     stores: Sequence[RunStore], *, judge: JudgeKind | None = None, worst_n: int = 3, reference: bool = False,
-    ci: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-    loader: SampleLoader = cached_loader, notes: Sequence[str] = (),
+    ci: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, notes: Sequence[str] = (),
 ) -> Report:
     stores = list(stores)
-    common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed, loader=loader)
+    common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed)
     domain_board = build_leaderboard(stores, reference=reference, notes=list(notes), **common)
     dimension_board = build_leaderboard(stores, view="dimension", **common)
-    datas = [load_run_data(store, loader) for store in stores]
+    datas = [load_run_data(store) for store in stores]
     kinds: list[JudgeKind] = [judge or data.primary_judge for data in datas]
     for data, kind in zip(datas, kinds):
         if not data.judged_by(kind):

@@ -84,6 +84,19 @@ def test_same_predictions_other_judge_is_a_judge_agreement(tmp_path):
     assert ag.spearman == pytest.approx(4 / 4.5)
 
 
+def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path):
+    # Failed generations are never judged: such a run has no judgment records, yet it has scores.
+    data = write_data(tmp_path / "data", SMALL)
+    results = tmp_path / "results"
+    a = make_run(results, "some", data, dict.fromkeys(MCP + SEARCH, 3), rules=dict.fromkeys(MCP + SEARCH, 0.5), llm=False)
+    b = make_run(results, "none", data, dict.fromkeys(MCP + SEARCH), rules={}, llm=False)
+    assert not load_run_data(b).judgments
+    c = compare_runs(load_run_data(a), load_run_data(b), judge="rules")
+    overall = c.rows[-1]
+    assert (c.judge, overall.n, overall.mean_a, overall.mean_b, overall.wins) == ("rules", 5, 50.0, 0.0, 5)
+    assert c.length_bias["none"]["0.8-1.25"] == (0, None)  # failures say nothing about length
+
+
 def test_judge_consistency_over_repeated_verdicts(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     twice = lambda g: [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]  # noqa: E731

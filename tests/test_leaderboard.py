@@ -24,7 +24,7 @@ from awbench.leaderboard import (
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
 from awbench.scoring import ScoresFile, score_table, to_100
 from awbench.stats import spearman
-from awbench.store import RunManifest, RunStore
+from awbench.store import RunManifest, RunStore, StoreError
 
 PROMPT_SHA = "1a2b3c" + "0" * 58
 # Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.
@@ -64,21 +64,22 @@ def make_run(
     judge_model: str = "gpt-5.2-2025-12-11", prompt_set: str = "rubric", prompt_sha: str = PROMPT_SHA,
     policy: str = "minimum", predictions: Mapping[str, str] | None = None, rules: Mapping[str, float] | None = None,
     cost: float | None = None, strengths: tuple[str, ...] = ("keeps the format",),
-    weaknesses: tuple[str, ...] = ("invents a file",),
+    weaknesses: tuple[str, ...] = ("invents a file",), llm: bool = True,
 ) -> RunStore:
     """A scored run. `grades`: key -> 1..5 for every dimension, a {dimension: 1..5}, a list of those (one per
-    verdict), or None for a failed generation. Samples without a grade get no prediction (unscored)."""
+    verdict), or None for a failed generation. Samples without a grade get no prediction (unscored).
+    `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge."""
     settings = DataSettings(source=str(data))
     loaded = load_samples(settings)
     samples = {s.key: s for s in loaded.samples}
     store = RunStore(results / name)
-    kind = "both" if rules else "llm"
+    kind = "llm" if rules is None else "both" if llm else "rules"
     config = RunConfig(
         run_name=name, output=results, data=settings, model=ModelSettings(model=model or name, backend="openai"),
         judge=JudgeSettings(kind=kind, model=judge_model, prompts=prompt_set),
     )
-    judges = {"llm": {"prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": 1}}
-    if rules:
+    judges = {"llm": {"prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": 1}} if llm else {}
+    if rules is not None:
         judges["rules"] = {"rules_version": 1}
     store.create(RunManifest(config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint,
                              samples=len(samples), judges=judges))
@@ -102,21 +103,27 @@ def make_run(
             key=key, domain=sample.domain, judge="llm", cache_key=key, status="ok",
             score=to_100(sum(dims.values()) / len(dims)), dimensions=dims, verdicts=verdicts,
         )
-        if rules:
-            r = rules[key]
+        if rules is not None:
+            r = rules.get(key, 0.0)
             rule_judgments[key] = JudgmentRecord(
                 key=key, domain=sample.domain, judge="rules", cache_key=key, status="ok", score=r * 100,
                 rule=RuleParts(score=r, parts={"lines": r}, exact_match=r == 1, deterministic_complete=True),
             )
     for record in preds.values():
         store.predictions.append(record)
+    if not llm:
+        judgments = {}
     for record in [*judgments.values(), *rule_judgments.values()]:
         store.judgments.append(record)
 
     keys = [(s.key, s.domain) for s in samples.values()]
+    if not llm:
+        primary = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+        store.write_scores(ScoresFile.from_tables(name, primary, policy, cost_usd=cost))  # type: ignore[arg-type]
+        return store
     primary = score_table("llm", keys, preds, judgments, policy)  # type: ignore[arg-type]
     extra = {"cost_usd": cost}
-    if rules:
+    if rules is not None:
         extra["rules"] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
         common = [k for k in judgments if k in rule_judgments]
         extra["agreement"] = {"overall": spearman([rule_judgments[k].score for k in common],
@@ -187,6 +194,14 @@ def test_discover_skips_unscored_runs_and_accepts_a_run_dir(runs):
     assert len(notes) == 1 and "alpha" in notes[0] and "no scores.json" in notes[0]
     stores, _ = discover_runs([runs / "beta"])
     assert [s.name for s in stores] == ["beta"]
+
+
+def test_samples_of_changed_data_are_refused(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    store = make_run(tmp_path / "results", "old", data, dict.fromkeys(MCP, 3))
+    write_data(data, SMALL, salt=" edited")
+    with pytest.raises(StoreError, match="has changed since the run 'old'"):
+        load_run_data(store)
 
 
 # --------------------------------------------------------------------------- grouping

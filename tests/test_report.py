@@ -242,6 +242,18 @@ def test_build_report_without_a_browser(report_runs):
     assert "±" in report.html  # intervals by default
 
 
+def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    results = tmp_path / "results"
+    make_run(results, "r1", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
+    make_run(results, "r2", data, {MCP[0]: None}, rules={}, llm=False)
+    stores, _ = discover_runs([results])
+    report = build_report(stores, worst_n=1, resamples=100)
+    assert list(report.charts) == ["chart-domains"]
+    assert "No rubric-dimension chart" in report.html and 'id="chart-dimensions"' not in report.html
+    assert report.html.count('<tr class="run"') == 2
+
+
 def test_report_of_no_runs_exits_2(tmp_path):
     result = invoke("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
     assert result.exit_code == 2 and "no scored runs" in result.output

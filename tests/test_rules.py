@@ -199,7 +199,12 @@ def test_nothing_deterministic_means_full_recall() -> None:
 
 
 def test_file_written_earlier_and_numbered_view_are_deterministic() -> None:
-    create = {"tool": "str_replace_editor", "command": "create", "path": "/testbed/r.py", "file_text": "import os\nprint(os.sep)\n"}
+    create = {
+        "tool": "str_replace_editor",
+        "command": "create",
+        "path": "/testbed/r.py",
+        "file_text": "import os\nprint(os.sep)\n",
+    }
     history = [
         f"### Turn 1\n**Action:**\n{json.dumps(create)}",
         f"{M}\nFile created successfully at: /testbed/r.py",
@@ -216,7 +221,10 @@ def test_file_written_earlier_and_numbered_view_are_deterministic() -> None:
     assert right.deterministic_complete and right.score == 1.0
 
 
-MCP_CALL = {"tool": "github.create_issue", "arguments": {"owner": "acme-robotics", "repo": "fleet-manager", "title": "Battery telemetry times out"}}
+MCP_CALL = {
+    "tool": "github.create_issue",
+    "arguments": {"owner": "acme-robotics", "repo": "fleet-manager", "title": "Battery telemetry times out"},
+}
 MCP_TRUTH = json.dumps(
     {
         "number": 248,
@@ -241,7 +249,11 @@ def test_mcp_echoed_arguments_and_key_paths() -> None:
     assert not_json.parts["structure"] == 0.0
 
 
-WEB_TRUTH = "Tab 0 (current): Issues\nURL: http://forge.internal:8023/issues\n\n[1] RootWebArea 'Issues' focused: True\n\t[14] link 'Forge home'\n\t[16] searchbox 'Search'\n\t[19] link 'Merge requests 2'"
+WEB_TRUTH = (
+    "Tab 0 (current): Issues\nURL: http://forge.internal:8023/issues\n\n"
+    "[1] RootWebArea 'Issues' focused: True\n\t[14] link 'Forge home'\n\t[16] searchbox 'Search'\n"
+    "\t[19] link 'Merge requests 2'"
+)
 
 
 def test_accessibility_tree_roles() -> None:

@@ -202,7 +202,8 @@ def alter_deterministic(truth: str, history: list[str]) -> str | None:
                 for m in WORD_RE.finditer(line, start, end):
                     word = m.group(0)
                     if rot13_words(word) != word and not any(s < m.end() and m.start() < e for s, e in protected):
-                        return "\n".join(lines[:i] + [line[: m.start()] + rot13_words(word) + line[m.end() :]] + lines[i + 1 :])
+                        altered = line[: m.start()] + rot13_words(word) + line[m.end() :]
+                        return "\n".join(lines[:i] + [altered] + lines[i + 1 :])
     return None
 
 
@@ -243,20 +244,28 @@ def test_calibration(domain: str) -> None:
 
 
 def test_perturbations_change_what_they_claim_to() -> None:
-    """The metadata perturbation must change values yet mask to the same text; the others must change text."""
-    changed = 0
+    """Changed metadata masks to the same text; rewritten pre-existing content and an altered deterministic
+    item do not. Each perturbation changes most records, so the calibration above measures something."""
+    changed = {"metadata": 0, "preexisting": 0, "deterministic": 0}
+    records = 0
     for domain in DOMAINS:
         for case in load_cases(domain):
-            perturbed = perturb_metadata(case["truth"])
-            assert mask(perturbed) == mask(case["truth"])
-            changed += perturbed != case["truth"]
-    assert changed > 0
+            records += 1
+            truth, history = case["truth"], case["history"]
+            metadata = perturb_metadata(truth)
+            assert mask(metadata) == mask(truth)
+            changed["metadata"] += metadata != truth
+            changed["preexisting"] += mask(perturb_preexisting(truth, history)) != mask(truth)
+            altered = alter_deterministic(truth, history)
+            assert altered is None or mask(altered) != mask(truth)
+            changed["deterministic"] += altered is not None
+    assert all(count > records / 2 for count in changed.values()), changed
 
 
 def test_scoring_the_sample_is_fast() -> None:
     cases = [(domain, case) for domain in DOMAINS for case in load_cases(domain)]
-    for cached in (masking.mask, masking.mask_line, deterministic._seen_in):  # measure from cold caches
-        cached.cache_clear()
+    masking.clear_caches()  # measure from cold caches
+    deterministic._seen_in.cache_clear()
     started = time.perf_counter()
     for domain, case in cases:
         score(domain, case, case["last"])

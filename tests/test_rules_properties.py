@@ -27,7 +27,11 @@ deep = st.builds(
     st.sampled_from(["]", "}", "}", "</a>", "</node>", ")", "'\n"]),
     st.integers(0, 3),
 )
-huge = st.builds(lambda piece, n: piece * n, st.sampled_from(["x", "1", "ab12", "<a>", "[{", " :", "⟨"]), st.integers(1, 60_000))
+huge = st.builds(
+    lambda piece, n: piece * n,
+    st.sampled_from(["x", "1", "ab12", "<a>", "[{", " :", "⟨"]),
+    st.integers(1, 60_000),
+)
 any_text = st.one_of(st.text(max_size=300), metadata_text, deep, huge)
 
 

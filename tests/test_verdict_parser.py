@@ -1,3 +1,5 @@
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,15 +18,17 @@ from awbench.judging.verdict import _final_block, _object_spans, _score, parse_v
         ('{"a": "it\'s"}', [(0, 13)]),
         ('{"a": {"b": {}}} {"c": 2}', [(0, 16), (17, 25)]),
         ('{"a": "\\\\"}', [(0, 11)]),
+        ("{note: it's odd} {\"a\": 1}", [(0, 16), (17, 25)]),  # an apostrophe in prose opens no string
         ("no braces", []),
         ("} stray close", []),
+        ("x { y", [(2, None)]),
     ],
 )
-def test_object_spans_ignore_braces_in_strings(text: str, spans: list[tuple[int, int]]) -> None:
+def test_object_spans_ignore_braces_in_strings(text: str, spans: list[tuple[int, int | None]]) -> None:
     assert _object_spans(text) == spans
 
 
-def test_object_spans_resume_after_an_unclosed_brace() -> None:
+def test_objects_inside_an_unclosed_brace_are_listed() -> None:
     text = 'a {stray brace, then {"scores": {}}'
     assert _object_spans(text) == [(2, None), (21, 35)]
 
@@ -79,10 +83,12 @@ def test_final_block_is_the_last_top_level_one(text: str, block: str | None) -> 
     assert _final_block(text) == block
 
 
-def test_parser_version_is_a_string() -> None:
-    from awbench.judging.verdict import PARSER_VERSION
-
-    assert isinstance(PARSER_VERSION, str) and PARSER_VERSION
+@pytest.mark.parametrize(
+    "raw", ["{" * 50_000, "{'" * 25_000, "<think>" * 10_000, "`" * 50_000, "{" * 5_000 + "}" * 5_000]
+)
+def test_degenerate_output_is_unparsed(raw: str) -> None:
+    # Linear scans take milliseconds on these; an earlier quadratic version took minutes.
+    assert parse_verdict(raw).status == "unparsed"
 
 
 JUDGE_ALPHABET = st.sampled_from(
@@ -100,3 +106,37 @@ def test_parse_verdict_never_raises_and_scores_are_in_range(raw: str) -> None:
     assert (verdict.status == "complete") == (len(verdict.scores) == len(DIMENSIONS))
     assert (verdict.status == "unparsed") == (not verdict.scores)
     assert all(isinstance(item, str) for item in verdict.strengths + verdict.weaknesses)
+
+
+SCORE_VALUES = st.one_of(
+    st.integers(), st.floats(), st.text(max_size=8), st.none(), st.booleans(), st.lists(st.integers(), max_size=2)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    scores=st.dictionaries(st.sampled_from([*DIMENSIONS, "Quality", "overall"]), SCORE_VALUES),
+    cut=st.one_of(st.none(), st.integers(min_value=1, max_value=300)),
+    tagged=st.booleans(),
+)
+def test_parse_verdict_on_generated_verdicts(scores: dict[str, object], cut: int | None, tagged: bool) -> None:
+    """Structured verdicts with arbitrary score values, whole or truncated, tagged or bare."""
+    text = json.dumps({"strengths": ["a {b}"], "scores": scores, "weaknesses": ["c"]})[:cut]
+    verdict = parse_verdict(f"reasoning\n<final_evaluation>\n```json\n{text}" if tagged else text)
+    assert all(type(score) is int and 1 <= score <= 5 for score in verdict.scores.values())
+    assert set(verdict.scores) <= set(DIMENSIONS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    scores=st.fixed_dictionaries({dim: st.integers(min_value=1, max_value=5) for dim in DIMENSIONS}),
+    strengths=st.lists(st.text(max_size=40), max_size=3),
+    tagged=st.booleans(),
+)
+def test_valid_verdicts_round_trip(scores: dict[str, int], strengths: list[str], tagged: bool) -> None:
+    text = json.dumps({"strengths": strengths, "weaknesses": [], "scores": scores}, ensure_ascii=False)
+    raw = f"Some reasoning {{with braces}}.\n<final_evaluation>\n{text}\n</final_evaluation>" if tagged else text
+    verdict = parse_verdict(raw)
+    assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == (
+        "complete", scores, strengths, [] if tagged else ["no_final_tag"]
+    )

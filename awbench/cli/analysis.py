@@ -23,14 +23,16 @@ from awbench.dataset import DataError
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.leaderboard import (
     DIMENSION_LABELS, Cell, Format, Leaderboard, RunData, View, build_leaderboard, discover_runs, fmt_cost,
-    fmt_number, load_run_data, point_summary, run_intervals, to_csv, to_json, to_markdown,
+    fmt_number, half_width, load_run_data, point_summary, run_intervals, to_csv, to_json, to_markdown,
 )
 from awbench.records import JudgeKind
-from awbench.report import SampleView, build_report, clip, sample_view, unified_diff, worst_keys, write_pngs
+from awbench.report import (
+    SampleView, build_report, clip, leaderboard_page, sample_view, unified_diff, worst_keys, write_pngs,
+)
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 JudgeOpt = Annotated[Optional[JudgeKind], typer.Option("--judge", help="Which judge's scores: llm or rules (default: each run's headline judge).")]
-ResamplesOpt = Annotated[int, typer.Option("--resamples", min=100, help="Bootstrap resamples.")]
+ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
 
@@ -88,8 +90,6 @@ def leaderboard(
         else:
             _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
-        from awbench.report import leaderboard_page
-
         _emit(leaderboard_page(board), out)
     else:
         _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
@@ -98,8 +98,8 @@ def leaderboard(
 def _stacked(cell: Cell) -> Text:
     """Value, and its interval's half-width below it: keeps eight score columns narrow enough for a terminal."""
     text = Text(fmt_number(cell.value))
-    if cell.value is not None and cell.lo is not None and cell.hi is not None:
-        text.append(f"\n±{max(cell.value - cell.lo, cell.hi - cell.value):.2f}", style="dim")
+    if (half := half_width(cell)) is not None:
+        text.append(f"\n±{half:.2f}", style="dim")
     return text
 
 

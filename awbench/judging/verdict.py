@@ -26,10 +26,13 @@ _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 _FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
+_BRACKETS = re.compile(r"[{}\[\]]")
 
 # A truncated verdict leaves its outer object and one or two nested ones open; trying only the outermost
 # few unclosed braces keeps degenerate output ("{{{{...") linear.
 _MAX_UNCLOSED = 3
+# json_repair spends ~0.3 ms per nesting level; no verdict, even one quoting JSON, nests this deep.
+_MAX_REPAIR_DEPTH = 64
 
 Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
 
@@ -50,8 +53,9 @@ def parse_verdict(raw: str) -> ParsedVerdict:
     `<final_evaluation>` block (tags nest, so a block quoted inside a verdict's strings stays inside it; an
     unclosed block runs to the end), or the whole text without one. Inside it, in order of preference: the
     last fenced code block holding an object with a `scores` key, the last balanced `{...}` object with one,
-    the last never-closed object with one (a truncated verdict, repaired), and failing all of those the last
-    object whose top-level keys include a rubric dimension (a flat verdict, flagged "flat_scores").
+    the last never-closed object with one (a truncated verdict, repaired); failing all of those, the first
+    object in that same order with a rubric dimension among its top-level keys (a flat verdict, flagged
+    "flat_scores"). Strings are parsed strictly first, then repaired (flagged "repaired").
 
     Scores: ints 1..5; floats are rounded as Python's `round` does, strings take their leading number
     ("4/5" -> 4), and out-of-range values are clamped. complete = all five dimensions usable, partial = some,
@@ -118,6 +122,7 @@ def _choose(loaded: list[tuple[dict[str, Any], bool]]) -> tuple[dict[str, Any], 
 
 
 def _build(verdict: dict[str, Any], scores_given: Any, flags: list[str]) -> ParsedVerdict:
+    """The verdict from the chosen object; its status follows from how many dimensions have a usable score."""
     texts = {"strengths": _texts(verdict.get("strengths")), "weaknesses": _texts(verdict.get("weaknesses"))}
     if not isinstance(scores_given, dict):
         reason = f"scores is {_describe(scores_given)}, not an object"
@@ -241,8 +246,20 @@ def _load_object(text: str) -> tuple[dict[str, Any], bool] | None:
             return obj, False
     except (ValueError, RecursionError):
         pass
+    if _nests_deeper_than(text, _MAX_REPAIR_DEPTH):
+        return None
     try:
         obj = json_repair.loads(text, skip_json_loads=True)
     except Exception:  # a third-party repairer on arbitrary text: any failure just means "no object here"
         return None
     return (obj, True) if isinstance(obj, dict) else None
+
+
+def _nests_deeper_than(text: str, limit: int) -> bool:
+    """Whether brackets and braces (strings or not) ever nest more than `limit` deep."""
+    depth = 0
+    for bracket in _BRACKETS.finditer(text):
+        depth += 1 if bracket.group() in "{[" else -1
+        if depth > limit:
+            return True
+    return False

@@ -22,6 +22,7 @@ MONTH = (
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 WEEKDAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+HEX = "[0-9a-fA-F]"
 
 # Cues that a percentage on the line is a progress indicator rather than content.
 PROGRESS_CUE_RE = re.compile(
@@ -78,26 +79,50 @@ PID_WORD = _any("pid", "PID", "Pid", "tgid", "TGID")
 # Order matters: longer, more specific formats run before the pieces they contain.
 DETECTORS: tuple[Detector, ...] = (
     # curl's progress meter row: every column is a transfer statistic.
-    _d("PROGRESS", r"^\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\S+\s+\S+\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+\S+\s*$", _any(":")),
-    _d("UUID", r"(?<![\w-])[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}(?![\w-])", _any("-")),
+    _d(
+        "PROGRESS",
+        r"^\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\S+\s+\S+\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+[\d:-]{7,9}\s+\S+\s*$",
+        _any(":"),
+    ),
+    _d("UUID", rf"(?<![\w-]){HEX}{{8}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{4}}-{HEX}{{12}}(?![\w-])", _any("-")),
     # Timestamps and dates.
     _d("TIME", rf"\d{{2}}/{MONTH}/\d{{4}}:\d{{2}}:\d{{2}}:\d{{2}}(?: [+-]\d{{4}})?", _any("/")),
-    _d("TIME", r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)", _any("-", "/")),
+    _d(
+        "TIME",
+        r"(?<![\w-])\d{4}([-/])\d{2}\1\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)?"
+        r"(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)",
+        _any("-", "/"),
+    ),
     _d("TIME", rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?", _any(", ")),
-    _d("TIME", rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?", _any(":")),
+    _d(
+        "TIME",
+        rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?",
+        _any(":"),
+    ),
     _d("TIME", rf"(?<!\w){MONTH} +\d{{1,2}} +(?:\d{{1,2}}:\d{{2}}(?::\d{{2}})?|\d{{4}})(?![\w:])", MONTH_NAMES),
     _d("TIME", rf"(?<!\w){MONTH}\.? \d{{1,2}}, \d{{4}}(?!\w)|(?<!\w)\d{{1,2}} {MONTH} \d{{4}}(?!\w)", MONTH_NAMES),
-    _d("DURATION", r"(?<=\[)\d+:\d{2}(?::\d{2})?(?=<)|(?<=<)\d+:\d{2}(?::\d{2})?(?=[,\]])", _any("<")),  # tqdm [00:01<00:02]
+    # tqdm's [00:01<00:02]
+    _d("DURATION", r"(?<=\[)\d+:\d{2}(?::\d{2})?(?=<)|(?<=<)\d+:\d{2}(?::\d{2})?(?=[,\]])", _any("<")),
     _d("TIME", r"(?<![\d:.])\d{1,2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?![\d:])", _any(":")),
     _d("TIME", r"(?<![\w:.])\d{1,2}:[0-5]\d(?:\s?[AaPp]\.?[Mm]\.?)?(?![\w:])", _any(":"), _is_clock_time),  # "9:41"
-    _d("TIME", r"(?i)(?P<p>(?:\b[\w-]*(?:time|stamp|date|epoch|_at|_ts|created|updated|modified|expires?)|\bts)[\"']?\s*[:=]\s*[\"']?)(?P<v>\d{9,13}(?:\.\d+)?)(?!\d)", re.compile(r"\d{9}").search),
+    # Epoch seconds (or milliseconds) only as the value of a time-like key.
+    _d(
+        "TIME",
+        r"(?i)(?P<p>(?:\b[\w-]*(?:time|stamp|date|epoch|_at|_ts|created|updated|modified|expires?)|\bts)"
+        r"[\"']?\s*[:=]\s*[\"']?)(?P<v>\d{9,13}(?:\.\d+)?)(?!\d)",
+        re.compile(r"\d{9}").search,
+    ),
     _d("TIME", r"\b\d+ (?:second|minute|hour|day|week|month|year)s? ago\b", _any(" ago")),
     # Durations.
     _d("DURATION", r"(?<=\bUp )\d+ (?:second|minute|hour|day|week)s?\b", _any("Up ")),
     _d("DURATION", r"(?<![\w.])\d+m\d+(?:\.\d+)?s(?!\w)", re.compile(r"\dm\d").search),
     _d("DURATION", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|msec|usec)(?!\w)", _any("s")),
     _d("DURATION", r"(?<![\w.])\d+\.\d+\s?(?:s|sec|secs|seconds)(?!\w)", _any("s")),
-    _d("DURATION", r"(?P<p>\b(?:in|took|after|elapsed:?|[Tt]ime:|[Dd]uration:)\s)(?P<v>\d+\s?(?:s|sec|secs|seconds))(?!\w)", _any("s")),
+    _d(
+        "DURATION",
+        r"(?P<p>\b(?:in|took|after|elapsed:?|[Tt]ime:|[Dd]uration:)\s)(?P<v>\d+\s?(?:s|sec|secs|seconds))(?!\w)",
+        _any("s"),
+    ),
     # Process ids, only where something says they are process ids.
     _d("PID", r"(?i)(?P<p>\b(?:pid|ppid|tgid)\b[\"']?\s*[:=#]?\s*)(?P<v>\d+)(?!\w)", PID_WORD),
     _d("PID", r"(?i)(?P<p>\bprocess(?: id)?\s*[:=#]?\s*)(?P<v>\d{2,})(?!\w)", _any("rocess", "ROCESS")),
@@ -105,18 +130,23 @@ DETECTORS: tuple[Detector, ...] = (
     _d("PID", r"^(?P<p>\s*\[\d+\][+-]?\s+)(?P<v>\d+)\s*$", _any("[")),  # `cmd &` prints "[1] 12345"
     # Addresses and hashes.
     _d("ADDR", r"(?<!\w)0x[0-9a-fA-F]{6,16}(?!\w)", _any("0x")),
-    _d("HASH", r"(?<![\w-])[0-9a-fA-F]{7,128}(?![\w-])", re.compile(r"[0-9a-fA-F]{7}").search, _has_digit_and_letter_single_case),
+    _d("HASH", rf"(?<![\w-]){HEX}{{7,128}}(?![\w-])", re.compile(rf"{HEX}{{7}}").search, _has_digit_and_letter_single_case),
     # Transfer rates, then sizes.
     _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s(?!\w)", _any("/s")),
     _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:it/s|s/it|[kMG]?bps)(?!\w)", _any("it/s", "s/it", "bps")),
-    _d("SIZE", r"^(?P<p>[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+)(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\s)"),  # ls -l
+    # The size column of `ls -l`.
+    _d("SIZE", r"^(?P<p>[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+)(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\s)"),
     _d("SIZE", r"^(?P<p>total )(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)\s*$"),  # ls -l block total
     _d("SIZE", r"^(?P<v>\d+(?:[.,]\d+)?[KMGTP]?)(?=\t)"),  # du
-    _d("SIZE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?)(?![\w/])|(?<![\w.])\d+(?:\.\d+)?[KMGTPB](?![\w/])", _any("B", "K", "M", "G", "T", "P", "byte")),
+    _d(
+        "SIZE",
+        r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|kB|bytes?)(?![\w/])|(?<![\w.])\d+(?:\.\d+)?[KMGTPB](?![\w/])",
+        _any("B", "K", "M", "G", "T", "P", "byte"),
+    ),
     # Progress percentages and the battery level.
     _d("PERCENT", r"(?i)(?P<p>\bbattery:?\s)(?P<v>\d{1,3})(?=\s?(?:%|percent))", _any("attery", "ATTERY")),
     _d("PERCENT", r"(?<=\[)\s*\d{1,3}%(?=\])", _any("%]")),
-    _d("PERCENT", r"(?<![\w.])\d{1,3}(?:\.\d+)?%", lambda line: "%" in line and PROGRESS_CUE_RE.search(line) is not None),
+    _d("PERCENT", r"(?<![\w.])\d{1,3}(?:\.\d+)?%", lambda line: "%" in line and PROGRESS_CUE_RE.search(line)),
     _d("PORT", r"(?P<p>:)(?P<v>\d{2,5})(?![\w:.])|(?P<p2>\b[Pp]ort\s)(?P<v2>\d{2,5})\b", LISTEN_CUE_RE.search),
     # Random temporary names: mktemp's tmp.XXXXXXXXXX and Python's tmpXXXXXXXX.
     _d("TMPNAME", r"(?<![\w.])tmp\.[A-Za-z0-9]{6,12}(?![\w])", _any("tmp.")),
@@ -138,10 +168,7 @@ HEADER_TOKEN_RE = re.compile(r"^[A-Z%+/_-]+$")
 TOKEN_RE = re.compile(r"\S+")
 
 
-def _substitute(detector: Detector, line: str) -> str:
-    if detector.applies is not None and not detector.applies(line):
-        return line
-
+def _replacement(detector: Detector) -> Callable[[re.Match[str]], str]:
     def replace(m: re.Match[str]) -> str:
         if detector.accept is not None and not detector.accept(m):
             return m.group(0)
@@ -152,20 +179,44 @@ def _substitute(detector: Detector, line: str) -> str:
                 return whole[:start] + placeholder(detector.kind) + whole[end:]
         return placeholder(detector.kind)
 
-    return detector.pattern.sub(replace, line)
+    return replace
 
 
-@lru_cache(maxsize=1 << 16)
-def mask_line(line: str) -> str:
-    """Apply every detector to one line (repeating until nothing changes, so the result is stable)."""
-    while CANDIDATE_RE.search(line):
-        masked = line
-        for detector in DETECTORS:
-            masked = _substitute(detector, masked)
-        if masked == line:
-            break
-        line = masked
+# (line test, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
+_PASS = tuple((d.applies, d.pattern, _replacement(d)) for d in DETECTORS)
+_line_cache: dict[str, str] = {}
+LINE_CACHE_SIZE = 1 << 16
+
+
+def _one_pass(line: str) -> str:
+    for applies, pattern, replace in _PASS:
+        if applies is None or applies(line):
+            line = pattern.sub(replace, line)
     return line
+
+
+def mask_line(line: str) -> str:
+    """Apply every detector to one line, repeating until nothing changes (so the result is stable).
+    Cached, and the result is cached as its own mask, which spares `mask` its verifying pass."""
+    cached = _line_cache.get(line)
+    if cached is not None:
+        return cached
+    masked = line
+    while CANDIDATE_RE.search(masked):
+        again = _one_pass(masked)
+        if again == masked:
+            break
+        masked = again
+    if len(_line_cache) >= LINE_CACHE_SIZE:
+        _line_cache.clear()
+    _line_cache[line] = _line_cache[masked] = masked
+    return masked
+
+
+def clear_caches() -> None:
+    """Forget every masked line and text (for measuring cold performance)."""
+    _line_cache.clear()
+    mask.cache_clear()
 
 
 def _mask_process_tables(lines: list[str]) -> list[str]:
