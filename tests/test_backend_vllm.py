@@ -76,6 +76,14 @@ def test_engine_kwargs_map_the_settings() -> None:
     assert kwargs["model"] == "m" and kwargs["max_model_len"] == 8192 and kwargs["seed"] == 7
     assert kwargs["tensor_parallel_size"] == 2 and kwargs["disable_log_stats"] is False and kwargs["enforce_eager"] is True
     assert "distributed_executor_backend" not in kwargs and "data_parallel_size" not in kwargs
+    assert "enable_chunked_prefill" not in kwargs
+
+
+def test_chunked_prefill_is_off_on_cpu_unless_asked_for() -> None:
+    settings = ModelSettings(model="m", backend="vllm")
+    assert engine_kwargs(settings, on_cpu=True)["enable_chunked_prefill"] is False
+    forced = settings.model_copy(update={"engine_args": {"enable_chunked_prefill": "true"}})
+    assert engine_kwargs(forced, on_cpu=True)["enable_chunked_prefill"] is True
 
 
 def test_trajectory_order_groups_turns_in_order_and_keeps_first_appearance() -> None:
@@ -196,7 +204,7 @@ def test_offline_backend_on_the_sample(offline_backend: VLLMBackend) -> None:
 
 def test_overlength_skip_fails_only_that_sample(offline_backend: VLLMBackend) -> None:
     backend = with_settings(offline_backend, overlength="skip")
-    long, short = trajectory("long", 6, words_per_turn=600), trajectory("short", 2)
+    long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     assert backend.count(world_model_messages(long)) >= MAX_MODEL_LEN
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(short)])}
     assert generations[long.base_key()].overlength and generations[long.base_key()].usage.prompt_tokens >= MAX_MODEL_LEN
@@ -205,12 +213,12 @@ def test_overlength_skip_fails_only_that_sample(offline_backend: VLLMBackend) ->
 
 def test_overlength_truncate_history_drops_the_oldest_turns(offline_backend: VLLMBackend) -> None:
     backend = with_settings(offline_backend, overlength="truncate-history")
-    long = trajectory("long", 6, words_per_turn=600)
+    long = trajectory("long", 6, words_per_turn=400)
     huge = " ".join(f"q{i}" for i in range(5000))
     huge_action = BenchmarkRecord(task="terminal", id="huge", prompt=[huge], response=["y"], turn_idx=1)
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(huge_action)])}
     kept = generations[long.base_key()]
-    assert not kept.overlength and kept.error is None and kept.dropped_turns > 0
+    assert not kept.overlength and kept.error is None and 0 < kept.dropped_turns < long.turn_idx - 1  # history left
     assert kept.usage.prompt_tokens == backend.count(world_model_messages(long, drop_oldest_turns=kept.dropped_turns))
     assert backend.count(world_model_messages(long, drop_oldest_turns=kept.dropped_turns - 1)) >= MAX_MODEL_LEN
     assert generations["terminal/huge/1"].overlength
@@ -238,10 +246,18 @@ def test_a_prompt_with_little_room_is_cut_not_refused(offline_backend: VLLMBacke
 def test_the_engine_refusing_a_batch_fails_only_the_request_at_fault(offline_backend: VLLMBackend) -> None:
     backend = with_settings(offline_backend)
     backend.max_model_len = 10 * MAX_MODEL_LEN  # our own check now lets a too-long prompt through to the engine
-    long, short = trajectory("long", 6, words_per_turn=600), trajectory("short", 2)
+    long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(short)])}
     assert generations[long.base_key()].overlength
     assert generations[short.base_key()].error is None and generations[short.base_key()].usage.completion_tokens
+
+
+def test_seeded_prompts_longer_than_the_cpu_token_budget_run(offline_backend: VLLMBackend) -> None:
+    """Four seeded prompts of ~5k tokens: chunked prefill would have split them and killed the CPU engine."""
+    backend = with_settings(offline_backend)
+    records = [trajectory(f"big{i}", 4, words_per_turn=160) for i in range(4)]
+    generations = collect(backend, [make_request(r, seed=i) for i, r in enumerate(records)])
+    assert all(g.error is None and (g.usage.prompt_tokens or 0) > 4096 for g in generations)
 
 
 def test_per_sample_seeds_differ_and_repeat(offline_backend: VLLMBackend) -> None:
@@ -309,7 +325,7 @@ def test_vllm_server_reports_cached_tokens_for_a_repeated_prefix(vllm_server: Se
 
 
 def test_vllm_server_context_overflow_is_overlength_not_fatal(vllm_server: Server) -> None:
-    long, short = trajectory("long", 6, words_per_turn=600), trajectory("short", 2)
+    long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     generations = {g.key: g for g in run_openai(server_settings(vllm_server), [make_request(long), make_request(short)])}
     assert generations[long.base_key()].overlength and generations[long.base_key()].error is None
     assert generations[short.base_key()].error is None

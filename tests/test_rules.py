@@ -282,3 +282,12 @@ def test_ui_xml_tag_paths() -> None:
     assert broken.parts["structure"] < 1.0
     buttons = ANDROID_TRUTH.replace("widget.TextView", "widget.Button")
     assert score("android", ANDROID_TRUTH, buttons, history).parts["structure"] < 0.5
+
+
+def test_observations_may_come_without_their_marker() -> None:
+    """The harness strips the marker from history observations; actions keep their heading."""
+    unmarked = [item.removeprefix(f"{M}\n") for item in TERMINAL_HISTORY]
+    for prediction in (TERMINAL_TRUTH, "hello\nwrld\nSun Nov 29 22:45:01 UTC 2026\ndone", "total 4", ""):
+        assert score("terminal", TERMINAL_TRUTH, prediction, unmarked) == score(
+            "terminal", TERMINAL_TRUTH, prediction, TERMINAL_HISTORY
+        )

@@ -13,14 +13,13 @@ Run with `-s` to see the table.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
-from pathlib import Path
 from statistics import mean
 
 import pytest
 
+from awbench.resources import sample_dir
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import deterministic, masking, rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
@@ -28,7 +27,7 @@ from awbench.judging.rules.masking import mask
 from awbench.judging.rules.structure import text_format
 from awbench.judging.rules.text import PLACEHOLDER_RE, line_key, normalize_line, normalized_lines, split_lines
 
-SAMPLE_DIR = Path(os.environ.get("AWBENCH_SAMPLE_DIR", Path(__file__).resolve().parent.parent / "data" / "sample"))
+SAMPLE_DIR = sample_dir()
 CLEAR_MARGIN = 10.0  # points on the 0..100 scale
 FAR_MARGIN = 30.0
 
@@ -262,13 +261,13 @@ def test_perturbations_change_what_they_claim_to() -> None:
     assert all(count > records / 2 for count in changed.values()), changed
 
 
-def test_scoring_the_sample_is_fast() -> None:
+def test_scoring_the_whole_sample_from_cold_caches() -> None:
+    """Every record scores from cold caches; the time is printed (`-s`), not asserted, as it depends on
+    the machine. Expect well under a second for the sample."""
     cases = [(domain, case) for domain in DOMAINS for case in load_cases(domain)]
-    masking.clear_caches()  # measure from cold caches
+    masking.clear_caches()
     deterministic._seen_in.cache_clear()
     started = time.perf_counter()
-    for domain, case in cases:
-        score(domain, case, case["last"])
-    elapsed = time.perf_counter() - started
-    print(f"\nscored {len(cases)} records in {elapsed:.3f}s")
-    assert elapsed < 5.0  # generous for slow CI machines; typically well under a second
+    scores = [score(domain, case, case["last"]) for domain, case in cases]
+    print(f"\nscored {len(cases)} records from cold caches in {time.perf_counter() - started:.3f}s")
+    assert all(0.0 <= value <= 100.0 for value in scores)

@@ -229,7 +229,7 @@ class VLLMBackend:
             await asyncio.to_thread(self.llm.llm_engine.engine_core.shutdown)
 
 
-def engine_kwargs(settings: ModelSettings) -> dict[str, Any]:
+def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": settings.model,
         "tensor_parallel_size": settings.tensor_parallel_size,
@@ -245,6 +245,10 @@ def engine_kwargs(settings: ModelSettings) -> dict[str, Any]:
         "seed": settings.seed,
     }
     kwargs |= {key: value for key, value in optional.items() if value is not None}
+    if on_cpu:
+        # vLLM 0.32 on CPU kills its engine ("CPU Generator does not use offset") when a seeded request's
+        # prompt is prefilled in chunks; whole-prompt prefill avoids it. `--engine-arg` can still override.
+        kwargs["enable_chunked_prefill"] = False
     return kwargs | parse_engine_args(settings.engine_args)
 
 
@@ -259,4 +263,6 @@ def create(settings: ModelSettings) -> VLLMBackend:
             "the offline vllm backend runs one engine: for data parallelism start `vllm serve ... "
             "--data-parallel-size N` and use --backend openai with its URL"
         )
-    return VLLMBackend(LLM(**engine_kwargs(settings)), settings, owns_engine=True)
+    from vllm.platforms import current_platform
+
+    return VLLMBackend(LLM(**engine_kwargs(settings, current_platform.is_cpu())), settings, owns_engine=True)

@@ -36,6 +36,7 @@ from awbench.judging.rules.text import (
 )
 
 ACTION_HEADING = "**Action:**"
+ACTION_START_RE = re.compile(r"\s*(?:### Turn \d+\s*)?\*\*Action:\*\*")
 # A prefix that frames content shown elsewhere: line numbers (`cat -n`, `grep -n`, `[L4]`), diff markers,
 # list numbers, accessibility element ids (which change when a page reloads).
 CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|.]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?|\[[^\]\s]{1,12}\]\s)")
@@ -122,14 +123,18 @@ def echo_candidates(key: str) -> list[str]:
     return _clean([*key.split(": ")[1:], *_quoted(key)])
 
 
-def _body(item: str) -> tuple[bool, str]:
-    """(is_observation, text without its heading)."""
-    stripped = item.lstrip()
-    if stripped.startswith(OBSERVATION_MARKER):
-        return True, stripped[len(OBSERVATION_MARKER) :].lstrip("\n")
-    if ACTION_HEADING in item:
-        return False, item.split(ACTION_HEADING, 1)[1].lstrip("\n")
-    return False, item
+def _body(item: str, is_observation: bool) -> str:
+    """The item without its heading (`### Turn N` / `**Action:**`, or the observation marker)."""
+    if is_observation:
+        stripped = item.lstrip()
+        return stripped[len(OBSERVATION_MARKER) :].lstrip("\n") if stripped.startswith(OBSERVATION_MARKER) else item
+    return item.split(ACTION_HEADING, 1)[1].lstrip("\n") if ACTION_HEADING in item else item
+
+
+def _is_observation(item: str, is_last: bool) -> bool:
+    """The last item is the current action; earlier ones are actions when they carry the action heading
+    (observations may come with or without their marker)."""
+    return not is_last and ACTION_START_RE.match(item) is None
 
 
 def _argument_values(document: object) -> list[str]:
@@ -165,10 +170,10 @@ def _action_texts(body: str) -> tuple[list[str], list[str]]:
 
 
 @lru_cache(maxsize=1024)
-def _seen_in(item: str) -> _Seen:
+def _seen_in(item: str, is_observation: bool) -> _Seen:
     """What one history item adds to the index; cached, as a trajectory's prefix is scored once per
     evaluated turn and per candidate model."""
-    is_observation, body = _body(item)
+    body = _body(item, is_observation)
     texts, arguments = ([body], []) if is_observation else _action_texts(body)
     keys: set[str] = set()
     fragments: set[str] = set()
@@ -198,8 +203,8 @@ def index_history(history: tuple[str, ...]) -> HistoryIndex:
     actions: list[str] = []
     current: _Seen | None = None
     previous: _Seen | None = None
-    for item in history:
-        seen = _seen_in(item)
+    for i, item in enumerate(history):
+        seen = _seen_in(item, _is_observation(item, i == len(history) - 1))
         keys |= seen.keys
         fragments |= seen.fragments
         prompts |= seen.prompts
