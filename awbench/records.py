@@ -158,6 +158,8 @@ class VerdictRecord(_Record):
 
 
 class RuleParts(_Record):
+    """The rule judge's result for one prediction."""
+
     score: float  # 0..1
     parts: dict[str, float]
     exact_match: bool

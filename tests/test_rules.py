@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from awbench.judging.rules import RULES_VERSION, RuleResult, rule_score
+from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score
 from awbench.judging.rules.masking import mask
 
 M = "**Environment Observation:**"
@@ -148,7 +148,7 @@ def test_deterministic_numbers_are_left_alone(text: str) -> None:
 # ----------------------------------------------------------------------------- the score
 
 
-def score(domain: str, truth: str, prediction: str, history: list[str]) -> RuleResult:
+def score(domain: str, truth: str, prediction: str, history: list[str]) -> RuleParts:
     return rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging.rules import RULES_VERSION, rule_score
-from awbench.records import JudgmentRecord, JudgeRequest, RuleParts, content_hash
+from awbench.records import JudgmentRecord, JudgeRequest, content_hash
 
 
 class RuleJudge:
@@ -34,7 +34,7 @@ class RuleJudge:
                 cache_key=self.cache_key(request),
                 status="ok",
                 score=result.score * 100.0,
-                rule=RuleParts.model_validate(result.model_dump()),
+                rule=result,
             )
 
     async def aclose(self) -> None:

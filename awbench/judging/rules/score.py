@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
 
 from awbench.judging.rules import deterministic
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
 from awbench.judging.rules.structure import ratio, structure_score
 from awbench.judging.rules.text import line_key, normalized_lines
+from awbench.records import RuleParts
 
 RULES_VERSION = "1"
 
@@ -19,19 +19,12 @@ WEIGHTS: dict[str, float] = {"deterministic_recall": 0.5, "structure": 0.25, "me
 NON_EXACT_CEILING = 0.9
 
 
-class RuleResult(BaseModel):
-    score: float  # 0..1
-    parts: dict[str, float]  # each 0..1
-    exact_match: bool  # prediction == truth after metadata masking (whitespace-normalised per line)
-    deterministic_complete: bool  # every deterministic ground-truth line is present in the prediction
-
-
 def _length_similarity(truth_lines: list[str], prediction_lines: list[str]) -> float:
     chars = ratio(len("\n".join(truth_lines)), len("\n".join(prediction_lines)))
     return (chars + ratio(len(truth_lines), len(prediction_lines))) / 2
 
 
-def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleResult:
+def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
     """Score `prediction` against `ground_truth` (both without the observation marker), given `history`:
     the trajectory's earlier action prompts and observations, ending with the current action."""
     masked_truth, masked_prediction = mask(ground_truth), mask(prediction)
@@ -56,7 +49,7 @@ def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list
         score = 0.0  # an empty prediction of a non-empty observation, or the reverse, is simply wrong
     else:
         score = NON_EXACT_CEILING * sum(weight * parts[name] for name, weight in WEIGHTS.items())
-    return RuleResult(
+    return RuleParts(
         score=min(1.0, max(0.0, score)),
         parts={name: min(1.0, max(0.0, value)) for name, value in parts.items()},
         exact_match=exact,
