@@ -11,7 +11,7 @@ EXTRACT_CASES = [
     ("several think blocks", f"<think>one</think>{P}x{E}<think>two\nlines</think>", "x"),
     ("multi-line think", "<think>\nline 1\nline 2\n</think>\n\nresult", "result"),
     ("uppercase think tags", f"<THINK>plan</THINK>{P}ok{E}", "ok"),
-    ("mixed-case tags", f"<Think>plan</tHiNk><Predicted_Observation>ok</PREDICTED_OBSERVATION>", "ok"),
+    ("mixed-case tags", "<Think>plan</tHiNk><Predicted_Observation>ok</PREDICTED_OBSERVATION>", "ok"),
     ("orphan close (template opened the thinking)", f"reasoning here</think>{P}x{E}", "x"),
     ("orphan close, no block", "the agent wants...\n</think>\n\n$ echo hi\nhi", "$ echo hi\nhi"),
     ("orphan open resumes at the block", f"<think>I should print {{'a': 1}}\n{P}{{'a': 1}}{E}", "{'a': 1}"),

@@ -190,12 +190,13 @@ class LLMJudge:
 
     async def _judge_one(self, request: JudgeRequest, messages: list[dict[str, str]]) -> JudgmentRecord:
         key = self._cache_key(messages)
+        tasks = [asyncio.ensure_future(self._verdict(messages, key, index)) for index in range(self.settings.samples)]
         try:
-            async with asyncio.TaskGroup() as group:
-                tasks = [group.create_task(self._verdict(messages, key, index)) for index in range(self.settings.samples)]
-        except BaseExceptionGroup as group_error:  # the first failure is the one to report (a FatalAPIError)
-            raise group_error.exceptions[0] from None
-        outcomes = [task.result() for task in tasks]
+            outcomes = await asyncio.gather(*tasks)
+        except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop
+            for task in tasks:
+                task.cancel()
+            raise
         verdicts = [verdict for verdict, _ in outcomes]
         costs = [cost for _, cost in outcomes]
         return combine(request.key, request.domain, key, verdicts, sum(costs) if self.price else None)
