@@ -22,9 +22,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.config import DataSettings
-from awbench.dataset import load_samples
+from awbench.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample, content_hash
+from awbench.pipeline import run_samples
 from awbench.resources import bundled
 from awbench.scoring import ScoresFile, ScoreTable, sample_points
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval
@@ -106,22 +107,13 @@ def provenance(manifest: RunManifest, kind: JudgeKind, policy: str) -> Provenanc
 
 
 @lru_cache(maxsize=4)
-def _load(settings_json: str) -> tuple[tuple[Sample, ...], str]:
+def _load(settings_json: str) -> LoadedData:
+    return load_samples(DataSettings.model_validate_json(settings_json))
+
+
+def cached_load(settings: DataSettings) -> LoadedData:
     """Runs on the same data settings share one load: a leaderboard of many runs reads the data once."""
-    loaded = load_samples(DataSettings.model_validate_json(settings_json))
-    return tuple(loaded.samples), loaded.fingerprint
-
-
-def run_samples(manifest: RunManifest) -> list[Sample]:
-    """The run's samples, loaded again through the settings it was run with, and checked to be the same data."""
-    samples, fingerprint = _load(manifest.config.data.model_dump_json())
-    if fingerprint != manifest.data_fingerprint:
-        raise StoreError(
-            f"the data at {manifest.data_source} has changed since the run {manifest.config.run_name!r} "
-            f"(fingerprint {fingerprint[:12]}, the run used {manifest.data_fingerprint[:12]}); "
-            "its samples cannot be matched to its records"
-        )
-    return list(samples)
+    return _load(settings.model_dump_json())
 
 
 @dataclass
@@ -161,7 +153,7 @@ class RunData:
         """The points behind the headline numbers (`scoring.sample_points`), keyed like the samples."""
         if kind not in self._points:
             keys = [(s.key, s.domain) for s in self.samples.values()]
-            self._points[kind] = sample_points(keys, self.predictions, self.judgments_of(kind), self.policy)  # type: ignore[arg-type]
+            self._points[kind] = sample_points(kind, keys, self.predictions, self.judgments_of(kind), self.policy)  # type: ignore[arg-type]
         return self._points[kind]
 
     @cached_property
@@ -172,7 +164,7 @@ class RunData:
 def load_run_data(store: RunStore) -> RunData:
     manifest = store.read_manifest()
     raw_scores = store.read_scores_json()
-    samples = {s.key: s for s in run_samples(manifest)}
+    samples = {s.key: s for s in run_samples(store, load=cached_load)}
     return RunData(
         store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
         predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
 from typing import Protocol
@@ -16,7 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from awbench.backends import GenerationRequest, create_backend
-from awbench.config import JudgeSettings, RunConfig, differing_settings
+from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings
 from awbench.dataset import LoadedData, load_samples
 from awbench.judging import Judge, create_judges
 from awbench.openai_client import api_key
@@ -102,10 +102,10 @@ def _new_manifest(config: RunConfig, data: LoadedData) -> RunManifest:
     )
 
 
-def run_samples(store: RunStore) -> list[Sample]:
+def run_samples(store: RunStore, load: Callable[[DataSettings], LoadedData] = load_samples) -> list[Sample]:
     """The samples of an existing run, reloaded from its data source and checked against its fingerprint."""
     manifest = store.read_manifest()
-    data = load_samples(manifest.config.data)
+    data = load(manifest.config.data)
     if data.fingerprint != manifest.data_fingerprint:
         raise PipelineError(
             f"the data at {data.source} is not what run {store.name} was made with "

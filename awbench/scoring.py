@@ -66,18 +66,21 @@ class ScoresFile(BaseModel):
 
 
 def sample_points(
+    kind: JudgeKind,
     keys: Iterable[tuple[str, str]],
     predictions: Mapping[str, PredictionRecord],
     judgments: Mapping[str, JudgmentRecord],
     policy: FailurePolicy,
 ) -> dict[str, list[tuple[str, float, dict[str, float]]]]:
-    """Per domain, the (key, score 0..100, dimensions 0..100) of every sample that enters the means."""
+    """Per domain, the (key, score 0..100, dimensions 0..100) of every sample that enters the means.
+    Only the LLM judge has rubric dimensions."""
     points: dict[str, list[tuple[str, float, dict[str, float]]]] = defaultdict(list)
+    failure_dimensions = {d: 0.0 for d in DIMENSIONS} if kind == "llm" else {}
     for key, domain in keys:
         prediction = predictions.get(key)
         if prediction is not None and prediction.failed:
             if policy == "minimum":  # dropping it would reward a model for failing
-                points[domain].append((key, 0.0, {d: 0.0 for d in DIMENSIONS}))
+                points[domain].append((key, 0.0, dict(failure_dimensions)))
             continue
         judgment = judgments.get(key)
         if prediction is None or judgment is None or judgment.score is None:
@@ -94,7 +97,7 @@ def score_table(
     judgments: Mapping[str, JudgmentRecord],
     policy: FailurePolicy,
 ) -> ScoreTable:
-    points = sample_points(keys, predictions, judgments, policy)
+    points = sample_points(kind, keys, predictions, judgments, policy)
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "failed": 0, "unscored": 0})
     for key, domain in keys:
         count = counts[domain]

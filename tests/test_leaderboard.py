@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
+from awbench.pipeline import PipelineError
 import typer
 from typer.testing import CliRunner
 
@@ -24,7 +26,7 @@ from awbench.leaderboard import (
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
 from awbench.scoring import ScoresFile, score_table, to_100
 from awbench.stats import spearman
-from awbench.store import RunManifest, RunStore, StoreError
+from awbench.store import RunManifest, RunStore
 
 PROMPT_SHA = "1a2b3c" + "0" * 58
 # Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.
@@ -200,7 +202,7 @@ def test_samples_of_changed_data_are_refused(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     store = make_run(tmp_path / "results", "old", data, dict.fromkeys(MCP, 3))
     write_data(data, SMALL, salt=" edited")
-    with pytest.raises(StoreError, match="has changed since the run 'old'"):
+    with pytest.raises(PipelineError, match="is not what run old was made with"):
         load_run_data(store)
 
 

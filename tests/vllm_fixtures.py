@@ -49,7 +49,8 @@ def offline_settings(model: Path, **changes: object) -> ModelSettings:
         "max_model_len": MAX_MODEL_LEN,
         "max_tokens": 16,
         "temperature": 1.0,
-        "engine_args": {"kv_cache_memory_bytes": str(KV_CACHE_BYTES)},
+        # As the CLI passes them, as strings. Eager mode skips torch.compile: 10-30 s less per engine start.
+        "engine_args": {"kv_cache_memory_bytes": str(KV_CACHE_BYTES), "enforce_eager": "true"},
     }
     return ModelSettings(**(base | changes))
 
@@ -115,6 +116,7 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         "--enable-prompt-tokens-details",
         "--reasoning-parser", "qwen3",
         "--no-enable-chunked-prefill",  # seeded requests prefilled in chunks kill vLLM 0.32's CPU engine
+        "--enforce-eager",
     ]  # fmt: skip
     with log.open("wb") as out:
         # Its own process group, so that the engine processes it spawns can be ended with it.

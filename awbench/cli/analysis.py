@@ -15,11 +15,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run
+from awbench.cli.errors import pipeline_errors
 from awbench.compare import (
     CompareError, Comparison, LengthBias, compare_runs, judge_consistency, run_length_bias,
 )
-from awbench.dataset import DataError
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.leaderboard import (
     DIMENSION_LABELS, Cell, Format, Leaderboard, RunData, View, build_leaderboard, discover_runs, fmt_cost,
@@ -73,10 +73,13 @@ def leaderboard(
     fmt: Annotated[Format, typer.Option("--format", help="table, markdown, csv, json or html.")] = "table",
     out: OutOpt = None,
 ) -> None:
-    """One row per scored run, ranked by Overall; runs scored differently are ranked in separate groups."""
+    """One row per scored run, ranked by Overall; runs scored differently are ranked in separate groups.
+
+    Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md
+    """
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
-    with user_errors(DataError):
+    with pipeline_errors():
         stores, notes = discover_runs(dirs or [output])
         if not stores and not (reference or mix_reference):
             fail(f"no scored runs under {', '.join(str(d) for d in dirs or [output])}")
@@ -135,7 +138,7 @@ def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
 
 def _load(run: str, output: Path) -> RunData:
     store = open_run(run, output)
-    with user_errors(DataError):
+    with pipeline_errors():
         return load_run_data(store)
 
 
@@ -148,7 +151,10 @@ def compare(
     seed: SeedOpt = DEFAULT_SEED,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format")] = "table",
 ) -> None:
-    """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss."""
+    """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss.
+
+    Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2
+    """
     a, b = _load(run_a, output), _load(run_b, output)
     try:
         result = compare_runs(a, b, judge=judge, resamples=resamples, seed=seed)
@@ -208,7 +214,10 @@ def show(
     judge: JudgeOpt = None,
     max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
 ) -> None:
-    """One run: its scores with intervals, length bias and judge agreement; or samples in detail."""
+    """One run: its scores with intervals, length bias and judge agreement; or samples in detail.
+
+    Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff
+    """
     if sample and worst:
         fail("give --sample or --worst, not both")
     if domain is not None and domain not in DOMAINS:
@@ -317,8 +326,11 @@ def report(
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
-    """One self-contained HTML file: leaderboard, charts, the worst samples with diffs and judge reasons."""
-    with user_errors(DataError):
+    """One self-contained HTML file: leaderboard, charts, the worst samples with diffs and judge reasons.
+
+    Example: awbench report results/ -o report.html --png charts/
+    """
+    with pipeline_errors():
         stores, notes = discover_runs([run_or_dir])
         if not stores:
             fail(f"no scored runs under {run_or_dir}")

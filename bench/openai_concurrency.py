@@ -1,0 +1,74 @@
+"""Throughput of the openai backend against a local server that answers every request after a fixed delay,
+at several concurrency levels, beside a one-request-at-a-time loop (plain sequential `await create(...)`,
+as the reference evaluation script does). The ideal wall time is n x delay / concurrency.
+
+    python bench/openai_concurrency.py [--n 256] [--delay 0.2] [--concurrency 1 8 32 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+import _common
+import openai
+from fake_openai import FakeOpenAIServer
+
+from awbench.backends import GenerationRequest
+from awbench.backends.openai_api import create
+from awbench.config import ModelSettings
+
+
+async def awbench_wall(url: str, requests: list[GenerationRequest], concurrency: int) -> float:
+    settings = ModelSettings(
+        model="fake", backend="openai", base_urls=[url], concurrency=concurrency, max_tokens=16, max_retries=0, request_timeout=60
+    )
+    backend = create(settings)
+    started = time.perf_counter()
+    try:
+        failed = [g.key async for g in backend.generate(requests) if g.error]
+    finally:
+        await backend.aclose()
+    if failed:
+        raise RuntimeError(f"{len(failed)} requests failed, e.g. {failed[0]}")
+    return time.perf_counter() - started
+
+
+async def sequential_wall(url: str, requests: list[GenerationRequest]) -> float:
+    client = openai.AsyncOpenAI(base_url=url, api_key="EMPTY", max_retries=0)
+    started = time.perf_counter()
+    for request in requests:
+        await client.chat.completions.create(model="fake", messages=request.messages, max_tokens=16)  # type: ignore[arg-type]
+    await client.close()
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=256)
+    parser.add_argument("--delay", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64])
+    args = parser.parse_args()
+    requests = _common.sample_requests(copies=-(-args.n // 65))[: args.n]
+
+    rows = []
+    with FakeOpenAIServer(delay_s=args.delay) as server:
+        wall = asyncio.run(sequential_wall(server.url, requests))
+        ideal = args.n * args.delay
+        rows.append(["sequential loop (reference style)", 1, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", 1])
+        for concurrency in args.concurrency:
+            server.in_flight_max = 0
+            wall = asyncio.run(awbench_wall(server.url, requests, concurrency))
+            ideal = args.n * args.delay / concurrency
+            rows.append(["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", server.in_flight_max])
+    print(f"machine: {_common.machine()}")
+    print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
+    header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]
+    print(_common.table(header, rows))
+    sequential = rows[0][2]
+    print("\nspeed-up over the sequential loop: " + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in rows[1:]))
+
+
+if __name__ == "__main__":
+    main()
