@@ -1,4 +1,5 @@
-"""Throughput of the openai backend against a local server that answers every request after a fixed delay,
+"""Throughput of the openai backend against a local server (bench/delay_server.py, in its own process) that
+answers every request after a fixed delay,
 at several concurrency levels, beside a one-request-at-a-time loop (plain sequential `await create(...)`,
 as the reference evaluation script does). The ideal wall time is n x delay / concurrency.
 
@@ -13,7 +14,7 @@ import time
 
 import _common
 import openai
-from fake_openai import FakeOpenAIServer
+from delay_server import DelayServer
 
 from awbench.backends import GenerationRequest
 from awbench.backends.openai_api import create
@@ -53,15 +54,16 @@ def main() -> None:
     requests = _common.sample_requests(copies=-(-args.n // 65))[: args.n]
 
     rows = []
-    with FakeOpenAIServer(delay_s=args.delay) as server:
+    with DelayServer(delay_s=args.delay) as server:
         wall = asyncio.run(sequential_wall(server.url, requests))
         ideal = args.n * args.delay
-        rows.append(["sequential loop (reference style)", 1, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", 1])
+        in_flight = server.stats(reset=True)["in_flight_max"]
+        rows.append(["sequential loop (reference style)", 1, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
         for concurrency in args.concurrency:
-            server.in_flight_max = 0
             wall = asyncio.run(awbench_wall(server.url, requests, concurrency))
             ideal = args.n * args.delay / concurrency
-            rows.append(["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", server.in_flight_max])
+            in_flight = server.stats(reset=True)["in_flight_max"]
+            rows.append(["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
     print(f"machine: {_common.machine()}")
     print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
     header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]

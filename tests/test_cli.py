@@ -186,3 +186,33 @@ def test_import_of_predictions_only_can_be_judged_later(out, tmp_path):
 def test_every_command_has_help_with_an_example(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0 and "Example" in result.output
+
+
+def test_reparse_applies_the_current_parser_without_calls(out):
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
+                      "--judge-base-url", server.url, "--run-name", "r", "--output", out).exit_code == 0
+    path = out / "r" / "judgments.jsonl"
+    lines = path.read_text().split("\n")
+    stale = json.loads(lines[0])  # as an older parser might have read it
+    stale["verdicts"][0]["scores"]["quality"] = 5
+    stale["dimensions"]["quality"] = 5.0
+    path.write_text("\n".join([json.dumps(stale), *lines[1:]]))
+    with FakeOpenAIServer() as server:
+        result = invoke("judge", "r", "--reparse", "--judge-base-url", server.url, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "reparse: 1 verdicts changed" in result.output and server.requests == []
+    from awbench.store import RunStore
+
+    records = RunStore(out / "r").judgments.load()
+    assert records[(stale["key"], "llm")].dimensions["quality"] == 2.0
+
+
+def test_judge_dry_run_counts_only_what_is_missing(out):
+    assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "web", "--run-name", "w",
+                  "--output", out).exit_code == 0
+    n = sum(s.domain == "web" for s in read_source("sample")[0])
+    result = invoke("judge", "w", "--judge-model", "gpt-5.2-2025-12-11", "--dry-run", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert f"{n} judge calls" in result.output and "estimated judge cost $" in result.output
+    assert not (out / "w" / "judgments.jsonl").exists()

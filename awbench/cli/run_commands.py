@@ -242,30 +242,19 @@ _run_parameters = list(inspect.signature(run, eval_str=True).parameters.values()
 infer.__signature__ = inspect.Signature(_run_parameters[: [p.name for p in _run_parameters].index("judge")])  # type: ignore[attr-defined]
 
 
-def judge(
-    run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
-    judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_base_url: JudgeUrlOpt = None,
-    judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
-    judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
-    judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
-    judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
-    judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
-    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
-    reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
-    output: OutputOption = Path("results"), dry_run: DryRunOpt = False,
-) -> None:
+def judge(**options: Any) -> None:
     """Judge a run's predictions (only verdicts that are missing, failed, or whose settings changed).
 
     Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
     """
-    store = open_run(run, output)
+    store = open_run(options["run"], options["output"])
     manifest = store.read_manifest()
-    manifest.config.judge = _judge_settings(manifest.config.judge, locals())
+    manifest.config.judge = _judge_settings(manifest.config.judge, options)
     with pipeline_errors():
-        if dry_run:
+        if options["dry_run"]:
             _print_estimate(pipeline.estimate(manifest.config))
             return
-        if reparse:
+        if options["reparse"]:
             changed = reparse_judgments(store)
             console.print(f"reparse: {changed} verdicts changed; no API call was made")
             return
@@ -273,6 +262,23 @@ def judge(
         summaries = asyncio.run(pipeline.judge(store, pipeline.run_samples(store), RichProgress()))
     for summary in summaries:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
+
+
+def _judge_only_options(
+    run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
+    reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
+    output: OutputOption = Path("results"),
+    dry_run: DryRunOpt = False,
+) -> None:
+    """The parameters of `judge` beyond `run`'s judge options (a signature only, never called)."""
+
+
+# `judge` takes a run, `run`'s judge options (from `judge` to `max_cost`), and its own options.
+_names = [p.name for p in _run_parameters]
+_own = list(inspect.signature(_judge_only_options, eval_str=True).parameters.values())
+judge.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [_own[0], *_run_parameters[_names.index("judge") : _names.index("max_cost") + 1], *_own[1:]]
+)
 
 
 def score(
