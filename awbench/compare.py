@@ -8,9 +8,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.leaderboard import RunData, provenance
+from awbench.leaderboard import provenance
 from awbench.parsing import strip_observation_marker
 from awbench.records import JudgeKind
+from awbench.runs import RunData
 from awbench.scoring import to_100
 from awbench.stats import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval, krippendorff_alpha_ordinal,

@@ -2,6 +2,7 @@
 
 # Domain ids as they appear in file names (`{domain}_test.jsonl`) and sample keys, in the published order.
 DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
+FILE_SUFFIX = "_test.jsonl"
 
 DOMAIN_LABELS: dict[str, str] = {
     "mcp": "MCP",

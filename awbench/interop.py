@@ -13,7 +13,8 @@ from statistics import fmean
 from typing import Any
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
-from awbench.dataset import DataError, load_samples
+from awbench.data_problems import DataError
+from awbench.dataset import load_samples
 from awbench.domains import DIMENSIONS
 from awbench.predictions import prediction_record
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample, VerdictRecord

@@ -1,225 +1,29 @@
-"""Looking at results: one sample's full story (`SampleView`, for `awbench show`), and a self-contained
-static HTML report (leaderboard, inline SVG charts, the worst samples with diffs, a search box).
+"""A self-contained static HTML report: leaderboard, charts, the worst samples with diffs, a search box.
 
-The report needs no network: CSS, JS and charts are inline. Charts are drawn here as SVG, and as PNG with
-matplotlib on request.
+The report needs no network: CSS, JS and charts (`awbench.charts`) are inline.
 """
 
 from __future__ import annotations
 
-import difflib
 import html
 import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import resources
-from pathlib import Path
 from string import Template
 
 from pydantic import BaseModel
 
 import awbench
+from awbench.charts import Charts, Series, bar_chart_svg
 from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.leaderboard import (
-    DIMENSION_LABELS, Leaderboard, RunData, build_leaderboard, fmt_cell, fmt_cost, fmt_number, load_run_data,
-)
-from awbench.parsing import strip_observation_marker
+from awbench.leaderboard import DIMENSION_LABELS, Leaderboard, build_leaderboard, fmt_cell, fmt_cost, fmt_number
 from awbench.records import JudgeKind
+from awbench.runs import RunData, load_run_data
+from awbench.sample_view import SampleView, clip, sample_view, unified_diff, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.store import RunStore, StoreError
-
-PALETTE = ("#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b",
-           "#ec4899", "#84cc16", "#0f766e", "#a16207", "#1e3a8a")
-
-
-# --------------------------------------------------------------------------- one sample
-
-
-class Reasons(BaseModel):
-    status: str
-    strengths: list[str]
-    weaknesses: list[str]
-
-
-class SampleView(BaseModel):
-    key: str
-    domain: str
-    trajectory: str
-    origin: str
-    context: list[tuple[str, str]]  # the turns just before this one: (action, observation)
-    earlier_turns: int  # turns of history not in `context`
-    action: str
-    prediction: str
-    ground_truth: str
-    status: str | None  # the generation's status; None when there is no prediction
-    error: str | None
-    score: float | None  # 0..100, as it enters the means
-    dimensions: dict[str, float]  # 0..100
-    rule_parts: dict[str, float] | None
-    reasons: list[Reasons]
-
-
-def sample_view(data: RunData, key: str, kind: JudgeKind, context_turns: int = 2) -> SampleView:
-    sample = data.samples.get(key)
-    if sample is None:
-        raise KeyError(key)
-    record = sample.record
-    point = next((p for p in data.points(kind).get(sample.domain, []) if p[0] == key), None)
-    prediction = data.predictions.get(key)
-    judgment = data.judgments_of(kind).get(key)
-    history = range(max(0, record.turn_idx - 1 - context_turns), record.turn_idx - 1)
-    return SampleView(
-        key=key, domain=sample.domain, trajectory=record.trajectory_id, origin=sample.origin,
-        context=[(record.prompt[i], strip_observation_marker(record.response[i])) for i in history],
-        earlier_turns=max(0, record.turn_idx - 1 - context_turns), action=record.action,
-        prediction=strip_observation_marker(prediction.prediction) if prediction else "",
-        ground_truth=strip_observation_marker(record.ground_truth),
-        status=prediction.status if prediction else None,
-        error=(prediction.error if prediction else None) or (judgment.error if judgment else None),
-        # Only the LLM judge has rubric dimensions (sample_points gives failures zeros for any judge).
-        score=point[1] if point else None, dimensions=point[2] if point and kind == "llm" else {},
-        rule_parts=judgment.rule.parts if judgment and judgment.rule else None,
-        reasons=[Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
-                 for v in (judgment.verdicts if judgment else [])],
-    )
-
-
-def worst_keys(
-    data: RunData, kind: JudgeKind, n: int, domain: str | None = None, dimension: str | None = None
-) -> list[str]:
-    """The n lowest-scored samples (by total, or by one dimension), lowest first; ties by key."""
-    points = [p for d, pts in data.points(kind).items() if domain in (None, d) for p in pts]
-    if dimension:
-        points = [p for p in points if dimension in p[2]]
-    ranked = sorted(points, key=lambda p: (p[2][dimension] if dimension else p[1], p[0]))
-    return [key for key, _, _ in ranked[:n]]
-
-
-def unified_diff(ground_truth: str, prediction: str) -> list[str]:
-    return list(difflib.unified_diff(
-        ground_truth.splitlines(), prediction.splitlines(), "ground truth", "prediction", lineterm=""
-    ))
-
-
-def clip(text: str, limit: int) -> str:
-    """Head and tail of a long text: the end of an observation often carries its exit status or prompt."""
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[-(limit - head):]}"
-
-
-# --------------------------------------------------------------------------- charts
-
-
-class Series(BaseModel):
-    name: str
-    values: list[float | None]
-    published: bool = False
-
-
-Charts = dict[str, tuple[str, list[str], list[Series]]]  # name -> (title, categories, series)
-
-
-def color(i: int) -> str:
-    """Distinct colours past the palette too: golden-angle hues."""
-    return PALETTE[i] if i < len(PALETTE) else f"hsl({i * 137.5 % 360:.0f}, 55%, 48%)"
-
-
-def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: Sequence[Series]) -> str:
-    """A grouped bar chart on a 0..100 axis: one group per category, one bar per series."""
-    n_cat, n_ser = len(categories), max(1, len(series))
-    left, right, top, bottom = 48, 16, 36, 40
-    group_w = max(96, min(160, 14 * n_ser + 24))
-    plot_w, plot_h = max(n_cat * group_w, 560), 280
-    group_w = plot_w / n_cat
-    labels = [ser.name + (" (published)" if ser.published else "") for ser in series]
-    item_w = 28 + 7 * max((len(label) for label in labels), default=0)  # ~7px per character at 12px
-    per_row = max(1, int(plot_w // item_w))
-    legend_rows = (len(series) + per_row - 1) // per_row
-    width, height = left + plot_w + right, top + plot_h + bottom + 20 * legend_rows + 8
-    bar_w = (group_w - 16) / n_ser
-    out = [f'<svg id="{chart_id}" class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
-           f'<text x="{left}" y="20" font-weight="600">{html.escape(title)}</text>']
-    for tick in range(0, 101, 20):
-        y = top + plot_h * (1 - tick / 100)
-        out.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
-    for c, category in enumerate(categories):
-        x0 = left + c * group_w + 8
-        out.append(f'<text x="{x0 + (group_w - 16) / 2:.1f}" y="{top + plot_h + 18}" text-anchor="middle">'
-                   f'{html.escape(category)}</text>')
-        for s, ser in enumerate(series):
-            value = ser.values[c]
-            if value is None:
-                continue
-            h = plot_h * max(0.0, min(value, 100.0)) / 100
-            opacity = ' fill-opacity="0.45"' if ser.published else ""
-            out.append(
-                f'<rect class="bar" data-series="{html.escape(ser.name)}" data-category="{html.escape(category)}" '
-                f'data-value="{value:.2f}" x="{x0 + s * bar_w:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 1:.1f}" '
-                f'height="{h:.1f}" fill="{color(s)}"{opacity}>'
-                f'<title>{html.escape(ser.name)} · {html.escape(category)}: {value:.2f}</title></rect>'
-            )
-    out.append(f'<line class="axis" x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}"/>')
-    for s, label in enumerate(labels):
-        lx, ly = left + (s % per_row) * (plot_w / per_row), top + plot_h + bottom + 20 * (s // per_row)
-        out.append(f'<rect x="{lx:.1f}" y="{ly - 10}" width="12" height="12" fill="{color(s)}"/>'
-                   f'<text x="{lx + 16:.1f}" y="{ly}">{html.escape(label)}</text>')
-    out.append("</svg>")
-    return "\n".join(out)
-
-
-def chart_series(board: Leaderboard) -> list[Series]:
-    """One series per row of the board, in display order; the last category is the board's total."""
-    return [Series(name=row.run, values=[row.cells[c].value for c in board.columns], published=row.published)
-            for group in board.groups for row in group.rows]
-
-
-def _mpl_color(css: str) -> str | tuple[float, float, float]:
-    """matplotlib takes hex colours but not CSS hsl()."""
-    if not css.startswith("hsl("):
-        return css
-    import colorsys
-
-    h, sat, light = (float(v.strip(" %")) for v in css[4:-1].split(","))
-    r, g, b = colorsys.hls_to_rgb(h / 360, light / 100, sat / 100)
-    return (r, g, b)
-
-
-def write_pngs(charts: Charts, directory: Path) -> list[Path]:
-    """The same charts as PNG files, drawn with matplotlib (Agg: no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, (title, categories, series) in charts.items():
-        fig, ax = plt.subplots(figsize=(max(8.0, 1.2 * len(categories) + 0.25 * len(series)), 5))
-        width = 0.8 / max(1, len(series))
-        for s, ser in enumerate(series):
-            xs = [c + s * width - 0.4 + width / 2 for c, v in enumerate(ser.values) if v is not None]
-            ys = [v for v in ser.values if v is not None]
-            label = ser.name + (" (published)" if ser.published else "")
-            ax.bar(xs, ys, width * 0.95, label=label, color=_mpl_color(color(s)), alpha=0.45 if ser.published else 1)
-        ax.set_xticks(range(len(categories)), categories)
-        ax.set_ylim(0, 100)
-        ax.set_title(title)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8, ncol=min(4, max(1, len(series))), loc="upper center", bbox_to_anchor=(0.5, -0.08))
-        fig.tight_layout()
-        path = directory / f"{name}.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
-    return written
-
-
-# --------------------------------------------------------------------------- HTML
 
 
 def _e(text: object) -> str:
@@ -364,6 +168,12 @@ def leaderboard_page(board: Leaderboard) -> str:
 
 def _stamp() -> str:
     return f"awbench {awbench.__version__} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}"
+
+
+def chart_series(board: Leaderboard) -> list[Series]:
+    """One series per row of the board, in display order; the last category is the board's total."""
+    return [Series(name=row.run, values=[row.cells[c].value for c in board.columns], published=row.published)
+            for group in board.groups for row in group.rows]
 
 
 def report_charts(domain_board: Leaderboard, dimension_board: Leaderboard) -> Charts:

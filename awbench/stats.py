@@ -1,6 +1,6 @@
 """Statistics over scored samples: rank correlation, trajectory bootstrap, Krippendorff's alpha, length bias.
 
-Pure functions over plain numbers; the run-reading code lives in `awbench.leaderboard`.
+Pure functions over plain numbers; the run-reading code lives in `awbench.runs`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""awbench.dataset: reading sources, validation messages, keys, selection, fingerprints and data info."""
+"""Benchmark data: reading sources (with the Hub), validation messages, keys, selection, fingerprints and data info."""
 
 from __future__ import annotations
 
@@ -11,18 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.config import DataSettings
-from awbench.dataset import (
-    DataError,
-    Problem,
-    data_info,
-    load_samples,
-    read_source,
-    resolve_source,
-    select,
-)
+from awbench.data_info import data_info
+from awbench.data_problems import DataError, Problem
+from awbench.dataset import load_samples, read_source, resolve_source
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.records import BenchmarkRecord, Sample
 from awbench.resources import sample_dir
+from awbench.selection import select
 
 
 def rec(domain: str = "mcp", id: int | str = 1, turn_idx: int = 1, turns: int = 2, **fields: Any) -> dict:
@@ -318,7 +313,7 @@ def test_hub_rows_are_validated_like_file_rows(tmp_path, offline_hub):
 def test_hub_schema_matches_the_record_model():
     import datasets
 
-    from awbench.dataset import _hub_features
+    from awbench.hub import _hub_features
 
     assert list(_hub_features(datasets)) == list(BenchmarkRecord.model_fields)
 

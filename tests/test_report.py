@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 from browser import dump_dom, require_chromium, screenshot
-from test_leaderboard import MCP, SEARCH, SMALL, invoke, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
+from awbench.charts import Series, bar_chart_svg
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.leaderboard import discover_runs, load_run_data
-from awbench.report import Series, bar_chart_svg, build_report, clip, sample_view, unified_diff, worst_keys
+from awbench.report import build_report
+from awbench.runs import discover_runs, load_run_data
+from awbench.sample_view import clip, sample_view, unified_diff, worst_keys
 
 # --------------------------------------------------------------------------- sample views
 

@@ -9,7 +9,8 @@ from rich.table import Table
 
 from awbench.cli.common import EXIT_USAGE, console
 from awbench.cli.errors import pipeline_errors
-from awbench.dataset import DataInfo, data_info, read_source, resolve_source
+from awbench.data_info import DataInfo, data_info
+from awbench.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 
 data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True)

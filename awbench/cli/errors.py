@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from awbench.backends.baseline import UnknownBaseline
 from awbench.backends.vllm_offline import BackendUnavailable
 from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail
-from awbench.dataset import DataError
+from awbench.data_problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.llm import CostUnknown
 from awbench.judging.prompts import PromptError

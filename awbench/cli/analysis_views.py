@@ -1,0 +1,166 @@
+"""Terminal views (rich) of what the analysis commands show: leaderboard tables, a comparison, one run's
+overview and one sample in detail."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from awbench.compare import Comparison, LengthBias, judge_consistency, run_length_bias
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.leaderboard import DIMENSION_LABELS, Cell, Leaderboard, fmt_cost, fmt_number, half_width
+from awbench.records import JudgeKind
+from awbench.runs import RunData, point_summary, run_intervals
+from awbench.sample_view import SampleView, clip, unified_diff
+from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+
+
+def _stacked(cell: Cell) -> Text:
+    """Value, and its interval's half-width below it: keeps eight score columns narrow enough for a terminal."""
+    text = Text(fmt_number(cell.value))
+    if (half := half_width(cell)) is not None:
+        text.append(f"\n±{half:.2f}", style="dim")
+    return text
+
+
+def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
+    """A table per group, then the notes. The group's judge, prompt set and data are in its title (every row of
+    a group shares them), so the terminal table leaves those columns to the file formats."""
+    out: list[RenderableType] = []
+    for group in board.groups:
+        # No vertical rules and one space of padding: twelve columns fit in about 100 characters.
+        table = Table(title=group.header, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                      title_style="bold magenta" if group.published else "bold")
+        table.add_column("#", justify="right")
+        table.add_column("Run", overflow="fold", min_width=12)
+        for c in board.columns:
+            table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
+        table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
+        costs = any(row.cost_usd is not None for row in group.rows)
+        if costs:
+            table.add_column("Cost", justify="right", no_wrap=True)
+        for row in group.rows:
+            if row.published:
+                run = Text(row.run, style="italic magenta") + Text(" published", style="dim")
+            else:
+                run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
+            counts = "" if row.scored is None else f"{row.scored}/{row.failed}"
+            table.add_row("" if row.rank is None else str(row.rank), run,
+                          *(_stacked(row.cells[c]) for c in board.columns), counts,
+                          *([fmt_cost(row.cost_usd)] if costs else []))
+        out.append(table)
+    out += [Text(f"note: {note}", style="yellow") for note in board.notes]
+    return out
+
+
+def comparison_renderables(c: Comparison) -> list[RenderableType]:
+    table = Table(title=f"A = {c.run_a}   B = {c.run_b}   ({c.judge} judge; difference A − B)", title_justify="left")
+    for name in ("", "n", "A", "B", "A − B", "95% CI", "P(A > B)", "win", "tie", "loss"):
+        table.add_column(name, justify="left" if not name else "right")
+    for row in c.rows:
+        label = "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name]
+        style = "bold" if row.name == OVERALL else None
+        table.add_row(
+            label, str(row.n), fmt_number(row.mean_a), fmt_number(row.mean_b), f"{row.diff:+.2f}",
+            f"[{fmt_number(row.lo)}, {fmt_number(row.hi)}]", f"{row.a_better:.1%}" if row.a_better is not None else "–",
+            str(row.wins), str(row.ties), str(row.losses), style=style,
+        )
+    out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
+    out.append(table)
+    if c.judge_agreement:
+        ag = c.judge_agreement
+        agree = Table(title=f"Judge agreement on the same predictions (n = {ag.n})", title_justify="left")
+        for name in (*(DIMENSION_LABELS[d] for d in DIMENSIONS), "Spearman (total)"):
+            agree.add_column(name, justify="right")
+        agree.add_row(*(fmt_number(ag.alpha[d], 3) for d in DIMENSIONS), fmt_number(ag.spearman, 3))
+        out += [agree, Text("Krippendorff's alpha (ordinal) per dimension between the two runs' judges", style="dim")]
+    out.append(length_bias_table(c.length_bias))
+    return out
+
+
+def length_bias_table(biases: dict[str, LengthBias]) -> Table:
+    table = Table(title="Mean score by prediction / ground-truth length (failed generations left out)",
+                  title_justify="left")
+    table.add_column("run")
+    bins = list(next(iter(biases.values())))
+    for b in bins:
+        table.add_column(b, justify="right")
+    for run, bias in biases.items():
+        table.add_row(run, *(f"{fmt_number(m, 1)} (n={n})" for n, m in bias.values()))
+    return table
+
+
+def run_overview(data: RunData, kind: JudgeKind) -> list[RenderableType]:
+    ci = run_intervals(data, kind, DEFAULT_RESAMPLES, DEFAULT_SEED)
+    table = Table(title=f"{data.name}: {kind} judge, 95% bootstrap intervals over trajectories", title_justify="left")
+    dimensions = DIMENSIONS if kind == "llm" else ()  # the rule judge has no rubric dimensions
+    for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
+        table.add_column(name, justify="left" if name == "domain" else "right")
+    for name, (n, score, dims) in point_summary(data.points(kind)).items():
+        table.add_row(
+            "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
+            f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]",
+            *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
+        )
+    out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, kind)})]
+    consistency = judge_consistency(data)
+    if consistency:
+        rep = Table(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)",
+                    title_justify="left")
+        rep.add_column("")
+        for d in consistency.sd:
+            rep.add_column(DOMAIN_LABELS[d], justify="right")
+        rep.add_row("mean SD of totals", *(f"{v:.1f}" for v in consistency.sd.values()))
+        out.append(rep)
+        out.append(Text("Krippendorff's alpha (ordinal) between verdicts: " + ", ".join(
+            f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())))
+    if data.scores and data.scores.agreement:
+        out.append(Text("Rule score vs LLM total, Spearman: " + ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in data.scores.agreement.items())))
+    return out
+
+
+def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[RenderableType]:
+    status = "" if view.status in (None, "ok") else f"  [{view.status}]"
+    head = Text.assemble((view.key, "bold cyan"), f"  · {DOMAIN_LABELS[view.domain]} · trajectory {view.trajectory}",
+                         (f" · {view.origin}", "dim"), (status, "bold red"))
+    out: list[RenderableType] = [Text(""), head]
+    if view.earlier_turns:
+        out.append(Text(f"… {view.earlier_turns} earlier turn(s) not shown", style="dim"))
+    for action, observation in view.context:
+        out.append(Panel(Group(Text(clip(action, 600)), Text(clip(observation, 600), style="dim")),
+                     title="earlier turn", title_align="left", border_style="dim"))
+    out.append(Panel(Text(clip(view.action, max_chars)), title="action", title_align="left", border_style="cyan"))
+    if diff:
+        text = "\n".join(unified_diff(view.ground_truth, view.prediction)) or "(prediction and ground truth are identical)"
+        out.append(Panel(Syntax(clip(text, max_chars * 2), "diff", word_wrap=True), title="ground truth → prediction",
+                         title_align="left"))
+    else:
+        side = Table.grid(expand=True, padding=(0, 1))
+        side.add_column(ratio=1)
+        side.add_column(ratio=1)
+        side.add_row(
+            Panel(Text(clip(view.ground_truth, max_chars)), title="ground truth", title_align="left", border_style="green"),
+            Panel(Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"),
+        )
+        out.append(side)
+    scores = Table(title="scores (0..100)", title_justify="left", min_width=24)
+    columns = ["total", *(DIMENSION_LABELS[d] for d in DIMENSIONS if d in view.dimensions), *(view.rule_parts or {})]
+    for name in columns:
+        scores.add_column(name, justify="right")
+    scores.add_row(fmt_number(view.score, 1), *(fmt_number(view.dimensions[d], 1) for d in DIMENSIONS if d in view.dimensions),
+                   *(fmt_number(v * 100, 1) for v in (view.rule_parts or {}).values()))
+    out.append(scores)
+    if view.error:
+        out.append(Text(f"error: {view.error}", style="red"))
+    for i, reasons in enumerate(view.reasons, start=1):
+        label = f"verdict {i} ({reasons.status})" if len(view.reasons) > 1 else f"judge ({reasons.status})"
+        lines = [Text(label, style="bold")]
+        lines += [Text(f"+ {s}", style="green") for s in reasons.strengths]
+        lines += [Text(f"- {w}", style="red") for w in reasons.weaknesses]
+        out.append(Group(*lines))
+    return out

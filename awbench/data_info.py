@@ -1,0 +1,93 @@
+"""Describing loaded samples (`awbench data info`): per-domain counts, turns and context sizes, next to the
+published benchmark's statistics."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping
+
+from pydantic import BaseModel
+
+from awbench.data_problems import DataError
+from awbench.domains import DOMAINS, PUBLISHED_STATS, PUBLISHED_TOTAL
+from awbench.messages import world_model_messages
+from awbench.records import BenchmarkRecord, Sample
+
+
+class DomainInfo(BaseModel):
+    domain: str
+    samples: int
+    trajectories: int
+    avg_turns: float  # mean turn_idx: the turns each evaluated sample contains
+    avg_total_turns: float | None  # None when no record states total_turns
+    avg_context_chars: float
+    max_context_chars: int
+    avg_context_tokens: float | None
+    published_samples: int | None
+    published_avg_turns: float | None
+
+
+class DataInfo(BaseModel):
+    source: str
+    domains: list[DomainInfo]
+    total: DomainInfo
+    is_full_benchmark: bool
+
+
+def data_info(samples: list[Sample], source: str, tokenizer: str | None = None) -> DataInfo:
+    """Per-domain statistics of `samples`; token counts too when `tokenizer` names a Hugging Face tokenizer."""
+    count = _token_counter(tokenizer) if tokenizer else None
+    tokens = {s.key: count(s.record) for s in samples} if count else None
+    by_domain = {d: [s for s in samples if s.domain == d] for d in DOMAINS}
+    domains = [_domain_info(d, group, tokens, PUBLISHED_STATS[d]) for d, group in by_domain.items() if group]
+    full = all(len(by_domain[d]) == PUBLISHED_STATS[d][0] for d in DOMAINS)
+    total = _domain_info("total", samples, tokens, PUBLISHED_TOTAL)
+    return DataInfo(source=source, domains=domains, total=total, is_full_benchmark=full)
+
+
+def _domain_info(
+    name: str, samples: list[Sample], tokens: dict[str, int] | None, published: tuple[int, float]
+) -> DomainInfo:
+    records = [s.record for s in samples]
+    chars = [context_chars(r) for r in records]
+    stated_totals = [r.total_turns for r in records if r.total_turns is not None]
+    return DomainInfo(
+        domain=name,
+        samples=len(records),
+        trajectories=len({(r.domain, r.trajectory_id) for r in records}),
+        avg_turns=_mean([r.turn_idx for r in records]),
+        avg_total_turns=_mean(stated_totals) if stated_totals else None,
+        avg_context_chars=_mean(chars),
+        max_context_chars=max(chars, default=0),
+        avg_context_tokens=_mean([tokens[s.key] for s in samples]) if tokens is not None else None,
+        published_samples=published[0],
+        published_avg_turns=published[1],
+    )
+
+
+def context_chars(record: BenchmarkRecord) -> int:
+    """Characters the candidate model is shown: system prompt, history and the current action."""
+    return sum(len(m["content"]) for m in world_model_messages(record))
+
+
+def _mean(values: list[int]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
+    from transformers import AutoTokenizer  # heavy; only needed for token counts
+
+    try:
+        tok = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as e:
+        raise DataError(f"cannot load tokenizer {name!r}: {e}") from None
+
+    def count(record: BenchmarkRecord) -> int:
+        messages = world_model_messages(record)
+        if not tok.chat_template:
+            return len(tok.encode("\n".join(m["content"] for m in messages)))
+        out = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        # transformers 5 returns a BatchEncoding by default; older versions a plain list of ids.
+        return len(out["input_ids"] if isinstance(out, Mapping) else out)
+
+    return count

@@ -1,0 +1,30 @@
+"""What can be wrong with benchmark data: one `Problem` with a record, or a `DataError` for a source that
+cannot be used at all. Apart from the readers so that Hub loading and selection can raise them too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input. `line` is a 1-based file line, or a 0-based row of a Hub split."""
+
+    path: str
+    line: int | None
+    field: str | None
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return ": ".join(part for part in (where, self.field, self.message) if part is not None)
+
+
+class DataError(Exception):
+    """A source that cannot be used; the message is meant for the user as it is."""
+
+    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []

@@ -1,0 +1,145 @@
+"""Finished runs on disk: finding the scored ones, and reading a whole run (`RunData`: records + samples) with
+the per-sample points and intervals behind its numbers. Shared by `leaderboard`, `compare`, `show` and `report`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from awbench.config import DataSettings
+from awbench.dataset import LoadedData, load_samples
+from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.pipeline import run_samples
+from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
+from awbench.scoring import ScoresFile, sample_points
+from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
+from awbench.store import RunManifest, RunStore, StoreError
+
+Points = dict[str, list[tuple[str, float, dict[str, float]]]]
+
+
+def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
+    """Scored runs under the given directories (or the directories themselves), and notes on what was skipped."""
+    found: dict[Path, RunStore] = {}
+    notes: list[str] = []
+    for root in paths:
+        if not root.is_dir():
+            raise StoreError(f"{root} is not a directory")
+        manifests = [root / "run.json"] if (root / "run.json").exists() else sorted(root.rglob("run.json"))
+        for manifest in manifests:
+            run_dir = manifest.parent
+            if not (run_dir / "scores.json").exists():
+                notes.append(f"skipped {run_dir}: no scores.json yet (run `awbench score` on it)")
+                continue
+            found.setdefault(run_dir.resolve(), RunStore(run_dir))
+    return list(found.values()), notes
+
+
+@lru_cache(maxsize=4)
+def _load(settings_json: str) -> LoadedData:
+    return load_samples(DataSettings.model_validate_json(settings_json))
+
+
+def cached_load(settings: DataSettings) -> LoadedData:
+    """Runs on the same data settings share one load: a leaderboard of many runs reads the data once."""
+    return _load(settings.model_dump_json())
+
+
+@dataclass
+class RunData:
+    """One run's records and samples: what statistics, comparisons and sample views work from."""
+
+    store: RunStore
+    manifest: RunManifest
+    scores: ScoresFile | None
+    predictions: dict[str, PredictionRecord]
+    judgments: dict[tuple[str, str], JudgmentRecord]
+    samples: dict[str, Sample]
+    _points: dict[str, Points] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.store.name
+
+    @property
+    def policy(self) -> str:
+        return self.scores.failure_policy if self.scores else self.manifest.config.scoring.failure_policy
+
+    @property
+    def primary_judge(self) -> JudgeKind:
+        if self.scores:
+            return self.scores.judge
+        return "llm" if self.judged_by("llm") else "rules"
+
+    def judged_by(self, kind: str) -> bool:
+        """The run used this judge (a run whose generations all failed has no judgment records, yet a score)."""
+        return kind in self.manifest.judges or any(j == kind for _, j in self.judgments)
+
+    def judgments_of(self, kind: str) -> dict[str, JudgmentRecord]:
+        return {key: record for (key, judge), record in self.judgments.items() if judge == kind}
+
+    def points(self, kind: JudgeKind) -> Points:
+        """The points behind the headline numbers (`scoring.sample_points`), keyed like the samples."""
+        if kind not in self._points:
+            keys = [(s.key, s.domain) for s in self.samples.values()]
+            self._points[kind] = sample_points(kind, keys, self.predictions, self.judgments_of(kind), self.policy)  # type: ignore[arg-type]
+        return self._points[kind]
+
+    @cached_property
+    def trajectories(self) -> dict[str, str]:
+        return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
+
+
+def load_run_data(store: RunStore) -> RunData:
+    manifest = store.read_manifest()
+    raw_scores = store.read_scores_json()
+    samples = {s.key: s for s in run_samples(store, load=cached_load)}
+    return RunData(
+        store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
+        predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]
+    )
+
+
+def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float]]]:
+    """(n, mean score, mean per dimension) per domain, then the macro mean over domains as `OVERALL`."""
+    out: dict[str, tuple[int, float, dict[str, float]]] = {}
+    for domain in DOMAINS:
+        pts = points.get(domain)
+        if not pts:
+            continue
+        dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [p[2][d] for p in pts if d in p[2]])}
+        out[domain] = (len(pts), float(np.mean([p[1] for p in pts])), dims)
+    if out:
+        rows = list(out.values())
+        dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [r[2][d] for r in rows if d in r[2]])}
+        out[OVERALL] = (sum(r[0] for r in rows), float(np.mean([r[1] for r in rows])), dims)
+    return out
+
+
+def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clustered]:
+    """Per domain, rows of [score, *dimensions] (NaN where a dimension is missing) with their trajectories."""
+    return {
+        domain: Clustered.of(
+            [[score, *(dims.get(d, np.nan) for d in DIMENSIONS)] for _, score, dims in points[domain]],
+            [trajectories[key] for key, _, _ in points[domain]],
+        )
+        for domain in DOMAINS
+        if points.get(domain)
+    }
+
+
+def run_intervals(
+    data: RunData, kind: JudgeKind, resamples: int, seed: int
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """95% intervals per domain and overall, for the total ("score") and each dimension."""
+    reps = bootstrap_means(point_matrix(data.points(kind), data.trajectories), resamples, seed)
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, rep in reps.items():
+        lo, hi = interval(rep)
+        out[name] = {col: (float(lo[i]), float(hi[i])) for i, col in enumerate(("score", *DIMENSIONS))}
+    return out

@@ -1,0 +1,86 @@
+"""One sample's full story, for `awbench show` and the report: its recent history, the action, prediction and
+ground truth, scores and the judge's reasons; and which samples scored worst."""
+
+from __future__ import annotations
+
+import difflib
+
+from pydantic import BaseModel
+
+from awbench.parsing import strip_observation_marker
+from awbench.records import JudgeKind
+from awbench.runs import RunData
+
+
+class Reasons(BaseModel):
+    status: str
+    strengths: list[str]
+    weaknesses: list[str]
+
+
+class SampleView(BaseModel):
+    key: str
+    domain: str
+    trajectory: str
+    origin: str
+    context: list[tuple[str, str]]  # the turns just before this one: (action, observation)
+    earlier_turns: int  # turns of history not in `context`
+    action: str
+    prediction: str
+    ground_truth: str
+    status: str | None  # the generation's status; None when there is no prediction
+    error: str | None
+    score: float | None  # 0..100, as it enters the means
+    dimensions: dict[str, float]  # 0..100
+    rule_parts: dict[str, float] | None
+    reasons: list[Reasons]
+
+
+def sample_view(data: RunData, key: str, kind: JudgeKind, context_turns: int = 2) -> SampleView:
+    sample = data.samples.get(key)
+    if sample is None:
+        raise KeyError(key)
+    record = sample.record
+    point = next((p for p in data.points(kind).get(sample.domain, []) if p[0] == key), None)
+    prediction = data.predictions.get(key)
+    judgment = data.judgments_of(kind).get(key)
+    history = range(max(0, record.turn_idx - 1 - context_turns), record.turn_idx - 1)
+    return SampleView(
+        key=key, domain=sample.domain, trajectory=record.trajectory_id, origin=sample.origin,
+        context=[(record.prompt[i], strip_observation_marker(record.response[i])) for i in history],
+        earlier_turns=max(0, record.turn_idx - 1 - context_turns), action=record.action,
+        prediction=strip_observation_marker(prediction.prediction) if prediction else "",
+        ground_truth=strip_observation_marker(record.ground_truth),
+        status=prediction.status if prediction else None,
+        error=(prediction.error if prediction else None) or (judgment.error if judgment else None),
+        # Only the LLM judge has rubric dimensions (sample_points gives failures zeros for any judge).
+        score=point[1] if point else None, dimensions=point[2] if point and kind == "llm" else {},
+        rule_parts=judgment.rule.parts if judgment and judgment.rule else None,
+        reasons=[Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
+                 for v in (judgment.verdicts if judgment else [])],
+    )
+
+
+def worst_keys(
+    data: RunData, kind: JudgeKind, n: int, domain: str | None = None, dimension: str | None = None
+) -> list[str]:
+    """The n lowest-scored samples (by total, or by one dimension), lowest first; ties by key."""
+    points = [p for d, pts in data.points(kind).items() if domain in (None, d) for p in pts]
+    if dimension:
+        points = [p for p in points if dimension in p[2]]
+    ranked = sorted(points, key=lambda p: (p[2][dimension] if dimension else p[1], p[0]))
+    return [key for key, _, _ in ranked[:n]]
+
+
+def unified_diff(ground_truth: str, prediction: str) -> list[str]:
+    return list(difflib.unified_diff(
+        ground_truth.splitlines(), prediction.splitlines(), "ground truth", "prediction", lineterm=""
+    ))
+
+
+def clip(text: str, limit: int) -> str:
+    """Head and tail of a long text: the end of an observation often carries its exit status or prompt."""
+    if len(text) <= limit:
+        return text
+    head = limit * 2 // 3
+    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[-(limit - head):]}"

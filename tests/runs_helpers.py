@@ -1,0 +1,138 @@
+"""Fake-but-valid runs for the analysis tests (leaderboard, compare, show, report): `write_data` writes real
+data files, read by the real loader; `make_run` writes records with the pydantic models and scores.json from
+`awbench.scoring`; `invoke` runs the analysis commands.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
+from awbench.dataset import load_samples
+from awbench.domains import DIMENSIONS
+from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
+from awbench.scoring import ScoresFile, score_table, to_100
+from awbench.stats import spearman
+from awbench.store import RunManifest, RunStore
+
+PROMPT_SHA = "1a2b3c" + "0" * 58
+# Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.
+SMALL = {"mcp": [2, 1], "search": [1, 1]}
+MCP = ["mcp/m0/1", "mcp/m0/2", "mcp/m1/1"]
+SEARCH = ["search/s0/1", "search/s1/1"]
+
+Grade = int | dict[str, int] | list[dict[str, int]] | None
+
+
+def write_data(root: Path, trajectories: Mapping[str, list[int]], salt: str = "") -> Path:
+    """{domain: [turns of each trajectory]} -> `{domain}_test.jsonl` files; every turn is one sample,
+    keyed `{domain}/{d}{t}/{turn}` (d: the domain's initial, t: the trajectory's index)."""
+    root.mkdir(parents=True, exist_ok=True)
+    for domain, lengths in trajectories.items():
+        lines = []
+        for t, length in enumerate(lengths):
+            actions = [f"### Turn {i}\n**Action:**\nrun {domain} {t} step {i}{salt}" for i in range(1, length + 1)]
+            observations = [f"**Environment Observation:**\n{domain} output {t}.{i}\nline two" for i in range(1, length + 1)]
+            for turn in range(1, length + 1):
+                lines.append(json.dumps({
+                    "task": domain, "id": f"{domain[0]}{t}", "prompt": actions[:turn], "response": observations[:turn],
+                    "system_str": f"You simulate {domain} trajectory {t}.", "turn_idx": turn,
+                }))
+        (root / f"{domain}_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def _verdicts(grade: Grade) -> list[dict[str, int]]:
+    if isinstance(grade, int):
+        return [{d: grade for d in DIMENSIONS}]
+    return grade if isinstance(grade, list) else [grade]  # type: ignore[list-item]
+
+
+def make_run(
+    results: Path, name: str, data: Path, grades: Mapping[str, Grade], *, model: str | None = None,
+    judge_model: str = "gpt-5.2-2025-12-11", prompt_set: str = "rubric", prompt_sha: str = PROMPT_SHA,
+    policy: str = "minimum", predictions: Mapping[str, str] | None = None, rules: Mapping[str, float] | None = None,
+    cost: float | None = None, strengths: tuple[str, ...] = ("keeps the format",),
+    weaknesses: tuple[str, ...] = ("invents a file",), llm: bool = True,
+) -> RunStore:
+    """A scored run. `grades`: key -> 1..5 for every dimension, a {dimension: 1..5}, a list of those (one per
+    verdict), or None for a failed generation. Samples without a grade get no prediction (unscored).
+    `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge."""
+    settings = DataSettings(source=str(data))
+    loaded = load_samples(settings)
+    samples = {s.key: s for s in loaded.samples}
+    store = RunStore(results / name)
+    kind = "llm" if rules is None else "both" if llm else "rules"
+    config = RunConfig(
+        run_name=name, output=results, data=settings, model=ModelSettings(model=model or name, backend="openai"),
+        judge=JudgeSettings(kind=kind, model=judge_model, prompts=prompt_set),
+    )
+    judges = {"llm": {"prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": 1}} if llm else {}
+    if rules is not None:
+        judges["rules"] = {"rules_version": 1}
+    store.create(RunManifest(config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint,
+                             samples=len(samples), judges=judges))
+    preds: dict[str, PredictionRecord] = {}
+    judgments: dict[str, JudgmentRecord] = {}
+    rule_judgments: dict[str, JudgmentRecord] = {}
+    for key, grade in grades.items():
+        sample = samples[key]
+        truth = sample.record.ground_truth.split("\n", 1)[1]
+        text = (predictions or {}).get(key, truth)
+        preds[key] = PredictionRecord(
+            key=key, domain=sample.domain, sample_hash=sample.hash, status="error" if grade is None else "ok",
+            prediction="" if grade is None else text, error="HTTP 500" if grade is None else None,
+        )
+        if grade is None:
+            continue
+        verdicts = [VerdictRecord(status="complete", scores=v, strengths=list(strengths), weaknesses=list(weaknesses))
+                    for v in _verdicts(grade)]
+        dims = {d: sum(v.scores[d] for v in verdicts) / len(verdicts) for d in DIMENSIONS}
+        judgments[key] = JudgmentRecord(
+            key=key, domain=sample.domain, judge="llm", cache_key=key, status="ok",
+            score=to_100(sum(dims.values()) / len(dims)), dimensions=dims, verdicts=verdicts,
+        )
+        if rules is not None:
+            r = rules.get(key, 0.0)
+            rule_judgments[key] = JudgmentRecord(
+                key=key, domain=sample.domain, judge="rules", cache_key=key, status="ok", score=r * 100,
+                rule=RuleParts(score=r, parts={"lines": r}, exact_match=r == 1, deterministic_complete=True),
+            )
+    for record in preds.values():
+        store.predictions.append(record)
+    if not llm:
+        judgments = {}
+    for record in [*judgments.values(), *rule_judgments.values()]:
+        store.judgments.append(record)
+
+    keys = [(s.key, s.domain) for s in samples.values()]
+    if not llm:
+        primary = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+        store.write_scores(ScoresFile.from_tables(name, primary, policy, cost_usd=cost))  # type: ignore[arg-type]
+        return store
+    primary = score_table("llm", keys, preds, judgments, policy)  # type: ignore[arg-type]
+    extra = {"cost_usd": cost}
+    if rules is not None:
+        extra["rules"] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+        common = [k for k in judgments if k in rule_judgments]
+        extra["agreement"] = {"overall": spearman([rule_judgments[k].score for k in common],
+                                                  [judgments[k].score for k in common])}
+    store.write_scores(ScoresFile.from_tables(name, primary, policy, **extra))  # type: ignore[arg-type]
+    return store
+
+
+def cli_app() -> typer.Typer:
+    from awbench.cli.analysis import register
+
+    app = typer.Typer()
+    register(app)
+    return app
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli_app(), list(args), env={"COLUMNS": "250"})
