@@ -52,6 +52,8 @@ def test_oracle_with_rules_exits_0_and_scores_100(out):
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "baseline-oracle__rules" / "scores.json").read_text())
     assert scores["overall"] == pytest.approx(100.0) and scores["schema_version"] == 1
+    board = invoke("leaderboard", "--output", out)  # an 80-column terminal keeps the run names
+    assert board.exit_code == 0 and "baseline-oracle__rules" in board.output and "100.00" in board.output
 
 
 def test_llm_judge_end_to_end_over_http(out):

@@ -26,6 +26,8 @@ from awbench.runs import RunData, discover_runs, load_run_data
 from awbench.sample_view import sample_view, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
+LEADERBOARD_WIDTH = 120
+
 JudgeOpt = Annotated[Optional[JudgeKind], typer.Option("--judge", help="Which judge's scores: llm or rules (default: each run's headline judge).")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
@@ -84,7 +86,10 @@ def leaderboard(
         )
     if fmt == "table":
         if out is None:
-            console.print(*leaderboard_renderables(board))
+            # Narrower than this, rich would squeeze the run names out; a wrapped line is better.
+            wide = Console(file=console.file, width=max(console.width, LEADERBOARD_WIDTH),
+                           force_terminal=console.is_terminal, color_system=console.color_system)
+            wide.print(*leaderboard_renderables(board))
         else:
             _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
