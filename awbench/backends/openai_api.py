@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
@@ -37,20 +38,19 @@ def is_context_overflow(error: BaseException) -> bool:
     return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
-def request_params(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
-    params: dict[str, Any] = {
+def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
+    """The JSON body; `extra_body` keys are merged in at the top level, as the SDK does."""
+    body: dict[str, Any] = {
         "model": settings.model,
         "messages": request.messages,
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
     }
     if settings.top_p is not None:
-        params["top_p"] = settings.top_p
+        body["top_p"] = settings.top_p
     if request.seed is not None:
-        params["seed"] = request.seed
-    if settings.extra_body:
-        params["extra_body"] = settings.extra_body
-    return params
+        body["seed"] = request.seed
+    return body | settings.extra_body
 
 
 def usage_of(usage: Any) -> Usage:
@@ -100,21 +100,24 @@ class OpenAIBackend:
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
 
-    async def _attempt(self, params: dict[str, Any], started: list[float]) -> Any:
+    async def _attempt(self, body: dict[str, Any], started: list[float]) -> ChatCompletion:
+        """`client.post` rather than `chat.completions.create`: the latter first walks the whole request through
+        the SDK's type-driven transform, ~3 ms of CPU per request here, which alone would cap a client at about
+        300 requests/s however many are in flight. Errors and parsing are the same."""
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
         started[0] = time.perf_counter()
         try:
-            return await endpoint.client.chat.completions.create(**params)
+            return await endpoint.client.post("/chat/completions", cast_to=ChatCompletion, body=body)
         finally:
             endpoint.in_flight -= 1
 
     async def _one(self, request: GenerationRequest) -> Generation:
-        params = request_params(self.settings, request)
+        body = request_body(self.settings, request)
         started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
         try:
-            completion = await with_retries(lambda: self._attempt(params, started), self.settings.max_retries)
+            completion = await with_retries(lambda: self._attempt(body, started), self.settings.max_retries)
         except openai.APIStatusError as e:
             latency = time.perf_counter() - started[0]
             if is_context_overflow(e):  # no `error`: the pipeline would then record status error, not overlength
