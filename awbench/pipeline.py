@@ -28,6 +28,9 @@ from awbench.stats import spearman
 from awbench.store import RunManifest, RunStore, environment_facts
 
 
+MAX_WARNINGS_SHOWN = 5
+
+
 class PipelineError(Exception):
     """A run cannot go on for a reason the user can act on."""
 
@@ -63,9 +66,12 @@ class StageSummary(BaseModel):
     failed: int = 0
 
 
-def prepare(config: RunConfig, overwrite: bool = False) -> tuple[RunStore, list[Sample]]:
+def prepare(
+    config: RunConfig, overwrite: bool = False, progress: Progress = SilentProgress()
+) -> tuple[RunStore, list[Sample]]:
     """Load the data and open the run directory, refusing to mix settings into an existing run."""
     data = load_samples(config.data)
+    _report_data_problems(data, progress)
     if not data.samples:
         raise PipelineError(f"no samples selected from {data.source}: check --domains, --ids and --limit")
     store = RunStore(config.run_dir)
@@ -82,6 +88,16 @@ def prepare(config: RunConfig, overwrite: bool = False) -> tuple[RunStore, list[
     else:
         store.create(_new_manifest(config, data), overwrite=overwrite)
     return store, data.samples
+
+
+def _report_data_problems(data: LoadedData, progress: Progress) -> None:
+    if data.skipped:
+        progress.note(f"skipped {data.skipped} invalid records (--skip-invalid); `awbench data validate` lists them")
+    warnings = [p for p in data.problems if p.severity == "warning"]
+    for problem in warnings[:MAX_WARNINGS_SHOWN]:
+        progress.note(f"warning: {problem}")
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        progress.note(f"... and {len(warnings) - MAX_WARNINGS_SHOWN} more warnings")
 
 
 def _conflicts(manifest: RunManifest, config: RunConfig, data: LoadedData) -> list[str]:
@@ -328,7 +344,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     if config.judge is None:
         raise PipelineError("a run needs judge settings")
     require_judge_key(config.judge)
-    store, samples = prepare(config, overwrite)
+    store, samples = prepare(config, overwrite, progress)
     stages = [await infer(store, samples, progress)]
     stages += await judge(store, samples, progress)
     scores = score(store, samples)

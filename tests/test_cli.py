@@ -218,3 +218,16 @@ def test_judge_dry_run_counts_only_what_is_missing(out):
     assert result.exit_code == 0, result.output
     assert f"{n} judge calls" in result.output and "estimated judge cost $" in result.output
     assert not (out / "w" / "judgments.jsonl").exists()
+
+
+def test_skip_invalid_runs_the_valid_records_and_says_how_many_it_skipped(out, tmp_path, sample_path):
+    data = tmp_path / "os_test.jsonl"
+    good = (sample_path / "os_test.jsonl").read_text().split("\n")[:2]
+    data.write_text("\n".join([good[0], '{"task": "os", "id": 9}', good[1], "{broken"]) + "\n")
+    refused = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data, "--output", out)
+    assert refused.exit_code == 2 and f"{data}:2:" in refused.output and f"{data}:4:" in refused.output
+    result = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data, "--skip-invalid",
+                    "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "skipped 2 invalid records" in result.output
+    assert json.loads((out / "baseline-oracle__rules" / "scores.json").read_text())["domains"]["os"]["n"] == 2

@@ -229,8 +229,9 @@ def infer(**options: Any) -> None:
     config = _config(options, judged=False)
 
     async def infer_only() -> pipeline.StageSummary:
-        store, samples = pipeline.prepare(config, options["overwrite"])
-        return await pipeline.infer(store, samples, RichProgress())
+        progress = RichProgress()
+        store, samples = pipeline.prepare(config, options["overwrite"], progress)
+        return await pipeline.infer(store, samples, progress)
 
     with pipeline_errors():
         summary = asyncio.run(infer_only())
