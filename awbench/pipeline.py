@@ -188,7 +188,7 @@ async def judge(store: RunStore, samples: list[Sample], progress: Progress = Sil
     finally:
         for j in judges:
             await j.aclose()
-    manifest.judges = {j.kind: j.describe() for j in judges}
+    manifest.judges = {**manifest.judges, **{j.kind: j.describe() for j in judges}}
     store.write_manifest(manifest)
     return summaries
 

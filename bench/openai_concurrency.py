@@ -13,6 +13,7 @@ import asyncio
 import time
 
 import _common
+import httpx2
 import openai
 from delay_server import DelayServer
 
@@ -45,6 +46,21 @@ async def sequential_wall(url: str, requests: list[GenerationRequest]) -> float:
     return time.perf_counter() - started
 
 
+async def raw_httpx_wall(url: str, requests: list[GenerationRequest], concurrency: int) -> float:
+    """A reference floor: the same requests over plain httpx2 (the SDK's transport), no SDK, no parsing."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(client: httpx2.AsyncClient, request: GenerationRequest) -> None:
+        async with gate:
+            response = await client.post(f"{url}/chat/completions", json={"model": "fake", "messages": request.messages})
+            response.raise_for_status()
+
+    async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=concurrency), timeout=60) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(one(client, r) for r in requests))
+        return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=256)
@@ -64,12 +80,18 @@ def main() -> None:
             ideal = args.n * args.delay / concurrency
             in_flight = server.stats(reset=True)["in_flight_max"]
             rows.append(["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        top = max(args.concurrency)
+        wall = asyncio.run(raw_httpx_wall(server.url, requests, top))
+        ideal = args.n * args.delay / top
+        in_flight = server.stats(reset=True)["in_flight_max"]
+        rows.append(["plain httpx2, no SDK (reference floor)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
     print(f"machine: {_common.machine()}")
     print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
     header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]
     print(_common.table(header, rows))
     sequential = rows[0][2]
-    print("\nspeed-up over the sequential loop: " + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in rows[1:]))
+    awbench_rows = rows[1:-1]
+    print("\nawbench's speed-up over the sequential loop: " + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in awbench_rows))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import json
+import os
 import random
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from vllm_fixtures import MAX_MODEL_LEN, Server, offline_backend, require_vllm, tiny_model, vllm_server  # noqa: F401
+from tokenizers import Tokenizer
+from vllm_fixtures import KV_CACHE_BYTES, MAX_MODEL_LEN, Server, offline_backend, require_vllm, tiny_model, vllm_server  # noqa: F401
 
 from awbench.backends import GenerationRequest
 from awbench.backends import openai_api, vllm_offline
@@ -142,7 +147,7 @@ def test_sampling_options_take_extra_body_like_the_server() -> None:
 
 def test_sampling_options_refuse_unknown_extra_body_keys() -> None:
     settings = ModelSettings(model="m", backend="vllm", extra_body={"reasoning_effort": "high"})
-    with pytest.raises(ValueError, match="reasoning_effort"):
+    with pytest.raises(BackendUnavailable, match="reasoning_effort"):
         sampling_options(settings, {"temperature", "top_p"})
 
 
@@ -340,3 +345,66 @@ def test_tiny_model_is_cached(tiny_model: Path) -> None:
     from tiny_model import ensure_tiny_model
 
     assert ensure_tiny_model() == tiny_model and (tiny_model / "tokenizer.json").exists()
+
+
+# --- the command line, end to end, with the real engine ----------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def awbench(*args: object, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
+    """The CLI in a child process, as a user runs it (vLLM's engine processes and all)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    command = [sys.executable, "-c", "from awbench.cli import main; main()", *map(str, args)]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
+
+
+def stop_soon(model: Path) -> str:
+    """Sampling that makes the random model end within a few tokens: EOS (<|im_end|>) pushed up after 4 tokens,
+    so that predictions finish (status ok) instead of always running into max_tokens."""
+    eos = Tokenizer.from_file(str(model / "tokenizer.json")).token_to_id("<|im_end|>")
+    return json.dumps({"chat_template_kwargs": {"enable_thinking": False}, "min_tokens": 4, "logit_bias": {str(eos): 10}})
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_cli_infer_with_the_offline_engine_then_resume(tiny_model: Path, tmp_path: Path) -> None:
+    """The whole sample through `awbench infer --backend vllm` with a context window that the longest samples
+    overflow, their oldest turns dropped; running the command again resumes with nothing to do."""
+    args = [
+        "infer", "--backend", "vllm", "--model", tiny_model, "--data", "sample", "--output", tmp_path,
+        "--run-name", "tiny", "--max-model-len", 3072, "--max-tokens", 16, "--overlength", "truncate-history",
+        "--batch-size", 16, "--temperature", 1.0, "--extra-body", stop_soon(tiny_model),
+        "--engine-arg", f"kv_cache_memory_bytes={KV_CACHE_BYTES}", "--engine-arg", "enforce_eager=true",
+    ]  # fmt: skip
+    result = awbench(*args)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    predictions = read_jsonl(tmp_path / "tiny" / "predictions.jsonl")
+    samples = load_samples(DataSettings(source="sample")).samples
+    assert sorted(p["key"] for p in predictions) == sorted(s.key for s in samples)
+    assert all(p["status"] in ("ok", "empty") and p["usage"]["prompt_tokens"] < 3072 for p in predictions)
+    assert any(p["dropped_turns"] > 0 for p in predictions)
+    assert sum(p["usage"]["cached_tokens"] for p in predictions) > 0
+
+    again = awbench(*args)
+    assert again.returncode == 0 and "nothing to do" in again.stdout + again.stderr
+    assert len(read_jsonl(tmp_path / "tiny" / "predictions.jsonl")) == len(samples)
+
+
+def test_cli_run_against_the_vllm_server_with_a_structured_judge(vllm_server: Server, tiny_model: Path, tmp_path: Path) -> None:
+    """Candidate and judge both served by vLLM: the judge's JSON-schema output (structured decoding on CPU)
+    parses even from a random model, so every sample gets a score."""
+    no_thinking = json.dumps({"chat_template_kwargs": {"enable_thinking": False}})
+    result = awbench(
+        "run", "--model", vllm_server.model, "--base-url", vllm_server.url, "--data", "sample", "--domains", "terminal",
+        "--limit", 2, "--output", tmp_path, "--run-name", "served", "--max-tokens", 16,
+        "--extra-body", stop_soon(tiny_model), "--judge-base-url", vllm_server.url, "--judge-model", vllm_server.model,
+        "--judge-structured", "--judge-max-tokens", 1024, "--judge-extra-body", no_thinking,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    scores = json.loads((tmp_path / "served" / "scores.json").read_text())
+    judgments = read_jsonl(tmp_path / "served" / "judgments.jsonl")
+    assert len(judgments) == 2 and all(j["status"] == "ok" and 0 <= j["score"] <= 100 for j in judgments)
+    assert 0 <= scores["overall"] <= 100

@@ -112,11 +112,17 @@ def sampling_options(settings: ModelSettings, allowed: set[str]) -> tuple[dict[s
     template_kwargs = extra.pop("chat_template_kwargs", None) or {}
     unknown = sorted(set(extra) - allowed)
     if unknown:
-        raise ValueError(f"extra_body keys {unknown} are not vLLM sampling parameters or chat_template_kwargs")
+        raise BackendUnavailable(f"--extra-body keys {unknown} are neither vLLM sampling parameters nor chat_template_kwargs")
     fixed: dict[str, Any] = {"temperature": settings.temperature}
     if settings.top_p is not None:
         fixed["top_p"] = settings.top_p
     return fixed | extra, template_kwargs
+
+
+def sampling_fields() -> set[str]:
+    from vllm import SamplingParams
+
+    return set(inspect.signature(SamplingParams.from_optional).parameters)
 
 
 def count_chat_tokens(tokenizer: Any, messages: Messages, template_kwargs: dict[str, Any]) -> int:
@@ -152,15 +158,12 @@ class VLLMBackend:
     (tests, benchmarks sharing one engine between settings) is left running."""
 
     def __init__(self, llm: LLM, settings: ModelSettings, owns_engine: bool = False) -> None:
-        from vllm import SamplingParams
-
         self.llm = llm
         self.settings = settings
         self.owns_engine = owns_engine
         self.max_model_len: int = llm.model_config.max_model_len
         self.tokenizer = llm.get_tokenizer()
-        allowed = set(inspect.signature(SamplingParams.from_optional).parameters)
-        fixed, self.template_kwargs = sampling_options(settings, allowed)
+        fixed, self.template_kwargs = sampling_options(settings, sampling_fields())
         # The model's generation_config.json defaults first, as the server applies them.
         self.sampling = llm.model_config.get_diff_sampling_param() | fixed
 
@@ -263,6 +266,7 @@ def create(settings: ModelSettings) -> VLLMBackend:
             "the offline vllm backend runs one engine: for data parallelism start `vllm serve ... "
             "--data-parallel-size N` and use --backend openai with its URL"
         )
+    sampling_options(settings, sampling_fields())  # a bad --extra-body fails now, not after the engine's start
     from vllm.platforms import current_platform
 
     return VLLMBackend(LLM(**engine_kwargs(settings, current_platform.is_cpu())), settings, owns_engine=True)

@@ -73,6 +73,9 @@ def _print_summary(scores: ScoresFile, code: int, max_failure_rate: float) -> No
     console.print(scores_table(scores))
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
+    if scores.usage.get("prompt_tokens") and "cached_tokens" in scores.usage:
+        share = scores.usage["cached_tokens"] / scores.usage["prompt_tokens"]
+        console.print(f"prefix cache: {share:.1%} of {scores.usage['prompt_tokens']:,} prompt tokens were cached")
     if code == EXIT_FAILURES:
         n = sum(d.n for d in scores.domains.values())
         bad = sum(d.failed + d.unscored for d in scores.domains.values())
