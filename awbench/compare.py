@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.leaderboard import provenance
 from awbench.parsing import strip_observation_marker
-from awbench.records import JudgeKind
+from awbench.records import SCHEMA_VERSION, JudgeKind
 from awbench.runs import RunData
 from awbench.scoring import to_100
 from awbench.stats import (
@@ -62,6 +62,7 @@ LengthBias = dict[str, tuple[int, float | None]]
 
 
 class Comparison(BaseModel):
+    schema_version: int = SCHEMA_VERSION
     run_a: str
     run_b: str
     judge: JudgeKind

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.records import JudgeKind, content_hash
+from awbench.records import SCHEMA_VERSION, JudgeKind, content_hash
 from awbench.resources import bundled
 from awbench.runs import RunData, load_run_data, run_intervals
 from awbench.scoring import ScoresFile, ScoreTable
@@ -115,6 +115,7 @@ class Group(BaseModel):
 
 
 class Leaderboard(BaseModel):
+    schema_version: int = SCHEMA_VERSION
     view: View
     scope: str  # "overall" or a domain id (the dimension view's scope)
     columns: list[str]  # column ids, in display order; the last is "overall"

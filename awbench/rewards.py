@@ -14,7 +14,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from awbench.records import JudgmentRecord, PredictionRecord, Sample
+from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord, Sample
 from awbench.store import RunStore, write_atomic
 
 RUBRIC_WEIGHT, RULE_WEIGHT = 0.9, 0.1
@@ -36,7 +36,7 @@ def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
     predictions = store.predictions.load()
     judgments = store.judgments.load()
     rows = [
-        {"key": s.key, "domain": s.domain,
+        {"schema_version": SCHEMA_VERSION, "key": s.key, "domain": s.domain,
          **sample_reward(predictions.get(s.key), judgments.get((s.key, "llm")), judgments.get((s.key, "rules")))}
         for s in samples
     ]

@@ -231,3 +231,27 @@ def test_skip_invalid_runs_the_valid_records_and_says_how_many_it_skipped(out, t
     assert result.exit_code == 0, result.output
     assert "skipped 2 invalid records" in result.output
     assert json.loads((out / "baseline-oracle__rules" / "scores.json").read_text())["domains"]["os"]["n"] == 2
+
+
+def test_both_judges_give_agreement_and_rl_rewards(out, tmp_path):
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        result = invoke("run", "--model", "baseline:last-observation", "--judge", "both", "--data", "sample",
+                        "--domains", "terminal", "--judge-model", "j", "--judge-base-url", server.url,
+                        "--run-name", "b", "--output", out, "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
+    assert "rule score vs LLM judge, Spearman: overall" in result.output
+    scores = json.loads((out / "b" / "scores.json").read_text())
+    assert scores["judge"] == "llm" and scores["rules"]["judge"] == "rules" and "terminal" in scores["agreement"]
+
+    rewards_path = tmp_path / "rewards.jsonl"
+    assert invoke("score", "b", "--reward", rewards_path, "--output", out, "--max-failure-rate", "1").exit_code == 0
+    rows = {row["key"]: row for row in map(json.loads, rewards_path.read_text().split("\n")[:-1])}
+    samples = {s.key: s for s in read_source("sample")[0] if s.domain == "terminal"}
+    assert set(rows) == set(samples)
+    for key, row in rows.items():
+        assert row["schema_version"] == 1
+        if samples[key].record.turn_idx == 1:  # an empty prediction: minimum rubric, no rule match
+            assert row["reward"] == pytest.approx(0.9 * 5.0)
+        else:  # rubric mean 3.6 -> 18 of 25; the previous observation never matches the truth exactly here
+            assert (row["rubric"], row["rule"]) == (pytest.approx(18.0), 0.0)
+            assert row["reward"] == pytest.approx(0.9 * 18.0)

@@ -15,6 +15,7 @@ from awbench.backends import infer_backend_name
 from awbench.cli.common import EXIT_FAILURES, OutputOption, console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.progress import RichProgress, scores_table
+from awbench.domains import DOMAIN_LABELS
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, default_run_name
 from awbench.judging.reparse import reparse_judgments
 from awbench.rewards import write_rewards
@@ -69,10 +70,21 @@ RunNameOpt = Annotated[Optional[str], typer.Option("--run-name", help="Run direc
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
 
 
+def _fmt_rho(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
 def _print_summary(scores: ScoresFile, code: int, max_failure_rate: float) -> None:
     console.print(scores_table(scores))
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
+    if scores.agreement:
+        per_domain = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall")
+        console.print(f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})")
+    if scores.judge_consistency and scores.judge_consistency.get("samples"):
+        c = scores.judge_consistency
+        console.print(f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
+                      f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point")
     if scores.usage.get("prompt_tokens") and "cached_tokens" in scores.usage:
         share = scores.usage["cached_tokens"] / scores.usage["prompt_tokens"]
         console.print(f"prefix cache: {share:.1%} of {scores.usage['prompt_tokens']:,} prompt tokens were cached")
