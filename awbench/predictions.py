@@ -8,10 +8,10 @@ from awbench.records import Generation, PredictionRecord, Sample
 
 def prediction_record(sample: Sample, generation: Generation) -> PredictionRecord:
     prediction = "" if generation.error or generation.overlength else extract_prediction(generation.text or "")
-    if generation.error:
-        status = "error"
-    elif generation.overlength:
+    if generation.overlength:  # before error: a backend may attach the server's message to it
         status = "overlength"
+    elif generation.error:
+        status = "error"
     elif generation.finish_reason == "length":
         status = "truncated"  # cut by max_tokens: usually thinking that never reached the answer
     elif not prediction.strip():

@@ -133,6 +133,7 @@ def _error_json(reply: Reply) -> dict[str, Any]:
 
 def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # headers and body go out in two writes: no delayed-ACK stall between
         protocol_version = "HTTP/1.1"  # keep-alive, as the client pools connections
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet: no access log on stderr

@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAIServer, Reply
 from awbench.backends import GenerationRequest
 from awbench.backends.openai_api import create
 from awbench.config import ModelSettings
-from awbench.openai_client import FatalAPIError
+from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.records import BenchmarkRecord, Generation, Sample
 
 
@@ -224,6 +224,18 @@ def test_results_are_yielded_as_they_complete() -> None:
     assert generations[-1].key == "terminal/0/1"
 
 
-def test_no_base_url_is_refused() -> None:
-    with pytest.raises(ValueError, match="at least one base URL"):
+def test_without_a_base_url_the_sdk_default_endpoint_is_used_with_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(MissingAPIKey, match="OPENAI_API_KEY"):
         create(ModelSettings(model="m", backend="openai"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default")
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        [generation] = run(ModelSettings(model="m", backend="openai"), [make_request(0)])
+    assert generation.text == "ok" and len(server.requests) == 1
+
+
+def test_a_200_without_choices_is_that_samples_error() -> None:
+    with FakeOpenAIServer(script=[Reply(raw_body=b'{"error": {"message": "upstream failed"}}')]) as server:
+        [generation] = run(settings_for(server.url), [make_request(0)])
+    assert generation.error == "the response has no choices"

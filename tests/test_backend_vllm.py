@@ -17,8 +17,7 @@ import pytest
 from tokenizers import Tokenizer
 from vllm_fixtures import KV_CACHE_BYTES, MAX_MODEL_LEN, Server, offline_backend, require_vllm, tiny_model, vllm_server  # noqa: F401
 
-from awbench.backends import GenerationRequest
-from awbench.backends import openai_api, vllm_offline
+from awbench.backends import GenerationRequest, openai_api, vllm_offline
 from awbench.backends.vllm_offline import (
     BackendUnavailable,
     Plan,
@@ -26,7 +25,6 @@ from awbench.backends.vllm_offline import (
     chunks,
     engine_kwargs,
     fit_prompt,
-    parse_engine_args,
     sampling_options,
     trajectory_order,
 )
@@ -66,11 +64,6 @@ def word_count(messages: list[dict[str, str]]) -> int:
 
 
 # --- pure parts -------------------------------------------------------------------------------------------------
-
-
-def test_engine_args_parse_as_json_when_they_can() -> None:
-    raw = {"language_model_only": "true", "swap": "4", "ratio": "0.5", "limits": '{"image": 0}', "name": "fp8", "n": 3}
-    assert parse_engine_args(raw) == {"language_model_only": True, "swap": 4, "ratio": 0.5, "limits": {"image": 0}, "name": "fp8", "n": 3}
 
 
 def test_engine_kwargs_map_the_settings() -> None:

@@ -255,3 +255,13 @@ def test_both_judges_give_agreement_and_rl_rewards(out, tmp_path):
         else:  # rubric mean 3.6 -> 18 of 25; the previous observation never matches the truth exactly here
             assert (row["rubric"], row["rule"]) == (pytest.approx(18.0), 0.0)
             assert row["reward"] == pytest.approx(0.9 * 18.0)
+
+
+def test_engine_args_are_typed_from_json_when_they_parse():
+    from awbench.cli.run_commands import _engine_args
+
+    pairs = ["language_model_only=true", "swap=4", "ratio=0.5", 'limits={"image": 0}', "name=fp8", "max-num-seqs=3"]
+    assert _engine_args(pairs) == {"language_model_only": True, "swap": 4, "ratio": 0.5, "limits": {"image": 0},
+                                   "name": "fp8", "max_num_seqs": 3}
+    result = invoke("infer", "--model", "m", "--engine-arg", "no-equals-sign", "--data", "sample")
+    assert result.exit_code == 2 and "--engine-arg expects KEY=VALUE" in result.output

@@ -1,5 +1,6 @@
 """Session-scoped fixtures that run the real vLLM engine on CPU with the tiny random model: one offline engine
-and one OpenAI-compatible server per test run, each started on first use.
+and one OpenAI-compatible server per test run, each started on first use. `running_server` starts the same
+server for the benchmarks.
 
     from vllm_fixtures import offline_backend, tiny_model, vllm_server  # noqa: F401  (pytest finds them by name)
 

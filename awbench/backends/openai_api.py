@@ -69,8 +69,8 @@ def usage_of(usage: Any) -> Usage:
 def to_generation(key: str, completion: Any, latency_s: float) -> Generation:
     """Raw content and reasoning are kept as the server sent them: the pipeline parses thinking. With a
     reasoning parser and thinking never closed, vLLM sends `content: null` and everything as reasoning."""
-    if not completion.choices:
-        return Generation(key=key, error="the response has no choices", usage=usage_of(completion.usage), latency_s=latency_s)
+    if not getattr(completion, "choices", None):  # e.g. a gateway's error object sent with status 200
+        return Generation(key=key, error="the response has no choices", usage=usage_of(getattr(completion, "usage", None)), latency_s=latency_s)
     choice = completion.choices[0]
     content, reasoning = split_reasoning(choice.message)
     return Generation(
@@ -102,8 +102,8 @@ class OpenAIBackend:
 
     async def _attempt(self, body: dict[str, Any], started: list[float]) -> ChatCompletion:
         """`client.post` rather than `chat.completions.create`: the latter first walks the whole request through
-        the SDK's type-driven transform, ~3 ms of CPU per request here, which alone would cap a client at about
-        300 requests/s however many are in flight. Errors and parsing are the same."""
+        the SDK's type-driven transform, ~3 ms of CPU per request on a 2-core test host, more than the rest of
+        the request's handling put together (docs/performance.md). Errors and parsing are the same."""
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
@@ -160,5 +160,8 @@ class OpenAIBackend:
 
 
 def create(settings: ModelSettings) -> OpenAIBackend:
+    """Without any base URL: the SDK's default endpoint (OPENAI_BASE_URL, else OpenAI's API), which needs a key."""
+    if not settings.base_urls:
+        return OpenAIBackend(settings, [make_client(None, settings.api_key_env or "OPENAI_API_KEY", settings.request_timeout)])
     clients = [make_client(url, settings.api_key_env, settings.request_timeout) for url in settings.base_urls]
     return OpenAIBackend(settings, clients)

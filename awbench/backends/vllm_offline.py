@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -40,19 +39,6 @@ class BackendUnavailable(Exception):
 
 
 Messages = list[dict[str, str]]
-
-
-def parse_engine_args(raw: dict[str, Any]) -> dict[str, Any]:
-    """`--engine-arg KEY=VALUE` values arrive as strings: JSON when they parse (true, 0.5, {"a": 1}), else text."""
-    parsed: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                pass
-        parsed[key] = value
-    return parsed
 
 
 def trajectory_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
@@ -252,7 +238,7 @@ def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, An
         # vLLM 0.32 on CPU kills its engine ("CPU Generator does not use offset") when a seeded request's
         # prompt is prefilled in chunks; whole-prompt prefill avoids it. `--engine-arg` can still override.
         kwargs["enable_chunked_prefill"] = False
-    return kwargs | parse_engine_args(settings.engine_args)
+    return kwargs | settings.engine_args  # typed already: the CLI parses `--engine-arg` values as JSON
 
 
 def create(settings: ModelSettings) -> VLLMBackend:
