@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -95,6 +96,19 @@ async def with_retries(call: Callable[[], Awaitable[T]], max_retries: int, on_re
         with attempt:
             return await call()
     raise AssertionError("unreachable: tenacity either returns or reraises")
+
+
+# vLLM 0.32: "This model's maximum context length is N tokens. However, your prompt contains M input tokens..."
+# (or "...M characters...") and "Input length (M) exceeds model's maximum context length (N)."; older vLLM and
+# OpenAI: "...maximum context length is N tokens. However, you requested M tokens..."; SGLang: "...longer than
+# the model's context length..."; Anthropic-style gateways: "prompt is too long".
+_CONTEXT_OVERFLOW = re.compile(r"maximum context length|model's context length|context window|prompt is too long", re.I)
+
+
+def is_context_overflow(error: BaseException) -> bool:
+    if not isinstance(error, openai.BadRequestError):
+        return False
+    return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
 def error_summary(error: BaseException) -> str:

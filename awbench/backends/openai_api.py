@@ -11,7 +11,6 @@ refuses (400, 401, 403, 404) would fail every sample alike, so it stops the run 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -22,21 +21,16 @@ from openai.types.chat import ChatCompletion
 
 from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
-from awbench.openai_client import FATAL_STATUS, FatalAPIError, error_summary, make_client, split_reasoning, with_retries
+from awbench.openai_client import (
+    FATAL_STATUS,
+    FatalAPIError,
+    error_summary,
+    is_context_overflow,
+    make_client,
+    split_reasoning,
+    with_retries,
+)
 from awbench.records import Generation, Usage
-
-# vLLM 0.32: "This model's maximum context length is N tokens. However, your prompt contains M input tokens..."
-# (or "...M characters...") and "Input length (M) exceeds model's maximum context length (N)."; older vLLM and
-# OpenAI: "...maximum context length is N tokens. However, you requested M tokens..."; SGLang: "...longer than
-# the model's context length..."; Anthropic-style gateways: "prompt is too long".
-_CONTEXT_OVERFLOW = re.compile(r"maximum context length|model's context length|context window|prompt is too long", re.I)
-
-
-def is_context_overflow(error: BaseException) -> bool:
-    if not isinstance(error, openai.BadRequestError):
-        return False
-    return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
-
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
     """The JSON body; `extra_body` keys are merged in at the top level, as the SDK does."""

@@ -21,7 +21,6 @@ from urllib.parse import urlparse
 
 import openai
 
-from awbench.backends.openai_api import is_context_overflow
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted
@@ -37,7 +36,15 @@ from awbench.judging.cost import (
 )
 from awbench.judging.prompts import PromptSet, load_prompt_set, render_messages
 from awbench.judging.verdict import PARSER_VERSION, parse_verdict
-from awbench.openai_client import FATAL_STATUS, FatalAPIError, error_summary, make_client, split_reasoning, with_retries
+from awbench.openai_client import (
+    FATAL_STATUS,
+    FatalAPIError,
+    error_summary,
+    is_context_overflow,
+    make_client,
+    split_reasoning,
+    with_retries,
+)
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord, content_hash
 
 TRANSPORT_RETRIES = 6
