@@ -19,6 +19,7 @@ def sample():
         (dict(text="<think>long...", finish_reason="length"), "truncated", ""),
         (dict(error="HTTP 500: boom"), "error", ""),
         (dict(overlength=True), "overlength", ""),
+        (dict(overlength=True, error="HTTP 400: maximum context length is 8192 tokens"), "overlength", ""),
     ],
 )
 def test_status_of_each_outcome(sample, generation, status, prediction):

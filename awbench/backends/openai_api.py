@@ -114,8 +114,8 @@ class OpenAIBackend:
             completion = await with_retries(lambda: self._attempt(body, started), self.settings.max_retries)
         except openai.APIStatusError as e:
             latency = time.perf_counter() - started[0]
-            if is_context_overflow(e):  # no `error`: the pipeline would then record status error, not overlength
-                return Generation(key=request.key, overlength=True, latency_s=latency)
+            if is_context_overflow(e):
+                return Generation(key=request.key, overlength=True, error=error_summary(e), latency_s=latency)
             if e.status_code in FATAL_STATUS:
                 raise FatalAPIError(error_summary(e)) from e
             return Generation(key=request.key, error=error_summary(e), latency_s=latency)
