@@ -206,6 +206,7 @@ def test_overlength_skip_fails_only_that_sample(offline_backend: VLLMBackend) ->
     assert backend.count(world_model_messages(long)) >= MAX_MODEL_LEN
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(short)])}
     assert generations[long.base_key()].overlength and generations[long.base_key()].usage.prompt_tokens >= MAX_MODEL_LEN
+    assert f"the context window is {MAX_MODEL_LEN}" in generations[long.base_key()].error
     assert not generations[short.base_key()].overlength and generations[short.base_key()].usage.completion_tokens
 
 
@@ -325,7 +326,7 @@ def test_vllm_server_reports_cached_tokens_for_a_repeated_prefix(vllm_server: Se
 def test_vllm_server_context_overflow_is_overlength_not_fatal(vllm_server: Server) -> None:
     long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     generations = {g.key: g for g in run_openai(server_settings(vllm_server), [make_request(long), make_request(short)])}
-    assert generations[long.base_key()].overlength and generations[long.base_key()].error is None
+    assert generations[long.base_key()].overlength and "maximum context length" in generations[long.base_key()].error
     assert generations[short.base_key()].error is None
 
 

@@ -135,7 +135,7 @@ def output_generation(plan: Plan, output: RequestOutput, latency_s: float) -> Ge
 def rejected_generation(plan: Plan, error: Exception) -> Generation:
     """A request the engine refused although our count said it fits: the message tells which kind it is."""
     if "maximum context length" in str(error):
-        return Generation(key=plan.request.key, overlength=True, usage=Usage(prompt_tokens=plan.prompt_tokens))
+        return Generation(key=plan.request.key, overlength=True, error=str(error), usage=Usage(prompt_tokens=plan.prompt_tokens))
     return Generation(key=plan.request.key, error=f"{type(error).__name__}: {error}")
 
 
@@ -194,7 +194,10 @@ class VLLMBackend:
         plans = [self.plan(request) for request in batch]
         ready = [p for p in plans if p.messages is not None]
         generations = [
-            Generation(key=p.request.key, overlength=True, usage=Usage(prompt_tokens=p.prompt_tokens))
+            Generation(
+                key=p.request.key, overlength=True, usage=Usage(prompt_tokens=p.prompt_tokens),
+                error=f"the prompt has {p.prompt_tokens} tokens; the context window is {self.max_model_len}",
+            )
             for p in plans
             if p.messages is None
         ]
