@@ -19,7 +19,7 @@ from awbench.judging.llm import CostUnknown, LLMJudge, consistency_stats, create
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.records import JudgeRequest, JudgmentRecord, VerdictRecord
-from tests.fake_openai import FakeOpenAIServer, Reply
+from fake_openai import FakeOpenAIServer, Reply
 
 KEY_ENV = "AWBENCH_TEST_JUDGE_KEY"
 SECRET = "sk-test-SECRET123"
