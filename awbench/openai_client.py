@@ -23,7 +23,7 @@ MAX_RETRY_AFTER_S = 120.0
 
 
 class MissingAPIKey(Exception):
-    pass
+    """The OpenAI API (no base URL) was asked for without a key in the named variable."""
 
 
 class FatalAPIError(Exception):

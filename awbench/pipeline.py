@@ -324,7 +324,7 @@ def estimate(config: RunConfig) -> DryRunEstimate:
                             judge_calls=0, judge_prompt_tokens=0, judge_completion_tokens=0, judge_cost_usd=None)
     if config.judge is None or not config.judge.uses_llm:
         return result
-    (llm,) = [j for j in create_judges(config.judge.model_copy(update={"kind": "llm"}))]
+    (llm,) = create_judges(config.judge.model_copy(update={"kind": "llm"}))
     requests = [r for r in judge_requests(samples, assumed) if not _reusable(existing.get((r.key, "llm")), llm.cache_key(r))]
     cost = llm.estimate(requests)
     return result.model_copy(update={

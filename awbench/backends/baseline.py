@@ -35,7 +35,7 @@ BASELINES: dict[str, Callable[[BenchmarkRecord], str]] = {
 
 
 class UnknownBaseline(ValueError):
-    pass
+    """`--model baseline:NAME` with a NAME that is not one of BASELINES."""
 
 
 class BaselineBackend:

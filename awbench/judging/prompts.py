@@ -33,7 +33,7 @@ _BACKTICK_RUN = re.compile(r"`+")
 
 
 class PromptError(Exception):
-    pass
+    """A prompt set or template that cannot be used; the message names the path."""
 
 
 class PromptSet(BaseModel):
