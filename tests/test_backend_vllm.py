@@ -68,7 +68,7 @@ def word_count(messages: list[dict[str, str]]) -> int:
 
 def test_engine_kwargs_map_the_settings() -> None:
     settings = ModelSettings(
-        model="m", backend="vllm", max_model_len=8192, seed=7, tensor_parallel_size=2, engine_args={"enforce_eager": "true"}
+        model="m", backend="vllm", max_model_len=8192, seed=7, tensor_parallel_size=2, engine_args={"enforce_eager": True}
     )
     kwargs = engine_kwargs(settings)
     assert kwargs["model"] == "m" and kwargs["max_model_len"] == 8192 and kwargs["seed"] == 7
@@ -80,7 +80,7 @@ def test_engine_kwargs_map_the_settings() -> None:
 def test_chunked_prefill_is_off_on_cpu_unless_asked_for() -> None:
     settings = ModelSettings(model="m", backend="vllm")
     assert engine_kwargs(settings, on_cpu=True)["enable_chunked_prefill"] is False
-    forced = settings.model_copy(update={"engine_args": {"enable_chunked_prefill": "true"}})
+    forced = settings.model_copy(update={"engine_args": {"enable_chunked_prefill": True}})
     assert engine_kwargs(forced, on_cpu=True)["enable_chunked_prefill"] is True
 
 
