@@ -15,6 +15,7 @@ import time
 import _common
 import httpx2
 import openai
+from openai.types.chat import ChatCompletion
 from delay_server import DelayServer
 
 from awbench.backends import GenerationRequest
@@ -61,6 +62,24 @@ async def raw_httpx_wall(url: str, requests: list[GenerationRequest], concurrenc
         return time.perf_counter() - started
 
 
+async def aiohttp_sdk_wall(url: str, requests: list[GenerationRequest], concurrency: int) -> float:
+    """The openai SDK over its aiohttp transport (`DefaultAioHttpClient`), sending as awbench does: a candidate
+    for a cheaper transport than httpx2."""
+    client = openai.AsyncOpenAI(base_url=url, api_key="EMPTY", max_retries=0, http_client=openai.DefaultAioHttpClient())
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(request: GenerationRequest) -> None:
+        async with gate:
+            body = {"model": "fake", "messages": request.messages, "max_tokens": 16}
+            await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(r) for r in requests))
+    wall = time.perf_counter() - started
+    await client.close()
+    return wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=256)
@@ -85,12 +104,15 @@ def main() -> None:
         ideal = args.n * args.delay / top
         in_flight = server.stats(reset=True)["in_flight_max"]
         rows.append(["plain httpx2, no SDK (reference floor)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        wall = asyncio.run(aiohttp_sdk_wall(server.url, requests, top))
+        in_flight = server.stats(reset=True)["in_flight_max"]
+        rows.append(["openai SDK over aiohttp (candidate transport)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
     print(f"machine: {_common.machine()}")
     print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
     header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]
     print(_common.table(header, rows))
     sequential = rows[0][2]
-    awbench_rows = rows[1:-1]
+    awbench_rows = [r for r in rows if r[0] == "awbench openai backend"]
     print("\nawbench's speed-up over the sequential loop: " + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in awbench_rows))
 
 
