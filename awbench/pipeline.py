@@ -184,7 +184,10 @@ async def judge(store: RunStore, samples: list[Sample], progress: Progress = Sil
     require_judge_key(manifest.config.judge)
     judges = create_judges(manifest.config.judge)
     try:
-        summaries = [await _judge_with(j, store, samples, progress) for j in judges]
+        # Read once for all judges: each judge only looks up its own kind's records.
+        requests = judge_requests(samples, store.predictions.load())
+        existing = store.judgments.load()
+        summaries = [await _judge_with(j, store, requests, existing, progress) for j in judges]
     finally:
         for j in judges:
             await j.aclose()
@@ -199,9 +202,13 @@ def require_judge_key(settings: JudgeSettings) -> None:
         api_key(settings.base_url or os.environ.get("OPENAI_BASE_URL"), settings.api_key_env)
 
 
-async def _judge_with(judge_: Judge, store: RunStore, samples: list[Sample], progress: Progress) -> StageSummary:
-    requests = judge_requests(samples, store.predictions.load())
-    existing = store.judgments.load()
+async def _judge_with(
+    judge_: Judge,
+    store: RunStore,
+    requests: list[JudgeRequest],
+    existing: dict[tuple[str, str], JudgmentRecord],
+    progress: Progress,
+) -> StageSummary:
     if isinstance(getattr(judge_, "spent_usd", None), float):  # --max-cost caps the run's whole spend, resumes included
         judge_.spent_usd = _total_cost(r for (_, kind), r in existing.items() if kind == judge_.kind) or 0.0
     todo = [r for r in requests if not _reusable(existing.get((r.key, judge_.kind)), judge_.cache_key(r))]

@@ -96,7 +96,7 @@ def wait_until_ready(url: str, process: subprocess.Popen, log: Path, timeout_s: 
                 if response.status == 200:
                     return
         except OSError:
-            pass
+            pass  # not listening yet: poll again
         time.sleep(1)
     raise RuntimeError(f"the vLLM server was not ready after {timeout_s:.0f} s:\n{log.read_text()[-4000:]}")
 

@@ -245,7 +245,7 @@ def _load_object(text: str) -> tuple[dict[str, Any], bool] | None:
         if isinstance(obj, dict):
             return obj, False
     except (ValueError, RecursionError):
-        pass
+        pass  # not strict JSON: the repair below gets its turn
     if _nests_deeper_than(text, _MAX_REPAIR_DEPTH):
         return None
     try:
