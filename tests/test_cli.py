@@ -265,3 +265,15 @@ def test_engine_args_are_typed_from_json_when_they_parse():
                                    "name": "fp8", "max_num_seqs": 3}
     result = invoke("infer", "--model", "m", "--engine-arg", "no-equals-sign", "--data", "sample")
     assert result.exit_code == 2 and "--engine-arg expects KEY=VALUE" in result.output
+
+
+def test_a_model_behind_an_endpoint_reports_the_prefix_cache_hit_rate(out):
+    usage = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "prompt_tokens_details": {"cached_tokens": 40}}
+    answer = "<think>plan</think><predicted_observation>done</predicted_observation>"
+    with FakeOpenAIServer(responder=lambda body: Reply(answer, usage=usage)) as server:
+        result = invoke("run", "--model", "world-model", "--base-url", server.url, "--data", "sample", "--domains", "os",
+                        "--judge", "rules", "--run-name", "m", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "prefix cache: 40.0% of" in result.output
+    predictions = [json.loads(line) for line in (out / "m" / "predictions.jsonl").read_text().split("\n") if line]
+    assert {p["prediction"] for p in predictions} == {"done"} and all(p["usage"]["cached_tokens"] == 40 for p in predictions)
