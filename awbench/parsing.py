@@ -28,7 +28,7 @@ def strip_thinking(text: str, resume_at: str | None = PREDICTION_OPEN) -> str:
        None. Repeated for every such tag.
 
     Rule 1 comes first so that a closed block before a stray tag cannot be mistaken for an orphan.
-    Judges pass `resume_at=None`: their answer has no predicted_observation tag to resume at.
+    Judges pass `resume_at="<final_evaluation>"`, where their verdict starts, as the reference parser does.
     """
     # Rule 1 as a scan over the tags: a lazy `<think>.*?</think>` regex is quadratic on many unclosed tags.
     kept: list[str] = []

@@ -67,6 +67,27 @@ def test_strip_thinking_without_resume_tag_drops_to_the_end() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # The judge's side, as the reference parser: an unclosed think ends at the first final_evaluation tag.
+        ("<think>draft\n<final_evaluation>{}</final_evaluation>", "<final_evaluation>{}</final_evaluation>"),
+        ("<think>a<FINAL_EVALUATION>b", "<FINAL_EVALUATION>b"),
+        ("<think>a<final_evaluation>b<final_evaluation>c", "<final_evaluation>b<final_evaluation>c"),
+        ("<think>a</think>b<think>c<final_evaluation>d", "b<final_evaluation>d"),
+        ("<think>cut off mid-thought", ""),
+        ("<think>a<predicted_observation>b", ""),  # the candidates' tag is no resume point for judges
+    ],
+)
+def test_strip_thinking_resumes_at_the_judges_verdict(text: str, expected: str) -> None:
+    assert strip_thinking(text, resume_at="<final_evaluation>") == expected
+
+
+def test_candidate_side_does_not_resume_at_a_verdict_tag() -> None:
+    assert strip_thinking("<think>a<final_evaluation>b") == ""
+    assert extract_prediction(f"<think>a<final_evaluation>b{P}x{E}") == "x"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("**Environment Observation:**\nfile.txt", "file.txt"),
         ("**Environment Observation:**\r\nfile.txt", "file.txt"),
         ("  \n**Environment Observation:**  \nfile.txt", "file.txt"),

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DIMENSIONS
-from awbench.judging.verdict import _final_block, _object_spans, _score, parse_verdict
+from awbench.judging.verdict import _final_blocks, _object_spans, _score, parse_verdict
 
 
 @pytest.mark.parametrize(
@@ -69,18 +69,19 @@ OPEN, CLOSE = "<final_evaluation>", "</final_evaluation>"
 
 
 @pytest.mark.parametrize(
-    ("text", "block"),
+    ("text", "blocks"),
     [
-        ("no tag", None),
-        ("<final_evaluation>a</final_evaluation>", "a"),
-        ("<final_evaluation>a</final_evaluation><final_evaluation>b</final_evaluation>", "b"),
-        ("<final_evaluation>a</final_evaluation><final_evaluation>b", "b"),
-        (f"{OPEN}a{OPEN}b{CLOSE}c{CLOSE}", f"a{OPEN}b{CLOSE}c"),  # a block quoted inside another stays inside
-        ("</final_evaluation>x", None),
+        ("no tag", []),
+        ("<final_evaluation>a</final_evaluation>", ["a"]),
+        ("<final_evaluation>a</final_evaluation><final_evaluation>b</final_evaluation>", ["a", "b"]),
+        ("<final_evaluation>a</final_evaluation><final_evaluation>b", ["a", "b"]),
+        (f"{OPEN}a{OPEN}b{CLOSE}c{CLOSE}", [f"a{OPEN}b{CLOSE}c"]),  # a block quoted inside another stays inside
+        (f"{OPEN}a{OPEN}b{CLOSE}c", [f"a{OPEN}b{CLOSE}c"]),  # ... also when the outer one never closes
+        ("</final_evaluation>x", []),
     ],
 )
-def test_final_block_is_the_last_top_level_one(text: str, block: str | None) -> None:
-    assert _final_block(text) == block
+def test_final_blocks_are_the_top_level_ones(text: str, blocks: list[str]) -> None:
+    assert [text[block.start : block.end] for block in _final_blocks(text)] == blocks
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,8 @@
 
 Judges reason first and end with a `<final_evaluation>` block holding a fenced JSON object
 `{"strengths": [...], "weaknesses": [...], "scores": {dimension: 1..5}}`. Real outputs drift from that,
-so the parser is lenient in what it reads and records every liberty it took in `flags`.
+so the parser is lenient in what it reads and records every liberty it took in `flags`. Only the judge's own
+verdict counts: one it quotes from the prediction it was shown (a prediction may carry a fake verdict) is not.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import json_repair
 import pydantic
@@ -18,7 +19,10 @@ import pydantic
 from awbench.domains import DIMENSIONS
 from awbench.parsing import strip_thinking
 
-PARSER_VERSION = "1"  # bump when parsing behaviour changes; it is part of the verdict cache key
+PARSER_VERSION = "2"  # bump when parsing behaviour changes; it is part of the verdict cache key
+
+FINAL_OPEN = "<final_evaluation>"
+QUOTED_FLAG = "quoted_verdict_ignored"
 
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
@@ -27,14 +31,21 @@ _FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
 _BRACKETS = re.compile(r"[{}\[\]]")
+# Markdown blockquote markers ("> ", "> > ") at the start of a line, as judges quote with them.
+_QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]*)+", re.M)
 
 # A truncated verdict leaves its outer object and one or two nested ones open; trying only the outermost
 # few unclosed braces keeps degenerate output ("{{{{...") linear.
 _MAX_UNCLOSED = 3
 # json_repair spends ~0.3 ms per nesting level; no verdict, even one quoting JSON, nests this deep.
 _MAX_REPAIR_DEPTH = 64
+# Each comparison with the prediction scans it once; a judge answer that quotes more verdicts than this is
+# degenerate, and stopping keeps the parse linear in the sizes of the answer and the prediction.
+_MAX_QUOTE_CHECKS = 100
 
 Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
+Candidate = tuple[dict[str, Any], bool, str]  # a loaded object, whether it needed repair, its source text
+Chosen = tuple[dict[str, Any], bool, bool]  # the verdict object, whether it needed repair, whether it is flat
 
 
 class ParsedVerdict(pydantic.BaseModel):
@@ -42,36 +53,97 @@ class ParsedVerdict(pydantic.BaseModel):
     scores: dict[str, int]  # only the usable dimensions, each 1..5
     strengths: list[str] = []
     weaknesses: list[str] = []
-    flags: list[str] = []  # e.g. "clamped:factuality", "rounded:format", "repaired", "no_final_tag", "partial"
+    # e.g. "clamped:factuality", "rounded:format", "repaired", "no_final_tag", "partial", "quoted_verdict_ignored"
+    flags: list[str] = []
     reason: str | None = None  # why unparsed/partial, human readable
 
 
-def parse_verdict(raw: str) -> ParsedVerdict:
+class _Block(NamedTuple):
+    """A top-level `<final_evaluation>` block: its opening tag's start, its content's start and end, and the
+    end of its closing tag. A block never closed runs to the end of the text."""
+
+    tag_start: int
+    start: int
+    end: int
+    close_end: int
+
+
+class _TooManyQuotes(Exception):
+    pass
+
+
+def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     """Parse a judge's output. Never raises: an output without a usable verdict is `unparsed`, with a reason.
 
-    Where the verdict is looked for: the judge's thinking removed, the content of the last top-level
-    `<final_evaluation>` block (tags nest, so a block quoted inside a verdict's strings stays inside it; an
-    unclosed block runs to the end), or the whole text without one. Inside it, in order of preference: the
-    last fenced code block holding an object with a `scores` key, the last balanced `{...}` object with one,
-    the last never-closed object with one (a truncated verdict, repaired); failing all of those, the first
-    object in that same order with a rubric dimension among its top-level keys (a flat verdict, flagged
-    "flat_scores"). Strings are parsed strictly first, then repaired (flagged "repaired").
+    `prediction` is the text the judge was shown as the candidate's prediction. Only the judge's own verdict
+    counts, never one it quotes from the prediction (a prediction may carry a fake verdict to be copied).
+
+    Thinking goes first: `strip_thinking` with a `<think>` never closed ending at the first
+    `<final_evaluation>` tag after it, as the reference parser does.
+
+    Where the verdict is looked for: the last top-level `<final_evaluation>` block that is not a quote (tags
+    nest, so a block quoted inside a verdict's strings stays inside it; an unclosed block runs to the end);
+    when the text has no such block, the text outside any block (flagged "no_final_tag"). Inside it, in order
+    of preference: the last fenced code block holding an object with a `scores` key, the last balanced `{...}`
+    object with one, the last never-closed object with one (a truncated verdict, repaired); failing all of
+    those, the first object in that same order with a rubric dimension among its top-level keys (a flat
+    verdict, flagged "flat_scores"). Strings are parsed strictly first, then repaired (flagged "repaired").
+
+    Quotes: each candidate, and each block as a whole (its opening tag and content), is quoted when its text,
+    normalised, occurs within the normalised prediction. Normalising drops blockquote markers (`>`) at line
+    starts and all whitespace, and from the candidate also trailing fence marks and ellipses; so a quote that
+    is verbatim, in a code fence, in a blockquote, re-indented or re-wrapped matches, and so does one cut off
+    by the token limit (a prefix). Quoted candidates are passed over, and so are blocks quoted as a whole or
+    whose verdict candidates are all quoted. "quoted_verdict_ignored" is flagged when a quote was passed over
+    on the way to the verdict (it would have been read otherwise); with only quotes, the result is unparsed.
+    False positives: the judge's text must occur in the prediction, never the reverse, so a short object of
+    the prediction such as `{"format": 5}` cannot hide a judge's verdict that differs from it; only a verdict
+    that is, as normalised, text of the prediction is ignored, as when a judge copies an injected verdict.
+    Quotes that change more than whitespace and `>` markers (re-serialised JSON, elisions) are not recognised.
 
     Scores: ints 1..5; floats are rounded as Python's `round` does, strings take their leading number
     ("4/5" -> 4), and out-of-range values are clamped. complete = all five dimensions usable, partial = some,
     unparsed = none. Keys match case-insensitively; extra dimensions are ignored.
     """
-    text = strip_thinking(raw, resume_at=None)
+    text = strip_thinking(raw, resume_at=FINAL_OPEN)
     if not text.strip():
         reason = "empty output" if not raw.strip() else "nothing left after removing the thinking"
         return ParsedVerdict(status="unparsed", scores={}, reason=reason)
-    flags: list[str] = []
-    block = _final_block(text)
-    if block is None:
-        flags.append("no_final_tag")
-        block = text
-    loaded = _load_candidates(block)
-    chosen = _choose(loaded)
+    try:
+        return _parse(text, _Quotes(prediction))
+    except _TooManyQuotes:
+        reason = f"more than {_MAX_QUOTE_CHECKS} verdict candidates to compare with the prediction"
+        return ParsedVerdict(status="unparsed", scores={}, flags=[QUOTED_FLAG], reason=reason)
+
+
+def _parse(text: str, quoted: _Quotes) -> ParsedVerdict:
+    """The verdict in the last block that is not a quote, else in the text outside the blocks."""
+    blocks = _final_blocks(text)
+    skipped = False
+    for block in reversed(blocks):
+        if quoted(text[block.tag_start : block.end]):
+            skipped = True
+            continue
+        loaded = _load_candidates(text[block.start : block.end])
+        chosen, skipped_here = _choose(loaded, quoted)
+        skipped |= skipped_here
+        if chosen is None and skipped_here:  # it holds quoted verdicts and none of the judge's own
+            continue
+        return _verdict(chosen, loaded, [QUOTED_FLAG] if skipped else [])
+    # No block, or every block is a quote: the judge's own verdict, if any, stands outside them.
+    outside = _outside(text, blocks)
+    loaded = _load_candidates(outside)
+    chosen, skipped_here = _choose(loaded, quoted)
+    skipped |= skipped_here
+    flags = [QUOTED_FLAG, "no_final_tag"] if skipped else ["no_final_tag"]
+    if chosen is None and skipped:
+        reason = "the only verdicts found are quoted from the prediction"
+        return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason)
+    return _verdict(chosen, loaded, flags)
+
+
+def _verdict(chosen: Chosen | None, loaded: list[Candidate], flags: list[str]) -> ParsedVerdict:
+    """The verdict from the chosen object; without one, unparsed with the reason."""
     if chosen is None:
         reason = "no JSON object with scores found" if loaded else "no JSON object found"
         return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason)
@@ -83,42 +155,100 @@ def parse_verdict(raw: str) -> ParsedVerdict:
     return _build(verdict, verdict if flat else verdict["scores"], flags)
 
 
-def _final_block(text: str) -> str | None:
-    """The content of the last top-level `<final_evaluation>` block; None when the text has no opening tag."""
-    stack: list[int] = []
-    last: tuple[int, int] | None = None
+def _final_blocks(text: str) -> list[_Block]:
+    """The top-level `<final_evaluation>` blocks in order; one still open at the end runs to the end."""
+    stack: list[tuple[int, int]] = []
+    blocks: list[_Block] = []
     for tag in _FINAL_TAG.finditer(text):
         if not tag.group(1):
-            stack.append(tag.end())
+            stack.append((tag.start(), tag.end()))
         elif stack:
-            start = stack.pop()
+            tag_start, start = stack.pop()
             if not stack:
-                last = (start, tag.start())
+                blocks.append(_Block(tag_start, start, tag.start(), tag.end()))
     if stack:  # still open: it started after the last complete block, and runs to the end
-        return text[stack[0] :]
-    return text[last[0] : last[1]] if last else None
+        tag_start, start = stack[0]
+        blocks.append(_Block(tag_start, start, len(text), len(text)))
+    return blocks
 
 
-def _load_candidates(block: str) -> list[tuple[dict[str, Any], bool]]:
-    """Every object in the block with whether it needed repair, in order of preference: fenced blocks,
-    balanced objects, then never-closed ones, each kind last first. Top-level keys are lower-cased."""
+def _outside(text: str, blocks: list[_Block]) -> str:
+    """The text with the blocks, tags included, cut out."""
+    pieces, kept_from = [], 0
+    for block in blocks:
+        pieces.append(text[kept_from : block.tag_start])
+        kept_from = block.close_end
+    pieces.append(text[kept_from:])
+    return "\n".join(pieces)
+
+
+class _Quotes:
+    """Whether a piece of the judge's answer is quoted from the prediction (see `parse_verdict`)."""
+
+    def __init__(self, prediction: str) -> None:
+        self._prediction = prediction
+        self._active = bool(prediction.strip())  # an empty prediction quotes nothing
+        self._haystack: str | None = None  # the normalised prediction, made on first use
+        self._seen: dict[str, bool] = {}  # normalised text -> quoted; at most _MAX_QUOTE_CHECKS entries
+
+    def __call__(self, text: str) -> bool:
+        if not self._active:
+            return False
+        # A quote cut short on purpose may still close its fence or end in an ellipsis: those marks go.
+        needle = _normalise(text).rstrip("`~.\u2026")
+        if not needle:
+            return False
+        if needle not in self._seen:
+            if len(self._seen) >= _MAX_QUOTE_CHECKS:
+                raise _TooManyQuotes
+            if self._haystack is None:
+                self._haystack = _normalise(self._prediction)
+            self._seen[needle] = needle in self._haystack
+        return self._seen[needle]
+
+
+def _normalise(text: str) -> str:
+    """`text` without blockquote markers at line starts and without any whitespace."""
+    return "".join(_QUOTE_MARKERS.sub("", text).split())
+
+
+def _load_candidates(block: str) -> list[Candidate]:
+    """Every object in the block with whether it needed repair and its source text, in order of preference:
+    fenced blocks, balanced objects, then never-closed ones, each kind last first. Top-level keys are
+    lower-cased."""
     spans = _object_spans(block)
     texts = [fence.group(2) for fence in _FENCE.finditer(block)][::-1]
     texts += [block[start:end] for start, end in reversed(spans) if end is not None]
     texts += [block[start:] for start, end in reversed(spans) if end is None]
-    loaded = (_load_object(text) for text in texts)
-    return [(_lower_keys(obj), repaired) for obj, repaired in filter(None, loaded)]
+    candidates: list[Candidate] = []
+    for text in texts:
+        loaded = _load_object(text)
+        if loaded is not None:
+            candidates.append((_lower_keys(loaded[0]), loaded[1], text))
+    return candidates
 
 
-def _choose(loaded: list[tuple[dict[str, Any], bool]]) -> tuple[dict[str, Any], bool, bool] | None:
-    """The first object with a `scores` key, else the first with a dimension as a top-level key (flat)."""
-    for obj, repaired in loaded:
-        if "scores" in obj:
-            return obj, repaired, False
-    for obj, repaired in loaded:
-        if any(dim in obj for dim in DIMENSIONS):
-            return obj, repaired, True
-    return None
+def _choose(loaded: list[Candidate], quoted: _Quotes) -> tuple[Chosen | None, bool]:
+    """The first object not quoted with a `scores` key, else the first with a dimension as a top-level key
+    (flat); and whether a quoted one was passed over on the way."""
+    skipped = False
+    for flat, is_verdict in ((False, _has_scores), (True, _has_dimension)):
+        for obj, repaired, source in loaded:
+            if not is_verdict(obj):
+                continue
+            if quoted(source):
+                skipped = True
+                continue
+            return (obj, repaired, flat), skipped
+    return None, skipped
+
+
+def _has_scores(obj: dict[str, Any]) -> bool:
+    return "scores" in obj
+
+
+def _has_dimension(obj: dict[str, Any]) -> bool:
+    return any(dim in obj for dim in DIMENSIONS)
 
 
 def _build(verdict: dict[str, Any], scores_given: Any, flags: list[str]) -> ParsedVerdict:
