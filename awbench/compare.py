@@ -10,9 +10,10 @@ from pydantic import BaseModel
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.leaderboard import provenance
 from awbench.parsing import strip_observation_marker
-from awbench.records import SCHEMA_VERSION, JudgeKind
-from awbench.runs import RunData
-from awbench.scoring import to_100
+from awbench.records import SCHEMA_VERSION
+from awbench.runs import Judged, RunData
+from awbench.scoring import sample_points, to_100
+from awbench.store import StoreError
 from awbench.stats import (
     DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval, krippendorff_alpha_ordinal,
     length_bias, length_ratio, spearman,
@@ -65,7 +66,8 @@ class Comparison(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_a: str
     run_b: str
-    judge: JudgeKind
+    judge: str  # judge id of A's evaluation (B's is `judge_b` when it differs)
+    judge_b: str | None = None
     rows: list[Paired]  # domains in order, then overall
     only_a: int  # samples scored in A but not in B, left out
     only_b: int
@@ -74,8 +76,29 @@ class Comparison(BaseModel):
     length_bias: dict[str, LengthBias]
 
 
-def _scores(data: RunData, kind: JudgeKind) -> dict[str, dict[str, float]]:
-    return {domain: {key: score for key, score, _ in pts} for domain, pts in data.points(kind).items()}
+class JudgeRow(BaseModel):
+    """Two judges on the same predictions, in one domain (or overall)."""
+
+    name: str
+    n: int
+    spearman: float | None
+    alpha: float | None  # ordinal Krippendorff's alpha of the 0..100 totals
+    paired: Paired  # A - B, with its bootstrap interval
+
+
+class JudgeComparison(BaseModel):
+    """`awbench compare RUN --judges A B`: how two judges of one run's predictions agree."""
+
+    schema_version: int = SCHEMA_VERSION
+    run: str
+    judge_a: str
+    judge_b: str
+    rows: list[JudgeRow]
+    dimension_alpha: dict[str, float | None] | None = None  # both LLM judges: per rubric dimension
+
+
+def _scores(data: RunData, judge_id: str) -> dict[str, dict[str, float]]:
+    return {domain: {key: score for key, score, _ in pts} for domain, pts in data.points(judge_id).items()}
 
 
 def _same_predictions(a: RunData, b: RunData) -> bool:
@@ -87,8 +110,44 @@ def _same_predictions(a: RunData, b: RunData) -> bool:
     )
 
 
+def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]], trajectories: dict[str, str],
+                resamples: int, seed: int) -> tuple[list[Paired], int, int]:
+    """Per domain and overall (the macro mean), A - B on the samples both scored, with 95% intervals that
+    resample whole trajectories; and how many samples each side scored alone."""
+    rows: list[Paired] = []
+    diffs: dict[str, Clustered] = {}
+    only_a = only_b = 0
+    for domain in DOMAINS:
+        da, db = sa.get(domain, {}), sb.get(domain, {})
+        common = [k for k in da if k in db]
+        only_a += len(da) - len(common)
+        only_b += len(db) - len(common)
+        if not common:
+            continue
+        d = np.array([da[k] - db[k] for k in common])
+        diffs[domain] = Clustered.of(d[:, None], [trajectories[k] for k in common])
+        rows.append(Paired(
+            name=domain, n=len(common), mean_a=float(np.mean([da[k] for k in common])),
+            mean_b=float(np.mean([db[k] for k in common])), diff=float(d.mean()),
+            wins=int((d > TIE_TOLERANCE).sum()), ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
+            losses=int((d < -TIE_TOLERANCE).sum()),
+        ))
+    if rows:
+        rows.append(Paired(
+            name=OVERALL, n=sum(r.n for r in rows), mean_a=float(np.mean([r.mean_a for r in rows])),
+            mean_b=float(np.mean([r.mean_b for r in rows])), diff=float(np.mean([r.diff for r in rows])),
+            wins=sum(r.wins for r in rows), ties=sum(r.ties for r in rows), losses=sum(r.losses for r in rows),
+        ))
+        reps = bootstrap_means(diffs, resamples, seed)
+        for row in rows:
+            rep = reps[row.name][:, 0]
+            lo, hi = interval(rep)
+            row.lo, row.hi, row.a_better = float(lo), float(hi), float((rep > 0).mean())
+    return rows, only_a, only_b
+
+
 def compare_runs(
-    a: RunData, b: RunData, judge: JudgeKind | None = None, resamples: int = DEFAULT_RESAMPLES,
+    a: RunData, b: RunData, judge: str | None = None, resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> Comparison:
     if a.manifest.data_fingerprint != b.manifest.data_fingerprint:
@@ -96,13 +155,13 @@ def compare_runs(
             f"{a.name} and {b.name} were run on different data (fingerprints {a.manifest.data_fingerprint[:12]} and "
             f"{b.manifest.data_fingerprint[:12]}): their scores are not paired; compare runs of the same data"
         )
-    kind = judge or a.primary_judge
-    for run in (a, b):
-        if not run.judged_by(kind):
-            raise CompareError(f"{run.name} has no {kind} judgments")
+    try:
+        ea, eb = a.evaluation(judge), b.evaluation(judge if judge is not None else a.evaluation().kind)
+    except StoreError as error:
+        raise CompareError(str(error)) from None
 
     warnings: list[str] = []
-    pa, pb = provenance(a.manifest, kind, a.policy), provenance(b.manifest, kind, b.policy)
+    pa, pb = provenance(a.manifest, ea.info, a.policy), provenance(b.manifest, eb.info, b.policy)
     same_predictions = _same_predictions(a, b)
     differs = [label for label, x, y in (("judge model", pa.judge, pb.judge), ("prompt set", pa.prompts, pb.prompts))
                if x != y]
@@ -118,87 +177,93 @@ def compare_runs(
     if pa.policy != pb.policy:
         warnings.append(f"failure policies differ ({pa.policy} vs {pb.policy})")
 
-    sa, sb = _scores(a, kind), _scores(b, kind)
-    rows: list[Paired] = []
-    diffs: dict[str, Clustered] = {}
-    only_a = only_b = 0
-    for domain in DOMAINS:
-        da, db = sa.get(domain, {}), sb.get(domain, {})
-        common = [k for k in da if k in db]
-        only_a += len(da) - len(common)
-        only_b += len(db) - len(common)
-        if not common:
-            continue
-        d = np.array([da[k] - db[k] for k in common])
-        diffs[domain] = Clustered.of(d[:, None], [a.trajectories[k] for k in common])
-        rows.append(Paired(
-            name=domain, n=len(common), mean_a=float(np.mean([da[k] for k in common])),
-            mean_b=float(np.mean([db[k] for k in common])), diff=float(d.mean()),
-            wins=int((d > TIE_TOLERANCE).sum()), ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
-            losses=int((d < -TIE_TOLERANCE).sum()),
-        ))
+    rows, only_a, only_b = paired_rows(_scores(a, ea.id), _scores(b, eb.id), a.trajectories, resamples, seed)
     if only_a or only_b:
         warnings.append(f"left out samples scored by one run only: {only_a} of {a.name}, {only_b} of {b.name}")
-
-    if rows:
-        rows.append(Paired(
-            name=OVERALL, n=sum(r.n for r in rows), mean_a=float(np.mean([r.mean_a for r in rows])),
-            mean_b=float(np.mean([r.mean_b for r in rows])), diff=float(np.mean([r.diff for r in rows])),
-            wins=sum(r.wins for r in rows), ties=sum(r.ties for r in rows), losses=sum(r.losses for r in rows),
-        ))
-        reps = bootstrap_means(diffs, resamples, seed)
-        for row in rows:
-            rep = reps[row.name][:, 0]
-            lo, hi = interval(rep)
-            row.lo, row.hi, row.a_better = float(lo), float(hi), float((rep > 0).mean())
-
     return Comparison(
-        run_a=a.name, run_b=b.name, judge=kind, rows=rows, only_a=only_a, only_b=only_b, warnings=warnings,
-        judge_agreement=judge_agreement(a, b, kind) if same_predictions else None,
-        length_bias={a.name: run_length_bias(a, kind), b.name: run_length_bias(b, kind)},
+        run_a=a.name, run_b=b.name, judge=ea.id, judge_b=None if eb.id == ea.id else eb.id, rows=rows,
+        only_a=only_a, only_b=only_b, warnings=warnings,
+        judge_agreement=judge_agreement(a, b, ea.id, eb.id) if same_predictions else None,
+        length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)},
     )
 
 
-def judge_agreement(a: RunData, b: RunData, kind: JudgeKind) -> Agreement:
+def compare_judges(data: RunData, judge_a: str, judge_b: str, resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = DEFAULT_SEED) -> JudgeComparison:
+    """Two evaluations of one run's predictions: per domain, Spearman and Krippendorff's alpha of the totals,
+    and the mean difference with a bootstrap interval. Failed generations are left out (both judges would
+    give them the minimum, which would inflate agreement)."""
+    try:
+        ea, eb = data.evaluation(judge_a), data.evaluation(judge_b)
+    except StoreError as error:
+        raise CompareError(str(error)) from None
+    if ea.id == eb.id:
+        raise CompareError(f"--judges names the same evaluation twice ({ea.id})")
+    keys = [(s.key, s.domain) for s in data.samples.values()]
+
+    def scores(e: Judged) -> dict[str, dict[str, float]]:
+        pts = sample_points(e.kind, keys, data.predictions, e.judgments, "exclude", data.generations)
+        return {domain: {key: score for key, score, _ in p} for domain, p in pts.items()}
+
+    sa, sb = scores(ea), scores(eb)
+    paired, _, _ = paired_rows(sa, sb, data.trajectories, resamples, seed)
+    rows = []
+    for row in paired:
+        domains = DOMAINS if row.name == OVERALL else (row.name,)
+        pairs = [(sa[d][k], sb[d][k]) for d in domains for k in sa.get(d, {}) if k in sb.get(d, {})]
+        rows.append(JudgeRow(
+            name=row.name, n=len(pairs), spearman=spearman(*zip(*pairs)) if len(pairs) > 1 else None,
+            alpha=krippendorff_alpha_ordinal(pairs) if pairs else None, paired=row,
+        ))
+    dimension_alpha = None
+    if ea.kind == eb.kind == "llm":
+        common = [k for k, j in ea.judgments.items() if j.score is not None and (o := eb.judgments.get(k)) and o.score is not None]
+        dimension_alpha = {d: krippendorff_alpha_ordinal([(ea.judgments[k].dimensions.get(d), eb.judgments[k].dimensions.get(d))
+                                                          for k in common]) for d in DIMENSIONS}
+    return JudgeComparison(run=data.name, judge_a=ea.id, judge_b=eb.id, rows=rows, dimension_alpha=dimension_alpha)
+
+
+def judge_agreement(a: RunData, b: RunData, judge_a: str, judge_b: str) -> Agreement:
     """Agreement of the two runs' judgments of the same predictions (failed generations left out: both
     runs give them the minimum whatever the judge, which would inflate agreement)."""
-    ja, jb = a.judgments_of(kind), b.judgments_of(kind)
+    ja, jb = a.evaluations[judge_a].judgments, b.evaluations[judge_b].judgments
     keys = [k for k, j in ja.items() if j.score is not None and k in jb and jb[k].score is not None
-            and not a.predictions[k].failed]
+            and k in a.predictions and not a.predictions[k].failed]
     alpha = {d: krippendorff_alpha_ordinal([(ja[k].dimensions.get(d), jb[k].dimensions.get(d)) for k in keys])
              for d in DIMENSIONS}
     rho = spearman([ja[k].score for k in keys], [jb[k].score for k in keys]) if keys else None  # type: ignore[misc]
     return Agreement(n=len(keys), alpha=alpha, spearman=rho)
 
 
-def judge_consistency(data: RunData) -> Consistency | None:
+def judge_consistency(data: RunData, judge_id: str) -> Consistency | None:
     """Spread of repeated LLM verdicts on one prediction; None when no prediction has two of them."""
+    judgments = data.evaluation(judge_id).judgments
     repeated = {
         key: complete
-        for key, j in data.judgments_of("llm").items()
+        for key, j in judgments.items()
         if len(complete := [v for v in j.verdicts if v.status == "complete"]) >= 2
     }
     if not repeated:
         return None
     sds: dict[str, list[float]] = {}
-    for key, verdicts in repeated.items():
+    for (key, _), verdicts in repeated.items():
         totals = [to_100(float(np.mean([v.scores[d] for d in DIMENSIONS if d in v.scores]))) for v in verdicts]
         sds.setdefault(data.samples[key].domain, []).append(float(np.std(totals, ddof=1)))
     alpha = {d: krippendorff_alpha_ordinal([[v.scores.get(d) for v in vs] for vs in repeated.values()])
              for d in DIMENSIONS}
     return Consistency(
-        k=max(len(j.verdicts) for j in data.judgments_of("llm").values()), n=len(repeated),
+        k=max(len(j.verdicts) for j in judgments.values()), n=len(repeated),
         sd={d: float(np.mean(sds[d])) for d in DOMAINS if d in sds}, alpha=alpha,
     )
 
 
-def run_length_bias(data: RunData, kind: JudgeKind) -> LengthBias:
+def run_length_bias(data: RunData, judge_id: str) -> LengthBias:
     """Mean score per prediction/ground-truth length-ratio bin. Failed generations are left out: their
     minimum score says nothing about how the judge treats length."""
     pairs = []
-    for pts in data.points(kind).values():
+    for pts in data.points(judge_id).values():
         for key, score, _ in pts:
-            prediction = data.predictions.get(key)
+            prediction = data.prediction(key)
             if prediction is None or prediction.failed:
                 continue
             truth = strip_observation_marker(data.samples[key].record.ground_truth)

@@ -44,13 +44,14 @@ class ModelSettings(_Settings):
     top_p: float | None = None
     max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
+    generations: int = Field(1, ge=1)  # independent generations per sample, each judged
     extra_body: dict[str, Any] = Field(default_factory=dict)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
     api_key_env: str | None = operational(None)
     concurrency: int = operational(64, ge=1)
-    request_timeout: float = operational(600.0)
-    max_retries: int = operational(6, ge=0)
+    request_timeout: float = operational(600.0, gt=0)
+    max_retries: int = operational(6, ge=0)  # at most 1 + max_retries calls per generation
     # In-process vLLM
     max_model_len: int | None = None
     dtype: str = "auto"
@@ -68,8 +69,8 @@ class ModelSettings(_Settings):
 class JudgeSettings(_Settings):
     kind: Literal["llm", "rules", "both"] = "llm"
     model: str = DEFAULT_JUDGE_MODEL
-    temperature: float = 0.6
-    max_tokens: int = 32768
+    temperature: float = Field(0.6, ge=0)
+    max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
     structured: bool = False
@@ -77,13 +78,13 @@ class JudgeSettings(_Settings):
     prompts: str = "rubric"  # a built-in prompt set name or a directory
     template: str | None = None  # a user-prompt template file
     base_url: str | None = operational(None)
-    api_key_env: str = operational("OPENAI_API_KEY")
+    api_key_env: str | None = operational(None)  # None: OPENAI_API_KEY, needed only by the OpenAI API itself
     concurrency: int = operational(32, ge=1)
-    max_retries: int = operational(3, ge=0)  # re-asks for an unparseable verdict
-    request_timeout: float = operational(600.0)
-    price_in: float | None = operational(None)  # USD per million prompt tokens
-    price_out: float | None = operational(None)
-    max_cost: float | None = operational(None)
+    max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
+    request_timeout: float = operational(600.0, gt=0)
+    price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
+    price_out: float | None = operational(None, ge=0)
+    max_cost: float | None = operational(None, ge=0)
 
     @property
     def uses_llm(self) -> bool:
@@ -107,6 +108,7 @@ class RunConfig(_Settings):
     model: ModelSettings
     judge: JudgeSettings | None = None  # None until the run is judged (`awbench infer`)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
+    retry_failed: bool = operational(False)  # also redo permanent failures (overlength, refusals, unparsed verdicts)
 
     @property
     def run_dir(self) -> Path:

@@ -12,6 +12,8 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from pydantic import BaseModel
+
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
 from awbench.data_problems import DataError
 from awbench.dataset import load_samples
@@ -19,7 +21,9 @@ from awbench.domains import DIMENSIONS
 from awbench.predictions import prediction_record
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
 from awbench.scoring import to_100
-from awbench.store import RunManifest, RunStore, environment_facts, write_atomic
+from awbench.evaluations import resolve_judge
+from awbench.judging import llm_judge_id
+from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, environment_facts, write_atomic
 
 IMPORTED_PROMPT_SET = "imported"
 
@@ -48,16 +52,37 @@ def official_judged(sample: Sample, prediction: PredictionRecord | None, judgmen
     }
 
 
-def export_official(store: RunStore, samples: list[Sample], directory: Path) -> tuple[Path, Path]:
+class Export(BaseModel):
+    written: list[Path]
+    notes: list[str]  # what was not written, and why
+
+
+def export_official(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
+    """predictions.jsonl always; judged.jsonl from an LLM evaluation (the named one, else the primary, else the
+    first), since the reference format holds five rubric scores, which the rule judge does not give. Runs with
+    K > 1 generations export their first generation, the only one the format has room for."""
     predictions = store.predictions.load()
-    judgments = store.judgments.load()
+    evaluations = [e for e in store.evaluations() if e.read_info().kind == "llm"]
+    chosen = resolve_judge(store, judge) if judge is not None else (evaluations[0] if evaluations else None)
+    notes = []
+    if chosen is not None and chosen.read_info().kind != "llm":
+        raise StoreError(f"judge {chosen.id} is the rule judge: judged.jsonl holds the five rubric scores of an LLM judge")
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get(s.key))) for s in samples))
-    write_atomic(judged_path, "".join(
-        _line(official_judged(s, predictions.get(s.key), judgments.get((s.key, "llm")))) for s in samples
-    ))
-    return pred_path, judged_path
+    write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    written = [pred_path]
+    if chosen is None:
+        notes.append(f"judged.jsonl not written: run {store.name} has no LLM-judge scores, and the reference format "
+                     "holds five rubric scores per sample (rule scores have none)")
+    else:
+        judgments = chosen.judgments.load()
+        write_atomic(judged_path, "".join(
+            _line(official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)))) for s in samples
+        ))
+        written.append(judged_path)
+    if store.read_manifest().config.model.generations > 1:
+        notes.append("only the first of each sample's generations was exported: the reference format holds one")
+    return Export(written=written, notes=notes)
 
 
 def _line(row: dict[str, Any]) -> str:
@@ -106,16 +131,24 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
     store = RunStore(config.run_dir)
     if store.exists() and not overwrite:
         raise DataError(f"run {store.path} exists already; use --overwrite to replace it")
+    judge_id = llm_judge_id(judge_settings, IMPORTED_PROMPT_SET, "") if judge_settings else None
     manifest = RunManifest(
         config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint, samples=len(loaded.samples),
-        judges={"llm": {"prompt_set": IMPORTED_PROMPT_SET}} if judged else {}, **environment_facts(),
+        primary_judge=judge_id, **environment_facts(),
     )
     store.create(manifest, overwrite=overwrite)
     judgments = 0
-    for sample, row in zip(loaded.samples, rows):
-        store.predictions.append(prediction_record(sample, Generation(key=sample.key, text=row["gen"], finish_reason="stop")))
-        judgment = imported_judgment(sample, row) if judged else None
-        if judgment is not None:
-            store.judgments.append(judgment)
-            judgments += 1
+    with store.predictions.appender() as append:
+        for sample, row in zip(loaded.samples, rows):
+            append(prediction_record(sample, Generation(key=sample.key, text=row["gen"], finish_reason="stop")))
+    if judge_settings is not None and judge_id is not None:
+        evaluation = store.evaluation(judge_id)
+        evaluation.ensure(JudgeInfo(id=judge_id, kind="llm", settings=judge_settings,
+                                    described={"protocol": "imported", "prompt_set": IMPORTED_PROMPT_SET, "prompt_sha256": ""}))
+        with evaluation.judgments.appender() as append:
+            for sample, row in zip(loaded.samples, rows):
+                judgment = imported_judgment(sample, row)
+                if judgment is not None:
+                    append(judgment)
+                    judgments += 1
     return store, len(rows), judgments

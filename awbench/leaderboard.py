@@ -18,13 +18,14 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.records import SCHEMA_VERSION, JudgeKind, content_hash
+from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
+from awbench.records import SCHEMA_VERSION
 from awbench.resources import bundled
 from awbench.runs import RunData, load_run_data, run_intervals
 from awbench.scoring import ScoresFile, ScoreTable
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.store import RunManifest, RunStore
+from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
 View = Literal["domain", "dimension"]
 Format = Literal["table", "markdown", "csv", "json", "html"]
@@ -35,27 +36,19 @@ DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 # --------------------------------------------------------------------------- comparability
 
 
-def table_for(scores: ScoresFile, judge: JudgeKind | None) -> ScoreTable | None:
-    """The score table of one judge: the top-level numbers when they are that judge's, else `rules`."""
-    if judge is None or scores.judge == judge:
-        domains = scores.domains.values()
-        return ScoreTable(
-            judge=scores.judge, overall=scores.overall, overall_micro=scores.overall_micro, domains=scores.domains,
-            n=sum(d.n for d in domains), failed=sum(d.failed for d in domains),
-            unscored=sum(d.unscored for d in domains),
-        )
-    return scores.rules if judge == "rules" else None
-
-
 @dataclass(frozen=True)
 class Provenance:
-    """What must be equal for two runs' scores to be ranked together. Full hashes compare; short ones show."""
+    """What must be equal for two evaluations' scores to be ranked together. Full hashes compare; short ones
+    show. `published_protocol`: the judge stage of the release, byte for byte (the reference protocol, its
+    judge model and sampling) on the full benchmark, scored as the reference script scores (failures left
+    out): such runs are ranked with the published rows."""
 
     judge: str  # the LLM judge's model, or "rules"
     prompt_set: str
     prompt_hash: str  # the prompt set's sha256, or the rule judge's version
     data: str  # the data fingerprint
     policy: str
+    published_protocol: bool = False
 
     @property
     def prompts(self) -> str:
@@ -63,6 +56,8 @@ class Provenance:
 
     @property
     def header(self) -> str:
+        if self.published_protocol:
+            return f"published protocol · judge {self.judge} · prompts {self.prompts} · full benchmark · failures exclude"
         return f"judge {self.judge} · prompts {self.prompts} · data {self.data[:6]} · failures {self.policy}"
 
 
@@ -71,16 +66,28 @@ _PROVENANCE_FIELDS = {
 }
 
 
-def provenance(manifest: RunManifest, kind: JudgeKind, policy: str) -> Provenance:
-    described = manifest.judges.get(kind, {})
-    settings = manifest.config.judge
-    if kind == "llm":
-        judge = settings.model if settings else "llm"
-        name = described.get("prompt_set") or (settings.prompts if settings else "?")
-        sha = str(described.get("prompt_sha256") or "?")
+def provenance(manifest: RunManifest, info: JudgeInfo, policy: str) -> Provenance:
+    described = info.described
+    if info.kind == "llm":
+        judge, name, sha = info.settings.model, str(described.get("prompt_set", "?")), str(described.get("prompt_sha256", "?"))
     else:
-        judge, name, sha = "rules", "rules", str(described.get("rules_version", content_hash(described)[:6]))
-    return Provenance(judge=judge, prompt_set=name, prompt_hash=sha, data=manifest.data_fingerprint, policy=policy)
+        judge, name, sha = "rules", "rules", str(described.get("rules_version", "?"))
+    official = (info.kind == "llm" and described.get("protocol") == "reference" and published_judge(info.settings)
+                and full_benchmark(manifest) and policy == "exclude")
+    return Provenance(judge=judge, prompt_set=name, prompt_hash=sha, data=manifest.data_fingerprint, policy=policy,
+                      published_protocol=official)
+
+
+def published_judge(settings: JudgeSettings) -> bool:
+    """The release's judge: gpt-5.2-2025-12-11 at temperature 0.6, one free-form verdict per prediction."""
+    return (settings.model == DEFAULT_JUDGE_MODEL and settings.temperature == 0.6 and settings.samples == 1
+            and not settings.structured and not settings.extra_body)
+
+
+def full_benchmark(manifest: RunManifest) -> bool:
+    data = manifest.config.data
+    unselected = data.domains is None and data.limit is None and data.ids is None and data.sample is None
+    return unselected and manifest.samples == PUBLISHED_TOTAL[0] and manifest.config.model.generations == 1
 
 
 # --------------------------------------------------------------------------- the leaderboard model
@@ -95,6 +102,7 @@ class Cell(BaseModel):
 class Row(BaseModel):
     run: str
     model: str
+    judge_id: str | None = None  # which evaluation of the run (None for published rows)
     published: bool = False
     rank: int | None = None
     cells: dict[str, Cell]  # column id -> value
@@ -203,47 +211,54 @@ def build_leaderboard(
     *,
     view: View = "domain",
     scope: str = OVERALL,
-    judge: JudgeKind | None = None,
+    judge: str | None = None,
     ci: bool = False,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
     reference: bool = False,
     mix_reference: bool = False,
     notes: list[str] | None = None,
+    loaded: dict[Path, RunData] | None = None,
 ) -> Leaderboard:
+    """One row per (run, judge evaluation); `judge` (an id, id prefix or kind) keeps one evaluation per run.
+    With `ci`, each run is loaded once (into `loaded`, which a caller may share between boards)."""
     columns, labels = _columns(view, scope)
     notes = list(notes or [])
+    loaded = {} if loaded is None else loaded
     by_group: dict[Provenance, list[Row]] = {}
     for store in stores:
         manifest = store.read_manifest()
-        scores = ScoresFile.model_validate(store.read_scores_json())
-        table = table_for(scores, judge)
-        if table is None:
-            notes.append(f"left out {store.name}: it has no {judge} scores")
-            continue
-        if view == "dimension" and table.judge == "rules":
-            notes.append(f"left out {store.name}: the rule judge has no rubric dimensions")
-            continue
-        cells = _cells(table, view, scope)
-        if ci:
-            data = load_run_data(store)
-            _with_intervals(cells, run_intervals(data, table.judge, resamples, seed), view, scope)
-            notes += _stale(data, table)
-        key = provenance(manifest, table.judge, scores.failure_policy)
-        by_group.setdefault(key, []).append(Row(
-            run=store.name, model=manifest.config.model.model, cells=cells,
-            scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
-            judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
-        ))
+        for info, scores in _evaluations(store, judge, notes):
+            table = scores.table()
+            if view == "dimension" and table.judge == "rules":
+                notes.append(f"left out {store.name} ({info.id}): the rule judge has no rubric dimensions")
+                continue
+            cells = _cells(table, view, scope)
+            if ci:
+                path = store.path.resolve()
+                if path not in loaded:
+                    loaded[path] = load_run_data(store)
+                _with_intervals(cells, run_intervals(loaded[path], info.id, resamples, seed), view, scope)
+                notes += _stale(loaded[path], info.id, table)
+            key = provenance(manifest, info, scores.failure_policy)
+            by_group.setdefault(key, []).append(Row(
+                run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
+                scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
+                judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
+            ))
 
-    groups = [Group(header=key.header, rows=_rank(rows)) for key, rows in by_group.items()]
-    groups.sort(key=lambda g: (-len(g.rows), g.header))
+    groups = [Group(header=key.header, rows=_rank(rows), published=False) for key, rows in by_group.items()]
+    official = next((g for g, key in zip(groups, by_group) if key.published_protocol), None)
+    groups.sort(key=lambda g: (g is not official, -len(g.rows), g.header))
     if len(groups) > 1:
         notes.insert(0, f"{len(groups)} groups are ranked separately: they differ in {_differences(list(by_group))}")
 
     if reference:
         published = _published_rows(view, judge, notes)
-        if published and mix_reference and groups:
+        if published and official is not None:
+            official.rows = _rank(official.rows + published)
+            official.published = True
+        elif published and mix_reference and groups:
             notes.append("published rows are ranked with computed rows (--mix-reference): their judge runs, "
                          "prompts and data version are not checked to match")
             for group in groups:
@@ -254,7 +269,26 @@ def build_leaderboard(
     return Leaderboard(view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes)
 
 
-def _published_rows(view: View, judge: JudgeKind | None, notes: list[str]) -> list[Row]:
+def _evaluations(store: RunStore, judge: str | None, notes: list[str]) -> list[tuple[JudgeInfo, ScoresFile]]:
+    """The run's scored evaluations: all of them, or the one `judge` names."""
+    evaluations = store.evaluations()
+    if judge is not None:
+        try:
+            evaluations = [store.evaluation(match_judge(store.name, {e.id: e.read_info().kind for e in evaluations}, judge))]
+        except StoreError:
+            notes.append(f"left out {store.name}: it has no {judge} scores")
+            return []
+    found = []
+    for evaluation in evaluations:
+        raw = evaluation.read_scores_json()
+        if raw is None:
+            notes.append(f"left out {store.name} ({evaluation.id}): no scores yet (run `awbench score` on it)")
+            continue
+        found.append((evaluation.read_info(), ScoresFile.model_validate(raw)))
+    return found
+
+
+def _published_rows(view: View, judge: str | None, notes: list[str]) -> list[Row]:
     if view == "dimension":
         notes.append("published rows left out: the release gives no per-dimension scores")
         return []
@@ -270,9 +304,9 @@ def _published_rows(view: View, judge: JudgeKind | None, notes: list[str]) -> li
     return sorted(rows, key=lambda r: -(r.cells[OVERALL].value or 0.0))
 
 
-def _stale(data: RunData, table: ScoreTable) -> list[str]:
+def _stale(data: RunData, judge_id: str, table: ScoreTable) -> list[str]:
     """scores.json older than the judgments it summarises would make the intervals bracket other numbers."""
-    points = data.points(table.judge)
+    points = data.points(judge_id)
     for domain, ds in table.domains.items():
         values = [score for _, score, _ in points.get(domain, [])]
         recomputed = float(np.mean(values)) if values else None

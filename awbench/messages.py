@@ -1,9 +1,9 @@
-"""Sample -> the chat messages sent to the candidate world model, and -> the request a judge sees."""
+"""Sample -> the chat messages sent to the candidate world model, and the history its judges read."""
 
 from __future__ import annotations
 
 from awbench.parsing import strip_observation_marker
-from awbench.records import BenchmarkRecord, JudgeRequest
+from awbench.records import BenchmarkRecord
 
 
 def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) -> list[dict[str, str]]:
@@ -21,15 +21,10 @@ def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) ->
     return messages
 
 
-def judge_request(key: str, record: BenchmarkRecord, prediction: str) -> JudgeRequest:
+def judge_history(record: BenchmarkRecord) -> list[str]:
+    """Earlier actions and their real observations, alternating, oldest first, without observation markers:
+    the history as awbench's judges read it."""
     history: list[str] = []
     for i in range(record.turn_idx - 1):
         history += [record.prompt[i], strip_observation_marker(record.response[i])]
-    return JudgeRequest(
-        key=key,
-        domain=record.domain,
-        history=history,
-        action=record.action,
-        prediction=strip_observation_marker(prediction),
-        ground_truth=strip_observation_marker(record.ground_truth),
-    )
+    return history

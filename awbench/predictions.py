@@ -4,30 +4,39 @@ from __future__ import annotations
 
 from awbench.parsing import extract_prediction
 from awbench.records import Generation, PredictionRecord, Sample
+from awbench.safe_text import REPLACED_FLAG, clean_text
 
 
 def prediction_record(sample: Sample, generation: Generation) -> PredictionRecord:
-    prediction = "" if generation.error or generation.overlength else extract_prediction(generation.text or "")
+    text, text_replaced = clean_text(generation.text)
+    reasoning, reasoning_replaced = clean_text(generation.reasoning)
+    error, error_replaced = clean_text(generation.error)
+    prediction = "" if error or generation.overlength else extract_prediction(text or "")
     if generation.overlength:  # before error: a backend may attach the server's message to it
         status = "overlength"
-    elif generation.error:
+    elif error:
         status = "error"
     elif generation.finish_reason == "length":
         status = "truncated"  # cut by max_tokens: usually thinking that never reached the answer
+        error = "cut off by the token limit (--max-tokens) before the answer ended"
     elif not prediction.strip():
         status = "empty"
+        error = generation.note or "the model's answer has no prediction (nothing left after removing the thinking)"
     else:
         status = "ok"
     return PredictionRecord(
         key=sample.key,
+        generation=generation.generation,
         domain=sample.domain,
         sample_hash=sample.hash,
         status=status,
         prediction=prediction,
-        raw=generation.text,
-        reasoning=generation.reasoning,
+        raw=text,
+        reasoning=reasoning,
         finish_reason=generation.finish_reason,
-        error=generation.error,
+        error=error,
+        transient=generation.transient and status == "error",
+        flags=[REPLACED_FLAG] if text_replaced or reasoning_replaced or error_replaced else [],
         dropped_turns=generation.dropped_turns,
         usage=generation.usage,
         latency_s=generation.latency_s,

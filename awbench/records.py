@@ -108,10 +108,13 @@ class Generation(BaseModel):
     """What a backend returns for one request, before parsing."""
 
     key: str
+    generation: int = 0
     text: str | None = None
     reasoning: str | None = None  # thinking returned in a separate field
     finish_reason: str | None = None
     error: str | None = None
+    transient: bool = False  # the error has a cause that may pass (connection, timeout, 429, 5xx, bad body)
+    note: str | None = None  # why an answer is empty or unusable, when the backend knows (a baseline's first turn)
     overlength: bool = False
     dropped_turns: int = 0  # history turns removed to fit the context window
     usage: Usage = Field(default_factory=Usage)
@@ -120,6 +123,7 @@ class Generation(BaseModel):
 
 class PredictionRecord(_Record):
     key: str
+    generation: int = 0  # which of the K generations of this sample (`--generations K`)
     domain: str
     sample_hash: str
     status: GenerationStatus
@@ -127,7 +131,9 @@ class PredictionRecord(_Record):
     raw: str | None = None
     reasoning: str | None = None
     finish_reason: str | None = None
-    error: str | None = None
+    error: str | None = None  # why it failed: the server's message, or what the backend knows
+    transient: bool = False  # the failure may pass: the same command retries it
+    flags: list[str] = Field(default_factory=list)  # e.g. "replaced_invalid_text"
     dropped_turns: int = 0
     usage: Usage = Field(default_factory=Usage)
     latency_s: float | None = None
@@ -138,7 +144,7 @@ class PredictionRecord(_Record):
 
 
 JudgeKind = Literal["llm", "rules"]
-VerdictStatus = Literal["complete", "partial", "unparsed", "error"]
+VerdictStatus = Literal["complete", "partial", "unparsed", "truncated", "error"]
 
 
 class VerdictRecord(_Record):
@@ -152,6 +158,7 @@ class VerdictRecord(_Record):
     raw: str | None = None
     reasoning: str | None = None
     error: str | None = None
+    transient: bool = False  # failed for a cause that may pass (transport, malformed body)
     attempts: int = 1
     seed: int | None = None
     usage: Usage = Field(default_factory=Usage)
@@ -171,15 +178,18 @@ JudgmentStatus = Literal["ok", "partial", "failed"]
 
 class JudgmentRecord(_Record):
     key: str
+    generation: int = 0
     domain: str
     judge: JudgeKind
     cache_key: str  # covers everything that can change the verdict
     status: JudgmentStatus
     score: float | None = None  # 0..100; None when the judge could not score
-    dimensions: dict[str, float] = Field(default_factory=dict)  # 1..5, mean over verdicts
+    dimensions: dict[str, float] = Field(default_factory=dict)  # 1..5, mean over the given dimensions
     verdicts: list[VerdictRecord] = Field(default_factory=list)
     rule: RuleParts | None = None
     error: str | None = None
+    transient: bool = False  # failed for a cause that may pass: the same command judges it again
+    flags: list[str] = Field(default_factory=list)  # e.g. "suspected_injection"
     cost_usd: float | None = None
 
     @property
@@ -187,12 +197,21 @@ class JudgmentRecord(_Record):
         return self.score is not None
 
 
-class JudgeRequest(BaseModel):
-    """Everything a judge sees for one prediction. Markers are stripped; candidate thinking never gets here."""
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One prediction to judge. It holds references, not copies: judges render what they send from the
+    sample when they send it. `prediction` is the parsed prediction as stored (the candidate's thinking never
+    gets here); each judge applies its protocol's marker cleaning."""
 
-    key: str
-    domain: str
-    history: list[str]  # earlier actions and observations, alternating, oldest first
-    action: str
+    sample: Sample
     prediction: str
-    ground_truth: str
+    generation: int = 0
+    flags: tuple[str, ...] = ()  # what the judgment records about the prediction: "suspected_injection"
+
+    @property
+    def key(self) -> str:
+        return self.sample.key
+
+    @property
+    def domain(self) -> str:
+        return self.sample.domain

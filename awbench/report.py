@@ -19,11 +19,10 @@ from awbench.charts import Charts, Series, bar_chart_svg
 from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.leaderboard import DIMENSION_LABELS, Leaderboard, build_leaderboard, fmt_cell, fmt_cost, fmt_number
-from awbench.records import JudgeKind
 from awbench.runs import RunData, load_run_data
 from awbench.sample_view import SampleView, clip, sample_view, unified_diff, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.store import RunStore, StoreError
+from awbench.store import RunStore
 
 
 def _e(text: object) -> str:
@@ -120,19 +119,20 @@ class RunSection(BaseModel):
     """What the report shows for one run beyond its leaderboard row."""
 
     name: str
-    judge: JudgeKind
+    judge: str
     worst: dict[str, list[SampleView]]
     length_bias: LengthBias
     consistency: Consistency | None
     agreement: dict[str, float | None] | None
 
 
-def run_section(data: RunData, kind: JudgeKind, worst_n: int) -> RunSection:
+def run_section(data: RunData, judge_id: str, worst_n: int) -> RunSection:
+    scores = data.evaluation(judge_id).scores
     return RunSection(
-        name=data.name, judge=kind,
-        worst={d: [sample_view(data, k, kind) for k in worst_keys(data, kind, worst_n, domain=d)] for d in DOMAINS},
-        length_bias=run_length_bias(data, kind), consistency=judge_consistency(data),
-        agreement=data.scores.agreement if data.scores else None,
+        name=data.name, judge=judge_id,
+        worst={d: [sample_view(data, k, judge_id) for k in worst_keys(data, judge_id, worst_n, domain=d)] for d in DOMAINS},
+        length_bias=run_length_bias(data, judge_id), consistency=judge_consistency(data, judge_id),
+        agreement=scores.agreement if scores else None,
     )
 
 
@@ -188,12 +188,12 @@ def report_charts(domain_board: Leaderboard, dimension_board: Leaderboard) -> Ch
     return {name: chart for name, chart in charts.items() if chart[2]}
 
 
-def sample_index(datas: Sequence[RunData], kinds: Sequence[JudgeKind]) -> dict:
+def sample_index(datas: Sequence[RunData], judge_ids: Sequence[str]) -> dict:
     """Every sample key with each run's score (None: not scored), for the search box."""
     runs = [d.name for d in datas]
     samples: dict[str, list[float | None]] = {}
-    for i, (data, kind) in enumerate(zip(datas, kinds)):
-        for pts in data.points(kind).values():
+    for i, (data, judge_id) in enumerate(zip(datas, judge_ids)):
+        for pts in data.points(judge_id).values():
             for key, score, _ in pts:
                 samples.setdefault(key, [None] * len(runs))[i] = round(score, 2)
     return {"runs": runs, "samples": dict(sorted(samples.items()))}
@@ -233,20 +233,19 @@ class Report(BaseModel):
 
 
 def build_report(
-    stores: Sequence[RunStore], *, judge: JudgeKind | None = None, worst_n: int = 3, reference: bool = False,
+    stores: Sequence[RunStore], *, judge: str | None = None, worst_n: int = 3, reference: bool = False,
     ci: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, notes: Sequence[str] = (),
 ) -> Report:
+    """Each run is read once, for both leaderboards and its section."""
     stores = list(stores)
-    common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed)
+    datas = [load_run_data(store) for store in stores]
+    loaded = {store.path.resolve(): data for store, data in zip(stores, datas)}
+    common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed, loaded=loaded)
     domain_board = build_leaderboard(stores, reference=reference, notes=list(notes), **common)
     dimension_board = build_leaderboard(stores, view="dimension", **common)
-    datas = [load_run_data(store) for store in stores]
-    kinds: list[JudgeKind] = [judge or data.primary_judge for data in datas]
-    for data, kind in zip(datas, kinds):
-        if not data.judged_by(kind):
-            raise StoreError(f"{data.name} has no {kind} judgments")
-    sections = [run_section(data, kind, worst_n) for data, kind in zip(datas, kinds)]
+    judge_ids = [data.evaluation(judge).id for data in datas]
+    sections = [run_section(data, judge_id, worst_n) for data, judge_id in zip(datas, judge_ids)]
     return Report(
-        html=report_html(domain_board, dimension_board, sections, sample_index(datas, kinds)),
+        html=report_html(domain_board, dimension_board, sections, sample_index(datas, judge_ids)),
         charts=report_charts(domain_board, dimension_board),
     )

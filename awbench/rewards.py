@@ -33,12 +33,15 @@ def sample_reward(prediction: PredictionRecord | None, llm: JudgmentRecord | Non
 
 
 def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
+    """From the run's first LLM evaluation (the primary when it is one) and its rule evaluation."""
     predictions = store.predictions.load()
-    judgments = store.judgments.load()
+    kinds = {e.id: e.read_info().kind for e in store.evaluations()}
+    judgments = {kind: store.evaluation(next(i for i, k in kinds.items() if k == kind)).judgments.load()
+                 if kind in kinds.values() else {} for kind in ("llm", "rules")}
     rows = [
-        {"schema_version": SCHEMA_VERSION, "key": s.key, "domain": s.domain,
-         **sample_reward(predictions.get(s.key), judgments.get((s.key, "llm")), judgments.get((s.key, "rules")))}
-        for s in samples
+        {"schema_version": SCHEMA_VERSION, "key": s.key, "domain": s.domain, "generation": g,
+         **sample_reward(predictions.get((s.key, g)), judgments["llm"].get((s.key, g)), judgments["rules"].get((s.key, g)))}
+        for s in samples for g in range(store.read_manifest().config.model.generations)
     ]
     write_atomic(path, "".join(json.dumps(row) + "\n" for row in rows))
     return sum(row["reward"] is not None for row in rows)

@@ -1,5 +1,6 @@
-"""Finished runs on disk: finding the scored ones, and reading a whole run (`RunData`: records + samples) with
-the per-sample points and intervals behind its numbers. Shared by `leaderboard`, `compare`, `show` and `report`.
+"""Finished runs on disk: finding the scored ones, and reading a whole run once (`RunData`: records, samples,
+every judge evaluation) with the per-sample points and intervals behind its numbers. Shared by
+`leaderboard`, `compare`, `show` and `report`.
 """
 
 from __future__ import annotations
@@ -16,15 +17,15 @@ from awbench.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.pipeline import run_samples
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
-from awbench.scoring import ScoresFile, sample_points
+from awbench.scoring import GenKey, Point, ScoresFile, sample_points
 from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
-from awbench.store import RunManifest, RunStore, StoreError
+from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
-Points = dict[str, list[tuple[str, float, dict[str, float]]]]
+Points = dict[str, list[Point]]
 
 
 def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
-    """Scored runs under the given directories (or the directories themselves), and notes on what was skipped."""
+    """Scored runs under the given directories (or the runs themselves), and notes on what was skipped."""
     found: dict[Path, RunStore] = {}
     notes: list[str] = []
     for root in paths:
@@ -51,15 +52,32 @@ def cached_load(settings: DataSettings) -> LoadedData:
 
 
 @dataclass
+class Judged:
+    """One judge evaluation of a run."""
+
+    info: JudgeInfo
+    scores: ScoresFile | None
+    judgments: dict[GenKey, JudgmentRecord]
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+    @property
+    def kind(self) -> JudgeKind:
+        return self.info.kind
+
+
+@dataclass
 class RunData:
-    """One run's records and samples: what statistics, comparisons and sample views work from."""
+    """One run's records, samples and evaluations, each file read once: what statistics, comparisons and
+    sample views work from. Evaluations are keyed by judge id, the primary first."""
 
     store: RunStore
     manifest: RunManifest
-    scores: ScoresFile | None
-    predictions: dict[str, PredictionRecord]
-    judgments: dict[tuple[str, str], JudgmentRecord]
+    predictions: dict[GenKey, PredictionRecord]
     samples: dict[str, Sample]
+    evaluations: dict[str, Judged]
     _points: dict[str, Points] = field(default_factory=dict, repr=False)
 
     @property
@@ -67,28 +85,37 @@ class RunData:
         return self.store.name
 
     @property
-    def policy(self) -> str:
-        return self.scores.failure_policy if self.scores else self.manifest.config.scoring.failure_policy
+    def generations(self) -> int:
+        return self.manifest.config.model.generations
 
     @property
-    def primary_judge(self) -> JudgeKind:
-        if self.scores:
-            return self.scores.judge
-        return "llm" if self.judged_by("llm") else "rules"
+    def policy(self) -> str:
+        return self.manifest.config.scoring.failure_policy
 
-    def judged_by(self, kind: str) -> bool:
-        """The run used this judge (a run whose generations all failed has no judgment records, yet a score)."""
-        return kind in self.manifest.judges or any(j == kind for _, j in self.judgments)
+    @property
+    def primary(self) -> str | None:
+        return next(iter(self.evaluations), None)
 
-    def judgments_of(self, kind: str) -> dict[str, JudgmentRecord]:
-        return {key: record for (key, judge), record in self.judgments.items() if judge == kind}
+    def evaluation(self, judge: str | None = None) -> Judged:
+        """By judge id, id prefix or kind (`llm`, `rules`) when that is unambiguous; the primary by default."""
+        return self.evaluations[match_judge(self.name, {i: e.kind for i, e in self.evaluations.items()}, judge)]
 
-    def points(self, kind: JudgeKind) -> Points:
-        """The points behind the headline numbers (`scoring.sample_points`), keyed like the samples."""
-        if kind not in self._points:
+    def prediction(self, key: str, generation: int = 0) -> PredictionRecord | None:
+        return self.predictions.get((key, generation))
+
+    def judgment(self, judge: str, key: str, generation: int = 0) -> JudgmentRecord | None:
+        return self.evaluation(judge).judgments.get((key, generation))
+
+    def points(self, judge: str) -> Points:
+        """The points behind the headline numbers (`scoring.sample_points`), keyed like the samples; `judge`
+        as `evaluation` takes it."""
+        evaluation = self.evaluation(judge)
+        judge_id = evaluation.id
+        if judge_id not in self._points:
             keys = [(s.key, s.domain) for s in self.samples.values()]
-            self._points[kind] = sample_points(kind, keys, self.predictions, self.judgments_of(kind), self.policy)  # type: ignore[arg-type]
-        return self._points[kind]
+            self._points[judge_id] = sample_points(evaluation.kind, keys, self.predictions, evaluation.judgments,
+                                                   self.policy, self.generations)  # type: ignore[arg-type]
+        return self._points[judge_id]
 
     @cached_property
     def trajectories(self) -> dict[str, str]:
@@ -97,12 +124,16 @@ class RunData:
 
 def load_run_data(store: RunStore) -> RunData:
     manifest = store.read_manifest()
-    raw_scores = store.read_scores_json()
     samples = {s.key: s for s in run_samples(store, load=cached_load)}
-    return RunData(
-        store=store, manifest=manifest, scores=ScoresFile.model_validate(raw_scores) if raw_scores else None,
-        predictions=store.predictions.load(), judgments=store.judgments.load(), samples=samples,  # type: ignore[arg-type]
-    )
+    evaluations = {}
+    for evaluation in store.evaluations():
+        raw = evaluation.read_scores_json()
+        evaluations[evaluation.id] = Judged(
+            info=evaluation.read_info(), scores=ScoresFile.model_validate(raw) if raw else None,
+            judgments=evaluation.judgments.load(),  # type: ignore[arg-type]
+        )
+    return RunData(store=store, manifest=manifest, predictions=store.predictions.load(), samples=samples,  # type: ignore[arg-type]
+                   evaluations=evaluations)
 
 
 def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float]]]:
@@ -133,11 +164,9 @@ def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clus
     }
 
 
-def run_intervals(
-    data: RunData, kind: JudgeKind, resamples: int, seed: int
-) -> dict[str, dict[str, tuple[float, float]]]:
+def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> dict[str, dict[str, tuple[float, float]]]:
     """95% intervals per domain and overall, for the total ("score") and each dimension."""
-    reps = bootstrap_means(point_matrix(data.points(kind), data.trajectories), resamples, seed)
+    reps = bootstrap_means(point_matrix(data.points(judge_id), data.trajectories), resamples, seed)
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for name, rep in reps.items():
         lo, hi = interval(rep)

@@ -8,7 +8,6 @@ import difflib
 from pydantic import BaseModel
 
 from awbench.parsing import strip_observation_marker
-from awbench.records import JudgeKind
 from awbench.runs import RunData
 
 
@@ -33,17 +32,19 @@ class SampleView(BaseModel):
     score: float | None  # 0..100, as it enters the means
     dimensions: dict[str, float]  # 0..100
     rule_parts: dict[str, float] | None
+    flags: list[str] = []  # e.g. suspected_injection, replaced_invalid_text
     reasons: list[Reasons]
 
 
-def sample_view(data: RunData, key: str, kind: JudgeKind, context_turns: int = 2) -> SampleView:
+def sample_view(data: RunData, key: str, judge_id: str, context_turns: int = 2) -> SampleView:
     sample = data.samples.get(key)
     if sample is None:
         raise KeyError(key)
     record = sample.record
-    point = next((p for p in data.points(kind).get(sample.domain, []) if p[0] == key), None)
-    prediction = data.predictions.get(key)
-    judgment = data.judgments_of(kind).get(key)
+    kind = data.evaluation(judge_id).kind
+    point = next((p for p in data.points(judge_id).get(sample.domain, []) if p[0] == key), None)
+    prediction = data.prediction(key)
+    judgment = data.judgment(judge_id, key)
     history = range(max(0, record.turn_idx - 1 - context_turns), record.turn_idx - 1)
     return SampleView(
         key=key, domain=sample.domain, trajectory=record.trajectory_id, origin=sample.origin,
@@ -56,20 +57,44 @@ def sample_view(data: RunData, key: str, kind: JudgeKind, context_turns: int = 2
         # Only the LLM judge has rubric dimensions (sample_points gives failures zeros for any judge).
         score=point[1] if point else None, dimensions=point[2] if point and kind == "llm" else {},
         rule_parts=judgment.rule.parts if judgment and judgment.rule else None,
+        flags=[*(prediction.flags if prediction else []), *(judgment.flags if judgment else [])],
         reasons=[Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
                  for v in (judgment.verdicts if judgment else [])],
     )
 
 
 def worst_keys(
-    data: RunData, kind: JudgeKind, n: int, domain: str | None = None, dimension: str | None = None
+    data: RunData, judge_id: str, n: int, domain: str | None = None, dimension: str | None = None
 ) -> list[str]:
     """The n lowest-scored samples (by total, or by one dimension), lowest first; ties by key."""
-    points = [p for d, pts in data.points(kind).items() if domain in (None, d) for p in pts]
+    points = [p for d, pts in data.points(judge_id).items() if domain in (None, d) for p in pts]
     if dimension:
         points = [p for p in points if dimension in p[2]]
     ranked = sorted(points, key=lambda p: (p[2][dimension] if dimension else p[1], p[0]))
     return [key for key, _, _ in ranked[:n]]
+
+
+def failed_keys(data: RunData, judge_id: str, domain: str | None = None) -> list[str]:
+    """Samples with a failed generation, or a generation the judge could not score, in data order."""
+    judgments = data.evaluation(judge_id).judgments
+    keys = []
+    for key, sample in data.samples.items():
+        if domain not in (None, sample.domain):
+            continue
+        for g in range(data.generations):
+            prediction, judgment = data.prediction(key, g), judgments.get((key, g))
+            if prediction is None or prediction.failed or judgment is None or judgment.score is None:
+                keys.append(key)
+                break
+    return keys
+
+
+def flagged_keys(data: RunData, judge_id: str, domain: str | None = None) -> list[str]:
+    """Samples whose judgment carries a flag (suspected_injection) or whose texts were repaired."""
+    judgments = data.evaluation(judge_id).judgments
+    return [key for key, sample in data.samples.items() if domain in (None, sample.domain)
+            and any((j := judgments.get((key, g))) and j.flags or (p := data.prediction(key, g)) and p.flags
+                    for g in range(data.generations))]
 
 
 def unified_diff(ground_truth: str, prediction: str) -> list[str]:

@@ -1,15 +1,16 @@
 """Predictions and judgments -> scores per domain and overall (pure functions).
 
-A sample's total is the mean of its rubric dimensions (1..5), reported on 0..100 as (x - 1) / 4 * 100;
-the rule judge's score is already on 0..1 and reported x 100. Overall is the macro mean of the domain
-scores (the published leaderboard's convention); the sample-weighted micro mean is reported beside it.
+A generation's score is the mean of its rubric dimensions (1..5), reported on 0..100 as (x - 1) / 4 * 100;
+the rule judge's score is already on 0..1 and reported x 100. A sample's score is the mean over its K
+generations (K = 1 unless `--generations K`). Overall is the macro mean of the domain scores (the published
+leaderboard's convention); the sample-weighted micro mean is reported beside it.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from statistics import fmean
+from statistics import fmean, pstdev
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -18,6 +19,9 @@ from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
 FailurePolicy = Literal["minimum", "exclude"]
+GenKey = tuple[str, int]  # (sample key, generation)
+INJECTION_FLAG = "suspected_injection"
+Point = tuple[str, float, dict[str, float]]  # (sample key, score 0..100, dimensions 0..100)
 
 
 def to_100(score_1_to_5: float) -> float:
@@ -29,7 +33,9 @@ class DomainScore(BaseModel):
     n: int  # samples
     scored: int  # samples in the mean (failures count here under the "minimum" policy)
     failed: int  # failed generations (error, empty, truncated, overlength)
-    unscored: int  # predictions the judge could not score, or not judged yet
+    unscored: int  # generations the judge could not score, or not judged yet
+    suspected_injection: int = 0  # predictions flagged as addressing the judge
+    generation_spread: float | None = None  # with K > 1: the mean over samples of the SD between generations
     dimensions: dict[str, float] = Field(default_factory=dict)  # 0..100 per rubric dimension
 
 
@@ -46,8 +52,10 @@ class ScoreTable(BaseModel):
 class ScoresFile(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run: str
-    judge: JudgeKind  # which judge the top-level numbers come from
+    judge: JudgeKind  # which kind of judge the top-level numbers come from
+    judge_id: str | None = None  # which evaluation of the run
     failure_policy: FailurePolicy
+    generations: int = 1  # K generations per sample
     overall: float | None
     overall_micro: float | None
     domains: dict[str, DomainScore]
@@ -55,7 +63,8 @@ class ScoresFile(BaseModel):
     agreement: dict[str, float | None] | None = None  # Spearman(rule score, LLM total) per domain and "overall"
     judge_consistency: dict[str, float] | None = None  # with several verdicts per prediction
     cost_usd: float | None = None
-    usage: dict[str, int] = Field(default_factory=dict)
+    usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
+    judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
 
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:
@@ -64,60 +73,87 @@ class ScoresFile(BaseModel):
             overall_micro=primary.overall_micro, domains=primary.domains, **extra,
         )
 
+    def table(self) -> ScoreTable:
+        domains = self.domains.values()
+        return ScoreTable(
+            judge=self.judge, overall=self.overall, overall_micro=self.overall_micro, domains=self.domains,
+            n=sum(d.n for d in domains), failed=sum(d.failed for d in domains), unscored=sum(d.unscored for d in domains),
+        )
+
 
 def sample_points(
     kind: JudgeKind,
     keys: Iterable[tuple[str, str]],
-    predictions: Mapping[str, PredictionRecord],
-    judgments: Mapping[str, JudgmentRecord],
+    predictions: Mapping[GenKey, PredictionRecord],
+    judgments: Mapping[GenKey, JudgmentRecord],
     policy: FailurePolicy,
-) -> dict[str, list[tuple[str, float, dict[str, float]]]]:
-    """Per domain, the (key, score 0..100, dimensions 0..100) of every sample that enters the means.
-    Only the LLM judge has rubric dimensions."""
-    points: dict[str, list[tuple[str, float, dict[str, float]]]] = defaultdict(list)
-    failure_dimensions = {d: 0.0 for d in DIMENSIONS} if kind == "llm" else {}
+    generations: int = 1,
+) -> dict[str, list[Point]]:
+    """Per domain, every sample that enters the means with its mean over generations. A failed generation
+    scores 0 under the "minimum" policy (dropping it would reward a model for failing) and is left out under
+    "exclude"; an unscored one is left out. Only the LLM judge has rubric dimensions."""
+    points: dict[str, list[Point]] = defaultdict(list)
     for key, domain in keys:
-        prediction = predictions.get(key)
-        if prediction is not None and prediction.failed:
-            if policy == "minimum":  # dropping it would reward a model for failing
-                points[domain].append((key, 0.0, dict(failure_dimensions)))
-            continue
-        judgment = judgments.get(key)
-        if prediction is None or judgment is None or judgment.score is None:
-            continue
-        dims = {d: to_100(v) for d, v in judgment.dimensions.items()}
-        points[domain].append((key, judgment.score, dims))
+        scored = [s for g in range(generations) if (s := _generation_point(kind, (key, g), predictions, judgments, policy))]
+        if scored:
+            dims = {d: fmean(v) for d in DIMENSIONS if (v := [s[1][d] for s in scored if d in s[1]])}
+            points[domain].append((key, fmean(s[0] for s in scored), dims))
     return points
+
+
+def _generation_point(kind: JudgeKind, key: GenKey, predictions: Mapping[GenKey, PredictionRecord],
+                      judgments: Mapping[GenKey, JudgmentRecord], policy: FailurePolicy) -> tuple[float, dict[str, float]] | None:
+    prediction = predictions.get(key)
+    if prediction is None:
+        return None
+    if prediction.failed:
+        return (0.0, {d: 0.0 for d in DIMENSIONS} if kind == "llm" else {}) if policy == "minimum" else None
+    judgment = judgments.get(key)
+    if judgment is None or judgment.score is None:
+        return None
+    return judgment.score, {d: to_100(v) for d, v in judgment.dimensions.items()}
+
+
+def generation_spread(keys: Iterable[tuple[str, str]], judgments: Mapping[GenKey, JudgmentRecord], generations: int) -> dict[str, float]:
+    """Per domain, the mean over samples of the SD of their scored generations (samples with two or more)."""
+    spreads: dict[str, list[float]] = defaultdict(list)
+    for key, domain in keys:
+        scores = [j.score for g in range(generations) if (j := judgments.get((key, g))) and j.score is not None]
+        if len(scores) >= 2:
+            spreads[domain].append(pstdev(scores))
+    return {domain: fmean(values) for domain, values in spreads.items()}
 
 
 def score_table(
     kind: JudgeKind,
     keys: list[tuple[str, str]],
-    predictions: Mapping[str, PredictionRecord],
-    judgments: Mapping[str, JudgmentRecord],
+    predictions: Mapping[GenKey, PredictionRecord],
+    judgments: Mapping[GenKey, JudgmentRecord],
     policy: FailurePolicy,
+    generations: int = 1,
 ) -> ScoreTable:
-    points = sample_points(kind, keys, predictions, judgments, policy)
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "failed": 0, "unscored": 0})
+    points = sample_points(kind, keys, predictions, judgments, policy, generations)
+    spreads = generation_spread(keys, judgments, generations) if generations > 1 else {}
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "failed": 0, "unscored": 0, "suspected_injection": 0})
     for key, domain in keys:
         count = counts[domain]
         count["n"] += 1
-        prediction = predictions.get(key)
-        if prediction is not None and prediction.failed:
-            count["failed"] += 1
-        elif prediction is None or key not in judgments or judgments[key].score is None:
-            count["unscored"] += 1
+        for g in range(generations):
+            prediction, judgment = predictions.get((key, g)), judgments.get((key, g))
+            if prediction is not None and prediction.failed:
+                count["failed"] += 1
+            elif prediction is None or judgment is None or judgment.score is None:
+                count["unscored"] += 1
+            if judgment is not None and INJECTION_FLAG in judgment.flags:
+                count["suspected_injection"] += 1
 
     domains: dict[str, DomainScore] = {}
     for domain in sorted(counts, key=_domain_order):
         scores = [score for _, score, _ in points[domain]]
-        dims = {
-            d: fmean(values)
-            for d in DIMENSIONS
-            if (values := [p[2][d] for p in points[domain] if d in p[2]])
-        }
+        dims = {d: fmean(values) for d in DIMENSIONS if (values := [p[2][d] for p in points[domain] if d in p[2]])}
         domains[domain] = DomainScore(
-            score=fmean(scores) if scores else None, scored=len(scores), dimensions=dims, **counts[domain]
+            score=fmean(scores) if scores else None, scored=len(scores), dimensions=dims,
+            generation_spread=spreads.get(domain), **counts[domain],
         )
     domain_scores = [d.score for d in domains.values() if d.score is not None]
     all_scores = [score for domain in domains for _, score, _ in points[domain]]
@@ -137,8 +173,9 @@ def macro_overall(domain_scores: Iterable[float]) -> float:
     return fmean(domain_scores)
 
 
-def failure_rate(table: ScoreTable) -> float:
-    return (table.failed + table.unscored) / table.n if table.n else 1.0
+def failure_rate(table: ScoreTable, generations: int = 1) -> float:
+    total = table.n * generations
+    return (table.failed + table.unscored) / total if total else 1.0
 
 
 def _domain_order(domain: str) -> tuple[int, str]:

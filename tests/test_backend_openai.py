@@ -17,7 +17,7 @@ from awbench.records import BenchmarkRecord, Generation, Sample
 def make_request(i: int, seed: int | None = None) -> GenerationRequest:
     record = BenchmarkRecord(task="terminal", id=i, prompt=[f"ls {i}"], response=["a.txt"], turn_idx=1)
     sample = Sample(key=record.base_key(), record=record, origin=f"test:{i}")
-    return GenerationRequest(sample=sample, messages=[{"role": "user", "content": f"ls {i}"}], seed=seed)
+    return GenerationRequest(sample=sample, seed=seed)
 
 
 def settings_for(*urls: str, **overrides: object) -> ModelSettings:
@@ -185,7 +185,7 @@ def test_a_body_that_is_not_json_is_that_samples_error() -> None:
     script = [Reply(raw_body=b"<html>bad gateway</html>")]
     with FakeOpenAIServer(script=script) as server:
         [generation] = run(settings_for(server.url, max_retries=0), [make_request(0)])
-    assert generation.error and generation.text is None
+    assert generation.error and generation.text is None and generation.transient
 
 
 def test_concurrency_bound_is_respected_and_reached() -> None:
@@ -235,7 +235,12 @@ def test_without_a_base_url_the_sdk_default_endpoint_is_used_with_its_key(monkey
     assert generation.text == "ok" and len(server.requests) == 1
 
 
-def test_a_200_without_choices_is_that_samples_error() -> None:
-    with FakeOpenAIServer(script=[Reply(raw_body=b'{"error": {"message": "upstream failed"}}')]) as server:
-        [generation] = run(settings_for(server.url), [make_request(0)])
-    assert generation.error == "the response has no choices"
+def test_a_200_without_choices_is_a_transient_error_retried_within_the_budget() -> None:
+    gateway_error = Reply(raw_body=b'{"error": {"message": "upstream failed"}}')
+    with FakeOpenAIServer(script=[gateway_error]) as server:
+        [generation] = run(settings_for(server.url, max_retries=0), [make_request(0)])
+    assert generation.transient and generation.text is None
+    assert generation.error.startswith("MalformedResponse: the response is not a chat completion")
+    with FakeOpenAIServer(script=[gateway_error, gateway_error]) as server:
+        [generation] = run(settings_for(server.url, max_retries=2), [make_request(0)])
+    assert (generation.error, generation.text, len(server.requests)) == (None, "ok", 3)

@@ -39,7 +39,7 @@ from awbench.records import BenchmarkRecord, Generation, Sample
 
 def make_request(record: BenchmarkRecord, seed: int | None = None, key: str | None = None) -> GenerationRequest:
     sample = Sample(key=key or record.base_key(), record=record, origin="test")
-    return GenerationRequest(sample=sample, messages=world_model_messages(record), seed=seed)
+    return GenerationRequest(sample=sample, seed=seed)
 
 
 def trajectory(name: str, turns: int, words_per_turn: int = 3, turn_idx: int | None = None) -> BenchmarkRecord:
@@ -173,7 +173,7 @@ def sample_requests(max_trajectories: int = 3, max_turns: int = 4) -> list[Gener
         by_trajectory[sample.record.trajectory_id].append(sample)
     longest = sorted(by_trajectory.values(), key=len, reverse=True)[:max_trajectories]
     chosen = [s for turns in longest for s in sorted(turns, key=lambda s: s.record.turn_idx)[:max_turns]]
-    requests = [GenerationRequest(sample=s, messages=world_model_messages(s.record), seed=i) for i, s in enumerate(chosen)]
+    requests = [GenerationRequest(sample=s, seed=i) for i, s in enumerate(chosen)]
     random.Random(0).shuffle(requests)
     return requests
 
@@ -399,6 +399,6 @@ def test_cli_run_against_the_vllm_server_with_a_structured_judge(vllm_server: Se
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
     scores = json.loads((tmp_path / "served" / "scores.json").read_text())
-    judgments = read_jsonl(tmp_path / "served" / "judgments.jsonl")
+    judgments = read_jsonl(tmp_path / "served" / "judges" / scores["judge_id"] / "judgments.jsonl")
     assert len(judgments) == 2 and all(j["status"] == "ok" and 0 <= j["score"] <= 100 for j in judgments)
     assert 0 <= scores["overall"] <= 100

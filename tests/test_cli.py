@@ -3,6 +3,8 @@
 import json
 
 import pytest
+
+from awbench.store import RunStore
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -137,7 +139,7 @@ def test_data_info_shows_every_domain():
 def test_infer_then_judge_then_score_with_another_policy(out):
     assert invoke("infer", "--model", "baseline:empty", "--data", "sample", "--run-name", "e", "--output", out).exit_code == 0
     judged = invoke("judge", "e", "--judge", "rules", "--output", out)
-    assert judged.exit_code == 0 and "judge:rules: 0 judged" in judged.output
+    assert judged.exit_code == 0 and "judge rules-v1: 0 judged" in judged.output
     minimum = invoke("score", "e", "--output", out)
     assert minimum.exit_code == 1 and json.loads((out / "e" / "scores.json").read_text())["overall"] == 0.0
     excluded = invoke("score", str(out / "e"), "--failure-policy", "exclude", "--output", "elsewhere")
@@ -194,7 +196,8 @@ def test_reparse_applies_the_current_parser_without_calls(out):
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
         assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
                       "--judge-base-url", server.url, "--run-name", "r", "--output", out).exit_code == 0
-    path = out / "r" / "judgments.jsonl"
+    (evaluation,) = RunStore(out / "r").evaluations()
+    path = evaluation.judgments.path
     lines = path.read_text().split("\n")
     stale = json.loads(lines[0])  # as an older parser might have read it
     stale["verdicts"][0]["scores"]["quality"] = 5
@@ -204,10 +207,8 @@ def test_reparse_applies_the_current_parser_without_calls(out):
         result = invoke("judge", "r", "--reparse", "--judge-base-url", server.url, "--output", out)
     assert result.exit_code == 0, result.output
     assert "reparse: 1 verdicts changed" in result.output and server.requests == []
-    from awbench.store import RunStore
-
-    records = RunStore(out / "r").judgments.load()
-    assert records[(stale["key"], "llm")].dimensions["quality"] == 2.0
+    records = evaluation.judgments.load()
+    assert records[(stale["key"], 0)].dimensions["quality"] == 2.0
 
 
 def test_judge_dry_run_counts_only_what_is_missing(out):
@@ -217,7 +218,7 @@ def test_judge_dry_run_counts_only_what_is_missing(out):
     result = invoke("judge", "w", "--judge-model", "gpt-5.2-2025-12-11", "--dry-run", "--output", out)
     assert result.exit_code == 0, result.output
     assert f"{n} judge calls" in result.output and "estimated judge cost $" in result.output
-    assert not (out / "w" / "judgments.jsonl").exists()
+    assert not (out / "w" / "judges").exists()
 
 
 def test_skip_invalid_runs_the_valid_records_and_says_how_many_it_skipped(out, tmp_path, sample_path):

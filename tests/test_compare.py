@@ -90,10 +90,10 @@ def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path)
     results = tmp_path / "results"
     a = make_run(results, "some", data, dict.fromkeys(MCP + SEARCH, 3), rules=dict.fromkeys(MCP + SEARCH, 0.5), llm=False)
     b = make_run(results, "none", data, dict.fromkeys(MCP + SEARCH), rules={}, llm=False)
-    assert not load_run_data(b).judgments
+    assert not load_run_data(b).evaluation("rules").judgments
     c = compare_runs(load_run_data(a), load_run_data(b), judge="rules")
     overall = c.rows[-1]
-    assert (c.judge, overall.n, overall.mean_a, overall.mean_b, overall.wins) == ("rules", 5, 50.0, 0.0, 5)
+    assert (c.judge, overall.n, overall.mean_a, overall.mean_b, overall.wins) == ("rules-v1", 5, 50.0, 0.0, 5)
     assert c.length_bias["none"]["0.8-1.25"] == (0, None)  # failures say nothing about length
 
 
@@ -107,12 +107,12 @@ def test_judge_consistency_over_repeated_verdicts(tmp_path):
         SEARCH[0]: 3,  # one verdict: not repeated
     }
     run = load_run_data(make_run(tmp_path / "results", "k2", data, grades))
-    c = judge_consistency(run)
+    c = judge_consistency(run, "llm")
     assert (c.k, c.n) == (2, 3)
     assert c.sd == {"mcp": pytest.approx(50 / 2**0.5 / 3)}
     # Units (5,3), (2,2), (4,4): D_o = 18, D_e = 198 / 5 -> 1 - 18 / 39.6 = 6 / 11
     assert all(a == pytest.approx(6 / 11) for a in c.alpha.values())
-    assert judge_consistency(load_run_data(make_run(tmp_path / "results", "k1", data, {MCP[0]: 3}))) is None
+    assert judge_consistency(load_run_data(make_run(tmp_path / "results", "k1", data, {MCP[0]: 3})), "llm") is None
 
 
 def test_length_bias_bins_and_leaves_out_failures(tmp_path, pair):

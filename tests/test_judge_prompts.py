@@ -12,20 +12,14 @@ from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
+from judge_requests import judge_request_for
 
 RUBRIC = bundled("judges/rubric")
 
 
 def request(**changes: object) -> JudgeRequest:
-    fields: dict[str, object] = {
-        "key": "terminal/1/3",
-        "domain": "terminal",
-        "history": ["mkdir demo", "", "echo hi > demo/a.txt", ""],
-        "action": "cat demo/a.txt",
-        "prediction": "hi",
-        "ground_truth": "hi",
-    }
-    return JudgeRequest(**{**fields, **changes})
+    fields: dict[str, object] = {"history": ["mkdir demo", "", "echo hi > demo/a.txt", ""]}
+    return judge_request_for(**{**fields, **changes})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -89,7 +83,7 @@ def test_rendered_messages_substitute_everything_and_keep_braces() -> None:
     assert '{"a": {"b": 1}} {{ground_truth}} $prediction {prediction} ```` ' in content
     assert "{{history}} {x}" in content
     assert "printf '%s' '{}'" in content
-    template_only = content.replace(tricky.prediction, "").replace(tricky.ground_truth, "")
+    template_only = content.replace(tricky.prediction, "").replace(tricky.sample.record.ground_truth, "")
     assert "{{" not in template_only
     assert "Terminal" in content and "turn 3" in content
 
@@ -103,15 +97,12 @@ def test_history_turns_are_numbered_and_whole() -> None:
     assert "first turn" in first["content"] and "turn 1)" in first["content"]
 
 
-def test_official_layout_loads_with_our_template(tmp_path: Path) -> None:
+def test_reference_system_prompts_without_the_checkout_are_refused(tmp_path: Path) -> None:
     for domain in DOMAINS:
         (tmp_path / domain).mkdir()
-        (tmp_path / domain / "judge_system_prompt.txt").write_text(f"Official {domain} judge {{braces}}.")
-    prompt_set = load_prompt_set(str(tmp_path))
-    assert prompt_set.system["web"] == "Official web judge {braces}."
-    assert prompt_set.user_template == (RUBRIC / "user_template.md").read_text()
-    system, _ = render_messages(prompt_set, request(domain="web"))
-    assert system["content"] == "Official web judge {braces}."
+        (tmp_path / domain / "judge_system_prompt.txt").write_text(f"Official {domain} judge.")
+    with pytest.raises(PromptError, match="not its user prompt template: give the root of a Qwen-AgentWorld checkout"):
+        load_prompt_set(str(tmp_path))
 
 
 def test_a_given_template_replaces_the_default(tmp_path: Path) -> None:
@@ -139,9 +130,12 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(PromptError, match=re.escape(str(tmp_path / "ours" / "swe.md"))):
         load_prompt_set(str(tmp_path / "ours"))
 
-    (tmp_path / "official" / "mcp").mkdir(parents=True)
-    (tmp_path / "official" / "mcp" / "judge_system_prompt.txt").write_text("x")
-    with pytest.raises(PromptError, match=re.escape(str(tmp_path / "official" / "search" / "judge_system_prompt.txt"))):
+    (tmp_path / "official" / "prompts" / "mcp").mkdir(parents=True)
+    (tmp_path / "official" / "prompts" / "mcp" / "judge_system_prompt.txt").write_text("x")
+    (tmp_path / "official" / "eval" / "lwm_eval_utils").mkdir(parents=True)
+    (tmp_path / "official" / "eval" / "lwm_eval_utils" / "task_configs.py").write_text(
+        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n')
+    with pytest.raises(PromptError, match=re.escape(str(tmp_path / "official" / "prompts" / "search" / "judge_system_prompt.txt"))):
         load_prompt_set(str(tmp_path / "official"))
 
     with pytest.raises(PromptError, match=re.escape(str(tmp_path / "nothing.md"))):

@@ -212,7 +212,7 @@ def test_intervals_resample_trajectories(runs):
 
 
 def test_intervals_warn_when_scores_json_is_stale(runs):
-    path = runs / "alpha" / "scores.json"
+    path = runs / "alpha" / "judges" / "llm-alpha" / "scores.json"
     scores = json.loads(path.read_text())
     scores["domains"]["mcp"]["score"] = 51.0
     path.write_text(json.dumps(scores))

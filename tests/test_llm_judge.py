@@ -10,16 +10,16 @@ from typing import Any
 import openai
 import pytest
 
-from awbench.pipeline import require_judge_key
-
 from awbench.config import JudgeSettings
-from awbench.judging import BudgetExhausted
+from awbench.judging import BudgetExhausted, requests_of
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
-from awbench.judging.llm import CostUnknown, LLMJudge, consistency_stats, create
+from awbench.judging.llm import CostUnknown, create, require_key
 from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.judging.verdicts import consistency_stats
 from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.records import JudgeRequest, JudgmentRecord, VerdictRecord
 from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import judge_request_for
 
 KEY_ENV = "AWBENCH_TEST_JUDGE_KEY"
 SECRET = "sk-test-SECRET123"
@@ -32,14 +32,8 @@ def verdict_text(format: int = 5, factuality: int = 4, consistency: int = 3, rea
 
 
 def make_request(i: int = 0, domain: str = "terminal") -> JudgeRequest:
-    return JudgeRequest(
-        key=f"{domain}/{i}/2",
-        domain=domain,
-        history=["ls", "a.txt  b.txt"],
-        action=f"cat a.txt  # {i}",
-        prediction="hello {world}",
-        ground_truth="hello world",
-    )
+    return judge_request_for(prediction="hello {world}", ground_truth="hello world", action=f"cat a.txt  # {i}",
+                             history=["ls", "a.txt  b.txt"], domain=domain, sample_id=i)
 
 
 def settings(server: FakeOpenAIServer | None, **changes: Any) -> JudgeSettings:
@@ -56,7 +50,7 @@ def settings(server: FakeOpenAIServer | None, **changes: Any) -> JudgeSettings:
 
 async def collect(judge: Any, requests: list[JudgeRequest], into: list[JudgmentRecord]) -> list[JudgmentRecord]:
     try:
-        async for record in judge.judge(requests):
+        async for record in judge.judge(requests_of(requests)):
             into.append(record)
     finally:
         await judge.aclose()
@@ -105,14 +99,8 @@ def test_the_request_carries_the_settings() -> None:
 
 
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
-    async def go(server: FakeOpenAIServer) -> None:
-        client = openai.AsyncOpenAI(base_url=server.url, api_key="x", max_retries=0)
-        judge = LLMJudge(settings(server, structured=True), load_prompt_set("rubric"), lambda: client, official_api=True, price=None)
-        await collect(judge, [make_request()], [])
-
-    with FakeOpenAIServer(responder=lambda body: Reply(verdict_text())) as server:
-        asyncio.run(go(server))
-    (body,) = server.requests
+    judge = create(settings(None, base_url="https://api.openai.com/v1", structured=True))
+    body = judge._request_body([{"role": "user", "content": "x"}], seed=1)  # what would be sent; nothing is
     assert body["max_completion_tokens"] == 32768 and "max_tokens" not in body
     assert "maxLength" not in json.dumps(body["response_format"])
 
@@ -130,7 +118,7 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
 def test_500_then_success() -> None:
     with FakeOpenAIServer(script=[Reply(status=500), Reply(verdict_text())]) as server:
         (record,) = judge_all(settings(server), [make_request()])
-    assert len(server.requests) == 2 and record.status == "ok" and record.verdicts[0].attempts == 1
+    assert len(server.requests) == 2 and record.status == "ok" and record.verdicts[0].attempts == 2
 
 
 def test_an_answer_slower_than_the_timeout_is_retried() -> None:
@@ -143,7 +131,14 @@ def test_a_malformed_body_is_retried_like_a_dropped_connection() -> None:
     with FakeOpenAIServer(script=[Reply(raw_body=b'{"choices": [ not json'), Reply(verdict_text())]) as server:
         (record,) = judge_all(settings(server), [make_request()])
     assert len(server.requests) == 2 and record.status == "ok"
-    assert record.verdicts[0].attempts == 1  # a transport retry, not a re-ask of the judge
+    assert record.verdicts[0].attempts == 2  # one budget for transport retries and re-asks
+
+
+def test_malformed_bodies_cost_at_most_the_attempt_budget() -> None:
+    with FakeOpenAIServer(responder=lambda body: Reply(raw_body=b"<html>proxy error</html>")) as server:
+        (record,) = judge_all(settings(server, max_retries=3), [make_request()])
+    assert len(server.requests) == 4  # 1 + max_retries, not re-asks times transport retries
+    assert record.status == "failed" and record.transient and record.verdicts[0].attempts == 4
 
 
 def test_401_stops_at_once() -> None:
@@ -177,18 +172,30 @@ def test_an_unparseable_verdict_is_asked_again_then_recorded_failed() -> None:
     (verdict,) = record.verdicts
     assert verdict.status == "unparsed" and verdict.attempts == 3
     assert verdict.raw == "Looks fine to me, 4 out of 5."
-    assert "no usable verdict" in (record.error or "")
+    assert "no complete verdict" in (record.error or "") and not record.transient
 
 
-def test_a_partial_verdict_is_asked_again_and_kept_flagged() -> None:
+def test_a_partial_verdict_is_asked_again_then_unscored_never_a_mean_of_fewer_dimensions() -> None:
     text = verdict_text().replace(', "realism": 4, "quality": 2', "")
     with FakeOpenAIServer(responder=lambda body: Reply(text)) as server:
         (record,) = judge_all(settings(server, max_retries=1), [make_request()])
     assert len(server.requests) == 2
-    assert record.status == "partial"
-    assert record.dimensions == {"format": 5, "factuality": 4, "consistency": 3}
-    assert record.score == pytest.approx((4 - 1) / 4 * 100)
-    assert "partial" in record.verdicts[0].flags and record.verdicts[0].attempts == 2
+    assert record.status == "failed" and record.score is None and record.dimensions == {}
+    (verdict,) = record.verdicts
+    assert verdict.status == "partial" and verdict.scores == {"format": 5, "factuality": 4, "consistency": 3}
+    assert "partial" in verdict.flags and verdict.attempts == 2
+
+
+def test_a_verdict_cut_off_by_the_token_limit_is_asked_again_never_accepted() -> None:
+    complete_but_cut = Reply(verdict_text(5, 5, 5, 5, 5), finish_reason="length")
+    with FakeOpenAIServer(script=[complete_but_cut, Reply(verdict_text())]) as server:
+        (record,) = judge_all(settings(server), [make_request()])
+    assert len(server.requests) == 2 and record.status == "ok"
+    assert record.dimensions["quality"] == 2  # from the second, finished answer
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(5, 5, 5, 5, 5), finish_reason="length")) as server:
+        (record,) = judge_all(settings(server, max_retries=2), [make_request()])
+    assert len(server.requests) == 3 and record.status == "failed" and record.score is None
+    assert record.verdicts[0].status == "truncated" and "cut off by its token limit" in (record.error or "")
 
 
 def test_a_partial_verdict_then_a_complete_one_is_ok() -> None:
@@ -263,7 +270,8 @@ def test_describe_names_the_prompt_set() -> None:
     described = create(settings(None)).describe()
     assert described["prompt_set"] == "rubric"
     assert described["prompt_sha256"] == load_prompt_set("rubric").sha256
-    assert set(described) == {"prompt_set", "prompt_sha256", "parser_version"}
+    assert set(described) == {"protocol", "prompt_set", "prompt_sha256", "prompt_source", "parser_version"}
+    assert described["protocol"] == "awbench" and described["prompt_source"] is None
 
 
 def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
@@ -273,7 +281,7 @@ def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(), usage=usage)) as server:
         capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": 3.5 * estimate.cost_usd})
         done: list[JudgmentRecord] = []
-        with pytest.raises(BudgetExhausted, match=r"spent \$0\.\d+ of --max-cost \$0\.\d+.*7 of 10"):
+        with pytest.raises(BudgetExhausted, match=r"spent \$0\.\d+ of --max-cost \$0\.\d+"):
             judge_all(capped, [make_request(i) for i in range(10)], done)
     assert len(done) == 3 and len(server.requests) == 3
     assert sum(r.cost_usd or 0 for r in done) == pytest.approx(3 * estimate.cost_usd)
@@ -334,7 +342,7 @@ def test_the_openai_api_without_a_key_is_refused_before_any_call(monkeypatch: py
     monkeypatch.delenv(KEY_ENV)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     with pytest.raises(MissingAPIKey, match=KEY_ENV):
-        require_judge_key(settings(None, base_url=None))
+        require_key(settings(None, base_url=None))
     judge = create(settings(None, base_url=None))  # a dry run needs no key: the client is made on first use
     assert judge.estimate([make_request()]).calls == 1
     with pytest.raises(MissingAPIKey, match=KEY_ENV):

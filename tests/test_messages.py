@@ -1,4 +1,4 @@
-from awbench.messages import judge_request, world_model_messages
+from awbench.messages import judge_history, world_model_messages
 from awbench.records import BenchmarkRecord
 
 OBS = "**Environment Observation:**\n"
@@ -39,9 +39,6 @@ def test_dropping_the_oldest_turns_keeps_system_and_action():
     ]
 
 
-def test_judge_request_strips_markers_everywhere():
-    request = judge_request("terminal/7/3", _record(), f"{OBS}predicted")
-    assert request.history == ["### Turn 1\n**Action:**\ncmd1", "out1", "### Turn 2\n**Action:**\ncmd2", "out2"]
-    assert request.action == "### Turn 3\n**Action:**\ncmd3"
-    assert (request.prediction, request.ground_truth) == ("predicted", "out3")
-    assert (request.key, request.domain) == ("terminal/7/3", "terminal")
+def test_judge_history_strips_markers_and_stops_before_the_current_turn():
+    assert judge_history(_record()) == ["### Turn 1\n**Action:**\ncmd1", "out1", "### Turn 2\n**Action:**\ncmd2", "out2"]
+    assert judge_history(_record(turn_idx=1)) == []

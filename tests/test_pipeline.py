@@ -1,9 +1,14 @@
 import asyncio
+import hashlib
 
 import pytest
 
 from awbench import pipeline
 from awbench.domains import DOMAINS
+from awbench.judging.rule_judge import RuleJudge
+from awbench.openai_client import EndpointDown
+from awbench.stages import sample_seed
+from awbench.store import RunStore
 
 
 def test_oracle_scores_100_everywhere_with_the_rule_judge(make_config):
@@ -31,32 +36,33 @@ def test_exclude_policy_leaves_failures_out(make_config):
 
 
 def test_resume_after_a_crash_recomputes_only_the_torn_record(make_config):
-    config = make_config("baseline:last-observation")
-    store, samples = pipeline.prepare(config)
-    first = asyncio.run(pipeline.infer(store, samples))
-    assert (first.computed, first.reused) == (len(samples), 0)
+    config = make_config("baseline:last-observation", judge=None)
+    first = asyncio.run(pipeline.infer(config))
+    n = first.computed
+    assert (first.computed, first.reused) == (n, 0) and n == 65
 
-    path = store.predictions.path
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) - 10])  # the process died while writing the last record
-    store, samples = pipeline.prepare(config)
-    second = asyncio.run(pipeline.infer(store, samples))
-    assert (second.computed, second.reused) == (1, len(samples) - 1)
-    assert len(store.predictions.load()) == len(samples)
+    store = RunStore(config.run_dir)
+    data = store.predictions.path.read_bytes()
+    store.predictions.path.write_bytes(data[: len(data) - 10])  # the process died while writing the last record
+    assert len(store.predictions.load()) == n - 1  # a reader ignores the torn line
+    second = asyncio.run(pipeline.infer(config))
+    assert (second.computed, second.reused) == (1, n - 1)
+    assert len(store.predictions.load()) == n
+    assert store.predictions.path.read_bytes().count(b"\n") == n  # the torn piece was cut off, not kept
 
 
 def test_rerunning_a_finished_run_computes_nothing(make_config):
     config = make_config("baseline:oracle")
     asyncio.run(pipeline.run(config))
-    store, samples = pipeline.prepare(config)
-    assert asyncio.run(pipeline.infer(store, samples)).computed == 0
-    assert [s.computed for s in asyncio.run(pipeline.judge(store, samples))] == [0]
+    again = asyncio.run(pipeline.run(config))
+    assert [s.computed for s in again.stages] == [0, 0]
+    assert [s.reused for s in again.stages] == [65, 65]
 
 
 def test_changed_settings_are_refused_with_their_names(make_config):
-    pipeline.prepare(make_config("baseline:oracle", model={"temperature": 0.6}))
+    asyncio.run(pipeline.infer(make_config("baseline:oracle", judge=None, model={"temperature": 0.6})))
     with pytest.raises(pipeline.PipelineError) as error:
-        pipeline.prepare(make_config("baseline:oracle", model={"temperature": 1.0}, data={"domains": ["mcp"]}))
+        asyncio.run(pipeline.infer(make_config("baseline:oracle", judge=None, model={"temperature": 1.0}, data={"domains": ["mcp"]})))
     message = str(error.value)
     assert "model.temperature: 0.6 -> 1.0" in message
     assert "data.domains: None -> ['mcp']" in message
@@ -64,17 +70,20 @@ def test_changed_settings_are_refused_with_their_names(make_config):
 
 
 def test_operational_settings_may_change_on_resume(make_config):
-    pipeline.prepare(make_config("baseline:oracle", model={"concurrency": 4}))
-    store, _ = pipeline.prepare(make_config("baseline:oracle", model={"concurrency": 8}))
-    assert store.read_manifest().config.model.concurrency == 8
+    asyncio.run(pipeline.infer(make_config("baseline:oracle", judge=None, model={"concurrency": 4})))
+    config = make_config("baseline:oracle", judge=None, model={"concurrency": 8})
+    asyncio.run(pipeline.infer(config))
+    assert RunStore(config.run_dir).read_manifest().config.model.concurrency == 8
 
 
 def test_overwrite_replaces_the_run(make_config):
     config = make_config("baseline:oracle")
     asyncio.run(pipeline.run(config))
-    store, _ = pipeline.prepare(make_config("baseline:oracle", model={"temperature": 0.1}), overwrite=True)
-    assert not store.predictions.path.exists()
+    changed = make_config("baseline:oracle", model={"temperature": 0.1}, data={"domains": ["os"]})
+    asyncio.run(pipeline.run(changed, overwrite=True))
+    store = RunStore(changed.run_dir)
     assert store.read_manifest().config.model.temperature == 0.1
+    assert {p.domain for p in store.predictions.load().values()} == {"os"}
 
 
 def test_run_json_records_the_environment_and_no_secret(make_config, monkeypatch):
@@ -82,10 +91,11 @@ def test_run_json_records_the_environment_and_no_secret(make_config, monkeypatch
     asyncio.run(pipeline.run(make_config("baseline:oracle")))
     run_dir = make_config().run_dir
     manifest = (run_dir / "run.json").read_text()
-    for field in ('"awbench_version"', '"python"', '"data_fingerprint"', '"started_at"', '"finished_at"', '"rules_version"'):
+    for field in ('"awbench_version"', '"python"', '"data_fingerprint"', '"started_at"', '"finished_at"', '"primary_judge": "rules-v'):
         assert field in manifest
-    for path in run_dir.iterdir():
-        assert "sk-test-never-written" not in path.read_text()
+    assert '"rules_version"' in (run_dir / "judges" / RuleJudge.id / "judge.json").read_text()
+    for path in run_dir.rglob("*"):
+        assert path.is_dir() or "sk-test-never-written" not in path.read_text()
 
 
 def test_changed_data_is_detected_when_judging_later(make_config, sample_path, tmp_path):
@@ -93,16 +103,26 @@ def test_changed_data_is_detected_when_judging_later(make_config, sample_path, t
     data_dir.mkdir()
     source = sample_path / "os_test.jsonl"
     (data_dir / "os_test.jsonl").write_bytes(source.read_bytes())
-    config = make_config("baseline:oracle", data={"source": str(data_dir)})
-    store, _ = pipeline.prepare(config)
+    config = make_config("baseline:oracle", judge=None, data={"source": str(data_dir)})
+    asyncio.run(pipeline.infer(config))
     lines = (data_dir / "os_test.jsonl").read_text().split("\n")
     (data_dir / "os_test.jsonl").write_text("\n".join(lines[1:]))
     with pytest.raises(pipeline.PipelineError, match="is not what run run was made with"):
-        pipeline.run_samples(store)
+        pipeline.run_samples(RunStore(config.run_dir))
 
 
-def test_seeds_are_per_sample_and_stable():
-    assert pipeline.sample_seed(None, "a") is None
-    assert pipeline.sample_seed(1, "a") == pipeline.sample_seed(1, "a")
-    assert len({pipeline.sample_seed(1, k) for k in ("a", "b", "c")}) == 3
-    assert pipeline.sample_seed(1, "a") != pipeline.sample_seed(2, "a")
+def test_a_run_that_fails_before_its_first_record_leaves_nothing(make_config):
+    config = make_config("world-model", judge=None, model={"base_urls": ["http://127.0.0.1:9/v1"]})
+    with pytest.raises(EndpointDown, match="127.0.0.1:9/v1 cannot be reached"):
+        asyncio.run(pipeline.infer(config))
+    assert not config.run_dir.exists()
+
+
+def test_seeds_are_per_sample_and_generation_and_stable():
+    assert sample_seed(None, "a") is None
+    assert sample_seed(1, "a") == sample_seed(1, "a")
+    assert len({sample_seed(1, k) for k in ("a", "b", "c")}) == 3
+    assert sample_seed(1, "a") != sample_seed(2, "a")
+    assert len({sample_seed(1, "a", g) for g in range(4)}) == 4
+    # the first generation keeps the seed runs made before generations existed had
+    assert sample_seed(7, "a") == int.from_bytes(hashlib.sha256(b"7:a").digest()[:4], "big")

@@ -1,7 +1,11 @@
+import json
+import os
+import socket
+
 import pytest
 
 from awbench.records import PredictionRecord
-from awbench.store import JsonlTable, RunStore, StoreError, resolve_run
+from awbench.store import JsonlTable, RunLock, RunLocked, RunStore, StoreError, resolve_run, write_atomic
 
 
 def _record(key, prediction="x"):
@@ -10,25 +14,76 @@ def _record(key, prediction="x"):
 
 def test_append_then_load_keeps_the_last_record_per_key(tmp_path):
     table = JsonlTable(tmp_path / "p.jsonl", PredictionRecord, lambda r: r.key)
-    table.append(_record("a", "first"))
-    table.append(_record("b"))
-    table.append(_record("a", "second"))
+    with table.appender() as append:
+        append(_record("a", "first"))
+        append(_record("b"))
+        assert len(table.load()) == 2  # flushed per record: a reader sees them while the writer runs
+    with table.appender() as append:
+        append(_record("a", "second"))
     loaded = table.load()
     assert list(loaded) == ["a", "b"]
     assert loaded["a"].prediction == "second"
 
 
-def test_a_torn_last_line_is_dropped_and_the_file_repaired(tmp_path):
+def test_a_torn_last_line_is_ignored_by_readers_and_cut_off_by_the_next_writer(tmp_path):
     path = tmp_path / "p.jsonl"
     table = JsonlTable(path, PredictionRecord, lambda r: r.key)
-    table.append(_record("a"))
-    table.append(_record("b"))
+    with table.appender() as append:
+        append(_record("a"))
+        append(_record("b"))
     whole = path.read_bytes()
     path.write_bytes(whole[: len(whole) - 20])  # a crash in the middle of writing "b"
     assert list(table.load()) == ["a"]
-    table.append(_record("c"))  # appending after the repair gives clean lines
+    assert path.read_bytes() == whole[: len(whole) - 20]  # reading never writes
+    with table.appender() as append:
+        append(_record("c"))  # appending after the repair gives clean lines
     assert list(table.load()) == ["a", "c"]
     assert path.read_bytes().count(b"\n") == 2
+
+
+def test_a_file_of_one_torn_line_is_emptied_by_the_next_writer(tmp_path):
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b'{"key": "a", "dom')
+    table = JsonlTable(path, PredictionRecord, lambda r: r.key)
+    assert table.load() == {}
+    with table.appender() as append:
+        append(_record("b"))
+    assert list(table.load()) == ["b"] and path.read_bytes().count(b"\n") == 1
+
+
+def test_atomic_writes_leave_no_temporary_file_and_ordinary_permissions(tmp_path):
+    import os
+
+    target = tmp_path / "scores.json"
+    write_atomic(target, "{}\n")
+    write_atomic(target, '{"a": 1}\n')
+    assert target.read_text() == '{"a": 1}\n' and [p.name for p in tmp_path.iterdir()] == ["scores.json"]
+    mask = os.umask(0)
+    os.umask(mask)
+    assert target.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_second_holder_of_a_run_is_refused_with_the_first_named(tmp_path):
+    first = RunLock(tmp_path)
+    first.acquire()
+    try:
+        with pytest.raises(RunLocked, match=rf"in use by process {os.getpid()} on {socket.gethostname()} \(started "):
+            RunLock(tmp_path).acquire()
+    finally:
+        first.release()
+    assert not (tmp_path / ".lock").exists()
+    again = RunLock(tmp_path)
+    again.acquire()
+    again.release()
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over_with_a_note(tmp_path):
+    (tmp_path / ".lock").write_text('{"pid": 999999, "host": "gone", "started_at": "2026-01-01T00:00:00"}\n')
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    assert lock.taken_over == "process 999999 on gone (started 2026-01-01T00:00:00)"
+    assert json.loads((tmp_path / ".lock").read_text())["pid"] == os.getpid()
+    lock.release()
 
 
 def test_a_corrupt_line_in_the_middle_names_file_and_line(tmp_path):

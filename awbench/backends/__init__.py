@@ -1,33 +1,54 @@
-"""Candidate-model backends. Each one is a module with a `create(settings) -> Backend`; they are imported
-lazily so that a backend's heavy dependencies (vllm, openai) load only when it is used."""
+"""Candidate-model backends. Each one is a module with a `create(settings, endpoints) -> Backend`; they are
+imported lazily so that a backend's heavy dependencies (vllm, openai) load only when it is used."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterator
-from typing import Protocol
-
-from pydantic import BaseModel, ConfigDict
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from awbench.config import ModelSettings
+from awbench.messages import world_model_messages
 from awbench.records import Generation, Sample
+
+if TYPE_CHECKING:
+    from awbench.openai_client import Endpoints
 
 _MODULES = {"baseline": "awbench.backends.baseline", "openai": "awbench.backends.openai_api", "vllm": "awbench.backends.vllm_offline"}
 
 
-class GenerationRequest(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True, frozen=True)
-
+@dataclass(frozen=True)
+class GenerationRequest:
     sample: Sample
-    messages: list[dict[str, str]]
-    seed: int | None = None  # per-sample seed derived from the run seed
+    generation: int = 0  # which of the sample's K generations
+    seed: int | None = None  # per sample and generation, derived from the run seed
 
     @property
     def key(self) -> str:
         return self.sample.key
 
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """Built when asked for (when the request is sent), so that pending requests hold no copy of the data."""
+        return world_model_messages(self.sample.record)
+
+
+def trajectory_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
+    """Trajectories in order of first appearance, each one's turns together and in turn order (then the
+    generations of a turn): consecutive prompts share long prefixes, which prefix caches serve."""
+    trajectories = {id(r): r.sample.record.trajectory_id for r in requests}
+    first_seen: dict[str, int] = {}
+    for i, request in enumerate(requests):
+        first_seen.setdefault(trajectories[id(request)], i)
+    return sorted(requests, key=lambda r: (first_seen[trajectories[id(r)]], r.sample.record.turn_idx, r.generation))
+
 
 class Backend(Protocol):
+    async def check(self) -> None:
+        """Raise EndpointDown or FatalAPIError when the model cannot be reached (before the first sample)."""
+        ...
+
     def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
         """Yield one Generation per request, in completion order, as soon as each is available."""
         ...
@@ -35,9 +56,9 @@ class Backend(Protocol):
     async def aclose(self) -> None: ...
 
 
-def create_backend(settings: ModelSettings) -> Backend:
+def create_backend(settings: ModelSettings, endpoints: Endpoints | None = None) -> Backend:
     module = importlib.import_module(_MODULES[settings.backend])
-    return module.create(settings)
+    return module.create(settings, endpoints)
 
 
 def infer_backend_name(model: str, base_urls: list[str]) -> str:

@@ -9,25 +9,31 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import BenchmarkRecord, Generation
 
 
-def _oracle(record: BenchmarkRecord) -> str:
-    return record.ground_truth
+Prediction = tuple[str, str | None]  # the text, and why it is empty when it is
 
 
-def _last_observation(record: BenchmarkRecord) -> str:
-    return record.response[record.turn_idx - 2] if record.turn_idx > 1 else ""
+def _oracle(record: BenchmarkRecord) -> Prediction:
+    return record.ground_truth, None
 
 
-def _empty(record: BenchmarkRecord) -> str:
-    return ""
+def _last_observation(record: BenchmarkRecord) -> Prediction:
+    if record.turn_idx == 1:
+        return "", "first turn: no previous observation to repeat"
+    return record.response[record.turn_idx - 2], None
 
 
-BASELINES: dict[str, Callable[[BenchmarkRecord], str]] = {
+def _empty(record: BenchmarkRecord) -> Prediction:
+    return "", "the empty baseline predicts nothing"
+
+
+BASELINES: dict[str, Callable[[BenchmarkRecord], Prediction]] = {
     "oracle": _oracle,
     "last-observation": _last_observation,
     "empty": _empty,
@@ -39,19 +45,28 @@ class UnknownBaseline(ValueError):
 
 
 class BaselineBackend:
-    def __init__(self, predict: Callable[[BenchmarkRecord], str]):
+    def __init__(self, predict: Callable[[BenchmarkRecord], Prediction]):
         self.predict = predict
 
     async def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
         for request in requests:
-            yield Generation(key=request.key, text=self.predict(request.sample.record), finish_reason="stop")
+            text, note = self.predict(request.sample.record)
+            yield Generation(key=request.key, generation=request.generation, text=text, note=note, finish_reason="stop")
+
+    async def check(self) -> None:
+        return None
 
     async def aclose(self) -> None:
         return None
 
 
-def create(settings: ModelSettings) -> BaselineBackend:
-    name = settings.model.removeprefix("baseline:")
+def check_baseline(model: str) -> None:
+    """Raises UnknownBaseline for a name that is not one of BASELINES (before any file is written)."""
+    name = model.removeprefix("baseline:")
     if name not in BASELINES:
-        raise UnknownBaseline(f"unknown baseline {settings.model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}")
-    return BaselineBackend(BASELINES[name])
+        raise UnknownBaseline(f"unknown baseline {model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}")
+
+
+def create(settings: ModelSettings, endpoints: Any = None) -> BaselineBackend:
+    check_baseline(settings.model)
+    return BaselineBackend(BASELINES[settings.model.removeprefix("baseline:")])

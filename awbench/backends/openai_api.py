@@ -1,16 +1,21 @@
 """`--backend openai`: any OpenAI-compatible chat endpoint (vLLM, SGLang, a hosted API).
 
-`settings.concurrency` requests are in flight across all endpoints; each attempt goes to the endpoint with the
-fewest requests in flight, so a retry may land on another server. Results are yielded as they complete.
+`settings.concurrency` requests are in flight across all endpoints (and within each endpoint's shared limit,
+when a judge uses it too); each attempt goes to the endpoint with the fewest requests in flight, so a retry may
+land on another server. Results are yielded as they complete.
 
-Failures are sorted per sample: a prompt that exceeds the context window is that sample's `overlength`; an error
-that survives the retries (5xx, timeouts, connection loss) is that sample's `error`; anything else the server
-refuses (400, 401, 403, 404) would fail every sample alike, so it stops the run with `FatalAPIError`.
+Failures are sorted per sample: a prompt that exceeds the context window is that sample's `overlength`; a
+content-filter refusal is a permanent `error`; a transient error that survives the attempt budget (5xx, 429,
+timeouts, connection loss, a malformed body) is a transient `error`, which the same command retries; anything
+else the server refuses (400, 401, 403, 404) would fail every sample alike, so it stops the run with
+`FatalAPIError`. An endpoint that refuses every connection for a while stops the run with `EndpointDown`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -23,14 +28,26 @@ from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
 from awbench.openai_client import (
     FATAL_STATUS,
+    DeadEndpointWatch,
+    Endpoints,
     FatalAPIError,
+    SharedLimit,
+    api_key,
+    check_endpoint,
     error_summary,
     is_context_overflow,
+    is_retryable,
     make_client,
+    normalize_url,
+    post_chat,
     split_reasoning,
-    with_retries,
+    usage_of,
+    wait_before_retry,
 )
-from awbench.records import Generation, Usage
+from awbench.records import Generation
+
+_CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invalid_prompt", re.I)
+
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
     """The JSON body; `extra_body` keys are merged in at the top level, as the SDK does."""
@@ -47,31 +64,19 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
     return body | settings.extra_body
 
 
-def usage_of(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    prompt_details = usage.prompt_tokens_details
-    completion_details = usage.completion_tokens_details
-    return Usage(
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=prompt_details.cached_tokens if prompt_details else None,
-        reasoning_tokens=completion_details.reasoning_tokens if completion_details else None,
-    )
-
-
-def to_generation(key: str, completion: Any, latency_s: float) -> Generation:
+def to_generation(request: GenerationRequest, completion: ChatCompletion, latency_s: float) -> Generation:
     """Raw content and reasoning are kept as the server sent them: the pipeline parses thinking. With a
     reasoning parser and thinking never closed, vLLM sends `content: null` and everything as reasoning."""
-    if not getattr(completion, "choices", None):  # e.g. a gateway's error object sent with status 200
-        return Generation(key=key, error="the response has no choices", usage=usage_of(getattr(completion, "usage", None)), latency_s=latency_s)
     choice = completion.choices[0]
     content, reasoning = split_reasoning(choice.message)
+    refused = "the endpoint's content filter refused to answer" if choice.finish_reason == "content_filter" else None
     return Generation(
-        key=key,
+        key=request.key,
+        generation=request.generation,
         text=content,
         reasoning=reasoning,
         finish_reason=choice.finish_reason,
+        error=refused,
         usage=usage_of(completion.usage),
         latency_s=latency_s,
     )
@@ -79,49 +84,80 @@ def to_generation(key: str, completion: Any, latency_s: float) -> Generation:
 
 @dataclass
 class _Endpoint:
+    url: str
     client: openai.AsyncOpenAI
+    limit: SharedLimit
+    watch: DeadEndpointWatch
     in_flight: int = 0
     sent: int = 0  # breaks ties, so that endpoints share the load even one request at a time
 
 
 class OpenAIBackend:
-    def __init__(self, settings: ModelSettings, clients: list[openai.AsyncOpenAI]) -> None:
-        if not clients:
+    def __init__(self, settings: ModelSettings, endpoints: list[_Endpoint]) -> None:
+        if not endpoints:
             raise ValueError("the openai backend needs at least one base URL")
         self.settings = settings
-        self.endpoints = [_Endpoint(client) for client in clients]
+        self.endpoints = endpoints
+
+    async def check(self) -> None:
+        """Each endpoint answers before the first request (`check_endpoint`)."""
+        for endpoint in self.endpoints:
+            await check_endpoint(endpoint.client, endpoint.url, "candidate")
 
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
 
     async def _attempt(self, body: dict[str, Any], started: list[float]) -> ChatCompletion:
-        """`client.post` rather than `chat.completions.create`: the latter first walks the whole request through
-        the SDK's type-driven transform, ~3 ms of CPU per request on a 2-core test host, more than the rest of
-        the request's handling put together (docs/performance.md). Errors and parsing are the same."""
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
-        started[0] = time.perf_counter()
         try:
-            return await endpoint.client.post("/chat/completions", cast_to=ChatCompletion, body=body)
+            async with endpoint.limit:
+                started[0] = time.perf_counter()
+                return await self._watched(endpoint, body)
         finally:
             endpoint.in_flight -= 1
 
+    @staticmethod
+    async def _watched(endpoint: _Endpoint, body: dict[str, Any]) -> ChatCompletion:
+        try:
+            completion = await post_chat(endpoint.client, body)
+        except Exception as error:
+            endpoint.watch.record(error)
+            raise
+        endpoint.watch.record(None)
+        return completion
+
     async def _one(self, request: GenerationRequest) -> Generation:
+        """At most 1 + max_retries calls for this generation, whatever the reasons for retrying."""
         body = request_body(self.settings, request)
         started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
-        try:
-            completion = await with_retries(lambda: self._attempt(body, started), self.settings.max_retries)
-        except openai.APIStatusError as e:
-            latency = time.perf_counter() - started[0]
-            if is_context_overflow(e):
-                return Generation(key=request.key, overlength=True, error=error_summary(e), latency_s=latency)
-            if e.status_code in FATAL_STATUS:
-                raise FatalAPIError(error_summary(e)) from e
-            return Generation(key=request.key, error=error_summary(e), latency_s=latency)
-        except (openai.APIError, ValueError) as e:  # timeouts, connection loss; a body that is not JSON (ValueError)
-            return Generation(key=request.key, error=error_summary(e), latency_s=time.perf_counter() - started[0])
-        return to_generation(request.key, completion, time.perf_counter() - started[0])
+        attempt = 1
+        while True:
+            try:
+                completion = await self._attempt(body, started)
+                return to_generation(request, completion, time.perf_counter() - started[0])
+            except Exception as error:
+                if is_retryable(error) and attempt <= self.settings.max_retries:
+                    await asyncio.sleep(wait_before_retry(error, attempt))
+                    attempt += 1
+                    continue
+                return self._failed(request, error, time.perf_counter() - started[0])
+
+    @staticmethod
+    def _failed(request: GenerationRequest, error: Exception, latency: float) -> Generation:
+        common = {"key": request.key, "generation": request.generation, "error": error_summary(error), "latency_s": latency}
+        if is_retryable(error):
+            return Generation(**common, transient=True)
+        if isinstance(error, openai.APIStatusError):
+            if is_context_overflow(error):
+                return Generation(**common, overlength=True)
+            if error.status_code == 400 and _CONTENT_REFUSAL.search(f"{error.code} {error.message}"):
+                return Generation(**common)  # this sample's content, not the setup: permanent, the run goes on
+            if error.status_code in FATAL_STATUS:
+                raise FatalAPIError(error_summary(error)) from None
+            return Generation(**common)
+        raise error  # not an API error: a bug, or EndpointDown stopping the run
 
     async def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
         """A pool of `concurrency` workers takes requests in order; results (or the exception that stops the
@@ -153,9 +189,23 @@ class OpenAIBackend:
         await asyncio.gather(*(e.client.close() for e in self.endpoints))
 
 
-def create(settings: ModelSettings) -> OpenAIBackend:
+def endpoint_urls(settings: ModelSettings) -> list[str | None]:
     """Without any base URL: the SDK's default endpoint (OPENAI_BASE_URL, else OpenAI's API), which needs a key."""
-    if not settings.base_urls:
-        return OpenAIBackend(settings, [make_client(None, settings.api_key_env or "OPENAI_API_KEY", settings.request_timeout)])
-    clients = [make_client(url, settings.api_key_env, settings.request_timeout) for url in settings.base_urls]
-    return OpenAIBackend(settings, clients)
+    return list(settings.base_urls) or [os.environ.get("OPENAI_BASE_URL")]
+
+
+def clients(settings: ModelSettings) -> list[tuple[str | None, openai.AsyncOpenAI]]:
+    return [
+        (url, make_client(url, api_key(url, settings.api_key_env), settings.request_timeout))
+        for url in endpoint_urls(settings)
+    ]
+
+
+def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenAIBackend:
+    """`endpoints`: the run's, so that a judge on the same URL shares each endpoint's limit and watch."""
+    shared = endpoints or Endpoints()
+    made = [
+        _Endpoint(url=normalize_url(url), client=client, limit=shared.limit(url, settings.concurrency), watch=shared.watch(url))
+        for url, client in clients(settings)
+    ]
+    return OpenAIBackend(settings, made)

@@ -19,11 +19,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from awbench.backends import GenerationRequest
+from awbench.backends import GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
 from awbench.messages import world_model_messages
 from awbench.records import Generation, Usage
@@ -39,14 +39,6 @@ class BackendUnavailable(Exception):
 
 
 Messages = list[dict[str, str]]
-
-
-def trajectory_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
-    """Trajectories in order of first appearance, each one's turns together and in turn order."""
-    first_seen: dict[str, int] = {}
-    for i, request in enumerate(requests):
-        first_seen.setdefault(request.sample.record.trajectory_id, i)
-    return sorted(requests, key=lambda r: (first_seen[r.sample.record.trajectory_id], r.sample.record.turn_idx))
 
 
 def chunks(items: list[GenerationRequest], size: int) -> Iterator[list[GenerationRequest]]:
@@ -119,7 +111,7 @@ def count_chat_tokens(tokenizer: Any, messages: Messages, template_kwargs: dict[
 def output_generation(plan: Plan, output: RequestOutput, latency_s: float) -> Generation:
     completion = output.outputs[0]
     return Generation(
-        key=plan.request.key,
+        key=plan.request.key, generation=plan.request.generation,
         text=completion.text,
         finish_reason=completion.finish_reason,
         dropped_turns=plan.dropped_turns,
@@ -135,8 +127,8 @@ def output_generation(plan: Plan, output: RequestOutput, latency_s: float) -> Ge
 def rejected_generation(plan: Plan, error: Exception) -> Generation:
     """A request the engine refused although our count said it fits: the message tells which kind it is."""
     if "maximum context length" in str(error):
-        return Generation(key=plan.request.key, overlength=True, error=str(error), usage=Usage(prompt_tokens=plan.prompt_tokens))
-    return Generation(key=plan.request.key, error=f"{type(error).__name__}: {error}")
+        return Generation(key=plan.request.key, generation=plan.request.generation, overlength=True, error=str(error), usage=Usage(prompt_tokens=plan.prompt_tokens))
+    return Generation(key=plan.request.key, generation=plan.request.generation, error=f"{type(error).__name__}: {error}")
 
 
 class VLLMBackend:
@@ -195,7 +187,7 @@ class VLLMBackend:
         ready = [p for p in plans if p.messages is not None]
         generations = [
             Generation(
-                key=p.request.key, overlength=True, usage=Usage(prompt_tokens=p.prompt_tokens),
+                key=p.request.key, generation=p.request.generation, overlength=True, usage=Usage(prompt_tokens=p.prompt_tokens),
                 error=f"the prompt has {p.prompt_tokens} tokens; the context window is {self.max_model_len}",
             )
             for p in plans
@@ -215,6 +207,9 @@ class VLLMBackend:
         for batch in chunks(trajectory_order(requests), self.settings.batch_size):
             for generation in await asyncio.to_thread(self.run_batch, batch):
                 yield generation
+
+    async def check(self) -> None:
+        return None
 
     async def aclose(self) -> None:
         if self.owns_engine:
@@ -244,7 +239,7 @@ def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, An
     return kwargs | settings.engine_args  # typed already: the CLI parses `--engine-arg` values as JSON
 
 
-def create(settings: ModelSettings) -> VLLMBackend:
+def create(settings: ModelSettings, endpoints: Any = None) -> VLLMBackend:
     try:
         from vllm import LLM
     except ImportError as e:

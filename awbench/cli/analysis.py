@@ -12,23 +12,22 @@ import typer
 from rich.console import Console, RenderableType
 
 from awbench.cli.analysis_views import (
-    comparison_renderables, leaderboard_renderables, run_overview, sample_renderables,
+    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, run_overview, sample_renderables,
 )
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.charts import write_pngs
-from awbench.compare import CompareError, compare_runs
+from awbench.compare import CompareError, compare_judges, compare_runs
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.leaderboard import Format, View, build_leaderboard, to_csv, to_json, to_markdown
-from awbench.records import JudgeKind
 from awbench.report import build_report, leaderboard_page
 from awbench.runs import RunData, discover_runs, load_run_data
-from awbench.sample_view import sample_view, worst_keys
+from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 LEADERBOARD_WIDTH = 120
 
-JudgeOpt = Annotated[Optional[JudgeKind], typer.Option("--judge", help="Which judge's scores: llm or rules (default: each run's headline judge).")]
+JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. [default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
@@ -106,26 +105,35 @@ def _load(run: str, output: Path) -> RunData:
 
 def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
-    run_b: Annotated[str, typer.Argument(help="Run B.")],
+    run_b: Annotated[Optional[str], typer.Argument(help="Run B (not with --judges).")] = None,
+    judges: Annotated[Optional[tuple[str, str]], typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
     output: OutputOption = Path("results"),
     judge: JudgeOpt = None,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format")] = "table",
 ) -> None:
-    """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss.
+    """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss. With
+    --judges A B: two judges of one run's predictions, their agreement per domain.
 
-    Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2
+    Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
     """
-    a, b = _load(run_a, output), _load(run_b, output)
+    if (run_b is None) == (judges is None):
+        fail("give a second run, or --judges A B to compare two judges of one run")
+    a = _load(run_a, output)
     try:
-        result = compare_runs(a, b, judge=judge, resamples=resamples, seed=seed)
+        if judges is not None:
+            result = compare_judges(a, judges[0], judges[1], resamples=resamples, seed=seed)
+        else:
+            result = compare_runs(a, _load(run_b, output), judge=judge, resamples=resamples, seed=seed)  # type: ignore[arg-type]
     except CompareError as error:
         fail(str(error))
     if fmt == "json":
         _emit(result.model_dump_json(indent=2) + "\n", None)
+    elif judges is not None:
+        console.print(*judge_comparison_renderables(result))  # type: ignore[arg-type]
     else:
-        console.print(*comparison_renderables(result))
+        console.print(*comparison_renderables(result))  # type: ignore[arg-type]
 
 
 def show(
@@ -133,39 +141,49 @@ def show(
     output: OutputOption = Path("results"),
     sample: Annotated[Optional[str], typer.Option("--sample", help="Show this sample key.")] = None,
     worst: Annotated[Optional[int], typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
-    domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst: only this domain.")] = None,
+    failed: Annotated[bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")] = False,
+    flagged: Annotated[bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")] = False,
+    domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
     dimension: Annotated[Optional[str], typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
     diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
     judge: JudgeOpt = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="With --failed or --flagged: at most this many samples.")] = 20,
     max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
 ) -> None:
     """One run: its scores with intervals, length bias and judge agreement; or samples in detail.
 
     Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff
     """
-    if sample and worst:
-        fail("give --sample or --worst, not both")
+    if sum(map(bool, (sample, worst, failed, flagged))) > 1:
+        fail("give one of --sample, --worst, --failed and --flagged")
     if domain is not None and domain not in DOMAINS:
         fail(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
     if dimension is not None and dimension.lower() not in DIMENSIONS:
         fail(f"unknown dimension {dimension!r}; expected one of {', '.join(DIMENSIONS)}")
     data = _load(run, output)
-    kind = judge or data.primary_judge
-    if not data.judged_by(kind):
-        fail(f"{data.name} has no {kind} judgments")
+    with pipeline_errors():
+        judge_id = data.evaluation(judge).id
     if sample:
         if sample not in data.samples:
             fail(f"{data.name} has no sample {sample!r}")
         keys = [sample]
     elif worst:
-        keys = worst_keys(data, kind, worst, domain=domain, dimension=dimension.lower() if dimension else None)
+        keys = worst_keys(data, judge_id, worst, domain=domain, dimension=dimension.lower() if dimension else None)
         if not keys:
             fail("no scored samples match")
+    elif failed or flagged:
+        keys = (failed_keys if failed else flagged_keys)(data, judge_id, domain)
+        what = "failed or unscored" if failed else "flagged"
+        if not keys:
+            console.print(f"{data.name}: no {what} samples{'' if domain is None else ' in ' + domain} (judge {judge_id})")
+            return
+        console.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
+        keys = keys[:limit]
     else:
-        console.print(*run_overview(data, kind))
+        console.print(*run_overview(data, judge_id))
         return
     for key in keys:
-        console.print(*sample_renderables(sample_view(data, key, kind), diff, max_chars))
+        console.print(*sample_renderables(sample_view(data, key, judge_id), diff, max_chars))
 
 
 def report(

@@ -10,10 +10,9 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from awbench.compare import Comparison, LengthBias, judge_consistency, run_length_bias
+from awbench.compare import Comparison, JudgeComparison, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.leaderboard import DIMENSION_LABELS, Cell, Leaderboard, fmt_cost, fmt_number, half_width
-from awbench.records import JudgeKind
 from awbench.runs import RunData, point_summary, run_intervals
 from awbench.sample_view import SampleView, clip, unified_diff
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
@@ -58,7 +57,8 @@ def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
 
 
 def comparison_renderables(c: Comparison) -> list[RenderableType]:
-    table = Table(title=f"A = {c.run_a}   B = {c.run_b}   ({c.judge} judge; difference A − B)", title_justify="left")
+    judges = c.judge if c.judge_b is None else f"judges {c.judge} and {c.judge_b}"
+    table = Table(title=f"A = {c.run_a}   B = {c.run_b}   ({judges}; difference A − B)", title_justify="left")
     for name in ("", "n", "A", "B", "A − B", "95% CI", "P(A > B)", "win", "tie", "loss"):
         table.add_column(name, justify="left" if not name else "right")
     for row in c.rows:
@@ -82,6 +82,26 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
     return out
 
 
+def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
+    table = Table(title=f"{c.run}: judge A = {c.judge_a}, judge B = {c.judge_b} (failed generations left out)",
+                  title_justify="left")
+    for name in ("", "n", "Spearman", "Krippendorff α", "A", "B", "A − B", "95% CI"):
+        table.add_column(name, justify="left" if not name else "right")
+    for row in c.rows:
+        p = row.paired
+        table.add_row(
+            "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name], str(row.n), fmt_number(row.spearman, 3),
+            fmt_number(row.alpha, 3), fmt_number(p.mean_a), fmt_number(p.mean_b), f"{p.diff:+.2f}" if p.diff is not None else "–",
+            f"[{fmt_number(p.lo)}, {fmt_number(p.hi)}]", style="bold" if row.name == OVERALL else None,
+        )
+    out: list[RenderableType] = [table, Text("α: ordinal Krippendorff's alpha of the 0..100 totals; the interval "
+                                             "resamples whole trajectories", style="dim")]
+    if c.dimension_alpha:
+        out.append(Text("per dimension α: " + ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(v, 3)}"
+                                                         for d, v in c.dimension_alpha.items())))
+    return out
+
+
 def length_bias_table(biases: dict[str, LengthBias]) -> Table:
     table = Table(title="Mean score by prediction / ground-truth length (failed generations left out)",
                   title_justify="left")
@@ -94,20 +114,26 @@ def length_bias_table(biases: dict[str, LengthBias]) -> Table:
     return table
 
 
-def run_overview(data: RunData, kind: JudgeKind) -> list[RenderableType]:
-    ci = run_intervals(data, kind, DEFAULT_RESAMPLES, DEFAULT_SEED)
-    table = Table(title=f"{data.name}: {kind} judge, 95% bootstrap intervals over trajectories", title_justify="left")
-    dimensions = DIMENSIONS if kind == "llm" else ()  # the rule judge has no rubric dimensions
+def run_overview(data: RunData, judge_id: str) -> list[RenderableType]:
+    evaluation = data.evaluation(judge_id)
+    ci = run_intervals(data, judge_id, DEFAULT_RESAMPLES, DEFAULT_SEED)
+    label = "rule scores" if evaluation.kind == "rules" else "scores"
+    table = Table(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories",
+                  title_justify="left")
+    dimensions = DIMENSIONS if evaluation.kind == "llm" else ()  # the rule judge has no rubric dimensions
     for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
         table.add_column(name, justify="left" if name == "domain" else "right")
-    for name, (n, score, dims) in point_summary(data.points(kind)).items():
+    for name, (n, score, dims) in point_summary(data.points(judge_id)).items():
         table.add_row(
             "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
             f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]",
             *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
         )
-    out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, kind)})]
-    consistency = judge_consistency(data)
+    out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
+    if len(data.evaluations) > 1:
+        out.append(Text("judges of this run: " + ", ".join(
+            f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations) + "; choose one with --judge ID"))
+    consistency = judge_consistency(data, judge_id)
     if consistency:
         rep = Table(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)",
                     title_justify="left")
@@ -118,9 +144,14 @@ def run_overview(data: RunData, kind: JudgeKind) -> list[RenderableType]:
         out.append(rep)
         out.append(Text("Krippendorff's alpha (ordinal) between verdicts: " + ", ".join(
             f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())))
-    if data.scores and data.scores.agreement:
+    scores = evaluation.scores
+    if scores and scores.agreement:
         out.append(Text("Rule score vs LLM total, Spearman: " + ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in data.scores.agreement.items())))
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in scores.agreement.items())))
+    flagged = sum(d.suspected_injection for d in scores.domains.values()) if scores else 0
+    if flagged:
+        out.append(Text(f"{flagged} predictions flagged suspected_injection (they address the judge); "
+                        f"`awbench show {data.name} --flagged` lists them", style="yellow"))
     return out
 
 
@@ -157,6 +188,8 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
     out.append(scores)
     if view.error:
         out.append(Text(f"error: {view.error}", style="red"))
+    if view.flags:
+        out.append(Text(f"flags: {', '.join(view.flags)}", style="yellow"))
     for i, reasons in enumerate(view.reasons, start=1):
         label = f"verdict {i} ({reasons.status})" if len(view.reasons) > 1 else f"judge ({reasons.status})"
         lines = [Text(label, style="bold")]

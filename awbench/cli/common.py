@@ -9,7 +9,9 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
+from awbench.redact import redact
 from awbench.store import RunStore, StoreError, resolve_run
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
@@ -21,7 +23,7 @@ OutputOption = Annotated[Path, typer.Option("--output", help="Directory that hol
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

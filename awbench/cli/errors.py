@@ -12,7 +12,7 @@ from awbench.data_problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.llm import CostUnknown
 from awbench.judging.prompts import PromptError
-from awbench.openai_client import FatalAPIError, MissingAPIKey
+from awbench.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
 from awbench.pipeline import PipelineError
 from awbench.store import StoreError
 
@@ -35,7 +35,13 @@ def pipeline_errors() -> Iterator[None]:
         fail(f"the endpoint refused the request, retrying cannot help: {error}")
     except BudgetExhausted as error:
         fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost.", EXIT_FAILURES)
+    except EndpointDown as error:
+        fail(str(error))
     except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError, CostUnknown) as error:
         fail(str(error), EXIT_USAGE)
+    except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...
+        if error.filename is None:
+            raise
+        fail(f"cannot write {error.filename}: {error.strerror or error}")
     except KeyboardInterrupt:
         fail("interrupted; run the same command again to resume", 130)

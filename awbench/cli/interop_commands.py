@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from awbench import pipeline
-from awbench.cli.common import OutputOption, console, open_run
+from awbench.cli.common import OutputOption, console, err_console, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.interop import export_official, import_official
 
@@ -16,6 +16,7 @@ from awbench.interop import export_official, import_official
 def export(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
     official: Annotated[Path, typer.Option("--official", help="Directory to write predictions.jsonl and judged.jsonl into.")],
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. [default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
     """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores).
@@ -24,8 +25,10 @@ def export(
     """
     store = open_run(run, output)
     with pipeline_errors():
-        paths = export_official(store, pipeline.run_samples(store), official)
-    console.print(f"wrote {paths[0]} and {paths[1]}")
+        export = export_official(store, pipeline.run_samples(store), official, judge)
+    console.print("wrote " + " and ".join(str(p) for p in export.written), highlight=False)
+    for note in export.notes:
+        err_console.print(note, highlight=False, soft_wrap=True)
 
 
 def import_(
@@ -42,7 +45,8 @@ def import_(
     """
     with pipeline_errors():
         store, predictions, judgments = import_official(file, run_name, output, model, judge_model, overwrite)
-        scores = pipeline.score(store, pipeline.run_samples(store)) if judgments else None
+        primary = store.read_manifest().primary_judge
+        scores = pipeline.score(store, pipeline.run_samples(store)).get(primary or "") if judgments else None
     console.print(f"imported {predictions} predictions and {judgments} judgments into {store.path}")
     if scores is not None:
         console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)" if scores.overall is not None else "nothing scored")

@@ -17,11 +17,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
-from rich.table import Table
 
-from awbench.cli.common import console
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS
-from awbench.scoring import ScoresFile
+from awbench.cli.common import console, err_console
 
 
 class _RateColumn(ProgressColumn):
@@ -37,58 +34,45 @@ class _Stage:
         self.failures += failed
         self.bar.update(self.task, advance=1, failures=self.failures)
 
+    def drop(self) -> None:
+        total = self.bar.tasks[self.task].total or 0
+        self.bar.update(self.task, total=max(0, total - 1))
+
 
 class RichProgress:
-    """Bars with count, rate, elapsed time, ETA and the failures so far."""
+    """One live display for every stage running at once (inference and judges are pipelined), each with
+    count, rate, elapsed time, ETA and the failures so far. Notes go to stdout, warnings to stderr."""
+
+    def __init__(self) -> None:
+        self._bar: Progress | None = None
+        self._open = 0
 
     @contextmanager
     def stage(self, name: str, total: int) -> Iterator[_Stage]:
-        columns = (
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            _RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-            TextColumn("[red]{task.fields[failures]} failed"),
-        )
-        with Progress(*columns, console=console) as bar:
-            yield _Stage(bar, bar.add_task(name, total=total, failures=0))
+        if self._bar is None:
+            columns = (
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                _RateColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("[red]{task.fields[failures]} failed"),
+            )
+            self._bar = Progress(*columns, console=console)
+            self._bar.start()
+        self._open += 1
+        try:
+            yield _Stage(self._bar, self._bar.add_task(name, total=total, failures=0))
+        finally:
+            self._open -= 1
+            if self._open == 0:
+                self._bar.stop()
+                self._bar = None
 
     def note(self, text: str) -> None:
-        console.print(text, highlight=False)
+        console.print(text, highlight=False, markup=False)
 
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
-
-
-def scores_table(scores: ScoresFile) -> Table:
-    label = "rule score" if scores.judge == "rules" else "score"
-    table = Table(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
-    for column in ("domain", "n", "failed", "unscored", label):
-        table.add_column(column, justify="left" if column == "domain" else "right")
-    show_dims = any(d.dimensions for d in scores.domains.values()) and scores.judge == "llm"
-    if show_dims:
-        for dim in DIMENSIONS:
-            table.add_column(dim.capitalize(), justify="right")
-    if scores.rules:
-        table.add_column("rule score", justify="right")
-    for domain, d in scores.domains.items():
-        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored), _fmt(d.score)]
-        if show_dims:
-            row += [_fmt(d.dimensions.get(dim)) for dim in DIMENSIONS]
-        if scores.rules:
-            rules_domain = scores.rules.domains.get(domain)
-            row.append(_fmt(rules_domain.score if rules_domain else None))
-        table.add_row(*row)
-    table.add_section()
-    overall = ["Overall (macro)", str(sum(d.n for d in scores.domains.values())),
-               str(sum(d.failed for d in scores.domains.values())),
-               str(sum(d.unscored for d in scores.domains.values())), _fmt(scores.overall)]
-    tail = [""] * len(DIMENSIONS) if show_dims else []
-    table.add_row(*overall, *tail, *([_fmt(scores.rules.overall)] if scores.rules else []))
-    table.add_row("Overall (micro)", "", "", "", _fmt(scores.overall_micro), *tail,
-                  *([_fmt(scores.rules.overall_micro)] if scores.rules else []))
-    return table
+    def warn(self, text: str) -> None:
+        err_console.print(text, highlight=False, markup=False, style="yellow", soft_wrap=True)

@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
@@ -14,12 +14,12 @@ from awbench import pipeline
 from awbench.backends import infer_backend_name
 from awbench.cli.common import EXIT_FAILURES, OutputOption, console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
-from awbench.cli.progress import RichProgress, scores_table
-from awbench.domains import DOMAIN_LABELS
+from awbench.cli.progress import RichProgress
+from awbench.cli.summary import print_estimate, print_summary
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, default_run_name
+from awbench.evaluations import resolve_judge
 from awbench.judging.reparse import reparse_judgments
 from awbench.rewards import write_rewards
-from awbench.scoring import ScoresFile
 
 
 def _json_object(value: str | None, option: str) -> dict[str, Any]:
@@ -57,85 +57,65 @@ def _csv(values: list[str] | None) -> list[str] | None:
 # Options shared by several commands.
 DataOpt = Annotated[str, typer.Option("--data", help="'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
 DomainsOpt = Annotated[Optional[list[str]], typer.Option("--domains", help="Only these domains (repeat or comma-separate).")]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", help="At most N samples per domain.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=0, help="At most N samples per domain.")]
 IdsOpt = Annotated[Optional[list[str]], typer.Option("--ids", help="Only these ids or sample keys (repeat or comma-separate).")]
-SampleOpt = Annotated[Optional[int], typer.Option("--sample", help="A stratified random subset of N samples.")]
+SampleOpt = Annotated[Optional[int], typer.Option("--sample", min=1, help="A stratified random subset of N samples.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --sample, and of sampling (each sample gets its own seed).")]
 SkipInvalidOpt = Annotated[bool, typer.Option("--skip-invalid", help="Leave invalid records out instead of refusing the data.")]
 ModelOpt = Annotated[str, typer.Option("--model", help="A model path or id, or baseline:oracle|last-observation|empty.")]
-BackendOpt = Annotated[Optional[str], typer.Option("--backend", help="baseline, openai or vllm (default: from --model and --base-url).")]
+BackendOpt = Annotated[Optional[Literal["baseline", "openai", "vllm"]], typer.Option("--backend", help="Default: from --model and --base-url.")]
 BaseUrlOpt = Annotated[Optional[list[str]], typer.Option("--base-url", help="OpenAI-compatible endpoint; repeat to spread requests over several.")]
 ApiKeyEnvOpt = Annotated[Optional[str], typer.Option("--api-key-env", help="Environment variable that holds the endpoint's API key.")]
 RunNameOpt = Annotated[Optional[str], typer.Option("--run-name", help="Run directory name (default: from model and judge).")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
-
-
-def _fmt_rho(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:+.2f}"
-
-
-def _print_summary(scores: ScoresFile, code: int, max_failure_rate: float) -> None:
-    console.print(scores_table(scores))
-    if scores.cost_usd is not None:
-        console.print(f"judge cost: ${scores.cost_usd:.4f}")
-    if scores.agreement:
-        per_domain = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall")
-        console.print(f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})")
-    if scores.judge_consistency and scores.judge_consistency.get("samples"):
-        c = scores.judge_consistency
-        console.print(f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
-                      f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point")
-    if scores.usage.get("prompt_tokens") and "cached_tokens" in scores.usage:
-        share = scores.usage["cached_tokens"] / scores.usage["prompt_tokens"]
-        console.print(f"prefix cache: {share:.1%} of {scores.usage['prompt_tokens']:,} prompt tokens were cached")
-    if code == EXIT_FAILURES:
-        n = sum(d.n for d in scores.domains.values())
-        bad = sum(d.failed + d.unscored for d in scores.domains.values())
-        console.print(f"[red]{bad} of {n} samples failed or were not scored (tolerated: {max_failure_rate:.0%})")
+RetryFailedOpt = Annotated[bool, typer.Option("--retry-failed", help="Also redo permanent failures (overlength, refusals, unusable verdicts); transient ones are always redone.")]
 
 
 # Candidate sampling and engine options.
-TemperatureOpt = Annotated[float, typer.Option("--temperature")]
-TopPOpt = Annotated[Optional[float], typer.Option("--top-p")]
-MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", help="Generation budget per sample, thinking included.")]
+TemperatureOpt = Annotated[float, typer.Option("--temperature", min=0.0)]
+TopPOpt = Annotated[Optional[float], typer.Option("--top-p", min=0.0, max=1.0)]
+MaxTokensOpt = Annotated[int, typer.Option("--max-tokens", min=1, help="Generation budget per sample, thinking included.")]
+GenerationsOpt = Annotated[int, typer.Option("--generations", min=1, help="Independent generations per sample (distinct seeds), each judged; a sample scores their mean.")]
 ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help='JSON merged into each request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.')]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", help="Requests in flight (openai backend).")]
-TimeoutOpt = Annotated[float, typer.Option("--request-timeout", help="Seconds per request before it is retried.")]
+ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai backend).")]
+TimeoutOpt = Annotated[float, typer.Option("--request-timeout", min=0.001, help="Seconds per request before it is retried.")]
+MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="At most 1 + N calls per generation (transient errors only are retried).")]
 MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", help="Context window (vllm backend).")]
 DtypeOpt = Annotated[str, typer.Option("--dtype")]
 EngineArgOpt = Annotated[Optional[list[str]], typer.Option("--engine-arg", help="KEY=VALUE passed to vllm.LLM, repeatable.")]
-OverlengthOpt = Annotated[str, typer.Option("--overlength", help="skip or truncate-history, for prompts over the context window.")]
-TPOpt = Annotated[int, typer.Option("--tensor-parallel-size")]
-DPOpt = Annotated[int, typer.Option("--data-parallel-size")]
-GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", help="On CPU: the share of RAM for the KV cache.")]
+OverlengthOpt = Annotated[Literal["skip", "truncate-history"], typer.Option("--overlength", help="For prompts over the context window.")]
+TPOpt = Annotated[int, typer.Option("--tensor-parallel-size", min=1)]
+DPOpt = Annotated[int, typer.Option("--data-parallel-size", min=1)]
+GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", min=0.0, max=1.0, help="On CPU: the share of RAM for the KV cache.")]
 TrustOpt = Annotated[bool, typer.Option("--trust-remote-code")]
 PrefixOpt = Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching")]
 ExecutorOpt = Annotated[Optional[str], typer.Option("--distributed-executor-backend", help="e.g. ray, for multi-node models.")]
-BatchOpt = Annotated[int, typer.Option("--batch-size", help="Samples per offline vLLM batch (results are saved after each).")]
+BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Samples per offline vLLM batch (results are saved after each).")]
 
-# Judge options; None means "keep what the run has" for `awbench judge RUN`.
-JudgeKindOpt = Annotated[Optional[str], typer.Option("--judge", help="llm (default), rules (offline, free) or both.")]
-JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="Default gpt-5.2-2025-12-11, the published setting.")]
-JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-base-url", help="OpenAI-compatible judge endpoint (default: OPENAI_BASE_URL, else OpenAI).")]
-JudgeKeyOpt = Annotated[Optional[str], typer.Option("--judge-api-key-env", help="Variable holding the judge's API key (default OPENAI_API_KEY).")]
-JudgeTempOpt = Annotated[Optional[float], typer.Option("--judge-temperature")]
-JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens")]
-JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort")]
+# Judge options. None means: `awbench run`, the default shown; `awbench judge RUN`, what the run's primary judge has.
+JudgeKindOpt = Annotated[Optional[Literal["llm", "rules", "both"]], typer.Option("--judge", help="llm, rules (offline, free) or both. [default: llm]")]
+JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="[default: gpt-5.2-2025-12-11, the published setting]")]
+JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-base-url", help="OpenAI-compatible judge endpoint. [default: OPENAI_BASE_URL, else OpenAI]")]
+JudgeKeyOpt = Annotated[Optional[str], typer.Option("--judge-api-key-env", help="Variable holding the judge's API key; when given, it must be set. [default: OPENAI_API_KEY]")]
+JudgeTempOpt = Annotated[Optional[float], typer.Option("--judge-temperature", min=0.0, help="[default: 0.6]")]
+JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens", min=1, help="[default: 32768]")]
+JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort", help="e.g. low, medium, high. [default: the model's]")]
 JudgeExtraOpt = Annotated[Optional[str], typer.Option("--judge-extra-body", help="JSON merged into each judge request.")]
-JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency")]
-JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", help="Re-asks for an unparseable verdict.")]
-JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict.")]
-JudgeSamplesOpt = Annotated[Optional[int], typer.Option("--judge-samples", help="Independent verdicts per prediction.")]
-JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", help="USD per million prompt tokens.")]
-JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", help="USD per million completion tokens.")]
-JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="Prompt set: 'rubric' or a directory (official layout DIR/{domain}/judge_system_prompt.txt works).")]
-JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file.")]
-MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop (resumably) before judge spend would pass this many USD.")]
+JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency", min=1, help="Judge requests in flight. [default: 32]")]
+JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", min=0, help="At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts. [default: 5]")]
+JudgeTimeoutOpt = Annotated[Optional[float], typer.Option("--judge-request-timeout", min=0.001, help="Seconds per judge request before it is retried. [default: 600]")]
+JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict. [default: no]")]
+JudgeSamplesOpt = Annotated[Optional[int], typer.Option("--judge-samples", min=1, help="Independent verdicts per prediction. [default: 1]")]
+JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", min=0.0, help="USD per million prompt tokens. [default: known models' list price]")]
+JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", min=0.0, help="USD per million completion tokens.")]
+JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte). [default: rubric]")]
+JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file (our layout only).")]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD.")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
 
 # Scoring options.
-FailurePolicyOpt = Annotated[Optional[str], typer.Option("--failure-policy", help="minimum (failed generations score 0) or exclude (as the reference script).")]
-MaxFailureRateOpt = Annotated[Optional[float], typer.Option("--max-failure-rate", help="Exit 1 when failures exceed this share (default 0.05).")]
+FailurePolicyOpt = Annotated[Optional[Literal["minimum", "exclude"]], typer.Option("--failure-policy", help="minimum: failed generations score 0; exclude: left out, as the reference script. [default: minimum]")]
+MaxFailureRateOpt = Annotated[Optional[float], typer.Option("--max-failure-rate", min=0.0, max=1.0, help="Exit 1 when failures exceed this share. [default: 0.05]")]
 
 
 def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> JudgeSettings:
@@ -152,6 +132,7 @@ JUDGE_FIELDS = {
     "judge": "kind", "judge_model": "model", "judge_base_url": "base_url", "judge_api_key_env": "api_key_env",
     "judge_temperature": "temperature", "judge_max_tokens": "max_tokens", "judge_reasoning_effort": "reasoning_effort",
     "judge_extra_body": "extra_body", "judge_concurrency": "concurrency", "judge_max_retries": "max_retries",
+    "judge_request_timeout": "request_timeout",
     "judge_structured": "structured", "judge_samples": "samples", "judge_price_in": "price_in",
     "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
 }
@@ -186,16 +167,8 @@ def _config(options: dict[str, Any], judged: bool) -> RunConfig:
             model=ModelSettings(**values),
             judge=judge_settings,
             scoring=_scoring_settings(ScoringSettings(), options) if judged else ScoringSettings(),
+            retry_failed=options["retry_failed"],
         )
-
-
-def _print_estimate(estimate: pipeline.DryRunEstimate) -> None:
-    cost = "unknown (give --judge-price-in/--judge-price-out)" if estimate.judge_cost_usd is None else f"${estimate.judge_cost_usd:.4f}"
-    console.print(
-        f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
-        f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
-        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}. Nothing was spent."
-    )
 
 
 def run(
@@ -205,34 +178,37 @@ def run(
     seed: SeedOpt = 0, skip_invalid: SkipInvalidOpt = False,
     backend: BackendOpt = None, base_url: BaseUrlOpt = None, api_key_env: ApiKeyEnvOpt = None,
     temperature: TemperatureOpt = 0.6, top_p: TopPOpt = None, max_tokens: MaxTokensOpt = 32768,
+    generations: GenerationsOpt = 1,
     extra_body: ExtraBodyOpt = None, concurrency: ConcurrencyOpt = 64, request_timeout: TimeoutOpt = 600.0,
+    max_retries: MaxRetriesOpt = 6,
     max_model_len: MaxModelLenOpt = None, dtype: DtypeOpt = "auto", engine_arg: EngineArgOpt = None,
     overlength: OverlengthOpt = "skip", tensor_parallel_size: TPOpt = 1, data_parallel_size: DPOpt = 1,
     gpu_memory_utilization: GpuMemOpt = 0.9, trust_remote_code: TrustOpt = False, prefix_caching: PrefixOpt = True,
     distributed_executor_backend: ExecutorOpt = None, batch_size: BatchOpt = 256,
     run_name: RunNameOpt = None, output: OutputOption = Path("results"), overwrite: OverwriteOpt = False,
+    retry_failed: RetryFailedOpt = False,
     judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_base_url: JudgeUrlOpt = None,
     judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
     judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
     judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
+    judge_request_timeout: JudgeTimeoutOpt = None,
     judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
     judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
     judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:
-    """Infer, judge and score in one resumable command.
+    """Infer, judge and score in one resumable command; judging starts as soon as each prediction is saved.
 
     Example: awbench run --model baseline:last-observation --judge rules --data sample
     """
     config = _config(locals(), judged=True)
     with pipeline_errors():
         if dry_run:
-            _print_estimate(pipeline.estimate(config))
+            print_estimate(pipeline.estimate(config))
             return
         outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
-    _print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate)
-    console.print(f"run saved in {config.run_dir}")
+    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, outcome.failures, config.run_dir)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -242,14 +218,8 @@ def infer(**options: Any) -> None:
     Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --tensor-parallel-size 4 --data sample
     """
     config = _config(options, judged=False)
-
-    async def infer_only() -> pipeline.StageSummary:
-        progress = RichProgress()
-        store, samples = pipeline.prepare(config, options["overwrite"], progress)
-        return await pipeline.infer(store, samples, progress)
-
     with pipeline_errors():
-        summary = asyncio.run(infer_only())
+        summary = asyncio.run(pipeline.infer(config, options["overwrite"], RichProgress()))
     console.print(f"infer: {summary.computed} generated ({summary.failed} failed), {summary.reused} reused; run saved in {config.run_dir}")
 
 
@@ -259,30 +229,37 @@ infer.__signature__ = inspect.Signature(_run_parameters[: [p.name for p in _run_
 
 
 def judge(**options: Any) -> None:
-    """Judge a run's predictions (only verdicts that are missing, failed, or whose settings changed).
+    """Add or resume one judge's evaluation of a run's predictions, beside the others; nothing else of the run
+    changes. Without judge options, the run's primary judge (the one it was made with) resumes.
 
     Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
     """
     store = open_run(options["run"], options["output"])
-    manifest = store.read_manifest()
-    manifest.config.judge = _judge_settings(manifest.config.judge, options)
     with pipeline_errors():
-        if options["dry_run"]:
-            _print_estimate(pipeline.estimate(manifest.config))
-            return
         if options["reparse"]:
-            changed = reparse_judgments(store)
+            changed = reparse_judgments(store, options["judge_id"])
             console.print(f"reparse: {changed} verdicts changed; no API call was made")
             return
-        store.write_manifest(manifest)
-        summaries = asyncio.run(pipeline.judge(store, pipeline.run_samples(store), RichProgress()))
+        manifest = store.read_manifest()
+        settings = _judge_settings(manifest.config.judge, options)
+        if options["dry_run"]:
+            config = manifest.config.model_copy(update={"judge": settings, "retry_failed": options["retry_failed"]})
+            print_estimate(pipeline.estimate(config, existing_only=True))
+            return
+        summaries, scores = asyncio.run(pipeline.judge(store, settings, RichProgress(), options["retry_failed"]))
     for summary in summaries:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
+    judged = scores.get(summaries[0].stage.removeprefix("judge ")) if summaries else None
+    if judged is not None:
+        code = pipeline.exit_code(judged, manifest.config.scoring.max_failure_rate)
+        print_summary(judged, code, manifest.config.scoring.max_failure_rate, None, store.path)
 
 
 def _judge_only_options(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
     reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
+    judge_id: Annotated[Optional[str], typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
+    retry_failed: RetryFailedOpt = False,
     output: OutputOption = Path("results"),
     dry_run: DryRunOpt = False,
 ) -> None:
@@ -300,25 +277,28 @@ judge.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
 def score(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Which evaluation to print: a judge id, or llm/rules. [default: the primary]")] = None,
     reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
-    """Compute scores.json from a run's predictions and judgments, and print the summary.
+    """Compute scores.json of every evaluation of a run from its predictions and judgments; print one.
 
     Example: awbench score my-run --failure-policy exclude
     """
     store = open_run(run, output)
-    manifest = store.read_manifest()
-    manifest.config.scoring = _scoring_settings(manifest.config.scoring, locals())
-    store.write_manifest(manifest)
-    with pipeline_errors():
+    with pipeline_errors(), store.locked():
+        manifest = store.read_manifest()
+        scoring = _scoring_settings(manifest.config.scoring, locals())
+        if scoring != manifest.config.scoring:
+            store.write_manifest(manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})}))
+        chosen = resolve_judge(store, judge)
         samples = pipeline.run_samples(store)
-        scores = pipeline.score(store, samples)
+        scores = pipeline.score(store, samples)[chosen.id]
         if reward is not None:
             count = write_rewards(store, samples, reward)
             console.print(f"wrote {count} rewards to {reward}")
-    code = pipeline.exit_code(scores, manifest.config.scoring.max_failure_rate)
-    _print_summary(scores, code, manifest.config.scoring.max_failure_rate)
+    code = pipeline.exit_code(scores, scoring.max_failure_rate)
+    print_summary(scores, code, scoring.max_failure_rate, None, store.path)
     raise typer.Exit(code)
 
 

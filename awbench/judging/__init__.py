@@ -1,14 +1,22 @@
 """Judges score predictions against the real observation. Each judge is a module with a
-`create(settings) -> Judge`, imported lazily so the LLM client loads only when used."""
+`create(settings, endpoints) -> Judge`, imported lazily so the LLM client loads only when used.
+
+A judge configuration is one evaluation of a run's predictions, named by its judge id: readable, and with
+a short hash of everything that makes its verdicts what they are (`judge_id`).
+"""
 
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import AsyncIterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench.config import JudgeSettings
-from awbench.records import JudgeKind, JudgmentRecord, JudgeRequest
+from awbench.records import JudgeKind, JudgmentRecord, JudgeRequest, content_hash
+
+if TYPE_CHECKING:
+    from awbench.openai_client import Endpoints
 
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
 
@@ -19,22 +27,50 @@ class BudgetExhausted(Exception):
 
 class Judge(Protocol):
     kind: JudgeKind
+    id: str  # the evaluation's judge id
+
+    async def check(self) -> None:
+        """Raise EndpointDown or FatalAPIError when the service cannot be used (before anything is spent)."""
+        ...
 
     def describe(self) -> dict[str, Any]:
-        """What run.json records about this judge beyond its settings (e.g. the prompt set and its sha256)."""
+        """What judge.json records about this judge beyond its settings (e.g. the prompt set and its sha256)."""
         ...
 
     def cache_key(self, request: JudgeRequest) -> str:
-        """A hash of everything that can change this request's verdict."""
+        """A hash of everything that can change this request's verdict (cheap: no prompt is rendered)."""
         ...
 
-    def judge(self, requests: list[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
-        """Yield one JudgmentRecord per request, in completion order."""
+    def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
+        """Yield one JudgmentRecord per request, in completion order, taking requests as they come."""
         ...
 
     async def aclose(self) -> None: ...
 
 
-def create_judges(settings: JudgeSettings) -> list[Judge]:
+def create_judges(settings: JudgeSettings, endpoints: Endpoints | None = None) -> list[Judge]:
+    """The judges of a configuration: `both` is an LLM judge (first: the primary) and the rule judge."""
     kinds: list[JudgeKind] = [k for k, used in (("llm", settings.uses_llm), ("rules", settings.uses_rules)) if used]
-    return [importlib.import_module(_MODULES[kind]).create(settings) for kind in kinds]
+    return [importlib.import_module(_MODULES[kind]).create(settings.model_copy(update={"kind": kind}), endpoints) for kind in kinds]
+
+
+def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
+    """What makes two LLM judges' verdicts comparable: model, sampling, output form and the prompt texts
+    (the prompt set's content hash, not its path)."""
+    return {
+        "model": settings.model, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+        "reasoning_effort": settings.reasoning_effort, "extra_body": settings.extra_body,
+        "structured": settings.structured, "samples": settings.samples, "prompt_sha256": prompt_sha256,
+    }
+
+
+def llm_judge_id(settings: JudgeSettings, prompt_label: str, prompt_sha256: str) -> str:
+    """`{model}-{prompt label}-{hash}`, e.g. `gpt-5.2-2025-12-11-rubric-3f2a1c`."""
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.model.rsplit("/", 1)[-1]).strip("-") or "judge"
+    return f"{model}-{prompt_label}-{content_hash(llm_identity(settings, prompt_sha256))[:6]}"
+
+
+async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:
+    """A list as the stream judges take (for estimates, re-parsing and tests)."""
+    for item in items:
+        yield item

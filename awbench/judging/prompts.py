@@ -1,35 +1,49 @@
-"""Judge prompts: a system prompt per domain and one user-prompt template, loaded from a directory.
+"""Judge prompts: a system prompt per domain and a user-prompt template, under one of two protocols.
 
-Two layouts are accepted:
-  ours      DIR/{domain}.md and DIR/user_template.md (the built-in set `rubric` is `judges/rubric/`)
-  official  DIR/{domain}/judge_system_prompt.txt, as in the reference repository; it has no user
-            template, so the built-in one is used unless a template file is given.
+  awbench    DIR/{domain}.md and DIR/user_template.md (the built-in set `rubric` is `judges/rubric/`);
+             `{{name}}` placeholders, replaced in one pass over the template only, so braces and `{{...}}`
+             inside the inserted texts are left alone (judges/README.md lists them).
+  reference  a checkout of the QwenLM/Qwen-AgentWorld repository: `prompts/{domain}/judge_system_prompt.txt`
+             and the user template `JUDGE_USER_PROMPT` in `eval/lwm_eval_utils/task_configs.py`, read from
+             the Python source without importing or running it. Messages are built byte for byte as the
+             reference's judge stage builds them (`reference_messages`).
 
-The template's placeholders are `{{name}}` tokens, replaced in one pass over the template only, so braces
-and `{{...}}` inside the inserted texts are left alone. See judges/README.md for the list.
+Both are read from disk at run time; the reference's texts are never shipped with awbench.
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
+import string
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from awbench.domains import DOMAIN_LABELS, DOMAINS
+from awbench.domains import DOMAIN_LABELS, DOMAINS, OBSERVATION_MARKER
+from awbench.messages import judge_history
+from awbench.parsing import strip_observation_marker
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
 
+Protocol = Literal["awbench", "reference"]
 BUILTIN_SETS = ("rubric",)
-OFFICIAL_FILE = "judge_system_prompt.txt"
 TEMPLATE_FILE = "user_template.md"
 PLACEHOLDERS = ("domain_label", "turn", "history", "action", "prediction", "ground_truth")
 REQUIRED_PLACEHOLDERS = ("action", "prediction", "ground_truth")
+REFERENCE_SYSTEM_FILE = "judge_system_prompt.txt"
+REFERENCE_CONFIG = Path("eval/lwm_eval_utils/task_configs.py")
+REFERENCE_TEMPLATE_NAME = "JUDGE_USER_PROMPT"
+REFERENCE_FIELDS = ("context", "world_model_input", "predicted_observation", "ground_truth")
+# Part of every prompt set's hash (and so of the verdict cache key): bump when a renderer's output changes.
+RENDERER_VERSIONS: dict[Protocol, str] = {"awbench": "2", "reference": "1"}
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-_BACKTICK_RUN = re.compile(r"`+")
+
+Messages = list[dict[str, str]]
 
 
 class PromptError(Exception):
@@ -40,15 +54,18 @@ class PromptSet(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
+    protocol: Protocol = "awbench"
     system: dict[str, str]  # domain -> system prompt
     user_template: str
+    source: str | None = None  # the directory read (None for a built-in set)
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def sha256(self) -> str:
-        """Over every prompt text with its name, in sorted order: any edit changes it."""
+        """Over the protocol and every prompt text with its name, in sorted order: any edit changes it."""
         named = [(f"system/{domain}", text) for domain, text in self.system.items()]
         named = sorted([*named, ("user_template", self.user_template)])
+        named.insert(0, ("protocol", f"{self.protocol}/{RENDERER_VERSIONS[self.protocol]}"))
         digest = hashlib.sha256()
         for name, text in named:
             for part in (name, text):
@@ -58,49 +75,144 @@ class PromptSet(BaseModel):
 
 
 def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
-    """`prompts` is a built-in set name or a directory; `template` overrides the user template."""
+    """`prompts` is a built-in set name or a directory (ours, or a reference checkout); `template` overrides
+    the user template of our layout."""
     if prompts in BUILTIN_SETS:
-        directory = bundled(f"judges/{prompts}")
-    else:
-        directory = Path(prompts).expanduser()
-        if not directory.is_dir():
-            raise PromptError(f"judge prompts {prompts!r}: neither a built-in set ({', '.join(BUILTIN_SETS)}) nor a directory")
-    if any((directory / domain / OFFICIAL_FILE).is_file() for domain in DOMAINS):
-        system = {domain: _read(directory / domain / OFFICIAL_FILE) for domain in DOMAINS}
-        default_template = bundled(f"judges/rubric/{TEMPLATE_FILE}")
-    elif any((directory / f"{domain}.md").is_file() for domain in DOMAINS):
-        system = {domain: _read(directory / f"{domain}.md") for domain in DOMAINS}
-        default_template = directory / TEMPLATE_FILE
-    else:
+        return _load_ours(prompts, bundled(f"judges/{prompts}"), template, source=None)
+    directory = Path(prompts).expanduser()
+    if not directory.is_dir():
+        raise PromptError(f"judge prompts {prompts!r}: neither a built-in set ({', '.join(BUILTIN_SETS)}) nor a directory")
+    checkout = _reference_checkout(directory)
+    if checkout is not None:
+        if template:
+            raise PromptError("--judge-template cannot be combined with the reference protocol: its template is "
+                              f"read from {checkout / REFERENCE_CONFIG}")
+        return _load_reference(prompts, checkout)
+    if any((directory / domain / REFERENCE_SYSTEM_FILE).is_file() for domain in DOMAINS):
         raise PromptError(
-            f"no judge prompts in {directory}: expected {{domain}}.md files (with {TEMPLATE_FILE}) "
-            f"or {{domain}}/{OFFICIAL_FILE} files, for the domains {', '.join(DOMAINS)}"
+            f"{directory} holds the reference's judge system prompts but not its user prompt template: give the "
+            f"root of a Qwen-AgentWorld checkout (with prompts/ and {REFERENCE_CONFIG})"
         )
-    template_path = Path(template).expanduser() if template else default_template
+    if any((directory / f"{domain}.md").is_file() for domain in DOMAINS):
+        return _load_ours(prompts, directory, template, source=str(directory.resolve()))
+    raise PromptError(
+        f"no judge prompts in {directory}: expected {{domain}}.md files (with {TEMPLATE_FILE}), or a "
+        f"Qwen-AgentWorld checkout (prompts/{{domain}}/{REFERENCE_SYSTEM_FILE} and {REFERENCE_CONFIG})"
+    )
+
+
+def _load_ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
+    system = {domain: _read(directory / f"{domain}.md") for domain in DOMAINS}
+    template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
     user_template = _read(template_path)
     _check_placeholders(user_template, template_path)
-    return PromptSet(name=prompts, system=system, user_template=user_template)
+    return PromptSet(name=name, system=system, user_template=user_template, source=source)
 
 
-def render_messages(prompt_set: PromptSet, request: JudgeRequest) -> list[dict[str, str]]:
-    """The judge's chat: the domain's system prompt, then the filled-in user template.
+def _reference_checkout(directory: Path) -> Path | None:
+    """The checkout root for DIR given as the root or as its `prompts/` folder."""
+    for root in (directory, directory.parent):
+        if (root / REFERENCE_CONFIG).is_file() and (root / "prompts").is_dir():
+            return root
+    return None
+
+
+def _load_reference(name: str, checkout: Path) -> PromptSet:
+    system = {}
+    for domain in DOMAINS:
+        path = checkout / "prompts" / domain / REFERENCE_SYSTEM_FILE
+        if not path.is_file():
+            raise PromptError(f"judge prompt file not found: {path}")
+        system[domain] = path.read_text(encoding="utf-8")  # as the reference reads it: whole, unstripped
+    template = reference_template(checkout / REFERENCE_CONFIG)
+    return PromptSet(name=name, protocol="reference", system=system, user_template=template, source=str(checkout.resolve()))
+
+
+def reference_template(path: Path) -> str:
+    """The string constant JUDGE_USER_PROMPT of the reference's task_configs.py, from its syntax tree."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, ValueError) as error:
+        raise PromptError(f"{path}: cannot read it as Python source: {error}") from None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == REFERENCE_TEMPLATE_NAME for t in node.targets):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                template = node.value.value
+                _check_reference_fields(template, path)
+                return template
+            raise PromptError(f"{path}:{node.lineno}: {REFERENCE_TEMPLATE_NAME} is not a string literal")
+    raise PromptError(f"{path}: no top-level {REFERENCE_TEMPLATE_NAME} = \"...\" assignment")
+
+
+def _check_reference_fields(template: str, path: Path) -> None:
+    try:
+        fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+    except ValueError as error:
+        raise PromptError(f"{path}: {REFERENCE_TEMPLATE_NAME} is not a format string: {error}") from None
+    if fields != set(REFERENCE_FIELDS):
+        raise PromptError(f"{path}: {REFERENCE_TEMPLATE_NAME} has the fields {sorted(fields)}; "
+                          f"the reference's judge stage fills {list(REFERENCE_FIELDS)}")
+
+
+def render_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
+    """The judge's chat for one prediction, under the prompt set's protocol."""
+    if prompt_set.protocol == "reference":
+        return reference_messages(prompt_set, request)
+    return awbench_messages(prompt_set, request)
+
+
+def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
+    """The domain's system prompt, then the filled-in user template.
 
     The whole history goes in however long it is: consistency is judged against everything the trajectory
     established, so cutting turns would make the judge blind to the state it must check. A judge whose context
     window cannot hold a long trajectory fails that request with the server's error instead.
     """
-    if request.domain not in prompt_set.system:
-        raise PromptError(f"prompt set {prompt_set.name!r} has no judge prompt for domain {request.domain!r}")
+    record = request.sample.record
     values = {
         "domain_label": DOMAIN_LABELS.get(request.domain, request.domain),
-        "turn": str(len(request.history) // 2 + 1),
-        "history": render_history(request.history),
-        "action": fence(request.action),
-        "prediction": fence(request.prediction),
-        "ground_truth": fence(request.ground_truth),
+        "turn": str(record.turn_idx),
+        "history": render_history(judge_history(record)),
+        "action": fence(record.action),
+        "prediction": fence(strip_observation_marker(request.prediction)),
+        "ground_truth": fence(strip_observation_marker(record.ground_truth)),
     }
     user = _PLACEHOLDER.sub(lambda m: values[m.group(1)], prompt_set.user_template)
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+
+
+def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
+    """What the reference's judge stage sends (eval.py `build_judge_messages`): the context is every earlier
+    turn's action and raw observation, each followed by a newline and a blank line; the current action is
+    `current_prompt` when given, else the turn's prompt entry; the prediction and the ground truth lose their
+    observation marker and surrounding whitespace and go in plain triple-backtick fences; the filled template
+    is stripped."""
+    record = request.sample.record
+    turn = max(record.turn_idx - 1, 0)
+    context = "".join(
+        record.prompt[i] + "\n" + record.response[i] + "\n\n"
+        for i in range(turn)
+        if i < len(record.prompt) and i < len(record.response)
+    )
+    if context:
+        context = f"# Context (Historical Interactions):\n\n{context}"
+    current = record.current_prompt or (record.prompt[turn] if turn < len(record.prompt) else "")
+    truth = record.response[turn] if turn < len(record.response) else ""
+    user = prompt_set.user_template.format(
+        context=context,
+        world_model_input=f"# Current Turn:\n\n{current}",
+        predicted_observation=f"**World Model Output (Simulated):**\n```\n{reference_clean(request.prediction)}\n```",
+        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
+    ).strip()
+    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+
+
+def reference_clean(text: str) -> str:
+    """The reference's marker cleaning: a leading marker is cut off, else every occurrence is removed; then
+    whitespace is stripped."""
+    if text.startswith(OBSERVATION_MARKER):
+        return text[len(OBSERVATION_MARKER) :].strip()
+    return text.replace(OBSERVATION_MARKER, "").strip()
 
 
 def render_history(history: list[str]) -> str:
@@ -117,9 +229,11 @@ def render_history(history: list[str]) -> str:
 
 
 def fence(text: str) -> str:
-    """A code fence longer than any backtick run in `text`, so nothing inside can close it."""
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
-    marks = "`" * max(3, longest + 1)
+    """A code fence longer than any backtick run in `text`, so nothing inside can close it. The shortest
+    run of at least three that does not occur in the text is longer than every run that does."""
+    marks = "```"
+    while marks in text:
+        marks += "`"
     return f"{marks}\n{text}\n{marks}"
 
 

@@ -2,33 +2,43 @@
 
 from __future__ import annotations
 
-from awbench.judging.llm import combine, create, verdict_record
-from awbench.pipeline import PipelineError, judge_requests, run_samples
-from awbench.records import VerdictRecord
-from awbench.store import RunStore
+from awbench.evaluations import resolve_judge
+from awbench.judging import llm_identity
+from awbench.judging.llm import verdict_cache_key
+from awbench.judging.verdicts import combine, verdict_record
+from awbench.records import JudgeRequest, VerdictRecord
+from awbench.store import RunStore, StoreError
 
 
-def reparsed(verdict: VerdictRecord) -> VerdictRecord:
-    finish_reason = "length" if "truncated" in verdict.flags else None
-    fresh = verdict_record(verdict.raw, verdict.reasoning, finish_reason, verdict.seed)
+def reparsed(verdict: VerdictRecord, prediction: str) -> VerdictRecord:
+    finish_reason = "length" if verdict.status == "truncated" or "truncated" in verdict.flags else None
+    fresh = verdict_record(verdict.raw, verdict.reasoning, finish_reason, verdict.seed, prediction)
     return fresh.model_copy(update={"attempts": verdict.attempts, "usage": verdict.usage})
 
 
-def reparse_judgments(store: RunStore) -> int:
-    """Rewrites every LLM judgment whose parse changes (its cache key too, since it covers the parser
-    version), and returns how many changed. Verdicts that failed in transport have no text to re-parse."""
-    settings = store.read_manifest().config.judge
-    if settings is None or not settings.uses_llm:
-        raise PipelineError(f"run {store.name} has no LLM judgments to re-parse")
-    judge = create(settings)
-    requests = {r.key: r for r in judge_requests(run_samples(store), store.predictions.load())}
+def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
+    """Rewrites every LLM judgment of the chosen evaluation whose parse changes (its cache key too, since it
+    covers the parser version), and returns how many changed. Verdicts that failed in transport have no text
+    to re-parse."""
+    from awbench.pipeline import run_samples
+
+    evaluation = resolve_judge(store, judge)
+    info = evaluation.read_info()
+    if info.kind != "llm":
+        raise StoreError(f"judge {evaluation.id} of run {store.name} is the rule judge: it has no verdicts to re-parse")
+    identity = llm_identity(info.settings, str(info.described.get("prompt_sha256", "")))
+    samples = {s.key: s for s in run_samples(store)}
+    predictions = store.predictions.load()
     changed = 0
-    for (key, kind), record in store.judgments.load().items():
-        if kind != "llm" or key not in requests or not any(v.raw for v in record.verdicts):
-            continue
-        verdicts = [reparsed(v) if v.raw else v for v in record.verdicts]
-        updated = combine(key, record.domain, judge.cache_key(requests[key]), verdicts, record.cost_usd)
-        if updated != record:
-            store.judgments.append(updated)
-            changed += 1
+    with evaluation.judgments.appender() as append:
+        for (key, generation), record in evaluation.judgments.load().items():
+            prediction = predictions.get((key, generation))
+            if key not in samples or prediction is None or not any(v.raw for v in record.verdicts):
+                continue
+            request = JudgeRequest(samples[key], prediction.prediction, generation, tuple(record.flags))
+            verdicts = [reparsed(v, prediction.prediction) if v.raw else v for v in record.verdicts]
+            updated = combine(request, verdict_cache_key(identity, request), verdicts, record.cost_usd)
+            if updated != record:
+                append(updated)
+                changed += 1
     return changed

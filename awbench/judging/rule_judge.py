@@ -2,44 +2,54 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging.rules import RULES_VERSION, rule_score
+from awbench.messages import judge_history
+from awbench.parsing import strip_observation_marker
 from awbench.records import JudgmentRecord, JudgeRequest, content_hash
+
+RULES_JUDGE_PREFIX = "rules-v"
 
 
 class RuleJudge:
     kind = "rules"
+    id = f"{RULES_JUDGE_PREFIX}{RULES_VERSION}"
+
+    async def check(self) -> None:
+        return None
 
     def describe(self) -> dict[str, Any]:
         return {"rules_version": RULES_VERSION}
 
     def cache_key(self, request: JudgeRequest) -> str:
-        return content_hash(["rules", RULES_VERSION, request.model_dump()])
+        prediction = hashlib.sha256(request.prediction.encode()).hexdigest()
+        return content_hash(["rules", RULES_VERSION, request.sample.hash, prediction])
 
-    async def judge(self, requests: list[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
-        for request in requests:
-            result = rule_score(
-                domain=request.domain,
-                ground_truth=request.ground_truth,
-                prediction=request.prediction,
-                history=[*request.history, request.action],
-            )
-            yield JudgmentRecord(
-                key=request.key,
-                domain=request.domain,
-                judge="rules",
-                cache_key=self.cache_key(request),
-                status="ok",
-                score=result.score * 100.0,
-                rule=result,
-            )
+    def score(self, request: JudgeRequest) -> JudgmentRecord:
+        record = request.sample.record
+        result = rule_score(
+            domain=request.domain,
+            ground_truth=strip_observation_marker(record.ground_truth),
+            prediction=strip_observation_marker(request.prediction),
+            history=[*judge_history(record), record.action],
+        )
+        return JudgmentRecord(
+            key=request.key, generation=request.generation, domain=request.domain, judge="rules",
+            cache_key=self.cache_key(request), status="ok", score=result.score * 100.0, rule=result,
+            flags=list(request.flags),
+        )
+
+    async def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
+        async for request in requests:
+            yield self.score(request)
 
     async def aclose(self) -> None:
         return None
 
 
-def create(settings: JudgeSettings) -> RuleJudge:
+def create(settings: JudgeSettings, endpoints: Any = None) -> RuleJudge:
     return RuleJudge()

@@ -1,0 +1,103 @@
+"""What the run commands print when they finish: the scores table, cost, agreement, cache use, and why
+samples failed or went unscored (warnings and failures on stderr)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.table import Table
+
+from awbench.cli.common import console, err_console
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.failures import FailureGroup, describe
+from awbench.pipeline import DryRunEstimate
+from awbench.scoring import ScoresFile
+
+MAX_REASONS_SHOWN = 8
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def scores_table(scores: ScoresFile) -> Table:
+    label = "rule score" if scores.judge == "rules" else "score"
+    table = Table(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
+    for column in ("domain", "n", "failed", "unscored", label):
+        table.add_column(column, justify="left" if column == "domain" else "right")
+    show_dims = any(d.dimensions for d in scores.domains.values()) and scores.judge == "llm"
+    if show_dims:
+        for dim in DIMENSIONS:
+            table.add_column(dim.capitalize(), justify="right")
+    if scores.rules:
+        table.add_column("rule score", justify="right")
+    for domain, d in scores.domains.items():
+        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored), _fmt(d.score)]
+        if show_dims:
+            row += [_fmt(d.dimensions.get(dim)) for dim in DIMENSIONS]
+        if scores.rules:
+            rules_domain = scores.rules.domains.get(domain)
+            row.append(_fmt(rules_domain.score if rules_domain else None))
+        table.add_row(*row)
+    table.add_section()
+    overall = ["Overall (macro)", str(sum(d.n for d in scores.domains.values())),
+               str(sum(d.failed for d in scores.domains.values())),
+               str(sum(d.unscored for d in scores.domains.values())), _fmt(scores.overall)]
+    tail = [""] * len(DIMENSIONS) if show_dims else []
+    table.add_row(*overall, *tail, *([_fmt(scores.rules.overall)] if scores.rules else []))
+    table.add_row("Overall (micro)", "", "", "", _fmt(scores.overall_micro), *tail,
+                  *([_fmt(scores.rules.overall_micro)] if scores.rules else []))
+    return table
+
+
+def _fmt_rho(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
+def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, failures: list[FailureGroup] | None,
+                  run_dir: Path) -> None:
+    console.print(scores_table(scores))
+    if scores.cost_usd is not None:
+        console.print(f"judge cost: ${scores.cost_usd:.4f}")
+    if scores.agreement:
+        per_domain = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall")
+        console.print(f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})")
+    if scores.judge_consistency and scores.judge_consistency.get("samples"):
+        c = scores.judge_consistency
+        console.print(f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
+                      f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point")
+    for label, usage in (("prefix cache", scores.usage), ("judge prompt cache", scores.judge_usage)):
+        if usage.get("prompt_tokens") and "cached_tokens" in usage:
+            share = usage["cached_tokens"] / usage["prompt_tokens"]
+            console.print(f"{label}: {share:.1%} of {usage['prompt_tokens']:,} prompt tokens were cached")
+    flagged = sum(d.suspected_injection for d in scores.domains.values())
+    if flagged:
+        where = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.suspected_injection}" for d, s in scores.domains.items() if s.suspected_injection)
+        err_console.print(f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
+                          f"see `awbench show {run_dir.name} --flagged`", highlight=False)
+    total = sum(d.n for d in scores.domains.values()) * scores.generations
+    bad = sum(d.failed + d.unscored for d in scores.domains.values())
+    if bad:
+        style = "red" if code else "yellow"
+        err_console.print(f"[{style}]{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
+                          f"or were not scored (tolerated: {max_failure_rate:.0%}):", highlight=False)
+        lines = describe(failures or [])
+        for line in lines[:MAX_REASONS_SHOWN]:
+            err_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
+        if len(lines) > MAX_REASONS_SHOWN:
+            err_console.print(f"  ... and {len(lines) - MAX_REASONS_SHOWN} more reasons", highlight=False)
+        err_console.print(f"look at them with `awbench show {run_dir} --failed`", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"run saved in {run_dir}", highlight=False)
+
+
+def print_estimate(estimate: DryRunEstimate) -> None:
+    if estimate.judge_cost_usd is not None:
+        cost = f"${estimate.judge_cost_usd:.4f}"
+    else:
+        cost = "unknown (give --judge-price-in/--judge-price-out)"
+    console.print(
+        f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
+        f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
+        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}. Nothing was spent.",
+        highlight=False,
+    )

@@ -1,0 +1,92 @@
+"""A run's judge evaluations -> their scores.json files: one per evaluation, and the primary's as the run's.
+
+The primary's file also carries, for a run made with `--judge both`, the rule score beside the LLM judge's
+and their agreement (Spearman per domain).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from awbench.judging.verdicts import consistency_stats
+from awbench.records import JudgmentRecord, PredictionRecord, Sample
+from awbench.scoring import GenKey, ScoresFile, score_table
+from awbench.stats import spearman
+from awbench.store import Evaluation, RunStore, match_judge
+
+
+def score_run(store: RunStore, samples: list[Sample]) -> dict[str, ScoresFile]:
+    """Write every evaluation's scores.json; judge id -> its scores."""
+    manifest = store.read_manifest()
+    policy = manifest.config.scoring.failure_policy
+    k = manifest.config.model.generations
+    predictions = store.predictions.load()
+    keys = [(s.key, s.domain) for s in samples]
+    evaluations = store.evaluations()
+    infos = {e.id: e.read_info() for e in evaluations}
+    judgments = {e.id: e.judgments.load() for e in evaluations}
+    tables = {e.id: score_table(infos[e.id].kind, keys, predictions, judgments[e.id], policy, k) for e in evaluations}
+    both = manifest.config.judge is not None and manifest.config.judge.kind == "both"
+    rules_id = next((i for i, info in infos.items() if info.kind == "rules"), None)
+    results: dict[str, ScoresFile] = {}
+    for evaluation in evaluations:
+        judge_id = evaluation.id
+        primary = judge_id == manifest.primary_judge
+        extra: dict = {}
+        if primary and both and rules_id is not None and infos[judge_id].kind == "llm":
+            extra["rules"] = tables[rules_id]
+            extra["agreement"] = rule_llm_agreement(keys, judgments[judge_id], judgments[rules_id])
+        records = judgments[judge_id].values()
+        repeated = [r for r in records if len(r.verdicts) > 1]
+        scores = ScoresFile.from_tables(
+            store.name, tables[judge_id], policy, judge_id=judge_id, generations=k,
+            judge_consistency=consistency_stats(repeated) if repeated else None,
+            cost_usd=_total_cost(records), usage=usage_totals(p.usage for p in predictions.values()),
+            judge_usage=usage_totals(v.usage for r in records for v in r.verdicts), **extra,
+        )
+        store.write_scores(scores, evaluation, primary=primary)
+        results[judge_id] = scores
+    return results
+
+
+def rule_llm_agreement(
+    keys: list[tuple[str, str]], llm: Mapping[GenKey, JudgmentRecord], rules: Mapping[GenKey, JudgmentRecord]
+) -> dict[str, float | None]:
+    """Spearman correlation of the rule score with the LLM total, per domain and over all generations."""
+    pairs: dict[str, list[tuple[float, float]]] = {}
+    for (key, generation), b in llm.items():
+        a = rules.get((key, generation))
+        if a and a.score is not None and b.score is not None:
+            pairs.setdefault(b.domain, []).append((a.score, b.score))
+    wanted = {domain for _, domain in keys}
+    pairs = {d: p for d, p in pairs.items() if d in wanted}
+    everything = [p for domain_pairs in pairs.values() for p in domain_pairs]
+    result = {domain: spearman(*zip(*p)) if len(p) > 1 else None for domain, p in pairs.items()}
+    result["overall"] = spearman(*zip(*everything)) if len(everything) > 1 else None
+    return result
+
+
+def resolve_judge(store: RunStore, judge: str | None) -> Evaluation:
+    """An evaluation of the run by id, id prefix or kind; the primary by default (`store.match_judge`)."""
+    kinds = {e.id: e.read_info().kind for e in store.evaluations()}
+    return store.evaluation(match_judge(store.name, kinds, judge))
+
+
+def load_evaluation_records(store: RunStore, judge_id: str | None) -> tuple[dict[GenKey, PredictionRecord], dict[GenKey, JudgmentRecord]]:
+    predictions = store.predictions.load()
+    judgments = store.evaluation(judge_id).judgments.load() if judge_id else {}
+    return predictions, judgments  # type: ignore[return-value]
+
+
+def _total_cost(records: Iterable[JudgmentRecord]) -> float | None:
+    costs = [r.cost_usd for r in records if r.cost_usd is not None]
+    return sum(costs) if costs else None
+
+
+def usage_totals(usages: Iterable) -> dict[str, int]:  # type: ignore[type-arg]
+    totals: dict[str, int] = {}
+    for usage in usages:
+        for name, value in usage.model_dump(exclude={"schema_version"}).items():
+            if value is not None:
+                totals[name] = totals.get(name, 0) + value
+    return totals
