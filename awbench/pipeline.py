@@ -21,7 +21,8 @@ from awbench.dataset import LoadedData, load_samples
 from awbench.evaluations import load_evaluation_records, score_run
 from awbench.failures import FailureGroup, failure_groups
 from awbench.judging import Judge, create_judges
-from awbench.openai_client import Endpoints
+from awbench.backends.openai_api import endpoint_urls
+from awbench.openai_client import Endpoints, api_key
 from awbench.records import Sample
 from awbench.scoring import ScoresFile
 from awbench.stages import JudgeStage, NoBar, Plan, Progress, StageSummary, execute, plan, reusable
@@ -60,7 +61,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     data = _load(config, progress)
     endpoints = Endpoints()
     judges = _judges(config.judge, endpoints)
-    with opened_run(config, data, overwrite, progress, [j.id for j in judges]) as store:
+    with opened_run(config, data, overwrite, progress, judges) as store:
         stages = await _execute(store, data.samples, config, judges, endpoints, progress, infer=True)
         scores = score(store, data.samples)
         finish(store)
@@ -115,8 +116,12 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
 
 
 def _load(config: RunConfig, progress: Progress) -> LoadedData:
+    """The data, after the checks that need nothing read (an unknown baseline, a missing key)."""
     if config.model.backend == "baseline":
-        check_baseline(config.model.model)  # before anything is read or written
+        check_baseline(config.model.model)
+    if config.model.backend == "openai":
+        for url in endpoint_urls(config.model):
+            api_key(url, config.model.api_key_env)
     data = load_samples(config.data)
     if data.skipped:
         progress.warn(f"skipped {data.skipped} invalid records (--skip-invalid); `awbench data validate` lists them")
@@ -143,7 +148,7 @@ def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
 
 @contextmanager
 def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: Progress,
-               judge_ids: list[str]) -> Iterator[RunStore]:
+               judges: list[Judge]) -> Iterator[RunStore]:
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
@@ -154,8 +159,8 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
         if made_now:
             _clear(store)
             manifest = RunManifest(config=config, data_source=data.source, data_fingerprint=data.fingerprint,
-                                   samples=len(data.samples), primary_judge=judge_ids[0] if judge_ids else None,
-                                   **environment_facts())
+                                   samples=len(data.samples), primary_judge=judges[0].id if judges else None,
+                                   primary_described=judges[0].describe() if judges else {}, **environment_facts())
             store.write_manifest(manifest)
         else:
             _resume(store, config, data)
@@ -240,15 +245,16 @@ def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings) -> Jud
     if isinstance(getattr(judge_, "spent_usd", None), float):  # --max-cost caps the whole spend, resumes included
         judge_.spent_usd = sum(r.cost_usd or 0.0 for r in existing.values())  # type: ignore[attr-defined]
     return JudgeStage(judge=judge_, evaluation=evaluation, info=info, existing=existing,
-                      on_first_record=lambda: _adopt_primary(store, judge_.id, settings))
+                      on_first_record=lambda: _adopt_primary(store, judge_, settings))
 
 
-def _adopt_primary(store: RunStore, judge_id: str, settings: JudgeSettings) -> None:
+def _adopt_primary(store: RunStore, judge_: Judge, settings: JudgeSettings) -> None:
     """A run made by `infer` gets its first judge as its primary, when that judge records its first verdict."""
     manifest = store.read_manifest()
     if manifest.primary_judge is None:
         config = manifest.config.model_copy(update={"judge": settings})
-        store.write_manifest(manifest.model_copy(update={"primary_judge": judge_id, "config": config}))
+        store.write_manifest(manifest.model_copy(update={"primary_judge": judge_.id, "primary_described": judge_.describe(),
+                                                         "config": config}))
 
 
 def _note_reuse(work: Plan, store: RunStore, progress: Progress, infer: bool) -> None:

@@ -61,6 +61,7 @@ class RunManifest(BaseModel):
     packages: dict[str, str] = Field(default_factory=dict)
     config: RunConfig  # `config.judge`: the primary judge's settings, the one the run was created with
     primary_judge: str | None = None  # its evaluation id; None until the run is first judged
+    primary_described: dict[str, Any] = Field(default_factory=dict)  # its protocol, prompt set and sha256
     data_source: str
     data_fingerprint: str
     samples: int
