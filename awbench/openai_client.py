@@ -139,10 +139,14 @@ def is_context_overflow(error: BaseException) -> bool:
     return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
+_SDK_STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
+
+
 def error_summary(error: BaseException) -> str:
     """A one-line description for records and messages: status and the server's own message, keys masked."""
     if isinstance(error, openai.APIStatusError):
-        text = f"HTTP {error.status_code}: {error.message}"
+        # The SDK's message repeats the status ("Error code: 401 - ..."), which HTTP 401 already says.
+        text = f"HTTP {error.status_code}: {_SDK_STATUS_PREFIX.sub('', error.message)}"
     else:
         text = f"{type(error).__name__}: {error}"
     return redact(text)
