@@ -178,27 +178,44 @@ def split_reasoning(message: Any) -> tuple[str | None, str | None]:
 
 
 class SharedLimit:
-    """A semaphore whose size can grow: the stages that share an endpoint each bring their own limit, and the
-    endpoint's is the largest of them (each stage stays within its own)."""
+    """A first-come-first-served semaphore whose size can grow: the stages that share an endpoint each bring
+    their own limit, and the endpoint's is the largest of them (each stage stays within its own). A freed
+    slot goes to the longest waiter, so a stage that keeps asking cannot starve the other."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.in_use = 0
-        self._changed = asyncio.Condition()
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     def grow(self, size: int) -> None:
         """Called while the stages are set up, before any request is sent."""
         self.size = max(self.size, size)
 
     async def __aenter__(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_use < self.size)
+        if self.in_use < self.size and not self._waiters:
             self.in_use += 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # the releaser handed its slot over: in_use already counts it
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed over just as we were cancelled: pass it on
+            else:
+                self._waiters.remove(waiter)
+            raise
 
     async def __aexit__(self, *exc: object) -> None:
-        async with self._changed:
-            self.in_use -= 1
-            self._changed.notify()
+        self._release()
+
+    def _release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.in_use -= 1
 
 
 class DeadEndpointWatch:

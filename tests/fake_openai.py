@@ -43,6 +43,7 @@ class FakeOpenAIServer:
         self.responder = responder
         self.delay_s = delay_s
         self.requests: list[dict] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, in arrival order
         self.headers: list[dict] = []  # as sent: names keep the client's case
         self.in_flight_max = 0
         self._in_flight = 0
@@ -79,6 +80,7 @@ class FakeOpenAIServer:
         responder with state (an iterator, a counter) is never called from two threads at once."""
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             self.headers.append(headers)
             if self.script:
                 return self.script.pop(0)
