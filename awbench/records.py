@@ -84,7 +84,8 @@ class Sample:
     record: BenchmarkRecord
     origin: str  # "path:line" or "dataset-id[split]:row", for messages about this sample
     # The record's `record_hash`, computed once: the loader passes the one it computed while checking the
-    # record's text; left empty, it is computed here.
+    # record's text; left empty, it is computed here. (So `dataclasses.replace` with another record must
+    # pass hash="" too.)
     hash: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:

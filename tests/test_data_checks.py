@@ -129,6 +129,14 @@ def test_nesting_up_to_the_limit_is_read(tmp_path):
     assert len(samples) == 1 and problems == []
 
 
+def test_long_runs_of_whitespace_are_checked_in_linear_time(tmp_path):
+    spaces = " " * 200_000  # a backtracking pattern would take hours over these
+    action = f"### Turn 1{spaces}**Action:**{spaces}x{spaces}"
+    path = write(tmp_path / "mcp_test.jsonl", rec(prompt=[action], response=[spaces + "y"], current_prompt=action))
+    samples, problems = read_source(str(path))
+    assert len(samples) == 1 and problems == []
+
+
 def test_an_earlier_empty_action_is_not_the_current_one(tmp_path):
     path = write(tmp_path / "mcp_test.jsonl", rec(prompt=["act", ""], response=["obs", ""], current_prompt="act"))
     samples, problems = read_source(str(path))
