@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_dataset import info_fixture, offline_hub, rec, tiny_tokenizer, write  # noqa: F401
+from test_dataset import info_fixture, rec, tiny_tokenizer, write
 from typer.testing import CliRunner
 
 from awbench import dataset, records
@@ -484,7 +484,8 @@ def test_validate_prints_new_problems_without_a_traceback(tmp_path):
         rec(id=4, response=["", "b"]),
     )
     result = runner.invoke(app, ["data", "validate", str(path)])
-    assert result.exit_code == 2 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
     assert rf"error: {path}:1: response.0: a lone surrogate \ud800 at character 0" in result.output
     assert f"error: {path}:2: id: duplicate JSON key 'id': given 2 times in one object" in result.output
     assert f"error: {path}:3: {TOO_DEEP}" in result.output
