@@ -3,6 +3,8 @@ published benchmark's statistics."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import statistics
 from collections.abc import Callable, Mapping
 
@@ -10,6 +12,7 @@ from pydantic import BaseModel
 
 from awbench.data_problems import DataError
 from awbench.domains import DOMAINS, PUBLISHED_STATS, PUBLISHED_TOTAL
+from awbench.hub import hub_offline, hub_unreachable, no_hub
 from awbench.messages import world_model_messages
 from awbench.records import BenchmarkRecord, Sample
 
@@ -74,20 +77,59 @@ def _mean(values: list[int]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
-def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
-    from transformers import AutoTokenizer  # heavy; only needed for token counts
+TOKENS_EXTRA = "pip install 'awbench[tokens]'"
 
+
+def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
+    local = os.path.exists(name)
+    if not local and (name.startswith((".", "/", "~", "\\")) or name.count("/") > 1):
+        raise DataError(f"no such tokenizer directory: {name} (a Hub tokenizer is named owner/name)")
     try:
-        tok = AutoTokenizer.from_pretrained(name)
+        from transformers import AutoTokenizer  # heavy, and optional: only needed for token counts
+    except ImportError as e:
+        raise DataError(f"counting tokens (--tokenizer) needs {_missing(e, 'transformers')}: {TOKENS_EXTRA}") from None
+
+    offline = hub_offline()
+    unreachable = None if local or offline else hub_unreachable()
+    try:
+        # Without the Hub, only a cached copy can do; asking for it again and again would take a minute.
+        tok = AutoTokenizer.from_pretrained(name, local_files_only=unreachable is not None)
+    except ImportError as e:
+        raise DataError(f"tokenizer {name!r} needs {_missing(e, 'a package')}: {TOKENS_EXTRA}") from None
     except (OSError, ValueError) as e:
-        raise DataError(f"cannot load tokenizer {name!r}: {e}") from None
+        if not local and (offline or unreachable):
+            raise DataError(
+                f"cannot load tokenizer {name!r}: {no_hub(offline, unreachable)}, or pass --tokenizer PATH with "
+                f"a local tokenizer directory."
+            ) from None
+        raise DataError(f"cannot load tokenizer {name!r}: {' '.join(str(e).split())}") from None
+    if tok.chat_template and not _importable("jinja2"):
+        raise DataError(f"tokenizer {name!r} has a chat template, which needs jinja2 to apply: {TOKENS_EXTRA}")
 
     def count(record: BenchmarkRecord) -> int:
         messages = world_model_messages(record)
         if not tok.chat_template:
             return len(tok.encode("\n".join(m["content"] for m in messages)))
-        out = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        try:
+            out = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        except ImportError as e:  # a jinja2 too old for this transformers
+            raise DataError(f"applying the chat template of {name!r} needs {_missing(e, 'jinja2')}: {TOKENS_EXTRA}") from None
         # transformers 5 returns a BatchEncoding by default; older versions a plain list of ids.
         return len(out["input_ids"] if isinstance(out, Mapping) else out)
 
     return count
+
+
+def _missing(error: ImportError, default: str) -> str:
+    """The package an ImportError is about, for a message: "transformers, which is not installed"."""
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        return f"{error.name.split('.')[0]}, which is not installed"
+    return f"{default}, which failed to import ({' '.join(str(error).split())})"
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

@@ -6,16 +6,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+Severity = Literal["error", "warning", "note"]
+
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the input. `line` is a 1-based file line, or a 0-based row of a Hub split."""
+    """One thing wrong with the input. `line` is a 1-based file line, or a 0-based row of a Hub split.
+
+    An "error" makes the record invalid; a "warning" is suspicious and is shown on every run; a "note" is
+    expected and handled on purpose (a repeated sample key), shown by `awbench data validate | info` only.
+    """
 
     path: str
     line: int | None
     field: str | None
     message: str
-    severity: Literal["error", "warning"] = "error"
+    severity: Severity = "error"
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"

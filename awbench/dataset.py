@@ -2,14 +2,23 @@
 Face dataset), validate every record, give each a key and select a subset (`awbench.selection`).
 
 Record-level problems are collected, never raised one at a time, so a user sees everything wrong with a
-file at once; only source-level failures (nothing to read at all) raise `DataError` straight away.
+file at once; only source-level failures (nothing to read at all) raise `DataError` straight away. An
+"error" refuses the record, a "warning" is shown on every run, a "note" (a repeated sample key, expected
+and evaluated) only by `awbench data validate | info`. The README's Data section lists every check.
+
+Loading the full benchmark (about 400 MB) takes about as long as a plain `json.loads` loop over its lines
+(`bench/load_speed.py`): lines are read by jiter where it can, and each sample's hash is computed once,
+while its text is checked, without `json.dumps` (`awbench.records.record_hash`).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-from collections.abc import Mapping
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -18,14 +27,17 @@ from pydantic import ValidationError
 
 from awbench.config import DataSettings
 from awbench.data_problems import DataError, Problem
-from awbench.domains import DOMAINS, FILE_SUFFIX, domain_of_task
+from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
 from awbench.hub import load_hub_dataset
-from awbench.records import BenchmarkRecord, Sample, content_hash
+from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 from awbench.resources import sample_dir
 from awbench.selection import select, unmatched_ids
 
 SAMPLE_SOURCE = "sample"
 HUB_PREFIX = "hf:"
+# Arrays and objects within each other, the record itself counting as one. Benchmark records need 2; past
+# a few hundred, Python's JSON reader and pydantic's serializer give up.
+MAX_NESTING = 100
 
 
 @dataclass
@@ -42,6 +54,7 @@ class _Entry:
     """A valid record and where it was read, before it gets its key."""
 
     record: BenchmarkRecord
+    hash: str
     path: str
     line: int
     origin: str
@@ -85,7 +98,7 @@ def _classify(source: str) -> tuple[Literal["dir", "file", "hub"], str]:
         return "dir", str(sample_dir())
     if source.startswith(HUB_PREFIX):
         ref = os.path.expanduser(source[len(HUB_PREFIX) :])
-        if _looks_like_path(ref) and not os.path.exists(ref):
+        if ref.startswith((".", "/", "~", "\\")) and not os.path.exists(ref):
             raise DataError(f"no such file or directory: {ref}")
         return "hub", ref
     path = Path(source).expanduser()
@@ -93,13 +106,54 @@ def _classify(source: str) -> tuple[Literal["dir", "file", "hub"], str]:
         return "dir", str(path.resolve())
     if path.exists():
         return "file", str(path.resolve())
-    if _looks_like_path(source):
-        raise DataError(f"no such file or directory: {source}")
+    missing = _missing_path(source)
+    if missing:
+        raise DataError(missing)
     return "hub", source
 
 
-def _looks_like_path(text: str) -> bool:
-    return "/" in text and text.startswith((".", "/", "~"))
+# A Hugging Face Hub id: `owner/name`, each of letters, digits, "-", "_" and "." (or a bare legacy `name`).
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+
+
+def _missing_path(source: str) -> str | None:
+    """The message for a source that does not exist and is taken for a local path, so that it is never
+    looked up on the Hub; None for what may be a Hub id. A local path is one that
+
+    - starts with ".", "/", "~" or "\\", or ends in ".jsonl" or ".json";
+    - has a path separator but is not of the Hub id form `owner/name` (so `a/b/c`, `a\\b`, `C:/x`);
+    - is of that form, but `owner` is a local directory (`data/AgentWorldBnch` beside a `data/` folder);
+    - is a single word close to `sample`, the bundled sample (`sampel`, `Sample`, `samples`).
+
+    `hf:NAME` always means the Hub, for a dataset whose id would be taken for a path.
+    """
+    message = f"no such file or directory: {source}"
+    if source.startswith((".", "/", "~", "\\")) or source.lower().endswith((".jsonl", ".json")):
+        return message + _did_you_mean(source)
+    if "/" in source or "\\" in source:
+        if not _HUB_ID.fullmatch(source):
+            return message + _did_you_mean(source)
+        owner = source.split("/", 1)[0]
+        if Path(owner).is_dir():
+            return (f"{message}{_did_you_mean(source)} (taken for a path since {owner}/ is a local directory; for "
+                    f"the Hugging Face dataset {source}, pass hf:{source})")
+        return None
+    if difflib.get_close_matches(source.lower(), [SAMPLE_SOURCE], n=1, cutoff=0.8):
+        return (f"{message}; did you mean 'sample', the sample bundled with awbench? (For a Hugging Face dataset "
+                f"of this name, pass hf:{source})")
+    return None
+
+
+def _did_you_mean(source: str) -> str:
+    """"; did you mean './data/AgentWorldBench'?" when the missing name's folder has a close one."""
+    trimmed = source.rstrip("/\\") or source
+    folder, name = os.path.split(trimmed)
+    try:
+        names = os.listdir(os.path.expanduser(folder or "."))
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+    return f"; did you mean {os.path.join(folder, close[0])!r}?" if close else ""
 
 
 def _directory_files(directory: Path) -> list[Path]:
@@ -128,39 +182,110 @@ def _read_file(path: Path) -> _Read:
     if expected_domain not in DOMAINS:
         expected_domain = None
     read = _Read()
-    offset = 0
-    # Split on "\n" only: records carry U+2028, U+0085 and other characters that str.splitlines breaks on.
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        start, offset = offset, offset + len(raw) + 1
-        if not raw.strip():
+    start, number = 0, 0
+    while start < len(data):
+        # Split on "\n" only: records carry U+2028, U+0085 and other characters that str.splitlines breaks on.
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        raw, line_start, start = data[start:end], start, end + 1
+        if not raw or (raw[0] in b" \t\r\f\v" and not raw.strip()):
             continue
-        obj, problem = _parse_line(raw, number, start, label)
-        if problem is not None:
-            read.problems.append(problem)
+        obj, parse_problems = _parse_line(raw, number, line_start, label)
+        read.problems += parse_problems
+        if obj is None:
             continue
         entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain)
         read.problems += problems
-        if entry is not None:
+        if entry is not None and not parse_problems:
             read.entries.append(entry)
     if not read.entries and not read.problems:
         read.problems.append(Problem(label, None, None, "no records"))
     return read
 
 
-def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, Problem | None]:
+def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, list[Problem]]:
+    """The line's JSON object, or None; and the problems found in reading it. An object with a repeated key
+    comes back (with the last value, as JSON readers keep) so that the rest of it is checked too."""
+    if _fast_loads is not None:
+        try:
+            obj = _fast_loads(raw)
+        except Exception:  # noqa: BLE001 - whatever it is, the standard reader below reads the line or says why
+            pass
+        else:
+            if type(obj) is dict:
+                return obj, []
     try:
         # A byte-order mark may open the file; json.loads rejects it.
         text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as e:
         message = f"not valid UTF-8: byte 0x{raw[e.start]:02x} at byte offset {start + e.start}"
-        return None, Problem(label, number, None, message)
+        return None, [Problem(label, number, None, message)]
+    repeated: list[tuple[dict[str, Any], str, int]] = []
+
+    def pairs_to_dict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) < len(pairs):
+            repeated.extend((obj, key, n) for key, n in Counter(k for k, _ in pairs).items() if n > 1)
+        return obj
+
     try:
-        obj = json.loads(text)
+        obj = json.loads(text, object_pairs_hook=pairs_to_dict)
     except json.JSONDecodeError as e:
-        return None, Problem(label, number, None, f"invalid JSON: {e.msg} (column {e.colno})")
+        return None, [Problem(label, number, None, f"invalid JSON: {e.msg} (column {e.colno})")]
+    except RecursionError:
+        return None, [Problem(label, number, None, _TOO_DEEP)]
     if not isinstance(obj, dict):
-        return None, Problem(label, number, None, f"expected a JSON object, got {_type_name(obj)}")
-    return obj, None
+        return None, [Problem(label, number, None, f"expected a JSON object, got {_type_name(obj)}")]
+    problems = []
+    for inner, key, n in repeated:
+        where = _path_to(obj, inner)
+        name = _field_name(key)
+        message = f"duplicate JSON key {key!r}: given {n} times in one object"
+        problems.append(Problem(label, number, f"{where}.{name}" if where else name, message))
+    return obj, problems
+
+
+def _jiter_loads() -> Callable[[bytes], Any] | None:
+    """jiter (Rust; it comes with the openai package) reads these lines about three times as fast as
+    json.loads. It is used for lines it takes as they are: it refuses what json.loads would read with a
+    problem to report (a repeated key, a lone surrogate, deep nesting) or not at all, and those lines go to
+    json.loads for its messages. Checked here to behave so, else not used."""
+    try:
+        import jiter
+
+        def loads(raw: bytes) -> Any:
+            return jiter.from_json(raw, catch_duplicate_keys=True, cache_mode="keys")
+
+        if loads(b'{"a": ["\\u00e9\\ud83d\\ude00", 1, null]}') != {"a": ["\u00e9\U0001f600", 1, None]}:
+            return None
+        for refused in (b'{"a": 1, "a": 2}', b'"\\ud800"', b"[" * 1000 + b"]" * 1000):
+            try:
+                loads(refused)
+            except ValueError:
+                continue
+            return None
+    except (ImportError, TypeError, ValueError):
+        return None
+    return loads
+
+
+_fast_loads = _jiter_loads()
+
+
+def _path_to(root: dict[str, Any], target: dict[str, Any]) -> str | None:
+    """The field path of the object `target` inside `root` ("" for root itself)."""
+    stack: list[tuple[str, Any]] = [("", root)]
+    while stack:
+        where, value = stack.pop()
+        if value is target:
+            return where
+        children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, child in children:
+            if isinstance(child, (dict, list)):
+                name = str(key) if isinstance(key, int) else _field_name(key)
+                stack.append((f"{where}.{name}" if where else name, child))
+    return None
 
 
 # --- Hugging Face datasets ---------------------------------------------------------------------------------
@@ -199,13 +324,102 @@ def _validate(
     try:
         record = BenchmarkRecord.model_validate(obj)
     except ValidationError as e:
-        return None, _validation_problems(e, path, line) + problems
-    if problems:
+        return None, _validation_problems(e, path, line) + problems + _value_problems(obj.items(), path, line)
+    problems += _value_problems((record.model_extra or {}).items(), path, line)
+    try:
+        # Encoding every string (as hashing does) is what finds text that is not valid Unicode: the fields
+        # are looked through one by one only when that fails.
+        digest = record_hash(record)
+    except UnicodeEncodeError:
+        digest = ""
+        fields = [(name, getattr(record, name)) for name in BenchmarkRecord.model_fields]
+        problems += _value_problems(fields, path, line)
+    problems += _content_problems(record, path, line)
+    if not digest or any(p.severity == "error" for p in problems):
         return None, problems
+    return _Entry(record, digest, path, line, origin, unit), problems
+
+
+_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (arrays and objects within each other)"
+_NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
+
+
+def _value_problems(fields: Iterable[tuple[str, Any]], path: str, line: int) -> list[Problem]:
+    """Text that is not valid Unicode (a lone surrogate, from a JSON escape such as "\\ud800"), in a value
+    or a key, and nesting deeper than MAX_NESTING, in the given top-level fields and all they hold."""
+    problems = []
+    stack: list[tuple[str | None, Any, int]] = []
+    for name, value in fields:
+        if not name.isascii() and (bad := _surrogate(name)):
+            problems.append(Problem(path, line, None, f"key {name!r} has {bad}: {_NOT_UNICODE}"))
+        stack.append((_field_name(name), value, 1))
+    stack.reverse()
+    too_deep: set[str] = set()
+    while stack:
+        where, value, depth = stack.pop()
+        if type(value) is str:
+            if not value.isascii() and (bad := _surrogate(value)):
+                problems.append(Problem(path, line, where, f"{bad}: {_NOT_UNICODE}"))
+            continue
+        if not isinstance(value, (list, dict)):
+            continue
+        top = where.split(".", 1)[0] if where else ""
+        if depth + 1 > MAX_NESTING:
+            if top not in too_deep:
+                too_deep.add(top)
+                problems.append(Problem(path, line, top or None, _TOO_DEEP))
+            continue
+        children: list[tuple[str, Any, int]] = []
+        if isinstance(value, list):
+            children = [(f"{where}.{i}", item, depth + 1) for i, item in enumerate(value)]
+        else:
+            for key, item in value.items():
+                if not key.isascii() and (bad := _surrogate(key)):
+                    problems.append(Problem(path, line, where, f"key {key!r} has {bad}: {_NOT_UNICODE}"))
+                children.append((f"{where}.{_field_name(key)}", item, depth + 1))
+        stack.extend(reversed(children))
+    return problems
+
+
+def _surrogate(text: str) -> str | None:
+    """"a lone surrogate \\ud800 at character 17", or None for text that encodes."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as e:
+        return f"a lone surrogate \\u{ord(text[e.start]):04x} at character {e.start}"
+    return None
+
+
+def _field_name(key: str) -> str:
+    """A key as a part of a field path; escaped if it does not print as itself (as repr escapes a lone
+    surrogate, which could not be printed at all)."""
+    return key if key.isprintable() else ascii(key)[1:-1]
+
+
+# The heading the released files open each action with.
+_ACTION_HEADING = re.compile(r"(?:### Turn \d+\s*)?\*\*Action:\*\*")
+
+
+def _content_problems(record: BenchmarkRecord, path: str, line: int) -> list[Problem]:
+    """What a valid record may still get wrong about its current turn."""
+    problems = []
+    turn = record.turn_idx - 1
+    action, observation = record.action.strip(), record.ground_truth.strip()
+    heading = _ACTION_HEADING.match(action)
+    if not action or (heading and heading.end() == len(action)):  # nothing after the heading: it is stripped
+        message = "the current action is empty" + (" apart from its heading" if action else "")
+        problems.append(Problem(path, line, f"prompt.{turn}", message))
+    if not observation or observation == OBSERVATION_MARKER:
+        message = "the ground truth (the current turn's observation) is empty"
+        message += f" apart from the {OBSERVATION_MARKER} marker" if observation else ""
+        problems.append(Problem(path, line, f"response.{turn}", message, "warning"))
+    if record.total_turns is not None and record.total_turns < record.turn_idx:
+        message = f"total_turns {record.total_turns} is less than turn_idx {record.turn_idx}"
+        problems.append(Problem(path, line, "total_turns", message, "warning"))
     if record.current_prompt is not None and record.current_prompt != record.action:
-        message = f"current_prompt differs from prompt[{record.turn_idx - 1}]; the prompt entry is evaluated"
+        message = f"current_prompt differs from prompt[{turn}]; the prompt entry is evaluated"
         problems.append(Problem(path, line, "current_prompt", message, "warning"))
-    return _Entry(record, path, line, origin, unit), problems
+    return problems
 
 
 def _validation_problems(error: ValidationError, path: str, line: int) -> list[Problem]:
@@ -262,10 +476,11 @@ def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
             other = first[base]
             where = f"{other.unit} {other.line}" if other.path == entry.path else other.origin
             message = f"duplicate key {base}: also at {where}; evaluated as {key}"
-            problems.append(Problem(entry.path, entry.line, None, message, "warning"))
+            # Expected (the released Android file has one) and handled: every row is evaluated.
+            problems.append(Problem(entry.path, entry.line, None, message, "note"))
         else:
             first[base] = entry
-        samples.append(Sample(key=key, record=entry.record, origin=entry.origin))
+        samples.append(Sample(key=key, record=entry.record, origin=entry.origin, hash=entry.hash))
     return samples, problems
 
 

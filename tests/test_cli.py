@@ -123,10 +123,11 @@ def test_data_validate_lists_every_problem(tmp_path):
     assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output
 
 
-def test_data_validate_accepts_the_sample_with_its_duplicate_warning():
+def test_data_validate_accepts_the_sample_with_its_duplicate_note():
     result = invoke("data", "validate", "sample")
     assert result.exit_code == 0, result.output
-    assert "0 errors; 1 warnings" in result.output and "duplicate key android/4/3" in result.output
+    assert "0 errors; 0 warnings; 1 note" in result.output and "note: " in result.output
+    assert "duplicate key android/4/3" in result.output
 
 
 def test_data_info_shows_every_domain():

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import huggingface_hub
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -165,7 +166,7 @@ def test_current_prompt_mismatch_is_a_warning(tmp_path):
 # --- Keys ------------------------------------------------------------------------------------------------
 
 
-def test_duplicate_keys_get_suffixes_and_warnings(tmp_path):
+def test_duplicate_keys_get_suffixes_and_notes(tmp_path):
     path = write(
         tmp_path / "android_test.jsonl",
         rec("android", 5, 3, turns=4),
@@ -180,7 +181,7 @@ def test_duplicate_keys_get_suffixes_and_warnings(tmp_path):
         f"{path}:3: duplicate key android/5/3: also at line 1; evaluated as android/5/3#2",
         f"{path}:4: duplicate key android/5/3: also at line 1; evaluated as android/5/3#3",
     ]
-    assert {p.severity for p in problems} == {"warning"}
+    assert {p.severity for p in problems} == {"note"}  # expected and handled: not repeated on every run
 
 
 def test_duplicate_in_another_file_names_that_file(tmp_path):
@@ -246,7 +247,10 @@ def test_sample_source_is_the_bundled_folder():
     samples, problems = read_source("sample")
     assert samples
     assert samples[0].origin.startswith(str(sample_dir()))
-    assert not [p for p in problems if p.severity == "error"]
+    # Clean: the one repeated Android key (on purpose, as in the released file) is all there is to say.
+    assert [(p.severity, p.message) for p in problems] == [
+        ("note", "duplicate key android/4/3: also at line 3; evaluated as android/4/3#2")
+    ]
 
 
 @pytest.fixture
@@ -261,6 +265,7 @@ def offline_hub(tmp_path, monkeypatch):
     # Both libraries read these at import, so the environment alone no longer reaches them in this process.
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HOME", str(home))
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(home / "hub"))
     monkeypatch.setattr(datasets.config, "HF_CACHE_HOME", str(home))
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", home / "datasets")
@@ -318,12 +323,15 @@ def test_hub_schema_matches_the_record_model():
     assert list(_hub_features(datasets)) == list(BenchmarkRecord.model_fields)
 
 
-def test_unreachable_hub_suggests_local_data(offline_hub):
+def test_offline_hub_suggests_local_data(offline_hub):
     with pytest.raises(DataError) as e:
         read_source("nobody-here/no-such-benchmark")
     message = str(e.value)
-    assert message.startswith("Cannot load the dataset 'nobody-here/no-such-benchmark' from the Hugging Face Hub")
-    assert "no copy is cached under HF_HOME" in message
+    assert message.startswith(
+        "Cannot load the dataset 'nobody-here/no-such-benchmark': HF_HUB_OFFLINE is set and no copy is cached under "
+        "HF_HOME ("
+    )
+    assert "Unset HF_HUB_OFFLINE to download it, set HF_HOME to where a copy is cached, or pass --data PATH" in message
     assert "--data PATH with a local directory of {domain}_test.jsonl files, or --data sample" in message
     assert "\n" not in message
 
@@ -422,7 +430,7 @@ def test_load_samples_raises_on_errors_unless_skip_invalid(tmp_path):
     assert keys(loaded.samples) == ["mcp/1/1", "mcp/1/1#2"]
     assert loaded.skipped == 2
     assert loaded.source == str(path.resolve())
-    assert [(p.line, p.severity) for p in loaded.problems] == [(2, "error"), (3, "error"), (4, "warning")]
+    assert [(p.line, p.severity) for p in loaded.problems] == [(2, "error"), (3, "error"), (4, "note")]
 
 
 def test_load_samples_warns_about_ids_that_match_nothing(tmp_path):
@@ -494,7 +502,13 @@ def test_full_benchmark_needs_every_published_count():
     assert not data_info(samples[1:], "x").is_full_benchmark
 
 
-def tiny_tokenizer(directory: Path, chat_template: str | None) -> str:
+def tiny_tokenizer(directory: Path, chat_template: str | None, need_jinja2: bool = True) -> str:
+    """A word-level tokenizer saved to `directory`; the test is skipped without the `tokens` extra."""
+    reason = "needs the tokens extra: pip install '.[tokens]'"
+    pytest.importorskip("tokenizers", reason=reason)
+    pytest.importorskip("transformers", reason=reason)
+    if chat_template and need_jinja2:
+        pytest.importorskip("jinja2", reason=f"a chat template {reason}")
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -525,6 +539,12 @@ def test_data_info_tokens_without_chat_template(tmp_path):
     assert [d.avg_context_tokens for d in info.domains] == [3.0, 1.0]
 
 
-def test_tokenizer_that_cannot_load_is_a_data_error(tmp_path, offline_hub):
-    with pytest.raises(DataError, match="^cannot load tokenizer 'nobody-here/no-such-tokenizer'"):
+def test_tokenizer_that_cannot_load_offline_is_a_data_error(tmp_path, offline_hub):
+    pytest.importorskip("transformers", reason="needs the tokens extra: pip install '.[tokens]'")
+    with pytest.raises(DataError) as e:
         data_info(info_fixture(), "x", tokenizer="nobody-here/no-such-tokenizer")
+    assert str(e.value) == (
+        f"cannot load tokenizer 'nobody-here/no-such-tokenizer': HF_HUB_OFFLINE is set and no copy is cached under "
+        f"HF_HOME ({huggingface_hub.constants.HF_HOME}). Unset HF_HUB_OFFLINE to download it, set HF_HOME to where a "
+        f"copy is cached, or pass --tokenizer PATH with a local tokenizer directory."
+    )

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from awbench.cli.common import EXIT_USAGE, console
@@ -12,6 +14,7 @@ from awbench.cli.errors import pipeline_errors
 from awbench.data_info import DataInfo, data_info
 from awbench.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
+from awbench.records import Sample
 
 data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True)
 
@@ -26,17 +29,39 @@ def validate(source: SourceArg) -> None:
     """
     with pipeline_errors():
         samples, problems = read_source(source)
-    errors = [p for p in problems if p.severity == "error"]
     for problem in problems:
-        style = "red" if problem.severity == "error" else "yellow"
-        console.print(f"[{style}]{problem.severity}[/]: {problem}", highlight=False, soft_wrap=True)
-    console.print(f"{len(samples)} valid samples; {len(errors)} errors; {len(problems) - len(errors)} warnings")
-    raise typer.Exit(EXIT_USAGE if errors else 0)
+        style = SEVERITY_STYLES[problem.severity]
+        console.print(f"[{style}]{problem.severity}[/]: {escape(str(problem))}", highlight=False, soft_wrap=True)
+    count = Counter(p.severity for p in problems)
+    notes = f"; {_plural(count['note'], 'note')}" if count["note"] else ""
+    summary = f"{_plural(len(samples), 'valid sample')}; {_plural(count['error'], 'error')}; "
+    console.print(summary + _plural(count["warning"], "warning") + notes)
+    raise typer.Exit(EXIT_USAGE if count["error"] else 0)
+
+
+SEVERITY_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _repeats_line(samples: list[Sample]) -> str | None:
+    """One line for `data info` about sample keys that occur more than once, or None."""
+    counts = Counter(s.record.base_key() for s in samples)
+    repeated = [key for key, n in counts.items() if n > 1]
+    if not repeated:
+        return None
+    shown = ", ".join(repeated[:3]) + (", ..." if len(repeated) > 3 else "")
+    rows = sum(counts[key] for key in repeated)
+    verb = "repeats" if len(repeated) == 1 else "repeat"
+    return (f"note: {_plural(len(repeated), 'sample key')} {verb} ({shown}, on {rows} rows); every row is "
+            f"evaluated, the repeats as {repeated[0]}#2 and so on")
 
 
 def _info_table(info: DataInfo) -> Table:
     with_tokens = any(d.avg_context_tokens is not None for d in info.domains)
-    table = Table(title=f"{info.source}" + ("" if info.is_full_benchmark else " (not the full benchmark)"))
+    table = Table(title=escape(info.source) + ("" if info.is_full_benchmark else " (not the full benchmark)"))
     columns = ["domain", "samples", "trajectories", "avg turns", "avg context chars", "max context chars"]
     columns += ["avg context tokens"] if with_tokens else []
     columns += ["published samples", "published avg turns"] if info.is_full_benchmark else []
@@ -62,6 +87,14 @@ def info(
     Example: awbench data info sample --tokenizer Qwen/Qwen3-8B
     """
     with pipeline_errors():
-        samples, _ = read_source(source)
+        samples, problems = read_source(source)
         summary = data_info(samples, resolve_source(source), tokenizer)
     console.print(_info_table(summary))
+    repeats = _repeats_line(samples)
+    if repeats:
+        console.print(escape(repeats), highlight=False, soft_wrap=True)
+    count = Counter(p.severity for p in problems)
+    if count["error"] or count["warning"]:
+        bad = len({(p.path, p.line) for p in problems if p.severity == "error"})
+        left_out = f"{_plural(bad, 'invalid record')} left out, {_plural(count['warning'], 'warning')}"
+        console.print(escape(f"{left_out}: `awbench data validate {source}` lists them"), highlight=False, soft_wrap=True)
