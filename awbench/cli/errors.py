@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from rich.markup import escape
 
 from awbench.backends.baseline import UnknownBaseline
 from awbench.backends.vllm_offline import BackendUnavailable
@@ -26,12 +25,12 @@ def pipeline_errors() -> Iterator[None]:
     try:
         yield
     except DataError as error:
-        # Escaped: the data's own text ("hf:ref[test]", a field named "[/]") and "awbench[tokens]" are not markup.
+        # Not markup: the data's own text ("hf:ref[test]", a field named "[/]"); `fail` escapes its message.
         for problem in error.problems[:MAX_PROBLEMS_SHOWN]:
-            err_console.print(escape(str(problem)), highlight=False, soft_wrap=True)
+            err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
         if len(error.problems) > MAX_PROBLEMS_SHOWN:
             err_console.print(f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)")
-        fail(escape(str(error)))
+        fail(str(error))
     except MissingAPIKey as error:
         fail(f"{error}. For a free offline score without any API, use --judge rules.")
     except FatalAPIError as error:
