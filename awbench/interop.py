@@ -186,6 +186,7 @@ class _Reading:
     problems: list[Problem] = field(default_factory=list)
     unreadable: set[int] = field(default_factory=set)  # lines kept from the data loader (it would fail on them)
     judged_at: int | None = None  # the first line with a judged field
+    judged_by: str = ""  # which
 
 
 def _shown(value: Any) -> str:
@@ -350,8 +351,8 @@ def _read(path: Path, label: str) -> _Reading:
         if obj is None:
             continue
         reading.rows[number] = _Row(number, {k: v for k, v in obj.items() if k in REFERENCE_FIELDS})
-        if reading.judged_at is None and any(k in obj for k in JUDGED_MARKERS):
-            reading.judged_at = number
+        if reading.judged_at is None and (marker := next((k for k in JUDGED_MARKERS if k in obj), None)):
+            reading.judged_at, reading.judged_by = number, marker
     if first_line_read is False:
         _refuse_json_document(path, label, data)
     if reading.rows and not any("gen" in row.fields for row in reading.rows.values()):
@@ -359,7 +360,7 @@ def _read(path: Path, label: str) -> _Reading:
                         f"or judged.jsonl (they add the model's generation, 'gen', to each benchmark record); "
                         f"benchmark data is evaluated with `awbench run --data {label}`")
     for row in reading.rows.values():
-        reading.problems += _row_problems(row, reading.judged_at, label)
+        reading.problems += _row_problems(row, reading, label)
     if not reading.unreadable:
         reading.data = b""  # the data loader reads the file itself
     return reading
@@ -378,7 +379,7 @@ def _refuse_json_document(path: Path, label: str, data: bytes) -> None:
     raise DataError(f"{label} is {what}, not JSON Lines: the reference script writes one JSON object per line")
 
 
-def _row_problems(row: _Row, judged_at: int | None, label: str) -> list[Problem]:
+def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
     """The reference fields of one row: errors for what is wrong, warnings for what is suspicious."""
     problems: list[Problem] = []
     values = row.fields
@@ -404,12 +405,12 @@ def _row_problems(row: _Row, judged_at: int | None, label: str) -> list[Problem]
         for i, item in enumerate(items):
             if not isinstance(item, str):
                 add(f"{name}.{i}", f"expected a string, got {_shown(item)}")
-    if judged_at is None:
+    if reading.judged_at is None:
         return problems
     failed = values.get("failed")
     if "failed" not in values:
-        add("failed", f"missing field: this is a judged.jsonl (line {judged_at} has scores), and every row of one "
-                      "has failed (0.0 or 1.0)")
+        add("failed", f"missing field: this is a judged.jsonl (line {reading.judged_at} has {reading.judged_by}), "
+                      "and every row of one has failed (0.0 or 1.0)")
         failed = None
     elif not _number(failed) or failed not in (0, 1):
         add("failed", f"expected 0.0 or 1.0, got {_shown(failed)}")
@@ -618,6 +619,9 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
     if judged and not judge_model:
         notes.append(f"the judge that scored {label} is not known: recorded as {IMPORTED_PROMPT_SET!r}; give it with "
                      "--judge-model")
+    if judge_model and not judged:
+        notes.append(f"--judge-model {judge_model} is not used: {label} has no scores (a predictions.jsonl); judge the "
+                     "run with `awbench judge`")
     judge_settings = JudgeSettings(kind="llm", model=judge_model or IMPORTED_PROMPT_SET,
                                    prompts=IMPORTED_PROMPT_SET) if judged else None
     config = RunConfig(

@@ -130,7 +130,9 @@ MALFORMED = [
     ("failed-string-number", change(failed="0.0"), ['{f}:2: failed: expected 0.0 or 1.0, got "0.0"']),
     ("failed-nan", line2(lambda t: t.replace('"failed": 0.0', '"failed": NaN')), ["{f}:2: failed: expected 0.0 or 1.0, got NaN"]),
     ("failed-missing", change(failed=DROP),
-     ["{f}:2: failed: missing field: this is a judged.jsonl (line 1 has scores), and every row of one has failed (0.0 or 1.0)"]),
+     ["{f}:2: failed: missing field: this is a judged.jsonl (line 1 has failed), and every row of one has failed (0.0 or 1.0)"]),
+    ("failed-missing-in-the-first-row", lambda rows: lines_of([{k: v for k, v in rows[0].items() if k != "failed"}, *rows[1:]]),
+     ["{f}:1: failed: missing field: this is a judged.jsonl (line 1 has total_score), and every row of one has failed (0.0 or 1.0)"]),
     # gen
     ("gen-number", change(gen=5), ["{f}:2: gen: expected a string, got 5"]),
     ("gen-null", change(gen=None), ["{f}:2: gen: expected a string, got null"]),
@@ -436,9 +438,12 @@ def test_a_predictions_file_with_an_empty_generation_imports_and_is_judged_later
             {**record("os", 2), "gen": ""}]
     path = tmp_path / "predictions.jsonl"
     path.write_bytes(lines_of(rows))
-    result = invoke("import", path, "--run-name", "p", "--output", out)
+    result = invoke("import", path, "--run-name", "p", "--judge-model", "j", "--output", out)
     assert result.exit_code == 0, result.output
     assert f"imported 2 predictions and 0 judgments into {out / 'p'}" in result.output and "overall" not in result.output
+    assert (f"--judge-model j is not used: {path} has no scores (a predictions.jsonl); judge the run with "
+            "`awbench judge`") in result.output.splitlines()
+    assert not (out / "p" / "judges").exists()
     predictions = RunStore(out / "p").predictions.load()
     assert predictions[("os/1/1", 0)].prediction == "os 1 output 1" and predictions[("os/2/1", 0)].status == "empty"
     assert invoke("judge", "p", "--judge", "rules", "--output", out).exit_code == 0
