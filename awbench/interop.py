@@ -1,54 +1,112 @@
 """Files of the reference evaluation script (`eval.py` of the Qwen-AgentWorld release), both ways.
 
 Its `predictions.jsonl` holds each benchmark record plus `gen` (the raw generation, "" when it failed);
-its `judged.jsonl` adds `total_score` (the 1..5 mean), the five dimension scores, `failed` (0.0 or 1.0),
-`strengths`, `weaknesses`, `extracted_output`, `judge_raw_output` and `error_message`.
+its `judged.jsonl` adds `total_score` (the 1..5 mean of the valid scores), the five dimension scores (ints
+1..5, 0 when missing), `failed` (0.0 or 1.0), `strengths`, `weaknesses`, `extracted_output`,
+`judge_raw_output` and `error_message`. Its scores leave the `failed: 1.0` rows out.
+
+Import is strict: every row is checked, its benchmark fields by the data loader, the reference's fields
+here; a file with any error imports nothing, and nothing is coerced without a warning. The run is made in
+a hidden directory beside its place and renamed into place only when complete, so a failed import leaves
+nothing behind. A byte-order mark at the start of the file is accepted (it marks the encoding only), as the
+data loader accepts it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from pydantic import BaseModel
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
-from awbench.data_problems import DataError
-from awbench.dataset import load_samples
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+from awbench.data_problems import DataError, Problem
+from awbench.dataset import LoadedData, load_samples, read_source
 from awbench.domains import DIMENSIONS
+from awbench.evaluations import resolve_judge, score_run
+from awbench.judging import llm_judge_id
 from awbench.predictions import prediction_record
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
-from awbench.scoring import to_100
-from awbench.evaluations import resolve_judge
-from awbench.judging import llm_judge_id
+from awbench.scoring import ScoresFile, to_100
 from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, environment_facts, write_atomic
 
 IMPORTED_PROMPT_SET = "imported"
+# The reference's error_message for a row it did not judge (no generation), and for a verdict it could not read.
+NO_GENERATION = "No model generation"
+JUDGE_FAILED = "Judge scoring failed"
+SCORE_FIELDS = ("total_score", *DIMENSIONS)
+TEXT_FIELDS = ("extracted_output", "judge_raw_output", "error_message")
+LIST_FIELDS = ("strengths", "weaknesses")
+# What the reference script adds to a benchmark record; an exported record carries none of them from before.
+REFERENCE_FIELDS = frozenset({"gen", "failed", *SCORE_FIELDS, *TEXT_FIELDS, *LIST_FIELDS})
+JUDGED_MARKERS = ("failed", *SCORE_FIELDS)  # a row with any of them is a judged.jsonl row
+MAX_NESTING = 100  # arrays and objects within each other, the record counting as one; records need 2
+TOTAL_TOLERANCE = 0.01  # total_score may be rounded
+
+
+# --- Export ------------------------------------------------------------------------------------------------
 
 
 def official_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
+    """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`."""
+    record = {k: v for k, v in sample.record.model_dump(mode="json").items() if k not in REFERENCE_FIELDS}
     gen = "" if prediction is None or prediction.failed else (prediction.raw or prediction.prediction)
-    return {**sample.record.model_dump(mode="json"), "gen": gen}
+    return {**record, "gen": gen}
 
 
-def official_judged(sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None) -> dict[str, Any]:
+def _scored_verdict(judgment: JudgmentRecord) -> dict[str, int] | None:
+    """One verdict's scores, integers as the reference format holds them: the first verdict that has any;
+    else the judgment's dimensions when they are whole numbers (one verdict's)."""
+    for verdict in judgment.verdicts:
+        if verdict.scores:
+            return dict(verdict.scores)
+    if judgment.dimensions and all(float(v).is_integer() for v in judgment.dimensions.values()):
+        return {d: int(v) for d, v in judgment.dimensions.items()}
+    return None
+
+
+def official_judged(sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None,
+                    judge_id: str = "") -> dict[str, Any]:
+    """One judged.jsonl row. What was not scored is a `failed: 1.0` row with the reason in error_message:
+    without a generation as the reference writes it (no total_score), else with total_score 0."""
     row = official_prediction(sample, prediction)
-    extracted = prediction.prediction if prediction else ""
-    if judgment is None or judgment.score is None:
-        reason = "No model generation" if not row["gen"] else (judgment.error if judgment else None) or "Judge scoring failed"
+    if not row["gen"]:
+        if prediction is None:
+            reason = f"{NO_GENERATION} (the run has no prediction for this sample)"
+        elif prediction.error and prediction.error.startswith(NO_GENERATION):  # an imported row's own reason
+            reason = prediction.error
+        else:
+            reason = f"{NO_GENERATION} ({prediction.status}" + (f": {prediction.error})" if prediction.error else ")")
+        return {**row, "failed": 1.0, "error_message": reason}
+    extracted = prediction.prediction if prediction is not None else ""
+    scores = _scored_verdict(judgment) if judgment is not None and judgment.score is not None else None
+    if judgment is None or not scores:
+        if judgment is None:
+            reason = f"Not judged: judge {judge_id} has no verdict on this sample" if judge_id else "Not judged"
+        else:
+            reason = judgment.error or f"{JUDGE_FAILED} ({judgment.status})"
         return {**row, "total_score": 0, "failed": 1.0, "error_message": reason, "extracted_output": extracted}
-    verdict = judgment.verdicts[-1] if judgment.verdicts else None
+    verdict = next((v for v in judgment.verdicts if v.scores), None)
     return {
         **row,
-        "total_score": fmean(judgment.dimensions.values()),
-        **{d: judgment.dimensions.get(d, 0) for d in DIMENSIONS},
+        "total_score": fmean(scores.values()),
+        **{d: scores.get(d, 0) for d in DIMENSIONS},
         "failed": 0.0,
-        "strengths": verdict.strengths if verdict else [],
-        "weaknesses": verdict.weaknesses if verdict else [],
+        "strengths": list(verdict.strengths) if verdict else [],
+        "weaknesses": list(verdict.weaknesses) if verdict else [],
         "extracted_output": extracted,
-        "judge_raw_output": verdict.raw if verdict else "",
+        "judge_raw_output": (verdict.raw or "") if verdict else "",
     }
 
 
@@ -59,29 +117,48 @@ class Export(BaseModel):
 
 def export_official(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
     """predictions.jsonl always; judged.jsonl from an LLM evaluation (the named one, else the primary, else the
-    first), since the reference format holds five rubric scores, which the rule judge does not give. Runs with
-    K > 1 generations export their first generation, the only one the format has room for."""
+    first), since the reference format holds five rubric scores, which the rule judge does not give. Only
+    what the format can hold is written: generation 0 of each sample, one verdict per sample."""
+    if directory.exists() and not directory.is_dir():
+        raise StoreError(f"--official {directory} is a file: give a directory to write predictions.jsonl and "
+                         "judged.jsonl into")
+    if (directory / "run.json").exists():
+        raise StoreError(f"--official {directory} is an awbench run directory: its predictions.jsonl would be "
+                         "replaced; give another directory")
+    manifest = store.read_manifest()
     predictions = store.predictions.load()
     evaluations = [e for e in store.evaluations() if e.read_info().kind == "llm"]
     chosen = resolve_judge(store, judge) if judge is not None else (evaluations[0] if evaluations else None)
-    notes = []
     if chosen is not None and chosen.read_info().kind != "llm":
-        raise StoreError(f"judge {chosen.id} is the rule judge: judged.jsonl holds the five rubric scores of an LLM judge")
+        raise StoreError(f"judge {chosen.id} is the rule judge: judged.jsonl holds the five rubric scores of an "
+                         "LLM judge")
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
     write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get((s.key, 0)))) for s in samples))
-    written = [pred_path]
+    written, notes = [pred_path], []
     if chosen is None:
         notes.append(f"judged.jsonl not written: run {store.name} has no LLM-judge scores, and the reference format "
                      "holds five rubric scores per sample (rule scores have none)")
+        if judged_path.exists():
+            notes.append(f"{judged_path} was left as it was: it is not from this export; remove it, so that it is "
+                         "not read with the new predictions.jsonl")
     else:
         judgments = chosen.judgments.load()
-        write_atomic(judged_path, "".join(
-            _line(official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)))) for s in samples
-        ))
+        rows = [official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
+        write_atomic(judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
-    if store.read_manifest().config.model.generations > 1:
-        notes.append("only the first of each sample's generations was exported: the reference format holds one")
+        unscored = sum(row["failed"] != 0.0 for row in rows)
+        if unscored:
+            notes.append(f"{unscored} of {len(rows)} samples have no score from judge {chosen.id}: written as failed "
+                         "(failed 1.0) with the reason in error_message")
+        verdicts = max([chosen.read_info().settings.samples, *(len(j.verdicts) for j in judgments.values())])
+        if verdicts > 1:
+            notes.append(f"judged.jsonl holds one verdict per sample, the first scored one (judge {chosen.id} gave up "
+                         f"to {verdicts}): the reference format holds one; awbench's scores are their mean")
+    generations = manifest.config.model.generations
+    if generations > 1:
+        notes.append(f"only generation 0 of each sample's {generations} generations was exported: the reference "
+                     "format holds one per sample")
     return Export(written=written, notes=notes)
 
 
@@ -89,66 +166,501 @@ def _line(row: dict[str, Any]) -> str:
     return json.dumps(row, ensure_ascii=False) + "\n"
 
 
-def _read_rows(path: Path) -> list[dict[str, Any]]:
-    """The extra fields of each row of a reference file, in the file's order (already validated by the loader)."""
-    return [json.loads(line) for line in path.read_bytes().decode("utf-8").split("\n") if line.strip()]
+# --- Import: reading and checking --------------------------------------------------------------------------
+
+_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (arrays and objects within each other)"
+_NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
 
 
-def imported_judgment(sample: Sample, row: dict[str, Any]) -> JudgmentRecord | None:
-    """A judged row as a judgment; None when the reference script never judged it (no generation)."""
-    if not row.get("gen"):
+@dataclass
+class _Row:
+    line: int
+    fields: dict[str, Any]  # the reference fields the row has
+
+
+@dataclass
+class _Reading:
+    data: bytes  # the file's bytes; emptied once the rows are read, unless a copy must be made of them
+    sha256: str
+    rows: dict[int, _Row] = field(default_factory=dict)  # line -> row, for every line read as an object
+    problems: list[Problem] = field(default_factory=list)
+    unreadable: set[int] = field(default_factory=set)  # lines kept from the data loader (it would fail on them)
+    judged_at: int | None = None  # the first line with a judged field
+    judged_by: str = ""  # which
+
+
+def _shown(value: Any) -> str:
+    """A value as the file has it, short: 4.7, "4", true, null, NaN; "a list", "an object"."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, str) and len(value) > 40:
+        value = value[:40] + "…"
+    # Text that is not valid Unicode is shown escaped, as it could not be printed.
+    return json.dumps(value, ensure_ascii=isinstance(value, str) and _surrogate(value) is not None)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _name(key: str) -> str:
+    """A key as a part of a field path, escaped when it would not print as itself."""
+    return key if key.isprintable() else ascii(key)[1:-1]
+
+
+def _surrogate(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return f"a lone surrogate \\u{ord(text[error.start]):04x} at character {error.start}"
+    return None
+
+
+def _parse_line(raw: bytes, number: int, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
+    """The line's object and what makes it unreadable for awbench (deep nesting, repeated keys, text that
+    is not Unicode). Lines that are not JSON objects at all give (None, []): the data loader reports them."""
+    try:
+        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark may open the file
+    except UnicodeDecodeError:
+        return None, []
+    repeated: dict[int, list[tuple[str, int]]] = {}
+    keep: list[dict[str, Any]] = []  # keeps the objects alive, so that their ids stay theirs
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) < len(pairs):
+            repeated[id(obj)] = [(k, n) for k, n in Counter(k for k, _ in pairs).items() if n > 1]
+            keep.append(obj)
+        return obj
+
+    try:
+        obj = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError:
+        return None, []
+    except RecursionError:
+        return None, [Problem(label, number, None, _TOO_DEEP)]
+    if not isinstance(obj, dict):
+        return None, []
+    return obj, _structure_problems(obj, repeated, label, number)
+
+
+def _structure_problems(obj: dict[str, Any], repeated: dict[int, list[tuple[str, int]]], label: str,
+                        number: int) -> list[Problem]:
+    problems: list[Problem] = []
+    too_deep: set[str] = set()
+    stack: list[tuple[str | None, Any, int]] = [(None, obj, 1)]
+    while stack:
+        where, value, depth = stack.pop()
+        if isinstance(value, str):
+            if not value.isascii() and (bad := _surrogate(value)):
+                problems.append(Problem(label, number, where, f"{bad}: {_NOT_UNICODE}"))
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        top = where.split(".", 1)[0] if where else None
+        if depth > MAX_NESTING:
+            if top not in too_deep:
+                too_deep.add(top)  # type: ignore[arg-type]
+                problems.append(Problem(label, number, top, _TOO_DEEP))
+            continue
+        children: list[tuple[str | None, Any, int]] = []
+        if isinstance(value, dict):
+            for key, n in repeated.get(id(value), []):
+                path = f"{where}.{_name(key)}" if where else _name(key)
+                message = f"duplicate JSON key {key!r}: given {n} times in one object"
+                problems.append(Problem(label, number, path, message))
+            for key, item in value.items():
+                if not key.isascii() and (bad := _surrogate(key)):
+                    problems.append(Problem(label, number, where, f"key {ascii(key)} has {bad}: {_NOT_UNICODE}"))
+                children.append((f"{where}.{_name(key)}" if where else _name(key), item, depth + 1))
+        else:
+            children = [(f"{where}.{i}", item, depth + 1) for i, item in enumerate(value)]
+        stack.extend(reversed(children))
+    return problems
+
+
+def _awbench_kind(obj: dict[str, Any]) -> str | None:
+    """What awbench file a first record comes from, if it is one."""
+    keys = obj.keys()
+    if {"key", "sample_hash", "status"} <= keys:
+        return "an awbench run's predictions.jsonl"
+    if {"key", "judge", "cache_key"} <= keys:
+        return "an awbench run's judgments.jsonl (judges/<judge id>/judgments.jsonl)"
+    if {"key", "reward"} <= keys:
+        return "an awbench rewards file (awbench score --reward)"
+    if {"config", "data_fingerprint"} <= keys:
+        return "an awbench run's run.json"
+    if {"run", "failure_policy", "domains"} <= keys:
+        return "an awbench scores.json"
+    if {"id", "kind", "settings"} <= keys:
+        return "an awbench run's judge.json (judges/<judge id>/judge.json)"
+    return None
+
+
+def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
+    run_dir = next((d for d in list(path.absolute().parents)[:3] if (d / "run.json").is_file()), None)
+    if run_dir is None:
+        use = "awbench score RUN, awbench leaderboard DIR"
+    else:
+        shown = run_dir if path.is_absolute() else Path(os.path.relpath(run_dir))
+        use = f"awbench score {shown}, awbench leaderboard {shown.parent}"
+    return DataError(f"{label} is {kind}, not a file of the reference script: awbench runs are used as they are, "
+                     f"without importing ({use})")
+
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """(number, line) split on "\n" only, as the data loader splits (records hold U+2028 and the like), one
+    line at a time: a large file is not held twice."""
+    start, number = 0, 0
+    while start <= len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        number += 1
+        yield number, data[start:end]
+        start = end + 1
+
+
+def _read(path: Path, label: str) -> _Reading:
+    """Every line of a reference file read and its reference fields checked; what is wrong with the file as
+    a whole raises DataError in one line."""
+    if path.is_dir():
+        raise DataError(f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"no such file: {label}") from None
+    except OSError as error:
+        raise DataError(f"cannot read {label}: {error.strerror or error}") from None
+    reading = _Reading(data, hashlib.sha256(data).hexdigest())
+    first_line_read: bool | None = None  # whether the first non-blank line is a JSON object
+    for number, raw in _lines(data):
+        if not raw.strip():
+            continue
+        obj, problems = _parse_line(raw, number, label)
+        if first_line_read is None:
+            first_line_read = obj is not None or bool(problems)
+            if obj is not None and (kind := _awbench_kind(obj)):
+                raise _refuse_awbench_file(path, label, kind)
+        if problems:
+            reading.problems += problems
+            reading.unreadable.add(number)
+        if obj is None:
+            continue
+        reading.rows[number] = _Row(number, {k: v for k, v in obj.items() if k in REFERENCE_FIELDS})
+        if reading.judged_at is None and (marker := next((k for k in JUDGED_MARKERS if k in obj), None)):
+            reading.judged_at, reading.judged_by = number, marker
+    if first_line_read is False:
+        _refuse_json_document(path, label, data)
+    if reading.rows and not any("gen" in row.fields for row in reading.rows.values()):
+        raise DataError(f"{label}: no row has a 'gen' field, so this is not the reference script's predictions.jsonl "
+                        f"or judged.jsonl (they add the model's generation, 'gen', to each benchmark record); "
+                        f"benchmark data is evaluated with `awbench run --data {label}`")
+    for row in reading.rows.values():
+        reading.problems += _row_problems(row, reading, label)
+    if not reading.unreadable:
+        reading.data = b""  # the data loader reads the file itself
+    return reading
+
+
+def _refuse_json_document(path: Path, label: str, data: bytes) -> None:
+    """A file whose first line is not a JSON object may be one JSON document (run.json, scores.json, an
+    array of rows): said in one line instead of an error on every line."""
+    try:
+        document = json.loads(data.decode("utf-8-sig"))
+    except (ValueError, RecursionError):
+        return
+    if isinstance(document, dict) and (kind := _awbench_kind(document)):
+        raise _refuse_awbench_file(path, label, kind)
+    what = "a JSON array" if isinstance(document, list) else "one JSON document"
+    raise DataError(f"{label} is {what}, not JSON Lines: the reference script writes one JSON object per line")
+
+
+def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
+    """The reference fields of one row: errors for what is wrong, warnings for what is suspicious."""
+    problems: list[Problem] = []
+    values = row.fields
+
+    def add(name: str | None, message: str, severity: str = "error") -> None:
+        problems.append(Problem(label, row.line, name, message, severity))  # type: ignore[arg-type]
+
+    gen = values.get("gen")
+    if "gen" not in values:
+        add("gen", "missing field: every row of the reference script's files has the generation")
+    elif not isinstance(gen, str):
+        add("gen", f"expected a string, got {_shown(gen)}")
+    for name in TEXT_FIELDS:
+        if name in values and not isinstance(values[name], str):
+            add(name, f"expected a string, got {_shown(values[name])}")
+    for name in LIST_FIELDS:
+        if name not in values:
+            continue
+        items = values[name]
+        if not isinstance(items, list):
+            add(name, f"expected a list of strings, got {_shown(items)}")
+            continue
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                add(f"{name}.{i}", f"expected a string, got {_shown(item)}")
+    if reading.judged_at is None:
+        return problems
+    failed = values.get("failed")
+    if "failed" not in values:
+        add("failed", f"missing field: this is a judged.jsonl (line {reading.judged_at} has {reading.judged_by}), "
+                      "and every row of one has failed (0.0 or 1.0)")
+        failed = None
+    elif not _number(failed) or failed not in (0, 1):
+        add("failed", f"expected 0.0 or 1.0, got {_shown(failed)}")
+        failed = None
+    total = values.get("total_score")
+    if "total_score" in values and not _number(total):
+        add("total_score", f"expected a number, got {_shown(total)}")
+        total = None
+    scores: dict[str, int] = {}
+    for name in DIMENSIONS:
+        if name not in values:
+            if failed == 0:
+                add(name, "missing field: a scored row (failed 0.0) has all five dimension scores, 0 for a missing one")
+            continue
+        value = values[name]
+        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
+            add(name, f"expected an integer score 1..5 (0 for a missing one), got {_shown(value)}")
+        else:
+            scores[name] = int(value)
+    if failed == 1:
+        given = [n for n in SCORE_FIELDS if n in values and _number(values[n]) and values[n] != 0]
+        if given:
+            add("failed", f"1.0, yet the row has scores ({', '.join(given)}): they are left out, as the reference "
+                          "leaves failed rows out", "warning")
+    elif failed == 0:
+        if isinstance(gen, str) and not gen:
+            add("failed", "0.0, but gen is empty: the reference script marks a row without a generation failed (1.0)")
+        for name, value in scores.items():
+            if value == 0:
+                add(name, "0, the reference's mark of a missing score: left out of this sample's mean, as the "
+                          "reference leaves it out", "warning")
+        valid = [v for v in scores.values() if v]
+        if len(scores) == len(DIMENSIONS) and not valid:
+            add("failed", "0.0, but all five dimension scores are 0 (missing): there is no score")
+        complete = len(scores) == len(DIMENSIONS)
+        if total is not None and valid and complete and abs(total - fmean(valid)) > TOTAL_TOLERANCE:
+            add("total_score", f"{_shown(total)} is not {fmean(valid):g}, the mean of the dimension scores: the "
+                               "dimensions are used", "warning")
+    return problems
+
+
+def _data_problems(path: Path, label: str, reading: _Reading) -> tuple[LoadedData | None, list[Problem]]:
+    """The data loader's reading of the benchmark fields, its messages naming the file as `label`. Lines it
+    would fail on (already reported) are blanked in a copy it reads instead; nothing is imported then."""
+    if reading.unreadable:
+        with tempfile.TemporaryDirectory(prefix="awbench-import-") as tmp:
+            copy = Path(tmp) / path.name  # the same name: the loader checks a `{domain}_test.jsonl` name
+            lines = reading.data.split(b"\n")
+            copy.write_bytes(b"\n".join(b"" if i in reading.unreadable else raw for i, raw in enumerate(lines, 1)))
+            _, problems = read_source(str(copy))
+            problems = [p for p in problems if not (p.line is None and p.message == "no records")]
+            return None, _relabelled(problems, str(copy), label)
+    loaded = load_samples(DataSettings(source=str(path.resolve()), skip_invalid=True))
+    return loaded, _relabelled(loaded.problems, str(Path(loaded.source)), label)
+
+
+def _relabelled(problems: list[Problem], old: str, new: str) -> list[Problem]:
+    return [replace(p, path=new) if p.path == old else p for p in problems]
+
+
+# --- Import: the run ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Imported:
+    store: RunStore
+    predictions: int
+    judgments: int
+    judge_id: str | None
+    without_generation: int  # rows with gen "" (failed 1.0 in a judged file)
+    judge_failed: int  # judged rows with failed 1.0 and a generation
+    scores: ScoresFile | None  # the imported evaluation's, when the file is a judged.jsonl
+    warnings: list[Problem]
+    notes: list[str]
+
+
+def imported_judgment(sample: Sample, fields: dict[str, Any]) -> JudgmentRecord | None:
+    """A checked judged row as a judgment; None when the reference script never judged it (no generation)."""
+    if not fields.get("gen"):
         return None
     common = {"key": sample.key, "domain": sample.domain, "judge": "llm", "cache_key": IMPORTED_PROMPT_SET}
-    if float(row.get("failed", 1.0)) != 0.0:
-        return JudgmentRecord(**common, status="failed", error=row.get("error_message") or "judge scoring failed")
-    scores = {d: int(row[d]) for d in DIMENSIONS if isinstance(row.get(d), (int, float)) and 1 <= row[d] <= 5}
+    if fields["failed"] != 0:
+        return JudgmentRecord(**common, status="failed", error=fields.get("error_message") or JUDGE_FAILED)
+    scores = {d: int(fields[d]) for d in DIMENSIONS if fields[d] != 0}
     verdict = VerdictRecord(
         status="complete" if len(scores) == len(DIMENSIONS) else "partial", scores=scores,
-        strengths=list(row.get("strengths") or []), weaknesses=list(row.get("weaknesses") or []),
-        raw=row.get("judge_raw_output"),
+        strengths=list(fields.get("strengths", [])), weaknesses=list(fields.get("weaknesses", [])),
+        raw=fields.get("judge_raw_output"),
     )
     return JudgmentRecord(
         **common, status="ok" if verdict.status == "complete" else "partial",
-        score=to_100(fmean(scores.values())) if scores else None,
-        dimensions={d: float(v) for d, v in scores.items()}, verdicts=[verdict],
+        score=to_100(fmean(scores.values())), dimensions={d: float(v) for d, v in scores.items()}, verdicts=[verdict],
     )
+
+
+def _generation(sample: Sample, fields: dict[str, Any]) -> Generation:
+    """A row's generation as a backend would have returned it; an empty one keeps the reason the file gives."""
+    note = None if fields["gen"] else fields.get("error_message") or NO_GENERATION
+    return Generation(key=sample.key, text=fields["gen"], finish_reason="stop", note=note)
+
+
+def _check_run_name(run_name: str) -> None:
+    if not run_name or run_name in (".", "..") or "/" in run_name or os.sep in run_name or run_name.startswith("."):
+        raise StoreError(f"--run-name {run_name!r} must be a plain name (no '/', not starting with '.'): the run's "
+                         "directory under --output")
+
+
+def _check_target(target: Path, overwrite: bool) -> None:
+    """Refused before anything is written: a file in the way, a run without --overwrite, a directory that
+    is not a run (never removed, even with --overwrite)."""
+    if not target.exists():
+        return
+    if not target.is_dir():
+        raise StoreError(f"{target} exists and is not a directory")
+    if (target / "run.json").exists():
+        if not overwrite:
+            raise StoreError(f"run {target} exists already; use --overwrite to replace it")
+        return
+    if any(target.iterdir()):
+        raise StoreError(f"{target} exists and is not an awbench run (it has no run.json); choose another "
+                         "--run-name, or remove it")
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+DIR_MODE = 0o777 & ~_UMASK  # what mkdir would give; mkdtemp makes 0700 directories
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _staging(output: Path, run_name: str) -> Iterator[Path]:
+    """A hidden directory beside the run's place, removed on any error (with --output, if made for it)."""
+    made_output = not output.exists()
+    output.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=output, prefix=f".{run_name}.importing-"))
+    try:
+        os.chmod(staging, DIR_MODE)
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        if made_output:
+            try:
+                output.rmdir()
+            except OSError:
+                pass  # something else is in it now
+        raise
+
+
+def _move_into_place(staging: Path, target: Path, overwrite: bool) -> None:
+    """Rename the complete run into place; a run there (with --overwrite) is moved aside under its lock,
+    then removed, and put back if the rename fails."""
+    with ExitStack() as stack:
+        aside = None
+        if overwrite and (target / "run.json").exists():
+            stack.enter_context(RunStore(target).locked())
+            aside = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.replaced-"))
+            os.rename(target, aside)  # onto the empty directory mkdtemp made
+        try:
+            os.rename(staging, target)
+        except OSError as error:
+            if aside is not None:
+                os.rename(aside, target)  # the replaced run, back as it was
+            elif target.exists():
+                raise StoreError(f"run {target} exists already (made while importing); use --overwrite to "
+                                 "replace it") from None
+            raise StoreError(f"cannot rename {staging} to {target}: {error.strerror or error}") from None
+    _fsync_dir(target.parent)
+    if aside is not None:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def import_official(path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None,
-                    overwrite: bool = False) -> tuple[RunStore, int, int]:
-    """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Returns (store, predictions, judgments)."""
-    data_settings = DataSettings(source=str(path.resolve()))
-    loaded = load_samples(data_settings)
-    rows = _read_rows(path)
-    if len(rows) != len(loaded.samples) or any("gen" not in row for row in rows):
-        raise DataError(f"{path}: not a reference predictions/judged file: every line needs a 'gen' field")
-    judged = any("failed" in row or "total_score" in row for row in rows)
-    judge_settings = JudgeSettings(kind="llm", model=judge_model or IMPORTED_PROMPT_SET, prompts=IMPORTED_PROMPT_SET) if judged else None
+                    overwrite: bool = False) -> Imported:
+    """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any
+    error raises DataError listing every problem (`problems`), with nothing written."""
+    _check_run_name(run_name)
+    label = str(path)
+    reading = _read(path, label)
+    loaded, data_problems = _data_problems(path, label, reading)
+    problems = sorted(data_problems + reading.problems, key=lambda p: p.line or 0)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors or loaded is None:
+        raise DataError(f"{label}: {len(errors)} error(s) in the file; nothing was imported: fix them, then import "
+                        "again", problems=problems)
+    rows = {row.line: row.fields for row in reading.rows.values()}
+    lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
+    if sorted(lines) != sorted(rows):
+        raise DataError(f"{label} changed while it was read; nothing was imported: import it again")
+
+    judged = reading.judged_at is not None
+    notes: list[str] = []
+    predictions = [prediction_record(s, _generation(s, rows[n])) for s, n in zip(loaded.samples, lines)]
+    for prediction, n in zip(predictions, lines):
+        if judged and prediction.failed and rows[n]["gen"] and rows[n]["failed"] == 0:
+            problems.append(Problem(label, n, "gen", "holds no prediction once its thinking is removed: awbench "
+                                    "counts it as a failed generation, where the reference scored it", "warning"))
+    problems.sort(key=lambda p: p.line or 0)
+    judgments = [imported_judgment(s, rows[n]) for s, n in zip(loaded.samples, lines)] if judged else []
+    if judged and not judge_model:
+        notes.append(f"the judge that scored {label} is not known: recorded as {IMPORTED_PROMPT_SET!r}; give it with "
+                     "--judge-model")
+    if judge_model and not judged:
+        notes.append(f"--judge-model {judge_model} is not used: {label} has no scores (a predictions.jsonl); judge the "
+                     "run with `awbench judge`")
+    judge_settings = JudgeSettings(kind="llm", model=judge_model or IMPORTED_PROMPT_SET,
+                                   prompts=IMPORTED_PROMPT_SET) if judged else None
     config = RunConfig(
-        run_name=run_name, output=output, data=data_settings,
+        run_name=run_name, output=output, data=DataSettings(source=str(path.resolve())),
         model=ModelSettings(model=model or path.stem, backend="imported"), judge=judge_settings,
+        # The reference leaves failed rows out of its means (awbench's default counts a failed generation as 0).
+        scoring=ScoringSettings(failure_policy="exclude") if judged else ScoringSettings(),
     )
-    store = RunStore(config.run_dir)
-    if store.exists() and not overwrite:
-        raise DataError(f"run {store.path} exists already; use --overwrite to replace it")
     judge_id = llm_judge_id(judge_settings, IMPORTED_PROMPT_SET, "") if judge_settings else None
+    described = {"protocol": "imported", "prompt_set": IMPORTED_PROMPT_SET, "prompt_sha256": "",
+                 "source": str(path.resolve()), "source_sha256": reading.sha256}
     manifest = RunManifest(
         config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint, samples=len(loaded.samples),
-        primary_judge=judge_id, **environment_facts(),
+        primary_judge=judge_id, primary_described=described if judged else {}, **environment_facts(),
     )
-    store.create(manifest, overwrite=overwrite)
-    judgments = 0
-    with store.predictions.appender() as append:
-        for sample, row in zip(loaded.samples, rows):
-            append(prediction_record(sample, Generation(key=sample.key, text=row["gen"], finish_reason="stop")))
-    if judge_settings is not None and judge_id is not None:
-        evaluation = store.evaluation(judge_id)
-        evaluation.ensure(JudgeInfo(id=judge_id, kind="llm", settings=judge_settings,
-                                    described={"protocol": "imported", "prompt_set": IMPORTED_PROMPT_SET, "prompt_sha256": ""}))
-        with evaluation.judgments.appender() as append:
-            for sample, row in zip(loaded.samples, rows):
-                judgment = imported_judgment(sample, row)
-                if judgment is not None:
-                    append(judgment)
-                    judgments += 1
-    return store, len(rows), judgments
+    target = config.run_dir
+    _check_target(target, overwrite)
+
+    with _staging(output, run_name) as staging:
+        store = RunStore(staging)
+        with store.predictions.appender() as append:
+            for prediction in predictions:
+                append(prediction)
+        if judge_settings is not None and judge_id is not None:  # a judged file: its evaluation
+            evaluation = store.evaluation(judge_id)
+            evaluation.ensure(JudgeInfo(id=judge_id, kind="llm", settings=judge_settings, described=described))
+            with evaluation.judgments.appender() as append:
+                for judgment in judgments:
+                    if judgment is not None:
+                        append(judgment)
+        store.write_manifest(manifest)  # last: a directory without run.json is no run to anything that looks
+        _move_into_place(staging, target, overwrite)
+
+    store = RunStore(target)
+    scores = score_run(store, loaded.samples).get(judge_id or "") if judged else None
+    return Imported(
+        store=store, predictions=len(predictions), judgments=sum(j is not None for j in judgments),
+        judge_id=judge_id,
+        without_generation=sum(not rows[n]["gen"] for n in lines),
+        judge_failed=sum(bool(rows[n]["gen"]) and rows[n]["failed"] != 0 for n in lines) if judged else 0,
+        scores=scores, warnings=[p for p in problems if p.severity == "warning"], notes=notes,
+    )

@@ -8,15 +8,18 @@ from typing import Annotated, Optional
 import typer
 
 from awbench import pipeline
-from awbench.cli.common import OutputOption, console, err_console, open_run
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
+from awbench.data_problems import DataError, Problem
 from awbench.interop import export_official, import_official
 
 
 def export(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
-    official: Annotated[Path, typer.Option("--official", help="Directory to write predictions.jsonl and judged.jsonl into.")],
-    judge: Annotated[Optional[str], typer.Option("--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. [default: the primary]")] = None,
+    official: Annotated[Path, typer.Option(
+        "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")],
+    judge: Annotated[Optional[str], typer.Option(
+        "--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. [default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
     """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores).
@@ -26,30 +29,58 @@ def export(
     store = open_run(run, output)
     with pipeline_errors():
         export = export_official(store, pipeline.run_samples(store), official, judge)
-    console.print("wrote " + " and ".join(str(p) for p in export.written), highlight=False)
+    written = " and ".join(str(p) for p in export.written)
+    console.print(f"wrote {written}", highlight=False, markup=False, soft_wrap=True)
     for note in export.notes:
-        err_console.print(note, highlight=False, soft_wrap=True)
+        err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+
+
+def _print_problem(problem: Problem) -> None:
+    style = "red" if problem.severity == "error" else "yellow"
+    err_console.print(f"{problem.severity}: {problem}", style=style, highlight=False, markup=False, soft_wrap=True)
 
 
 def import_(
     file: Annotated[Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl.")],
     run_name: Annotated[str, typer.Option("--run-name", help="Name of the run to create.")],
-    model: Annotated[Optional[str], typer.Option("--model", help="Model name to record (default: the file name).")] = None,
-    judge_model: Annotated[Optional[str], typer.Option("--judge-model", help="Judge that produced judged.jsonl.")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="Model name to record (default: the file name).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(
+        "--judge-model", help="Judge that produced judged.jsonl (recorded as the evaluation's judge).")] = None,
     output: OutputOption = Path("results"),
-    overwrite: Annotated[bool, typer.Option("--overwrite")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a run of that name.")] = False,
 ) -> None:
     """Make a run from the reference script's files, to score, compare and rank them.
+
+    Every row is checked first: a file with any error imports nothing, and every problem is listed.
 
     Example: awbench import results/judged.jsonl --run-name qwen-aw-35b-official --judge-model gpt-5.2-2025-12-11
     """
     with pipeline_errors():
-        store, predictions, judgments = import_official(file, run_name, output, model, judge_model, overwrite)
-        primary = store.read_manifest().primary_judge
-        scores = pipeline.score(store, pipeline.run_samples(store)).get(primary or "") if judgments else None
-    console.print(f"imported {predictions} predictions and {judgments} judgments into {store.path}")
-    if scores is not None:
-        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)" if scores.overall is not None else "nothing scored")
+        try:
+            result = import_official(file, run_name, output, model, judge_model, overwrite)
+        except DataError as error:
+            for problem in error.problems:  # all of them: `awbench data validate` would not list the reference fields
+                _print_problem(problem)
+            fail(str(error))
+    for problem in result.warnings:
+        _print_problem(problem)
+    for note in result.notes:
+        err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"imported {result.predictions} predictions and {result.judgments} judgments into "
+                  f"{result.store.path}", highlight=False, markup=False, soft_wrap=True)
+    if result.judge_id is None:
+        return
+    failed = result.without_generation + result.judge_failed
+    if failed:
+        console.print(f"{failed} rows failed (failed 1.0: {result.without_generation} without a generation, "
+                      f"{result.judge_failed} the judge could not score): left out of the scores, as the reference "
+                      "leaves them out (failure policy exclude)", highlight=False, markup=False, soft_wrap=True)
+    scores = result.scores
+    if scores is None or scores.overall is None:
+        console.print("nothing scored")
+    else:
+        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
 
 
 def register(app: typer.Typer) -> None:
