@@ -182,6 +182,7 @@ def _read_file(path: Path) -> _Read:
     if expected_domain not in DOMAINS:
         expected_domain = None
     read = _Read()
+    shared: dict[str, str] = {}
     start, number = 0, 0
     while start < len(data):
         # Split on "\n" only: records carry U+2028, U+0085 and other characters that str.splitlines breaks on.
@@ -195,6 +196,7 @@ def _read_file(path: Path) -> _Read:
         read.problems += parse_problems
         if obj is None:
             continue
+        _share_turns(obj, shared)
         entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain)
         read.problems += problems
         if entry is not None and not parse_problems:
@@ -202,6 +204,18 @@ def _read_file(path: Path) -> _Read:
     if not read.entries and not read.problems:
         read.problems.append(Problem(label, None, None, "no records"))
     return read
+
+
+def _share_turns(obj: dict[str, Any], shared: dict[str, str]) -> None:
+    """The turns of one trajectory repeat in each of its evaluated samples (every record holds the history so
+    far): one string object for each distinct text, so the data is held in memory about once, not once per
+    sample."""
+    for name in ("prompt", "response"):
+        turns = obj.get(name)
+        if type(turns) is list:
+            obj[name] = [shared.setdefault(t, t) if type(t) is str else t for t in turns]
+    if type(obj.get("system_str")) is str:
+        obj["system_str"] = shared.setdefault(obj["system_str"], obj["system_str"])
 
 
 def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, list[Problem]]:

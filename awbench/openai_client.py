@@ -1,7 +1,7 @@
-"""The one way awbench talks to OpenAI-compatible endpoints, for candidate models and LLM judges alike.
+"""How awbench talks to OpenAI-compatible endpoints, for candidate models and LLM judges alike: the policy
+around the HTTP client (`awbench.chat_client`).
 
-- `make_client`: an `AsyncOpenAI` without retries of its own (ours count every attempt against one budget).
-- `post_chat`: one chat completion through the SDK's lean path.
+- `api_key`: the key from the environment, registered for masking.
 - Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried with
   exponential backoff and jitter, honouring `Retry-After`; the same command retries them again later. Other
   4xx (a wrong key, a retired model, a malformed request) are permanent: the caller decides what they mean.
@@ -17,16 +17,11 @@ import os
 import random
 import re
 from collections import deque
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
 
 import openai
-from openai.types.chat import ChatCompletion
 
-from awbench.records import Usage
+from awbench.chat_client import ChatClient, MalformedResponse
 from awbench.redact import redact, register_secret
-
-T = TypeVar("T")
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
@@ -61,25 +56,6 @@ def api_key(base_url: str | None, api_key_env: str | None, option: str = "--api-
     return "EMPTY"
 
 
-def make_client(base_url: str | None, key: str, timeout: float) -> openai.AsyncOpenAI:
-    """The key is read from the environment by `api_key` and never stored anywhere else."""
-    return openai.AsyncOpenAI(base_url=base_url, api_key=key, timeout=timeout, max_retries=0)
-
-
-async def post_chat(client: openai.AsyncOpenAI, body: dict[str, Any]) -> ChatCompletion:
-    """`client.post` rather than `chat.completions.create`: the latter first walks the whole request through
-    the SDK's type-driven transform, ~3 ms of CPU per request (docs/performance.md). Errors and parsing are the
-    same. A body that is not a completion (an HTML page sent with 200) raises MalformedResponse."""
-    completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
-    if not isinstance(completion, ChatCompletion) or not getattr(completion, "choices", None):
-        raise MalformedResponse(f"the response is not a chat completion: {redact(str(completion)[:200])!r}")
-    return completion
-
-
-class MalformedResponse(ValueError):
-    """A 200 response whose body is not a usable chat completion: transient, like a dropped connection."""
-
-
 def is_connection_error(error: BaseException) -> bool:
     return isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError)
 
@@ -112,20 +88,6 @@ def wait_before_retry(error: BaseException, attempt: int) -> float:
     return server_says if server_says is not None else backoff_seconds(attempt)
 
 
-async def with_retries(call: Callable[[], Awaitable[T]], max_retries: int) -> T:
-    """Run `call` until it succeeds, fails with a non-retryable error, or `max_retries` retries are spent:
-    at most 1 + max_retries calls."""
-    attempt = 1
-    while True:
-        try:
-            return await call()
-        except Exception as error:
-            if not is_retryable(error) or attempt > max_retries:
-                raise
-            await asyncio.sleep(wait_before_retry(error, attempt))
-            attempt += 1
-
-
 # vLLM 0.32: "This model's maximum context length is N tokens. However, your prompt contains M input tokens..."
 # (or "...M characters...") and "Input length (M) exceeds model's maximum context length (N)."; older vLLM and
 # OpenAI: "...maximum context length is N tokens. However, you requested M tokens..."; SGLang: "...longer than
@@ -150,28 +112,6 @@ def error_summary(error: BaseException) -> str:
     else:
         text = f"{type(error).__name__}: {error}"
     return redact(text)
-
-
-def usage_of(reported: Any) -> Usage:
-    """The usage a server reported, cached prompt tokens included (priced at the cached rate)."""
-    if reported is None:
-        return Usage()
-    prompt_details = getattr(reported, "prompt_tokens_details", None)
-    completion_details = getattr(reported, "completion_tokens_details", None)
-    return Usage(
-        prompt_tokens=getattr(reported, "prompt_tokens", None),
-        completion_tokens=getattr(reported, "completion_tokens", None),
-        cached_tokens=getattr(prompt_details, "cached_tokens", None),
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
-    )
-
-
-def split_reasoning(message: Any) -> tuple[str | None, str | None]:
-    """(content, reasoning) of a chat message. Servers running a reasoning parser return thinking in an
-    extra field: vLLM 0.32 names it `reasoning`, older vLLM and some providers `reasoning_content`."""
-    extra = getattr(message, "model_extra", None) or {}
-    reasoning = extra.get("reasoning") or extra.get("reasoning_content")
-    return message.content, reasoning
 
 
 # --- Endpoints shared by the stages of one run ----------------------------------------------------------------
@@ -258,12 +198,12 @@ def normalize_url(url: str | None) -> str:
     return (url or "https://api.openai.com/v1").rstrip("/").lower()
 
 
-async def check_endpoint(client: openai.AsyncOpenAI, url: str | None, role: str) -> None:
+async def check_endpoint(client: ChatClient, role: str) -> None:
     """Before anything is sent: the endpoint answers a models listing, and accepts the key. A server without
     the listing (404) answered, which is all this asks."""
-    where = f"{role} endpoint {url or 'https://api.openai.com/v1'}"
+    where = f"{role} endpoint {client.base_url}"
     try:
-        await asyncio.wait_for(client.models.list(), CHECK_TIMEOUT_S)
+        await asyncio.wait_for(client.list_models(), CHECK_TIMEOUT_S)
     except openai.NotFoundError:
         return
     except openai.AuthenticationError as error:

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion
 
 from awbench.backends import GenerationRequest
+from awbench.chat_client import ChatClient, Completion
 from awbench.config import ModelSettings
 from awbench.openai_client import (
     FATAL_STATUS,
@@ -37,11 +37,7 @@ from awbench.openai_client import (
     error_summary,
     is_context_overflow,
     is_retryable,
-    make_client,
     normalize_url,
-    post_chat,
-    split_reasoning,
-    usage_of,
     wait_before_retry,
 )
 from awbench.records import Generation
@@ -64,20 +60,18 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
     return body | settings.extra_body
 
 
-def to_generation(request: GenerationRequest, completion: ChatCompletion, latency_s: float) -> Generation:
+def to_generation(request: GenerationRequest, completion: Completion, latency_s: float) -> Generation:
     """Raw content and reasoning are kept as the server sent them: the pipeline parses thinking. With a
     reasoning parser and thinking never closed, vLLM sends `content: null` and everything as reasoning."""
-    choice = completion.choices[0]
-    content, reasoning = split_reasoning(choice.message)
-    refused = "the endpoint's content filter refused to answer" if choice.finish_reason == "content_filter" else None
+    refused = "the endpoint's content filter refused to answer" if completion.finish_reason == "content_filter" else None
     return Generation(
         key=request.key,
         generation=request.generation,
-        text=content,
-        reasoning=reasoning,
-        finish_reason=choice.finish_reason,
+        text=completion.content,
+        reasoning=completion.reasoning,
+        finish_reason=completion.finish_reason,
         error=refused,
-        usage=usage_of(completion.usage),
+        usage=completion.usage,
         latency_s=latency_s,
     )
 
@@ -85,7 +79,7 @@ def to_generation(request: GenerationRequest, completion: ChatCompletion, latenc
 @dataclass
 class _Endpoint:
     url: str
-    client: openai.AsyncOpenAI
+    client: ChatClient
     limit: SharedLimit
     watch: DeadEndpointWatch
     in_flight: int = 0
@@ -102,12 +96,12 @@ class OpenAIBackend:
     async def check(self) -> None:
         """Each endpoint answers before the first request (`check_endpoint`)."""
         for endpoint in self.endpoints:
-            await check_endpoint(endpoint.client, endpoint.url, "candidate")
+            await check_endpoint(endpoint.client, "candidate")
 
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
 
-    async def _attempt(self, body: dict[str, Any], started: list[float]) -> ChatCompletion:
+    async def _attempt(self, body: dict[str, Any], started: list[float]) -> Completion:
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
@@ -119,9 +113,9 @@ class OpenAIBackend:
             endpoint.in_flight -= 1
 
     @staticmethod
-    async def _watched(endpoint: _Endpoint, body: dict[str, Any]) -> ChatCompletion:
+    async def _watched(endpoint: _Endpoint, body: dict[str, Any]) -> Completion:
         try:
-            completion = await post_chat(endpoint.client, body)
+            completion = await endpoint.client.chat(body)
         except Exception as error:
             endpoint.watch.record(error)
             raise
@@ -194,11 +188,8 @@ def endpoint_urls(settings: ModelSettings) -> list[str | None]:
     return list(settings.base_urls) or [os.environ.get("OPENAI_BASE_URL")]
 
 
-def clients(settings: ModelSettings) -> list[tuple[str | None, openai.AsyncOpenAI]]:
-    return [
-        (url, make_client(url, api_key(url, settings.api_key_env), settings.request_timeout))
-        for url in endpoint_urls(settings)
-    ]
+def clients(settings: ModelSettings) -> list[tuple[str | None, ChatClient]]:
+    return [(url, ChatClient(url, api_key(url, settings.api_key_env), settings.request_timeout)) for url in endpoint_urls(settings)]
 
 
 def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenAIBackend:

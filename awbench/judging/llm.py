@@ -29,9 +29,10 @@ from awbench.judging.cost import (
 from awbench.judging.prompts import BUILTIN_SETS, PromptSet, load_prompt_set, render_messages
 from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
+from awbench.chat_client import ChatClient, Completion
 from awbench.openai_client import (
-    FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_context_overflow, is_retryable, make_client,
-    post_chat, split_reasoning, usage_of, wait_before_retry,
+    FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_context_overflow, is_retryable,
+    wait_before_retry,
 )
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord, content_hash
 
@@ -88,17 +89,17 @@ class LLMJudge:
         self._official_api = self._base_url is None or urlparse(self._base_url).hostname == "api.openai.com"
         self._limit = endpoints.limit(self._base_url, settings.concurrency)
         self._watch = endpoints.watch(self._base_url)
-        self._client: openai.AsyncOpenAI | None = None
+        self._client: ChatClient | None = None
 
     @property
-    def client(self) -> openai.AsyncOpenAI:
+    def client(self) -> ChatClient:
         if self._client is None:
-            self._client = make_client(self._base_url, require_key(self.settings), self.settings.request_timeout)
+            self._client = ChatClient(self._base_url, require_key(self.settings), self.settings.request_timeout)
         return self._client
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
-        await check_endpoint(self.client, self._base_url, "judge")
+        await check_endpoint(self.client, "judge")
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -205,18 +206,15 @@ class LLMJudge:
             seed = _seed(key, index, attempt)
             try:
                 completion = await self._complete(messages, seed)
-                choice = completion.choices[0]
-                content, reasoning = split_reasoning(choice.message)
-                if not isinstance(content, (str, type(None))):
-                    raise TypeError(f"message content is {type(content).__name__}, not text")
             except Exception as error:
                 verdict = self._failed_call(error, seed)
                 call_usage, output_chars = Usage(), 0
                 if verdict.transient and attempt < budget:
                     wait = wait_before_retry(error, attempt)
             else:
-                verdict = verdict_record(content, reasoning, choice.finish_reason, seed, prediction)
-                call_usage, output_chars = usage_of(completion.usage), len(content or "") + len(reasoning or "")
+                verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed, prediction)
+                call_usage = completion.usage
+                output_chars = len(completion.content or "") + len(completion.reasoning or "")
             usage = add_usage(usage, call_usage)
             if self.price and verdict.status != "error":
                 cost += call_cost(self.price, call_usage, prompt_estimate, tokens_for_chars(output_chars))
@@ -237,14 +235,14 @@ class LLMJudge:
             if error.status_code in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None
             return VerdictRecord(status="error", error=error_summary(error), seed=seed)
-        if is_retryable(error) or isinstance(error, (ValueError, TypeError, AttributeError, IndexError)):
+        if is_retryable(error):
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)
         raise error  # EndpointDown stopping the run, or a bug
 
-    async def _complete(self, messages: Messages, seed: int) -> Any:
+    async def _complete(self, messages: Messages, seed: int) -> Completion:
         async with self._limit:
             try:
-                completion = await post_chat(self.client, self._request_body(messages, seed))
+                completion = await self.client.chat(self._request_body(messages, seed))
             except Exception as error:
                 self._watch.record(error)
                 raise

@@ -1,0 +1,162 @@
+"""An OpenAI-compatible endpoint over aiohttp: POST /chat/completions and GET /models, nothing else.
+
+Why not the openai SDK's client: at the benchmark's size (bodies of 100-250 KB) its request path costs
+about 2.8 ms of CPU per request, this one about 0.5 ms (bench/transport_cpu.py, docs/performance.md), and
+one Python process sends thousands of them. Bodies are encoded once with pydantic-core and answers read with
+jiter. Errors are raised as the SDK's exception classes (`openai.APIStatusError` subclasses by status,
+`APIConnectionError`, `APITimeoutError`), so that what is retried, what stops a run and how it is reported
+stays one policy (`awbench.openai_client`). Proxies (`HTTPS_PROXY`, `NO_PROXY`...) are honoured, and OpenAI's
+organisation and project variables are sent as the SDK sends them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import urllib.request
+from urllib.parse import urlsplit
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+import httpx
+import jiter
+import openai
+import pydantic_core
+
+import awbench
+from awbench.records import Usage
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_STATUS_ERRORS: dict[int, type[openai.APIStatusError]] = {
+    400: openai.BadRequestError, 401: openai.AuthenticationError, 403: openai.PermissionDeniedError,
+    404: openai.NotFoundError, 409: openai.ConflictError, 422: openai.UnprocessableEntityError,
+    429: openai.RateLimitError,
+}
+_HEADER_VARIABLES = {"OPENAI_ORG_ID": "OpenAI-Organization", "OPENAI_PROJECT_ID": "OpenAI-Project"}
+
+
+class MalformedResponse(ValueError):
+    """A 200 response whose body is not a usable chat completion: transient, like a dropped connection."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What awbench reads of a chat completion."""
+
+    content: str | None
+    reasoning: str | None  # thinking in a separate field (vLLM 0.32: `reasoning`; others `reasoning_content`)
+    finish_reason: str | None
+    usage: Usage
+
+
+class ChatClient:
+    """One endpoint. The session is made on first use, inside the event loop that uses it."""
+
+    def __init__(self, base_url: str | None, api_key: str, timeout: float) -> None:
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
+                         "User-Agent": f"awbench/{awbench.__version__}"}
+        self._headers |= {header: os.environ[v] for v, header in _HEADER_VARIABLES.items() if os.environ.get(v)}
+        self._session: aiohttp.ClientSession | None = None
+        # The environment's proxy, looked up once: aiohttp's trust_env reads ~/.netrc on every request.
+        self._proxy = None if urllib.request.proxy_bypass(urlsplit(self.base_url).hostname or "") else \
+            urllib.request.getproxies().get(urlsplit(self.base_url).scheme)
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            # No connection limit here: the callers bound what is in flight.
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers)
+        return self._session
+
+    async def chat(self, body: dict[str, Any]) -> Completion:
+        data = parse_json(await self._request("POST", "/chat/completions", encode(body)))
+        return read_completion(data)
+
+    async def list_models(self) -> None:
+        await self._request("GET", "/models", None)
+
+    async def _request(self, method: str, path: str, data: bytes | None) -> bytes:
+        url = self.base_url + path
+        try:
+            async with self._open().request(method, url, data=data, timeout=self.timeout, proxy=self._proxy) as response:
+                raw = await response.read()
+                if response.status >= 400:
+                    raise status_error(method, url, response.status, dict(response.headers), raw)
+                return raw
+        except asyncio.TimeoutError:
+            raise openai.APITimeoutError(request=httpx.Request(method, url)) from None
+        except aiohttp.ClientError as error:
+            raise openai.APIConnectionError(message=f"{type(error).__name__}: {error}",
+                                            request=httpx.Request(method, url)) from None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+def encode(body: dict[str, Any]) -> bytes:
+    try:
+        return pydantic_core.to_json(body)
+    except pydantic_core.PydanticSerializationError:  # text that UTF-8 cannot hold: escaped, as json.dumps does
+        return json.dumps(body).encode()
+
+
+def parse_json(raw: bytes) -> Any:
+    """jiter first; json.loads for what jiter refuses (a lone surrogate escape, which json.loads keeps)."""
+    try:
+        return jiter.from_json(raw)
+    except ValueError:
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            raise MalformedResponse(f"the response is not JSON: {raw[:200]!r}") from None
+
+
+def read_completion(data: Any) -> Completion:
+    try:
+        choice = data["choices"][0]
+        message = choice["message"]
+        content = message.get("content")
+        reasoning = message.get("reasoning") or message.get("reasoning_content")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise MalformedResponse(f"the response is not a chat completion: {str(data)[:200]!r}") from None
+    if not isinstance(content, (str, type(None))) or not isinstance(reasoning, (str, type(None))):
+        raise MalformedResponse(f"the message content is {type(content).__name__}, not text")
+    usage = data.get("usage") if isinstance(data, dict) else None
+    return Completion(content=content, reasoning=reasoning, finish_reason=choice.get("finish_reason"), usage=read_usage(usage))
+
+
+def read_usage(usage: Any) -> Usage:
+    """The usage a server reported, cached prompt tokens included (priced at the cached rate)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    return Usage(
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
+        cached_tokens=_int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None,
+        reasoning_tokens=_int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else None,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def status_error(method: str, url: str, status: int, headers: dict[str, str], raw: bytes) -> openai.APIStatusError:
+    """The SDK's exception for this status, with the server's own message (`error.message` when it sends one)."""
+    try:
+        body: Any = parse_json(raw)
+    except MalformedResponse:
+        body = raw.decode("utf-8", "replace")
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
+    message = str(message or body or f"status {status}")
+    response = httpx.Response(status, headers=headers, content=raw, request=httpx.Request(method, url))
+    cls = _STATUS_ERRORS.get(status, openai.InternalServerError if status >= 500 else openai.APIStatusError)
+    return cls(message, response=response, body=error if isinstance(error, dict) else body)
