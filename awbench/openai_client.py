@@ -12,15 +12,12 @@ around the HTTP client (`awbench.chat_client`).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import random
 import re
 from collections import deque
 
-import openai
-
-from awbench.chat_client import ChatClient, MalformedResponse
+from awbench.chat_client import ChatClient, ConnectionFailed, MalformedResponse, RequestTimeout, StatusError
 from awbench.redact import redact, register_secret
 
 MAX_RETRY_AFTER_S = 120.0
@@ -57,21 +54,21 @@ def api_key(base_url: str | None, api_key_env: str | None, option: str = "--api-
 
 
 def is_connection_error(error: BaseException) -> bool:
-    return isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError)
+    return isinstance(error, ConnectionFailed) and not isinstance(error, RequestTimeout)
 
 
 def is_retryable(error: BaseException) -> bool:
-    if isinstance(error, (openai.APIConnectionError, openai.APIResponseValidationError, json.JSONDecodeError, MalformedResponse)):
-        return True  # APITimeoutError is an APIConnectionError
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code == 429 or error.status_code >= 500
+    if isinstance(error, (ConnectionFailed, MalformedResponse)):
+        return True  # RequestTimeout is a ConnectionFailed
+    if isinstance(error, StatusError):
+        return error.status == 429 or error.status >= 500
     return False
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
-    if not isinstance(error, openai.APIStatusError):
+    if not isinstance(error, StatusError):
         return None
-    value = error.response.headers.get("retry-after")
+    value = error.retry_after
     try:
         return min(max(float(value), 0.0), MAX_RETRY_AFTER_S) if value is not None else None
     except ValueError:
@@ -96,19 +93,15 @@ _CONTEXT_OVERFLOW = re.compile(r"maximum context length|model's context length|c
 
 
 def is_context_overflow(error: BaseException) -> bool:
-    if not isinstance(error, openai.BadRequestError):
+    if not isinstance(error, StatusError) or error.status != 400:
         return False
     return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
-_SDK_STATUS_PREFIX = re.compile(r"^Error code: \d+ - ")
-
-
 def error_summary(error: BaseException) -> str:
     """A one-line description for records and messages: status and the server's own message, keys masked."""
-    if isinstance(error, openai.APIStatusError):
-        # The SDK's message repeats the status ("Error code: 401 - ..."), which HTTP 401 already says.
-        text = f"HTTP {error.status_code}: {_SDK_STATUS_PREFIX.sub('', error.message)}"
+    if isinstance(error, StatusError):
+        text = f"HTTP {error.status}: {error.message}"
     else:
         text = f"{type(error).__name__}: {error}"
     return redact(text)
@@ -204,15 +197,15 @@ async def check_endpoint(client: ChatClient, role: str) -> None:
     where = f"{role} endpoint {client.base_url}"
     try:
         await asyncio.wait_for(client.list_models(), CHECK_TIMEOUT_S)
-    except openai.NotFoundError:
-        return
-    except openai.AuthenticationError as error:
-        raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
-    except openai.PermissionDeniedError as error:
-        raise FatalAPIError(f"{where} refused access: {error_summary(error)}") from None
-    except (openai.APIConnectionError, asyncio.TimeoutError) as error:
+    except (ConnectionFailed, asyncio.TimeoutError) as error:
         detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
-    except openai.APIStatusError as error:
-        if error.status_code >= 500:
+    except StatusError as error:
+        if error.status == 404:
+            return
+        if error.status == 401:
+            raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
+        if error.status == 403:
+            raise FatalAPIError(f"{where} refused access: {error_summary(error)}") from None
+        if error.status >= 500:
             raise EndpointDown(f"{where} is failing ({error_summary(error)}); nothing was sent") from None

@@ -7,7 +7,6 @@ import json
 import time
 from typing import Any
 
-import openai
 import pytest
 
 from awbench.config import JudgeSettings

@@ -21,10 +21,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 
 from awbench.backends import GenerationRequest
-from awbench.chat_client import ChatClient, Completion
+from awbench.chat_client import ChatClient, Completion, StatusError
 from awbench.config import ModelSettings
 from awbench.openai_client import (
     FATAL_STATUS,
@@ -143,12 +142,12 @@ class OpenAIBackend:
         common = {"key": request.key, "generation": request.generation, "error": error_summary(error), "latency_s": latency}
         if is_retryable(error):
             return Generation(**common, transient=True)
-        if isinstance(error, openai.APIStatusError):
+        if isinstance(error, StatusError):
             if is_context_overflow(error):
                 return Generation(**common, overlength=True)
-            if error.status_code == 400 and _CONTENT_REFUSAL.search(f"{error.code} {error.message}"):
+            if error.status == 400 and _CONTENT_REFUSAL.search(f"{error.code} {error.message}"):
                 return Generation(**common)  # this sample's content, not the setup: permanent, the run goes on
-            if error.status_code in FATAL_STATUS:
+            if error.status in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None
             return Generation(**common)
         raise error  # not an API error: a bug, or EndpointDown stopping the run

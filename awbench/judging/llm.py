@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlparse
 
-import openai
 
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
@@ -29,7 +28,7 @@ from awbench.judging.cost import (
 from awbench.judging.prompts import BUILTIN_SETS, PromptSet, load_prompt_set, render_messages
 from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
-from awbench.chat_client import ChatClient, Completion
+from awbench.chat_client import ChatClient, Completion, StatusError
 from awbench.openai_client import (
     FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_context_overflow, is_retryable,
     wait_before_retry,
@@ -229,10 +228,10 @@ class LLMJudge:
     def _failed_call(self, error: Exception, seed: int) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow
         fails this prediction; other refusals stop the run."""
-        if isinstance(error, openai.APIStatusError) and not is_retryable(error):
+        if isinstance(error, StatusError) and not is_retryable(error):
             if is_context_overflow(error):
                 return VerdictRecord(status="error", error=error_summary(error), seed=seed)
-            if error.status_code in FATAL_STATUS:
+            if error.status in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None
             return VerdictRecord(status="error", error=error_summary(error), seed=seed)
         if is_retryable(error):

@@ -17,7 +17,7 @@ import ast
 import hashlib
 import re
 import string
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -222,10 +222,16 @@ def render_history(history: list[str]) -> str:
     parts = []
     for index in range(0, len(history), 2):
         turn = index // 2 + 1
-        parts.append(f"### Turn {turn}: action\n\n{fence(history[index])}")
+        parts.append(f"### Turn {turn}: action\n\n{fenced(history[index])}")
         if index + 1 < len(history):
-            parts.append(f"### Turn {turn}: observation\n\n{fence(history[index + 1])}")
+            parts.append(f"### Turn {turn}: observation\n\n{fenced(history[index + 1])}")
     return "\n\n".join(parts)
+
+
+@lru_cache(maxsize=1024)
+def fenced(text: str) -> str:
+    """`fence`, remembered: a trajectory's turns are rendered again for each of its later samples."""
+    return fence(text)
 
 
 def fence(text: str) -> str:
