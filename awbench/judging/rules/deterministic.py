@@ -12,8 +12,8 @@ Otherwise parts of it can be deterministic *values*, found anywhere in the predi
 * a `: `-separated part or a quoted string that occurs in an action (`cat: FILE: No such file`);
 * an argument of the current call echoed in the result (JSON scalars and quoted strings of the action:
   ids, paths, queries, typed text, commit messages).
-Lines without content of their own (`"user": {`, `"closed_at": null`, `}` or metadata only) are not checked.
-"""
+Lines without content of their own (`"user": {`, `"closed_at": null`, `}`, `</node>` or metadata only) are not
+checked."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
     content_chars,
     contains_bounded,
+    count_bounded,
     line_key,
     normalize_line,
     normalized_lines,
@@ -44,6 +45,8 @@ CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|.]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?|\[
 PROMPT_RE = re.compile(r"^(?P<prompt>(?:\([^)]*\)\s*)?(?:[\w.-]+@[^\s:]+:\S*\s?[#$%]|[\w.-]+[#$]|[#$%]|>>>))\s(?P<command>.+)$")
 KEY_VALUE_RE = re.compile(r"^[\"']?[\w .-]{1,40}?[\"']?\s*[:=]\s*(?P<value>.+)$")
 JSON_KEY_RE = re.compile(r"^\"[^\"]*\"\s*:\s*")
+# Markup that is syntax only: closing tags, declarations and processing instructions, comments.
+MARKUP_SYNTAX_RE = re.compile(r"</[\w:.-]+\s*>|<\?.*?\?>|<![^>]*>")
 # Quoted strings consumed pair by pair (so `a="1" b="xy"` yields "1" and "xy"); a JSON key has a colon after it.
 QUOTED_RE = re.compile(r"\"([^\"\n]*)\"(\s*:)?|'([^'\n]*)'(\s*:)?")
 VALUE_TRIM = " \"'{}[],;"
@@ -95,7 +98,7 @@ def _informative(value: str) -> bool:
 
 def has_content(key: str) -> bool:
     """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
-    rest = JSON_KEY_RE.sub("", key).strip(VALUE_TRIM)
+    rest = MARKUP_SYNTAX_RE.sub("", JSON_KEY_RE.sub("", key)).strip(VALUE_TRIM)
     return content_chars(rest) >= MIN_LINE_CHARS and rest.lower() not in UNINFORMATIVE_VALUES
 
 
@@ -270,18 +273,18 @@ def deterministic_items(truth_keys: list[str], history: tuple[str, ...]) -> list
 def _share_found(items: list[Item], prediction_keys: Counter[str], prediction_texts: tuple[str, ...]) -> float:
     needed = Counter(item.text for item in items if item.kind == "line")
     found = sum(min(count, prediction_keys[text]) for text, count in needed.items())
-    values = {item.text for item in items if item.kind == "value"}
-    found += sum(1 for value in values if any(_value_present(value, text) for text in prediction_texts))
-    return found / (sum(needed.values()) + len(values))
+    values = Counter(item.text for item in items if item.kind == "value")
+    found += sum(_value_count(value, count, prediction_texts) for value, count in values.items())
+    return found / (sum(needed.values()) + sum(values.values()))
 
 
-def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float:
-    """Share of deterministic items the prediction has: line items as lines (as often as the truth repeats
-    them), value items anywhere. When some items are new since the previous observation, half of the
-    part is their share: copying the last screen must not pass for predicting the action's effect.
-    With nothing deterministic there is nothing to miss: 1.0."""
+def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float | None:
+    """Share of deterministic items the prediction has: line items as lines, value items anywhere, each as
+    often as the truth holds it (a value on five lines of the truth is five items). When some items are new
+    since the previous observation, half of the part is their share: copying the last screen must not pass
+    for predicting the action's effect. None when nothing is deterministic: there is nothing to check."""
     if not items:
-        return 1.0
+        return None
     available = Counter(prediction_keys)
     overall = _share_found(items, available, prediction_texts)
     novel = [item for item in items if item.novel]
@@ -290,8 +293,15 @@ def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tupl
     return (overall + _share_found(novel, available, prediction_texts)) / 2
 
 
-def _value_present(value: str, prediction_text: str) -> bool:
-    if contains_bounded(prediction_text, value):
-        return True
-    escaped = json.dumps(value, ensure_ascii=False)[1:-1]  # the same value written inside a JSON string
-    return escaped != value and escaped in prediction_text
+def _value_count(value: str, needed: int, prediction_texts: tuple[str, ...]) -> int:
+    """How many of the `needed` occurrences of a value the prediction has, in any of its texts, as written
+    or escaped inside a JSON string."""
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    forms = (value,) if escaped == value else (value, escaped)
+    best = 0
+    for text in prediction_texts:
+        for form in forms:
+            best = max(best, count_bounded(text, form, needed) if form == value else min(needed, text.count(form)))
+            if best == needed:
+                return best
+    return best

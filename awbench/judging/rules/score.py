@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from awbench.judging.rules import deterministic
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
@@ -10,10 +9,16 @@ from awbench.judging.rules.structure import ratio, structure_score
 from awbench.judging.rules.text import line_key, normalized_lines
 from awbench.records import RuleParts
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 
-# Weights of the parts in a non-exact prediction's score; deterministic content matters most.
-WEIGHTS: dict[str, float] = {"deterministic_recall": 0.5, "structure": 0.25, "metadata_format": 0.15, "length": 0.10}
+# A non-exact prediction's score: RECALL_WEIGHT of it is deterministic recall, the rest is shape (structure,
+# metadata format and length, weighted as below among those that have something to check).
+RECALL_WEIGHT = 0.5
+SHAPE_WEIGHTS: dict[str, float] = {"structure": 0.5, "metadata_format": 0.3, "length": 0.2}
+# Any observation of the right kind has much of the truth's shape (two Android screens share a status bar and
+# most widget classes), so this share of the shape credit is only earned as far as deterministic content is
+# right. With nothing deterministic to check, shape is all there is and counts in full.
+SHAPE_GATED = 0.5
 # A prediction that is not an exact match (after masking) scores at most this: the rest is kept for
 # getting the pre-existing content right too, which only an exact match proves.
 NON_EXACT_CEILING = 0.9
@@ -22,6 +27,18 @@ NON_EXACT_CEILING = 0.9
 def _length_similarity(truth_lines: list[str], prediction_lines: list[str]) -> float:
     chars = ratio(len("\n".join(truth_lines)), len("\n".join(prediction_lines)))
     return (chars + ratio(len(truth_lines), len(prediction_lines))) / 2
+
+
+def combine(parts: dict[str, float | None]) -> float:
+    """The score of a non-exact, non-empty prediction from its parts; a part that is None had nothing to check
+    and leaves the weighting (it is neither credited nor held against the prediction)."""
+    checked = {name: weight for name, weight in SHAPE_WEIGHTS.items() if parts.get(name) is not None}
+    shape = sum(weight * parts[name] for name, weight in checked.items()) / sum(checked.values())
+    recall = parts.get("deterministic_recall")
+    if recall is None:
+        return NON_EXACT_CEILING * shape
+    gate = 1 - SHAPE_GATED + SHAPE_GATED * recall
+    return NON_EXACT_CEILING * (RECALL_WEIGHT * recall + (1 - RECALL_WEIGHT) * shape * gate)
 
 
 def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
@@ -36,7 +53,7 @@ def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list
     items = deterministic.deterministic_items(truth_keys, tuple(history))
     recall = deterministic.recall(items, prediction_keys, ("\n".join(prediction_lines), prediction))
 
-    parts = {
+    parts: dict[str, float | None] = {
         "deterministic_recall": recall,
         "metadata_format": metadata_format(truth_lines, prediction_lines),
         "structure": structure_score(domain, ground_truth, prediction, masked_truth, masked_prediction),
@@ -48,10 +65,10 @@ def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list
     elif not truth_lines or not prediction_lines:
         score = 0.0  # an empty prediction of a non-empty observation, or the reverse, is simply wrong
     else:
-        score = NON_EXACT_CEILING * sum(weight * parts[name] for name, weight in WEIGHTS.items())
+        score = combine(parts)
     return RuleParts(
         score=min(1.0, max(0.0, score)),
-        parts={name: min(1.0, max(0.0, value)) for name, value in parts.items()},
+        parts={name: min(1.0, max(0.0, value)) for name, value in parts.items() if value is not None},
         exact_match=exact,
-        deterministic_complete=recall == 1.0,
+        deterministic_complete=recall is None or recall == 1.0,
     )

@@ -20,7 +20,7 @@ from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.jsonish import NOT_JSON, key_paths, parse_json
 from awbench.judging.rules.text import PLACEHOLDER_RE, normalize_line, split_lines
 
-FORMAT_WEIGHT = 0.2  # share of a structure score given for merely having the truth's format
+FORMAT_PENALTY = 0.2  # share of the similarity a prediction in another format than the truth's loses
 MAX_RUNS = 300  # bounds difflib's work on line-kind sequences
 MAX_MARKUP_CHARS = 400_000  # longer markup is compared on its beginning
 PATH_DEPTH = 6  # tag paths are suffixes of this many elements, so deep trees cost no more than shallow ones
@@ -92,14 +92,17 @@ def line_shape_similarity(truth: str, prediction: str) -> float:
     return SequenceMatcher(None, kind_runs(truth), kind_runs(prediction), autojunk=False).ratio()
 
 
-def prompt_similarity(truth: str, prediction: str) -> float:
-    """Do both show the same shell prompts (after masking)? Neither showing one is agreement too."""
+def prompt_similarity(truth: str, prediction: str) -> float | None:
+    """Do both show the same shell prompts (after masking)? None when neither shows one: nothing to compare."""
 
     def prompts(text: str) -> set[str]:
         found = (PROMPT_RE.match(normalize_line(line)) for line in split_lines(text))
         return {m.group("prompt") for m in found if m}
 
-    return set_jaccard(prompts(truth), prompts(prediction))
+    truth_prompts, predicted_prompts = prompts(truth), prompts(prediction)
+    if not truth_prompts and not predicted_prompts:
+        return None
+    return set_jaccard(truth_prompts, predicted_prompts)
 
 
 # ----------------------------------------------------------------------------- markup
@@ -115,9 +118,16 @@ class _TagPaths(HTMLParser):
 
     @staticmethod
     def _label(tag: str, attrs: list[tuple[str, str | None]]) -> str:
-        # Android dumps name every element "node"; the widget class is what tells them apart.
-        cls = dict(attrs).get("class") if tag == "node" else None
-        return f"node:{cls.rsplit('.', 1)[-1]}" if cls else tag
+        # Android dumps name every element "node"; the widget class and the layout's view id (without the
+        # package: `com.x:id/note_title` -> `note_title`) are what tell them apart.
+        if tag != "node":
+            return tag
+        named = dict(attrs)
+        cls = named.get("class")
+        if not cls:
+            return tag
+        view_id = (named.get("resource-id") or "").rsplit("/", 1)[-1]
+        return f"node:{cls.rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
 
     def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
         label = self._label(tag, attrs)
@@ -198,10 +208,11 @@ def _similarity_in_format(fmt: str, truth: str, prediction: str, masked_truth: s
 
 
 def format_and_shape(truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    """The similarity in the truth's format; a prediction in another format loses FORMAT_PENALTY of it.
+    Having the right format earns nothing by itself: every observation of a domain has it."""
     fmt = text_format(truth)
-    agree = 1.0 if text_format(prediction) == fmt else 0.0
     similarity = _similarity_in_format(fmt, truth, prediction, masked_truth, masked_prediction)
-    return FORMAT_WEIGHT * agree + (1 - FORMAT_WEIGHT) * similarity
+    return similarity if text_format(prediction) == fmt else (1 - FORMAT_PENALTY) * similarity
 
 
 # ----------------------------------------------------------------------------- per domain
@@ -220,7 +231,8 @@ def structure_score(domain: str, truth: str, prediction: str, masked_truth: str,
     read from the raw texts (masking can break JSON), line shapes from the masked ones."""
     if domain in ("terminal", "swe"):
         shape = line_shape_similarity(masked_truth, masked_prediction)
-        return 0.7 * shape + 0.3 * prompt_similarity(masked_truth, masked_prediction)
+        prompts = prompt_similarity(masked_truth, masked_prediction)
+        return shape if prompts is None else 0.7 * shape + 0.3 * prompts
     if domain == "search":
         return search_similarity(truth, prediction, masked_truth, masked_prediction)
     return format_and_shape(truth, prediction, masked_truth, masked_prediction)

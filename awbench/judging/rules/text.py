@@ -67,3 +67,27 @@ def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
             return True
         start = at + 1
     return False
+
+
+def count_bounded(haystack: str, needle: str, limit: int, max_hits: int = 64) -> int:
+    """How often (up to `limit`) `needle` occurs in `haystack` without cutting a word in two at either end;
+    occurrences do not overlap. Gives up after `max_hits` occurrences inside words, like `contains_bounded`."""
+    if not needle or limit <= 0:
+        return 0
+    check_left = _is_word_char(needle[0])
+    check_right = _is_word_char(needle[-1])
+    found, misses, start = 0, 0, 0
+    while found < limit and misses < max_hits:
+        at = haystack.find(needle, start)
+        if at < 0:
+            break
+        end = at + len(needle)
+        left_ok = not check_left or at == 0 or not _is_word_char(haystack[at - 1])
+        right_ok = not check_right or end == len(haystack) or not _is_word_char(haystack[end])
+        if left_ok and right_ok:
+            found += 1
+            start = end
+        else:
+            misses += 1
+            start = at + 1
+    return found
