@@ -25,9 +25,10 @@ import pytest
 
 from awbench.resources import sample_dir
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
-from awbench.judging.rules import deterministic, masking, rule_score
+from awbench.judging.rules import rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
 from awbench.judging.rules.masking import mask
+from awbench.judging.rules.score import clear_caches
 from awbench.judging.rules.structure import text_format
 from awbench.judging.rules.text import PLACEHOLDER_RE, line_key, normalize_line, normalized_lines, split_lines
 
@@ -304,8 +305,7 @@ def test_scoring_the_whole_sample_from_cold_caches() -> None:
     """Every record scores from cold caches; the time is printed (`-s`), not asserted, as it depends on
     the machine. Expect well under a second for the sample."""
     cases = [(domain, case) for domain in DOMAINS for case in load_cases(domain)]
-    masking.clear_caches()
-    deterministic._seen_in.cache_clear()
+    clear_caches()
     started = time.perf_counter()
     scores = [score(domain, case, case["last"]) for domain, case in cases]
     print(f"\nscored {len(cases)} records from cold caches in {time.perf_counter() - started:.3f}s")

@@ -1,13 +1,21 @@
-"""Property tests of the rule judge: bounded scores, stable masking, identity, and no input that raises."""
+"""Property tests of the rule judge: bounded scores, stable masking, identity, no input that raises, and a
+masking prefilter that never changes a mask."""
 
 from __future__ import annotations
+
+import json
+import re
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import rule_score
+from awbench.judging.rules import masking
 from awbench.judging.rules.masking import mask
+from awbench.judging.rules.text import _is_word_char, contains_bounded, count_bounded, words_of
+from awbench.resources import sample_dir
 
 # Pieces that look like runtime metadata, so generated texts exercise the detectors, not just plain text.
 FRAGMENTS = [
@@ -75,3 +83,57 @@ def test_identical_prediction_scores_one(domain: str, truth: str, history: list[
 def test_malformed_structures_never_raise(domain: str, truth: str, prediction: str) -> None:
     history = history_of([truth], [prediction])
     rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)
+
+
+def _detectors_without_prefilter(line: str) -> str:
+    """mask_line as it was before MAY_MATCH_RE: every detector on every candidate line, until nothing changes."""
+    masked = line
+    while masking.CANDIDATE_RE.search(masked):
+        again = masking._one_pass(masked)
+        if again == masked:
+            break
+        masked = again
+    return masked
+
+
+def _sample_lines() -> list[str]:
+    lines = set()
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for record in path.read_text(encoding="utf-8").split("\n"):
+            if record.strip():
+                data = json.loads(record)
+                for text in [*data["prompt"], *data["response"]]:
+                    lines.update(text.split("\n"))
+    return sorted(lines)
+
+
+def test_prefilter_skips_only_lines_no_detector_changes() -> None:
+    lines = _sample_lines()
+    assert len(lines) > 1000
+    masking.clear_caches()
+    assert [masking.mask_line(line) for line in lines] == [_detectors_without_prefilter(line) for line in lines]
+
+
+@SETTINGS
+@given(text=st.one_of(metadata_text, st.text(max_size=200)))
+def test_prefilter_never_changes_a_mask(text: str) -> None:
+    for line in text.split("\n"):
+        masking.clear_caches()
+        assert masking.mask_line(line) == _detectors_without_prefilter(line)
+
+
+def test_regex_word_characters_are_contains_bounded_word_characters() -> None:
+    """words_of (regex `\\w+`) and contains_bounded (_is_word_char) must agree on what a word character is."""
+    word = re.compile(r"\w")
+    assert all(bool(word.match(c)) == _is_word_char(c) for c in map(chr, range(sys.maxunicode + 1)))
+
+
+words = st.text(alphabet=st.sampled_from(list("ab_1 .:-\"'é\u2028")), max_size=40)
+
+
+@SETTINGS
+@given(haystack=words, needle=words)
+def test_a_bounded_occurrence_holds_whole_words_only(haystack: str, needle: str) -> None:
+    if contains_bounded(haystack, needle):
+        assert words_of(needle) <= words_of(haystack)
+    assert count_bounded(haystack, needle, 1) == int(contains_bounded(haystack, needle))

@@ -155,6 +155,70 @@ DETECTORS: tuple[Detector, ...] = (
 
 # Only lines matching this can contain something a detector masks.
 CANDIDATE_RE = re.compile(r"[0-9]|tmp\.")
+_MONTH3 = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+# What a detector's match (or its line test) contains, checked before running the detectors: most lines with
+# digits (coordinates, element ids, counts) hold no metadata and are left as they are, and a masked line that
+# passes none of these checks is its own mask. Every check is a necessary condition of the detectors noted,
+# so the prefilter never changes a mask (see the property tests); a leading `\d` lets the regex engine skip
+# to digits.
+_AFTER_A_DIGIT_RE = re.compile(
+    r"\d(?:"
+    rf"/{_MONTH3}"  # TIME: access log
+    r"|\d{3}[-/]\d\d[-/]\d\d"  # TIME: ISO 8601 and slashed dates
+    r"|:\d"  # TIME: HTTP and `date` formats, clock times; DURATION: tqdm
+    r"| (?:second|minute|hour|day|week|month|year)"  # TIME: "3 minutes ago"; DURATION: "Up 2 days"
+    rf"| {_MONTH3}"  # TIME: "6 Mar 2025"
+    r"|m\d"  # DURATION: 1m2.5s
+    r"|\s?[mµun]?s"  # DURATION: 12 ms, 0.5 s, "in 3s"
+    r"|\s?(?:[KMGTPBk]|byte)"  # SIZE
+    r"|\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s|\s?(?:it/s|s/it|[kMG]?bps)"  # RATE
+    r"|x[0-9a-fA-F]"  # ADDR
+    r")"
+)
+_LINE_START_RE = re.compile(
+    r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s"  # PROGRESS: curl's meter row
+    r"|\s*\[\d+\][+-]?\s+\d+\s*$"  # PID: `cmd &` prints "[1] 12345"
+    r"|[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d"  # SIZE: `ls -l`
+    r"|total \d"  # SIZE: `ls -l` block total
+    r"|\d+(?:[.,]\d+)?[KMGTP]?\t"  # SIZE: `du`
+)
+_UUID_START_RE = re.compile(f"{HEX}{{8}}-{HEX}{{4}}-")  # UUID
+_HEX_RUN_RE = re.compile(f"{HEX}{{7,}}")  # HASH, with a digit and a letter
+_MONTH_DAY_RE = re.compile(rf"{_MONTH3}[a-z]*\.? +\d")  # TIME: syslog, `ls -l`, "Mar 6, 2025"
+_NINE_DIGITS_RE = re.compile(r"\d{9}")  # TIME: epoch values, after a time-like key
+_PERCENT_RE = re.compile(r"\d%")  # PERCENT: after a progress cue, or alone in brackets
+_WORDS_RE = re.compile("pid|tgid|process|battery|tmp")  # PID, PERCENT (battery), TMPNAME; in the lowercased line
+_LISTEN_WORDS_RE = re.compile("listen|serving|running on|started|bound|available")  # PORT's line cue, ditto
+
+
+def _detector(kind: str, applies_to: str) -> Detector:
+    return next(d for d in DETECTORS if d.kind == kind and applies_to in d.pattern.pattern)
+
+
+_EPOCH = _detector("TIME", "epoch")
+_BRACKETED_PERCENT = _detector("PERCENT", r"(?<=\[)")
+
+
+def may_match(line: str) -> bool:
+    """False when no detector can change `line`."""
+    if _AFTER_A_DIGIT_RE.search(line) or _LINE_START_RE.match(line) or _MONTH_DAY_RE.search(line):
+        return True
+    if any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line)) or _UUID_START_RE.search(line):
+        return True
+    if _NINE_DIGITS_RE.search(line) and _EPOCH.pattern.search(line):
+        return True
+    if "%" in line and _PERCENT_RE.search(line):
+        if PROGRESS_CUE_RE.search(line) or _BRACKETED_PERCENT.pattern.search(line):
+            return True
+    lowered = line.lower()
+    if _WORDS_RE.search(lowered):
+        return True
+    return _LISTEN_WORDS_RE.search(lowered) is not None and LISTEN_CUE_RE.search(line) is not None
+
+
+def _is_hash_like(run: str) -> bool:
+    return any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
+
 
 # Column headers of process tables (ps, top, lsof) whose values are runtime metadata.
 PROCESS_COLUMNS: dict[str, str] = {
@@ -185,7 +249,7 @@ def _replacement(detector: Detector) -> Callable[[re.Match[str]], str]:
 # (line test, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
 _PASS = tuple((d.applies, d.pattern, _replacement(d)) for d in DETECTORS)
 _line_cache: dict[str, str] = {}
-LINE_CACHE_SIZE = 1 << 16
+LINE_CACHE_SIZE = 1 << 17
 
 
 def _one_pass(line: str) -> str:
@@ -202,7 +266,7 @@ def mask_line(line: str) -> str:
     if cached is not None:
         return cached
     masked = line
-    while CANDIDATE_RE.search(masked):
+    while may_match(masked) and CANDIDATE_RE.search(masked):  # no detector can change a line may_match rejects
         again = _one_pass(masked)
         if again == masked:
             break
@@ -246,17 +310,17 @@ def _mask_process_tables(lines: list[str]) -> list[str]:
     return out
 
 
-def _mask_pass(lines: list[str]) -> list[str]:
-    return [mask_line(line) for line in _mask_process_tables(lines)]
-
-
 @lru_cache(maxsize=1024)
 def mask(text: str) -> str:
     """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
     (each change removes characters that are not placeholders, so this ends)."""
     lines = split_lines(text)
+    if "PID" not in text:
+        # Without a process-table header (it has a PID column) lines are masked one by one, and each
+        # mask_line result is its own mask: a second pass would change nothing.
+        return "\n".join([mask_line(line) for line in lines])
     while True:
-        masked = _mask_pass(lines)
+        masked = [mask_line(line) for line in _mask_process_tables(lines)]
         if masked == lines:
             return "\n".join(lines)
         lines = masked

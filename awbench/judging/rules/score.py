@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from awbench.judging.rules import deterministic
+from collections import OrderedDict
+
+from awbench.judging.rules import deterministic, masking, structure
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
 from awbench.judging.rules.structure import ratio, structure_score
-from awbench.judging.rules.text import line_key, normalized_lines
+from awbench.judging.rules.text import content_chars, line_key, normalized_lines, words_of
 from awbench.records import RuleParts
 
 RULES_VERSION = "2"
@@ -41,16 +43,64 @@ def combine(parts: dict[str, float | None]) -> float:
     return NON_EXACT_CEILING * (RECALL_WEIGHT * recall + (1 - RECALL_WEIGHT) * shape * gate)
 
 
+def clear_caches() -> None:
+    """Forget everything the rule judge's process-wide caches hold (for measuring cold performance)."""
+    masking.clear_caches()
+    deterministic.clear_caches()
+    structure.clear_caches()
+    content_chars.cache_clear()
+    words_of.cache_clear()
+
+
 def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
     """Score `prediction` against `ground_truth` (both without the observation marker), given `history`:
     the trajectory's earlier action prompts and observations, ending with the current action."""
+    return _score(domain, ground_truth, prediction, deterministic.index_history(history))
+
+
+class RuleScorer:
+    """`rule_score` for many samples: it keeps the history indexes of the `max_trajectories` trajectories
+    scored last. The consecutive turns of a trajectory share their history (turn t's is turn t-1's plus an
+    action and an observation), so a trajectory scored in turn order indexes each history item once; a
+    history that does not start with the cached one (another order, another trajectory under the same id)
+    is indexed again, reusing what it has in common with the cached one. Results are exactly `rule_score`'s.
+    Not thread-safe: use one scorer per thread."""
+
+    def __init__(self, max_trajectories: int = 16) -> None:
+        if max_trajectories < 1:
+            raise ValueError("max_trajectories must be at least 1")
+        self.max_trajectories = max_trajectories
+        self._prefixes: OrderedDict[str, deterministic._Prefix] = OrderedDict()
+
+    def score(self, *, domain: str, trajectory: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
+        """`rule_score(domain=..., ground_truth=..., prediction=..., history=...)`; `trajectory` is a stable id
+        of the trajectory the history belongs to."""
+        return _score(domain, ground_truth, prediction, self._index(trajectory, list(history)))
+
+    def _index(self, trajectory: str, history: list[str]) -> deterministic.HistoryIndex:
+        if not history:
+            return deterministic.index_history(history)
+        earlier = history[:-1]
+        prefix = self._prefixes.get(trajectory)
+        if prefix is not None and prefix.starts(earlier):
+            prefix.extend(earlier[len(prefix.items) :])
+        else:
+            prefix = deterministic._Prefix.of(earlier, known=prefix)
+        self._prefixes[trajectory] = prefix
+        self._prefixes.move_to_end(trajectory)
+        while len(self._prefixes) > self.max_trajectories:
+            self._prefixes.popitem(last=False)
+        return deterministic.HistoryIndex(prefix, history[-1])
+
+
+def _score(domain: str, ground_truth: str, prediction: str, history: deterministic.HistoryIndex) -> RuleParts:
     masked_truth, masked_prediction = mask(ground_truth), mask(prediction)
     truth_lines, prediction_lines = normalized_lines(masked_truth), normalized_lines(masked_prediction)
     exact = truth_lines == prediction_lines
 
     truth_keys = [line_key(line) for line in truth_lines]
     prediction_keys = [line_key(line) for line in prediction_lines]
-    items = deterministic.deterministic_items(truth_keys, tuple(history))
+    items = deterministic.deterministic_items(truth_keys, history)
     recall = deterministic.recall(items, prediction_keys, ("\n".join(prediction_lines), prediction))
 
     parts: dict[str, float | None] = {

@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
-from html.parser import HTMLParser
 
 from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.jsonish import NOT_JSON, key_paths, parse_json
@@ -108,58 +108,63 @@ def prompt_similarity(truth: str, prediction: str) -> float | None:
 # ----------------------------------------------------------------------------- markup
 
 
-class _TagPaths(HTMLParser):
-    """Counts tag paths of any tag soup; never raises on malformed input."""
+# A comment, declaration or processing instruction (skipped), or a start or end tag: `/`, name, attributes.
+TAG_RE = re.compile(r"<!--.*?(?:-->|\Z)|<[!?][^>]*>|<(/?)([A-Za-z][^\t\n\r\f />\x00]*)([^>]*)>", re.S)
+RAW_TEXT_TAGS = frozenset({"script", "style"})  # their content is text, not markup
+NODE_ATTRIBUTE_RE = re.compile(r"""(?:^|[\s"'])(class|resource-id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
+END_TAG_LOOKBACK = 32  # open elements searched for the one an end tag closes, so tag soup stays linear
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[tuple[str, str]] = []
-        self.paths: Counter[str] = Counter()
 
-    @staticmethod
-    def _label(tag: str, attrs: list[tuple[str, str | None]]) -> str:
-        # Android dumps name every element "node"; the widget class and the layout's view id (without the
-        # package: `com.x:id/note_title` -> `note_title`) are what tell them apart.
-        if tag != "node":
-            return tag
-        named = dict(attrs)
-        cls = named.get("class")
-        if not cls:
-            return tag
-        view_id = (named.get("resource-id") or "").rsplit("/", 1)[-1]
-        return f"node:{cls.rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
-
-    def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
-        label = self._label(tag, attrs)
-        labels = [entry[1] for entry in self.stack[-(PATH_DEPTH - 1) :]] + [label]
-        self.paths["/".join(labels)] += 1
-        return label
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        label = self._count(tag, attrs)
-        if tag not in VOID_TAGS:
-            self.stack.append((tag, label))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._count(tag, attrs)
-
-    def handle_endtag(self, tag: str) -> None:
-        # Close up to the nearest matching open tag; look back only a little so tag soup stays linear.
-        for depth in range(len(self.stack) - 1, max(-1, len(self.stack) - 33), -1):
-            if self.stack[depth][0] == tag:
-                del self.stack[depth:]
-                return
+def _label(tag: str, attributes: str) -> str:
+    """Android dumps name every element "node"; the widget class and the layout's view id (without the
+    package: `com.x:id/note_title` -> `note_title`) are what tell them apart."""
+    if tag != "node":
+        return tag
+    named: dict[str, str] = {}
+    for m in NODE_ATTRIBUTE_RE.finditer(attributes):
+        named.setdefault(m.group(1).lower(), next(v for v in m.groups()[1:] if v is not None))
+    cls = named.get("class")
+    if not cls:
+        return tag
+    view_id = named.get("resource-id", "").rsplit("/", 1)[-1]
+    label = f"node:{cls.rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
+    return html.unescape(label) if "&" in label else label
 
 
 @lru_cache(maxsize=1024)
 def tag_paths(text: str) -> Counter[str]:
-    parser = _TagPaths()
-    try:
-        parser.feed(text[:MAX_MARKUP_CHARS])
-        parser.close()
-    except Exception:  # html.parser is lenient, but this check must never take the judge down
-        pass
-    return parser.paths
+    """How often each tag path occurs (its last PATH_DEPTH elements, from the root down) in any tag soup.
+    A tag's path is counted where it opens; an end tag closes up to the nearest open element of its name;
+    void and self-closing elements never stay open. Never raises."""
+    text = text[:MAX_MARKUP_CHARS]
+    paths: Counter[str] = Counter()
+    stack: list[tuple[str, str]] = []  # open elements: (name, label)
+    position = 0
+    while True:
+        m = TAG_RE.search(text, position)
+        if m is None:
+            return paths
+        position = m.end()
+        name = m.group(2)
+        if name is None:
+            continue  # comment, declaration, processing instruction
+        name = name.lower()
+        if m.group(1):
+            for depth in range(len(stack) - 1, max(-1, len(stack) - 1 - END_TAG_LOOKBACK), -1):
+                if stack[depth][0] == name:
+                    del stack[depth:]
+                    break
+            continue
+        attributes = m.group(3)
+        label = _label(name, attributes)
+        paths["/".join([entry[1] for entry in stack[-(PATH_DEPTH - 1) :]] + [label])] += 1
+        if attributes.endswith("/") or name in VOID_TAGS:
+            continue
+        if name in RAW_TEXT_TAGS:
+            close = re.compile(rf"</{name}\s*>", re.I).search(text, position)
+            position = close.end() if close else len(text)
+            continue
+        stack.append((name, label))
 
 
 def _is_xml(text: str) -> bool:
@@ -213,6 +218,11 @@ def format_and_shape(truth: str, prediction: str, masked_truth: str, masked_pred
     fmt = text_format(truth)
     similarity = _similarity_in_format(fmt, truth, prediction, masked_truth, masked_prediction)
     return similarity if text_format(prediction) == fmt else (1 - FORMAT_PENALTY) * similarity
+
+
+def clear_caches() -> None:
+    for cached in (kind_runs, tag_paths, text_format):
+        cached.cache_clear()
 
 
 # ----------------------------------------------------------------------------- per domain

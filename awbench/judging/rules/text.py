@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Typed placeholders that masking writes in place of runtime metadata, e.g. "⟨TIME⟩".
 PLACEHOLDER_RE = re.compile(r"⟨([A-Z]+)⟩")
@@ -39,13 +40,26 @@ def line_key(normalized: str) -> str:
     return normalized.rstrip(",").rstrip()
 
 
+@lru_cache(maxsize=1 << 16)
 def content_chars(line: str) -> int:
     """Letters and digits of a line outside placeholders."""
-    return len(NOT_CONTENT_RE.sub("", PLACEHOLDER_RE.sub("", line)))
+    if "⟨" in line:
+        line = PLACEHOLDER_RE.sub("", line)
+    return len(NOT_CONTENT_RE.sub("", line))
 
 
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
+
+
+WORD_RE = re.compile(r"\w+")  # runs of _is_word_char characters (`\w` is str.isalnum() or "_")
+
+
+@lru_cache(maxsize=1 << 16)
+def words_of(text: str) -> frozenset[str]:
+    """The maximal runs of word characters in `text`. Where `contains_bounded(haystack, needle)` holds, every
+    word of `needle` is a word of `haystack`, which lets a set test rule most needles out before a search."""
+    return frozenset(WORD_RE.findall(text))
 
 
 def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:

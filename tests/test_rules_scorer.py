@@ -1,0 +1,152 @@
+"""RuleScorer: the rule judge with per-trajectory history indexes, which must give exactly what `rule_score`
+gives. Also the full-size inputs for bench/rules_speed.py, built from the bundled sample.
+
+The real benchmark's contexts average 13K-59K tokens (histories of ~50K-250K characters) over 12-38 turns;
+the sample's trajectories are far shorter, so a full-size trajectory cycles through all the turns of a
+domain's sample trajectories, each observation made of several consecutive sample observations (their digits
+permuted on each pass through the sample, so that the long trajectory does not repeat itself).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from awbench.domains import DOMAINS, OBSERVATION_MARKER
+from awbench.judging.rules import RuleScorer, rule_score
+from awbench.resources import sample_dir
+
+# (turns, mean history characters over the turns) per domain, within the real benchmark's ranges.
+FULL_SIZE: dict[str, tuple[int, int]] = {
+    "mcp": (20, 100_000),
+    "search": (12, 60_000),
+    "terminal": (38, 50_000),
+    "swe": (30, 150_000),
+    "android": (20, 250_000),
+    "web": (16, 250_000),
+    "os": (14, 200_000),
+}
+ACTION_HEADING = "**Action:**\n"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One evaluated turn, as the judge gets it (markers stripped, actions with their heading)."""
+
+    domain: str
+    trajectory: str
+    history: list[str]  # earlier actions and observations, then the current action
+    ground_truth: str
+    prediction: str
+
+
+def _strip_marker(text: str) -> str:
+    return text.split("\n", 1)[1] if text.startswith(OBSERVATION_MARKER) else text
+
+
+def sample_turns(domain: str) -> list[tuple[str, str]]:
+    """(action body, observation) of every turn of the domain's sample trajectories, in order."""
+    path = sample_dir() / f"{domain}_test.jsonl"
+    if not path.exists():
+        pytest.skip(f"sample data not available: {path}")
+    longest: dict[int, dict] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):  # "\n" only: strings hold U+2028
+        if line.strip():
+            record = json.loads(line)
+            if record["id"] not in longest or record["turn_idx"] > longest[record["id"]]["turn_idx"]:
+                longest[record["id"]] = record
+    return [
+        (action.split(ACTION_HEADING, 1)[-1], _strip_marker(observation))
+        for record in longest.values()
+        for action, observation in zip(record["prompt"], record["response"])
+    ]
+
+
+def _rot13(text: str) -> str:
+    return text.translate(str.maketrans(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+    ))
+
+
+def prediction_for(truth: str, previous: str, seed: int) -> str:
+    """A plausible imperfect prediction: most of the truth, a third of its lines rewritten (new text, so
+    nothing is found in a cache), now and then the previous observation instead."""
+    rng = random.Random(seed)
+    if rng.random() < 0.15 and previous:
+        return previous
+    lines = truth.split("\n")
+    return "\n".join(_rot13(line) if rng.random() < 1 / 3 else line for line in lines)
+
+
+def _vary(text: str, cycle: int) -> str:
+    """The text with its digits permuted (one permutation per cycle through the sample; cycle 0 leaves the text
+    as it is), so the copies of a sample observation differ where they hold numbers, as consecutive
+    observations of a real trajectory do, while formats, JSON and markup stay valid."""
+    if cycle == 0:
+        return text
+    digits = list("0123456789")
+    random.Random(cycle).shuffle(digits)
+    return text.translate(str.maketrans("0123456789", "".join(digits)))
+
+
+def full_size_trajectory(domain: str, turns: int | None = None, mean_history_chars: int | None = None) -> list[Turn]:
+    """Every turn of one long trajectory of `domain`, in order."""
+    default_turns, default_chars = FULL_SIZE[domain]
+    turns = turns or default_turns
+    mean_history_chars = mean_history_chars or default_chars
+    pieces = sample_turns(domain)
+    mean_observation = sum(len(observation) for _action, observation in pieces) / len(pieces)
+    # The history of turn t holds t-1 turns, so its mean over the trajectory holds (turns-1)/2 of them.
+    per_turn = 2 * mean_history_chars / max(1, turns - 1)
+    per_observation = max(1, math.ceil(per_turn / mean_observation))
+    actions, observations = [], []
+    for t in range(turns):
+        action = pieces[t % len(pieces)][0]
+        used = [t * per_observation + k for k in range(per_observation)]
+        parts = [_vary(pieces[i % len(pieces)][1], i // len(pieces)) for i in used]
+        actions.append(f"### Turn {t + 1}\n{ACTION_HEADING}{action}")
+        observations.append("\n".join(parts))
+    trajectory = f"{domain}/full-size"
+    out, history = [], []
+    for t in range(turns):
+        truth = observations[t]
+        previous = observations[t - 1] if t else ""
+        out.append(Turn(domain, trajectory, [*history, actions[t]], truth, prediction_for(truth, previous, t)))
+        history += [actions[t], truth]
+    return out
+
+
+# ----------------------------------------------------------------------------- tests
+
+
+def _reference(turn: Turn):
+    return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
+
+
+def _scored(scorer: RuleScorer, turn: Turn):
+    return scorer.score(
+        domain=turn.domain,
+        trajectory=turn.trajectory,
+        ground_truth=turn.ground_truth,
+        prediction=turn.prediction,
+        history=turn.history,
+    )
+
+
+@pytest.mark.parametrize("domain", DOMAINS)
+def test_scorer_matches_rule_score_in_and_out_of_order(domain: str) -> None:
+    """A whole trajectory scored in order (each history extends the cached one), then shuffled (shorter and
+    unrelated histories force rebuilds), then in order again after the shuffle: always rule_score's result."""
+    turns = full_size_trajectory(domain, turns=10, mean_history_chars=20_000)
+    expected = [_reference(turn) for turn in turns]
+    scorer = RuleScorer()
+    assert [_scored(scorer, turn) for turn in turns] == expected
+    order = list(range(len(turns)))
+    random.Random(7).shuffle(order)
+    assert [_scored(scorer, turns[i]) for i in order] == [expected[i] for i in order]
+    assert [_scored(scorer, turn) for turn in turns] == expected
