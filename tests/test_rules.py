@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from html.parser import HTMLParser
 
 import pytest
 
-from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score
+from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score, structure
 from awbench.judging.rules.deterministic import deterministic_items
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.score import combine
 from awbench.judging.rules.text import line_key, normalized_lines
+from awbench.resources import sample_dir
 
 M = "**Environment Observation:**"
 
@@ -364,3 +367,59 @@ def test_observations_may_come_without_their_marker() -> None:
         assert score("terminal", TERMINAL_TRUTH, prediction, unmarked) == score(
             "terminal", TERMINAL_TRUTH, prediction, TERMINAL_HISTORY
         )
+
+
+class _ReferenceTagPaths(HTMLParser):
+    """structure.tag_paths as html.parser would count them (what the rule judge used before its own scanner)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, str]] = []
+        self.paths: Counter[str] = Counter()
+
+    def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
+        named = dict(attrs)
+        label = tag
+        if tag == "node" and named.get("class"):
+            view_id = (named.get("resource-id") or "").rsplit("/", 1)[-1]
+            label = f"node:{named['class'].rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
+        self.paths["/".join([entry[1] for entry in self.stack[-(structure.PATH_DEPTH - 1) :]] + [label])] += 1
+        return label
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        label = self._count(tag, attrs)
+        if tag not in structure.VOID_TAGS:
+            self.stack.append((tag, label))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._count(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, max(-1, len(self.stack) - 33), -1):
+            if self.stack[depth][0] == tag:
+                del self.stack[depth:]
+                return
+
+
+def _markup_texts() -> list[str]:
+    texts = []
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                texts += [text for text in json.loads(line)["response"] if "<" in text]
+    return texts + [
+        '<div><p>a<br>b</p><img src=x><script>var s = "<b>";</script><!-- <i> --><P CLASS=x>y</P></div>',
+        "<ul><li>one<li>two</ul></li></li>",
+        '<a href="x>y">z</a><?php echo 1 ?><!DOCTYPE html>',
+        "<node class='a.B' resource-id=\"p:id/q\"/><node CLASS=\"c.D\" text='&amp;'></node>",
+    ]
+
+
+def test_tag_scanner_counts_what_html_parser_counts() -> None:
+    texts = _markup_texts()
+    assert len(texts) > 50
+    for text in texts:
+        reference = _ReferenceTagPaths()
+        reference.feed(text)
+        reference.close()
+        assert structure.tag_paths(text) == reference.paths, text[:200]
