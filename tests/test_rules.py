@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
 from collections import Counter
 from html.parser import HTMLParser
 
@@ -423,3 +425,23 @@ def test_tag_scanner_counts_what_html_parser_counts() -> None:
         reference.feed(text)
         reference.close()
         assert structure.tag_paths(text) == reference.paths, text[:200]
+
+
+def _is_xml_by_element_tree(text: str) -> bool:
+    body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text[: structure.MAX_MARKUP_CHARS])
+    body = re.sub(r"^\s*<!DOCTYPE[^>]*>", "", body, flags=re.IGNORECASE)
+    try:
+        ET.fromstring(f"<awb-root>{body}</awb-root>")
+    except (ET.ParseError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def test_xml_check_agrees_with_element_tree() -> None:
+    texts = _markup_texts() + [
+        "<a:b/>", '<a:b xmlns:a="u"/>', "<x>&nbsp;</x>", "<x>&amp;&#65;</x>", "<x></y>", "<x/><y/>", "text <x/>",
+        '<?xml version="1.0"?><r/>', '<?xml version="1.0"?><r/><?xml version="1.0"?><r/>', "<!DOCTYPE html><r/>",
+        "<r a='1' a='2'/>", "<r>\x01</r>", "<" * 3000, "<r>" * 2000 + "</r>" * 2000,
+    ]
+    for text in texts:
+        assert structure._is_xml(text.strip()) == _is_xml_by_element_tree(text.strip()), text[:200]

@@ -32,9 +32,8 @@ from awbench.judging.rules.text import (
     contains_bounded,
     count_bounded,
     words_of,
-    line_key,
+    line_keys,
     normalize_line,
-    normalized_lines,
 )
 
 ACTION_HEADING = "**Action:**"
@@ -155,6 +154,7 @@ class HistoryIndex:
         previous = prefix.previous
         self.previous_keys: frozenset[str] = previous.keys if previous else frozenset()
         self.previous_text = previous.text if previous else ""
+        self._in_previous: dict[str, bool] = {}
 
     def has_key(self, key: str) -> bool:
         return key in self._prefix.keys or (self._current is not None and key in self._current.keys)
@@ -164,6 +164,14 @@ class HistoryIndex:
 
     def has_prompt(self, prompt: str) -> bool:
         return prompt in self._prefix.prompts or (self._current is not None and prompt in self._current.prompts)
+
+    def in_previous(self, text: str) -> bool:
+        """Whether the previous observation shows `text` (see contains_bounded)."""
+        known = self._in_previous.get(text)
+        if known is None:
+            known = words_of(text) <= words_of(self.previous_text) and contains_bounded(self.previous_text, text)
+            self._in_previous[text] = known
+        return known
 
     def shares_action_words(self, words: frozenset[str]) -> bool:
         """Whether some of `words` occur in the actions: if not, no text made of them is inside an action."""
@@ -191,7 +199,10 @@ def _informative(value: str) -> bool:
 @lru_cache(maxsize=LINE_CACHE_SIZE)
 def has_content(key: str) -> bool:
     """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
-    rest = MARKUP_SYNTAX_RE.sub("", JSON_KEY_RE.sub("", key)).strip(VALUE_TRIM)
+    rest = JSON_KEY_RE.sub("", key) if key.startswith('"') else key
+    if "<" in rest:
+        rest = MARKUP_SYNTAX_RE.sub("", rest)
+    rest = rest.strip(VALUE_TRIM)
     return content_chars(rest) >= MIN_LINE_CHARS and rest.lower() not in UNINFORMATIVE_VALUES
 
 
@@ -209,7 +220,7 @@ def _clean(candidates: Iterable[str | None]) -> tuple[str, ...]:
 @lru_cache(maxsize=LINE_CACHE_SIZE)
 def key_value(key: str) -> tuple[str, ...]:
     """The value of a `key: value` or `key=value` line, if it is informative."""
-    m = KEY_VALUE_RE.match(key)
+    m = KEY_VALUE_RE.match(key) if ":" in key or "=" in key else None
     return _clean([m.group("value")] if m else [])
 
 
@@ -306,9 +317,9 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
     prompts: set[str] = set()
     lines: list[str] = []
     for text in texts:
-        for line in normalized_lines(mask(text)):
-            lines.append(line)
-            key = line_key(line)
+        text_lines, text_keys = line_keys(mask(text))
+        lines.extend(text_lines)
+        for key in text_keys:
             facts = line_facts(key)
             if not facts.has_content:
                 continue
@@ -355,8 +366,7 @@ def _line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) 
     if near_actions:
         values += [v for v in echo_candidates(key) if history.in_actions(v)]
     return [
-        Item("value", value, index, not contains_bounded(history.previous_text, value))
-        for value in dict.fromkeys(values)
+        Item("value", value, index, not history.in_previous(value)) for value in dict.fromkeys(values)
     ]
 
 
@@ -371,7 +381,7 @@ def deterministic_items(truth_keys: list[str], history: tuple[str, ...] | list[s
     known_values = {item.text for item in items if item.kind == "value"}
     truth_text = "\n".join(truth_keys)
     items.extend(
-        Item("value", argument, None, not contains_bounded(index.previous_text, argument))
+        Item("value", argument, None, not index.in_previous(argument))
         for argument in index.arguments
         if argument not in known_values and contains_bounded(truth_text, argument)
     )

@@ -246,16 +246,57 @@ def _replacement(detector: Detector) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-# (line test, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
-_PASS = tuple((d.applies, d.pattern, _replacement(d)) for d in DETECTORS)
+def _cue(pattern: str, anchored: bool = False) -> Callable[[str], object]:
+    compiled = re.compile(pattern)
+    return compiled.match if anchored else compiled.search
+
+
+# A necessary condition of a detector's pattern that the regex engine checks fast (a leading `\d` or literal,
+# where the pattern starts with a lookbehind that makes the engine try every position); shared between
+# detectors within a pass. Where the detector's own line test is selective enough, there is none.
+_DIGIT_COLON_DIGIT = _cue(r"\d:\d")
+_DIGIT_SECONDS = _cue(r"\d\s?s")
+_CUES: dict[int, Callable[[str], object]] = {
+    0: _cue(r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s", anchored=True),  # PROGRESS
+    1: _cue(f"{HEX}{{8}}-{HEX}{{4}}-"),  # UUID
+    2: _cue(rf"\d/{_MONTH3}"),  # TIME: access log
+    3: _cue(r"\d{4}[-/]\d\d[-/]\d\d"),  # TIME: ISO 8601
+    4: _DIGIT_COLON_DIGIT,  # TIME: HTTP date
+    5: _DIGIT_COLON_DIGIT,  # TIME: `date`
+    6: _cue(rf"{_MONTH3}[a-z]*\.? +\d"),  # TIME: syslog, `ls -l`
+    7: _cue(rf"{_MONTH3}[a-z]*\.? +\d|\d {_MONTH3}"),  # TIME: written-out dates
+    8: _DIGIT_COLON_DIGIT,  # DURATION: tqdm
+    9: _DIGIT_COLON_DIGIT,  # TIME: h:mm:ss
+    10: _DIGIT_COLON_DIGIT,  # TIME: h:mm
+    15: _cue(r"\d\s?[mµun]s"),  # DURATION: 12 ms
+    16: _DIGIT_SECONDS,  # DURATION: 0.5 s
+    17: _DIGIT_SECONDS,  # DURATION: in 3s
+    24: _cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),  # RATE
+    29: _cue(r"\d\s?(?:[KMGTPBk]|byte)"),  # SIZE
+}
+# (line test, cue, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
+_PASS = tuple((d.applies, _CUES.get(i), d.pattern, _replacement(d)) for i, d in enumerate(DETECTORS))
 _line_cache: dict[str, str] = {}
 LINE_CACHE_SIZE = 1 << 17
 
 
 def _one_pass(line: str) -> str:
-    for applies, pattern, replace in _PASS:
-        if applies is None or applies(line):
-            line = pattern.sub(replace, line)
+    """Every detector once, in order, each on what the ones before it left. A detector whose cue or line test
+    fails cannot match, so its pattern is not run; cue results hold until the line changes."""
+    cues: dict[Callable[[str], object], bool] = {}
+    for applies, cue, pattern, replace in _PASS:
+        if cue is not None:
+            hit = cues.get(cue)
+            if hit is None:
+                hit = cues[cue] = cue(line) is not None
+            if not hit:
+                continue
+        if applies is not None and not applies(line):
+            continue
+        changed = pattern.sub(replace, line)
+        if changed != line:
+            line = changed
+            cues.clear()
     return line
 
 

@@ -8,7 +8,7 @@ from awbench.judging.rules import deterministic, masking, structure
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
 from awbench.judging.rules.structure import ratio, structure_score
-from awbench.judging.rules.text import content_chars, line_key, normalized_lines, words_of
+from awbench.judging.rules.text import content_chars, line_keys, words_of
 from awbench.records import RuleParts
 
 RULES_VERSION = "2"
@@ -50,6 +50,7 @@ def clear_caches() -> None:
     structure.clear_caches()
     content_chars.cache_clear()
     words_of.cache_clear()
+    line_keys.cache_clear()
 
 
 def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
@@ -95,11 +96,10 @@ class RuleScorer:
 
 def _score(domain: str, ground_truth: str, prediction: str, history: deterministic.HistoryIndex) -> RuleParts:
     masked_truth, masked_prediction = mask(ground_truth), mask(prediction)
-    truth_lines, prediction_lines = normalized_lines(masked_truth), normalized_lines(masked_prediction)
+    truth_lines, truth_keys = map(list, line_keys(masked_truth))
+    prediction_lines, prediction_keys = map(list, line_keys(masked_prediction))
     exact = truth_lines == prediction_lines
 
-    truth_keys = [line_key(line) for line in truth_lines]
-    prediction_keys = [line_key(line) for line in prediction_lines]
     items = deterministic.deterministic_items(truth_keys, history)
     recall = deterministic.recall(items, prediction_keys, ("\n".join(prediction_lines), prediction))
 

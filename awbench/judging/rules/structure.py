@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import re
-import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -58,6 +58,7 @@ def set_jaccard(a: set[str], b: set[str]) -> float:
 # ----------------------------------------------------------------------------- line shapes
 
 
+@lru_cache(maxsize=1 << 16)
 def line_kind(line: str) -> str:
     if not line.strip():
         return "blank"
@@ -137,46 +138,48 @@ def tag_paths(text: str) -> Counter[str]:
     A tag's path is counted where it opens; an end tag closes up to the nearest open element of its name;
     void and self-closing elements never stay open. Never raises."""
     text = text[:MAX_MARKUP_CHARS]
-    paths: Counter[str] = Counter()
-    stack: list[tuple[str, str]] = []  # open elements: (name, label)
-    position = 0
-    while True:
-        m = TAG_RE.search(text, position)
-        if m is None:
-            return paths
-        position = m.end()
+    counts: Counter[tuple[str, ...]] = Counter()
+    names: list[str] = []  # the open elements' names
+    paths: list[tuple[str, ...]] = []  # ... and their paths
+    skip_to = 0  # the end of a script or style element's content
+    for m in TAG_RE.finditer(text):
         name = m.group(2)
-        if name is None:
-            continue  # comment, declaration, processing instruction
+        if name is None or m.start() < skip_to:
+            continue  # a comment, declaration or processing instruction; or inside a script
         name = name.lower()
         if m.group(1):
-            for depth in range(len(stack) - 1, max(-1, len(stack) - 1 - END_TAG_LOOKBACK), -1):
-                if stack[depth][0] == name:
-                    del stack[depth:]
+            for depth in range(len(names) - 1, max(-1, len(names) - 1 - END_TAG_LOOKBACK), -1):
+                if names[depth] == name:
+                    del names[depth:], paths[depth:]
                     break
             continue
         attributes = m.group(3)
-        label = _label(name, attributes)
-        paths["/".join([entry[1] for entry in stack[-(PATH_DEPTH - 1) :]] + [label])] += 1
+        path = (paths[-1][1 - PATH_DEPTH :] if paths else ()) + (_label(name, attributes),)
+        counts[path] += 1
         if attributes.endswith("/") or name in VOID_TAGS:
             continue
         if name in RAW_TEXT_TAGS:
-            close = re.compile(rf"</{name}\s*>", re.I).search(text, position)
-            position = close.end() if close else len(text)
+            close = re.compile(rf"</{name}\s*>", re.I).search(text, m.end())
+            skip_to = close.end() if close else len(text)
             continue
-        stack.append((name, label))
+        names.append(name)
+        paths.append(path)
+    return Counter({"/".join(path): count for path, count in counts.items()})
 
 
 def _is_xml(text: str) -> bool:
     body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text[:MAX_MARKUP_CHARS])
     body = re.sub(r"^\s*<!DOCTYPE[^>]*>", "", body, flags=re.IGNORECASE)
+    # Well-formedness as ElementTree sees it (the same expat parser, with namespaces), without building a tree.
+    parser = expat.ParserCreate(None, "}")
     try:
-        ET.fromstring(f"<awb-root>{body}</awb-root>")
-    except (ET.ParseError, ValueError, RecursionError):
+        parser.Parse(f"<awb-root>{body}</awb-root>", True)
+    except (expat.ExpatError, ValueError, RecursionError):
         return False
     return True
 
 
+@lru_cache(maxsize=1024)
 def a11y_roles(text: str) -> Counter[str]:
     roles: Counter[str] = Counter()
     for line in split_lines(text):
@@ -195,7 +198,7 @@ def text_format(text: str) -> str:
     if stripped.startswith("<"):
         return "xml" if _is_xml(stripped) else ("html" if tag_paths(stripped) else "text")
     lines = [line for line in split_lines(stripped) if line.strip()]
-    if lines and 2 * a11y_roles(stripped).total() >= len(lines):
+    if lines and 2 * a11y_roles(text).total() >= len(lines):  # the same roles as in `stripped` (`^\s*`)
         return "a11y"
     return "text"
 
@@ -221,7 +224,7 @@ def format_and_shape(truth: str, prediction: str, masked_truth: str, masked_pred
 
 
 def clear_caches() -> None:
-    for cached in (kind_runs, tag_paths, text_format):
+    for cached in (kind_runs, tag_paths, text_format, a11y_roles, line_kind):
         cached.cache_clear()
 
 

@@ -40,6 +40,14 @@ def line_key(normalized: str) -> str:
     return normalized.rstrip(",").rstrip()
 
 
+@lru_cache(maxsize=256)
+def line_keys(masked: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """normalized_lines of a masked text and their line keys; cached, as an observation is read as the truth
+    of one turn and as history in the next ones."""
+    lines = tuple(normalized_lines(masked))
+    return lines, tuple(line_key(line) for line in lines)
+
+
 @lru_cache(maxsize=1 << 16)
 def content_chars(line: str) -> int:
     """Letters and digits of a line outside placeholders."""
