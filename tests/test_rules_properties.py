@@ -12,9 +12,19 @@ from hypothesis import strategies as st
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import rule_score
-from awbench.judging.rules import masking
+from awbench.judging.rules import masking, structure
+from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.masking import mask
-from awbench.judging.rules.text import _is_word_char, contains_bounded, count_bounded, words_of
+from awbench.judging.rules.text import (
+    PLACEHOLDER_RE,
+    _is_word_char,
+    contains_bounded,
+    content_chars,
+    count_bounded,
+    has_content_chars,
+    normalize_line,
+    words_of,
+)
 from awbench.resources import sample_dir
 
 # Pieces that look like runtime metadata, so generated texts exercise the detectors, not just plain text.
@@ -144,3 +154,34 @@ def test_a_bounded_occurrence_holds_whole_words_only(haystack: str, needle: str)
     if contains_bounded(haystack, needle):
         assert words_of(needle) <= words_of(haystack)
     assert count_bounded(haystack, needle, 1) == int(contains_bounded(haystack, needle))
+
+
+@SETTINGS
+@given(text=st.one_of(metadata_text, st.text(max_size=60), words))
+def test_content_threshold_is_the_content_count(text: str) -> None:
+    for n in (2, 3):
+        assert has_content_chars(text, n) == (content_chars(text) >= n)
+
+
+def _line_kind_plain(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if PROMPT_RE.match(normalize_line(line)):
+        return "prompt"
+    for kind, pattern in structure.LINE_KINDS:
+        if pattern.search(line):
+            return kind
+    return "meta" if PLACEHOLDER_RE.search(line) else "text"
+
+
+@SETTINGS
+@given(line=st.one_of(st.text(max_size=80), st.text(alphabet=st.sampled_from(list("aErRoO \t:[]{}<>\"1-ıİK")), max_size=40)))
+def test_line_kind_shortcuts_change_nothing(line: str) -> None:
+    structure.line_kind.cache_clear()
+    assert structure.line_kind(line) == _line_kind_plain(line)
+
+
+def test_line_kind_shortcuts_on_the_sample() -> None:
+    lines = _sample_lines()
+    structure.line_kind.cache_clear()
+    assert [structure.line_kind(line) for line in lines] == [_line_kind_plain(line) for line in lines]

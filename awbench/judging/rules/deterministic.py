@@ -22,13 +22,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
-    content_chars,
+    has_content_chars,
     contains_bounded,
     count_bounded,
     words_of,
@@ -57,8 +58,7 @@ MIN_VALUE_CHARS = 3  # ... for a value, which is searched for anywhere and so mu
 UNINFORMATIVE_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "ok"})
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """One deterministic piece of the truth: a whole line (matched as a line) or a value (found anywhere).
     `novel` marks what the previous observation did not already show: the effect of the action."""
 
@@ -156,6 +156,11 @@ class HistoryIndex:
         self.previous_text = previous.text if previous else ""
         self._in_previous: dict[str, bool] = {}
 
+    def key_sets(self) -> tuple[set[str] | frozenset[str], frozenset[str], frozenset[str]]:
+        """The line keys of the earlier items, of the current action, and of the previous observation."""
+        current = self._current.keys if self._current is not None else frozenset()
+        return self._prefix.keys, current, self.previous_keys
+
     def has_key(self, key: str) -> bool:
         return key in self._prefix.keys or (self._current is not None and key in self._current.keys)
 
@@ -181,7 +186,7 @@ class HistoryIndex:
 
     def in_actions(self, text: str) -> bool:
         """Inside an action (see contains_bounded), and long enough not to be there by chance."""
-        if content_chars(text) < MIN_VALUE_CHARS:
+        if not has_content_chars(text, MIN_VALUE_CHARS):
             return False
         current = self._current.words if self._current is not None else frozenset()
         if any(word not in self._prefix.action_words and word not in current for word in words_of(text)):
@@ -193,7 +198,7 @@ LINE_CACHE_SIZE = 1 << 16  # line keys whose facts are kept; a truth's lines are
 
 
 def _informative(value: str) -> bool:
-    return content_chars(value) >= MIN_VALUE_CHARS and value.lower() not in UNINFORMATIVE_VALUES
+    return has_content_chars(value, MIN_VALUE_CHARS) and value.lower() not in UNINFORMATIVE_VALUES
 
 
 @lru_cache(maxsize=LINE_CACHE_SIZE)
@@ -203,7 +208,7 @@ def has_content(key: str) -> bool:
     if "<" in rest:
         rest = MARKUP_SYNTAX_RE.sub("", rest)
     rest = rest.strip(VALUE_TRIM)
-    return content_chars(rest) >= MIN_LINE_CHARS and rest.lower() not in UNINFORMATIVE_VALUES
+    return has_content_chars(rest, MIN_LINE_CHARS) and rest.lower() not in UNINFORMATIVE_VALUES
 
 
 def _quoted(text: str) -> Iterable[str]:
@@ -232,8 +237,7 @@ def echo_candidates(key: str) -> tuple[str, ...]:
     return _clean([*key.split(": ")[1:], *_quoted(key)])
 
 
-@dataclass(frozen=True)
-class _LineFacts:
+class _LineFacts(NamedTuple):
     """What the history-independent rules read in one line key."""
 
     has_content: bool
@@ -349,10 +353,11 @@ def index_history(history: tuple[str, ...] | list[str]) -> HistoryIndex:
 
 
 
-def _line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
+def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
+    """The items of a truth line that is not a line of the history."""
     # Every text checked against the actions below is made of whole words of the key.
     near_actions = history.shares_action_words(facts.words)
-    if history.has_key(key) or (near_actions and history.in_actions(key)):
+    if near_actions and history.in_actions(key):
         return [Item("line", key, index, key not in history.previous_keys)]
     if facts.command is not None and contains_bounded(history.current_command, facts.command):
         if history.has_prompt(facts.prompt):
@@ -365,19 +370,22 @@ def _line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) 
     ]
     if near_actions:
         values += [v for v in echo_candidates(key) if history.in_actions(v)]
-    return [
-        Item("value", value, index, not history.in_previous(value)) for value in dict.fromkeys(values)
-    ]
+    return [Item("value", value, index, not history.in_previous(value)) for value in dict.fromkeys(values)]
 
 
 def deterministic_items(truth_keys: list[str], history: tuple[str, ...] | list[str] | HistoryIndex) -> list[Item]:
     """The deterministic items of a truth given as masked, normalised line keys (one per line)."""
     index = history if isinstance(history, HistoryIndex) else index_history(history)
-    items = []
+    items: list[Item] = []
+    earlier_keys, current_keys, previous_keys = index.key_sets()
     for i, key in enumerate(truth_keys):
         facts = line_facts(key)
-        if facts.has_content:
-            items.extend(_line_items(i, key, facts, index))
+        if not facts.has_content:
+            continue
+        if key in earlier_keys or key in current_keys:  # a line of the history: the common case, kept short
+            items.append(Item("line", key, i, key not in previous_keys))
+        else:
+            items.extend(_new_line_items(i, key, facts, index))
     known_values = {item.text for item in items if item.kind == "value"}
     truth_text = "\n".join(truth_keys)
     items.extend(

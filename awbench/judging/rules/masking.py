@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from awbench.judging.rules.text import PLACEHOLDER_RE, placeholder, split_lines
 
@@ -182,13 +182,20 @@ _LINE_START_RE = re.compile(
     r"|total \d"  # SIZE: `ls -l` block total
     r"|\d+(?:[.,]\d+)?[KMGTP]?\t"  # SIZE: `du`
 )
-_UUID_START_RE = re.compile(f"{HEX}{{8}}-{HEX}{{4}}-")  # UUID
-_HEX_RUN_RE = re.compile(f"{HEX}{{7,}}")  # HASH, with a digit and a letter
+_UUID_RE = re.compile(f"-{HEX}{{4}}-{HEX}{{4}}-")  # UUID (the literal first is found fast)
+# HASH accepts runs of 7 or more hex characters with a digit: a digit with hex characters around it that make 7.
+_HEX_AROUND_DIGIT_RE = re.compile(
+    r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"
+)
+_HEX_RUN_RE = re.compile(f"{HEX}{{7,}}")
 _MONTH_DAY_RE = re.compile(rf"{_MONTH3}[a-z]*\.? +\d")  # TIME: syslog, `ls -l`, "Mar 6, 2025"
 _NINE_DIGITS_RE = re.compile(r"\d{9}")  # TIME: epoch values, after a time-like key
 _PERCENT_RE = re.compile(r"\d%")  # PERCENT: after a progress cue, or alone in brackets
-_WORDS_RE = re.compile("pid|tgid|process|battery|tmp")  # PID, PERCENT (battery), TMPNAME; in the lowercased line
-_LISTEN_WORDS_RE = re.compile("listen|serving|running on|started|bound|available")  # PORT's line cue, ditto
+# The detectors' literal line tests for PID, PERCENT (battery) and TMPNAME, in the lowercased line.
+_WORDS_RE = re.compile("pid|tgid|rocess|attery|tmp")
+_PORT_RE = re.compile(r":\d\d|[Pp]ort\s\d\d")  # in every PORT match
+# PORT's line cue on a lowercased ASCII line (for ASCII text, case-insensitive matching is lowercasing).
+_LISTEN_LOWER_RE = re.compile(LISTEN_CUE_RE.pattern.removeprefix("(?i)"))
 
 
 def _detector(kind: str, applies_to: str) -> Detector:
@@ -203,7 +210,9 @@ def may_match(line: str) -> bool:
     """False when no detector can change `line`."""
     if _AFTER_A_DIGIT_RE.search(line) or _LINE_START_RE.match(line) or _MONTH_DAY_RE.search(line):
         return True
-    if any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line)) or _UUID_START_RE.search(line):
+    if _HEX_AROUND_DIGIT_RE.search(line) and any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line)):
+        return True
+    if _UUID_RE.search(line):
         return True
     if _NINE_DIGITS_RE.search(line) and _EPOCH.pattern.search(line):
         return True
@@ -213,7 +222,13 @@ def may_match(line: str) -> bool:
     lowered = line.lower()
     if _WORDS_RE.search(lowered):
         return True
-    return _LISTEN_WORDS_RE.search(lowered) is not None and LISTEN_CUE_RE.search(line) is not None
+    return _PORT_RE.search(line) is not None and _listen_cue(line, lowered)
+
+
+def _listen_cue(line: str, lowered: str) -> bool:
+    if line.isascii():
+        return _LISTEN_LOWER_RE.search(lowered) is not None
+    return LISTEN_CUE_RE.search(line) is not None
 
 
 def _is_hash_like(run: str) -> bool:
@@ -256,47 +271,54 @@ def _cue(pattern: str, anchored: bool = False) -> Callable[[str], object]:
 # detectors within a pass. Where the detector's own line test is selective enough, there is none.
 _DIGIT_COLON_DIGIT = _cue(r"\d:\d")
 _DIGIT_SECONDS = _cue(r"\d\s?s")
-_CUES: dict[int, Callable[[str], object]] = {
-    0: _cue(r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s", anchored=True),  # PROGRESS
-    1: _cue(f"{HEX}{{8}}-{HEX}{{4}}-"),  # UUID
-    2: _cue(rf"\d/{_MONTH3}"),  # TIME: access log
-    3: _cue(r"\d{4}[-/]\d\d[-/]\d\d"),  # TIME: ISO 8601
-    4: _DIGIT_COLON_DIGIT,  # TIME: HTTP date
-    5: _DIGIT_COLON_DIGIT,  # TIME: `date`
-    6: _cue(rf"{_MONTH3}[a-z]*\.? +\d"),  # TIME: syslog, `ls -l`
-    7: _cue(rf"{_MONTH3}[a-z]*\.? +\d|\d {_MONTH3}"),  # TIME: written-out dates
-    8: _DIGIT_COLON_DIGIT,  # DURATION: tqdm
-    9: _DIGIT_COLON_DIGIT,  # TIME: h:mm:ss
-    10: _DIGIT_COLON_DIGIT,  # TIME: h:mm
-    15: _cue(r"\d\s?[mµun]s"),  # DURATION: 12 ms
-    16: _DIGIT_SECONDS,  # DURATION: 0.5 s
-    17: _DIGIT_SECONDS,  # DURATION: in 3s
-    24: _cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),  # RATE
-    29: _cue(r"\d\s?(?:[KMGTPBk]|byte)"),  # SIZE
+_MONTH_DAY = _cue(rf"{_MONTH3}[a-z]*\.? +\d")
+_CUES: dict[int, tuple[Callable[[str], object], ...]] = {  # the detector may match if one of its cues holds
+    0: (_cue(r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s", anchored=True),),  # PROGRESS
+    1: (_UUID_RE.search,),  # UUID
+    2: (_cue(rf"\d/{_MONTH3}"),),  # TIME: access log
+    3: (_cue(r"\d{4}[-/]\d\d[-/]\d\d"),),  # TIME: ISO 8601
+    4: (_DIGIT_COLON_DIGIT,),  # TIME: HTTP date
+    5: (_DIGIT_COLON_DIGIT,),  # TIME: `date`
+    6: (_MONTH_DAY,),  # TIME: syslog, `ls -l`
+    7: (_MONTH_DAY, _cue(rf"\d {_MONTH3}")),  # TIME: written-out dates
+    8: (_DIGIT_COLON_DIGIT,),  # DURATION: tqdm
+    9: (_DIGIT_COLON_DIGIT,),  # TIME: h:mm:ss
+    10: (_DIGIT_COLON_DIGIT,),  # TIME: h:mm
+    15: (_cue(r"\d\s?[mµun]s"),),  # DURATION: 12 ms
+    16: (_DIGIT_SECONDS,),  # DURATION: 0.5 s
+    17: (_DIGIT_SECONDS,),  # DURATION: in 3s
+    23: (_HEX_AROUND_DIGIT_RE.search,),  # HASH
+    24: (_cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),),  # RATE
+    29: (_cue(r"\d\s?(?:[KMGTPBk]|byte)"),),  # SIZE
+    33: (_PORT_RE.search,),  # PORT (before its costlier line test)
 }
-# (line test, cue, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
-_PASS = tuple((d.applies, _CUES.get(i), d.pattern, _replacement(d)) for i, d in enumerate(DETECTORS))
+# (line test, cues, substitution) per detector, prepared once: masking runs on every line of every text.
+_PASS = tuple((d.applies, _CUES.get(i, ()), partial(d.pattern.sub, _replacement(d))) for i, d in enumerate(DETECTORS))
 _line_cache: dict[str, str] = {}
 LINE_CACHE_SIZE = 1 << 17
 
 
 def _one_pass(line: str) -> str:
-    """Every detector once, in order, each on what the ones before it left. A detector whose cue or line test
-    fails cannot match, so its pattern is not run; cue results hold until the line changes."""
-    cues: dict[Callable[[str], object], bool] = {}
-    for applies, cue, pattern, replace in _PASS:
-        if cue is not None:
-            hit = cues.get(cue)
-            if hit is None:
-                hit = cues[cue] = cue(line) is not None
-            if not hit:
+    """Every detector once, in order, each on what the ones before it left. A detector none of whose cues
+    holds, or whose line test fails, cannot match, so its pattern is not run; cue results hold until the line
+    changes."""
+    known: dict[Callable[[str], object], bool] = {}
+    for applies, cues, sub in _PASS:
+        if cues:
+            for cue in cues:
+                hit = known.get(cue)
+                if hit is None:
+                    hit = known[cue] = cue(line) is not None
+                if hit:
+                    break
+            else:
                 continue
         if applies is not None and not applies(line):
             continue
-        changed = pattern.sub(replace, line)
+        changed = sub(line)
         if changed != line:
             line = changed
-            cues.clear()
+            known.clear()
     return line
 
 
@@ -307,7 +329,7 @@ def mask_line(line: str) -> str:
     if cached is not None:
         return cached
     masked = line
-    while may_match(masked) and CANDIDATE_RE.search(masked):  # no detector can change a line may_match rejects
+    while CANDIDATE_RE.search(masked) and may_match(masked):  # no detector can change a line may_match rejects
         again = _one_pass(masked)
         if again == masked:
             break

@@ -8,7 +8,7 @@ from awbench.judging.rules import deterministic, masking, structure
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
 from awbench.judging.rules.structure import ratio, structure_score
-from awbench.judging.rules.text import content_chars, line_keys, words_of
+from awbench.judging.rules.text import has_content_chars, line_keys, words_of
 from awbench.records import RuleParts
 
 RULES_VERSION = "2"
@@ -48,7 +48,7 @@ def clear_caches() -> None:
     masking.clear_caches()
     deterministic.clear_caches()
     structure.clear_caches()
-    content_chars.cache_clear()
+    has_content_chars.cache_clear()
     words_of.cache_clear()
     line_keys.cache_clear()
 

@@ -35,6 +35,7 @@ LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("table", re.compile(r"\S(?: {2,}|\t)\S.*\S(?: {2,}|\t)\S")),
     ("indented", re.compile(r"^\s+\S")),
 )
+_ERROR_LOWER_RE = re.compile(dict(LINE_KINDS)["error"].pattern.removeprefix("(?i)"))
 A11Y_LINE_RE = re.compile(
     r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))"
 )
@@ -65,7 +66,13 @@ def line_kind(line: str) -> str:
     if PROMPT_RE.match(normalize_line(line)):
         return "prompt"
     for kind, pattern in LINE_KINDS:
-        if pattern.search(line):
+        if kind == "error" and line.isascii():
+            # For ASCII text, a case-insensitive search is a search of the lowercased line (and much faster).
+            if _ERROR_LOWER_RE.search(line.lower()):
+                return kind
+        elif kind == "table" and "  " not in line and "\t" not in line:
+            continue  # a table row has two gaps of two spaces or a tab
+        elif pattern.search(line):
             return kind
     return "meta" if PLACEHOLDER_RE.search(line) else "text"
 

@@ -48,12 +48,21 @@ def line_keys(masked: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return lines, tuple(line_key(line) for line in lines)
 
 
-@lru_cache(maxsize=1 << 16)
 def content_chars(line: str) -> int:
     """Letters and digits of a line outside placeholders."""
+    return len(NOT_CONTENT_RE.sub("", PLACEHOLDER_RE.sub("", line)))
+
+
+# At least n letters or digits, whatever lies between them.
+_AT_LEAST = {n: re.compile(r"[^\W_]" + r"[\W_]*[^\W_]" * (n - 1)) for n in (2, 3)}
+
+
+@lru_cache(maxsize=1 << 16)
+def has_content_chars(line: str, n: int) -> bool:
+    """content_chars(line) >= n (n is 2 or 3), found without counting them all."""
     if "⟨" in line:
         line = PLACEHOLDER_RE.sub("", line)
-    return len(NOT_CONTENT_RE.sub("", line))
+    return _AT_LEAST[n].search(line) is not None
 
 
 def _is_word_char(ch: str) -> bool:
