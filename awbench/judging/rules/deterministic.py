@@ -155,6 +155,7 @@ class HistoryIndex:
         self.previous_keys: frozenset[str] = previous.keys if previous else frozenset()
         self.previous_text = previous.text if previous else ""
         self._in_previous: dict[str, bool] = {}
+        self._action_words = prefix.action_words | c.words if c else frozenset(prefix.action_words)
 
     def key_sets(self) -> tuple[set[str] | frozenset[str], frozenset[str], frozenset[str]]:
         """The line keys of the earlier items, of the current action, and of the previous observation."""
@@ -180,16 +181,13 @@ class HistoryIndex:
 
     def shares_action_words(self, words: frozenset[str]) -> bool:
         """Whether some of `words` occur in the actions: if not, no text made of them is inside an action."""
-        if not self._prefix.action_words.isdisjoint(words):
-            return True
-        return self._current is not None and not self._current.words.isdisjoint(words)
+        return not self._action_words.isdisjoint(words)
 
     def in_actions(self, text: str) -> bool:
         """Inside an action (see contains_bounded), and long enough not to be there by chance."""
         if not has_content_chars(text, MIN_VALUE_CHARS):
             return False
-        current = self._current.words if self._current is not None else frozenset()
-        if any(word not in self._prefix.action_words and word not in current for word in words_of(text)):
+        if not words_of(text) <= self._action_words:
             return False  # a bounded occurrence holds whole words of the actions only
         return contains_bounded(self.actions_text, text)
 

@@ -176,11 +176,13 @@ _AFTER_A_DIGIT_RE = re.compile(
     r")"
 )
 _LINE_START_RE = re.compile(
+    r"^(?:"
     r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s"  # PROGRESS: curl's meter row
     r"|\s*\[\d+\][+-]?\s+\d+\s*$"  # PID: `cmd &` prints "[1] 12345"
     r"|[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d"  # SIZE: `ls -l`
     r"|total \d"  # SIZE: `ls -l` block total
     r"|\d+(?:[.,]\d+)?[KMGTP]?\t"  # SIZE: `du`
+    r")"
 )
 _UUID_RE = re.compile(f"-{HEX}{{4}}-{HEX}{{4}}-")  # UUID (the literal first is found fast)
 # HASH accepts runs of 7 or more hex characters with a digit: a digit with hex characters around it that make 7.
@@ -206,23 +208,33 @@ _EPOCH = _detector("TIME", "epoch")
 _BRACKETED_PERCENT = _detector("PERCENT", r"(?<=\[)")
 
 
+def _has_hash_like_run(line: str) -> bool:
+    return any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line))
+
+
+# (scan, confirmation of a line it finds, whether it scans the lowercased line), in the order they are tried.
+_SCANS: tuple[tuple[re.Pattern[str], Callable[[str], object] | None, bool], ...] = (
+    (_AFTER_A_DIGIT_RE, None, False),
+    (_LINE_START_RE, None, False),
+    (_MONTH_DAY_RE, None, False),
+    (_HEX_AROUND_DIGIT_RE, _has_hash_like_run, False),
+    (_UUID_RE, None, False),
+    (_NINE_DIGITS_RE, _EPOCH.pattern.search, False),
+    (_PERCENT_RE, lambda line: PROGRESS_CUE_RE.search(line) or _BRACKETED_PERCENT.pattern.search(line), False),
+    (_WORDS_RE, None, True),
+    (_PORT_RE, lambda line: _listen_cue(line, line.lower()), False),
+)
+
+
 def may_match(line: str) -> bool:
     """False when no detector can change `line`."""
-    if _AFTER_A_DIGIT_RE.search(line) or _LINE_START_RE.match(line) or _MONTH_DAY_RE.search(line):
-        return True
-    if _HEX_AROUND_DIGIT_RE.search(line) and any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line)):
-        return True
-    if _UUID_RE.search(line):
-        return True
-    if _NINE_DIGITS_RE.search(line) and _EPOCH.pattern.search(line):
-        return True
-    if "%" in line and _PERCENT_RE.search(line):
-        if PROGRESS_CUE_RE.search(line) or _BRACKETED_PERCENT.pattern.search(line):
+    lowered = None
+    for scan, confirm, on_lowered in _SCANS:
+        if on_lowered:
+            lowered = line.lower()
+        if scan.search(lowered if on_lowered else line) and (confirm is None or confirm(line)):
             return True
-    lowered = line.lower()
-    if _WORDS_RE.search(lowered):
-        return True
-    return _PORT_RE.search(line) is not None and _listen_cue(line, lowered)
+    return False
 
 
 def _listen_cue(line: str, lowered: str) -> bool:
@@ -328,12 +340,23 @@ def mask_line(line: str) -> str:
     cached = _line_cache.get(line)
     if cached is not None:
         return cached
+    return _mask_candidate(line) if CANDIDATE_RE.search(line) and may_match(line) else _remember(line, line)
+
+
+def _mask_candidate(line: str) -> str:
+    """mask_line of a line that may_match."""
     masked = line
-    while CANDIDATE_RE.search(masked) and may_match(masked):  # no detector can change a line may_match rejects
+    while True:
         again = _one_pass(masked)
         if again == masked:
             break
         masked = again
+        if not (CANDIDATE_RE.search(masked) and may_match(masked)):  # then no detector can change it
+            break
+    return _remember(line, masked)
+
+
+def _remember(line: str, masked: str) -> str:
     if len(_line_cache) >= LINE_CACHE_SIZE:
         _line_cache.clear()
     _line_cache[line] = _line_cache[masked] = masked
