@@ -4,6 +4,7 @@ masking prefilter that never changes a mask."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 import re
 import sys
 
@@ -185,3 +186,27 @@ def test_line_kind_shortcuts_on_the_sample() -> None:
     lines = _sample_lines()
     structure.line_kind.cache_clear()
     assert [structure.line_kind(line) for line in lines] == [_line_kind_plain(line) for line in lines]
+
+
+def _a11y_roles_per_line(text: str) -> Counter[str]:
+    roles: Counter[str] = Counter()
+    for line in text.split("\n"):
+        m = structure.A11Y_LINE_RE.match(line)
+        if m:
+            roles[m.group("role") or m.group("role2")] += 1
+    return roles
+
+
+@SETTINGS
+@given(text=st.text(alphabet=st.sampled_from(list("[]12 \t\n\u2028\x0blink'\"-_aB")), max_size=80))
+def test_accessibility_roles_in_one_scan_are_the_roles_line_by_line(text: str) -> None:
+    structure.a11y_roles.cache_clear()
+    assert structure.a11y_roles(text) == _a11y_roles_per_line(text)
+
+
+def test_accessibility_roles_of_the_sample() -> None:
+    structure.a11y_roles.cache_clear()
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for record in path.read_text(encoding="utf-8").split("\n"):
+            for text in json.loads(record)["response"] if record.strip() else []:
+                assert structure.a11y_roles(text) == _a11y_roles_per_line(text)

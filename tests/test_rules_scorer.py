@@ -2,9 +2,9 @@
 gives. Also the full-size inputs for bench/rules_speed.py, built from the bundled sample.
 
 The real benchmark's contexts average 13K-59K tokens (histories of ~50K-250K characters) over 12-38 turns;
-the sample's trajectories are far shorter, so a full-size trajectory cycles through all the turns of a
-domain's sample trajectories, each observation made of several consecutive sample observations (their digits
-permuted on each pass through the sample, so that the long trajectory does not repeat itself).
+the sample's trajectories are far shorter, so a full-size trajectory follows a domain's sample trajectories
+turn by turn, again and again, each observation scaled up by copies of the sample's (see
+full_size_trajectory).
 """
 
 from __future__ import annotations
@@ -83,19 +83,22 @@ def prediction_for(truth: str, previous: str, seed: int) -> str:
     return "\n".join(_rot13(line) if rng.random() < 1 / 3 else line for line in lines)
 
 
-def _vary(text: str, cycle: int) -> str:
-    """The text with its digits permuted (one permutation per cycle through the sample; cycle 0 leaves the text
-    as it is), so the copies of a sample observation differ where they hold numbers, as consecutive
-    observations of a real trajectory do, while formats, JSON and markup stay valid."""
-    if cycle == 0:
+def _vary(text: str, variant: int) -> str:
+    """The text with its digits permuted (variant 0 leaves it as it is): formats, JSON and markup stay valid,
+    lines with numbers become other lines."""
+    if variant == 0:
         return text
     digits = list("0123456789")
-    random.Random(cycle).shuffle(digits)
+    random.Random(variant).shuffle(digits)
     return text.translate(str.maketrans("0123456789", "".join(digits)))
 
 
 def full_size_trajectory(domain: str, turns: int | None = None, mean_history_chars: int | None = None) -> list[Turn]:
-    """Every turn of one long trajectory of `domain`, in order."""
+    """Every turn of one long trajectory of `domain`, in order. It follows the sample's trajectories turn by
+    turn, so consecutive observations differ as real consecutive observations do (a screen mostly stays, a
+    shell prints new output), and passes through them again until it has its turns. Each observation is
+    several copies of the sample's, each copy with its digits permuted its own way (the same way from turn to
+    turn, another way on each pass), so that the history reaches its size without repeating itself."""
     default_turns, default_chars = FULL_SIZE[domain]
     turns = turns or default_turns
     mean_history_chars = mean_history_chars or default_chars
@@ -103,14 +106,13 @@ def full_size_trajectory(domain: str, turns: int | None = None, mean_history_cha
     mean_observation = sum(len(observation) for _action, observation in pieces) / len(pieces)
     # The history of turn t holds t-1 turns, so its mean over the trajectory holds (turns-1)/2 of them.
     per_turn = 2 * mean_history_chars / max(1, turns - 1)
-    per_observation = max(1, math.ceil(per_turn / mean_observation))
+    copies = max(1, math.ceil(per_turn / mean_observation))
     actions, observations = [], []
     for t in range(turns):
-        action = pieces[t % len(pieces)][0]
-        used = [t * per_observation + k for k in range(per_observation)]
-        parts = [_vary(pieces[i % len(pieces)][1], i // len(pieces)) for i in used]
+        sample_pass, j = divmod(t, len(pieces))
+        action, observation = pieces[j]
         actions.append(f"### Turn {t + 1}\n{ACTION_HEADING}{action}")
-        observations.append("\n".join(parts))
+        observations.append("\n".join(_vary(observation, sample_pass * copies + c) for c in range(copies)))
     trajectory = f"{domain}/full-size"
     out, history = [], []
     for t in range(turns):

@@ -153,6 +153,7 @@ class HistoryIndex:
         self.current_command = normalize_line(c.text) if c else ""
         previous = prefix.previous
         self.previous_keys: frozenset[str] = previous.keys if previous else frozenset()
+        self._previous_fragments: frozenset[str] = previous.fragments if previous else frozenset()
         self.previous_text = previous.text if previous else ""
         self._in_previous: dict[str, bool] = {}
         self._action_words = prefix.action_words | c.words if c else frozenset(prefix.action_words)
@@ -175,7 +176,10 @@ class HistoryIndex:
         """Whether the previous observation shows `text` (see contains_bounded)."""
         known = self._in_previous.get(text)
         if known is None:
-            known = words_of(text) <= words_of(self.previous_text) and contains_bounded(self.previous_text, text)
+            # Its line keys and fragments occur in it, bounded (they end and start at non-word characters).
+            known = text in self.previous_keys or text in self._previous_fragments or (
+                words_of(text) <= words_of(self.previous_text) and contains_bounded(self.previous_text, text)
+            )
             self._in_previous[text] = known
         return known
 

@@ -39,6 +39,8 @@ _ERROR_LOWER_RE = re.compile(dict(LINE_KINDS)["error"].pattern.removeprefix("(?i
 A11Y_LINE_RE = re.compile(
     r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))"
 )
+# A11Y_LINE_RE for every line of a text: the same pattern, its whitespace kept within a line.
+_A11Y_LINES_RE = re.compile(A11Y_LINE_RE.pattern.replace(r"\s", r"[^\S\n]").replace(r"[^\][^\S\n]]", r"[^\]\s]"), re.M)
 URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
 
 
@@ -188,12 +190,8 @@ def _is_xml(text: str) -> bool:
 
 @lru_cache(maxsize=1024)
 def a11y_roles(text: str) -> Counter[str]:
-    roles: Counter[str] = Counter()
-    for line in split_lines(text):
-        m = A11Y_LINE_RE.match(line)
-        if m:
-            roles[m.group("role") or m.group("role2")] += 1
-    return roles
+    """The roles of accessibility-tree lines (`[12] link 'x'`, `button "OK"`), one scan of the whole text."""
+    return Counter(m.group("role") or m.group("role2") for m in _A11Y_LINES_RE.finditer(text))
 
 
 @lru_cache(maxsize=1024)
