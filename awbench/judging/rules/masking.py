@@ -173,7 +173,11 @@ _AFTER_A_DIGIT_RE = re.compile(
     r"|\s?(?:[KMGTPBk]|byte)"  # SIZE
     r"|\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s|\s?(?:it/s|s/it|[kMG]?bps)"  # RATE
     r"|x[0-9a-fA-F]"  # ADDR
-    r")"
+    r"|\d{8}"  # TIME: epoch values (after a time-like key: not checked here)
+    # HASH takes runs of 7 or more hex characters with a digit: a digit with hex characters around it.
+    + "".join(f"|(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6))
+    + f"|(?<={HEX}{{7}})"
+    + ")"
 )
 _LINE_START_RE = re.compile(
     r"^(?:"
@@ -185,13 +189,7 @@ _LINE_START_RE = re.compile(
     r")"
 )
 _UUID_RE = re.compile(f"-{HEX}{{4}}-{HEX}{{4}}-")  # UUID (the literal first is found fast)
-# HASH accepts runs of 7 or more hex characters with a digit: a digit with hex characters around it that make 7.
-_HEX_AROUND_DIGIT_RE = re.compile(
-    r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"
-)
-_HEX_RUN_RE = re.compile(f"{HEX}{{7,}}")
 _MONTH_DAY_RE = re.compile(rf"{_MONTH3}[a-z]*\.? +\d")  # TIME: syslog, `ls -l`, "Mar 6, 2025"
-_NINE_DIGITS_RE = re.compile(r"\d{9}")  # TIME: epoch values, after a time-like key
 _PERCENT_RE = re.compile(r"\d%")  # PERCENT: after a progress cue, or alone in brackets
 # The detectors' literal line tests for PID, PERCENT (battery) and TMPNAME, in the lowercased line.
 _WORDS_RE = re.compile("pid|tgid|rocess|attery|tmp")
@@ -204,12 +202,7 @@ def _detector(kind: str, applies_to: str) -> Detector:
     return next(d for d in DETECTORS if d.kind == kind and applies_to in d.pattern.pattern)
 
 
-_EPOCH = _detector("TIME", "epoch")
 _BRACKETED_PERCENT = _detector("PERCENT", r"(?<=\[)")
-
-
-def _has_hash_like_run(line: str) -> bool:
-    return any(_is_hash_like(m.group(0)) for m in _HEX_RUN_RE.finditer(line))
 
 
 # (scan, confirmation of a line it finds, whether it scans the lowercased line), in the order they are tried.
@@ -217,9 +210,7 @@ _SCANS: tuple[tuple[re.Pattern[str], Callable[[str], object] | None, bool], ...]
     (_AFTER_A_DIGIT_RE, None, False),
     (_LINE_START_RE, None, False),
     (_MONTH_DAY_RE, None, False),
-    (_HEX_AROUND_DIGIT_RE, _has_hash_like_run, False),
     (_UUID_RE, None, False),
-    (_NINE_DIGITS_RE, _EPOCH.pattern.search, False),
     (_PERCENT_RE, lambda line: PROGRESS_CUE_RE.search(line) or _BRACKETED_PERCENT.pattern.search(line), False),
     (_WORDS_RE, None, True),
     (_PORT_RE, lambda line: _listen_cue(line, line.lower()), False),
@@ -241,10 +232,6 @@ def _listen_cue(line: str, lowered: str) -> bool:
     if line.isascii():
         return _LISTEN_LOWER_RE.search(lowered) is not None
     return LISTEN_CUE_RE.search(line) is not None
-
-
-def _is_hash_like(run: str) -> bool:
-    return any(c.isdigit() for c in run) and any(c.isalpha() for c in run)
 
 
 # Column headers of process tables (ps, top, lsof) whose values are runtime metadata.
@@ -299,7 +286,7 @@ _CUES: dict[int, tuple[Callable[[str], object], ...]] = {  # the detector may ma
     15: (_cue(r"\d\s?[mµun]s"),),  # DURATION: 12 ms
     16: (_DIGIT_SECONDS,),  # DURATION: 0.5 s
     17: (_DIGIT_SECONDS,),  # DURATION: in 3s
-    23: (_HEX_AROUND_DIGIT_RE.search,),  # HASH
+    23: (_cue(r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"),),  # HASH
     24: (_cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),),  # RATE
     29: (_cue(r"\d\s?(?:[KMGTPBk]|byte)"),),  # SIZE
     33: (_PORT_RE.search,),  # PORT (before its costlier line test)
