@@ -18,6 +18,7 @@ import pytest
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import RuleScorer, rule_score
+from awbench.judging.rules.score import clear_caches
 from awbench.resources import sample_dir
 
 # (turns, mean history characters over the turns) per domain, within the real benchmark's ranges.
@@ -152,3 +153,42 @@ def test_scorer_matches_rule_score_in_and_out_of_order(domain: str) -> None:
     random.Random(7).shuffle(order)
     assert [_scored(scorer, turns[i]) for i in order] == [expected[i] for i in order]
     assert [_scored(scorer, turn) for turn in turns] == expected
+
+
+def test_scorer_with_one_slot_and_a_shared_id_matches_cold_rule_score() -> None:
+    """Two domains' trajectories interleaved under one id, with room for one index: every history either
+    extends the cached one or replaces it. Each reference is computed from cold caches."""
+    first = full_size_trajectory("terminal", turns=8, mean_history_chars=10_000)
+    second = full_size_trajectory("mcp", turns=8, mean_history_chars=10_000)
+    interleaved = [turn for pair in zip(first, second) for turn in pair]
+    expected = []
+    for turn in interleaved:
+        clear_caches()
+        expected.append(_reference(turn))
+    scorer = RuleScorer(max_trajectories=1)
+    got = [
+        scorer.score(domain=t.domain, trajectory="same id", ground_truth=t.ground_truth, prediction=t.prediction, history=t.history)
+        for t in interleaved
+    ]
+    assert got == expected
+
+
+def test_an_action_without_heading_is_read_as_history_once_it_is_not_last() -> None:
+    """The last item is the current action whatever its heading; once earlier, an item without the action
+    heading reads as an observation. The scorer's index of earlier items must read it as rule_score does."""
+    history: list[str] = []
+    scorer = RuleScorer()
+    for turn in range(1, 6):
+        history.append(f"printf 'line {turn}\\n'")  # no "### Turn N / **Action:**" heading
+        truth = "\n".join(f"line {i}" for i in range(1, turn + 1))
+        prediction = "\n".join(f"line {i}" for i in range(turn, 0, -1))
+        got = scorer.score(domain="terminal", trajectory="t", ground_truth=truth, prediction=prediction, history=history)
+        assert got == rule_score(domain="terminal", ground_truth=truth, prediction=prediction, history=history)
+        history.append(truth)
+
+
+def test_scorer_rejects_an_empty_cache_and_scores_an_empty_history() -> None:
+    with pytest.raises(ValueError):
+        RuleScorer(max_trajectories=0)
+    args = {"domain": "terminal", "ground_truth": "x y z", "prediction": "x y z", "history": []}
+    assert RuleScorer().score(trajectory="t", **args) == rule_score(**args)
