@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from html.parser import HTMLParser
 
 import pytest
 
-from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score
+from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score, structure
+from awbench.judging.rules.deterministic import deterministic_items
 from awbench.judging.rules.masking import mask
+from awbench.judging.rules.score import combine
+from awbench.judging.rules.text import line_key, normalized_lines
+from awbench.resources import sample_dir
 
 M = "**Environment Observation:**"
 
@@ -161,7 +169,7 @@ TERMINAL_TRUTH = "hello\nworld\nSun Nov 29 22:45:01 UTC 2026\ndone"
 
 
 def test_version_and_identical_prediction() -> None:
-    assert RULES_VERSION == "1"
+    assert RULES_VERSION == "2"
     result = score("terminal", TERMINAL_TRUTH, TERMINAL_TRUTH, TERMINAL_HISTORY)
     assert result.score == 1.0 and result.exact_match and result.deterministic_complete
     assert set(result.parts) == {"deterministic_recall", "metadata_format", "structure", "length", "exact_match"}
@@ -192,10 +200,66 @@ def test_empty_prediction_scores_zero_unless_truth_is_empty() -> None:
     assert score("terminal", "", "something", TERMINAL_HISTORY).score == 0.0
 
 
-def test_nothing_deterministic_means_full_recall() -> None:
+# The current action's output shares nothing with the trajectory: no deterministic item, no metadata, no prompt.
+CRASH_HISTORY = ["### Turn 1\n**Action:**\npython3 app.py"]
+CRASH_TRUTH = (
+    "Traceback (most recent call last):\n"
+    '  File "/root/app.py", line 3, in <module>\n'
+    "    import yaml\n"
+    "ModuleNotFoundError: No module named 'yaml'"
+)
+
+
+def test_unrelated_prediction_gets_no_free_recall() -> None:
+    """An unrelated terminal output scored 72 in RULES_VERSION 1: with nothing deterministic in the truth, recall
+    counted as 1.0, metadata as 1.0 (no placeholders on either side) and prompts as agreeing (none on either
+    side). Now those parts are left out and the score rests on what was checked: here, structure and length."""
+    unrelated = "Reading configuration...\nLoaded 12 routes\nServer ready\nPress Ctrl+C to stop"
+    result = score("terminal", CRASH_TRUTH, unrelated, CRASH_HISTORY)
+    assert set(result.parts) == {"structure", "length", "exact_match"}
+    assert result.parts["structure"] == 0.0
+    assert result.score < 0.3
+    # The same crash with other words scores on its (identical) shape.
+    reworded = CRASH_TRUTH.replace("yaml", "toml").replace("app.py", "main.py").replace("import", "from")
+    assert score("terminal", CRASH_TRUTH, reworded, CRASH_HISTORY).score >= 0.8
+
+
+def test_parts_with_nothing_to_check_leave_the_weighting() -> None:
+    assert combine({"structure": 0.4, "length": 1.0}) == pytest.approx(0.9 * (0.5 * 0.4 + 0.2 * 1.0) / 0.7)
+    shape = 0.5 * 0.4 + 0.3 * 0.5 + 0.2 * 1.0
+    assert combine({"structure": 0.4, "metadata_format": 0.5, "length": 1.0}) == pytest.approx(0.9 * shape)
+    # Half of the shape credit is only earned as far as the deterministic content is right.
+    with_recall = {"deterministic_recall": 0.6, "structure": 0.4, "metadata_format": 0.5, "length": 1.0}
+    assert combine(with_recall) == pytest.approx(0.9 * (0.5 * 0.6 + 0.5 * shape * (0.5 + 0.5 * 0.6)))
+    assert combine({**with_recall, "deterministic_recall": 0.0}) == pytest.approx(0.9 * 0.25 * shape)
     result = score("terminal", "alpha beta\ngamma delta", "one two\nthree four", ["### Turn 1\n**Action:**\nfortune"])
-    assert result.parts["deterministic_recall"] == 1.0 and result.deterministic_complete
-    assert result.score <= 0.9
+    assert "deterministic_recall" not in result.parts and "metadata_format" not in result.parts
+    assert result.deterministic_complete and result.score <= 0.9
+
+
+def test_surplus_metadata_costs_format() -> None:
+    history = ["### Turn 1\n**Action:**\nfortune"]
+    result = score("terminal", "alpha beta\ngamma delta", "alpha beta\ngamma delta at 10:42:00", history)
+    assert result.parts["metadata_format"] == 0.0
+    two_of_three = score("terminal", "at 10:42:00\nfor 3.2s", "at 11:00:01\nfor 1.5s\nin 40ms", history)
+    assert two_of_three.parts["metadata_format"] == pytest.approx(2 / 3)
+
+
+def test_closing_tags_are_not_deterministic_content() -> None:
+    """`</panel>` is in every earlier tree; any prediction in the same markup has it, so it proves nothing."""
+    screen = '<panel name="Dock">\n  <push-button name="Files" />\n</panel>\n</application>'
+    history = ['### Turn 1\n**Action:**\n{"action": "click", "x": 1, "y": 2}', f"{M}\n{screen}", "### Turn 2\n**Action:**\nwait"]
+    truth = '<dialog name="Save changes?">\n  <push-button name="Save" />\n</dialog>\n</panel>\n</application>'
+    keys = [line_key(line) for line in normalized_lines(mask(truth))]
+    assert deterministic_items(keys, tuple(history)) == []
+
+
+def test_a_value_counts_as_often_as_the_truth_holds_it() -> None:
+    history = ['### Turn 1\n**Action:**\n{"action": "click", "element_id": "com.jotter.notes:id/fab"}']
+    truth = "\n".join(f'<node text="{t}" package="com.jotter.notes" />' for t in ("a1", "b2", "c3", "d4"))
+    once = truth.replace("com.jotter.notes", "com.other.app").replace("com.other.app", "com.jotter.notes", 1)
+    result = score("android", truth, once, history)
+    assert result.parts["deterministic_recall"] == pytest.approx(1 / 4)
 
 
 def test_file_written_earlier_and_numbered_view_are_deterministic() -> None:
@@ -284,6 +348,20 @@ def test_ui_xml_tag_paths() -> None:
     assert score("android", ANDROID_TRUTH, buttons, history).parts["structure"] < 0.5
 
 
+def test_android_view_ids_are_structure() -> None:
+    """Two apps' screens share widget classes; their layouts' view ids (without the package) tell them apart."""
+    def screen(package: str, ids: tuple[str, ...]) -> str:
+        nodes = "".join(f'  <node class="android.widget.TextView" resource-id="{package}:id/{i}" text="x" />\n' for i in ids)
+        return f'<hierarchy rotation="0">\n{nodes}</hierarchy>'
+
+    history = ['### Turn 1\n**Action:**\n{"action": "navigate_home"}']
+    truth = screen("com.jotter.notes", ("toolbar_title", "note_title", "note_body"))
+    same_ids = score("android", truth, screen("com.jotter.notes.debug", ("toolbar_title", "note_title", "note_body")), history)
+    assert same_ids.parts["structure"] == 1.0
+    other_app = score("android", truth, screen("com.android.settings", ("search_bar", "title", "summary")), history)
+    assert other_app.parts["structure"] < 0.5
+
+
 def test_observations_may_come_without_their_marker() -> None:
     """The harness strips the marker from history observations; actions keep their heading."""
     unmarked = [item.removeprefix(f"{M}\n") for item in TERMINAL_HISTORY]
@@ -291,3 +369,79 @@ def test_observations_may_come_without_their_marker() -> None:
         assert score("terminal", TERMINAL_TRUTH, prediction, unmarked) == score(
             "terminal", TERMINAL_TRUTH, prediction, TERMINAL_HISTORY
         )
+
+
+class _ReferenceTagPaths(HTMLParser):
+    """structure.tag_paths as html.parser would count them (what the rule judge used before its own scanner)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, str]] = []
+        self.paths: Counter[str] = Counter()
+
+    def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
+        named = dict(attrs)
+        label = tag
+        if tag == "node" and named.get("class"):
+            view_id = (named.get("resource-id") or "").rsplit("/", 1)[-1]
+            label = f"node:{named['class'].rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
+        self.paths["/".join([entry[1] for entry in self.stack[-(structure.PATH_DEPTH - 1) :]] + [label])] += 1
+        return label
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        label = self._count(tag, attrs)
+        if tag not in structure.VOID_TAGS:
+            self.stack.append((tag, label))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._count(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, max(-1, len(self.stack) - 33), -1):
+            if self.stack[depth][0] == tag:
+                del self.stack[depth:]
+                return
+
+
+def _markup_texts() -> list[str]:
+    texts = []
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if line.strip():
+                texts += [text for text in json.loads(line)["response"] if "<" in text]
+    return texts + [
+        '<div><p>a<br>b</p><img src=x><script>var s = "<b>";</script><!-- <i> --><P CLASS=x>y</P></div>',
+        "<ul><li>one<li>two</ul></li></li>",
+        '<a href="x>y">z</a><?php echo 1 ?><!DOCTYPE html>',
+        "<node class='a.B' resource-id=\"p:id/q\"/><node CLASS=\"c.D\" text='&amp;'></node>",
+    ]
+
+
+def test_tag_scanner_counts_what_html_parser_counts() -> None:
+    texts = _markup_texts()
+    assert len(texts) > 50
+    for text in texts:
+        reference = _ReferenceTagPaths()
+        reference.feed(text)
+        reference.close()
+        assert structure.tag_paths(text) == reference.paths, text[:200]
+
+
+def _is_xml_by_element_tree(text: str) -> bool:
+    body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text[: structure.MAX_MARKUP_CHARS])
+    body = re.sub(r"^\s*<!DOCTYPE[^>]*>", "", body, flags=re.IGNORECASE)
+    try:
+        ET.fromstring(f"<awb-root>{body}</awb-root>")
+    except (ET.ParseError, ValueError, RecursionError):
+        return False
+    return True
+
+
+def test_xml_check_agrees_with_element_tree() -> None:
+    texts = _markup_texts() + [
+        "<a:b/>", '<a:b xmlns:a="u"/>', "<x>&nbsp;</x>", "<x>&amp;&#65;</x>", "<x></y>", "<x/><y/>", "text <x/>",
+        '<?xml version="1.0"?><r/>', '<?xml version="1.0"?><r/><?xml version="1.0"?><r/>', "<!DOCTYPE html><r/>",
+        "<r a='1' a='2'/>", "<r>\x01</r>", "<" * 3000, "<r>" * 2000 + "</r>" * 2000,
+    ]
+    for text in texts:
+        assert structure._is_xml(text.strip()) == _is_xml_by_element_tree(text.strip()), text[:200]

@@ -7,6 +7,10 @@ Per domain, the ground truth is scored against itself and against perturbed copi
                                                                  -> clearly above the last observation
 * deterministic: one deterministic line (or value) altered       -> clearly below the metadata version
 * last observation (the previous turn's observation) and empty   -> far below the oracle, and 0
+* unrelated: the truth of another trajectory of the same domain  -> below 30 on average; per sample, at
+                                                                    least 10 below that sample's pre-existing
+                                                                    rewrite (which keeps its shape and its
+                                                                    deterministic content)
 Run with `-s` to see the table.
 """
 
@@ -21,15 +25,17 @@ import pytest
 
 from awbench.resources import sample_dir
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
-from awbench.judging.rules import deterministic, masking, rule_score
+from awbench.judging.rules import rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
 from awbench.judging.rules.masking import mask
+from awbench.judging.rules.score import clear_caches
 from awbench.judging.rules.structure import text_format
 from awbench.judging.rules.text import PLACEHOLDER_RE, line_key, normalize_line, normalized_lines, split_lines
 
 SAMPLE_DIR = sample_dir()
 CLEAR_MARGIN = 10.0  # points on the 0..100 scale
 FAR_MARGIN = 30.0
+UNRELATED_CEILING = 30.0  # an unrelated observation of the same domain scores below this on average
 
 # Words that decide a line's kind, a document's syntax or that a number is metadata (`total 24`, `parent: 42`,
 # `Battery 76 percent`); renaming them would change the shape, not the content.
@@ -57,7 +63,7 @@ def strip_marker(text: str) -> str:
 
 
 def load_cases(domain: str) -> list[dict]:
-    """Each record as (truth, history, last observation)."""
+    """Each record as (truth, history, last observation, trajectory id)."""
     path = SAMPLE_DIR / f"{domain}_test.jsonl"
     if not path.exists():
         pytest.skip(f"sample data not available: {path}")
@@ -70,7 +76,8 @@ def load_cases(domain: str) -> list[dict]:
         history = [text for i in range(turn - 1) for text in (record["prompt"][i], record["response"][i])]
         history.append(record["prompt"][turn - 1])
         last = strip_marker(record["response"][turn - 2]) if turn > 1 else ""
-        cases.append({"truth": strip_marker(record["response"][turn - 1]), "history": history, "last": last})
+        truth = strip_marker(record["response"][turn - 1])
+        cases.append({"truth": truth, "history": history, "last": last, "trajectory": record["id"]})
     return cases
 
 
@@ -206,6 +213,26 @@ def alter_deterministic(truth: str, history: list[str]) -> str | None:
     return None
 
 
+def unrelated_truths(cases: list[dict]) -> list[str]:
+    """For each case, the truth of another trajectory of the same domain: the next trajectory (by id, cyclically)
+    and in it the record at the same position (modulo its number of records). Deterministic, and never the
+    case's own trajectory."""
+    by_trajectory: dict[int, list[str]] = {}
+    positions = []
+    for case in cases:
+        truths = by_trajectory.setdefault(case["trajectory"], [])
+        positions.append(len(truths))
+        truths.append(case["truth"])
+    order = sorted(by_trajectory)
+    if len(order) < 2:
+        pytest.skip("the sample has a single trajectory in this domain")
+    out = []
+    for case, position in zip(cases, positions):
+        other = by_trajectory[order[(order.index(case["trajectory"]) + 1) % len(order)]]
+        out.append(other[position % len(other)])
+    return out
+
+
 # ----------------------------------------------------------------------------- calibration
 
 
@@ -217,14 +244,20 @@ def calibrate(domain: str) -> dict[str, float]:
     cases = load_cases(domain)
     altered = [(case, alter_deterministic(case["truth"], case["history"])) for case in cases]
     altered = [(case, text) for case, text in altered if text is not None]
+    unrelated = [score(domain, c, other) for c, other in zip(cases, unrelated_truths(cases))]
+    preexisting = [score(domain, c, perturb_preexisting(c["truth"], c["history"])) for c in cases]
     return {
         "records": len(cases),
         "oracle": mean(score(domain, c, c["truth"]) for c in cases),
         "metadata": mean(score(domain, c, perturb_metadata(c["truth"])) for c in cases),
-        "preexisting": mean(score(domain, c, perturb_preexisting(c["truth"], c["history"])) for c in cases),
+        "preexisting": mean(preexisting),
         "deterministic": mean(score(domain, c, text) for c, text in altered) if altered else float("nan"),
         "altered_records": len(altered),
         "last_observation": mean(score(domain, c, c["last"]) for c in cases),
+        "unrelated": mean(unrelated),
+        # Per sample: how far the unrelated observation stays below the sample's own pre-existing rewrite.
+        "unrelated_gap": min(p - u for p, u in zip(preexisting, unrelated)),
+        "unrelated_max": max(unrelated),
         "empty": mean(score(domain, c, "") for c in cases),
     }
 
@@ -235,20 +268,27 @@ def test_calibration(domain: str) -> None:
     print(f"\n{domain:9s} " + " ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
     assert result["oracle"] == 100.0
     assert result["metadata"] >= 95.0
+    assert result["metadata"] > result["preexisting"]
     assert result["preexisting"] >= result["last_observation"] + CLEAR_MARGIN
     if result["altered_records"]:
         assert result["deterministic"] <= result["metadata"] - CLEAR_MARGIN
+        assert result["preexisting"] > result["deterministic"] > result["last_observation"]
     assert result["last_observation"] <= result["oracle"] - FAR_MARGIN
+    assert result["unrelated"] < UNRELATED_CEILING
+    assert result["unrelated_gap"] >= CLEAR_MARGIN
     assert result["empty"] == 0.0
 
 
 def test_perturbations_change_what_they_claim_to() -> None:
-    """Changed metadata masks to the same text; rewritten pre-existing content and an altered deterministic
-    item do not. Each perturbation changes most records, so the calibration above measures something."""
+    """Changed metadata masks to the same text; rewritten pre-existing content, an altered deterministic item
+    and another trajectory's observation do not. Each perturbation changes most records, so the calibration
+    above measures something."""
     changed = {"metadata": 0, "preexisting": 0, "deterministic": 0}
     records = 0
     for domain in DOMAINS:
-        for case in load_cases(domain):
+        cases = load_cases(domain)
+        for case, other in zip(cases, unrelated_truths(cases)):
+            assert mask(other) != mask(case["truth"])
             records += 1
             truth, history = case["truth"], case["history"]
             metadata = perturb_metadata(truth)
@@ -265,8 +305,7 @@ def test_scoring_the_whole_sample_from_cold_caches() -> None:
     """Every record scores from cold caches; the time is printed (`-s`), not asserted, as it depends on
     the machine. Expect well under a second for the sample."""
     cases = [(domain, case) for domain in DOMAINS for case in load_cases(domain)]
-    masking.clear_caches()
-    deterministic._seen_in.cache_clear()
+    clear_caches()
     started = time.perf_counter()
     scores = [score(domain, case, case["last"]) for domain, case in cases]
     print(f"\nscored {len(cases)} records from cold caches in {time.perf_counter() - started:.3f}s")

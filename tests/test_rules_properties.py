@@ -1,13 +1,32 @@
-"""Property tests of the rule judge: bounded scores, stable masking, identity, and no input that raises."""
+"""Property tests of the rule judge: bounded scores, stable masking, identity, no input that raises, and a
+masking prefilter that never changes a mask."""
 
 from __future__ import annotations
+
+import json
+from collections import Counter
+import re
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import rule_score
+from awbench.judging.rules import masking, structure
+from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.masking import mask
+from awbench.judging.rules.text import (
+    PLACEHOLDER_RE,
+    _is_word_char,
+    contains_bounded,
+    content_chars,
+    count_bounded,
+    has_content_chars,
+    normalize_line,
+    words_of,
+)
+from awbench.resources import sample_dir
 
 # Pieces that look like runtime metadata, so generated texts exercise the detectors, not just plain text.
 FRAGMENTS = [
@@ -75,3 +94,119 @@ def test_identical_prediction_scores_one(domain: str, truth: str, history: list[
 def test_malformed_structures_never_raise(domain: str, truth: str, prediction: str) -> None:
     history = history_of([truth], [prediction])
     rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)
+
+
+PLAIN_PASS = [(d.applies, d.pattern, masking._replacement(d)) for d in masking.DETECTORS]
+
+
+def _detectors_without_prefilter(line: str) -> str:
+    """mask_line without its shortcuts (prefilter, cues): every detector whose line test passes, in order, on
+    every candidate line, until nothing changes."""
+    masked = line
+    while masking.CANDIDATE_RE.search(masked):
+        again = masked
+        for applies, pattern, replace in PLAIN_PASS:
+            if applies is None or applies(again):
+                again = pattern.sub(replace, again)
+        if again == masked:
+            break
+        masked = again
+    return masked
+
+
+def _sample_lines() -> list[str]:
+    lines = set()
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for record in path.read_text(encoding="utf-8").split("\n"):
+            if record.strip():
+                data = json.loads(record)
+                for text in [*data["prompt"], *data["response"]]:
+                    lines.update(text.split("\n"))
+    return sorted(lines)
+
+
+def test_shortcuts_skip_only_lines_no_detector_changes() -> None:
+    lines = _sample_lines()
+    assert len(lines) > 1000
+    masking.clear_caches()
+    assert [masking.mask_line(line) for line in lines] == [_detectors_without_prefilter(line) for line in lines]
+
+
+@SETTINGS
+@given(text=st.one_of(metadata_text, st.text(max_size=200)))
+def test_shortcuts_never_change_a_mask(text: str) -> None:
+    for line in text.split("\n"):
+        masking.clear_caches()
+        assert masking.mask_line(line) == _detectors_without_prefilter(line)
+
+
+def test_regex_word_characters_are_contains_bounded_word_characters() -> None:
+    """words_of (regex `\\w+`) and contains_bounded (_is_word_char) must agree on what a word character is."""
+    word = re.compile(r"\w")
+    assert all(bool(word.match(c)) == _is_word_char(c) for c in map(chr, range(sys.maxunicode + 1)))
+
+
+words = st.text(alphabet=st.sampled_from(list("ab_1 .:-\"'é\u2028")), max_size=40)
+
+
+@SETTINGS
+@given(haystack=words, needle=words)
+def test_a_bounded_occurrence_holds_whole_words_only(haystack: str, needle: str) -> None:
+    if contains_bounded(haystack, needle):
+        assert words_of(needle) <= words_of(haystack)
+    assert count_bounded(haystack, needle, 1) == int(contains_bounded(haystack, needle))
+
+
+@SETTINGS
+@given(text=st.one_of(metadata_text, st.text(max_size=60), words))
+def test_content_threshold_is_the_content_count(text: str) -> None:
+    for n in (2, 3):
+        assert has_content_chars(text, n) == (content_chars(text) >= n)
+
+
+def _line_kind_plain(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if PROMPT_RE.match(normalize_line(line)):
+        return "prompt"
+    for kind, pattern in structure.LINE_KINDS:
+        if pattern.search(line):
+            return kind
+    return "meta" if PLACEHOLDER_RE.search(line) else "text"
+
+
+@SETTINGS
+@given(line=st.one_of(st.text(max_size=80), st.text(alphabet=st.sampled_from(list("aErRoO \t:[]{}<>\"1-ıİK")), max_size=40)))
+def test_line_kind_shortcuts_change_nothing(line: str) -> None:
+    structure.line_kind.cache_clear()
+    assert structure.line_kind(line) == _line_kind_plain(line)
+
+
+def test_line_kind_shortcuts_on_the_sample() -> None:
+    lines = _sample_lines()
+    structure.line_kind.cache_clear()
+    assert [structure.line_kind(line) for line in lines] == [_line_kind_plain(line) for line in lines]
+
+
+def _a11y_roles_per_line(text: str) -> Counter[str]:
+    roles: Counter[str] = Counter()
+    for line in text.split("\n"):
+        m = structure.A11Y_LINE_RE.match(line)
+        if m:
+            roles[m.group("role") or m.group("role2")] += 1
+    return roles
+
+
+@SETTINGS
+@given(text=st.text(alphabet=st.sampled_from(list("[]12 \t\n\u2028\x0blink'\"-_aB")), max_size=80))
+def test_accessibility_roles_in_one_scan_are_the_roles_line_by_line(text: str) -> None:
+    structure.a11y_roles.cache_clear()
+    assert structure.a11y_roles(text) == _a11y_roles_per_line(text)
+
+
+def test_accessibility_roles_of_the_sample() -> None:
+    structure.a11y_roles.cache_clear()
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for record in path.read_text(encoding="utf-8").split("\n"):
+            for text in json.loads(record)["response"] if record.strip() else []:
+                assert structure.a11y_roles(text) == _a11y_roles_per_line(text)

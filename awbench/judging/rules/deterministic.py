@@ -12,8 +12,8 @@ Otherwise parts of it can be deterministic *values*, found anywhere in the predi
 * a `: `-separated part or a quoted string that occurs in an action (`cat: FILE: No such file`);
 * an argument of the current call echoed in the result (JSON scalars and quoted strings of the action:
   ids, paths, queries, typed text, commit messages).
-Lines without content of their own (`"user": {`, `"closed_at": null`, `}` or metadata only) are not checked.
-"""
+Lines without content of their own (`"user": {`, `"closed_at": null`, `}`, `</node>` or metadata only) are not
+checked."""
 
 from __future__ import annotations
 
@@ -22,17 +22,19 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 from functools import lru_cache
 
 from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
-    content_chars,
+    has_content_chars,
     contains_bounded,
-    line_key,
+    count_bounded,
+    words_of,
+    line_keys,
     normalize_line,
-    normalized_lines,
 )
 
 ACTION_HEADING = "**Action:**"
@@ -44,6 +46,8 @@ CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|.]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?|\[
 PROMPT_RE = re.compile(r"^(?P<prompt>(?:\([^)]*\)\s*)?(?:[\w.-]+@[^\s:]+:\S*\s?[#$%]|[\w.-]+[#$]|[#$%]|>>>))\s(?P<command>.+)$")
 KEY_VALUE_RE = re.compile(r"^[\"']?[\w .-]{1,40}?[\"']?\s*[:=]\s*(?P<value>.+)$")
 JSON_KEY_RE = re.compile(r"^\"[^\"]*\"\s*:\s*")
+# Markup that is syntax only: closing tags, declarations and processing instructions, comments.
+MARKUP_SYNTAX_RE = re.compile(r"</[\w:.-]+\s*>|<\?.*?\?>|<![^>]*>")
 # Quoted strings consumed pair by pair (so `a="1" b="xy"` yields "1" and "xy"); a JSON key has a colon after it.
 QUOTED_RE = re.compile(r"\"([^\"\n]*)\"(\s*:)?|'([^'\n]*)'(\s*:)?")
 VALUE_TRIM = " \"'{}[],;"
@@ -54,8 +58,7 @@ MIN_VALUE_CHARS = 3  # ... for a value, which is searched for anywhere and so mu
 UNINFORMATIVE_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "ok"})
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """One deterministic piece of the truth: a whole line (matched as a line) or a value (found anywhere).
     `novel` marks what the previous observation did not already show: the effect of the action."""
 
@@ -75,28 +78,139 @@ class _Seen:
     prompts: frozenset[str]
     text: str  # masked, normalised lines (for actions: with the strings of a JSON action)
     arguments: tuple[str, ...]  # values passed in the action
+    words: frozenset[str]  # of `text`, for actions (see words_of)
 
 
-@dataclass(frozen=True)
+class _Prefix:
+    """The index of the history items before the current action. Their reading does not change when the
+    history grows (only the last item is read as the current action whatever its heading), so a trajectory's
+    prefix is extended in place from turn to turn instead of being rebuilt."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+        self.seen: list[_Seen] = []
+        self.keys: set[str] = set()
+        self.fragments: set[str] = set()
+        self.prompts: set[str] = set()
+        self.actions = 0
+        self.action_words: set[str] = set()
+        self.actions_text = ""  # the texts of its actions joined by "\n"
+        self.previous: _Seen | None = None  # the last observation
+
+    @classmethod
+    def of(cls, items: Iterable[str], known: _Prefix | None = None) -> _Prefix:
+        """The prefix of `items`; what `known` already read of a common beginning is reused."""
+        prefix = cls()
+        items = list(items)
+        reusable = 0
+        if known is not None:
+            for mine, theirs in zip(items, known.items):
+                if mine != theirs:
+                    break
+                reusable += 1
+        for i, item in enumerate(items):
+            prefix._add(item, known.seen[i] if i < reusable else None)
+        return prefix
+
+    def starts(self, items: list[str]) -> bool:
+        """Whether `items` begins with this prefix's items."""
+        n = len(self.items)
+        return n <= len(items) and items[:n] == self.items
+
+    def extend(self, items: Iterable[str]) -> None:
+        for item in items:
+            self._add(item, None)
+
+    def _add(self, item: str, seen: _Seen | None) -> None:
+        if seen is None:
+            seen = _seen_in(item, _is_observation(item, False))
+        self.items.append(item)
+        self.seen.append(seen)
+        self.keys |= seen.keys
+        self.fragments |= seen.fragments
+        self.prompts |= seen.prompts
+        if seen.is_observation:
+            self.previous = seen
+        else:
+            self.actions_text = f"{self.actions_text}\n{seen.text}" if self.actions else seen.text
+            self.actions += 1
+            self.action_words |= seen.words
+
+
 class HistoryIndex:
-    keys: frozenset[str]
-    fragments: frozenset[str]
-    prompts: frozenset[str]
-    actions_text: str
-    arguments: tuple[str, ...]  # of the current action
-    current_command: str  # the current action masked and on one line, to find a prompt's command echo in
-    previous_keys: frozenset[str]
-    previous_text: str
+    """What the trajectory so far shows: a prefix and the current action (the history's last item)."""
+
+    def __init__(self, prefix: _Prefix, current: str | None) -> None:
+        self._prefix = prefix
+        self._current = _seen_in(current, False) if current is not None else None
+        c = self._current
+        if c is None:
+            self.actions_text = prefix.actions_text
+        else:
+            self.actions_text = f"{prefix.actions_text}\n{c.text}" if prefix.actions else c.text
+        self.arguments: tuple[str, ...] = c.arguments if c else ()  # of the current action
+        # The current action masked and on one line, to find a prompt's command echo in.
+        self.current_command = normalize_line(c.text) if c else ""
+        previous = prefix.previous
+        self.previous_keys: frozenset[str] = previous.keys if previous else frozenset()
+        self._previous_fragments: frozenset[str] = previous.fragments if previous else frozenset()
+        self.previous_text = previous.text if previous else ""
+        self._in_previous: dict[str, bool] = {}
+        self._action_words = prefix.action_words | c.words if c else frozenset(prefix.action_words)
+
+    def key_sets(self) -> tuple[set[str] | frozenset[str], frozenset[str], frozenset[str]]:
+        """The line keys of the earlier items, of the current action, and of the previous observation."""
+        current = self._current.keys if self._current is not None else frozenset()
+        return self._prefix.keys, current, self.previous_keys
+
+    def has_key(self, key: str) -> bool:
+        return key in self._prefix.keys or (self._current is not None and key in self._current.keys)
+
+    def has_fragment(self, fragment: str) -> bool:
+        return fragment in self._prefix.fragments or (self._current is not None and fragment in self._current.fragments)
+
+    def has_prompt(self, prompt: str) -> bool:
+        return prompt in self._prefix.prompts or (self._current is not None and prompt in self._current.prompts)
+
+    def in_previous(self, text: str) -> bool:
+        """Whether the previous observation shows `text` (see contains_bounded)."""
+        known = self._in_previous.get(text)
+        if known is None:
+            # Its line keys and fragments occur in it, bounded (they end and start at non-word characters).
+            known = text in self.previous_keys or text in self._previous_fragments or (
+                words_of(text) <= words_of(self.previous_text) and contains_bounded(self.previous_text, text)
+            )
+            self._in_previous[text] = known
+        return known
+
+    def shares_action_words(self, words: frozenset[str]) -> bool:
+        """Whether some of `words` occur in the actions: if not, no text made of them is inside an action."""
+        return not self._action_words.isdisjoint(words)
+
+    def in_actions(self, text: str) -> bool:
+        """Inside an action (see contains_bounded), and long enough not to be there by chance."""
+        if not has_content_chars(text, MIN_VALUE_CHARS):
+            return False
+        if not words_of(text) <= self._action_words:
+            return False  # a bounded occurrence holds whole words of the actions only
+        return contains_bounded(self.actions_text, text)
+
+
+LINE_CACHE_SIZE = 1 << 16  # line keys whose facts are kept; a truth's lines are read again as history
 
 
 def _informative(value: str) -> bool:
-    return content_chars(value) >= MIN_VALUE_CHARS and value.lower() not in UNINFORMATIVE_VALUES
+    return has_content_chars(value, MIN_VALUE_CHARS) and value.lower() not in UNINFORMATIVE_VALUES
 
 
+@lru_cache(maxsize=LINE_CACHE_SIZE)
 def has_content(key: str) -> bool:
     """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
-    rest = JSON_KEY_RE.sub("", key).strip(VALUE_TRIM)
-    return content_chars(rest) >= MIN_LINE_CHARS and rest.lower() not in UNINFORMATIVE_VALUES
+    rest = JSON_KEY_RE.sub("", key) if key.startswith('"') else key
+    if "<" in rest:
+        rest = MARKUP_SYNTAX_RE.sub("", rest)
+    rest = rest.strip(VALUE_TRIM)
+    return has_content_chars(rest, MIN_LINE_CHARS) and rest.lower() not in UNINFORMATIVE_VALUES
 
 
 def _quoted(text: str) -> Iterable[str]:
@@ -105,22 +219,51 @@ def _quoted(text: str) -> Iterable[str]:
             yield m.group(1) if m.group(1) is not None else m.group(3)
 
 
-def _clean(candidates: Iterable[str | None]) -> list[str]:
+def _clean(candidates: Iterable[str | None]) -> tuple[str, ...]:
     values = (c.strip(VALUE_TRIM) for c in candidates if c)
-    return list(dict.fromkeys(v for v in values if _informative(v)))
+    return tuple(dict.fromkeys(v for v in values if _informative(v)))
 
 
-def key_value(key: str) -> list[str]:
+@lru_cache(maxsize=LINE_CACHE_SIZE)
+def key_value(key: str) -> tuple[str, ...]:
     """The value of a `key: value` or `key=value` line, if it is informative."""
-    m = KEY_VALUE_RE.match(key)
+    m = KEY_VALUE_RE.match(key) if ":" in key or "=" in key else None
     return _clean([m.group("value")] if m else [])
 
 
-def echo_candidates(key: str) -> list[str]:
+@lru_cache(maxsize=LINE_CACHE_SIZE)
+def echo_candidates(key: str) -> tuple[str, ...]:
     """Parts of a line that may repeat what the agent passed: `: `-separated parts (`cat: FILE: No such
     file`) and quoted strings (`text="typed"`). Only checked against the actions: as fragments of earlier
     observations they would mostly be attribute values such as class names and coordinates."""
     return _clean([*key.split(": ")[1:], *_quoted(key)])
+
+
+class _LineFacts(NamedTuple):
+    """What the history-independent rules read in one line key."""
+
+    has_content: bool
+    stripped: str | None  # the key without its content prefix (line number, diff mark...), if it has one
+    stripped_has_content: bool
+    values: tuple[str, ...]  # key_value(key)
+    prompt: str | None  # a shell prompt and the command after it
+    command: str | None
+    words: frozenset[str]
+
+
+@lru_cache(maxsize=LINE_CACHE_SIZE)
+def line_facts(key: str) -> _LineFacts:
+    stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
+    prompt = PROMPT_RE.match(key)
+    return _LineFacts(
+        has_content=has_content(key),
+        stripped=stripped if stripped != key else None,
+        stripped_has_content=stripped != key and has_content(stripped),
+        values=key_value(key),
+        prompt=prompt.group("prompt") if prompt else None,
+        command=prompt.group("command") if prompt else None,
+        words=words_of(key),
+    )
 
 
 def _body(item: str, is_observation: bool) -> str:
@@ -180,87 +323,75 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
     prompts: set[str] = set()
     lines: list[str] = []
     for text in texts:
-        for line in normalized_lines(mask(text)):
-            lines.append(line)
-            key = line_key(line)
-            if not has_content(key):
+        text_lines, text_keys = line_keys(mask(text))
+        lines.extend(text_lines)
+        for key in text_keys:
+            facts = line_facts(key)
+            if not facts.has_content:
                 continue
             keys.add(key)
-            fragments.update(key_value(key))
-            stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
-            if stripped != key:
-                fragments.add(stripped)
-            prompt = PROMPT_RE.match(key)
-            if prompt:
-                prompts.add(prompt.group("prompt"))
-    return _Seen(is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), "\n".join(lines), tuple(arguments))
+            fragments.update(facts.values)
+            if facts.stripped is not None:
+                fragments.add(facts.stripped)
+            if facts.prompt is not None:
+                prompts.add(facts.prompt)
+    text = "\n".join(lines)
+    words = frozenset() if is_observation else words_of(text)
+    return _Seen(is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), text, tuple(arguments), words)
 
 
-def index_history(history: tuple[str, ...]) -> HistoryIndex:
-    keys: set[str] = set()
-    fragments: set[str] = set()
-    prompts: set[str] = set()
-    actions: list[str] = []
-    current: _Seen | None = None
-    previous: _Seen | None = None
-    for i, item in enumerate(history):
-        seen = _seen_in(item, _is_observation(item, i == len(history) - 1))
-        keys |= seen.keys
-        fragments |= seen.fragments
-        prompts |= seen.prompts
-        if seen.is_observation:
-            previous = seen
-        else:
-            actions.append(seen.text)
-            current = seen
-    return HistoryIndex(
-        keys=frozenset(keys),
-        fragments=frozenset(fragments),
-        prompts=frozenset(prompts),
-        actions_text="\n".join(actions),
-        arguments=current.arguments if current else (),
-        current_command=normalize_line(current.text) if current else "",
-        previous_keys=previous.keys if previous else frozenset(),
-        previous_text=previous.text if previous else "",
-    )
+def clear_caches() -> None:
+    for cached in (_seen_in, line_facts, has_content, key_value, echo_candidates):
+        cached.cache_clear()
 
 
-def _in_actions(text: str, history: HistoryIndex) -> bool:
-    """Inside an action, and long enough not to be there by chance."""
-    return content_chars(text) >= MIN_VALUE_CHARS and contains_bounded(history.actions_text, text)
+def index_history(history: tuple[str, ...] | list[str]) -> HistoryIndex:
+    """The index of a whole history (earlier actions and observations, then the current action)."""
+    history = list(history)
+    if not history:
+        return HistoryIndex(_Prefix(), None)
+    return HistoryIndex(_Prefix.of(history[:-1]), history[-1])
 
 
-def _seen_line(text: str, history: HistoryIndex) -> bool:
-    return text in history.keys or _in_actions(text, history)
 
 
-def _line_items(index: int, key: str, history: HistoryIndex) -> list[Item]:
-    if _seen_line(key, history):
+def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
+    """The items of a truth line that is not a line of the history."""
+    # Every text checked against the actions below is made of whole words of the key.
+    near_actions = history.shares_action_words(facts.words)
+    if near_actions and history.in_actions(key):
         return [Item("line", key, index, key not in history.previous_keys)]
-    prompt = PROMPT_RE.match(key)
-    if prompt and contains_bounded(history.current_command, prompt.group("command")):
-        if prompt.group("prompt") in history.prompts:
+    if facts.command is not None and contains_bounded(history.current_command, facts.command):
+        if history.has_prompt(facts.prompt):
             return [Item("line", key, index, True)]
-        return [Item("value", prompt.group("command"), index, True)]
-    stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
-    seen_before = [stripped] if stripped != key and has_content(stripped) else []
-    seen_before += key_value(key)
-    values = [v for v in seen_before if v in history.fragments or _seen_line(v, history)]
-    values += [v for v in echo_candidates(key) if _in_actions(v, history)]
-    return [
-        Item("value", value, index, not contains_bounded(history.previous_text, value))
-        for value in dict.fromkeys(values)
+        return [Item("value", facts.command, index, True)]
+    seen_before = [facts.stripped] if facts.stripped_has_content else []
+    seen_before += facts.values
+    values = [
+        v for v in seen_before if history.has_fragment(v) or history.has_key(v) or (near_actions and history.in_actions(v))
     ]
+    if near_actions:
+        values += [v for v in echo_candidates(key) if history.in_actions(v)]
+    return [Item("value", value, index, not history.in_previous(value)) for value in dict.fromkeys(values)]
 
 
-def deterministic_items(truth_keys: list[str], history: tuple[str, ...]) -> list[Item]:
+def deterministic_items(truth_keys: list[str], history: tuple[str, ...] | list[str] | HistoryIndex) -> list[Item]:
     """The deterministic items of a truth given as masked, normalised line keys (one per line)."""
-    index = index_history(history)
-    items = [item for i, key in enumerate(truth_keys) if has_content(key) for item in _line_items(i, key, index)]
+    index = history if isinstance(history, HistoryIndex) else index_history(history)
+    items: list[Item] = []
+    earlier_keys, current_keys, previous_keys = index.key_sets()
+    for i, key in enumerate(truth_keys):
+        facts = line_facts(key)
+        if not facts.has_content:
+            continue
+        if key in earlier_keys or key in current_keys:  # a line of the history: the common case, kept short
+            items.append(Item("line", key, i, key not in previous_keys))
+        else:
+            items.extend(_new_line_items(i, key, facts, index))
     known_values = {item.text for item in items if item.kind == "value"}
     truth_text = "\n".join(truth_keys)
     items.extend(
-        Item("value", argument, None, not contains_bounded(index.previous_text, argument))
+        Item("value", argument, None, not index.in_previous(argument))
         for argument in index.arguments
         if argument not in known_values and contains_bounded(truth_text, argument)
     )
@@ -270,18 +401,18 @@ def deterministic_items(truth_keys: list[str], history: tuple[str, ...]) -> list
 def _share_found(items: list[Item], prediction_keys: Counter[str], prediction_texts: tuple[str, ...]) -> float:
     needed = Counter(item.text for item in items if item.kind == "line")
     found = sum(min(count, prediction_keys[text]) for text, count in needed.items())
-    values = {item.text for item in items if item.kind == "value"}
-    found += sum(1 for value in values if any(_value_present(value, text) for text in prediction_texts))
-    return found / (sum(needed.values()) + len(values))
+    values = Counter(item.text for item in items if item.kind == "value")
+    found += sum(_value_count(value, count, prediction_texts) for value, count in values.items())
+    return found / (sum(needed.values()) + sum(values.values()))
 
 
-def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float:
-    """Share of deterministic items the prediction has: line items as lines (as often as the truth repeats
-    them), value items anywhere. When some items are new since the previous observation, half of the
-    part is their share: copying the last screen must not pass for predicting the action's effect.
-    With nothing deterministic there is nothing to miss: 1.0."""
+def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tuple[str, ...]) -> float | None:
+    """Share of deterministic items the prediction has: line items as lines, value items anywhere, each as
+    often as the truth holds it (a value on five lines of the truth is five items). When some items are new
+    since the previous observation, half of the part is their share: copying the last screen must not pass
+    for predicting the action's effect. None when nothing is deterministic: there is nothing to check."""
     if not items:
-        return 1.0
+        return None
     available = Counter(prediction_keys)
     overall = _share_found(items, available, prediction_texts)
     novel = [item for item in items if item.novel]
@@ -290,8 +421,15 @@ def recall(items: list[Item], prediction_keys: list[str], prediction_texts: tupl
     return (overall + _share_found(novel, available, prediction_texts)) / 2
 
 
-def _value_present(value: str, prediction_text: str) -> bool:
-    if contains_bounded(prediction_text, value):
-        return True
-    escaped = json.dumps(value, ensure_ascii=False)[1:-1]  # the same value written inside a JSON string
-    return escaped != value and escaped in prediction_text
+def _value_count(value: str, needed: int, prediction_texts: tuple[str, ...]) -> int:
+    """How many of the `needed` occurrences of a value the prediction has, in any of its texts, as written
+    or escaped inside a JSON string."""
+    escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+    forms = (value,) if escaped == value else (value, escaped)
+    best = 0
+    for text in prediction_texts:
+        for form in forms:
+            best = max(best, count_bounded(text, form, needed) if form == value else min(needed, text.count(form)))
+            if best == needed:
+                return best
+    return best

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from awbench.judging.rules.text import PLACEHOLDER_RE, placeholder, split_lines
 
@@ -155,6 +155,84 @@ DETECTORS: tuple[Detector, ...] = (
 
 # Only lines matching this can contain something a detector masks.
 CANDIDATE_RE = re.compile(r"[0-9]|tmp\.")
+_MONTH3 = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+# What a detector's match (or its line test) contains, checked before running the detectors: most lines with
+# digits (coordinates, element ids, counts) hold no metadata and are left as they are, and a masked line that
+# passes none of these checks is its own mask. Every check is a necessary condition of the detectors noted,
+# so the prefilter never changes a mask (see the property tests); a leading `\d` lets the regex engine skip
+# to digits.
+_AFTER_A_DIGIT_RE = re.compile(
+    r"\d(?:"
+    rf"/{_MONTH3}"  # TIME: access log
+    r"|\d{3}[-/]\d\d[-/]\d\d"  # TIME: ISO 8601 and slashed dates
+    r"|:\d"  # TIME: HTTP and `date` formats, clock times; DURATION: tqdm
+    r"| (?:second|minute|hour|day|week|month|year)"  # TIME: "3 minutes ago"; DURATION: "Up 2 days"
+    rf"| {_MONTH3}"  # TIME: "6 Mar 2025"
+    r"|m\d"  # DURATION: 1m2.5s
+    r"|\s?[mµun]?s"  # DURATION: 12 ms, 0.5 s, "in 3s"
+    r"|\s?(?:[KMGTPBk]|byte)"  # SIZE
+    r"|\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s|\s?(?:it/s|s/it|[kMG]?bps)"  # RATE
+    r"|x[0-9a-fA-F]"  # ADDR
+    r"|\d{8}"  # TIME: epoch values (after a time-like key: not checked here)
+    # HASH takes runs of 7 or more hex characters with a digit: a digit with hex characters around it.
+    + "".join(f"|(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6))
+    + f"|(?<={HEX}{{7}})"
+    + ")"
+)
+_LINE_START_RE = re.compile(
+    r"^(?:"
+    r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s+\S+\s+\d{1,3}\s"  # PROGRESS: curl's meter row
+    r"|\s*\[\d+\][+-]?\s+\d+\s*$"  # PID: `cmd &` prints "[1] 12345"
+    r"|[-dlcbpsD][rwxsStT-]{9}[.+@]?\s+\d"  # SIZE: `ls -l`
+    r"|total \d"  # SIZE: `ls -l` block total
+    r"|\d+(?:[.,]\d+)?[KMGTP]?\t"  # SIZE: `du`
+    r")"
+)
+_UUID_RE = re.compile(f"-{HEX}{{4}}-{HEX}{{4}}-")  # UUID (the literal first is found fast)
+_MONTH_DAY_RE = re.compile(rf"{_MONTH3}[a-z]*\.? +\d")  # TIME: syslog, `ls -l`, "Mar 6, 2025"
+_PERCENT_RE = re.compile(r"\d%")  # PERCENT: after a progress cue, or alone in brackets
+# The detectors' literal line tests for PID, PERCENT (battery) and TMPNAME, in the lowercased line.
+_WORDS_RE = re.compile("pid|tgid|rocess|attery|tmp")
+_PORT_RE = re.compile(r":\d\d|[Pp]ort\s\d\d")  # in every PORT match
+# PORT's line cue on a lowercased ASCII line (for ASCII text, case-insensitive matching is lowercasing).
+_LISTEN_LOWER_RE = re.compile(LISTEN_CUE_RE.pattern.removeprefix("(?i)"))
+
+
+def _detector(kind: str, applies_to: str) -> Detector:
+    return next(d for d in DETECTORS if d.kind == kind and applies_to in d.pattern.pattern)
+
+
+_BRACKETED_PERCENT = _detector("PERCENT", r"(?<=\[)")
+
+
+# (scan, confirmation of a line it finds, whether it scans the lowercased line), in the order they are tried.
+_SCANS: tuple[tuple[re.Pattern[str], Callable[[str], object] | None, bool], ...] = (
+    (_AFTER_A_DIGIT_RE, None, False),
+    (_LINE_START_RE, None, False),
+    (_MONTH_DAY_RE, None, False),
+    (_UUID_RE, None, False),
+    (_PERCENT_RE, lambda line: PROGRESS_CUE_RE.search(line) or _BRACKETED_PERCENT.pattern.search(line), False),
+    (_WORDS_RE, None, True),
+    (_PORT_RE, lambda line: _listen_cue(line, line.lower()), False),
+)
+
+
+def may_match(line: str) -> bool:
+    """False when no detector can change `line`."""
+    lowered = None
+    for scan, confirm, on_lowered in _SCANS:
+        if on_lowered:
+            lowered = line.lower()
+        if scan.search(lowered if on_lowered else line) and (confirm is None or confirm(line)):
+            return True
+    return False
+
+
+def _listen_cue(line: str, lowered: str) -> bool:
+    if line.isascii():
+        return _LISTEN_LOWER_RE.search(lowered) is not None
+    return LISTEN_CUE_RE.search(line) is not None
+
 
 # Column headers of process tables (ps, top, lsof) whose values are runtime metadata.
 PROCESS_COLUMNS: dict[str, str] = {
@@ -182,16 +260,64 @@ def _replacement(detector: Detector) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-# (line test, pattern, replacement) per detector, prepared once: masking runs on every line of every text.
-_PASS = tuple((d.applies, d.pattern, _replacement(d)) for d in DETECTORS)
+def _cue(pattern: str, anchored: bool = False) -> Callable[[str], object]:
+    compiled = re.compile(pattern)
+    return compiled.match if anchored else compiled.search
+
+
+# A necessary condition of a detector's pattern that the regex engine checks fast (a leading `\d` or literal,
+# where the pattern starts with a lookbehind that makes the engine try every position); shared between
+# detectors within a pass. Where the detector's own line test is selective enough, there is none.
+_DIGIT_COLON_DIGIT = _cue(r"\d:\d")
+_DIGIT_SECONDS = _cue(r"\d\s?s")
+_MONTH_DAY = _cue(rf"{_MONTH3}[a-z]*\.? +\d")
+_CUES: dict[int, tuple[Callable[[str], object], ...]] = {  # the detector may match if one of its cues holds
+    0: (_cue(r"\s*\d{1,3}\s+\S+\s+\d{1,3}\s", anchored=True),),  # PROGRESS
+    1: (_UUID_RE.search,),  # UUID
+    2: (_cue(rf"\d/{_MONTH3}"),),  # TIME: access log
+    3: (_cue(r"\d{4}[-/]\d\d[-/]\d\d"),),  # TIME: ISO 8601
+    4: (_DIGIT_COLON_DIGIT,),  # TIME: HTTP date
+    5: (_DIGIT_COLON_DIGIT,),  # TIME: `date`
+    6: (_MONTH_DAY,),  # TIME: syslog, `ls -l`
+    7: (_MONTH_DAY, _cue(rf"\d {_MONTH3}")),  # TIME: written-out dates
+    8: (_DIGIT_COLON_DIGIT,),  # DURATION: tqdm
+    9: (_DIGIT_COLON_DIGIT,),  # TIME: h:mm:ss
+    10: (_DIGIT_COLON_DIGIT,),  # TIME: h:mm
+    15: (_cue(r"\d\s?[mµun]s"),),  # DURATION: 12 ms
+    16: (_DIGIT_SECONDS,),  # DURATION: 0.5 s
+    17: (_DIGIT_SECONDS,),  # DURATION: in 3s
+    23: (_cue(r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"),),  # HASH
+    24: (_cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),),  # RATE
+    29: (_cue(r"\d\s?(?:[KMGTPBk]|byte)"),),  # SIZE
+    33: (_PORT_RE.search,),  # PORT (before its costlier line test)
+}
+# (line test, cues, substitution) per detector, prepared once: masking runs on every line of every text.
+_PASS = tuple((d.applies, _CUES.get(i, ()), partial(d.pattern.sub, _replacement(d))) for i, d in enumerate(DETECTORS))
 _line_cache: dict[str, str] = {}
-LINE_CACHE_SIZE = 1 << 16
+LINE_CACHE_SIZE = 1 << 17
 
 
 def _one_pass(line: str) -> str:
-    for applies, pattern, replace in _PASS:
-        if applies is None or applies(line):
-            line = pattern.sub(replace, line)
+    """Every detector once, in order, each on what the ones before it left. A detector none of whose cues
+    holds, or whose line test fails, cannot match, so its pattern is not run; cue results hold until the line
+    changes."""
+    known: dict[Callable[[str], object], bool] = {}
+    for applies, cues, sub in _PASS:
+        if cues:
+            for cue in cues:
+                hit = known.get(cue)
+                if hit is None:
+                    hit = known[cue] = cue(line) is not None
+                if hit:
+                    break
+            else:
+                continue
+        if applies is not None and not applies(line):
+            continue
+        changed = sub(line)
+        if changed != line:
+            line = changed
+            known.clear()
     return line
 
 
@@ -201,12 +327,23 @@ def mask_line(line: str) -> str:
     cached = _line_cache.get(line)
     if cached is not None:
         return cached
+    return _mask_candidate(line) if CANDIDATE_RE.search(line) and may_match(line) else _remember(line, line)
+
+
+def _mask_candidate(line: str) -> str:
+    """mask_line of a line that may_match."""
     masked = line
-    while CANDIDATE_RE.search(masked):
+    while True:
         again = _one_pass(masked)
         if again == masked:
             break
         masked = again
+        if not (CANDIDATE_RE.search(masked) and may_match(masked)):  # then no detector can change it
+            break
+    return _remember(line, masked)
+
+
+def _remember(line: str, masked: str) -> str:
     if len(_line_cache) >= LINE_CACHE_SIZE:
         _line_cache.clear()
     _line_cache[line] = _line_cache[masked] = masked
@@ -246,17 +383,17 @@ def _mask_process_tables(lines: list[str]) -> list[str]:
     return out
 
 
-def _mask_pass(lines: list[str]) -> list[str]:
-    return [mask_line(line) for line in _mask_process_tables(lines)]
-
-
 @lru_cache(maxsize=1024)
 def mask(text: str) -> str:
     """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
     (each change removes characters that are not placeholders, so this ends)."""
     lines = split_lines(text)
+    if "PID" not in text:
+        # Without a process-table header (it has a PID column) lines are masked one by one, and each
+        # mask_line result is its own mask: a second pass would change nothing.
+        return "\n".join([mask_line(line) for line in lines])
     while True:
-        masked = _mask_pass(lines)
+        masked = [mask_line(line) for line in _mask_process_tables(lines)]
         if masked == lines:
             return "\n".join(lines)
         lines = masked

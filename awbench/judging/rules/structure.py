@@ -9,18 +9,18 @@
 
 from __future__ import annotations
 
+import html
 import re
-import xml.etree.ElementTree as ET
+from xml.parsers import expat
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
-from html.parser import HTMLParser
 
 from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.jsonish import NOT_JSON, key_paths, parse_json
 from awbench.judging.rules.text import PLACEHOLDER_RE, normalize_line, split_lines
 
-FORMAT_WEIGHT = 0.2  # share of a structure score given for merely having the truth's format
+FORMAT_PENALTY = 0.2  # share of the similarity a prediction in another format than the truth's loses
 MAX_RUNS = 300  # bounds difflib's work on line-kind sequences
 MAX_MARKUP_CHARS = 400_000  # longer markup is compared on its beginning
 PATH_DEPTH = 6  # tag paths are suffixes of this many elements, so deep trees cost no more than shallow ones
@@ -35,9 +35,12 @@ LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("table", re.compile(r"\S(?: {2,}|\t)\S.*\S(?: {2,}|\t)\S")),
     ("indented", re.compile(r"^\s+\S")),
 )
+_ERROR_LOWER_RE = re.compile(dict(LINE_KINDS)["error"].pattern.removeprefix("(?i)"))
 A11Y_LINE_RE = re.compile(
     r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))"
 )
+# A11Y_LINE_RE for every line of a text: the same pattern, its whitespace kept within a line.
+_A11Y_LINES_RE = re.compile(A11Y_LINE_RE.pattern.replace(r"\s", r"[^\S\n]").replace(r"[^\][^\S\n]]", r"[^\]\s]"), re.M)
 URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
 
 
@@ -58,13 +61,20 @@ def set_jaccard(a: set[str], b: set[str]) -> float:
 # ----------------------------------------------------------------------------- line shapes
 
 
+@lru_cache(maxsize=1 << 16)
 def line_kind(line: str) -> str:
     if not line.strip():
         return "blank"
     if PROMPT_RE.match(normalize_line(line)):
         return "prompt"
     for kind, pattern in LINE_KINDS:
-        if pattern.search(line):
+        if kind == "error" and line.isascii():
+            # For ASCII text, a case-insensitive search is a search of the lowercased line (and much faster).
+            if _ERROR_LOWER_RE.search(line.lower()):
+                return kind
+        elif kind == "table" and "  " not in line and "\t" not in line:
+            continue  # a table row has two gaps of two spaces or a tab
+        elif pattern.search(line):
             return kind
     return "meta" if PLACEHOLDER_RE.search(line) else "text"
 
@@ -92,83 +102,96 @@ def line_shape_similarity(truth: str, prediction: str) -> float:
     return SequenceMatcher(None, kind_runs(truth), kind_runs(prediction), autojunk=False).ratio()
 
 
-def prompt_similarity(truth: str, prediction: str) -> float:
-    """Do both show the same shell prompts (after masking)? Neither showing one is agreement too."""
+def prompt_similarity(truth: str, prediction: str) -> float | None:
+    """Do both show the same shell prompts (after masking)? None when neither shows one: nothing to compare."""
 
     def prompts(text: str) -> set[str]:
         found = (PROMPT_RE.match(normalize_line(line)) for line in split_lines(text))
         return {m.group("prompt") for m in found if m}
 
-    return set_jaccard(prompts(truth), prompts(prediction))
+    truth_prompts, predicted_prompts = prompts(truth), prompts(prediction)
+    if not truth_prompts and not predicted_prompts:
+        return None
+    return set_jaccard(truth_prompts, predicted_prompts)
 
 
 # ----------------------------------------------------------------------------- markup
 
 
-class _TagPaths(HTMLParser):
-    """Counts tag paths of any tag soup; never raises on malformed input."""
+# A comment, declaration or processing instruction (skipped), or a start or end tag: `/`, name, attributes.
+TAG_RE = re.compile(r"<!--.*?(?:-->|\Z)|<[!?][^>]*>|<(/?)([A-Za-z][^\t\n\r\f />\x00]*)([^>]*)>", re.S)
+RAW_TEXT_TAGS = frozenset({"script", "style"})  # their content is text, not markup
+NODE_ATTRIBUTE_RE = re.compile(r"""(?:^|[\s"'])(class|resource-id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
+END_TAG_LOOKBACK = 32  # open elements searched for the one an end tag closes, so tag soup stays linear
 
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.stack: list[tuple[str, str]] = []
-        self.paths: Counter[str] = Counter()
 
-    @staticmethod
-    def _label(tag: str, attrs: list[tuple[str, str | None]]) -> str:
-        # Android dumps name every element "node"; the widget class is what tells them apart.
-        cls = dict(attrs).get("class") if tag == "node" else None
-        return f"node:{cls.rsplit('.', 1)[-1]}" if cls else tag
-
-    def _count(self, tag: str, attrs: list[tuple[str, str | None]]) -> str:
-        label = self._label(tag, attrs)
-        labels = [entry[1] for entry in self.stack[-(PATH_DEPTH - 1) :]] + [label]
-        self.paths["/".join(labels)] += 1
-        return label
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        label = self._count(tag, attrs)
-        if tag not in VOID_TAGS:
-            self.stack.append((tag, label))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._count(tag, attrs)
-
-    def handle_endtag(self, tag: str) -> None:
-        # Close up to the nearest matching open tag; look back only a little so tag soup stays linear.
-        for depth in range(len(self.stack) - 1, max(-1, len(self.stack) - 33), -1):
-            if self.stack[depth][0] == tag:
-                del self.stack[depth:]
-                return
+def _label(tag: str, attributes: str) -> str:
+    """Android dumps name every element "node"; the widget class and the layout's view id (without the
+    package: `com.x:id/note_title` -> `note_title`) are what tell them apart."""
+    if tag != "node":
+        return tag
+    named: dict[str, str] = {}
+    for m in NODE_ATTRIBUTE_RE.finditer(attributes):
+        named.setdefault(m.group(1).lower(), next(v for v in m.groups()[1:] if v is not None))
+    cls = named.get("class")
+    if not cls:
+        return tag
+    view_id = named.get("resource-id", "").rsplit("/", 1)[-1]
+    label = f"node:{cls.rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
+    return html.unescape(label) if "&" in label else label
 
 
 @lru_cache(maxsize=1024)
 def tag_paths(text: str) -> Counter[str]:
-    parser = _TagPaths()
-    try:
-        parser.feed(text[:MAX_MARKUP_CHARS])
-        parser.close()
-    except Exception:  # html.parser is lenient, but this check must never take the judge down
-        pass
-    return parser.paths
+    """How often each tag path occurs (its last PATH_DEPTH elements, from the root down) in any tag soup.
+    A tag's path is counted where it opens; an end tag closes up to the nearest open element of its name;
+    void and self-closing elements never stay open. Never raises."""
+    text = text[:MAX_MARKUP_CHARS]
+    counts: Counter[tuple[str, ...]] = Counter()
+    names: list[str] = []  # the open elements' names
+    paths: list[tuple[str, ...]] = []  # ... and their paths
+    skip_to = 0  # the end of a script or style element's content
+    for m in TAG_RE.finditer(text):
+        name = m.group(2)
+        if name is None or m.start() < skip_to:
+            continue  # a comment, declaration or processing instruction; or inside a script
+        name = name.lower()
+        if m.group(1):
+            for depth in range(len(names) - 1, max(-1, len(names) - 1 - END_TAG_LOOKBACK), -1):
+                if names[depth] == name:
+                    del names[depth:], paths[depth:]
+                    break
+            continue
+        attributes = m.group(3)
+        path = (paths[-1][1 - PATH_DEPTH :] if paths else ()) + (_label(name, attributes),)
+        counts[path] += 1
+        if attributes.endswith("/") or name in VOID_TAGS:
+            continue
+        if name in RAW_TEXT_TAGS:
+            close = re.compile(rf"</{name}\s*>", re.I).search(text, m.end())
+            skip_to = close.end() if close else len(text)
+            continue
+        names.append(name)
+        paths.append(path)
+    return Counter({"/".join(path): count for path, count in counts.items()})
 
 
 def _is_xml(text: str) -> bool:
     body = re.sub(r"^\s*<\?xml[^>]*\?>", "", text[:MAX_MARKUP_CHARS])
     body = re.sub(r"^\s*<!DOCTYPE[^>]*>", "", body, flags=re.IGNORECASE)
+    # Well-formedness as ElementTree sees it (the same expat parser, with namespaces), without building a tree.
+    parser = expat.ParserCreate(None, "}")
     try:
-        ET.fromstring(f"<awb-root>{body}</awb-root>")
-    except (ET.ParseError, ValueError, RecursionError):
+        parser.Parse(f"<awb-root>{body}</awb-root>", True)
+    except (expat.ExpatError, ValueError, RecursionError):
         return False
     return True
 
 
+@lru_cache(maxsize=1024)
 def a11y_roles(text: str) -> Counter[str]:
-    roles: Counter[str] = Counter()
-    for line in split_lines(text):
-        m = A11Y_LINE_RE.match(line)
-        if m:
-            roles[m.group("role") or m.group("role2")] += 1
-    return roles
+    """The roles of accessibility-tree lines (`[12] link 'x'`, `button "OK"`), one scan of the whole text."""
+    return Counter(m.group("role") or m.group("role2") for m in _A11Y_LINES_RE.finditer(text))
 
 
 @lru_cache(maxsize=1024)
@@ -180,7 +203,7 @@ def text_format(text: str) -> str:
     if stripped.startswith("<"):
         return "xml" if _is_xml(stripped) else ("html" if tag_paths(stripped) else "text")
     lines = [line for line in split_lines(stripped) if line.strip()]
-    if lines and 2 * a11y_roles(stripped).total() >= len(lines):
+    if lines and 2 * a11y_roles(text).total() >= len(lines):  # the same roles as in `stripped` (`^\s*`)
         return "a11y"
     return "text"
 
@@ -198,10 +221,16 @@ def _similarity_in_format(fmt: str, truth: str, prediction: str, masked_truth: s
 
 
 def format_and_shape(truth: str, prediction: str, masked_truth: str, masked_prediction: str) -> float:
+    """The similarity in the truth's format; a prediction in another format loses FORMAT_PENALTY of it.
+    Having the right format earns nothing by itself: every observation of a domain has it."""
     fmt = text_format(truth)
-    agree = 1.0 if text_format(prediction) == fmt else 0.0
     similarity = _similarity_in_format(fmt, truth, prediction, masked_truth, masked_prediction)
-    return FORMAT_WEIGHT * agree + (1 - FORMAT_WEIGHT) * similarity
+    return similarity if text_format(prediction) == fmt else (1 - FORMAT_PENALTY) * similarity
+
+
+def clear_caches() -> None:
+    for cached in (kind_runs, tag_paths, text_format, a11y_roles, line_kind):
+        cached.cache_clear()
 
 
 # ----------------------------------------------------------------------------- per domain
@@ -220,7 +249,8 @@ def structure_score(domain: str, truth: str, prediction: str, masked_truth: str,
     read from the raw texts (masking can break JSON), line shapes from the masked ones."""
     if domain in ("terminal", "swe"):
         shape = line_shape_similarity(masked_truth, masked_prediction)
-        return 0.7 * shape + 0.3 * prompt_similarity(masked_truth, masked_prediction)
+        prompts = prompt_similarity(masked_truth, masked_prediction)
+        return shape if prompts is None else 0.7 * shape + 0.3 * prompts
     if domain == "search":
         return search_similarity(truth, prediction, masked_truth, masked_prediction)
     return format_and_shape(truth, prediction, masked_truth, masked_prediction)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # Typed placeholders that masking writes in place of runtime metadata, e.g. "⟨TIME⟩".
 PLACEHOLDER_RE = re.compile(r"⟨([A-Z]+)⟩")
@@ -39,13 +40,43 @@ def line_key(normalized: str) -> str:
     return normalized.rstrip(",").rstrip()
 
 
+@lru_cache(maxsize=256)
+def line_keys(masked: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """normalized_lines of a masked text and their line keys; cached, as an observation is read as the truth
+    of one turn and as history in the next ones."""
+    lines = tuple(normalized_lines(masked))
+    return lines, tuple(line_key(line) for line in lines)
+
+
 def content_chars(line: str) -> int:
     """Letters and digits of a line outside placeholders."""
     return len(NOT_CONTENT_RE.sub("", PLACEHOLDER_RE.sub("", line)))
 
 
+# At least n letters or digits, whatever lies between them.
+_AT_LEAST = {n: re.compile(r"[^\W_]" + r"[\W_]*[^\W_]" * (n - 1)) for n in (2, 3)}
+
+
+@lru_cache(maxsize=1 << 16)
+def has_content_chars(line: str, n: int) -> bool:
+    """content_chars(line) >= n (n is 2 or 3), found without counting them all."""
+    if "⟨" in line:
+        line = PLACEHOLDER_RE.sub("", line)
+    return _AT_LEAST[n].search(line) is not None
+
+
 def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
+
+
+WORD_RE = re.compile(r"\w+")  # runs of _is_word_char characters (`\w` is str.isalnum() or "_")
+
+
+@lru_cache(maxsize=1 << 16)
+def words_of(text: str) -> frozenset[str]:
+    """The maximal runs of word characters in `text`. Where `contains_bounded(haystack, needle)` holds, every
+    word of `needle` is a word of `haystack`, which lets a set test rule most needles out before a search."""
+    return frozenset(WORD_RE.findall(text))
 
 
 def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
@@ -67,3 +98,27 @@ def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
             return True
         start = at + 1
     return False
+
+
+def count_bounded(haystack: str, needle: str, limit: int, max_hits: int = 64) -> int:
+    """How often (up to `limit`) `needle` occurs in `haystack` without cutting a word in two at either end;
+    occurrences do not overlap. Gives up after `max_hits` occurrences inside words, like `contains_bounded`."""
+    if not needle or limit <= 0:
+        return 0
+    check_left = _is_word_char(needle[0])
+    check_right = _is_word_char(needle[-1])
+    found, misses, start = 0, 0, 0
+    while found < limit and misses < max_hits:
+        at = haystack.find(needle, start)
+        if at < 0:
+            break
+        end = at + len(needle)
+        left_ok = not check_left or at == 0 or not _is_word_char(haystack[at - 1])
+        right_ok = not check_right or end == len(haystack) or not _is_word_char(haystack[end])
+        if left_ok and right_ok:
+            found += 1
+            start = end
+        else:
+            misses += 1
+            start = at + 1
+    return found
