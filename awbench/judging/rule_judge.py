@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from awbench.config import JudgeSettings
-from awbench.judging.rules import RULES_VERSION, rule_score
+from awbench.judging.rules import RULES_VERSION, RuleScorer
 from awbench.messages import judge_history
 from awbench.parsing import strip_observation_marker
 from awbench.records import JudgmentRecord, JudgeRequest, content_hash
@@ -16,8 +16,13 @@ RULES_JUDGE_PREFIX = "rules-v"
 
 
 class RuleJudge:
+    """Requests come in trajectory order, so each trajectory's history is indexed once for all its turns."""
+
     kind = "rules"
     id = f"{RULES_JUDGE_PREFIX}{RULES_VERSION}"
+
+    def __init__(self) -> None:
+        self._scorer = RuleScorer()
 
     async def check(self) -> None:
         return None
@@ -31,8 +36,9 @@ class RuleJudge:
 
     def score(self, request: JudgeRequest) -> JudgmentRecord:
         record = request.sample.record
-        result = rule_score(
+        result = self._scorer.score(
             domain=request.domain,
+            trajectory=f"{request.domain}/{record.trajectory_id}",
             ground_truth=strip_observation_marker(record.ground_truth),
             prediction=strip_observation_marker(request.prediction),
             history=[*judge_history(record), record.action],
