@@ -17,7 +17,7 @@ from awbench.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.pipeline import run_samples
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
-from awbench.scoring import GenKey, Point, ScoresFile, sample_points
+from awbench.scoring import GenKey, Point, ScoresFile, generation_points, sample_points
 from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
 from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
@@ -164,9 +164,28 @@ def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clus
     }
 
 
+def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
+    """As `point_matrix`, with each sample's K generations: (n, K, 1 + dimensions), NaN where not in the means."""
+    evaluation = data.evaluation(judge)
+    keys = [(s.key, s.domain) for s in data.samples.values()]
+    per_domain = generation_points(evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy,  # type: ignore[arg-type]
+                                   data.generations)
+    blank = [np.nan] * (1 + len(DIMENSIONS))
+    out = {}
+    for domain in DOMAINS:
+        samples = [(key, gens) for key, gens in per_domain.get(domain, []) if any(g is not None for g in gens)]
+        if samples:
+            rows = [[blank if g is None else [g[0], *(g[1].get(d, np.nan) for d in DIMENSIONS)] for g in gens]
+                    for _, gens in samples]
+            out[domain] = Clustered.of_generations(rows, [data.trajectories[key] for key, _ in samples])
+    return out
+
+
 def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> dict[str, dict[str, tuple[float, float]]]:
-    """95% intervals per domain and overall, for the total ("score") and each dimension."""
-    reps = bootstrap_means(point_matrix(data.points(judge_id), data.trajectories), resamples, seed)
+    """95% intervals per domain and overall, for the total ("score") and each dimension. Whole trajectories
+    are resampled, and with K > 1 generations per sample, the generations of each sample too."""
+    matrix = generation_matrix(data, judge_id) if data.generations > 1 else point_matrix(data.points(judge_id), data.trajectories)
+    reps = bootstrap_means(matrix, resamples, seed)
     out: dict[str, dict[str, tuple[float, float]]] = {}
     for name, rep in reps.items():
         lo, hi = interval(rep)

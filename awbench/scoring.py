@@ -81,6 +81,26 @@ class ScoresFile(BaseModel):
         )
 
 
+GenerationPoint = tuple[float, dict[str, float]] | None  # a generation's score and dimensions; None: not in the means
+
+
+def generation_points(
+    kind: JudgeKind,
+    keys: Iterable[tuple[str, str]],
+    predictions: Mapping[GenKey, PredictionRecord],
+    judgments: Mapping[GenKey, JudgmentRecord],
+    policy: FailurePolicy,
+    generations: int = 1,
+) -> dict[str, list[tuple[str, list[GenerationPoint]]]]:
+    """Per domain, every sample with one entry per generation. A failed generation scores 0 under the
+    "minimum" policy (dropping it would reward a model for failing) and is left out (None) under "exclude";
+    an unscored one is left out. Only the LLM judge has rubric dimensions."""
+    points: dict[str, list[tuple[str, list[GenerationPoint]]]] = defaultdict(list)
+    for key, domain in keys:
+        points[domain].append((key, [_generation_point(kind, (key, g), predictions, judgments, policy) for g in range(generations)]))
+    return points
+
+
 def sample_points(
     kind: JudgeKind,
     keys: Iterable[tuple[str, str]],
@@ -89,15 +109,14 @@ def sample_points(
     policy: FailurePolicy,
     generations: int = 1,
 ) -> dict[str, list[Point]]:
-    """Per domain, every sample that enters the means with its mean over generations. A failed generation
-    scores 0 under the "minimum" policy (dropping it would reward a model for failing) and is left out under
-    "exclude"; an unscored one is left out. Only the LLM judge has rubric dimensions."""
+    """Per domain, every sample that enters the means, with its mean over its generations in the means."""
     points: dict[str, list[Point]] = defaultdict(list)
-    for key, domain in keys:
-        scored = [s for g in range(generations) if (s := _generation_point(kind, (key, g), predictions, judgments, policy))]
-        if scored:
-            dims = {d: fmean(v) for d in DIMENSIONS if (v := [s[1][d] for s in scored if d in s[1]])}
-            points[domain].append((key, fmean(s[0] for s in scored), dims))
+    for domain, samples in generation_points(kind, keys, predictions, judgments, policy, generations).items():
+        for key, per_generation in samples:
+            scored = [p for p in per_generation if p is not None]
+            if scored:
+                dims = {d: fmean(v) for d in DIMENSIONS if (v := [p[1][d] for p in scored if d in p[1]])}
+                points[domain].append((key, fmean(p[0] for p in scored), dims))
     return points
 
 

@@ -6,6 +6,7 @@ Pure functions over plain numbers; the run-reading code lives in `awbench.runs`.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -51,9 +52,10 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 @dataclass(frozen=True)
 class Clustered:
-    """One domain's sample values (rows; NaN = missing) and the trajectory each row belongs to."""
+    """One domain's sample values (NaN = missing) and the trajectory each sample belongs to. Values are
+    (n, m), or (n, K, m) with K generations per sample."""
 
-    values: np.ndarray  # (n, m)
+    values: np.ndarray
     clusters: list[str]  # (n,) trajectory ids
 
     @classmethod
@@ -61,6 +63,14 @@ class Clustered:
         values = np.asarray(rows, dtype=float).reshape(len(rows), -1) if len(rows) else np.empty((0, 1))
         if len(clusters) != len(values):
             raise ValueError(f"{len(values)} rows but {len(clusters)} cluster ids")
+        return cls(values, list(clusters))
+
+    @classmethod
+    def of_generations(cls, samples: Sequence[Sequence[Sequence[float]]], clusters: Sequence[str]) -> Clustered:
+        """`samples[i][g]`: generation g of sample i, a row of m values (all NaN when not in the means)."""
+        values = np.asarray(samples, dtype=float)
+        if values.ndim != 3 or len(clusters) != len(values):
+            raise ValueError(f"expected (n, K, m) values for {len(clusters)} samples, got shape {values.shape}")
         return cls(values, list(clusters))
 
 
@@ -80,17 +90,52 @@ def bootstrap_means(
             continue
         ids = {c: i for i, c in enumerate(dict.fromkeys(data.clusters))}
         index = np.array([ids[c] for c in data.clusters])
-        present = ~np.isnan(data.values)
-        sums = np.zeros((len(ids), data.values.shape[1]))
-        counts = np.zeros_like(sums)
-        np.add.at(sums, index, np.where(present, data.values, 0.0))
-        np.add.at(counts, index, present.astype(float))
         # Row b of `draws` counts how often each trajectory was drawn in resample b.
         draws = rng.multinomial(len(ids), np.full(len(ids), 1.0 / len(ids)), size=resamples).astype(float)
+        if data.values.ndim == 3:
+            out[name] = _two_level(data.values, index, len(ids), draws, rng)
+            continue
+        sums, counts = _cluster_totals(data.values, index, len(ids))
         with np.errstate(invalid="ignore", divide="ignore"):
             out[name] = (draws @ sums) / (draws @ counts)
     if out:
         out[OVERALL] = np.mean(np.stack(list(out.values())), axis=0)
+    return out
+
+
+def _cluster_totals(values: np.ndarray, index: np.ndarray, clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per trajectory, the sum and the count of the present values of each column."""
+    present = ~np.isnan(values)
+    sums = np.zeros((clusters, values.shape[1]))
+    counts = np.zeros_like(sums)
+    np.add.at(sums, index, np.where(present, values, 0.0))
+    np.add.at(counts, index, present.astype(float))
+    return sums, counts
+
+
+def _two_level(values: np.ndarray, index: np.ndarray, clusters: int, draws: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+    """With K generations per sample: in each resample, trajectories are drawn (`draws`), and each sample's
+    generations in the means (c of its K) are drawn c times with replacement; a sample's value is their mean.
+    Rows are ordered per sample by the total (column 0): a generation not in the means has NaN there."""
+    n, k, m = values.shape
+    order = np.argsort(np.isnan(values[:, :, 0]), axis=1, kind="stable")  # present generations first
+    ordered = np.take_along_axis(values, order[:, :, None], axis=1)
+    present = (~np.isnan(values[:, :, 0])).sum(axis=1)
+    keep = present > 0
+    ordered, present, index = ordered[keep], present[keep], index[keep]
+    used = np.arange(k)[None, :] < present[:, None]  # the first c draws of each sample count
+    out = np.empty((len(draws), m))
+    for b, weights in enumerate(draws):
+        picked = (rng.random((len(present), k)) * present[:, None]).astype(int)
+        chosen = np.take_along_axis(ordered, picked[:, :, None], axis=1)
+        chosen = np.where(used[:, :, None], chosen, np.nan)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a dimension no drawn generation gave
+            means = np.nanmean(chosen, axis=1)
+        sums, counts = _cluster_totals(means, index, clusters)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[b] = (weights @ sums) / (weights @ counts)
     return out
 
 

@@ -1,0 +1,68 @@
+"""Repeated generations: K per sample with distinct seeds, each judged; a sample scores their mean; the
+spread between generations and intervals that resample trajectories and generations."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.dataset import read_source
+from awbench.stats import Clustered, bootstrap_means, interval
+from fake_openai import FakeOpenAIServer, Reply
+
+runner = CliRunner()
+
+
+def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    truths = {s.record.action: s.record.ground_truth for s in read_source("sample")[0] if s.domain == "os"}
+
+    def answer(body: dict) -> Reply:  # the truth for even seeds, nothing useful for odd ones
+        truth = truths[body["messages"][-1]["content"]]
+        return Reply(f"<predicted_observation>{truth if body['seed'] % 2 == 0 else 'x'}</predicted_observation>")
+
+    out = tmp_path / "results"
+    with FakeOpenAIServer(responder=answer) as server:
+        result = runner.invoke(app, ["run", "--model", "m", "--base-url", server.url, "--data", "sample", "--domains", "os",
+                                     "--generations", "3", "--judge", "rules", "--run-name", "k3", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    n = len(truths)
+    assert len(server.requests) == 3 * n
+    seeds = {}
+    for body in server.requests:
+        seeds.setdefault(body["messages"][-1]["content"], set()).add(body["seed"])
+    assert all(len(s) == 3 for s in seeds.values())  # K distinct seeds per sample
+    predictions = [json.loads(line) for line in (out / "k3" / "predictions.jsonl").read_text().splitlines()]
+    assert sorted({p["generation"] for p in predictions}) == [0, 1, 2] and len(predictions) == 3 * n
+    scores = json.loads((out / "k3" / "scores.json").read_text())
+    assert scores["generations"] == 3 and scores["domains"]["os"]["n"] == n
+    judged = {(j["key"], j["generation"]): j["score"]
+              for j in map(json.loads, next((out / "k3" / "judges").glob("*/judgments.jsonl")).read_text().splitlines())}
+    means = [np.mean([judged[(key, g)] for g in range(3)]) for key in {k for k, _ in judged}]
+    assert scores["domains"]["os"]["score"] == pytest.approx(float(np.mean(means)))
+    spreads = [np.std([judged[(key, g)] for g in range(3)]) for key in {k for k, _ in judged}]
+    assert scores["domains"]["os"]["generation_spread"] == pytest.approx(float(np.mean(spreads)))
+    assert "3 generations per sample" in result.output
+
+
+def test_two_level_bootstrap_resamples_generations_within_samples() -> None:
+    # One trajectory per sample; each sample's generations are 0 and 100: drawing the trajectories alone
+    # (the means are all 50) would give no spread at all, drawing generations too does.
+    rows = [[[0.0], [100.0]] for _ in range(4)]
+    two_level = Clustered.of_generations(rows, ["t0", "t1", "t2", "t3"])
+    reps = bootstrap_means({"os": two_level}, resamples=2000, seed=1)["os"][:, 0]
+    lo, hi = interval(reps[:, None])
+    assert lo[0] < 40 < 60 < hi[0] and 45 < reps.mean() < 55
+    one_level = Clustered.of([[50.0]] * 4, ["t0", "t1", "t2", "t3"])
+    flat = bootstrap_means({"os": one_level}, resamples=2000, seed=1)["os"][:, 0]
+    assert flat.min() == flat.max() == 50.0
+
+
+def test_missing_generations_are_left_out_of_a_samples_mean() -> None:
+    rows = [[[80.0], [np.nan]], [[20.0], [20.0]]]
+    reps = bootstrap_means({"os": Clustered.of_generations(rows, ["a", "b"])}, resamples=500, seed=0)["os"][:, 0]
+    assert set(np.round(np.unique(reps), 6)) <= {20.0, 50.0, 80.0}
