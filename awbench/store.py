@@ -239,14 +239,18 @@ class RunLock:
         self._handle: IO[str] | None = None
 
     def acquire(self) -> None:
-        handle = open(self.path, "a+", encoding="utf-8")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = _describe_holder(handle.read())
-            handle.close()
-            raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+        while True:
+            handle = open(self.path, "a+", encoding="utf-8")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = _describe_holder(handle.read())
+                handle.close()
+                raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+            if _same_file(handle, self.path):
+                break
+            handle.close()  # its holder removed it after we opened it: a lock on it would exclude no one
         handle.seek(0)
         left = handle.read().strip()
         if left:
@@ -264,6 +268,14 @@ class RunLock:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    """Whether `path` still names the open file (a holder removes .lock before it unlocks)."""
+    try:
+        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def _describe_holder(text: str) -> str:
