@@ -167,7 +167,7 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
         try:
             yield store
         except BaseException:
-            if made_now and not store.predictions.path.exists():
+            if made_now and not store.predictions.load():  # the file may exist, opened for a first record
                 _clear(store, everything=True)
             raise
 
