@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from awbench.records import Usage
 from awbench.redact import redact, register_secret
@@ -71,9 +71,21 @@ async def post_chat(client: openai.AsyncOpenAI, body: dict[str, Any]) -> ChatCom
     the SDK's type-driven transform, ~3 ms of CPU per request (docs/performance.md). Errors and parsing are the
     same. A body that is not a completion (an HTML page sent with 200) raises MalformedResponse."""
     completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
-    if not isinstance(completion, ChatCompletion) or not getattr(completion, "choices", None):
+    if not _usable(completion):
         raise MalformedResponse(f"the response is not a chat completion: {redact(str(completion)[:200])!r}")
     return completion
+
+
+def _usable(completion: Any) -> bool:
+    """The SDK builds the completion from the body without validating it: check the parts awbench reads (a
+    first choice with a message whose content, reasoning and finish reason are text or null)."""
+    choices = getattr(completion, "choices", None)
+    if not isinstance(completion, ChatCompletion) or not isinstance(choices, list) or not choices:
+        return False
+    message = getattr(choices[0], "message", None)
+    if not isinstance(message, ChatCompletionMessage):
+        return False
+    return all(isinstance(v, (str, type(None))) for v in (*split_reasoning(message), getattr(choices[0], "finish_reason", None)))
 
 
 class MalformedResponse(ValueError):
@@ -155,11 +167,16 @@ def usage_of(reported: Any) -> Usage:
     prompt_details = getattr(reported, "prompt_tokens_details", None)
     completion_details = getattr(reported, "completion_tokens_details", None)
     return Usage(
-        prompt_tokens=getattr(reported, "prompt_tokens", None),
-        completion_tokens=getattr(reported, "completion_tokens", None),
-        cached_tokens=getattr(prompt_details, "cached_tokens", None),
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None),
+        prompt_tokens=_count(getattr(reported, "prompt_tokens", None)),
+        completion_tokens=_count(getattr(reported, "completion_tokens", None)),
+        cached_tokens=_count(getattr(prompt_details, "cached_tokens", None)),
+        reasoning_tokens=_count(getattr(completion_details, "reasoning_tokens", None)),
     )
+
+
+def _count(value: Any) -> int | None:
+    """A token count as reported, or None for anything else (a malformed usage never fails the answer)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def split_reasoning(message: Any) -> tuple[str | None, str | None]:
