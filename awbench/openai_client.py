@@ -25,6 +25,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from awbench.records import Usage
 from awbench.redact import redact, register_secret
+from awbench.safe_text import clean_text
 
 T = TypeVar("T")
 
@@ -152,12 +153,13 @@ def is_context_overflow(error: BaseException) -> bool:
 
 
 def error_summary(error: BaseException) -> str:
-    """A one-line description for records and messages: status and the server's own message, keys masked."""
+    """A one-line description for records and messages: status and the server's own message, keys masked,
+    lone surrogates (a server's `\\ud800` escape) replaced so that the text can always be written."""
     if isinstance(error, openai.APIStatusError):
         text = f"HTTP {error.status_code}: {error.message}"
     else:
         text = f"{type(error).__name__}: {error}"
-    return redact(text)
+    return redact(clean_text(text)[0] or "")
 
 
 def usage_of(reported: Any) -> Usage:
