@@ -152,6 +152,15 @@ def is_context_overflow(error: BaseException) -> bool:
     return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
+_CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invalid_prompt", re.I)
+
+
+def is_content_refusal(error: BaseException) -> bool:
+    """A 400 refusing this request's content (a content filter or policy): it fails that request only."""
+    return isinstance(error, openai.APIStatusError) and error.status_code == 400 and bool(
+        _CONTENT_REFUSAL.search(f"{error.code} {error.message}"))
+
+
 def error_summary(error: BaseException) -> str:
     """A one-line description for records and messages: status and the server's own message, keys masked,
     lone surrogates (a server's `\\ud800` escape) replaced so that the text can always be written."""

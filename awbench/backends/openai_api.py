@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from awbench.openai_client import (
     api_key,
     check_endpoint,
     error_summary,
+    is_content_refusal,
     is_context_overflow,
     is_retryable,
     make_client,
@@ -45,8 +45,6 @@ from awbench.openai_client import (
     wait_before_retry,
 )
 from awbench.records import Generation
-
-_CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invalid_prompt", re.I)
 
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
@@ -152,7 +150,7 @@ class OpenAIBackend:
         if isinstance(error, openai.APIStatusError):
             if is_context_overflow(error):
                 return Generation(**common, overlength=True)
-            if error.status_code == 400 and _CONTENT_REFUSAL.search(f"{error.code} {error.message}"):
+            if is_content_refusal(error):
                 return Generation(**common)  # this sample's content, not the setup: permanent, the run goes on
             if error.status_code in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None
