@@ -73,7 +73,7 @@ async def post_chat(client: openai.AsyncOpenAI, body: dict[str, Any]) -> ChatCom
     same. A body that is not a completion (an HTML page sent with 200) raises MalformedResponse."""
     completion = await client.post("/chat/completions", cast_to=ChatCompletion, body=body)
     if not _usable(completion):
-        raise MalformedResponse(f"the response is not a chat completion: {redact(str(completion)[:200])!r}")
+        raise MalformedResponse(f"the response is not a chat completion: {redact(str(completion))[:200]!r}")
     return completion
 
 
