@@ -120,18 +120,22 @@ FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp makes 0600 file
 
 def write_atomic(path: Path, text: str) -> None:
     """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
-    file, never a part, and two writers never share a temporary file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    file, never a part, and two writers never share a temporary file. An OSError names `path`, not the
+    temporary file (which is removed)."""
     try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
     _fsync_dir(path.parent)
 
 
