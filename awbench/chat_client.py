@@ -25,6 +25,7 @@ import orjson
 
 import awbench
 from awbench.records import Usage
+from awbench.redact import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _HEADER_VARIABLES = {"OPENAI_ORG_ID": "OpenAI-Organization", "OPENAI_PROJECT_ID": "OpenAI-Project"}
@@ -126,21 +127,29 @@ def parse_json(raw: bytes) -> Any:
         try:
             return json.loads(raw)
         except (ValueError, RecursionError):
-            raise MalformedResponse(f"the response is not JSON: {raw[:200]!r}") from None
+            raise MalformedResponse(f"the response is not JSON: {excerpt(raw.decode('utf-8', 'replace'))}") from None
+
+
+def excerpt(text: str, limit: int = 200) -> str:
+    """The start of a body for a message: keys masked before it is cut, so that no part of one survives."""
+    return repr(redact(text)[:limit])
 
 
 def read_completion(data: Any) -> Completion:
     try:
         choice = data["choices"][0]
         message = choice["message"]
+        if not isinstance(choice, dict) or not isinstance(message, dict):
+            raise TypeError
         content = message.get("content")
         reasoning = message.get("reasoning") or message.get("reasoning_content")
     except (KeyError, IndexError, TypeError, AttributeError):
-        raise MalformedResponse(f"the response is not a chat completion: {str(data)[:200]!r}") from None
-    if not isinstance(content, (str, type(None))) or not isinstance(reasoning, (str, type(None))):
-        raise MalformedResponse(f"the message content is {type(content).__name__}, not text")
+        raise MalformedResponse(f"the response is not a chat completion: {excerpt(str(data))}") from None
+    finish_reason = choice.get("finish_reason")
+    if not all(isinstance(v, (str, type(None))) for v in (content, reasoning, finish_reason)):
+        raise MalformedResponse(f"the message's content, reasoning or finish reason is not text: {excerpt(str(choice))}")
     usage = data.get("usage") if isinstance(data, dict) else None
-    return Completion(content=content, reasoning=reasoning, finish_reason=choice.get("finish_reason"), usage=read_usage(usage))
+    return Completion(content=content, reasoning=reasoning, finish_reason=finish_reason, usage=read_usage(usage))
 
 
 def read_usage(usage: Any) -> Usage:
@@ -158,7 +167,8 @@ def read_usage(usage: Any) -> Usage:
 
 
 def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A token count as reported, or None for anything else (a malformed usage never fails the answer)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def status_error(status: int, retry_after: str | None, raw: bytes) -> StatusError:

@@ -249,6 +249,8 @@ def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, l
         return None, [Problem(label, number, None, f"invalid JSON: {e.msg} (column {e.colno})")]
     except RecursionError:
         return None, [Problem(label, number, None, _TOO_DEEP)]
+    except ValueError as e:  # an integer of more than sys.get_int_max_str_digits() digits
+        return None, [Problem(label, number, None, f"invalid JSON: {e}")]
     if not isinstance(obj, dict):
         return None, [Problem(label, number, None, f"expected a JSON object, got {_type_name(obj)}")]
     problems = []

@@ -19,6 +19,7 @@ from collections import deque
 
 from awbench.chat_client import ChatClient, ConnectionFailed, MalformedResponse, RequestTimeout, StatusError
 from awbench.redact import redact, register_secret
+from awbench.safe_text import clean_text
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
@@ -98,13 +99,23 @@ def is_context_overflow(error: BaseException) -> bool:
     return error.code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(error.message))
 
 
+_CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invalid_prompt", re.I)
+
+
+def is_content_refusal(error: BaseException) -> bool:
+    """A 400 refusing this request's content (a content filter or policy): it fails that request only."""
+    return isinstance(error, StatusError) and error.status == 400 and bool(
+        _CONTENT_REFUSAL.search(f"{error.code} {error.message}"))
+
+
 def error_summary(error: BaseException) -> str:
-    """A one-line description for records and messages: status and the server's own message, keys masked."""
+    """A one-line description for records and messages: status and the server's own message, keys masked,
+    lone surrogates (a server's `\ud800` escape) replaced so that the text can always be written."""
     if isinstance(error, StatusError):
         text = f"HTTP {error.status}: {error.message}"
     else:
         text = f"{type(error).__name__}: {error}"
-    return redact(text)
+    return redact(clean_text(text)[0] or "")
 
 
 # --- Endpoints shared by the stages of one run ----------------------------------------------------------------

@@ -154,8 +154,8 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
     store = RunStore(config.run_dir)
     if store.path.exists() and not store.path.is_dir():
         raise StoreError(f"{store.path} exists and is not a directory")
-    made_now = overwrite or not store.exists()
     with store.locked(progress.warn):
+        made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
         if made_now:
             _clear(store)
             manifest = RunManifest(config=config, data_source=data.source, data_fingerprint=data.fingerprint,
@@ -167,7 +167,7 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
         try:
             yield store
         except BaseException:
-            if made_now and not store.predictions.path.exists():
+            if made_now and not store.predictions.load():  # the file may exist, opened for a first record
                 _clear(store, everything=True)
             raise
 

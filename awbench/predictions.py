@@ -11,17 +11,19 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
     text, text_replaced = clean_text(generation.text)
     reasoning, reasoning_replaced = clean_text(generation.reasoning)
     error, error_replaced = clean_text(generation.error)
+    note, note_replaced = clean_text(generation.note)
+    finish_reason, finish_replaced = clean_text(generation.finish_reason)
     prediction = "" if error or generation.overlength else extract_prediction(text or "")
     if generation.overlength:  # before error: a backend may attach the server's message to it
         status = "overlength"
     elif error:
         status = "error"
-    elif generation.finish_reason == "length":
+    elif finish_reason == "length":
         status = "truncated"  # cut by max_tokens: usually thinking that never reached the answer
         error = "cut off by the token limit (--max-tokens) before the answer ended"
     elif not prediction.strip():
         status = "empty"
-        error = generation.note or "the model's answer has no prediction (nothing left after removing the thinking)"
+        error = note or "the model's answer has no prediction (nothing left after removing the thinking)"
     else:
         status = "ok"
     return PredictionRecord(
@@ -33,10 +35,10 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         prediction=prediction,
         raw=text,
         reasoning=reasoning,
-        finish_reason=generation.finish_reason,
+        finish_reason=finish_reason,
         error=error,
         transient=generation.transient and status == "error",
-        flags=[REPLACED_FLAG] if text_replaced or reasoning_replaced or error_replaced else [],
+        flags=[REPLACED_FLAG] if text_replaced or reasoning_replaced or error_replaced or note_replaced or finish_replaced else [],
         dropped_turns=generation.dropped_turns,
         usage=generation.usage,
         latency_s=generation.latency_s,

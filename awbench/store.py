@@ -120,18 +120,22 @@ FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp makes 0600 file
 
 def write_atomic(path: Path, text: str) -> None:
     """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
-    file, never a part, and two writers never share a temporary file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    file, never a part, and two writers never share a temporary file. An OSError names `path`, not the
+    temporary file (which is removed)."""
     try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, FILE_MODE)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
     _fsync_dir(path.parent)
 
 
@@ -239,14 +243,18 @@ class RunLock:
         self._handle: IO[str] | None = None
 
     def acquire(self) -> None:
-        handle = open(self.path, "a+", encoding="utf-8")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = _describe_holder(handle.read())
-            handle.close()
-            raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+        while True:
+            handle = open(self.path, "a+", encoding="utf-8")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = _describe_holder(handle.read())
+                handle.close()
+                raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+            if _same_file(handle, self.path):
+                break
+            handle.close()  # its holder removed it after we opened it: a lock on it would exclude no one
         handle.seek(0)
         left = handle.read().strip()
         if left:
@@ -264,6 +272,14 @@ class RunLock:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    """Whether `path` still names the open file (a holder removes .lock before it unlocks)."""
+    try:
+        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+    except FileNotFoundError:
+        return False
 
 
 def _describe_holder(text: str) -> str:

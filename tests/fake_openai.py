@@ -5,11 +5,19 @@
 
 Replies come from `script` in order while it lasts, then from `responder(request_json)`, else `Reply()`.
 Each request is handled in its own thread, so delayed replies overlap (see `in_flight_max`).
+
+Faults beyond a status code: `Reply(close=True)` reads the request and closes the connection without an
+answer; `Reply(raw_body=..., content_type="text/html")` sends any body; `Reply(gate=event)` answers only
+once the test sets the event; `models=Reply(status=401)` makes the endpoint check (GET /models) fail;
+`stop_after_models=True` answers the check and then stops listening, so every later connection is refused.
+`port=` starts on a given port (a restarted server keeps its URL).
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import sys
 import threading
 import time
 import uuid
@@ -30,6 +38,9 @@ class Reply:
     raw_body: bytes | None = None  # sent verbatim instead of JSON (a malformed body)
     error_message: str = "error"  # for non-200 statuses
     usage: dict | None = None  # default: estimated from the request and content lengths
+    close: bool = False  # close the connection without any answer (a server dying mid-request)
+    content_type: str = "application/json"
+    gate: threading.Event | None = None  # held until the test sets it (at most 60 s): a server as slow as needed
 
 
 class FakeOpenAIServer:
@@ -38,12 +49,19 @@ class FakeOpenAIServer:
         script: list[Reply] | None = None,
         responder: Callable[[dict], Reply] | None = None,
         delay_s: float = 0.0,
+        port: int = 0,
+        models: Reply | None = None,
+        stop_after_models: bool = False,
     ) -> None:
         self.script = list(script or [])
         self.responder = responder
         self.delay_s = delay_s
+        self.port = port
+        self.models = models  # the reply to GET /models; None: the usual listing
+        self.stop_after_models = stop_after_models
+        self.model_checks = 0  # GET /models requests received
         self.requests: list[dict] = []
-        self.arrivals: list[float] = []  # time.monotonic() of each request, in arrival order
+        self.received_at: list[float] = []  # time.monotonic() of each request
         self.headers: list[dict] = []  # as sent: names keep the client's case
         self.in_flight_max = 0
         self._in_flight = 0
@@ -53,21 +71,22 @@ class FakeOpenAIServer:
         self.url = ""
 
     def start(self) -> FakeOpenAIServer:
-        server = _Server(("127.0.0.1", 0), _handler_for(self))
+        server = _Server(("127.0.0.1", self.port), _handler_for(self))
         self._server = server
+        self.port = server.server_address[1]
         self.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        with self._lock:  # called by a handler thread (stop_after_models), then again by the test
+            server, thread, self._server, self._thread = self._server, self._thread, None, None
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
 
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
@@ -80,7 +99,7 @@ class FakeOpenAIServer:
         responder with state (an iterator, a counter) is never called from two threads at once."""
         with self._lock:
             self.requests.append(body)
-            self.arrivals.append(time.monotonic())
+            self.received_at.append(time.monotonic())
             self.headers.append(headers)
             if self.script:
                 return self.script.pop(0)
@@ -99,6 +118,11 @@ class FakeOpenAIServer:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the listen backlog; the default of 5 stalls bursts of 64+ connections for a second
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], OSError):
+            return  # a client that went away mid-connection (killed, timed out): nothing to report
+        super().handle_error(request, client_address)
 
 
 def completion_json(reply: Reply, request: dict) -> dict[str, Any]:
@@ -129,6 +153,9 @@ def completion_json(reply: Reply, request: dict) -> dict[str, Any]:
     }
 
 
+_MODELS = {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]}
+
+
 def _error_json(reply: Reply) -> dict[str, Any]:
     return {"error": {"message": reply.error_message, "type": "fake_error", "param": None, "code": str(reply.status)}}
 
@@ -143,7 +170,16 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
+                with fake._lock:
+                    fake.model_checks += 1
+                if fake.models is not None and fake.models.status != 200:
+                    self._send(fake.models.status, _error_json(fake.models), fake.models.headers)
+                elif fake.stop_after_models:
+                    fake.stop()  # before answering: every connection the client opens after the check is refused
+                    self.close_connection = True
+                    self._send(200, _MODELS, {"Connection": "close"})
+                else:
+                    self._send(200, _MODELS)
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
@@ -162,13 +198,18 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             try:
                 reply = fake._record(body, dict(self.headers.items()))
                 time.sleep(fake.delay_s + reply.delay_s)
-                if reply.raw_body is not None:
-                    self._send_bytes(reply.status, reply.raw_body, reply.headers)
+                if reply.gate is not None:
+                    reply.gate.wait(timeout=60)
+                if reply.close:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                elif reply.raw_body is not None:
+                    self._send_bytes(reply.status, reply.raw_body, reply.headers, reply.content_type)
                 elif reply.status != 200:
                     self._send(reply.status, _error_json(reply), reply.headers)
                 else:
                     self._send(200, completion_json(reply, body), reply.headers)
-            except (BrokenPipeError, ConnectionResetError):
+            except OSError:  # BrokenPipeError, ConnectionResetError
                 pass  # the client gave up (e.g. its timeout passed): nothing to answer
             finally:
                 fake._leave()
@@ -176,9 +217,10 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             self._send_bytes(status, json.dumps(payload).encode(), headers)
 
-        def _send_bytes(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        def _send_bytes(self, status: int, payload: bytes, headers: dict[str, str] | None = None,
+                        content_type: str = "application/json") -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))
             for name, value in (headers or {}).items():
                 self.send_header(name, value)

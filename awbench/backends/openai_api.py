@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -34,14 +33,13 @@ from awbench.openai_client import (
     api_key,
     check_endpoint,
     error_summary,
+    is_content_refusal,
     is_context_overflow,
     is_retryable,
     normalize_url,
     wait_before_retry,
 )
 from awbench.records import Generation
-
-_CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invalid_prompt", re.I)
 
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
@@ -145,7 +143,7 @@ class OpenAIBackend:
         if isinstance(error, StatusError):
             if is_context_overflow(error):
                 return Generation(**common, overlength=True)
-            if error.status == 400 and _CONTENT_REFUSAL.search(f"{error.code} {error.message}"):
+            if is_content_refusal(error):
                 return Generation(**common)  # this sample's content, not the setup: permanent, the run goes on
             if error.status in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None

@@ -44,8 +44,9 @@ def _emit(text: str, out: Path | None) -> None:
     if out is None:
         console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
+        with pipeline_errors():  # a directory where the file goes, a read-only place: a message, not a traceback
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8")
         err_console.print(f"wrote {out}")
 
 
@@ -207,12 +208,14 @@ def report(
             fail(f"no scored runs under {run_or_dir}")
         result = build_report(stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples,
                               seed=seed, notes=notes)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(result.html, encoding="utf-8")
+    with pipeline_errors():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(result.html, encoding="utf-8")
     console.print(f"wrote {out} ({len(stores)} run(s))")
     if png is not None:
         try:
-            paths = write_pngs(result.charts, png)
+            with pipeline_errors():
+                paths = write_pngs(result.charts, png)
         except ImportError:
             fail("--png needs matplotlib: pip install matplotlib")
         console.print("wrote " + ", ".join(str(p) for p in paths))

@@ -4,8 +4,8 @@ Per prediction it asks for `samples` independent verdicts. Each verdict has one 
 calls, shared by transport retries (429, 5xx, timeouts, connection errors, malformed bodies) and re-asks of
 unusable answers (no verdict, a verdict missing a dimension, an answer cut off by the token limit): a judge
 returning malformed bodies costs at most that many calls. A refusal that retrying cannot fix (FATAL_STATUS)
-stops the whole run at once, except a prompt too long for the judge's context window, which fails that
-prediction only. How verdicts become a score: `awbench.judging.verdicts`.
+stops the whole run at once, except a prompt too long for the judge's context window or refused for its
+content, which fails that prediction only. How verdicts become a score: `awbench.judging.verdicts`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
 from awbench.chat_client import ChatClient, Completion, StatusError
 from awbench.openai_client import (
-    FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_context_overflow, is_retryable,
-    wait_before_retry,
+    FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_content_refusal, is_context_overflow,
+    is_retryable, wait_before_retry,
 )
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord, content_hash
 
@@ -227,9 +227,9 @@ class LLMJudge:
 
     def _failed_call(self, error: Exception, seed: int) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow
-        fails this prediction; other refusals stop the run."""
+        or a content refusal fails this prediction; other refusals stop the run."""
         if isinstance(error, StatusError) and not is_retryable(error):
-            if is_context_overflow(error):
+            if is_context_overflow(error) or is_content_refusal(error):
                 return VerdictRecord(status="error", error=error_summary(error), seed=seed)
             if error.status in FATAL_STATUS:
                 raise FatalAPIError(error_summary(error)) from None

@@ -1,0 +1,136 @@
+"""Clear errors for outputs that cannot be written: each case exits 2 with a message naming the path, without a
+traceback, and leaves no half-made file behind (the directory trees are compared before and after)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from reliability_helpers import cli, no_traceback
+
+RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]
+
+
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under root, with the content of files (None for directories)."""
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+@pytest.fixture(scope="module")
+def made_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    results = tmp_path_factory.mktemp("made") / "results"
+    result = cli(*RUN, "--output", results)
+    assert result.exit_code == 0, result.output
+    return results
+
+
+@pytest.fixture
+def results(made_run: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "results"
+    shutil.copytree(made_run, copy)
+    return copy
+
+
+def refused(result, path: Path) -> None:  # type: ignore[no-untyped-def]
+    no_traceback(result)
+    assert result.exit_code == 2, result.output
+    assert "error:" in result.stderr and str(path) in result.stderr.replace("\n", ""), result.stderr
+
+
+def test_output_pointing_at_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "results"
+    target.write_text("not a directory\n")
+    before = tree(tmp_path)
+    refused(cli(*RUN, "--output", target), target)
+    assert tree(tmp_path) == before
+
+
+def test_a_run_directory_that_is_a_file(tmp_path: Path) -> None:
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "r").write_text("a file\n")
+    before = tree(tmp_path)
+    refused(cli(*RUN, "--output", tmp_path / "results"), tmp_path / "results" / "r")
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["score", "run"])
+def test_scores_json_that_is_a_directory(results: Path, command: str) -> None:
+    scores = results / "r" / "scores.json"
+    scores.unlink()
+    scores.mkdir()
+    before = tree(results)
+    args = ["score", "r"] if command == "score" else RUN
+    refused(cli(*args, "--output", results), scores)
+    after = tree(results)
+    if command == "run":  # resuming records this command's --output in run.json (an operational setting)
+        before.pop("r/run.json"), after.pop("r/run.json")
+    assert after == before  # no temporary file left beside it, no record changed
+
+
+def test_rewards_onto_a_directory(results: Path, tmp_path: Path) -> None:
+    target = tmp_path / "rewards"
+    target.mkdir()
+    refused(cli("score", "r", "--reward", target, "--output", results), target)
+    assert list(target.iterdir()) == []
+
+
+def read_only(path: Path) -> None:
+    path.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    if os.access(path, os.W_OK):  # root: permissions are not enforced
+        path.chmod(0o755)
+        pytest.skip("running as root: a read-only directory is still writable")
+
+
+def test_a_read_only_results_directory(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    read_only(results)
+    try:
+        refused(cli(*RUN, "--output", results), results / "r")
+        assert list(results.iterdir()) == []
+    finally:
+        results.chmod(0o755)
+
+
+def test_a_read_only_run_directory(results: Path) -> None:
+    run_dir = results / "r"
+    before = tree(results)
+    read_only(run_dir)
+    try:
+        refused(cli("score", "r", "--output", results), run_dir)
+        assert tree(results) == before
+    finally:
+        run_dir.chmod(0o755)
+
+
+def test_export_onto_a_file(results: Path, tmp_path: Path) -> None:
+    target = tmp_path / "official"
+    target.write_text("a file\n")
+    before = tree(tmp_path)
+    refused(cli("export", "r", "--official", target, "--output", results), target)
+    assert tree(tmp_path) == before
+
+
+def test_report_onto_a_directory(results: Path, tmp_path: Path) -> None:
+    target = tmp_path / "report.html"
+    target.mkdir()
+    refused(cli("report", results / "r", "-o", target, "--no-ci"), target)
+    assert list(target.iterdir()) == []
+
+
+def test_leaderboard_onto_a_directory(results: Path, tmp_path: Path) -> None:
+    target = tmp_path / "board.md"
+    target.mkdir()
+    refused(cli("leaderboard", "--output", results, "--format", "markdown", "-o", target), target)
+    assert list(target.iterdir()) == []
+
+
+def test_report_charts_onto_a_file(results: Path, tmp_path: Path) -> None:
+    target = tmp_path / "charts"
+    target.write_text("a file\n")
+    refused(cli("report", results / "r", "-o", tmp_path / "report.html", "--no-ci", "--png", target), target)
+    assert target.read_text() == "a file\n"

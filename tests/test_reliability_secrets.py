@@ -1,0 +1,128 @@
+"""Keys never written: recognisable keys in the candidate's and the judge's key variables, endpoints that echo
+them in error messages and in 200 bodies of errors, and then every file under the results directory, the
+HTML report, the exported reference files, and the stdout and stderr of every command are searched for them.
+
+The runs are subprocesses (only they ever read the keys), and the variables holding the keys have names that
+do not look like keys, so nothing but awbench's own registration of the keys it reads can mask them. The
+commands that read the runs afterwards run in this process, which never saw the keys: whatever they print
+comes from the files. A leak is any 12 characters of a key in a row, after removing everything but letters,
+digits and dashes (so a key cut by a line break or a table border still counts).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import (
+    CANDIDATE_MODEL, JUDGE_MODEL, awbench, clean_env, cli, deterministic, digest, jsonl_lines, no_traceback,
+)
+
+CANDIDATE_KEY = "sk-awbench-TESTKEY-1234567890"
+JUDGE_KEY = "sk-awbench-JUDGEKEY-0987654321"
+ENV = clean_env(CANDIDATE_CRED=CANDIDATE_KEY, GRADER_CRED=JUDGE_KEY)
+WINDOW = 12
+
+
+def leaked(text: str) -> list[str]:
+    squeezed = re.sub(r"[^A-Za-z0-9-]", "", text)
+    return [key for key in (CANDIDATE_KEY, JUDGE_KEY)
+            if any(key[i : i + WINDOW] in squeezed for i in range(len(key) - WINDOW + 1))]
+
+
+def padded_html(key: str, offset: int) -> bytes:
+    """An HTML error page with the key starting at `offset`, around where messages cut the body off."""
+    head = "<html><body>"
+    return (head + "x" * (offset - len(head)) + f"{key} is not allowed</body></html>").encode()
+
+
+def echoing(key: str):  # type: ignore[no-untyped-def]
+    """Per request (chosen by a hash of it), an error that echoes the key the request came with, or a good answer."""
+
+    def respond(body: dict) -> Reply:
+        kinds = [
+            lambda: Reply(status=500, error_message=f"upstream rejected key {key}"),
+            lambda: Reply(raw_body=padded_html(key, 180 + digest(body["messages"])[0] % 30), content_type="text/html"),
+            lambda: Reply(raw_body=json.dumps({"error": {"message": f"invalid api key {key}"}}).encode()),
+            lambda: Reply(status=400, error_message=f"content management policy: request with key {key} refused"),
+            lambda: Reply(status=400, error_message=f"maximum context length is 10 tokens (key {key})"),
+            lambda: deterministic(body),
+        ]
+        return kinds[digest(body["messages"])[1] % len(kinds)]()
+
+    return respond
+
+
+def run_args(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output: Path, name: str) -> list[str]:
+    return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--api-key-env", "CANDIDATE_CRED",
+            "--judge-model", JUDGE_MODEL, "--judge-base-url", judge.url, "--judge-api-key-env", "GRADER_CRED",
+            "--data", "sample", "--max-retries", "0", "--judge-max-retries", "0", "--concurrency", "8",
+            "--run-name", name, "--output", str(output)]
+
+
+def test_keys_echoed_by_endpoints_are_written_and_printed_nowhere(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    outputs: list[tuple[str, str]] = []  # (what, text) of every command
+
+    with FakeOpenAIServer(responder=echoing(CANDIDATE_KEY)) as candidate, FakeOpenAIServer(responder=echoing(JUDGE_KEY)) as judge:
+        first = awbench(*run_args(candidate, judge, results, "echo"), env=ENV)
+    outputs.append(("run", first.stdout + first.stderr))
+    assert first.returncode == 1, first.stderr  # many failures, on purpose
+    no_traceback(first)
+    sent = {h.get("Authorization") or h.get("authorization") for h in candidate.headers + judge.headers}
+    assert sent == {f"Bearer {CANDIDATE_KEY}", f"Bearer {JUDGE_KEY}"}  # the keys really went out, and came back
+    predictions = jsonl_lines(results / "echo" / "predictions.jsonl")
+    statuses = {p["status"] for p in predictions}
+    assert {"ok", "error", "overlength"} <= statuses
+    assert sum("MalformedResponse" in (p["error"] or "") for p in predictions) >= 5
+
+    # A key refused on a chat request, and a key refused by the endpoint check: both stop the run with a message.
+    refusing = Reply(status=401, error_message=f"Incorrect API key provided: {CANDIDATE_KEY}")
+    with FakeOpenAIServer(responder=lambda body: refusing) as candidate, FakeOpenAIServer(responder=deterministic) as judge:
+        fatal = awbench(*run_args(candidate, judge, results, "refused"), env=ENV)
+    outputs.append(("run (401)", fatal.stdout + fatal.stderr))
+    assert fatal.returncode == 2 and "HTTP 401" in fatal.stderr
+    with FakeOpenAIServer(responder=deterministic) as candidate, \
+            FakeOpenAIServer(models=Reply(status=401, error_message=f"bad key {JUDGE_KEY}")) as judge:
+        check = awbench(*run_args(candidate, judge, results, "checked"), env=ENV)
+    outputs.append(("run (check 401)", check.stdout + check.stderr))
+    assert check.returncode == 2 and "refused the key" in check.stderr
+
+    report = tmp_path / "report.html"
+    official = tmp_path / "official"
+    failed_key = next(p["key"] for p in predictions if p["status"] == "error")
+    for args in (["show", "echo", "--failed", "--limit", "100"], ["show", "echo"], ["show", "echo", "--sample", failed_key],
+                 ["score", "echo"], ["leaderboard"], ["leaderboard", "--format", "json"],
+                 ["report", results / "echo", "-o", report], ["export", "echo", "--official", official]):
+        result = cli(*args, "--output", results) if args[0] != "report" else cli(*args)
+        no_traceback(result)
+        assert result.exit_code in (0, 1), (args, result.output)
+        outputs.append((" ".join(map(str, args)), result.output))
+
+    assert "upstream rejected key ***" in next(text for what, text in outputs if what.startswith("show echo --failed"))
+    for what, text in outputs:
+        assert not leaked(text), (what, leaked(text))
+    files = [p for p in [*results.rglob("*"), report, *official.rglob("*")] if p.is_file()]
+    assert len(files) >= 8 and report in files
+    for path in files:
+        assert not leaked(path.read_text(encoding="utf-8", errors="replace")), path
+
+
+@pytest.mark.parametrize("option", ["--api-key-env", "--judge-api-key-env"])
+def test_an_unset_key_variable_named_explicitly_exits_2_naming_it_and_sends_nothing(option: str, tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=deterministic) as server:
+        if option == "--api-key-env":
+            args = ["run", "--model", CANDIDATE_MODEL, "--base-url", server.url, option, "AWBENCH_MISSING_VAR", "--judge", "rules"]
+        else:
+            args = ["run", "--model", "baseline:oracle", "--judge-model", JUDGE_MODEL, "--judge-base-url", server.url,
+                    option, "AWBENCH_MISSING_VAR"]
+        result = cli(*args, "--data", "sample", "--output", tmp_path / "results", env={"AWBENCH_MISSING_VAR": None})
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert f"the environment variable AWBENCH_MISSING_VAR ({option}) is not set" in result.output
+    assert server.model_checks == 0 and server.requests == []
+    assert not (tmp_path / "results").exists()
