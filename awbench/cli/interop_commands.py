@@ -11,28 +11,57 @@ from awbench import pipeline
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.data_problems import DataError, Problem
+from awbench.hub_results import export_hub_results
 from awbench.interop import export_official, import_official
 
 
 def export(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
-    official: Annotated[Path, typer.Option(
-        "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")],
+    official: Annotated[Optional[Path], typer.Option(
+        "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")] = None,
+    hf_eval_results: Annotated[Optional[Path], typer.Option(
+        "--hf-eval-results", help="Directory (a model repository's checkout) to write the Hugging Face Hub's "
+        "evaluation results into: .eval_results/agentworldbench.yaml, Overall and the seven domains.")] = None,
+    allow_subset: Annotated[bool, typer.Option(
+        "--allow-subset", help="With --hf-eval-results: write a run on part of the benchmark, said in the notes.")] = False,
+    hf_source_url: Annotated[Optional[str], typer.Option(
+        "--hf-source-url", help="With --hf-eval-results: a link to the run's files or logs, shown as the source.")] = None,
     judge: Annotated[Optional[str], typer.Option(
-        "--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. [default: the primary]")] = None,
+        "--judge", help="Which LLM evaluation to export: a judge id. [default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
-    """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores).
+    """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores),
+    or as the Hugging Face Hub's evaluation results of a model (.eval_results/*.yaml), or both.
 
     Example: awbench export my-run --official ./official/
+
+    Example: awbench export my-run --hf-eval-results ./my-model/ (then open it as a pull request on the model:
+    hf upload ORG/MODEL ./my-model/.eval_results/agentworldbench.yaml .eval_results/agentworldbench.yaml --create-pr)
     """
+    if official is None and hf_eval_results is None:
+        fail("give --official DIR (the reference script's files) or --hf-eval-results DIR (the Hub's evaluation "
+             "results), or both")
+    if hf_eval_results is None and (allow_subset or hf_source_url is not None):
+        fail("--allow-subset and --hf-source-url go with --hf-eval-results")
     store = open_run(run, output)
-    with pipeline_errors():
-        export = export_official(store, pipeline.run_samples(store), official, judge)
-    written = " and ".join(str(p) for p in export.written)
-    console.print(f"wrote {written}", highlight=False, markup=False, soft_wrap=True)
-    for note in export.notes:
-        err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+    if official is not None:
+        with pipeline_errors():
+            export = export_official(store, pipeline.run_samples(store), official, judge)
+        written = " and ".join(str(p) for p in export.written)
+        console.print(f"wrote {written}", highlight=False, markup=False, soft_wrap=True)
+        for note in export.notes:
+            err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+    if hf_eval_results is not None:
+        with pipeline_errors():
+            results = export_hub_results(store, hf_eval_results, judge, allow_subset=allow_subset,
+                                         source_url=hf_source_url)
+        values = ", ".join(f"{e['dataset']['task_id']} {e['value']:.2f}" for e in results.entries)
+        console.print(f"wrote {results.path} ({values})", highlight=False, markup=False, soft_wrap=True)
+        for note in results.notes:
+            err_console.print(note, highlight=False, markup=False, soft_wrap=True)
+        inside = results.path.relative_to(hf_eval_results).as_posix()
+        console.print(f"to open it as a pull request on the model's repository: hf upload ORG/MODEL {results.path} "
+                      f"{inside} --create-pr", highlight=False, markup=False, soft_wrap=True)
 
 
 def _print_problem(problem: Problem) -> None:
