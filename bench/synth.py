@@ -33,6 +33,7 @@ import math
 import random
 import re
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,6 +283,21 @@ def matches(out: Path, seed: int, scale: float) -> bool:
     if (meta.get("version"), meta.get("seed"), meta.get("scale")) != (VERSION, seed, scale):
         return False
     return all((out / f"{d}_test.jsonl").is_file() and (out / f"{d}_test.jsonl").stat().st_size == meta["domains"][d]["bytes"] for d in PUBLISHED)
+
+
+def default_dir(seed: int = 0, scale: float = 1.0) -> Path:
+    return Path(tempfile.gettempdir()) / "awbench-synth" / f"seed{seed}-scale{scale:g}"
+
+
+def ensure(out: Path | None, seed: int = 0, scale: float = 1.0) -> Path:
+    """`out` (default: `default_dir`) holding this seed and scale: reused when it already does, else generated."""
+    out = out or default_dir(seed, scale)
+    if matches(out, seed, scale):
+        print(f"synthetic data: reusing {out}", flush=True)
+    else:
+        print(f"synthetic data: generating {out} (seed {seed}, scale {scale:g})", flush=True)
+        generate(out, seed, scale, echo=True)
+    return out
 
 
 def main() -> None:
