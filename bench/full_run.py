@@ -177,6 +177,7 @@ def main() -> None:
     env |= {"OPENAI_API_KEY": "bench-key", "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     env.setdefault("COLUMNS", "120")
 
+    load_before = os.getloadavg()[0]
     servers: dict[str, DelayServer] = {}
     try:
         servers["candidate"] = DelayServer(args.delay, role="candidate", models=["synth-model"])
@@ -201,6 +202,7 @@ def main() -> None:
     ideal = samples * args.delay / min(args.concurrency, args.judge_concurrency if args.judge == "llm" else args.concurrency)
     stages = 2 if args.judge == "llm" else 1
     print()
+    print(f"host load average (1 min) before the runs {load_before:.2f}, after {os.getloadavg()[0]:.2f}: other work on the host slows every number")
     print(f"machine: {os.cpu_count()} cores; data: {data} ({samples:,} samples, {data_bytes / 1e6:,.1f} MB, synthetic)")
     print(f"delay {args.delay * 1000:.0f} ms, concurrency {args.concurrency}, judge {args.judge}"
           + (f" (concurrency {args.judge_concurrency})" if args.judge == "llm" else ""))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import time
 from pathlib import Path
@@ -124,6 +125,7 @@ def main() -> None:
     print(f"measured wall for {n}: {wall:.2f} s (inference {infer_s:.2f} s, judging {judge_s:.2f} s)")
     print(f"per sample: {per_sample:.3f} s (candidate {infer_s / n:.3f} s + judge {judge_s / n:.3f} s; "
           f"the two delays alone are {2 * args.delay:.3f} s, so {(per_sample - 2 * args.delay) * 1000:.1f} ms of client and transfer overhead)")
+    print(f"host load average (1 min): {os.getloadavg()[0]:.2f}")
     print(f"extrapolated wall for {total}: {per_sample * total:,.0f} s ({per_sample * total / 60:.1f} min) "
           f"= {wall:.2f} s / {n} x {total} (linear: sequential requests, nothing overlaps; the sample mirrors the domain mix)")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import statistics
 import tempfile
@@ -127,6 +128,7 @@ def main() -> None:
     latencies.sort()
     print(f"latency: mean {statistics.fmean(latencies) * 1000:.1f} ms, p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
           f"p99 {latencies[int(len(latencies) * 0.99)] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms")
+    print(f"host load average (1 min): {os.getloadavg()[0]:.2f}")
     print(f"wall {wall:.2f} s, ideal {ideal:.2f} s, efficiency {ideal / wall:.3f}")
 
 

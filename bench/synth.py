@@ -8,7 +8,9 @@ one `json.dumps(record, ensure_ascii=False)` per line), shaped like the publishe
 * samples per domain as published (mcp 286, search 458, terminal 354, swe 472, android 200, web 200, os 200;
   2,170 at scale 1.0; `--scale` multiplies them, at least one per domain and two for android);
 * trajectories whose `total_turns` average the published turns per trajectory, with 3 to 7 evaluated turns
-  each, so consecutive samples of a trajectory share the system prompt and every earlier turn;
+  each, drawn uniformly from the trajectory's turns, so consecutive samples of a trajectory share the system
+  prompt and every earlier turn (`awbench data info` shows the mean `turn_idx` as "avg turns": about half
+  the trajectory length here);
 * contexts (system prompt + earlier turns + current action) averaging CONTEXT_TOKENS per domain (13K to 59K
   tokens of ~4 chars), about 400 MB of JSONL in all at scale 1.0 (the scale changes the number of samples,
   not their size);
