@@ -4,114 +4,330 @@ It runs in its own process (asyncio, so thousands of waiting requests cost nothi
 measured has its interpreter to itself. Each response is written in one send with TCP_NODELAY: a response split
 into header and body writes would wait ~40 ms on the client's delayed ACK, on every request.
 
-    with DelayServer(delay_s=0.2) as server:   # server.url == "http://127.0.0.1:PORT/v1"
-        ...
-        server.stats()                         # {"requests": n, "in_flight_max": k}
+One process plays a candidate world model, an LLM judge, or both (`--role`):
+
+* candidate: `<predicted_observation>` holding the request's last earlier observation (the last assistant
+  message, cut to `--max-reply-chars`), or a one-line output when the request has no earlier turn;
+* judge: a short reasoning, then `<final_evaluation>` with a fenced JSON verdict (strengths, weaknesses and
+  the five rubric scores, 2..5, drawn from a hash of the request so that they vary but repeat);
+* auto (the default): a judge reply when the system prompt or the last message mentions `<final_evaluation>`
+  (awbench's judge template and bench/reference_loop.py's judge prompt ask for that block; no candidate
+  prompt does), a candidate reply otherwise.
+
+`usage` has `prompt_tokens` = characters of the message texts / 4, `completion_tokens` = reply characters / 4,
+and `prompt_tokens_details.cached_tokens` simulating a provider's prompt cache: the messages are concatenated
+(role, content) and hashed incrementally at every `--cache-block` bytes of UTF-8 (1,024 by default, 256
+"tokens"); the cached prefix is the longest run of leading blocks that some earlier request also had, in
+bytes / 4. Nothing is ever evicted (about 30 MB of hashes for a full benchmark stage).
+
+Every completion is answered exactly `--delay` seconds after its request head arrived (parsing and hashing
+happen inside that time). Other endpoints: `GET /v1/models` (the `--model` names), `GET /stats` (counters;
+`POST /stats` returns them and resets them), anything else 404.
+
+    python bench/delay_server.py --port 8001 --delay 0.5 --role judge       # a server on its own
+    with DelayServer(delay_s=0.2, role="candidate") as server:              # from a script: own process
+        ...                                                                 # server.url == "http://127.0.0.1:PORT/v1"
+        server.stats()     # {"requests": n, "in_flight_max": k, "bytes_received": b, "cpu_s": s, ...}
+
+Requests must carry a Content-Length (as the openai SDK's, httpx's and aiohttp's do) or be chunked; responses
+are never streamed (`stream: true` is answered with one plain JSON body).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import os
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import zlib
+from typing import Any
 
-COMPLETION = {
-    "id": "chatcmpl-bench",
-    "object": "chat.completion",
-    "created": 0,
-    "model": "bench",
-    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
-    "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11},
-}
+ROLES = ("auto", "candidate", "judge")
+JUDGE_MARK = "<final_evaluation>"
+MARKER = "**Environment Observation:**"
+DIMENSIONS = ("format", "factuality", "consistency", "realism", "quality")
+STREAM_LIMIT = 8 * 2**20  # the reader's buffer: large, so full-size bodies never pause the transport
 
 
 class Counters:
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.requests = self.in_flight = self.in_flight_max = 0
+        self.candidate_requests = self.judge_requests = 0
+        self.bytes_received = 0
+        self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
+        self.errors = 0
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "candidate_requests": self.candidate_requests,
+            "judge_requests": self.judge_requests,
+            "in_flight_max": self.in_flight_max,
+            "bytes_received": self.bytes_received,
+            "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
+            "completion_tokens": self.completion_tokens,
+            "errors": self.errors,
+            "cpu_s": round(time.process_time(), 3),  # the process's own CPU, since it started
+        }
+
+
+class PrefixCache:
+    """Hashes of every block-aligned prefix seen so far; a request's cached prefix is its longest one in it."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+        self.seen: set[bytes] = set()
+
+    def cached_bytes(self, text: bytes) -> int:
+        digest = hashlib.blake2b(digest_size=12)
+        view = memoryview(text)
+        matched = 0
+        hit = True
+        for start in range(0, len(text) - self.block + 1, self.block):
+            digest.update(view[start : start + self.block])
+            key = digest.digest()  # of the prefix so far; the hash object keeps going
+            if hit and key in self.seen:
+                matched = start + self.block
+            else:
+                hit = False
+                self.seen.add(key)
+        return matched
+
+
+def _text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def is_judge_request(messages: list[dict[str, Any]]) -> bool:
+    ends = [messages[0], messages[-1]] if messages else []
+    return any(JUDGE_MARK in _text(m.get("content")) for m in ends)
+
+
+def candidate_reply(messages: list[dict[str, Any]], max_chars: int) -> str:
+    previous = next((_text(m.get("content")) for m in reversed(messages) if m.get("role") == "assistant"), None)
+    if previous is None:
+        action = _text(messages[-1].get("content")) if messages else ""
+        observation = f"(synthetic output for: {action.strip().splitlines()[-1][:200] if action.strip() else 'no action'})"
+    else:
+        observation = previous.removeprefix(MARKER).lstrip("\n")[:max_chars]
+    return f"<predicted_observation>\n{MARKER}\n{observation}\n</predicted_observation>"
+
+
+def judge_reply(body: bytes) -> str:
+    h = zlib.crc32(body)
+    scores = {dim: 2 + (h >> (3 * i)) % 4 for i, dim in enumerate(DIMENSIONS)}
+    verdict = {
+        "strengths": ["The simulated observation keeps the environment's output format."],
+        "weaknesses": ["Some values differ from the real observation."] if min(scores.values()) < 4 else [],
+        "scores": scores,
+    }
+    return (
+        "Tier 1 content (fixed by the trajectory) is mostly reproduced; tier 2 content (pre-existing state) "
+        "differs in places, as expected; tier 3 runtime metadata is plausible. The observation is consistent "
+        "with the earlier turns and has a realistic length.\n\n"
+        f"{JUDGE_MARK}\n```json\n{json.dumps(verdict)}\n```\n</final_evaluation>"
+    )
+
+
+def completion(model: str, content: str, prompt_tokens: int, cached_tokens: int) -> bytes:
+    completion_tokens = max(1, len(content) // 4)
+    return json.dumps({
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        },
+    }).encode()
 
 
 def http_response(status: int, body: bytes) -> bytes:
-    head = f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(status, "Error")
+    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     return head.encode() + body
 
 
-async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay_s: float, counters: Counters) -> None:
-    writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    completion = json.dumps(COMPLETION).encode()
-    try:
-        while head := await reader.readuntil(b"\r\n\r\n"):
-            request_line, *header_lines = head.decode("latin-1").split("\r\n")
-            headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
-            await reader.readexactly(int(headers.get("content-length", 0)))
-            path = request_line.split()[1]
-            if path.endswith("/chat/completions"):
-                counters.requests += 1
-                counters.in_flight += 1
-                counters.in_flight_max = max(counters.in_flight_max, counters.in_flight)
-                await asyncio.sleep(delay_s)
-                counters.in_flight -= 1
-                writer.write(http_response(200, completion))
-            elif path.endswith("/stats"):
-                stats = {"requests": counters.requests, "in_flight_max": counters.in_flight_max}
-                if request_line.startswith("POST"):  # read and reset
-                    counters.requests = counters.in_flight_max = 0
-                writer.write(http_response(200, json.dumps(stats).encode()))
-            else:
-                writer.write(http_response(404, b"{}"))
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass  # the client closed its connection
-    finally:
-        writer.close()
+class Server:
+    def __init__(self, delay_s: float, role: str, models: list[str], cache_block: int, max_reply_chars: int) -> None:
+        self.delay_s = delay_s
+        self.role = role
+        self.models = models
+        self.cache = PrefixCache(cache_block)
+        self.max_reply_chars = max_reply_chars
+        self.counters = Counters()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        loop = asyncio.get_running_loop()
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                arrived = loop.time()
+                request_line, *header_lines = head.decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines if h)}
+                if "chunked" in headers.get("transfer-encoding", "").lower():
+                    body = await self._read_chunked(reader)
+                else:
+                    body = await reader.readexactly(int(headers.get("content-length", 0)))
+                self.counters.bytes_received += len(head) + len(body)
+                method, path = request_line.split()[:2]
+                close = headers.get("connection", "").lower() == "close"
+                if path.split("?")[0].endswith("/chat/completions") and method == "POST":
+                    response = await self._complete(body, arrived, loop)
+                elif path.endswith("/models"):
+                    data = [{"id": m, "object": "model", "created": 0, "owned_by": "bench"} for m in self.models]
+                    response = http_response(200, json.dumps({"object": "list", "data": data}).encode())
+                elif path.endswith("/stats"):
+                    stats = self.counters.snapshot()
+                    if method == "POST":  # read and reset
+                        self.counters.reset()
+                    response = http_response(200, json.dumps(stats).encode())
+                else:
+                    response = http_response(404, b'{"error": {"message": "not found"}}')
+                if close:  # say so, then close after this response
+                    response = response.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+                writer.write(response)
+                await writer.drain()
+                if close:
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass  # the client closed its connection
+        finally:
+            writer.close()
+
+    @staticmethod
+    async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+        parts = []
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")  # no trailers are sent by the clients this serves
+                return b"".join(parts)
+            parts.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+
+    async def _complete(self, body: bytes, arrived: float, loop: asyncio.AbstractEventLoop) -> bytes:
+        counters = self.counters
+        counters.requests += 1
+        counters.in_flight += 1
+        counters.in_flight_max = max(counters.in_flight_max, counters.in_flight)
+        try:
+            try:
+                request = json.loads(body)
+                messages = request["messages"]
+                model = str(request.get("model", self.models[0]))
+            except (ValueError, KeyError, TypeError):
+                counters.errors += 1
+                await asyncio.sleep(max(0.0, arrived + self.delay_s - loop.time()))
+                return http_response(400, b'{"error": {"message": "expected a JSON body with messages"}}')
+            text = "".join(f"<|{m.get('role')}|>\n{_text(m.get('content'))}\n" for m in messages)
+            prompt_tokens = max(1, len(text) // 4)
+            cached_tokens = min(prompt_tokens, self.cache.cached_bytes(text.encode("utf-8", "surrogatepass")) // 4)
+            judge = self.role == "judge" or (self.role == "auto" and is_judge_request(messages))
+            content = judge_reply(body) if judge else candidate_reply(messages, self.max_reply_chars)
+            response = http_response(200, completion(model, content, prompt_tokens, cached_tokens))
+            counters.judge_requests += judge
+            counters.candidate_requests += not judge
+            counters.prompt_tokens += prompt_tokens
+            counters.cached_tokens += cached_tokens
+            counters.completion_tokens += max(1, len(content) // 4)
+            await asyncio.sleep(max(0.0, arrived + self.delay_s - loop.time()))
+            return response
+        finally:
+            counters.in_flight -= 1
 
 
-async def serve(port: int, delay_s: float) -> None:
-    counters = Counters()
-    server = await asyncio.start_server(lambda r, w: handle(r, w, delay_s, counters), "127.0.0.1", port, backlog=1024)
-    async with server:
-        await server.serve_forever()
+async def serve(port: int, server: Server) -> None:
+    listener = await asyncio.start_server(server.handle, "127.0.0.1", port, backlog=1024, limit=STREAM_LIMIT)
+    bound = listener.sockets[0].getsockname()[1]
+    print(f"listening on 127.0.0.1:{bound}", flush=True)  # DelayServer reads the port from this line
+    async with listener:
+        await listener.serve_forever()
 
 
 class DelayServer:
-    def __init__(self, delay_s: float) -> None:
+    """The server in a process of its own, on a free port of 127.0.0.1, for the length of a `with` block."""
+
+    def __init__(
+        self,
+        delay_s: float,
+        role: str = "auto",
+        models: list[str] | None = None,
+        cache_block: int = 1024,
+        max_reply_chars: int = 8000,
+    ) -> None:
+        if role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        self.command = [
+            sys.executable, os.path.abspath(__file__), "--port", "0", "--delay", str(delay_s), "--role", role,
+            "--cache-block", str(cache_block), "--max-reply-chars", str(max_reply_chars),
+            *[arg for m in (models or ["bench"]) for arg in ("--model", m)],
+        ]  # fmt: skip
         self.delay_s = delay_s
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/v1"
+        self.role = role
         self.process: subprocess.Popen | None = None
+        self.port = 0
+        self.url = ""
 
     def __enter__(self) -> DelayServer:
-        command = [sys.executable, __file__, "--port", str(self.port), "--delay", str(self.delay_s)]
-        self.process = subprocess.Popen(command)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                self.stats()
-                return self
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("the delay server did not start within 30 s")
+        self.process = subprocess.Popen(self.command, stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()  # blocks until the server is listening (or has died)
+        if not line.startswith("listening on "):
+            self.process.kill()
+            raise RuntimeError(f"the delay server did not start: {line!r}")
+        self.port = int(line.rsplit(":", 1)[1])
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=10)
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            self.process = None
 
-    def stats(self, reset: bool = False) -> dict[str, int]:
+    def stats(self, reset: bool = False) -> dict[str, Any]:
         request = urllib.request.Request(f"{self.url}/stats", method="POST" if reset else "GET")
-        with urllib.request.urlopen(request, timeout=2) as response:
+        with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--delay", type=float, required=True)
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, required=True, help="0: any free port (printed on the first line)")
+    parser.add_argument("--delay", type=float, required=True, help="seconds from a request's arrival to its answer")
+    parser.add_argument("--role", choices=ROLES, default="auto")
+    parser.add_argument("--model", action="append", help="model names for /v1/models (repeatable; default: bench)")
+    parser.add_argument("--cache-block", type=int, default=1024, help="bytes per block of the simulated prompt cache")
+    parser.add_argument("--max-reply-chars", type=int, default=8000, help="longest candidate prediction")
     args = parser.parse_args()
-    asyncio.run(serve(args.port, args.delay))
+    server = Server(args.delay, args.role, args.model or ["bench"], args.cache_block, args.max_reply_chars)
+    try:
+        asyncio.run(serve(args.port, server))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
