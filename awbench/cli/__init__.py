@@ -8,6 +8,7 @@ import typer
 
 import awbench
 from awbench.cli import analysis, interop_commands, run_commands
+from awbench.cli.common import use_command_class
 from awbench.cli.data_commands import data_app
 
 app = typer.Typer(
@@ -36,6 +37,7 @@ run_commands.register(app)
 app.add_typer(data_app, name="data")
 interop_commands.register(app)
 analysis.register(app)
+use_command_class(app)
 
 
 def main() -> None:

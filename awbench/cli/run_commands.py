@@ -57,7 +57,7 @@ def _csv(values: list[str] | None) -> list[str] | None:
 # Options shared by several commands.
 DataOpt = Annotated[str, typer.Option("--data", help="'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
 DomainsOpt = Annotated[Optional[list[str]], typer.Option("--domains", help="Only these domains (repeat or comma-separate).")]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=0, help="At most N samples per domain.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N samples per domain.")]
 IdsOpt = Annotated[Optional[list[str]], typer.Option("--ids", help="Only these ids or sample keys (repeat or comma-separate).")]
 SampleOpt = Annotated[Optional[int], typer.Option("--sample", min=1, help="A stratified random subset of N samples.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --sample, and of sampling (each sample gets its own seed).")]
@@ -80,13 +80,13 @@ ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help='JSON 
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai backend).")]
 TimeoutOpt = Annotated[float, typer.Option("--request-timeout", min=0.001, help="Seconds per request before it is retried.")]
 MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="At most 1 + N calls per generation (transient errors only are retried).")]
-MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", help="Context window (vllm backend).")]
+MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", min=1, help="Context window (vllm backend).")]
 DtypeOpt = Annotated[str, typer.Option("--dtype")]
 EngineArgOpt = Annotated[Optional[list[str]], typer.Option("--engine-arg", help="KEY=VALUE passed to vllm.LLM, repeatable.")]
 OverlengthOpt = Annotated[Literal["skip", "truncate-history"], typer.Option("--overlength", help="For prompts over the context window.")]
 TPOpt = Annotated[int, typer.Option("--tensor-parallel-size", min=1)]
 DPOpt = Annotated[int, typer.Option("--data-parallel-size", min=1)]
-GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", min=0.0, max=1.0, help="On CPU: the share of RAM for the KV cache.")]
+GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", min=0.01, max=1.0, help="On CPU: the share of RAM for the KV cache.")]
 TrustOpt = Annotated[bool, typer.Option("--trust-remote-code")]
 PrefixOpt = Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching")]
 ExecutorOpt = Annotated[Optional[str], typer.Option("--distributed-executor-backend", help="e.g. ray, for multi-node models.")]
@@ -123,7 +123,7 @@ def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> Judg
     given = {JUDGE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_FIELDS and value is not None}
     if "extra_body" in given:
         given["extra_body"] = _json_object(given["extra_body"], "--judge-extra-body")
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return JudgeSettings.model_validate({**(base or JudgeSettings()).model_dump(), **given})
 
 
@@ -138,11 +138,17 @@ JUDGE_FIELDS = {
 }
 # CLI parameter -> ModelSettings field, where the names differ.
 MODEL_RENAMES = {"engine_arg": "engine_args", "prefix_caching": "enable_prefix_caching"}
+# Settings field -> its option, for messages about values that fail validation (other fields: --field-name).
+OPTION_NAMES = {
+    **{f"JudgeSettings.{field}": "--" + name.replace("_", "-") for name, field in JUDGE_FIELDS.items()},
+    **{f"ModelSettings.{field}": "--" + name.replace("_", "-") for name, field in MODEL_RENAMES.items()},
+    "ModelSettings.base_urls": "--base-url", "DataSettings.source": "--data",
+}
 
 
 def _scoring_settings(base: ScoringSettings, options: dict[str, Any]) -> ScoringSettings:
     given = {k: options[k] for k in ("failure_policy", "max_failure_rate") if options.get(k) is not None}
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return ScoringSettings.model_validate({**base.model_dump(), **given})
 
 
@@ -155,7 +161,7 @@ def _config(options: dict[str, Any], judged: bool) -> RunConfig:
     values["base_urls"] = options["base_url"] or []
     values["backend"] = options["backend"] or infer_backend_name(options["model"], values["base_urls"])
     judge_settings = _judge_settings(None, options) if judged else None
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return RunConfig(
             run_name=options["run_name"] or default_run_name(options["model"], judge_settings),
             output=options["output"],
