@@ -27,7 +27,7 @@ from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 LEADERBOARD_WIDTH = 120
 
-JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. [default: each run's primary; the leaderboard: every evaluation]")]
+JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]

@@ -19,7 +19,7 @@ def export(
     official: Annotated[Path, typer.Option(
         "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")],
     judge: Annotated[Optional[str], typer.Option(
-        "--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. [default: the primary]")] = None,
+        "--judge", help="Which LLM evaluation goes into judged.jsonl: a judge id. \\[default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
     """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores).
