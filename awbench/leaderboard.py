@@ -406,7 +406,7 @@ def to_markdown(board: Leaderboard) -> str:
     align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", ":--", ":--", ":--", "--:"]
     parts: list[str] = []
     for group in board.groups:
-        parts.append(f"**{_md_escape(group.header)}**\n")
+        parts.append(f"**{'rule scores · ' if group.rules else ''}{_md_escape(group.header)}**\n")
         parts.append("| " + " | ".join(heads) + " |")
         parts.append("| " + " | ".join(align) + " |")
         for row in group.rows:

@@ -321,7 +321,7 @@ def test_intervals_show_both_ends_in_every_format(runs, tmp_path):
     assert "\nIntervals: [lo, hi], 95% bootstrap over whole trajectories.\n" in markdown
     page = tmp_path / "board.html"
     assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0
-    assert "50.00 [0.00, 75.00]" in page.read_text() and "±" not in page.read_text()
+    assert '50.00<br><span class="ci">[0.00, 75.00]</span>' in page.read_text() and "±" not in page.read_text()
 
 
 def test_notes_go_to_stderr_one_per_line(runs, tmp_path, data_dir):

@@ -20,7 +20,7 @@ from awbench.cli.errors import pipeline_errors
 from awbench.charts import write_pngs
 from awbench.compare import CompareError, compare_judges, compare_runs
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.leaderboard import Format, Leaderboard, View, build_leaderboard, to_csv, to_json, to_markdown
+from awbench.leaderboard import Format, View, build_leaderboard, to_csv, to_json, to_markdown
 from awbench.report import build_report, leaderboard_page
 from awbench.runs import RunData, discover_runs, load_run_data, locate_runs
 from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
@@ -64,7 +64,7 @@ def _print_notes(notes: list[str]) -> None:
         err_console.print(note_text(note), highlight=False, markup=False, soft_wrap=True)
 
 
-def _nothing_to_show(board: Leaderboard, view: str, judge: str | None) -> str:
+def _nothing_to_show(judge: str | None, view: str = "domain") -> str:
     if view == "dimension":
         return "nothing to show: no run here has LLM-judge scores, and only those have rubric dimensions"
     if judge is not None:
@@ -105,7 +105,7 @@ def leaderboard(
         )
     if not board.groups:
         _print_notes(board.notes)
-        fail(_nothing_to_show(board, by, judge), EXIT_FAILURES)
+        fail(_nothing_to_show(judge, by), EXIT_FAILURES)
     if fmt == "table":
         if out is None:
             tables = leaderboard_renderables(board, notes=False)
@@ -214,32 +214,40 @@ def show(
 
 
 def report(
-    run_or_dir: Annotated[Path, typer.Argument(help="A run, or a directory of runs.")],
+    runs: RunsArg = None,
+    output: OutputOption = Path("results"),
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     png: Annotated[Optional[Path], typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
     judge: JudgeOpt = None,
-    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table and charts.")] = False,
+    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")] = False,
     ci: Annotated[bool, typer.Option("--ci/--no-ci", help="95% bootstrap intervals in the leaderboard.")] = True,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
-    """One self-contained HTML file: leaderboard, charts, the worst samples with diffs and judge reasons.
+    """One self-contained HTML file: leaderboard, a chart per comparable group of runs, the worst samples with
+    diffs and judge reasons.
 
     Example: awbench report results/ -o report.html --png charts/
     """
     with pipeline_errors():
-        stores, notes = discover_runs([run_or_dir])
+        roots = locate_runs(runs or [], output)
+        stores, notes = discover_runs(roots)
         if not stores:
-            fail(f"no scored runs under {run_or_dir}")
+            _print_notes(notes)
+            fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
         result = build_report(stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples,
                               seed=seed, notes=notes)
+    if not result.charts:
+        _print_notes(result.notes)
+        fail(_nothing_to_show(judge), EXIT_FAILURES)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(result.html, encoding="utf-8")
-    console.print(f"wrote {out} ({len(stores)} run(s))")
+    console.print(f"wrote {out} ({len(stores)} run(s), {len(result.charts)} chart(s))", highlight=False)
     if png is not None:
         try:
             paths = write_pngs(result.charts, png)
         except ImportError:
             fail("--png needs matplotlib: pip install matplotlib")
-        console.print("wrote " + ", ".join(str(p) for p in paths))
+        console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False, soft_wrap=True)
+    _print_notes(result.notes)
