@@ -7,10 +7,10 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticUndefined
 
 SCHEMA_VERSION = 1
@@ -109,6 +109,15 @@ class RunConfig(_Settings):
     judge: JudgeSettings | None = None  # None until the run is judged (`awbench infer`)
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     retry_failed: bool = operational(False)  # also redo permanent failures (overlength, refusals, unparsed verdicts)
+
+    @field_validator("run_name")
+    @classmethod
+    def _inside_output(cls, name: str) -> str:
+        """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
+        a run fails before its first record: it must be a directory of its own inside `output`."""
+        if PurePath(name).is_absolute() or any(part in ("", ".", "..") for part in name.replace("\\", "/").split("/")):
+            raise ValueError(f"must name a directory inside --output (no '..', '.' or absolute path), got {name!r}")
+        return name
 
     @property
     def run_dir(self) -> Path:

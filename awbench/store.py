@@ -332,9 +332,17 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
+    def refuse_foreign(self) -> None:
+        """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
+        Anything else is someone else's, and making a run would empty it."""
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
+        if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
+            raise StoreError(f"{self.path} is not empty and is not an awbench run (it has no run.json): nothing "
+                             "was written; choose another --run-name or --output")
+
+    def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
+        self.refuse_foreign()
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)

@@ -75,3 +75,47 @@ def test_bad_judge_prompts_fail_before_anything_is_written_or_sent(tmp_path, mon
     assert missing.exit_code == 2 and missing.stderr.endswith(
         f"error: judge prompts '{tmp_path / 'nowhere'}': neither a built-in set (rubric) nor a directory\n")
     assert server.requests == [] and tree(out) == []
+
+
+RUN_NAME_MESSAGE = "error: --run-name: must name a directory inside --output (no '..', '.' or absolute path), got {!r}\n"
+
+
+@pytest.mark.parametrize("name", ["..", "a/../..", "./x", "/etc", "a//b"])
+def test_a_run_name_must_stay_inside_output(tmp_path, name):
+    (tmp_path / "keep.txt").write_text("someone else's")
+    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                 "--domains", "os", "--run-name", name, "--output", str(tmp_path / "results")])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", RUN_NAME_MESSAGE.format(name))
+    assert tree(tmp_path) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_a_directory_that_is_not_a_run_is_never_emptied(tmp_path, overwrite):
+    foreign = tmp_path / "results" / "notes"
+    foreign.mkdir(parents=True)
+    (foreign / "mine.txt").write_text("someone else's")
+    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                 "--domains", "os", "--run-name", "notes", "--output", str(tmp_path / "results"),
+                                 *overwrite])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.endswith(f"error: {foreign} is not empty and is not an awbench run (it has no run.json): "
+                                  "nothing was written; choose another --run-name or --output\n")
+    assert tree(foreign) == ["mine.txt"] and (foreign / "mine.txt").read_text() == "someone else's"
+
+
+def test_import_never_replaces_a_directory_that_is_not_a_run(tmp_path):
+    out = tmp_path / "results"
+    assert runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                               "--run-name", "o", "--output", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["export", "o", "--official", str(tmp_path / "official"), "--output", str(out)]).exit_code == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("someone else's")
+    predictions = str(tmp_path / "official" / "predictions.jsonl")
+    result = runner.invoke(app, ["import", predictions, "--run-name", "notes", "--overwrite", "--output", str(out)])
+    assert (result.exit_code, result.stderr) == (2, f"error: {out / 'notes'} is not empty and is not an awbench run "
+                                                    "(it has no run.json): nothing was written; choose another "
+                                                    "--run-name or --output\n")
+    assert tree(out / "notes") == ["mine.txt"]
+    result = runner.invoke(app, ["import", predictions, "--run-name", "..", "--overwrite", "--output", str(out)])
+    assert (result.exit_code, result.stderr) == (2, RUN_NAME_MESSAGE.format(".."))
+    assert (tmp_path / "official" / "predictions.jsonl").exists()
