@@ -19,14 +19,17 @@ from awbench.pipeline import PipelineError
 from awbench.store import StoreError
 
 MAX_PROBLEMS_SHOWN = 50
+SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings"}
 
 
 @contextmanager
 def pipeline_errors() -> Iterator[None]:
     try:
         yield
-    except ValidationError as error:  # settings a command builds from its options (--run-name, ...)
-        fail("\n".join(validation_lines(error)))
+    except ValidationError as error:
+        if error.title not in SETTINGS:
+            raise
+        fail("\n".join(validation_lines(error)))  # settings a command builds from its options (--run-name, ...)
     except DataError as error:
         # Not markup: the data's own text ("hf:ref[test]", a field named "[/]"); `fail` escapes its message.
         for problem in error.problems[:MAX_PROBLEMS_SHOWN]:
