@@ -7,7 +7,7 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -112,11 +112,13 @@ class RunConfig(_Settings):
 
     @field_validator("run_name")
     @classmethod
-    def _inside_output(cls, name: str) -> str:
+    def _plain_name(cls, name: str) -> str:
         """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
-        a run fails before its first record: it must be a directory of its own inside `output`."""
-        if PurePath(name).is_absolute() or any(part in ("", ".", "..") for part in name.replace("\\", "/").split("/")):
-            raise ValueError(f"must name a directory inside --output (no '..', '.' or absolute path), got {name!r}")
+        a run fails before its first record: a directory of its own right under `output` (as `awbench import`
+        requires too), never `..` or a path elsewhere."""
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
+                             f"--output; got {name!r}")
         return name
 
     @property
@@ -155,4 +157,5 @@ def default_run_name(model: str, judge: JudgeSettings | None) -> str:
     else:
         judge_part = {"llm": judge.model, "rules": "rules", "both": f"{judge.model}+rules"}[judge.kind]
     raw = f"{model}__{judge_part}"
-    return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).strip("-")
+    # `./my-model` gives `my-model__...`: a run name never starts with "." (a hidden directory, or "..").
+    return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).lstrip(".-").rstrip("-")

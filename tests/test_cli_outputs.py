@@ -31,11 +31,11 @@ def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_pa
     assert out.endswith("run saved in results/baseline-last-observation__rules\n")
     for elsewhere in ("failed or were not scored", "empty predictions", "awbench show", "warning", "infer baseline"):
         assert elsewhere not in out, elsewhere
-    # stderr: the progress display, the data's warnings, why samples failed and where to look at them
+    # stderr: the progress display, why samples failed and where to look at them
     assert f"{first_turns} of {len(samples)} samples failed or were not scored (tolerated: 5%):\n" in err
     assert f"  {first_turns} empty predictions: first turn: no previous observation to repeat (e.g. " in err
     assert err.endswith("look at them with `awbench show results/baseline-last-observation__rules --failed`\n")
-    assert "duplicate key android/4/3" in err and "infer baseline:last-observation" in err
+    assert "infer baseline:last-observation" in err
     assert "Overall" not in err and "38.33" not in err
     # and the pointer works
     shown = runner.invoke(app, ["show", "results/baseline-last-observation__rules", "--failed"])
@@ -77,10 +77,11 @@ def test_bad_judge_prompts_fail_before_anything_is_written_or_sent(tmp_path, mon
     assert server.requests == [] and tree(out) == []
 
 
-RUN_NAME_MESSAGE = "error: --run-name: must name a directory inside --output (no '..', '.' or absolute path), got {!r}\n"
+RUN_NAME_MESSAGE = ("error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory "
+                    "under --output; got {!r}\n")
 
 
-@pytest.mark.parametrize("name", ["..", "a/../..", "./x", "/etc", "a//b"])
+@pytest.mark.parametrize("name", ["..", ".", "a/../..", "./x", "/etc", "a/b", ".hidden"])
 def test_a_run_name_must_stay_inside_output(tmp_path, name):
     (tmp_path / "keep.txt").write_text("someone else's")
     result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
@@ -112,10 +113,9 @@ def test_import_never_replaces_a_directory_that_is_not_a_run(tmp_path):
     (out / "notes" / "mine.txt").write_text("someone else's")
     predictions = str(tmp_path / "official" / "predictions.jsonl")
     result = runner.invoke(app, ["import", predictions, "--run-name", "notes", "--overwrite", "--output", str(out)])
-    assert (result.exit_code, result.stderr) == (2, f"error: {out / 'notes'} is not empty and is not an awbench run "
-                                                    "(it has no run.json): nothing was written; choose another "
-                                                    "--run-name or --output\n")
+    assert (result.exit_code, result.stderr) == (2, f"error: {out / 'notes'} exists and is not an awbench run "
+                                                    "(it has no run.json); choose another --run-name, or remove it\n")
     assert tree(out / "notes") == ["mine.txt"]
     result = runner.invoke(app, ["import", predictions, "--run-name", "..", "--overwrite", "--output", str(out)])
-    assert (result.exit_code, result.stderr) == (2, RUN_NAME_MESSAGE.format(".."))
+    assert result.exit_code == 2 and result.stderr.startswith("error: --run-name '..' must be a plain name")
     assert (tmp_path / "official" / "predictions.jsonl").exists()
