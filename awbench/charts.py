@@ -1,5 +1,11 @@
-"""Grouped bar charts of 0..100 scores: inline SVG for the HTML report, and the same charts as PNG files
-drawn with matplotlib on request."""
+"""Charts of 0..100 scores, one per comparable group of runs: inline SVG for the HTML report, and the same charts
+as PNG files drawn with matplotlib on request.
+
+A chart is a small multiple: one row per run (labelled at the left, in the group's order), one column per
+category (the seven domains and Overall, or the five rubric dimensions and the total), a horizontal bar with its
+value in each cell. It stays readable from one run to twenty or more: rows are labelled directly, so no legend
+has to be matched against twenty colours, and every bar has a fixed, readable size.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from pydantic import BaseModel
 
 PALETTE = ("#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b",
            "#ec4899", "#84cc16", "#0f766e", "#a16207", "#1e3a8a")
+TOTAL_COLOR = "#1d2330"  # the last category (Overall, a domain's total) stands out
 
 
 class Series(BaseModel):
@@ -21,53 +28,74 @@ class Series(BaseModel):
 
 Charts = dict[str, tuple[str, list[str], list[Series]]]  # name -> (title, categories, series)
 
+# Layout, in px (12 px text: about 7 px per character).
+CHAR_W, ROW_H, BAR_H = 7.0, 22, 14
+BAR_MAX, VALUE_W, COLUMN_GAP = 72, 34, 10
+MAX_LABEL_CHARS = 40
+
 
 def color(i: int) -> str:
     """Distinct colours past the palette too: golden-angle hues."""
     return PALETTE[i] if i < len(PALETTE) else f"hsl({i * 137.5 % 360:.0f}, 55%, 48%)"
 
 
+def category_color(c: int, n: int) -> str:
+    return TOTAL_COLOR if c == n - 1 else color(c)
+
+
+def row_label(series: Series) -> str:
+    label = series.name + (" (published)" if series.published else "")
+    return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
+
+
 def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: Sequence[Series]) -> str:
-    """A grouped bar chart on a 0..100 axis: one group per category, one bar per series."""
-    n_cat, n_ser = len(categories), max(1, len(series))
-    left, right, top, bottom = 48, 16, 36, 40
-    group_w = max(96, min(160, 14 * n_ser + 24))
-    plot_w, plot_h = max(n_cat * group_w, 560), 280
-    group_w = plot_w / n_cat
-    labels = [ser.name + (" (published)" if ser.published else "") for ser in series]
-    item_w = 28 + 7 * max((len(label) for label in labels), default=0)  # ~7px per character at 12px
-    per_row = max(1, int(plot_w // item_w))
-    legend_rows = (len(series) + per_row - 1) // per_row
-    width, height = left + plot_w + right, top + plot_h + bottom + 20 * legend_rows + 8
-    bar_w = (group_w - 16) / n_ser
+    """One row per series, one column per category; `title`'s lines are stacked above the chart."""
+    lines = title.split("\n")
+    labels = [row_label(s) for s in series]
+    label_w = 16 + CHAR_W * max((len(label) for label in labels), default=8)
+    column_w = BAR_MAX + VALUE_W + COLUMN_GAP
+    title_h = 8 + 18 * len(lines)
+    top = title_h + 26  # the category names sit between the title and the first row
+    width = int(label_w + column_w * len(categories) + 8)
+    width = max(width, int(CHAR_W * max(len(line) for line in lines)) + 16)
+    height = top + ROW_H * len(series) + 12
     out = [f'<svg id="{chart_id}" class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">',
-           f'<text x="{left}" y="20" font-weight="600">{html.escape(title)}</text>']
-    for tick in range(0, 101, 20):
-        y = top + plot_h * (1 - tick / 100)
-        out.append(f'<line class="grid" x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
-                   f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick}</text>')
+           f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(lines))}" '
+           'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">']
+    for i, line in enumerate(lines):
+        weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
+        out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')
+    for r in range(len(series)):
+        if r % 2:
+            out.append(f'<rect class="stripe" x="0" y="{top + r * ROW_H}" width="{width}" height="{ROW_H}" fill="#f5f7fa"/>')
     for c, category in enumerate(categories):
-        x0 = left + c * group_w + 8
-        out.append(f'<text x="{x0 + (group_w - 16) / 2:.1f}" y="{top + plot_h + 18}" text-anchor="middle">'
-                   f'{html.escape(category)}</text>')
-        for s, ser in enumerate(series):
+        x0 = label_w + c * column_w
+        weight = ' font-weight="600"' if c == len(categories) - 1 else ""
+        out.append(f'<text class="category" x="{x0 + BAR_MAX / 2:.1f}" y="{top - 8}" text-anchor="middle"{weight}>'
+                   f"{html.escape(category)}</text>")
+        for tick in (0, 50, 100):
+            x = x0 + BAR_MAX * tick / 100
+            out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" y2="{top + ROW_H * len(series)}" '
+                       'stroke="#e6e9ef"/>')
+    for r, (ser, label) in enumerate(zip(series, labels)):
+        y = top + r * ROW_H
+        style = ' font-style="italic" fill="#6b21a8"' if ser.published else ""
+        out.append(f'<text class="label" x="{label_w - 8:.1f}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end"{style}>'
+                   f"{html.escape(label)}<title>{html.escape(ser.name)}</title></text>")
+        for c, category in enumerate(categories):
             value = ser.values[c]
             if value is None:
                 continue
-            h = plot_h * max(0.0, min(value, 100.0)) / 100
+            x0 = label_w + c * column_w
+            w = BAR_MAX * max(0.0, min(value, 100.0)) / 100
             opacity = ' fill-opacity="0.45"' if ser.published else ""
             out.append(
                 f'<rect class="bar" data-series="{html.escape(ser.name)}" data-category="{html.escape(category)}" '
-                f'data-value="{value:.2f}" x="{x0 + s * bar_w:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 1:.1f}" '
-                f'height="{h:.1f}" fill="{color(s)}"{opacity}>'
-                f'<title>{html.escape(ser.name)} · {html.escape(category)}: {value:.2f}</title></rect>'
+                f'data-value="{value:.2f}" x="{x0:.1f}" y="{y + (ROW_H - BAR_H) / 2:.1f}" width="{w:.1f}" '
+                f'height="{BAR_H}" fill="{category_color(c, len(categories))}"{opacity}>'
+                f"<title>{html.escape(ser.name)} · {html.escape(category)}: {value:.2f}</title></rect>"
+                f'<text class="value" x="{x0 + w + 3:.1f}" y="{y + ROW_H / 2 + 4:.1f}" font-size="11">{value:.1f}</text>'
             )
-    out.append(f'<line class="axis" x1="{left}" x2="{left + plot_w}" y1="{top + plot_h}" y2="{top + plot_h}"/>')
-    for s, label in enumerate(labels):
-        lx, ly = left + (s % per_row) * (plot_w / per_row), top + plot_h + bottom + 20 * (s // per_row)
-        out.append(f'<rect x="{lx:.1f}" y="{ly - 10}" width="12" height="12" fill="{color(s)}"/>'
-                   f'<text x="{lx + 16:.1f}" y="{ly}">{html.escape(label)}</text>')
     out.append("</svg>")
     return "\n".join(out)
 
@@ -93,18 +121,37 @@ def write_pngs(charts: Charts, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for name, (title, categories, series) in charts.items():
-        fig, ax = plt.subplots(figsize=(max(8.0, 1.2 * len(categories) + 0.25 * len(series)), 5))
-        width = 0.8 / max(1, len(series))
-        for s, ser in enumerate(series):
-            xs = [c + s * width - 0.4 + width / 2 for c, v in enumerate(ser.values) if v is not None]
-            ys = [v for v in ser.values if v is not None]
-            label = ser.name + (" (published)" if ser.published else "")
-            ax.bar(xs, ys, width * 0.95, label=label, color=_mpl_color(color(s)), alpha=0.45 if ser.published else 1)
-        ax.set_xticks(range(len(categories)), categories)
-        ax.set_ylim(0, 100)
-        ax.set_title(title)
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=8, ncol=min(4, max(1, len(series))), loc="upper center", bbox_to_anchor=(0.5, -0.08))
+        labels = [row_label(s) for s in series]
+        label_in = 0.3 + 0.075 * max((len(label) for label in labels), default=8)
+        lines = title.count("\n") + 1
+        fig, axes = plt.subplots(
+            1, len(categories), sharey=True, squeeze=False,
+            figsize=(label_in + 1.15 * len(categories), 0.9 + 0.25 * lines + 0.27 * len(series)),
+        )
+        rows = range(len(series))
+        for c, ax in enumerate(axes[0]):
+            colour = _mpl_color(category_color(c, len(categories)))
+            for r, ser in zip(rows, series):
+                value = ser.values[c]
+                if value is None:
+                    continue
+                ax.barh(r, value, height=0.62, color=colour, alpha=0.45 if ser.published else 1)
+                ax.text(value + 3, r, f"{value:.1f}", va="center", fontsize=7)
+            ax.set_xlim(0, 135)
+            ax.set_xticks([0, 50, 100])
+            ax.tick_params(axis="x", labelsize=7)
+            ax.grid(axis="x", alpha=0.3)
+            ax.set_title(categories[c], fontsize=9, fontweight="bold" if c == len(categories) - 1 else "normal")
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(False)
+        axes[0][0].set_yticks(list(rows), labels, fontsize=8)
+        axes[0][0].set_ylim(len(series) - 0.5, -0.5)  # the first row on top, as in the leaderboard
+        for label, ser in zip(axes[0][0].get_yticklabels(), series):
+            if ser.published:
+                label.set_color("#6b21a8")
+                label.set_style("italic")
+        first, *rest = title.split("\n")
+        fig.suptitle(first + ("\n" + "\n".join(rest) if rest else ""), fontsize=10, x=0.01, ha="left")
         fig.tight_layout()
         path = directory / f"{name}.png"
         fig.savefig(path, dpi=120)

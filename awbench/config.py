@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticUndefined
 
 SCHEMA_VERSION = 1
@@ -110,6 +110,17 @@ class RunConfig(_Settings):
     scoring: ScoringSettings = Field(default_factory=ScoringSettings)
     retry_failed: bool = operational(False)  # also redo permanent failures (overlength, refusals, unparsed verdicts)
 
+    @field_validator("run_name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
+        a run fails before its first record: a directory of its own right under `output` (as `awbench import`
+        requires too), never `..` or a path elsewhere."""
+        if not name or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
+                             f"--output; got {name!r}")
+        return name
+
     @property
     def run_dir(self) -> Path:
         return self.output / self.run_name
@@ -146,4 +157,5 @@ def default_run_name(model: str, judge: JudgeSettings | None) -> str:
     else:
         judge_part = {"llm": judge.model, "rules": "rules", "both": f"{judge.model}+rules"}[judge.kind]
     raw = f"{model}__{judge_part}"
-    return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).strip("-")
+    # `./my-model` gives `my-model__...`: a run name never starts with "." (a hidden directory, or "..").
+    return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).lstrip(".-").rstrip("-")

@@ -119,6 +119,7 @@ class Row(BaseModel):
 class Group(BaseModel):
     header: str
     published: bool = False
+    rules: bool = False  # rule scores (the offline rule judge), never shown on one scale with LLM-judge scores
     rows: list[Row]
 
 
@@ -247,7 +248,7 @@ def build_leaderboard(
                 judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
             ))
 
-    groups = [Group(header=key.header, rows=_rank(rows), published=False) for key, rows in by_group.items()]
+    groups = [Group(header=key.header, rows=_rank(rows), rules=key.judge == "rules") for key, rows in by_group.items()]
     official = next((g for g, key in zip(groups, by_group) if key.published_protocol), None)
     groups.sort(key=lambda g: (g is not official, -len(g.rows), g.header))
     if len(groups) > 1:
@@ -258,11 +259,14 @@ def build_leaderboard(
         if published and official is not None:
             official.rows = _rank(official.rows + published)
             official.published = True
-        elif published and mix_reference and groups:
+        elif published and mix_reference and any(not g.rules for g in groups):
             notes.append("published rows are ranked with computed rows (--mix-reference): their judge runs, "
                          "prompts and data version are not checked to match")
+            if any(g.rules for g in groups):
+                notes.append("published rows are not ranked with rule scores: they are LLM-judge scores")
             for group in groups:
-                group.rows = _rank(group.rows + [r.model_copy(deep=True) for r in published])
+                if not group.rules:
+                    group.rows = _rank(group.rows + [r.model_copy(deep=True) for r in published])
         elif published:
             header = f"published · judge {published[0].judge} · Qwen-AgentWorld release · not ranked with computed runs"
             groups.append(Group(header=header, published=True, rows=published))
@@ -327,24 +331,33 @@ def fmt_number(value: float | None, digits: int = 2) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
 
-def half_width(cell: Cell) -> float | None:
-    """The larger side of the interval, so that `value ± half` never understates it."""
+def interval(cell: Cell) -> tuple[float, float] | None:
+    """The cell's 95% interval, when it has one. Bootstrap intervals are not symmetric: both ends are shown."""
     if cell.value is None or cell.lo is None or cell.hi is None or np.isnan(cell.lo) or np.isnan(cell.hi):
         return None
-    return max(cell.value - cell.lo, cell.hi - cell.value)
+    return cell.lo, cell.hi
 
 
-def fmt_cell(cell: Cell, ci_style: Literal["pm", "bracket"] = "pm") -> str:
-    half = half_width(cell)
-    if half is None:
-        return fmt_number(cell.value)
-    if ci_style == "bracket":
-        return f"{cell.value:.2f} [{cell.lo:.2f}, {cell.hi:.2f}]"
-    return f"{cell.value:.2f} ±{half:.2f}"
+def fmt_interval(cell: Cell, digits: int = 2) -> str:
+    bounds = interval(cell)
+    return "" if bounds is None else f"[{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]"
+
+
+def fmt_cell(cell: Cell) -> str:
+    """`50.00`, or with an interval `50.00 [45.00, 53.00]`."""
+    return f"{fmt_number(cell.value)} {fmt_interval(cell)}".rstrip()
+
+
+INTERVALS_NOTE = "Intervals: [lo, hi], 95% bootstrap over whole trajectories"
 
 
 def fmt_cost(cost: float | None) -> str:
     return "" if cost is None else f"${cost:.2f}"
+
+
+def _csv_number(value: float | None) -> str:
+    """A missing value is an empty field, so that pandas and spreadsheets read the column as numbers."""
+    return "" if value is None or np.isnan(value) else f"{value:.2f}"
 
 
 def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
@@ -353,11 +366,11 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
         for row in group.rows:
             record = {"group": group.header, "rank": "" if row.rank is None else str(row.rank),
                       "run": row.run, "model": row.model, "published": "yes" if row.published else "no"}
-            record |= {board.labels[c]: fmt_number(row.cells[c].value) for c in board.columns}
+            record |= {board.labels[c]: _csv_number(row.cells[c].value) for c in board.columns}
             if board.ci:
                 for c in board.columns:
-                    record[f"{board.labels[c]} lo"] = fmt_number(row.cells[c].lo)
-                    record[f"{board.labels[c]} hi"] = fmt_number(row.cells[c].hi)
+                    record[f"{board.labels[c]} lo"] = _csv_number(row.cells[c].lo)
+                    record[f"{board.labels[c]} hi"] = _csv_number(row.cells[c].hi)
             record |= {
                 "scored": "" if row.scored is None else str(row.scored),
                 "failed": "" if row.failed is None else str(row.failed),
@@ -393,7 +406,7 @@ def to_markdown(board: Leaderboard) -> str:
     align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", ":--", ":--", ":--", "--:"]
     parts: list[str] = []
     for group in board.groups:
-        parts.append(f"**{_md_escape(group.header)}**\n")
+        parts.append(f"**{'rule scores · ' if group.rules else ''}{_md_escape(group.header)}**\n")
         parts.append("| " + " | ".join(heads) + " |")
         parts.append("| " + " | ".join(align) + " |")
         for row in group.rows:
@@ -406,5 +419,7 @@ def to_markdown(board: Leaderboard) -> str:
             ]
             parts.append("| " + " | ".join(cells) + " |")
         parts.append("")
+    if board.ci:
+        parts.append(f"{INTERVALS_NOTE}.\n")
     parts += [f"- {_md_escape(note)}" for note in board.notes]
     return "\n".join(parts).rstrip("\n") + "\n"

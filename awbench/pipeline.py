@@ -152,8 +152,7 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    if store.path.exists() and not store.path.is_dir():
-        raise StoreError(f"{store.path} exists and is not a directory")
+    store.refuse_foreign()  # a directory that is not a run is never emptied
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
         if made_now:

@@ -18,15 +18,23 @@ import awbench
 from awbench.charts import Charts, Series, bar_chart_svg
 from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.leaderboard import DIMENSION_LABELS, Leaderboard, build_leaderboard, fmt_cell, fmt_cost, fmt_number
+from awbench.leaderboard import (
+    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Group, Leaderboard, build_leaderboard, fmt_cost, fmt_interval, fmt_number,
+)
 from awbench.runs import RunData, load_run_data
 from awbench.sample_view import SampleView, clip, sample_view, unified_diff, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.store import RunStore
+from awbench.store import RunStore, StoreError
 
 
 def _e(text: object) -> str:
     return html.escape(str(text))
+
+
+def _cell_html(cell: Cell) -> str:
+    """The value, and its interval `[lo, hi]` below it in small type."""
+    interval = fmt_interval(cell)
+    return _e(fmt_number(cell.value)) + (f'<br><span class="ci">{_e(interval)}</span>' if interval else "")
 
 
 def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
@@ -37,12 +45,13 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
            + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
            + "</tr></thead><tbody>"]
     for group in board.groups:
-        out.append(f'<tr class="group"><th colspan="{len(heads)}">{_e(group.header)}</th></tr>')
+        header = ("rule scores · " if group.rules else "") + group.header
+        out.append(f'<tr class="group"><th colspan="{len(heads)}">{_e(header)}</th></tr>')
         for row in group.rows:
             css = "run published" if row.published else "run"
             name = _e(row.run) + (' <span class="badge">published</span>' if row.published else "")
             model = "" if row.published or row.model == row.run else f'<br><span class="meta">{_e(row.model)}</span>'
-            cells = "".join(f'<td class="{"overall" if c == OVERALL else ""}">{_e(fmt_cell(row.cells[c]))}</td>'
+            cells = "".join(f'<td class="{"overall" if c == OVERALL else ""}">{_cell_html(row.cells[c])}</td>'
                             for c in board.columns)
             out.append(
                 f'<tr class="{css}" data-run="{_e(row.run)}"><td>{"" if row.rank is None else row.rank}</td>'
@@ -52,6 +61,8 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
                 f"<td>{_e(fmt_cost(row.cost_usd))}</td></tr>"
             )
     out.append("</tbody></table></div>")
+    if board.ci:
+        out.append(f'<p class="note">{_e(INTERVALS_NOTE)}</p>')
     out += [f'<p class="note warn">{_e(note)}</p>' for note in board.notes]
     return "\n".join(out)
 
@@ -170,22 +181,34 @@ def _stamp() -> str:
     return f"awbench {awbench.__version__} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M UTC}"
 
 
-def chart_series(board: Leaderboard) -> list[Series]:
-    """One series per row of the board, in display order; the last category is the board's total."""
+def chart_series(group: Group, board: Leaderboard) -> list[Series]:
+    """One series per row of the group, in its order; the last category is the board's total."""
     return [Series(name=row.run, values=[row.cells[c].value for c in board.columns], published=row.published)
-            for group in board.groups for row in group.rows]
+            for row in group.rows]
+
+
+def chart_title(kind: str, group: Group) -> str:
+    """Two lines: what the chart shows (rule scores say so), then the group it shows."""
+    what = {"domains": "by domain", "dimensions": "by rubric dimension, mean over domains"}[kind]
+    if group.rules:
+        first = f"Rule score {what} (0–100)"
+    elif group.rows and all(row.published for row in group.rows):
+        first = f"Published score {what} (0–100)"
+    else:
+        first = f"Score {what} (0–100)"
+    return f"{first}\n{group.header}"
 
 
 def report_charts(domain_board: Leaderboard, dimension_board: Leaderboard) -> Charts:
-    """The charts that have something to show (no LLM-judged run: no dimension chart)."""
-    charts: Charts = {
-        "chart-domains": ("Score by domain (0–100)", [domain_board.labels[c] for c in domain_board.columns],
-                          chart_series(domain_board)),
-        "chart-dimensions": ("Score by rubric dimension, mean over domains (0–100)",
-                             [dimension_board.labels[c] for c in dimension_board.columns],
-                             chart_series(dimension_board)),
-    }
-    return {name: chart for name, chart in charts.items() if chart[2]}
+    """One chart per comparability group and view, so that scores on different scales (rule scores, LLM
+    judges, the published rows) are never drawn together. No LLM-judged run: no dimension chart."""
+    charts: Charts = {}
+    for kind, board in (("domains", domain_board), ("dimensions", dimension_board)):
+        categories = [board.labels[c] for c in board.columns]
+        for i, group in enumerate(board.groups, start=1):
+            if group.rows:
+                charts[f"chart-{kind}-{i}"] = (chart_title(kind, group), categories, chart_series(group, board))
+    return charts
 
 
 def sample_index(datas: Sequence[RunData], judge_ids: Sequence[str]) -> dict:
@@ -200,7 +223,7 @@ def sample_index(datas: Sequence[RunData], judge_ids: Sequence[str]) -> dict:
 
 
 def _dimension_notes(charts: Charts, dimension_board: Leaderboard) -> list[str]:
-    if "chart-dimensions" not in charts:
+    if not any(name.startswith("chart-dimensions") for name in charts):
         return ["No rubric-dimension chart: no run here was scored by the LLM judge."]
     return [note for note in dimension_board.notes if note.startswith("left out")]
 
@@ -213,7 +236,7 @@ def report_html(
     body = [
         '<section id="leaderboard-section"><h2>Leaderboard</h2>', leaderboard_html(domain_board), "</section>",
         '<section id="charts"><h2>Charts</h2>',
-        *(bar_chart_svg(name, t, cats, ser) for name, (t, cats, ser) in charts.items()),
+        *(f'<div class="scroll">{bar_chart_svg(name, t, cats, ser)}</div>' for name, (t, cats, ser) in charts.items()),
         *(f'<p class="note">{_e(note)}</p>' for note in _dimension_notes(charts, dimension_board)),
         "</section>",
         '<section id="samples"><h2>Samples</h2>',
@@ -230,6 +253,7 @@ def report_html(
 class Report(BaseModel):
     html: str
     charts: Charts
+    notes: list[str] = []  # what was left out, and why (also in the page)
 
 
 def build_report(
@@ -243,9 +267,15 @@ def build_report(
     common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed, loaded=loaded)
     domain_board = build_leaderboard(stores, reference=reference, notes=list(notes), **common)
     dimension_board = build_leaderboard(stores, view="dimension", **common)
-    judge_ids = [data.evaluation(judge).id for data in datas]
-    sections = [run_section(data, judge_id, worst_n) for data, judge_id in zip(datas, judge_ids)]
+    judged: list[tuple[RunData, str]] = []
+    for data in datas:
+        try:
+            judged.append((data, data.evaluation(judge).id))
+        except StoreError:  # the leaderboard's notes already say it has no such judge
+            continue
+    sections = [run_section(data, judge_id, worst_n) for data, judge_id in judged]
+    index = sample_index([d for d, _ in judged], [j for _, j in judged])
     return Report(
-        html=report_html(domain_board, dimension_board, sections, sample_index(datas, judge_ids)),
-        charts=report_charts(domain_board, dimension_board),
+        html=report_html(domain_board, dimension_board, sections, index),
+        charts=report_charts(domain_board, dimension_board), notes=domain_board.notes,
     )

@@ -24,6 +24,24 @@ from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_ju
 Points = dict[str, list[Point]]
 
 
+def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
+    """What the analysis commands take: runs and directories of runs, each as a path or as a name under
+    `output` (a path that exists wins); nothing given means `output`."""
+    given = list(given)
+    if not given:
+        return [output]
+    found = []
+    for item in given:
+        path, under_output = Path(item), output / item
+        if path.is_dir():
+            found.append(path)
+        elif under_output.is_dir():
+            found.append(under_output)
+        else:
+            raise StoreError(f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory")
+    return found
+
+
 def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     """Scored runs under the given directories (or the runs themselves), and notes on what was skipped."""
     found: dict[Path, RunStore] = {}

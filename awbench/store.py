@@ -20,6 +20,7 @@ import fcntl
 import json
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -91,19 +92,27 @@ def environment_facts() -> dict[str, Any]:
     return {"git_commit": _own_git_commit(), "packages": packages}
 
 
-def _own_git_commit() -> str | None:
-    """awbench's commit, only when it runs from its own checkout (an installed copy inside some other
-    repository must not record that repository's HEAD)."""
-    checkout = Path(awbench.__file__).resolve().parent.parent
-    if not (checkout / ".git").exists() or not (checkout / "pyproject.toml").is_file():
-        return None
-    if 'name = "awbench"' not in (checkout / "pyproject.toml").read_text(encoding="utf-8"):
+def _own_git_commit(package: Path | None = None) -> str | None:
+    """awbench's commit, only when it runs from its own checkout: the package's parent directory is the top of
+    a git work tree whose pyproject.toml names awbench. An installed copy (site-packages, or a copy vendored
+    into some other repository) records none rather than that repository's HEAD."""
+    checkout = (package or Path(awbench.__file__).parent).resolve().parent
+    pyproject = checkout / "pyproject.toml"
+    if not (checkout / ".git").exists() or not pyproject.is_file():
         return None
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
+        if not re.search(r'^name\s*=\s*"awbench"\s*$', pyproject.read_text(encoding="utf-8"), re.M):
+            return None
+        # GIT_DIR and friends (set inside git hooks) would point git at another repository.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=checkout, env=env,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, UnicodeDecodeError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
+    lines = out.stdout.split()
+    if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != checkout:
+        return None
+    return lines[1]
 
 
 # --- Files ------------------------------------------------------------------------------------------------
@@ -339,9 +348,17 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
+    def refuse_foreign(self) -> None:
+        """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
+        Anything else is someone else's, and making a run would empty it."""
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
+        if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
+            raise StoreError(f"{self.path} is not empty and is not an awbench run (it has no run.json): nothing "
+                             "was written; choose another --run-name or --output")
+
+    def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
+        self.refuse_foreign()
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,8 @@
 
 Debian's `chromium` package (`/usr/bin/chromium`) is what `.ci/run` installs. Tests that need it call
 `require_chromium()`: a skip with the reason when it is missing, a failure when AWBENCH_REQUIRE_BROWSER=1.
+AWBENCH_BROWSER names the browser to use instead; `AWBENCH_BROWSER=none` runs the tests as on a machine
+without one (`.ci/run` does, to check that the README's test command passes there).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ TIMEOUT_S = 120
 
 
 def find_chromium() -> str | None:
+    chosen = os.environ.get("AWBENCH_BROWSER")
+    if chosen:
+        return None if chosen == "none" else shutil.which(chosen)
     for name in CANDIDATES:
         path = name if os.path.isabs(name) and os.access(name, os.X_OK) else shutil.which(name)
         if path:

@@ -23,6 +23,8 @@ def test_default_run_name_is_a_safe_directory_name():
     assert default_run_name("baseline:oracle", JudgeSettings(kind="rules")) == "baseline-oracle__rules"
     assert default_run_name("m", JudgeSettings(kind="both")) == "m__gpt-5.2-2025-12-11+rules"
     assert default_run_name("m", None) == "m__unjudged"
+    assert default_run_name("./my-model", None) == "my-model__unjudged"  # never a hidden directory
+    assert default_run_name("../up/m", JudgeSettings(kind="rules")) == "up-m__rules"
 
 
 def test_run_dir_joins_output_and_name():

@@ -67,7 +67,7 @@ def test_rules_then_an_llm_judge_then_the_original_command_resumes_with_nothing_
     ids = [e.id for e in store.evaluations()]
     assert ids[0].startswith("rules-v") and ids[1].startswith("judge-x-rubric-")
     board = invoke("leaderboard", "--output", out, "--format", "json")
-    rows = [(row["run"], row["judge_id"]) for group in json.loads(board.output)["groups"] for row in group["rows"]]
+    rows = [(row["run"], row["judge_id"]) for group in json.loads(board.stdout)["groups"] for row in group["rows"]]
     assert sorted(rows) == sorted(("r", i) for i in ids)
     assert "2 groups are ranked separately: they differ in judge, prompt set" in board.output
 

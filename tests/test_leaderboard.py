@@ -131,8 +131,8 @@ def test_csv_exact(runs):
     group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
     assert text.splitlines() == [
         header,
-        f"{group},1,alpha,alpha,no,50.00,75.00,–,–,–,–,–,62.50,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,",
-        f"{group},2,beta,beta,no,50.00,50.00,–,–,–,–,–,50.00,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,",
+        f"{group},1,alpha,alpha,no,50.00,75.00,,,,,,62.50,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,",
+        f"{group},2,beta,beta,no,50.00,50.00,,,,,,50.00,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,",
     ]
 
 
@@ -192,8 +192,9 @@ def test_dimension_view(tmp_path, data_dir):
 def test_cell_formats():
     assert fmt_cell(Cell(value=None)) == "–"
     assert fmt_cell(Cell(value=50.0)) == "50.00"
-    assert fmt_cell(Cell(value=50.0, lo=45.0, hi=53.0)) == "50.00 ±5.00"  # the wider side
-    assert fmt_cell(Cell(value=50.0, lo=45.0, hi=53.0), "bracket") == "50.00 [45.00, 53.00]"
+    # bootstrap intervals are not symmetric: both ends, never a ± of one side
+    assert fmt_cell(Cell(value=50.0, lo=45.0, hi=53.0)) == "50.00 [45.00, 53.00]"
+    assert fmt_cell(Cell(value=50.0, lo=float("nan"), hi=53.0)) == "50.00"
 
 
 # --------------------------------------------------------------------------- intervals
@@ -255,13 +256,14 @@ def test_reference_rows_have_no_dimensions(runs):
 def test_cli_formats_and_out_file(runs, tmp_path):
     result = invoke("leaderboard", str(runs), "--format", "csv")
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[0].startswith("group,rank,run,model,published,MCP")
-    assert len(result.output.splitlines()) == 5
+    assert result.stdout.splitlines()[0].startswith("group,rank,run,model,published,MCP")
+    assert len(result.stdout.splitlines()) == 5
+    assert result.stderr == "note: 3 groups are ranked separately: they differ in prompt set, data\n"
     out = tmp_path / "board.md"
     result = invoke("leaderboard", str(runs), "--format", "markdown", "-o", str(out))
     assert result.exit_code == 0 and out.read_text().count("**judge ") == 3
     result = invoke("leaderboard", str(runs), "--format", "json")
-    assert [len(g["rows"]) for g in json.loads(result.output)["groups"]] == [2, 1, 1]
+    assert [len(g["rows"]) for g in json.loads(result.stdout)["groups"]] == [2, 1, 1]
     html_out = tmp_path / "board.html"
     result = invoke("leaderboard", str(runs), "--format", "html", "-o", str(html_out))
     assert result.exit_code == 0 and html_out.read_text().count('<tr class="run"') == 4
@@ -288,3 +290,91 @@ def test_cli_ci_and_errors(runs, tmp_path):
     assert result.exit_code == 2 and "no scored runs" in result.output
     assert invoke("leaderboard", str(runs), "--domain", "mcp").exit_code == 2  # --domain needs --by dimension
     assert invoke("leaderboard", str(runs), "--format", "yaml").exit_code == 2
+
+
+def test_csv_reads_as_numbers(runs):
+    pandas = pytest.importorskip("pandas")
+    import io
+
+    result = invoke("leaderboard", str(runs), "--ci", "--reference", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    frame = pandas.read_csv(io.StringIO(result.stdout))
+    columns = ["MCP", "Search", "Terminal", "SWE", "Android", "Web", "OS", "Overall", "MCP lo", "Overall hi",
+               "Terminal lo", "rank", "scored", "failed", "cost_usd"]
+    assert all(frame[c].dtype == "float64" for c in columns), frame.dtypes
+    alpha = frame[frame["run"] == "alpha"].iloc[0]
+    assert (alpha["MCP"], alpha["MCP lo"], alpha["MCP hi"], alpha["rank"]) == (50.0, 0.0, 75.0, 1.0)
+    assert pandas.isna(alpha["Terminal"]) and pandas.isna(alpha["Terminal lo"])  # no Terminal samples: empty
+    published = frame[frame["published"] == "yes"]
+    assert len(published) == 14 and published["rank"].isna().all() and published["Terminal"].notna().all()
+    assert "–" not in result.stdout
+
+
+def test_intervals_show_both_ends_in_every_format(runs, tmp_path):
+    table = invoke("leaderboard", str(runs / "alpha"), "--ci")
+    assert table.exit_code == 0, table.output
+    # MCP: 50.00 with the asymmetric interval [0, 75]; a "±" would show one side only
+    assert "50.00" in table.stdout and "[0.0, 75.0]" in table.stdout and "±" not in table.output
+    assert "Intervals: [lo, hi], 95% bootstrap over whole trajectories" in table.stdout
+    markdown = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "markdown").stdout
+    assert "| 50.00 [0.00, 75.00] | 75.00 [75.00, 75.00] |" in markdown and "±" not in markdown
+    assert "\nIntervals: [lo, hi], 95% bootstrap over whole trajectories.\n" in markdown
+    page = tmp_path / "board.html"
+    assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0
+    assert '50.00<br><span class="ci">[0.00, 75.00]</span>' in page.read_text() and "±" not in page.read_text()
+
+
+def test_notes_go_to_stderr_one_per_line(runs, tmp_path, data_dir):
+    (runs / "alpha" / "scores.json").unlink()
+    make_run(runs, "rules-only", data_dir, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
+    result = invoke("leaderboard", "--output", str(runs), "--judge", "llm")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "note: 3 groups are ranked separately: they differ in prompt set, data\n"
+        f"note: skipped {runs / 'alpha'}: no scores.json yet (run `awbench score` on it)\n"
+        "note: left out rules-only: it has no llm scores\n"
+    )
+    assert "note:" not in result.stdout and "beta" in result.stdout
+
+
+def test_nothing_to_show_exits_1_and_says_so(tmp_path, data_dir):
+    results = tmp_path / "results"
+    for name in ("r1", "r2"):
+        make_run(results, name, data_dir, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
+    result = invoke("leaderboard", "--output", str(results), "--by", "dimension")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        "note: left out r1 (rules-v1): the rule judge has no rubric dimensions\n"
+        "note: left out r2 (rules-v1): the rule judge has no rubric dimensions\n"
+        "error: nothing to show: no run here has LLM-judge scores, and only those have rubric dimensions\n"
+    )
+    result = invoke("leaderboard", "--output", str(results), "--judge", "llm")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr.endswith("note: left out r2: it has no llm scores\nerror: nothing to show: no run here has llm scores\n")
+    # the published rows have no dimensions either
+    result = invoke("leaderboard", "--output", str(results), "--by", "dimension", "--reference")
+    assert result.exit_code == 1 and "note: published rows left out: the release gives no per-dimension scores\n" in result.stderr
+    unscored = tmp_path / "unscored"
+    make_run(unscored, "u", data_dir, dict.fromkeys(MCP, 3))
+    (unscored / "u" / "scores.json").unlink()
+    result = invoke("leaderboard", str(unscored))
+    assert (result.exit_code, result.stderr) == (2, f"note: skipped {unscored / 'u'}: no scores.json yet (run `awbench "
+                                                    f"score` on it)\nerror: no scored runs under {unscored}\n")
+
+
+def test_mix_reference_never_ranks_published_rows_with_rule_scores(runs, data_dir):
+    make_run(runs, "rules-only", data_dir, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
+    board = _board(runs, reference=True, mix_reference=True)
+    rules = next(g for g in board.groups if g.rules)
+    assert [r.run for r in rules.rows] == ["rules-only"]
+    assert all(len(g.rows) > 14 for g in board.groups if not g.rules)
+    assert "published rows are not ranked with rule scores: they are LLM-judge scores" in board.notes
+
+
+def test_runs_by_name_under_output(runs):
+    result = invoke("leaderboard", "alpha", "gamma", "--output", str(runs), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert [line.split(",")[2] for line in result.stdout.splitlines()[1:]] == ["alpha", "gamma"]
+    result = invoke("leaderboard", "nobody", "--output", str(runs))
+    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'nobody': neither nobody nor "
+                                                    f"{runs / 'nobody'} is a directory\n")

@@ -193,15 +193,18 @@ def test_report_in_a_browser(report_runs, tmp_path):
     assert sorted(r["data-run"] for r in computed) == ["model-a", "model-b", "model-c"]
     assert len(runs) - len(computed) == 14  # --reference: the published rows, marked
 
-    bars = dom.find("rect", inside="chart-domains", cls="bar")
-    assert len(bars) == (3 + 14) * 8  # every model: seven domains and Overall
+    # One chart per group: the three runs, and the published rows on their own.
+    assert len(dom.find("rect", inside="chart-domains-2", cls="bar")) == 14 * 8
+    bars = dom.find("rect", inside="chart-domains-1", cls="bar")
+    assert len(bars) == 3 * 8  # every model: seven domains and Overall
     scores = json.loads((report_runs / "model-b" / "scores.json").read_text())
     for domain in DOMAINS:
         bar = next(b for b in bars if b["data-series"] == "model-b" and b["data-category"] == DOMAIN_LABELS[domain])
         assert bar["data-value"] == f"{scores['domains'][domain]['score']:.2f}"
     overall = next(b for b in bars if b["data-series"] == "model-b" and b["data-category"] == "Overall")
     assert overall["data-value"] == f"{scores['overall']:.2f}"
-    assert len(dom.find("rect", inside="chart-dimensions", cls="bar")) == 3 * 6  # 5 dimensions + Overall, computed only
+    assert len(dom.find("rect", inside="chart-dimensions-1", cls="bar")) == 3 * 6  # 5 dimensions + Overall, computed only
+    assert [a["id"] for a in dom.find("svg", cls="chart")] == ["chart-domains-1", "chart-domains-2", "chart-dimensions-1"]
 
     # The inline script ran: it indexed every sample and wrote the count.
     body = dom.find("body")[0]
@@ -214,9 +217,9 @@ def test_report_in_a_browser(report_runs, tmp_path):
     assert _png_size(shot) == (1400, 2000)
     assert shot.stat().st_size > 30_000, "the screenshot looks blank"
 
-    for name in ("chart-domains", "chart-dimensions"):
+    for name in ("chart-domains-1", "chart-domains-2", "chart-dimensions-1"):
         width, height = _png_size(pngs / f"{name}.png")
-        assert width > 600 and height > 300
+        assert width > 600 and height > 200
 
 
 def test_report_search_box_finds_a_key(report_runs, tmp_path):
@@ -240,8 +243,8 @@ def test_build_report_without_a_browser(report_runs):
     report = build_report(stores, worst_n=1, resamples=200)
     assert report.html.count('<tr class="run"') == 3
     assert report.html.count('class="bar"') == 3 * 8 + 3 * 6
-    assert set(report.charts) == {"chart-domains", "chart-dimensions"}
-    assert "±" in report.html  # intervals by default
+    assert set(report.charts) == {"chart-domains-1", "chart-dimensions-1"}
+    assert '<span class="ci">[' in report.html and "±" not in report.html  # intervals [lo, hi] by default
 
 
 def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
@@ -251,11 +254,140 @@ def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
     make_run(results, "r2", data, {MCP[0]: None}, rules={}, llm=False)
     stores, _ = discover_runs([results])
     report = build_report(stores, worst_n=1, resamples=100)
-    assert list(report.charts) == ["chart-domains"]
-    assert "No rubric-dimension chart" in report.html and 'id="chart-dimensions"' not in report.html
+    assert list(report.charts) == ["chart-domains-1"]
+    assert report.charts["chart-domains-1"][0].startswith("Rule score by domain (0–100)\njudge rules · ")
+    assert "No rubric-dimension chart" in report.html and 'id="chart-dimensions' not in report.html
     assert report.html.count('<tr class="run"') == 2
 
 
 def test_report_of_no_runs_exits_2(tmp_path):
     result = invoke("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
     assert result.exit_code == 2 and "no scored runs" in result.output
+
+
+# --------------------------------------------------------------------------- which runs, which charts
+
+
+def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
+    out = tmp_path / "r.html"
+    for args in (["model-a", "--output", str(report_runs)], [str(report_runs / "model-a")],
+                 ["--output", str(report_runs / "model-a")]):
+        result = invoke("report", *args, "-o", str(out), "--no-ci")
+        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run(s), 2 chart(s))\n"), result.output
+    result = invoke("report", "model-a", "model-c", "--output", str(report_runs), "-o", str(out), "--no-ci")
+    assert result.stdout == f"wrote {out} (2 run(s), 2 chart(s))\n"
+    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == f"wrote {out} (3 run(s), 2 chart(s))\n"
+    result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
+    assert (result.exit_code, result.stderr) == (2, "error: no run or directory of runs 'model-z': neither model-z nor "
+                                                    f"{report_runs / 'model-z'} is a directory\n")
+
+
+def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    results = tmp_path / "results"
+    make_run(results, "llm-1", data, dict.fromkeys(MCP + SEARCH, 4))
+    make_run(results, "both", data, dict.fromkeys(MCP + SEARCH, 2), rules=dict.fromkeys(MCP + SEARCH, 0.5))
+    make_run(results, "rules-only", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.25), llm=False)
+    stores, _ = discover_runs([results])
+    report = build_report(stores, worst_n=0, reference=True, ci=False)
+    charts = {name: (title.split("\n"), [s.name for s in series], any(s.published for s in series))
+              for name, (title, _, series) in report.charts.items()}
+    assert charts == {
+        "chart-domains-1": (["Score by domain (0–100)", charts["chart-domains-1"][0][1]], ["llm-1", "both"], False),
+        "chart-domains-2": (["Rule score by domain (0–100)", charts["chart-domains-2"][0][1]], ["both", "rules-only"], False),
+        "chart-domains-3": (["Published score by domain (0–100)", charts["chart-domains-3"][0][1]], charts["chart-domains-3"][1], True),
+        "chart-dimensions-1": (["Score by rubric dimension, mean over domains (0–100)", charts["chart-dimensions-1"][0][1]],
+                               ["llm-1", "both"], False),
+    }
+    assert charts["chart-domains-1"][0][1].startswith("judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c")
+    assert charts["chart-domains-2"][0][1].startswith("judge rules · prompts rules@1")
+    assert len(charts["chart-domains-3"][1]) == 14
+    assert "rule scores · judge rules" in report.html  # the leaderboard's group says so too
+
+
+def test_each_run_is_loaded_once(report_runs, monkeypatch):
+    import awbench.leaderboard
+    import awbench.report
+
+    loads = []
+
+    def counting(store):
+        loads.append(store.name)
+        return load_run_data(store)
+
+    monkeypatch.setattr(awbench.report, "load_run_data", counting)
+    monkeypatch.setattr(awbench.leaderboard, "load_run_data", counting)
+    stores, _ = discover_runs([report_runs])
+    build_report(stores, worst_n=1, resamples=2000, reference=True)
+    assert sorted(loads) == ["model-a", "model-b", "model-c"]
+
+
+LAYOUT_CHECK = """<script>
+(function () {
+  function box(el) { var b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }
+  function overlap(a, b) { return a[0] < b[2] - 0.5 && b[0] < a[2] - 0.5 && a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5; }
+  var result = {};
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    var frame = box(svg), problems = [];
+    var texts = Array.prototype.map.call(svg.querySelectorAll("text"), function (t) { return [t, box(t)]; });
+    var bars = Array.prototype.map.call(svg.querySelectorAll("rect.bar"), function (r) { return [r, box(r)]; });
+    texts.forEach(function (a, i) {
+      if (a[1][0] < frame[0] || a[1][2] > frame[2] + 0.5 || a[1][1] < frame[1] || a[1][3] > frame[3]) {
+        problems.push("outside: " + a[0].textContent);
+      }
+      texts.slice(i + 1).forEach(function (b) {
+        if (overlap(a[1], b[1])) { problems.push(a[0].textContent + " / " + b[0].textContent); }
+      });
+      bars.forEach(function (b) {
+        if (overlap(a[1], b[1])) { problems.push(a[0].textContent + " / bar " + b[0].getAttribute("data-series")); }
+      });
+    });
+    bars.forEach(function (a, i) {
+      bars.slice(i + 1).forEach(function (b) { if (overlap(a[1], b[1])) { problems.push("bars overlap"); } });
+    });
+    result[svg.id] = {problems: problems.slice(0, 20), labels: Array.prototype.map.call(
+      svg.querySelectorAll("text.label"), function (t) { return t.firstChild.textContent; }), bars: bars.length};
+  });
+  document.body.setAttribute("data-layout", JSON.stringify(result));
+})();
+</script>
+"""
+
+
+def test_a_chart_of_twenty_runs_is_readable_in_a_browser(tmp_path):
+    chromium = require_chromium()
+    data = write_data(tmp_path / "data", ALL)
+    keys = [s.key for s in load_run_data_keys(data)]
+    results = tmp_path / "results"
+    names = [f"model-{i:02d}" for i in range(19)] + ["a-model-with-a-very-long-name-from-some-organisation-v2-instruct"]
+    for i, name in enumerate(names):
+        make_run(results, name, data, {k: 1 + (i + j) % 5 for j, k in enumerate(keys)})
+    out = tmp_path / "report.html"
+    result = invoke("report", "--output", str(results), "-o", str(out), "--no-ci", "--worst", "0",
+                    "--png", str(tmp_path / "png"))
+    assert result.exit_code == 0, result.output
+    checked = tmp_path / "checked.html"
+    checked.write_text(out.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(chromium, checked))
+    layout = json.loads(dom.find("body")[0]["data-layout"])
+    assert set(layout) == {"chart-domains-1", "chart-dimensions-1"}
+    for chart, categories in (("chart-domains-1", 8), ("chart-dimensions-1", 6)):
+        assert layout[chart]["problems"] == [], chart
+        assert layout[chart]["bars"] == 20 * categories
+        labels = layout[chart]["labels"]  # in rank order; the long name cut to 40 characters
+        assert sorted(labels) == sorted([*names[:19], names[19][:39] + "…"])
+    shot = screenshot(chromium, out, tmp_path / "twenty.png", height=1400)
+    assert shot.stat().st_size > 30_000
+    width, height = _png_size(tmp_path / "png" / "chart-domains-1.png")
+    assert width > 900 and height > 500
+
+
+def test_a_report_with_nothing_to_show_exits_1(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    results = tmp_path / "results"
+    make_run(results, "r1", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
+    result = invoke("report", "--output", str(results), "--judge", "llm", "-o", str(tmp_path / "r.html"))
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
+    assert not (tmp_path / "r.html").exists()

@@ -12,22 +12,21 @@ import typer
 from rich.console import Console, RenderableType
 
 from awbench.cli.analysis_views import (
-    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, run_overview, sample_renderables,
+    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, note_text, run_overview,
+    sample_renderables,
 )
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run
+from awbench.cli.common import EXIT_FAILURES, OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.charts import write_pngs
 from awbench.compare import CompareError, compare_judges, compare_runs
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.leaderboard import Format, View, build_leaderboard, to_csv, to_json, to_markdown
 from awbench.report import build_report, leaderboard_page
-from awbench.runs import RunData, discover_runs, load_run_data
+from awbench.runs import RunData, discover_runs, load_run_data, locate_runs
 from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
-LEADERBOARD_WIDTH = 120
-
-JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. [default: each run's primary; the leaderboard: every evaluation]")]
+JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
 OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
@@ -52,50 +51,78 @@ def _emit(text: str, out: Path | None) -> None:
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, highlight=False).print(*renderables)
+    Console(file=buffer, width=width, color_system=None, highlight=False).print(*renderables, sep="\n")
     return buffer.getvalue()
 
 
+RunsArg = Annotated[Optional[list[str]], typer.Argument(
+    help="Runs or directories of runs, each a path or a name under --output (default: --output).", show_default=False)]
+
+
+def _print_notes(notes: list[str]) -> None:
+    """Notes go to stderr, one per line, so that stdout holds only the leaderboard (a CSV stays a CSV)."""
+    for note in notes:
+        err_console.print(note_text(note), highlight=False, markup=False, soft_wrap=True)
+
+
+def _nothing_to_show(judge: str | None, view: str = "domain") -> str:
+    if view == "dimension":
+        return "nothing to show: no run here has LLM-judge scores, and only those have rubric dimensions"
+    if judge is not None:
+        return f"nothing to show: no run here has {judge} scores"
+    return "nothing to show: every run was left out (the notes say why)"
+
+
 def leaderboard(
-    dirs: Annotated[Optional[list[Path]], typer.Argument(help="Directories holding runs, or runs (default: --output).")] = None,
+    dirs: RunsArg = None,
     output: OutputOption = Path("results"),
     by: Annotated[View, typer.Option("--by", help="Columns: domain scores, or rubric dimensions.")] = "domain",
     domain: Annotated[Optional[str], typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
     judge: JudgeOpt = None,
-    ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals (resampling whole trajectories; loads the data).")] = False,
+    ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals [lo, hi] (resampling whole trajectories; loads the data).")] = False,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
     reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard, as its own group.")] = False,
-    mix_reference: Annotated[bool, typer.Option("--mix-reference", help="Rank the published rows with the computed runs.")] = False,
+    mix_reference: Annotated[bool, typer.Option("--mix-reference", help="Rank the published rows with the computed runs (LLM-judged groups only).")] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, markdown, csv, json or html.")] = "table",
     out: OutOpt = None,
 ) -> None:
     """One row per scored run, ranked by Overall; runs scored differently are ranked in separate groups.
+    Notes (runs left out, and why) go to stderr; with nothing left to show it exits 1.
 
     Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md
     """
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
     with pipeline_errors():
-        stores, notes = discover_runs(dirs or [output])
+        roots = locate_runs(dirs or [], output)
+        stores, notes = discover_runs(roots)
         if not stores and not (reference or mix_reference):
-            fail(f"no scored runs under {', '.join(str(d) for d in dirs or [output])}")
+            _print_notes(notes)
+            fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
         board = build_leaderboard(
             stores, view=by, scope=domain or OVERALL, judge=judge, ci=ci, resamples=resamples, seed=seed,
             reference=reference or mix_reference, mix_reference=mix_reference, notes=notes,
         )
+    if not board.groups:
+        _print_notes(board.notes)
+        fail(_nothing_to_show(judge, by), EXIT_FAILURES)
     if fmt == "table":
         if out is None:
-            # Narrower than this, rich would squeeze the run names out; a wrapped line is better.
-            wide = Console(file=console.file, width=max(console.width, LEADERBOARD_WIDTH),
-                           force_terminal=console.is_terminal, color_system=console.color_system)
-            wide.print(*leaderboard_renderables(board))
+            tables = leaderboard_renderables(board, notes=False)
+            # Narrower than its natural width, rich would squeeze the run names and counts out; a terminal that
+            # wraps a long line is better.
+            natural = max(console.measure(table, options=console.options.update_width(1000)).maximum for table in tables)
+            wide = Console(file=console.file, width=max(console.width, natural), force_terminal=console.is_terminal,
+                           color_system=console.color_system)
+            wide.print(*tables, sep="\n")
         else:
             _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
         _emit(leaderboard_page(board), out)
     else:
         _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
+    _print_notes(board.notes)
 
 
 def _load(run: str, output: Path) -> RunData:
@@ -132,9 +159,9 @@ def compare(
     if fmt == "json":
         _emit(result.model_dump_json(indent=2) + "\n", None)
     elif judges is not None:
-        console.print(*judge_comparison_renderables(result))  # type: ignore[arg-type]
+        console.print(*judge_comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
     else:
-        console.print(*comparison_renderables(result))  # type: ignore[arg-type]
+        console.print(*comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
 
 
 def show(
@@ -181,41 +208,49 @@ def show(
         console.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
         keys = keys[:limit]
     else:
-        console.print(*run_overview(data, judge_id))
+        console.print(*run_overview(data, judge_id), sep="\n")
         return
     for key in keys:
-        console.print(*sample_renderables(sample_view(data, key, judge_id), diff, max_chars))
+        console.print(*sample_renderables(sample_view(data, key, judge_id), diff, max_chars), sep="\n")
 
 
 def report(
-    run_or_dir: Annotated[Path, typer.Argument(help="A run, or a directory of runs.")],
+    runs: RunsArg = None,
+    output: OutputOption = Path("results"),
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
     png: Annotated[Optional[Path], typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
     judge: JudgeOpt = None,
-    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table and charts.")] = False,
+    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")] = False,
     ci: Annotated[bool, typer.Option("--ci/--no-ci", help="95% bootstrap intervals in the leaderboard.")] = True,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
-    """One self-contained HTML file: leaderboard, charts, the worst samples with diffs and judge reasons.
+    """One self-contained HTML file: leaderboard, a chart per comparable group of runs, the worst samples with
+    diffs and judge reasons.
 
     Example: awbench report results/ -o report.html --png charts/
     """
     with pipeline_errors():
-        stores, notes = discover_runs([run_or_dir])
+        roots = locate_runs(runs or [], output)
+        stores, notes = discover_runs(roots)
         if not stores:
-            fail(f"no scored runs under {run_or_dir}")
+            _print_notes(notes)
+            fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
         result = build_report(stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples,
                               seed=seed, notes=notes)
+    if not result.charts:
+        _print_notes(result.notes)
+        fail(_nothing_to_show(judge), EXIT_FAILURES)
     with pipeline_errors():
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(result.html, encoding="utf-8")
-    console.print(f"wrote {out} ({len(stores)} run(s))")
+    console.print(f"wrote {out} ({len(stores)} run(s), {len(result.charts)} chart(s))", highlight=False)
     if png is not None:
         try:
             with pipeline_errors():
                 paths = write_pngs(result.charts, png)
         except ImportError:
             fail("--png needs matplotlib: pip install matplotlib")
-        console.print("wrote " + ", ".join(str(p) for p in paths))
+        console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False, soft_wrap=True)
+    _print_notes(result.notes)

@@ -12,30 +12,37 @@ from rich.text import Text
 
 from awbench.compare import Comparison, JudgeComparison, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
-from awbench.leaderboard import DIMENSION_LABELS, Cell, Leaderboard, fmt_cost, fmt_number, half_width
+from awbench.leaderboard import (
+    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Leaderboard, fmt_cost, fmt_interval, fmt_number, interval,
+)
 from awbench.runs import RunData, point_summary, run_intervals
 from awbench.sample_view import SampleView, clip, unified_diff
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 
 def _stacked(cell: Cell) -> Text:
-    """Value, and its interval's half-width below it: keeps eight score columns narrow enough for a terminal."""
+    """Value, and its interval below it (one decimal): keeps eight score columns narrow enough for a terminal."""
     text = Text(fmt_number(cell.value))
-    if (half := half_width(cell)) is not None:
-        text.append(f"\n±{half:.2f}", style="dim")
+    if interval(cell) is not None:
+        text.append("\n" + fmt_interval(cell, 1), style="dim")
     return text
 
 
-def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
-    """A table per group, then the notes. The group's judge, prompt set and data are in its title (every row of
-    a group shares them), so the terminal table leaves those columns to the file formats."""
+def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[RenderableType]:
+    """A table per group, then (unless `notes` is false) the notes, one per line. The group's judge, prompt set
+    and data are in its title (every row of a group shares them), so the terminal table leaves those columns to
+    the file formats."""
     out: list[RenderableType] = []
+    longest = max((len(row.run) for group in board.groups for row in group.rows), default=12)
     for group in board.groups:
         # No vertical rules and one space of padding: twelve columns fit in about 100 characters.
-        table = Table(title=group.header, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
-                      title_style="bold magenta" if group.published else "bold")
+        title = ("rule scores · " if group.rules else "") + group.header
+        intervals = any(interval(cell) is not None for row in group.rows for cell in row.cells.values())
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
+                      title_style="bold magenta" if group.published else "bold",
+                      caption=Text(INTERVALS_NOTE) if intervals else None, caption_justify="left")
         table.add_column("#", justify="right")
-        table.add_column("Run", overflow="fold", min_width=12)
+        table.add_column("Run", overflow="fold", min_width=min(max(12, longest), 40))
         for c in board.columns:
             table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
         table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
@@ -52,8 +59,13 @@ def leaderboard_renderables(board: Leaderboard) -> list[RenderableType]:
                           *(_stacked(row.cells[c]) for c in board.columns), counts,
                           *([fmt_cost(row.cost_usd)] if costs else []))
         out.append(table)
-    out += [Text(f"note: {note}", style="yellow") for note in board.notes]
+    if notes:
+        out += [note_text(note) for note in board.notes]
     return out
+
+
+def note_text(note: str) -> Text:
+    return Text(f"note: {note}", style="yellow")
 
 
 def comparison_renderables(c: Comparison) -> list[RenderableType]:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from pydantic import ValidationError
+from typer.core import TyperCommand
 from rich.console import Console
 from rich.markup import escape
 
@@ -23,17 +25,90 @@ OutputOption = Annotated[Path, typer.Option("--output", help="Directory that hol
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    err_console.print(f"[bold red]error:[/] {escape(redact(message))}", highlight=False, soft_wrap=True)
+    """`error: ...` on stderr, one line per line of the message, and exit."""
+    for line in message.splitlines() or [""]:
+        err_console.print(f"[bold red]error:[/] {escape(redact(line))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
+def _number(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def plain_message(error: Mapping[str, Any]) -> str:
+    """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL."""
+    kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
+    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("greater than", "gt"),
+              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    if kind in bounds:
+        words, key = bounds[kind]
+        return f"must be {words} {_number(ctx[key])}, got {_number(given)}"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return f"expected a whole number, got {given!r}"
+    if kind in ("float_parsing", "float_type"):
+        return f"expected a number, got {given!r}"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"expected true or false, got {given!r}"
+    if kind in ("literal_error", "enum"):
+        return f"expected {ctx.get('expected', 'another value')}, got {given!r}"
+    if kind in ("value_error", "assertion_error") and "error" in ctx:
+        return str(ctx["error"]).rstrip(".")
+    if kind == "extra_forbidden":
+        return "is not a setting awbench knows"
+    if kind == "missing":
+        return "is required"
+    return f"invalid value {given!r}"
+
+
+def option_name(model: str, location: tuple[int | str, ...], names: Mapping[str, str]) -> str:
+    """The command-line option behind a settings field: `names` maps `Model.field` or `field` to it; by default
+    the field's name with dashes."""
+    dotted = ".".join(str(part) for part in location)
+    field = str(location[-1]) if location else dotted
+    return names.get(f"{model}.{dotted}") or names.get(dotted) or "--" + field.replace("_", "-")
+
+
+def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:  # noqa: B006 (read only)
+    return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
+
+
 @contextmanager
-def user_errors(*kinds: type[BaseException]) -> Iterator[None]:
-    """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback."""
+def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:  # noqa: B006
+    """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback.
+    Settings that fail validation are named by their options (`names`: see `option_name`)."""
     try:
         yield
+    except ValidationError as error:
+        fail("\n".join(validation_lines(error, names)))
     except (StoreError, *kinds) as error:
         fail(str(error))
+
+
+class Command(TyperCommand):
+    """A command whose bad option values are reported like every other user error, in our words
+    (`error: --concurrency: must be at least 1, got 0`, exit 2): typer checks `min`/`max` and `Literal`
+    choices with pydantic and would show pydantic's wording."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except typer.BadParameter as error:
+            cause = error.__cause__
+            if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
+                param = error.param
+                label = max(param.opts, key=len) if param.param_type_name == "option" else param.human_readable_name
+                fail(f"{label}: {plain_message(cause.errors()[0])}")
+            raise
+
+
+def use_command_class(app: typer.Typer) -> None:
+    """Every command of `app` and of its sub-apps is a `Command`."""
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = Command
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            use_command_class(group.typer_instance)
 
 
 def open_run(run: str, output: Path) -> RunStore:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pydantic import ValidationError
 
 from awbench.backends.baseline import UnknownBaseline
 from awbench.backends.vllm_offline import BackendUnavailable
-from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail
+from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail, validation_lines
 from awbench.data_problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.llm import CostUnknown
@@ -18,12 +19,17 @@ from awbench.pipeline import PipelineError
 from awbench.store import StoreError
 
 MAX_PROBLEMS_SHOWN = 50
+SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings"}
 
 
 @contextmanager
 def pipeline_errors() -> Iterator[None]:
     try:
         yield
+    except ValidationError as error:
+        if error.title not in SETTINGS:
+            raise
+        fail("\n".join(validation_lines(error)))  # settings a command builds from its options (--run-name, ...)
     except DataError as error:
         # Not markup: the data's own text ("hf:ref[test]", a field named "[/]"); `fail` escapes its message.
         for problem in error.problems[:MAX_PROBLEMS_SHOWN]:

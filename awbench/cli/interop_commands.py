@@ -27,7 +27,7 @@ def export(
     hf_source_url: Annotated[Optional[str], typer.Option(
         "--hf-source-url", help="With --hf-eval-results: a link to the run's files or logs, shown as the source.")] = None,
     judge: Annotated[Optional[str], typer.Option(
-        "--judge", help="Which LLM evaluation to export: a judge id. [default: the primary]")] = None,
+        "--judge", help="Which LLM evaluation to export: a judge id. \\[default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
     """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores),

@@ -18,7 +18,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from awbench.cli.common import console, err_console
+from awbench.cli.common import err_console
 
 
 class _RateColumn(ProgressColumn):
@@ -41,7 +41,8 @@ class _Stage:
 
 class RichProgress:
     """One live display for every stage running at once (inference and judges are pipelined), each with
-    count, rate, elapsed time, ETA and the failures so far. Notes go to stdout, warnings to stderr."""
+    count, rate, elapsed time, ETA and the failures so far. The display, notes and warnings go to stderr:
+    stdout holds what the command prints when it is done (the scores), so that it can be piped or saved."""
 
     def __init__(self) -> None:
         self._bar: Progress | None = None
@@ -60,7 +61,7 @@ class RichProgress:
                 TimeRemainingColumn(),
                 TextColumn("[red]{task.fields[failures]} failed"),
             )
-            self._bar = Progress(*columns, console=console)
+            self._bar = Progress(*columns, console=err_console, redirect_stdout=False)
             self._bar.start()
         self._open += 1
         try:
@@ -72,7 +73,7 @@ class RichProgress:
                 self._bar = None
 
     def note(self, text: str) -> None:
-        console.print(text, highlight=False, markup=False)
+        err_console.print(text, highlight=False, markup=False, soft_wrap=True)
 
     def warn(self, text: str) -> None:
         err_console.print(text, highlight=False, markup=False, style="yellow", soft_wrap=True)

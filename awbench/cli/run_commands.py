@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import json
+import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, get_args
 
 import typer
 
@@ -57,7 +59,7 @@ def _csv(values: list[str] | None) -> list[str] | None:
 # Options shared by several commands.
 DataOpt = Annotated[str, typer.Option("--data", help="'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
 DomainsOpt = Annotated[Optional[list[str]], typer.Option("--domains", help="Only these domains (repeat or comma-separate).")]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=0, help="At most N samples per domain.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=1, help="At most N samples per domain.")]
 IdsOpt = Annotated[Optional[list[str]], typer.Option("--ids", help="Only these ids or sample keys (repeat or comma-separate).")]
 SampleOpt = Annotated[Optional[int], typer.Option("--sample", min=1, help="A stratified random subset of N samples.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of --sample, and of sampling (each sample gets its own seed).")]
@@ -80,42 +82,62 @@ ExtraBodyOpt = Annotated[Optional[str], typer.Option("--extra-body", help='JSON 
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight (openai backend).")]
 TimeoutOpt = Annotated[float, typer.Option("--request-timeout", min=0.001, help="Seconds per request before it is retried.")]
 MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="At most 1 + N calls per generation (transient errors only are retried).")]
-MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", help="Context window (vllm backend).")]
+MaxModelLenOpt = Annotated[Optional[int], typer.Option("--max-model-len", min=1, help="Context window (vllm backend).")]
 DtypeOpt = Annotated[str, typer.Option("--dtype")]
 EngineArgOpt = Annotated[Optional[list[str]], typer.Option("--engine-arg", help="KEY=VALUE passed to vllm.LLM, repeatable.")]
 OverlengthOpt = Annotated[Literal["skip", "truncate-history"], typer.Option("--overlength", help="For prompts over the context window.")]
 TPOpt = Annotated[int, typer.Option("--tensor-parallel-size", min=1)]
 DPOpt = Annotated[int, typer.Option("--data-parallel-size", min=1)]
-GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", min=0.0, max=1.0, help="On CPU: the share of RAM for the KV cache.")]
+GpuMemOpt = Annotated[float, typer.Option("--gpu-memory-utilization", min=0.01, max=1.0, help="On CPU: the share of RAM for the KV cache.")]
 TrustOpt = Annotated[bool, typer.Option("--trust-remote-code")]
 PrefixOpt = Annotated[bool, typer.Option("--prefix-caching/--no-prefix-caching")]
 ExecutorOpt = Annotated[Optional[str], typer.Option("--distributed-executor-backend", help="e.g. ray, for multi-node models.")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Samples per offline vLLM batch (results are saved after each).")]
 
-# Judge options. None means: `awbench run`, the default shown; `awbench judge RUN`, what the run's primary judge has.
-JudgeKindOpt = Annotated[Optional[Literal["llm", "rules", "both"]], typer.Option("--judge", help="llm, rules (offline, free) or both. [default: llm]")]
-JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="[default: gpt-5.2-2025-12-11, the published setting]")]
-JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-base-url", help="OpenAI-compatible judge endpoint. [default: OPENAI_BASE_URL, else OpenAI]")]
-JudgeKeyOpt = Annotated[Optional[str], typer.Option("--judge-api-key-env", help="Variable holding the judge's API key; when given, it must be set. [default: OPENAI_API_KEY]")]
-JudgeTempOpt = Annotated[Optional[float], typer.Option("--judge-temperature", min=0.0, help="[default: 0.6]")]
-JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens", min=1, help="[default: 32768]")]
-JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort", help="e.g. low, medium, high. [default: the model's]")]
-JudgeExtraOpt = Annotated[Optional[str], typer.Option("--judge-extra-body", help="JSON merged into each judge request.")]
-JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency", min=1, help="Judge requests in flight. [default: 32]")]
-JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", min=0, help="At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts. [default: 5]")]
-JudgeTimeoutOpt = Annotated[Optional[float], typer.Option("--judge-request-timeout", min=0.001, help="Seconds per judge request before it is retried. [default: 600]")]
-JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict. [default: no]")]
-JudgeSamplesOpt = Annotated[Optional[int], typer.Option("--judge-samples", min=1, help="Independent verdicts per prediction. [default: 1]")]
-JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", min=0.0, help="USD per million prompt tokens. [default: known models' list price]")]
-JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", min=0.0, help="USD per million completion tokens.")]
-JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte). [default: rubric]")]
-JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file (our layout only).")]
-MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD.")]
+# Judge options. None means: `awbench run`, the default shown (JudgeSettings' own); `awbench judge RUN`, what the
+# run's primary judge has (its help says so: `_defaults_to`).
+_JUDGE = JudgeSettings()
+_SCORING = ScoringSettings()
+
+
+def _default(text: object) -> str:
+    """A help text's default, escaped: rich would take `[default: ...]` for markup and drop it."""
+    return f" \\[default: {text}]"
+
+
+JudgeKindOpt = Annotated[Optional[Literal["llm", "rules", "both"]], typer.Option("--judge", help="llm, rules (offline, free) or both." + _default(_JUDGE.kind))]
+JudgeModelOpt = Annotated[Optional[str], typer.Option("--judge-model", help="The judge model." + _default(f"{_JUDGE.model}, the published setting"))]
+JudgeUrlOpt = Annotated[Optional[str], typer.Option("--judge-base-url", help="OpenAI-compatible judge endpoint." + _default("OPENAI_BASE_URL, else OpenAI"))]
+JudgeKeyOpt = Annotated[Optional[str], typer.Option("--judge-api-key-env", help="Variable holding the judge's API key; when given, it must be set." + _default("OPENAI_API_KEY"))]
+JudgeTempOpt = Annotated[Optional[float], typer.Option("--judge-temperature", min=0.0, help="Judge sampling temperature." + _default(_JUDGE.temperature))]
+JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens", min=1, help="Completion budget per verdict." + _default(_JUDGE.max_tokens))]
+JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort", help="e.g. low, medium, high." + _default("the model's"))]
+JudgeExtraOpt = Annotated[Optional[str], typer.Option("--judge-extra-body", help="JSON merged into each judge request." + _default("none"))]
+JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency", min=1, help="Judge requests in flight." + _default(_JUDGE.concurrency))]
+JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", min=0, help="At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts." + _default(_JUDGE.max_retries))]
+JudgeTimeoutOpt = Annotated[Optional[float], typer.Option("--judge-request-timeout", min=0.001, help="Seconds per judge request before it is retried." + _default(f"{_JUDGE.request_timeout:g}"))]
+JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict." + _default("no-judge-structured" if not _JUDGE.structured else "judge-structured"))]
+JudgeSamplesOpt = Annotated[Optional[int], typer.Option("--judge-samples", min=1, help="Independent verdicts per prediction." + _default(_JUDGE.samples))]
+JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", min=0.0, help="USD per million prompt tokens." + _default("known models' list price"))]
+JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", min=0.0, help="USD per million completion tokens." + _default("known models' list price"))]
+JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte)." + _default(_JUDGE.prompts))]
+JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file (our layout only)." + _default("the prompt set's"))]
+MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD." + _default("no limit"))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
 
-# Scoring options.
-FailurePolicyOpt = Annotated[Optional[Literal["minimum", "exclude"]], typer.Option("--failure-policy", help="minimum: failed generations score 0; exclude: left out, as the reference script. [default: minimum]")]
-MaxFailureRateOpt = Annotated[Optional[float], typer.Option("--max-failure-rate", min=0.0, max=1.0, help="Exit 1 when failures exceed this share. [default: 0.05]")]
+# Scoring options (`awbench score RUN`: the run's, `_defaults_to`).
+FailurePolicyOpt = Annotated[Optional[Literal["minimum", "exclude"]], typer.Option("--failure-policy", help="minimum: failed generations score 0; exclude: left out, as the reference script." + _default(_SCORING.failure_policy))]
+MaxFailureRateOpt = Annotated[Optional[float], typer.Option("--max-failure-rate", min=0.0, max=1.0, help="Exit 1 when failures exceed this share." + _default(_SCORING.max_failure_rate))]
+_DEFAULT_IN_HELP = re.compile(r" \\\[default: [^\]]*\]$")
+
+
+def _defaults_to(parameter: inspect.Parameter, text: str) -> inspect.Parameter:
+    """The same option, its help saying that its default is `text` (the run's own setting, for commands on a run)."""
+    base, info = get_args(parameter.annotation)
+    info = copy.copy(info)
+    info.help = _DEFAULT_IN_HELP.sub("", info.help or "") + _default(text)
+    return parameter.replace(annotation=Annotated[base, info])
+
 
 
 def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> JudgeSettings:
@@ -123,7 +145,7 @@ def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> Judg
     given = {JUDGE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_FIELDS and value is not None}
     if "extra_body" in given:
         given["extra_body"] = _json_object(given["extra_body"], "--judge-extra-body")
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return JudgeSettings.model_validate({**(base or JudgeSettings()).model_dump(), **given})
 
 
@@ -138,11 +160,17 @@ JUDGE_FIELDS = {
 }
 # CLI parameter -> ModelSettings field, where the names differ.
 MODEL_RENAMES = {"engine_arg": "engine_args", "prefix_caching": "enable_prefix_caching"}
+# Settings field -> its option, for messages about values that fail validation (other fields: --field-name).
+OPTION_NAMES = {
+    **{f"JudgeSettings.{field}": "--" + name.replace("_", "-") for name, field in JUDGE_FIELDS.items()},
+    **{f"ModelSettings.{field}": "--" + name.replace("_", "-") for name, field in MODEL_RENAMES.items()},
+    "ModelSettings.base_urls": "--base-url", "DataSettings.source": "--data",
+}
 
 
 def _scoring_settings(base: ScoringSettings, options: dict[str, Any]) -> ScoringSettings:
     given = {k: options[k] for k in ("failure_policy", "max_failure_rate") if options.get(k) is not None}
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return ScoringSettings.model_validate({**base.model_dump(), **given})
 
 
@@ -155,7 +183,7 @@ def _config(options: dict[str, Any], judged: bool) -> RunConfig:
     values["base_urls"] = options["base_url"] or []
     values["backend"] = options["backend"] or infer_backend_name(options["model"], values["base_urls"])
     judge_settings = _judge_settings(None, options) if judged else None
-    with user_errors(ValueError):
+    with user_errors(ValueError, names=OPTION_NAMES):
         return RunConfig(
             run_name=options["run_name"] or default_run_name(options["model"], judge_settings),
             output=options["output"],
@@ -230,7 +258,12 @@ infer.__signature__ = inspect.Signature(_run_parameters[: [p.name for p in _run_
 
 def judge(**options: Any) -> None:
     """Add or resume one judge's evaluation of a run's predictions, beside the others; nothing else of the run
-    changes. Without judge options, the run's primary judge (the one it was made with) resumes.
+    changes.
+
+    By default (no judge option given) it resumes the run's primary judge, the one the run was made with, and
+    judges only what is missing, failed or changed. Each judge option given changes that one setting of the
+    primary judge's; a judge that differs so is another evaluation, kept beside the others. A run made by
+    `awbench infer` has no primary judge yet: the defaults are those of `awbench run`.
 
     Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
     """
@@ -269,15 +302,16 @@ def _judge_only_options(
 # `judge` takes a run, `run`'s judge options (from `judge` to `max_cost`), and its own options.
 _names = [p.name for p in _run_parameters]
 _own = list(inspect.signature(_judge_only_options, eval_str=True).parameters.values())
+_judge_options = _run_parameters[_names.index("judge") : _names.index("max_cost") + 1]
 judge.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [_own[0], *_run_parameters[_names.index("judge") : _names.index("max_cost") + 1], *_own[1:]]
+    [_own[0], *(_defaults_to(p, "the run's primary judge's") for p in _judge_options), *_own[1:]]
 )
 
 
 def score(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
-    judge: Annotated[Optional[str], typer.Option("--judge", help="Which evaluation to print: a judge id, or llm/rules. [default: the primary]")] = None,
+    judge: Annotated[Optional[str], typer.Option("--judge", help="Which evaluation to print: a judge id, or llm/rules." + _default("the primary"))] = None,
     reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
@@ -300,6 +334,12 @@ def score(
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
     print_summary(scores, code, scoring.max_failure_rate, None, store.path)
     raise typer.Exit(code)
+
+
+score.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+    _defaults_to(p, "the run's") if p.name in ("failure_policy", "max_failure_rate") else p
+    for p in inspect.signature(score, eval_str=True).parameters.values()
+])
 
 
 def register(app: typer.Typer) -> None:

@@ -104,5 +104,5 @@ def print_estimate(estimate: DryRunEstimate) -> None:
         f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
         f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
         f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}. Nothing was spent.",
-        highlight=False,
+        highlight=False, soft_wrap=True,
     )

@@ -1,0 +1,122 @@
+"""Bad option values: every command says which option and why, in one line of its own words (never pydantic's
+wording or its URL), on stderr, with exit code 2."""
+
+from __future__ import annotations
+
+import pytest
+import typer
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.cli.common import user_errors
+from awbench.cli.run_commands import OPTION_NAMES, _judge_settings
+from awbench.config import JudgeSettings, ModelSettings
+
+runner = CliRunner()
+
+RUN = ["run", "--model", "m"]
+CASES = [
+    # choices
+    (RUN + ["--judge", "foo"], "--judge: 'foo' is not one of 'llm', 'rules', 'both'"),
+    (RUN + ["--failure-policy", "worst"], "--failure-policy: 'worst' is not one of 'minimum', 'exclude'"),
+    (RUN + ["--overlength", "cut"], "--overlength: 'cut' is not one of 'skip', 'truncate-history'"),
+    (RUN + ["--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'"),
+    (["infer", "--model", "m", "--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'"),
+    (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'"),
+    (["score", "r", "--failure-policy", "zero"], "--failure-policy: 'zero' is not one of 'minimum', 'exclude'"),
+    (["leaderboard", "--by", "model"], "--by: 'model' is not one of 'domain', 'dimension'"),
+    (["leaderboard", "--format", "yaml"], "--format: 'yaml' is not one of 'table', 'markdown', 'csv', 'json', 'html'"),
+    (["compare", "a", "b", "--format", "csv"], "--format: 'csv' is not one of 'table', 'json'"),
+    # ranges
+    (RUN + ["--concurrency", "0"], "--concurrency: must be at least 1, got 0"),
+    (RUN + ["--max-failure-rate", "2"], "--max-failure-rate: must be at most 1, got 2"),
+    (RUN + ["--max-failure-rate", "-0.5"], "--max-failure-rate: must be at least 0, got -0.5"),
+    (RUN + ["--judge-samples", "0"], "--judge-samples: must be at least 1, got 0"),
+    (RUN + ["--max-model-len", "0"], "--max-model-len: must be at least 1, got 0"),
+    (RUN + ["--limit", "0"], "--limit: must be at least 1, got 0"),
+    (RUN + ["--sample", "0"], "--sample: must be at least 1, got 0"),
+    (RUN + ["--max-tokens", "0"], "--max-tokens: must be at least 1, got 0"),
+    (RUN + ["--generations", "0"], "--generations: must be at least 1, got 0"),
+    (RUN + ["--request-timeout", "0"], "--request-timeout: must be at least 0.001, got 0"),
+    (RUN + ["--max-retries", "-1"], "--max-retries: must be at least 0, got -1"),
+    (RUN + ["--tensor-parallel-size", "0"], "--tensor-parallel-size: must be at least 1, got 0"),
+    (RUN + ["--data-parallel-size", "0"], "--data-parallel-size: must be at least 1, got 0"),
+    (RUN + ["--batch-size", "0"], "--batch-size: must be at least 1, got 0"),
+    (RUN + ["--gpu-memory-utilization", "0"], "--gpu-memory-utilization: must be at least 0.01, got 0"),
+    (RUN + ["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: must be at most 1, got 1.5"),
+    (RUN + ["--temperature", "-0.1"], "--temperature: must be at least 0, got -0.1"),
+    (RUN + ["--top-p", "1.5"], "--top-p: must be at most 1, got 1.5"),
+    (RUN + ["--judge-temperature", "-1"], "--judge-temperature: must be at least 0, got -1"),
+    (RUN + ["--judge-max-tokens", "0"], "--judge-max-tokens: must be at least 1, got 0"),
+    (RUN + ["--judge-concurrency", "0"], "--judge-concurrency: must be at least 1, got 0"),
+    (RUN + ["--judge-max-retries", "-1"], "--judge-max-retries: must be at least 0, got -1"),
+    (RUN + ["--judge-request-timeout", "0"], "--judge-request-timeout: must be at least 0.001, got 0"),
+    (RUN + ["--judge-price-in", "-1"], "--judge-price-in: must be at least 0, got -1"),
+    (RUN + ["--judge-price-out", "-1"], "--judge-price-out: must be at least 0, got -1"),
+    (RUN + ["--max-cost", "-1"], "--max-cost: must be at least 0, got -1"),
+    (["judge", "r", "--judge-samples", "0"], "--judge-samples: must be at least 1, got 0"),
+    (["score", "r", "--max-failure-rate", "1.5"], "--max-failure-rate: must be at most 1, got 1.5"),
+    (["leaderboard", "--resamples", "10"], "--resamples: must be at least 2000, got 10"),
+    (["compare", "a", "b", "--resamples", "0"], "--resamples: must be at least 2000, got 0"),
+    (["show", "r", "--worst", "0"], "--worst: must be at least 1, got 0"),
+    (["show", "r", "--limit", "0"], "--limit: must be at least 1, got 0"),
+    (["show", "r", "--max-chars", "10"], "--max-chars: must be at least 200, got 10"),
+    (["report", "--worst", "-1"], "--worst: must be at least 0, got -1"),
+    (["report", "--resamples", "1"], "--resamples: must be at least 2000, got 1"),
+    # not numbers at all
+    (RUN + ["--concurrency", "many"], "--concurrency: expected a whole number, got 'many'"),
+    (RUN + ["--temperature", "hot"], "--temperature: expected a number, got 'hot'"),
+    (["leaderboard", "--seed", "1.5"], "--seed: expected a whole number, got '1.5'"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), CASES, ids=[" ".join(a) for a, _ in CASES])
+def test_a_bad_option_value_is_one_line_naming_the_option(args, message, tmp_path):
+    result = runner.invoke(app, [*args, "--output", str(tmp_path / "results")])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"error: {message}\n")
+    assert not (tmp_path / "results").exists()
+
+
+def test_backend_help_offers_only_what_a_user_can_choose():
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
+    assert "baseline|openai|vllm" in result.stdout and "imported" not in result.stdout
+
+
+def _no_pydantic(text: str) -> None:
+    assert "pydantic" not in text and "validation error" not in text and "http" not in text
+
+
+def test_settings_that_fail_validation_are_named_by_their_options(capsys):
+    with pytest.raises(typer.Exit) as stopped:
+        _judge_settings(None, {"judge_samples": 0, "judge_concurrency": 0})
+    assert stopped.value.exit_code == 2
+    err = capsys.readouterr().err
+    assert err == "error: --judge-samples: must be at least 1, got 0\nerror: --judge-concurrency: must be at least 1, got 0\n"
+    _no_pydantic(err)
+
+
+@pytest.mark.parametrize(("build", "lines"), [
+    (lambda: ModelSettings(model="m", backend="imported2", max_tokens=0),
+     ["--backend: expected 'baseline', 'openai', 'vllm' or 'imported', got 'imported2'",
+      "--max-tokens: must be at least 1, got 0"]),
+    (lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", bogus=1),
+     ["--base-url: invalid value 'x'", "--engine-arg: invalid value [1]", "--bogus: is not a setting awbench knows"]),
+    (lambda: JudgeSettings(kind="llm", structured="maybe", temperature="warm"),
+     ["--judge-temperature: expected a number, got 'warm'", "--judge-structured: expected true or false, got 'maybe'"]),
+])
+def test_user_errors_turns_a_validation_error_into_option_lines(build, lines, capsys):
+    with pytest.raises(typer.Exit), user_errors(ValueError, names=OPTION_NAMES):
+        build()
+    err = capsys.readouterr().err
+    assert sorted(err.splitlines()) == sorted(f"error: {line}" for line in lines)
+    _no_pydantic(err)
+
+
+def test_a_validation_error_is_never_shown_raw(capsys):
+    with pytest.raises(ValidationError) as raw:
+        JudgeSettings(samples=0)
+    assert "errors.pydantic.dev" in str(raw.value)  # what user_errors keeps from the user
+    with pytest.raises(typer.Exit), user_errors():
+        JudgeSettings(samples=0)
+    assert capsys.readouterr().err == "error: --samples: must be at least 1, got 0\n"

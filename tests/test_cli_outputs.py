@@ -1,0 +1,121 @@
+"""Where the run commands' output goes (scores on stdout; progress, warnings and failure reasons on stderr),
+and that a run failing before its first record leaves nothing behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.dataset import read_source
+
+runner = CliRunner()
+
+
+def tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    samples, _ = read_source("sample")
+    first_turns = sum(s.record.turn_idx == 1 for s in samples)
+    result = runner.invoke(app, ["run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample"])
+    assert result.exit_code == 1
+    out, err = result.stdout, result.stderr
+    # stdout: the scores table and where the run is, nothing else
+    assert "rule score" in out and "Overall (macro)" in out and "26.41" in out
+    assert out.endswith("run saved in results/baseline-last-observation__rules\n")
+    for elsewhere in ("failed or were not scored", "empty predictions", "awbench show", "warning", "infer baseline"):
+        assert elsewhere not in out, elsewhere
+    # stderr: the progress display, why samples failed and where to look at them
+    assert f"{first_turns} of {len(samples)} samples failed or were not scored (tolerated: 5%):\n" in err
+    assert f"  {first_turns} empty predictions: first turn: no previous observation to repeat (e.g. " in err
+    assert err.endswith("look at them with `awbench show results/baseline-last-observation__rules --failed`\n")
+    assert "infer baseline:last-observation" in err
+    assert "Overall" not in err and "26.41" not in err
+    # and the pointer works
+    shown = runner.invoke(app, ["show", "results/baseline-last-observation__rules", "--failed"])
+    assert shown.exit_code == 0 and f"{first_turns} failed or unscored samples" in shown.stdout
+
+
+BASELINE_MESSAGE = ("error: unknown baseline 'baseline:orcale'; choose one of: baseline:oracle, "
+                    "baseline:last-observation, baseline:empty\n")
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_a_misspelt_baseline_leaves_no_run_directory(tmp_path, existing):
+    out = tmp_path / "results"
+    if existing:  # a results directory with a run already in it is left as it was
+        assert runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                   "--domains", "os", "--output", str(out)]).exit_code == 0
+    before = tree(out)
+    result = runner.invoke(app, ["run", "--model", "baseline:orcale", "--judge", "rules", "--data", "sample",
+                                 "--output", str(out)])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", BASELINE_MESSAGE)
+    assert tree(out) == before and not (out / "baseline-orcale__rules").exists()
+
+
+def test_bad_judge_prompts_fail_before_anything_is_written_or_sent(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "results"
+    empty = tmp_path / "prompts"
+    (empty / "os").mkdir(parents=True)
+    with FakeOpenAIServer() as server:
+        base = ["run", "--model", "baseline:oracle", "--data", "sample", "--judge-base-url", server.url, "--output", str(out)]
+        result = runner.invoke(app, [*base, "--judge-prompts", str(empty)])
+        missing = runner.invoke(app, [*base, "--judge-prompts", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.endswith(
+        f"error: no judge prompts in {empty}: expected {{domain}}.md files (with user_template.md), or a "
+        "Qwen-AgentWorld checkout (prompts/{domain}/judge_system_prompt.txt and eval/lwm_eval_utils/task_configs.py)\n")
+    assert missing.exit_code == 2 and missing.stderr.endswith(
+        f"error: judge prompts '{tmp_path / 'nowhere'}': neither a built-in set (rubric) nor a directory\n")
+    assert server.requests == [] and tree(out) == []
+
+
+RUN_NAME_MESSAGE = ("error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory "
+                    "under --output; got {!r}\n")
+
+
+@pytest.mark.parametrize("name", ["..", ".", "a/../..", "./x", "/etc", "a/b", ".hidden"])
+def test_a_run_name_must_stay_inside_output(tmp_path, name):
+    (tmp_path / "keep.txt").write_text("someone else's")
+    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                 "--domains", "os", "--run-name", name, "--output", str(tmp_path / "results")])
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", RUN_NAME_MESSAGE.format(name))
+    assert tree(tmp_path) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_a_directory_that_is_not_a_run_is_never_emptied(tmp_path, overwrite):
+    foreign = tmp_path / "results" / "notes"
+    foreign.mkdir(parents=True)
+    (foreign / "mine.txt").write_text("someone else's")
+    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                 "--domains", "os", "--run-name", "notes", "--output", str(tmp_path / "results"),
+                                 *overwrite])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.endswith(f"error: {foreign} is not empty and is not an awbench run (it has no run.json): "
+                                  "nothing was written; choose another --run-name or --output\n")
+    assert tree(foreign) == ["mine.txt"] and (foreign / "mine.txt").read_text() == "someone else's"
+
+
+def test_import_never_replaces_a_directory_that_is_not_a_run(tmp_path):
+    out = tmp_path / "results"
+    assert runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                               "--run-name", "o", "--output", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["export", "o", "--official", str(tmp_path / "official"), "--output", str(out)]).exit_code == 0
+    (out / "notes").mkdir()
+    (out / "notes" / "mine.txt").write_text("someone else's")
+    predictions = str(tmp_path / "official" / "predictions.jsonl")
+    result = runner.invoke(app, ["import", predictions, "--run-name", "notes", "--overwrite", "--output", str(out)])
+    assert (result.exit_code, result.stderr) == (2, f"error: {out / 'notes'} exists and is not an awbench run "
+                                                    "(it has no run.json); choose another --run-name, or remove it\n")
+    assert tree(out / "notes") == ["mine.txt"]
+    result = runner.invoke(app, ["import", predictions, "--run-name", "..", "--overwrite", "--output", str(out)])
+    assert result.exit_code == 2 and result.stderr.startswith("error: --run-name '..' must be a plain name")
+    assert (tmp_path / "official" / "predictions.jsonl").exists()
