@@ -114,6 +114,12 @@ class Row(BaseModel):
     data: str
     cost_usd: float | None = None
     source: str | None = None
+    generations: int = 1  # K generations per sample (`--generations K`); a sample scores their mean
+
+
+def shows_generations(board: Leaderboard) -> bool:
+    """A K column only when some run has more than one generation per sample."""
+    return any(row.generations > 1 for group in board.groups for row in group.rows)
 
 
 class Group(BaseModel):
@@ -246,6 +252,7 @@ def build_leaderboard(
                 run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
                 scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
                 judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
+                generations=scores.generations,
             ))
 
     groups = [Group(header=key.header, rows=_rank(rows), rules=key.judge == "rules") for key, rows in by_group.items()]
@@ -374,6 +381,7 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
             record |= {
                 "scored": "" if row.scored is None else str(row.scored),
                 "failed": "" if row.failed is None else str(row.failed),
+                **({"generations": str(row.generations)} if shows_generations(board) else {}),
                 "judge": row.judge, "prompts": row.prompts, "data": row.data,
                 "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}", "source": row.source or "",
             }
@@ -401,9 +409,11 @@ def _md_escape(text: str) -> str:
 
 
 def to_markdown(board: Leaderboard) -> str:
-    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts",
-             "Data", "Cost"]
-    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", ":--", ":--", ":--", "--:"]
+    k = shows_generations(board)
+    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", *(["K"] if k else []),
+             "Judge", "Prompts", "Data", "Cost"]
+    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", *(["--:"] if k else []), ":--", ":--",
+             ":--", "--:"]
     parts: list[str] = []
     for group in board.groups:
         parts.append(f"**{'rule scores · ' if group.rules else ''}{_md_escape(group.header)}**\n")
@@ -415,6 +425,7 @@ def to_markdown(board: Leaderboard) -> str:
                 "" if row.rank is None else str(row.rank), _md_escape(run), _md_escape(row.model),
                 *(fmt_cell(row.cells[c]) for c in board.columns),
                 "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
+                *([str(row.generations)] if k else []),
                 _md_escape(row.judge), _md_escape(row.prompts), row.data, fmt_cost(row.cost_usd),
             ]
             parts.append("| " + " | ".join(cells) + " |")

@@ -66,3 +66,22 @@ def test_missing_generations_are_left_out_of_a_samples_mean() -> None:
     rows = [[[80.0], [np.nan]], [[20.0], [20.0]]]
     reps = bootstrap_means({"os": Clustered.of_generations(rows, ["a", "b"])}, resamples=500, seed=0)["os"][:, 0]
     assert set(np.round(np.unique(reps), 6)) <= {20.0, 50.0, 80.0}
+
+
+def test_the_leaderboard_shows_k_when_a_run_has_several_generations(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    out = tmp_path / "results"
+    with FakeOpenAIServer(responder=lambda body: Reply("<predicted_observation>x</predicted_observation>")) as server:
+        for k in ("1", "2"):
+            result = runner.invoke(app, ["run", "--model", "m", "--base-url", server.url, "--data", "sample", "--domains",
+                                         "os", "--generations", k, "--judge", "rules", "--run-name", f"k{k}",
+                                         "--output", str(out), "--max-failure-rate", "1"])
+            assert result.exit_code == 0, result.output
+    board = runner.invoke(app, ["leaderboard", "--output", str(out), "--format", "markdown"])
+    assert board.exit_code == 0, board.output
+    header = next(line for line in board.stdout.splitlines() if line.startswith("| # |"))
+    assert "| Failed | K | Judge |" in header
+    rows = {line.split(" | ")[1]: line.split(" | ") for line in board.stdout.splitlines() if line.startswith("| ") and " k" in line}
+    assert rows["k1"][header.split(" | ").index("K")] == "1" and rows["k2"][header.split(" | ").index("K")] == "2"
+    csv = runner.invoke(app, ["leaderboard", "--output", str(out), "--format", "csv"])
+    assert "generations" in csv.stdout.splitlines()[0]

@@ -13,7 +13,7 @@ from rich.text import Text
 from awbench.compare import Comparison, JudgeComparison, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.leaderboard import (
-    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Leaderboard, fmt_cost, fmt_interval, fmt_number, interval,
+    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Leaderboard, fmt_cost, fmt_interval, fmt_number, interval, shows_generations,
 )
 from awbench.runs import RunData, point_summary, run_intervals
 from awbench.sample_view import SampleView, clip, unified_diff
@@ -46,6 +46,9 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
         for c in board.columns:
             table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
         table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
+        k = shows_generations(board)
+        if k:
+            table.add_column("K", justify="right", no_wrap=True)
         costs = any(row.cost_usd is not None for row in group.rows)
         if costs:
             table.add_column("Cost", justify="right", no_wrap=True)
@@ -57,7 +60,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}"
             table.add_row("" if row.rank is None else str(row.rank), run,
                           *(_stacked(row.cells[c]) for c in board.columns), counts,
-                          *([fmt_cost(row.cost_usd)] if costs else []))
+                          *([str(row.generations)] if k else []), *([fmt_cost(row.cost_usd)] if costs else []))
         out.append(table)
     if notes:
         out += [note_text(note) for note in board.notes]
