@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from awbench.failures import failure_groups
 from awbench.judging.verdicts import consistency_stats
-from awbench.records import JudgmentRecord, PredictionRecord, Sample
+from awbench.records import JudgmentRecord, Sample
 from awbench.scoring import GenKey, ScoresFile, score_table
 from awbench.stats import spearman
 from awbench.store import Evaluation, RunStore, match_judge
@@ -42,7 +43,8 @@ def score_run(store: RunStore, samples: list[Sample]) -> dict[str, ScoresFile]:
             store.name, tables[judge_id], policy, judge_id=judge_id, generations=k,
             judge_consistency=consistency_stats(repeated) if repeated else None,
             cost_usd=_total_cost(records), usage=usage_totals(p.usage for p in predictions.values()),
-            judge_usage=usage_totals(v.usage for r in records for v in r.verdicts), **extra,
+            judge_usage=usage_totals(v.usage for r in records for v in r.verdicts),
+            failures=failure_groups(predictions.values(), records), **extra,
         )
         store.write_scores(scores, evaluation, primary=primary)
         results[judge_id] = scores
@@ -70,12 +72,6 @@ def resolve_judge(store: RunStore, judge: str | None) -> Evaluation:
     """An evaluation of the run by id, id prefix or kind; the primary by default (`store.match_judge`)."""
     kinds = {e.id: e.read_info().kind for e in store.evaluations()}
     return store.evaluation(match_judge(store.name, kinds, judge))
-
-
-def load_evaluation_records(store: RunStore, judge_id: str | None) -> tuple[dict[GenKey, PredictionRecord], dict[GenKey, JudgmentRecord]]:
-    predictions = store.predictions.load()
-    judgments = store.evaluation(judge_id).judgments.load() if judge_id else {}
-    return predictions, judgments  # type: ignore[return-value]
 
 
 def _total_cost(records: Iterable[JudgmentRecord]) -> float | None:

@@ -18,8 +18,7 @@ from awbench.backends import Backend, create_backend
 from awbench.backends.baseline import check_baseline
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings
 from awbench.dataset import LoadedData, load_samples
-from awbench.evaluations import load_evaluation_records, score_run
-from awbench.failures import FailureGroup, failure_groups
+from awbench.evaluations import score_run
 from awbench.judging import Judge, create_judges
 from awbench.backends.openai_api import endpoint_urls
 from awbench.openai_client import Endpoints, api_key
@@ -49,9 +48,8 @@ class SilentProgress:
 
 class RunOutcome(BaseModel):
     stages: list[StageSummary]
-    scores: ScoresFile
+    scores: ScoresFile  # the primary judge's; `scores.failures` says why samples failed or went unscored
     exit_code: int
-    failures: list[FailureGroup]
 
 
 async def run(config: RunConfig, overwrite: bool = False, progress: Progress = SilentProgress()) -> RunOutcome:
@@ -66,7 +64,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
         scores = score(store, data.samples)
         finish(store)
     primary = scores[store.read_manifest().primary_judge or judges[0].id]
-    return _outcome(store, stages, primary, config)
+    return RunOutcome(stages=stages, scores=primary, exit_code=exit_code(primary, config.scoring.max_failure_rate))
 
 
 async def infer(config: RunConfig, overwrite: bool = False, progress: Progress = SilentProgress()) -> StageSummary:
@@ -268,13 +266,6 @@ async def _check_endpoints(backend: Backend | None, judges: list[Judge]) -> None
     """Every endpoint that will be used answers, before the first sample: a dead one costs nothing."""
     for party in [*([backend] if backend else []), *judges]:
         await party.check()
-
-
-def _outcome(store: RunStore, stages: list[StageSummary], scores: ScoresFile, config: RunConfig) -> RunOutcome:
-    predictions, judgments = load_evaluation_records(store, scores.judge_id)
-    return RunOutcome(stages=stages, scores=scores, exit_code=exit_code(scores, config.scoring.max_failure_rate),
-                      failures=failure_groups(predictions.values(), judgments.values()))
-
 
 
 class DryRunEstimate(BaseModel):

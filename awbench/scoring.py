@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.failures import FailureGroup
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
 FailurePolicy = Literal["minimum", "exclude"]
@@ -65,6 +66,7 @@ class ScoresFile(BaseModel):
     cost_usd: float | None = None
     usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
+    failures: list[FailureGroup] = Field(default_factory=list)  # why samples failed or went unscored, by reason
 
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:

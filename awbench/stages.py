@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -87,8 +87,22 @@ def reusable(record: JudgmentRecord | None, cache_key: str, retry_failed: bool) 
 
 
 def judge_request(sample: Sample, prediction: PredictionRecord) -> JudgeRequest:
-    flags = (INJECTION_FLAG,) if injection_signals(prediction.prediction) else ()
-    return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation, flags=flags)
+    return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation)
+
+
+def with_flags(request: JudgeRequest) -> JudgeRequest:
+    """What a judgment records about its prediction; looked for only in what is judged (a resumed run skips it)."""
+    return replace(request, flags=(INJECTION_FLAG,) if injection_signals(request.prediction) else ())
+
+
+def offer(stages: list[JudgeStage], request: JudgeRequest, retry_failed: bool) -> list[JudgeStage]:
+    """Queue the request for every judge that has no reusable verdict for it; those judges, in order."""
+    takers = [stage for stage in stages if stage.needs(request, retry_failed)]
+    if takers:
+        flagged = with_flags(request)
+        for stage in takers:
+            stage.feed.put(flagged)
+    return takers
 
 
 class Feed:
@@ -110,7 +124,7 @@ class Feed:
             yield request
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity
 class JudgeStage:
     judge: Judge
     evaluation: Evaluation
@@ -120,11 +134,10 @@ class JudgeStage:
     feed: Feed = field(default_factory=Feed)
     summary: StageSummary = field(default_factory=lambda: StageSummary(stage="judge"))
 
-    def offer(self, request: JudgeRequest, retry_failed: bool) -> bool:
+    def needs(self, request: JudgeRequest, retry_failed: bool) -> bool:
         if reusable(self.existing.get((request.key, request.generation)), self.judge.cache_key(request), retry_failed):
             self.summary.reused += 1
             return False
-        self.feed.put(request)
         return True
 
 
@@ -154,9 +167,7 @@ def plan(store: RunStore, samples: list[Sample], model: ModelSettings | None, ju
     for request in trajectory_order(ready):
         record = predictions.get((request.key, request.generation))
         if record is not None and not record.failed:
-            jr = judge_request(request.sample, record)
-            for stage in judges:
-                stage.offer(jr, retry_failed)
+            offer(judges, judge_request(request.sample, record), retry_failed)
     return Plan(todo, predictions, judges, reused_predictions=len(wanted) - len(todo))
 
 
@@ -182,9 +193,9 @@ async def execute(store: RunStore, work: Plan, backend: Backend | None, label: s
                         infer_summary.failed += record.failed
                         assert infer_bar is not None
                         infer_bar.advance(failed=record.failed)
-                        jr = None if record.failed else judge_request(samples[record.key], record)
+                        takers = [] if record.failed else offer(work.judges, judge_request(samples[record.key], record), retry_failed)
                         for stage in work.judges:
-                            if jr is None or not stage.offer(jr, retry_failed):
+                            if stage not in takers:
                                 bars[stage.judge.id].drop()
             finally:
                 for stage in work.judges:

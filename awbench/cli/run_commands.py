@@ -236,7 +236,7 @@ def run(
             print_estimate(pipeline.estimate(config))
             return
         outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
-    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, outcome.failures, config.run_dir)
+    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir)
     raise typer.Exit(outcome.exit_code)
 
 
@@ -285,7 +285,7 @@ def judge(**options: Any) -> None:
     judged = scores.get(summaries[0].stage.removeprefix("judge ")) if summaries else None
     if judged is not None:
         code = pipeline.exit_code(judged, manifest.config.scoring.max_failure_rate)
-        print_summary(judged, code, manifest.config.scoring.max_failure_rate, None, store.path)
+        print_summary(judged, code, manifest.config.scoring.max_failure_rate, store.path)
 
 
 def _judge_only_options(
@@ -332,7 +332,7 @@ def score(
             count = write_rewards(store, samples, reward)
             console.print(f"wrote {count} rewards to {reward}")
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    print_summary(scores, code, scoring.max_failure_rate, None, store.path)
+    print_summary(scores, code, scoring.max_failure_rate, store.path)
     raise typer.Exit(code)
 
 

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from awbench.cli.common import console, err_console
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
-from awbench.failures import FailureGroup, describe
+from awbench.failures import describe
 from awbench.pipeline import DryRunEstimate
 from awbench.scoring import ScoresFile
 
@@ -54,8 +54,7 @@ def _fmt_rho(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.2f}"
 
 
-def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, failures: list[FailureGroup] | None,
-                  run_dir: Path) -> None:
+def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
     console.print(scores_table(scores))
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
@@ -86,7 +85,7 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, failur
         style = "red" if code else "yellow"
         err_console.print(f"[{style}]{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
                           f"or were not scored (tolerated: {max_failure_rate:.0%}):", highlight=False)
-        lines = describe(failures or [])
+        lines = describe(scores.failures)
         for line in lines[:MAX_REASONS_SHOWN]:
             err_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         if len(lines) > MAX_REASONS_SHOWN:
