@@ -66,9 +66,28 @@ class ModelSettings(_Settings):
     batch_size: int = operational(256, ge=1)
 
 
+class JudgeEngineSettings(_Settings):
+    """The in-process judge's vLLM engine (`--judge-backend vllm`), as ModelSettings has the candidate's. How
+    the judge model is deployed is not part of what the judge is (a server's GPUs and dtype are not either):
+    the judge id and verdict cache keys leave it out, so every field is operational."""
+
+    max_model_len: int | None = operational(None, ge=1)
+    dtype: str = operational("auto")
+    engine_args: dict[str, Any] = operational(default_factory=dict)
+    tensor_parallel_size: int = operational(1, ge=1)
+    gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
+    trust_remote_code: bool = operational(False)
+    enable_prefix_caching: bool = operational(True)
+    distributed_executor_backend: str | None = operational(None)
+    batch_size: int = operational(256, ge=1)  # verdict prompts per LLM.chat call
+
+
 class JudgeSettings(_Settings):
     kind: Literal["llm", "rules", "both"] = "llm"
     model: str = DEFAULT_JUDGE_MODEL
+    # openai: an OpenAI-compatible endpoint; vllm: in this process, with vLLM's offline engine (`engine`).
+    # Not part of the judge id: the same model, sampling and prompts give the same kind of verdicts either way.
+    backend: Literal["openai", "vllm"] = operational("openai")
     temperature: float = Field(0.6, ge=0)
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
@@ -85,6 +104,7 @@ class JudgeSettings(_Settings):
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)
+    engine: JudgeEngineSettings = operational(default_factory=JudgeEngineSettings)
 
     @property
     def uses_llm(self) -> bool:

@@ -139,7 +139,7 @@ def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     from awbench.judging.llm import require_key
 
     judges = create_judges(settings, endpoints)
-    if settings.uses_llm:
+    if settings.uses_llm and settings.backend == "openai":  # the in-process judge needs no key
         require_key(settings)
     return judges
 

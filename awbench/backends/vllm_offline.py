@@ -12,13 +12,21 @@ the room left; an answer that runs out of it ends with finish_reason `length` (t
 A prompt that does not fit is never submitted, since one such prompt makes `LLM.chat` fail its whole batch:
 `overlength="skip"` returns it as overlength; `"truncate-history"` drops the fewest oldest history turns that
 make it fit (recorded in `dropped_turns`), and returns overlength when even no history at all does not fit.
+
+Engines are opened through `open_engine`: a second user asking for an engine with the same arguments (the
+in-process judge on the candidate's model, `awbench.judging.vllm_judge`) gets the running one, and the last
+`close_engine` shuts it down. `LLM.chat` must not run in two threads at once on one engine, so every call
+holds `engine_lock(llm)`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -167,14 +175,15 @@ class VLLMBackend:
         from vllm.exceptions import VLLMClientError
 
         try:
-            return list(
-                self.llm.chat(
-                    [p.messages for p in plans],
-                    [self.params_for(p) for p in plans],
-                    use_tqdm=False,
-                    chat_template_kwargs=self.template_kwargs or None,
+            with engine_lock(self.llm):
+                return list(
+                    self.llm.chat(
+                        [p.messages for p in plans],
+                        [self.params_for(p) for p in plans],
+                        use_tqdm=False,
+                        chat_template_kwargs=self.template_kwargs or None,
+                    )
                 )
-            )
         except VLLMClientError as error:
             if len(plans) == 1:
                 return [error]
@@ -213,7 +222,63 @@ class VLLMBackend:
 
     async def aclose(self) -> None:
         if self.owns_engine:
-            await asyncio.to_thread(self.llm.llm_engine.engine_core.shutdown)
+            await asyncio.to_thread(close_engine, self.llm)
+
+
+@dataclass
+class _OpenEngine:
+    llm: Any
+    key: str
+    users: int
+
+
+_OPEN: dict[str, _OpenEngine] = {}  # engine key -> the engine running with those arguments
+_OPENING = threading.Lock()
+_LOCKS: weakref.WeakKeyDictionary[Any, threading.RLock] = weakref.WeakKeyDictionary()
+
+
+def engine_key(kwargs: dict[str, Any]) -> str:
+    """Engines with the same arguments are one. The engine seed is left out: it only seeds requests that
+    carry no seed of their own, and every judge request carries one."""
+    return json.dumps({k: v for k, v in kwargs.items() if k != "seed"}, sort_keys=True, default=str)
+
+
+def start_engine(kwargs: dict[str, Any]) -> LLM:
+    from vllm import LLM
+
+    return LLM(**kwargs)
+
+
+def open_engine(kwargs: dict[str, Any], start: Callable[[dict[str, Any]], Any] | None = None) -> LLM:
+    """The running engine with these arguments, or a new one made by `start` (default `start_engine`)."""
+    key = engine_key(kwargs)
+    with _OPENING:
+        engine = _OPEN.get(key)
+        if engine is None:
+            engine = _OPEN[key] = _OpenEngine((start or start_engine)(kwargs), key, 0)
+        engine.users += 1
+        return engine.llm
+
+
+def close_engine(llm: Any) -> None:
+    """One user of an engine from `open_engine` is done; the last one shuts it down."""
+    with _OPENING:
+        engine = next((e for e in _OPEN.values() if e.llm is llm), None)
+        if engine is not None:
+            engine.users -= 1
+            if engine.users > 0:
+                return
+            del _OPEN[engine.key]
+    llm.llm_engine.engine_core.shutdown()
+
+
+def engine_lock(llm: Any) -> threading.RLock:
+    """Held around every `LLM.chat` on `llm`: its users take turns, a whole batch each."""
+    with _OPENING:
+        lock = _LOCKS.get(llm)
+        if lock is None:
+            lock = _LOCKS[llm] = threading.RLock()
+        return lock
 
 
 def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, Any]:
@@ -241,7 +306,7 @@ def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, An
 
 def create(settings: ModelSettings, endpoints: Any = None) -> VLLMBackend:
     try:
-        from vllm import LLM
+        import vllm  # noqa: F401
     except ImportError as e:
         raise BackendUnavailable(VLLM_MISSING) from e
     if settings.data_parallel_size > 1:
@@ -253,4 +318,4 @@ def create(settings: ModelSettings, endpoints: Any = None) -> VLLMBackend:
     sampling_options(settings, sampling_fields())  # a bad --extra-body fails now, not after the engine's start
     from vllm.platforms import current_platform
 
-    return VLLMBackend(LLM(**engine_kwargs(settings, current_platform.is_cpu())), settings, owns_engine=True)
+    return VLLMBackend(open_engine(engine_kwargs(settings, current_platform.is_cpu())), settings, owns_engine=True)

@@ -36,13 +36,13 @@ def _json_object(value: str | None, option: str) -> dict[str, Any]:
     return parsed
 
 
-def _engine_args(pairs: list[str]) -> dict[str, Any]:
+def _engine_args(pairs: list[str], option: str = "--engine-arg") -> dict[str, Any]:
     """KEY=VALUE pairs; values that parse as JSON (true, 4, {...}) are passed typed, others as strings."""
     args: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            fail(f"--engine-arg expects KEY=VALUE, got {pair!r}")
+            fail(f"{option} expects KEY=VALUE, got {pair!r}")
         try:
             args[key.replace("-", "_")] = json.loads(value)
         except json.JSONDecodeError:
@@ -122,6 +122,14 @@ JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", mi
 JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", min=0.0, help="USD per million completion tokens." + _default("known models' list price"))]
 JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte)." + _default(_JUDGE.prompts))]
 JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file (our layout only)." + _default("the prompt set's"))]
+JudgeBackendOpt = Annotated[Optional[Literal["openai", "vllm"]], typer.Option("--judge-backend", help="openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine." + _default(_JUDGE.backend))]
+# The in-process judge's engine (--judge-backend vllm), as the candidate's options.
+JudgeMaxModelLenOpt = Annotated[Optional[int], typer.Option("--judge-max-model-len", min=1, help="The judge's context window (vllm judge)." + _default("the model's"))]
+JudgeDtypeOpt = Annotated[Optional[str], typer.Option("--judge-dtype", help="vllm judge." + _default(_JUDGE.engine.dtype))]
+JudgeEngineArgOpt = Annotated[Optional[list[str]], typer.Option("--judge-engine-arg", help="KEY=VALUE passed to the judge's vllm.LLM, repeatable." + _default("none"))]
+JudgeTPOpt = Annotated[Optional[int], typer.Option("--judge-tensor-parallel-size", min=1, help="vllm judge." + _default(_JUDGE.engine.tensor_parallel_size))]
+JudgeGpuMemOpt = Annotated[Optional[float], typer.Option("--judge-gpu-memory-utilization", min=0.0, max=1.0, help="vllm judge; on CPU the share of RAM." + _default(_JUDGE.engine.gpu_memory_utilization))]
+JudgeBatchOpt = Annotated[Optional[int], typer.Option("--judge-batch-size", min=1, help="Verdict prompts per offline vLLM batch." + _default(_JUDGE.engine.batch_size))]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD." + _default("no limit"))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
 
@@ -145,8 +153,15 @@ def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> Judg
     given = {JUDGE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_FIELDS and value is not None}
     if "extra_body" in given:
         given["extra_body"] = _json_object(given["extra_body"], "--judge-extra-body")
+    if "base_url" in given:  # an endpoint means the HTTP judge, as --base-url means the openai backend
+        if given.setdefault("backend", "openai") == "vllm":
+            fail("--judge-base-url is for --judge-backend openai: the vllm judge runs in this process")
+    engine = {JUDGE_ENGINE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_ENGINE_FIELDS and value is not None}
+    if "engine_args" in engine:
+        engine["engine_args"] = _engine_args(engine["engine_args"], "--judge-engine-arg")
+    values = (base or JudgeSettings()).model_dump()
     with user_errors(ValueError, names=OPTION_NAMES):
-        return JudgeSettings.model_validate({**(base or JudgeSettings()).model_dump(), **given})
+        return JudgeSettings.model_validate({**values, **given, "engine": {**values["engine"], **engine}})
 
 
 # CLI parameter -> JudgeSettings field.
@@ -157,6 +172,13 @@ JUDGE_FIELDS = {
     "judge_request_timeout": "request_timeout",
     "judge_structured": "structured", "judge_samples": "samples", "judge_price_in": "price_in",
     "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
+    "judge_backend": "backend",
+}
+# CLI parameter -> JudgeEngineSettings field (JudgeSettings.engine).
+JUDGE_ENGINE_FIELDS = {
+    "judge_max_model_len": "max_model_len", "judge_dtype": "dtype", "judge_engine_arg": "engine_args",
+    "judge_tensor_parallel_size": "tensor_parallel_size", "judge_gpu_memory_utilization": "gpu_memory_utilization",
+    "judge_batch_size": "batch_size",
 }
 # CLI parameter -> ModelSettings field, where the names differ.
 MODEL_RENAMES = {"engine_arg": "engine_args", "prefix_caching": "enable_prefix_caching"}
@@ -215,14 +237,19 @@ def run(
     distributed_executor_backend: ExecutorOpt = None, batch_size: BatchOpt = 256,
     run_name: RunNameOpt = None, output: OutputOption = Path("results"), overwrite: OverwriteOpt = False,
     retry_failed: RetryFailedOpt = False,
-    judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_base_url: JudgeUrlOpt = None,
+    judge: JudgeKindOpt = None, judge_model: JudgeModelOpt = None, judge_backend: JudgeBackendOpt = None,
+    judge_base_url: JudgeUrlOpt = None,
     judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
     judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
     judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
     judge_request_timeout: JudgeTimeoutOpt = None,
     judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
     judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
-    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
+    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None,
+    judge_max_model_len: JudgeMaxModelLenOpt = None, judge_dtype: JudgeDtypeOpt = None,
+    judge_engine_arg: JudgeEngineArgOpt = None, judge_tensor_parallel_size: JudgeTPOpt = None,
+    judge_gpu_memory_utilization: JudgeGpuMemOpt = None, judge_batch_size: JudgeBatchOpt = None,
+    max_cost: MaxCostOpt = None,
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:

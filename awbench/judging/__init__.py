@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from awbench.openai_client import Endpoints
 
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
+_LLM_BACKENDS = {"openai": "awbench.judging.llm", "vllm": "awbench.judging.vllm_judge"}  # JudgeSettings.backend
 
 
 class BudgetExhausted(Exception):
@@ -51,7 +52,8 @@ class Judge(Protocol):
 def create_judges(settings: JudgeSettings, endpoints: Endpoints | None = None) -> list[Judge]:
     """The judges of a configuration: `both` is an LLM judge (first: the primary) and the rule judge."""
     kinds: list[JudgeKind] = [k for k, used in (("llm", settings.uses_llm), ("rules", settings.uses_rules)) if used]
-    return [importlib.import_module(_MODULES[kind]).create(settings.model_copy(update={"kind": kind}), endpoints) for kind in kinds]
+    modules = {**_MODULES, "llm": _LLM_BACKENDS[settings.backend]}
+    return [importlib.import_module(modules[kind]).create(settings.model_copy(update={"kind": kind}), endpoints) for kind in kinds]
 
 
 def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
