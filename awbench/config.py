@@ -85,6 +85,11 @@ class JudgeSettings(_Settings):
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)
+    # The OpenAI Batch API (awbench.judging.batch): how the calls travel, not what they are, so none of these
+    # is part of the judge's identity (its id and verdict cache keys).
+    batch: bool = operational(False)
+    batch_fallback: Literal["batch", "direct"] = operational("batch")  # how a batch's re-asks are sent
+    batch_poll_interval: float = operational(30.0, gt=0)  # seconds between looks at the batches in flight
 
     @property
     def uses_llm(self) -> bool:

@@ -222,6 +222,10 @@ async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, ju
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
     stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
+    from awbench.judging.batch import bind_run  # a batch judge keeps its batches in its evaluation's directory
+
+    for stage in stages:
+        bind_run(stage.judge, stage.evaluation.path, progress)
     work = plan(store, samples, config.model if infer else None, stages, config.retry_failed)
     _note_reuse(work, store, progress, infer)
     backend = create_backend(config.model, endpoints) if work.generations else None

@@ -122,6 +122,10 @@ JudgePriceInOpt = Annotated[Optional[float], typer.Option("--judge-price-in", mi
 JudgePriceOutOpt = Annotated[Optional[float], typer.Option("--judge-price-out", min=0.0, help="USD per million completion tokens." + _default("known models' list price"))]
 JudgePromptsOpt = Annotated[Optional[str], typer.Option("--judge-prompts", help="'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte)." + _default(_JUDGE.prompts))]
 JudgeTemplateOpt = Annotated[Optional[str], typer.Option("--judge-template", help="User-prompt template file (our layout only)." + _default("the prompt set's"))]
+# The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+JudgeBatchOpt = Annotated[Optional[bool], typer.Option("--judge-batch/--no-judge-batch", help="Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches." + _default("no-judge-batch"))]
+JudgeBatchFallbackOpt = Annotated[Optional[Literal["batch", "direct"]], typer.Option("--judge-batch-fallback", help="How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price." + _default(_JUDGE.batch_fallback))]
+JudgeBatchPollOpt = Annotated[Optional[float], typer.Option("--judge-batch-poll-interval", min=0.001, help="Seconds between looks at the batches in flight." + _default(f"{_JUDGE.batch_poll_interval:g}"))]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD." + _default("no limit"))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
 
@@ -157,6 +161,7 @@ JUDGE_FIELDS = {
     "judge_request_timeout": "request_timeout",
     "judge_structured": "structured", "judge_samples": "samples", "judge_price_in": "price_in",
     "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
+    "judge_batch": "batch", "judge_batch_fallback": "batch_fallback", "judge_batch_poll_interval": "batch_poll_interval",
 }
 # CLI parameter -> ModelSettings field, where the names differ.
 MODEL_RENAMES = {"engine_arg": "engine_args", "prefix_caching": "enable_prefix_caching"}
@@ -222,7 +227,9 @@ def run(
     judge_request_timeout: JudgeTimeoutOpt = None,
     judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
     judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,
-    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None, max_cost: MaxCostOpt = None,
+    judge_prompts: JudgePromptsOpt = None, judge_template: JudgeTemplateOpt = None,
+    judge_batch: JudgeBatchOpt = None, judge_batch_fallback: JudgeBatchFallbackOpt = None,
+    judge_batch_poll_interval: JudgeBatchPollOpt = None, max_cost: MaxCostOpt = None,
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:
