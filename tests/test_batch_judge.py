@@ -277,6 +277,22 @@ def test_expired_requests_go_through_the_chat_endpoint_with_fallback_direct(out:
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
 
+def test_a_judgment_failed_for_a_transient_cause_is_judged_afresh_by_the_same_command(out: Path) -> None:
+    n = os_samples()
+    with FakeBatchAPI(responder=lambda body: Reply(verdict()), outcome=lambda number, requests: Outcome("expired", answered=n - 2)) as api:
+        first = invoke(*run_args(api.url, out, "--judge-max-retries", "0"))
+    assert first.exit_code == 1  # two unscored: their only attempt expired
+    failed = {k for k, r in judgments(out).items() if r.status == "failed"}
+    assert len(failed) == 2 and all(judgments(out)[k].transient for k in failed)
+    with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
+        again = invoke(*run_args(api.url, out, "--judge-max-retries", "0"))
+    assert again.exit_code == 0, again.output
+    lines = api.uploaded_lines()
+    assert {tuple(parse_custom_id(line["custom_id"])[:2]) for line in lines} == failed
+    assert all(parse_custom_id(line["custom_id"])[3] == 1 for line in lines)  # a fresh budget, as the direct judge's
+    assert all(r.status == "ok" for r in judgments(out).values())
+
+
 def test_unparseable_verdicts_are_asked_again_within_the_budget(tmp_path: Path) -> None:
     with FakeBatchAPI(responder=lambda body: Reply("Looks fine to me, 4 out of 5.")) as api:
         (record,) = batch_judge_all(settings(api.url, max_retries=2), [make_request()], tmp_path)

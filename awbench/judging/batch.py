@@ -67,6 +67,7 @@ STATE_FILE = "batches.json"
 ANSWERS_FILE = "batch_answers.jsonl"
 FILE_PREFIX = "awbench-"
 DIRECT_SUFFIX = "|direct"  # a verdict finished by direct re-asks (batch_fallback="direct")
+RECORDED_SUFFIX = "|recorded"  # a request whose judgment was recorded
 TERMINAL = frozenset({"completed", "expired", "failed", "cancelled"})
 LOOKBACK_S = 3600.0  # looking for a lost file or batch: back to this long before our entry was made (clock skew)
 API_ATTEMPTS = 8  # per Batch API call (the SDK retries twice more inside each), backing off up to a minute
@@ -108,9 +109,12 @@ class BatchAnswer(BaseModel):
 
     custom_id: str
     batch_id: str | None = None
-    verdict: VerdictRecord
+    verdict: VerdictRecord | None = None  # None: `recorded`
     cost_usd: float = 0.0
     final: bool = False
+    # The request's judgment was recorded: the answers above this line are spent. When the same request is
+    # offered again (a judgment that failed transiently), its verdicts start afresh, as the direct judge's do.
+    recorded: bool = False
 
 
 def custom_id(cache_key: str, key: str, generation: int, index: int, attempt: int) -> str:
@@ -268,23 +272,27 @@ class BatchJudge(LLMJudge):
         self._restore_answers()
         stopped = False
         await self._settle_stale()
-        for record in self._finished():  # answered before an interruption, never recorded
-            yield record
         while True:
+            records = self._finished()  # on the first round, those answered before an interruption
+            for record in records:
+                yield record
+            self._mark_recorded(records)
             await self._finish_submissions()
             stopped = await self._submit_new(stopped) or stopped
             if self.settings.batch_fallback == "direct":
                 await self._reask_directly()
-                for record in self._finished():
+                records = self._finished()
+                for record in records:
                     yield record
+                self._mark_recorded(records)
             open_entries = [e for e in self._state.batches if e.open and e.batch_id]
             if not open_entries:  # everything was answered, or the cap keeps the rest back
                 break
             await self._wait_for_one(open_entries)
-            for record in self._finished():
-                yield record
-        for record in self._finished():
+        records = self._finished()
+        for record in records:
             yield record
+        self._mark_recorded(records)
         if stopped:
             raise BudgetExhausted(
                 f"judge spend would pass the cap: spent ${self._spent():.4f} of --max-cost ${self.settings.max_cost:.4f}"
@@ -301,6 +309,24 @@ class BatchJudge(LLMJudge):
     def _answers(self) -> JsonlTable[BatchAnswer]:
         assert self._directory is not None
         return JsonlTable(self._directory / ANSWERS_FILE, BatchAnswer, lambda a: a.custom_id)
+
+    def _read_answers(self) -> list[BatchAnswer]:
+        """Every line of batch_answers.jsonl in order (a torn last line, from a crash mid-write, left out)."""
+        try:
+            data = self._answers.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        return [BatchAnswer.model_validate_json(line) for line in data.split(b"\n")[:-1] if line.strip()]
+
+    def _mark_recorded(self, records: list[JudgmentRecord]) -> None:
+        """After the consumer took these records (and saved them): their answers are spent."""
+        items = [self._items[(r.key, r.generation)] for r in records]
+        if not items:
+            return
+        with self._answers.appender() as append:
+            for item in items:
+                cid = custom_id(item.cache_key, item.request.key, item.request.generation, 0, 0) + RECORDED_SUFFIX
+                append(BatchAnswer(custom_id=cid, recorded=True))
 
     def _load_state(self) -> BatchState:
         if self._state_path.exists():
@@ -333,12 +359,14 @@ class BatchJudge(LLMJudge):
     def _restore_answers(self) -> None:
         """What earlier runs of this evaluation asked and were answered, for the requests wanted now."""
         assert self._state is not None
-        for answer in self._answers.load().values():
-            found = self._lookup(answer.custom_id.removesuffix(DIRECT_SUFFIX))
+        for answer in self._read_answers():
+            found = self._lookup(answer.custom_id.removesuffix(DIRECT_SUFFIX).removesuffix(RECORDED_SUFFIX))
             if found is None:
                 continue
-            _, verdict, attempt = found
-            if answer.final:
+            item, verdict, attempt = found
+            if answer.recorded:
+                item.verdicts = [_Verdict(v.index) for v in item.verdicts]
+            elif answer.final:
                 verdict.final_answer = answer
             else:
                 verdict.answers[attempt] = answer
@@ -614,15 +642,14 @@ class BatchJudge(LLMJudge):
                                 "its unanswered requests are asked again")
         fatal: FatalAPIError | None = None
         answers = []
-        recorded = self._answers.load()
+        written = {(a.batch_id, a.custom_id) for a in self._read_answers() if a.verdict is not None}
         for cid in entry.custom_ids:
             found = self._lookup(cid)
             if found is None:
                 continue
             item, verdict, attempt = found
             verdict.in_flight.discard(attempt)
-            if cid in recorded and not recorded[cid].final:  # an interrupted collection wrote it already
-                verdict.answers[attempt] = recorded[cid]
+            if (entry.batch_id, cid) in written:  # an interrupted collection wrote it already (restored)
                 continue
             try:
                 answer = self._answer(cid, entry, batch, lines.get(cid), item, verdict.index, attempt)
