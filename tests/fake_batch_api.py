@@ -82,6 +82,7 @@ class FakeBatchAPI:
         self.hold = hold
         self.upload_status = upload_status  # another status refuses every upload (e.g. 401)
         self.fail_looks = 0  # the next N looks at a batch answer 503
+        self.lose_creations = 0  # the next N batches are created, but the connection drops before the answer
         self.files: dict[str, dict[str, Any]] = {}  # id -> {"json": file object, "content": bytes}
         self.batches: dict[str, FakeBatch] = {}
         self.uploads: list[str] = []  # file ids, in order
@@ -292,6 +293,10 @@ def _handler_for(api: FakeBatchAPI) -> type[BaseHTTPRequestHandler]:
                     self._send(200, info)
                 elif parts == ["batches"]:
                     status, payload = api._create_batch(json.loads(data or b"{}"))
+                    if api.lose_creations > 0 and status == 200:
+                        api.lose_creations -= 1
+                        self.close_connection = True  # no answer: the client sees the connection drop
+                        return
                     self._send(status, payload)
                 elif len(parts) == 3 and parts[0] == "batches" and parts[2] == "cancel" and parts[1] in api.batches:
                     batch = api.batches[parts[1]]

@@ -416,6 +416,38 @@ def test_a_crash_during_submission_never_submits_twice(out: Path, monkeypatch: p
     assert len(records) == os_samples() and all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
 
+def test_a_crash_between_saving_the_answers_and_marking_the_batch_collected(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
+        with monkeypatch.context() as patch:
+            original = BatchJudge._save
+
+            def crashing(self: BatchJudge) -> None:
+                if any(e.collected for e in self._state.batches):
+                    raise Crash("collected")
+                original(self)
+
+            patch.setattr(BatchJudge, "_save", crashing)
+            crashed = invoke(*run_args(api.url, out))
+        assert isinstance(crashed.exception, Crash)
+        answers = [json.loads(line) for line in (evaluation_dir(out) / ANSWERS_FILE).read_text().splitlines()]
+        assert len(answers) == os_samples() and not state(out).batches[0].collected
+        resumed = invoke(*run_args(api.url, out))
+        assert resumed.exit_code == 0, resumed.output
+        assert len(api.uploads) == 1 and len(api.created) == 1 and len(api.answered) == os_samples()
+    answers = [json.loads(line) for line in (evaluation_dir(out) / ANSWERS_FILE).read_text().splitlines()]
+    assert sum(not a["recorded"] for a in answers) == os_samples()  # read again, not written twice
+    assert state(out).batches[0].collected
+    assert all(r.status == "ok" and r.score == 65.0 for r in judgments(out).values())
+
+
+def test_a_creation_whose_answer_is_lost_is_looked_for_before_it_is_tried_again(tmp_path: Path) -> None:
+    with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
+        api.lose_creations = 1
+        (record,) = batch_judge_all(settings(api.url), [make_request()], tmp_path,
+                                    setup=lambda judge: setattr(judge, "retry_base_s", 0.01))
+    assert len(api.created) == 1 and api.listed >= 1 and record.status == "ok"
+
+
 def test_a_crash_while_waiting_resumes_the_same_batch(out: Path) -> None:
     """A real process killed while its batch is in progress; the same command then picks the batch up."""
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), hold=True) as api:

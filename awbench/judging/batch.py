@@ -532,10 +532,16 @@ class BatchJudge(LLMJudge):
                                "upload a batch file")
 
     async def _create(self, entry: BatchEntry) -> Any:
+        """A batch for the entry's file. The API takes no idempotency key, so a creation whose answer was lost
+        (a dropped connection, a timeout, a 5xx) is looked for before it is tried again: never two batches for
+        one file. (The SDK's own retries are off for this call, for the same reason.)"""
         metadata = {"awbench_token": entry.token, "awbench_judge": self.id[:512]}
-        return await self._api(lambda: self.sdk.batches.create(input_file_id=entry.file_id, endpoint=ENDPOINT,
-                                                               completion_window=COMPLETION_WINDOW, metadata=metadata),
-                               "create a batch")
+
+        def create() -> Awaitable[Any]:
+            return self.sdk.with_options(max_retries=0).batches.create(
+                input_file_id=entry.file_id, endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW, metadata=metadata)
+
+        return await self._api(create, "create a batch", made_meanwhile=lambda: self._search_batch(entry))
 
     async def _find_file(self, entry: BatchEntry) -> str | None:
         """The file an interrupted submission may have uploaded before saving its id."""
@@ -553,17 +559,17 @@ class BatchJudge(LLMJudge):
 
     async def _find_batch(self, entry: BatchEntry) -> Any:
         """The batch an interrupted submission may have created before saving its id."""
+        return await self._api(lambda: self._search_batch(entry), "list the batches")
+
+    async def _search_batch(self, entry: BatchEntry) -> Any:
+        """Newest first, back to a little before the entry was made: the batch made from its file, if any."""
         bound = entry.created_at - LOOKBACK_S
-
-        async def find() -> Any:
-            async for batch in self.sdk.batches.list(limit=100):
-                if batch.input_file_id == entry.file_id or (batch.metadata or {}).get("awbench_token") == entry.token:
-                    return batch
-                if batch.created_at < bound:
-                    return None
-            return None
-
-        return await self._api(find, "list the batches")
+        async for batch in self.sdk.batches.list(limit=100):
+            if batch.input_file_id == entry.file_id or (batch.metadata or {}).get("awbench_token") == entry.token:
+                return batch
+            if batch.created_at < bound:
+                return None
+        return None
 
     # --- Waiting and collecting ----------------------------------------------------------------------------
 
@@ -742,9 +748,11 @@ class BatchJudge(LLMJudge):
                                            timeout=self.settings.request_timeout, max_retries=2)
         return self._sdk
 
-    async def _api(self, call: Callable[[], Awaitable[T]], what: str, attempts: int = API_ATTEMPTS) -> T:
+    async def _api(self, call: Callable[[], Awaitable[T]], what: str, attempts: int = API_ATTEMPTS,
+                   made_meanwhile: Callable[[], Awaitable[T | None]] | None = None) -> T:
         """One Batch API call. 429, 5xx, timeouts and connection errors are tried again with backoff (a wait of
-        hours should outlast a network blip); 400/401/403/404 stop the run with the server's message."""
+        hours should outlast a network blip); 400/401/403/404 stop the run with the server's message.
+        `made_meanwhile`: before trying again, whether the failed call took effect after all."""
         import openai
 
         for attempt in range(1, attempts + 1):
@@ -756,6 +764,13 @@ class BatchJudge(LLMJudge):
                     raise FatalAPIError(f"the Batch API refused to {what}: {message}") from None
             except (openai.APIConnectionError, openai.APITimeoutError) as error:
                 message = redact(f"{type(error).__name__}: {error}")
+            if made_meanwhile is not None:
+                try:
+                    found = await made_meanwhile()
+                except (openai.APIStatusError, openai.APIConnectionError, openai.APITimeoutError):
+                    found = None
+                if found is not None:
+                    return found
             if attempt == attempts:
                 raise EndpointDown(f"the Batch API did not answer when asked to {what}: {message}; "
                                    "the run is resumable: run the same command again")
