@@ -22,9 +22,8 @@ from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
 from awbench.judging.batch import ANSWERS_FILE, STATE_FILE, BatchJudge, BatchState, parse_custom_id
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for, usage_cost
+from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
 from awbench.judging.llm import _seed, create
-from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.store import RunStore
 from fake_batch_api import FakeBatchAPI, Outcome
@@ -537,8 +536,6 @@ def test_answers_are_priced_at_the_batch_rate_cached_tokens_included(tmp_path: P
 def test_max_cost_stops_before_the_cap_at_the_batch_price(tmp_path: Path) -> None:
     probe = create(settings("http://127.0.0.1:9/v1", price_in=1.0, price_out=1.0, batch=False))
     listed = probe.estimate([make_request()]).cost_usd
-    messages = render_messages(load_prompt_set("rubric"), make_request())
-    assert listed == pytest.approx(usage_cost(probe.price, sum(len(m["content"]) for m in messages) // 4 + 1, OUTPUT_TOKENS_PER_VERDICT), rel=0.01)
     cap = 1.75 * listed  # one request at the list price; three at the batch price
     usage = {"prompt_tokens": probe.estimate([make_request()]).prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
     done: list[JudgmentRecord] = []
