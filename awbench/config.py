@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator, field_validator
 from pydantic_core import PydanticUndefined
 
 SCHEMA_VERSION = 1
@@ -105,6 +105,17 @@ class JudgeSettings(_Settings):
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)
     engine: JudgeEngineSettings = operational(default_factory=JudgeEngineSettings)
+    # The OpenAI Batch API (awbench.judging.batch): how the calls travel, not what they are, so none of these
+    # is part of the judge's identity (its id and verdict cache keys).
+    batch: bool = operational(False)
+    batch_fallback: Literal["batch", "direct"] = operational("batch")  # how a batch's re-asks are sent
+    batch_poll_interval: float = operational(30.0, gt=0)  # seconds between looks at the batches in flight
+
+    @model_validator(mode="after")
+    def _batch_needs_the_api(self) -> JudgeSettings:
+        if self.batch and self.backend == "vllm":
+            raise ValueError("the Batch API (batch) is for an OpenAI endpoint; the vllm judge batches in this process")
+        return self
 
     @property
     def uses_llm(self) -> bool:

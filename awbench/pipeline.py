@@ -220,6 +220,10 @@ async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, ju
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
     stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
+    from awbench.judging.batch import bind_run  # a batch judge keeps its batches in its evaluation's directory
+
+    for stage in stages:
+        bind_run(stage.judge, stage.evaluation.path, progress)
     work = plan(store, samples, config.model if infer else None, stages, config.retry_failed)
     _note_reuse(work, store, progress, infer)
     backend = create_backend(config.model, endpoints) if work.generations else None
@@ -275,6 +279,7 @@ class DryRunEstimate(BaseModel):
     judge_prompt_tokens: int
     judge_completion_tokens: int
     judge_cost_usd: float | None  # None when the judge model's price is unknown
+    batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
 
 
 def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
@@ -315,4 +320,5 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     return result.model_copy(update={
         "judge_calls": cost.calls, "judge_prompt_tokens": cost.prompt_tokens,
         "judge_completion_tokens": cost.completion_tokens, "judge_cost_usd": cost.cost_usd,
+        "batch_price": config.judge.batch,
     })

@@ -195,11 +195,16 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
                 return
             fake._enter()
+            left = False
             try:
                 reply = fake._record(body, dict(self.headers.items()))
                 time.sleep(fake.delay_s + reply.delay_s)
                 if reply.gate is not None:
                     reply.gate.wait(timeout=60)
+                # Counted out before the answer goes: once the client has it, it may send its next request,
+                # which must not find this one still counted in.
+                fake._leave()
+                left = True
                 if reply.close:
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -212,7 +217,8 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             except OSError:  # BrokenPipeError, ConnectionResetError
                 pass  # the client gave up (e.g. its timeout passed): nothing to answer
             finally:
-                fake._leave()
+                if not left:
+                    fake._leave()
 
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             self._send_bytes(status, json.dumps(payload).encode(), headers)

@@ -130,6 +130,10 @@ JudgeEngineArgOpt = Annotated[Optional[list[str]], typer.Option("--judge-engine-
 JudgeTPOpt = Annotated[Optional[int], typer.Option("--judge-tensor-parallel-size", min=1, help="vllm judge." + _default(_JUDGE.engine.tensor_parallel_size))]
 JudgeGpuMemOpt = Annotated[Optional[float], typer.Option("--judge-gpu-memory-utilization", min=0.0, max=1.0, help="vllm judge; on CPU the share of RAM." + _default(_JUDGE.engine.gpu_memory_utilization))]
 JudgeBatchOpt = Annotated[Optional[int], typer.Option("--judge-batch-size", min=1, help="Verdict prompts per offline vLLM batch." + _default(_JUDGE.engine.batch_size))]
+# The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+JudgeBatchApiOpt = Annotated[Optional[bool], typer.Option("--judge-batch/--no-judge-batch", help="Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches." + _default("no-judge-batch"))]
+JudgeBatchFallbackOpt = Annotated[Optional[Literal["batch", "direct"]], typer.Option("--judge-batch-fallback", help="How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price." + _default(_JUDGE.batch_fallback))]
+JudgeBatchPollOpt = Annotated[Optional[float], typer.Option("--judge-batch-poll-interval", min=0.001, help="Seconds between looks at the batches in flight." + _default(f"{_JUDGE.batch_poll_interval:g}"))]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0.0, help="Stop (resumably) before judge spend would pass this many USD." + _default("no limit"))]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
 
@@ -173,6 +177,7 @@ JUDGE_FIELDS = {
     "judge_structured": "structured", "judge_samples": "samples", "judge_price_in": "price_in",
     "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
     "judge_backend": "backend",
+    "judge_batch": "batch", "judge_batch_fallback": "batch_fallback", "judge_batch_poll_interval": "batch_poll_interval",
 }
 # CLI parameter -> JudgeEngineSettings field (JudgeSettings.engine).
 JUDGE_ENGINE_FIELDS = {
@@ -249,7 +254,8 @@ def run(
     judge_max_model_len: JudgeMaxModelLenOpt = None, judge_dtype: JudgeDtypeOpt = None,
     judge_engine_arg: JudgeEngineArgOpt = None, judge_tensor_parallel_size: JudgeTPOpt = None,
     judge_gpu_memory_utilization: JudgeGpuMemOpt = None, judge_batch_size: JudgeBatchOpt = None,
-    max_cost: MaxCostOpt = None,
+    judge_batch: JudgeBatchApiOpt = None, judge_batch_fallback: JudgeBatchFallbackOpt = None,
+    judge_batch_poll_interval: JudgeBatchPollOpt = None, max_cost: MaxCostOpt = None,
     failure_policy: FailurePolicyOpt = None, max_failure_rate: MaxFailureRateOpt = None,
     dry_run: DryRunOpt = False,
 ) -> None:

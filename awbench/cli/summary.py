@@ -96,7 +96,7 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
 
 def print_estimate(estimate: DryRunEstimate) -> None:
     if estimate.judge_cost_usd is not None:
-        cost = f"${estimate.judge_cost_usd:.4f}"
+        cost = f"${estimate.judge_cost_usd:.4f}" + (" at the Batch API's half price" if estimate.batch_price else "")
     else:
         cost = "unknown (give --judge-price-in/--judge-price-out)"
     console.print(

@@ -36,6 +36,23 @@ KNOWN_PRICES: dict[str, Price] = {
     "gpt-5-mini": Price(input=0.25, output=2.00, cached_input=0.025),
 }
 
+# The Batch API (`--judge-batch`) bills every kind of token at half its list price: input, cached input and
+# output. OpenAI's Batch API FAQ (https://help.openai.com/en/articles/9197833-batch-api-faq): "Each model will
+# be offered at 50% cost discount vs. the synchronous APIs", and "Developers will be charged for any completed
+# work" of a batch that expires. Cached input tokens, which the usage of a batch answer reports like any other,
+# are priced at half the cached rate; third-party summaries of https://developers.openai.com/api/docs/pricing
+# (leanlm.ai "LLM batch API", 2026; aipromptshub.co) say the two discounts stack for GPT-5 models, the ones in
+# KNOWN_PRICES, and not for older ones (where this then undercounts cached input). Without a known cached rate
+# (prices given with --judge-price-in), cached tokens cost the halved input rate.
+BATCH_DISCOUNT = 0.5
+
+
+def batch_price(price: Price) -> Price:
+    """The Batch API's price of a model whose list price is `price`."""
+    cached = price.cached_input * BATCH_DISCOUNT if price.cached_input is not None else None
+    return Price(input=price.input * BATCH_DISCOUNT, output=price.output * BATCH_DISCOUNT, cached_input=cached)
+
+
 _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 

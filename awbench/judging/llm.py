@@ -56,6 +56,10 @@ def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJu
             f"--max-cost needs the price of judge model {settings.model!r}: "
             "give --judge-price-in and --judge-price-out (USD per million tokens)"
         )
+    if settings.batch:  # the same judge, its calls sent through the OpenAI Batch API
+        from awbench.judging.batch import BatchJudge
+
+        return BatchJudge(settings, prompt_set, price, endpoints or Endpoints())
     return LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
 
 
@@ -194,14 +198,18 @@ class LLMJudge:
         cost = sum(c for _, c in outcomes) if self.price else None
         return combine(request, key, [v for v, _ in outcomes], cost)
 
-    async def _verdict(self, messages: Messages, key: str, index: int, prediction: str) -> tuple[VerdictRecord, float]:
+    async def _verdict(self, messages: Messages, key: str, index: int, prediction: str, first_attempt: int = 1,
+                       best: VerdictRecord | None = None, usage: Usage | None = None,
+                       cost: float = 0.0) -> tuple[VerdictRecord, float]:
         """One verdict within its call budget. Returns it with the cost of all its calls; its usage is their
-        sum, and it keeps the best answer (complete > partial > unparsed or truncated > error)."""
-        best: VerdictRecord | None = None
-        usage, cost = Usage(), 0.0
+        sum, and it keeps the best answer (complete > partial > unparsed or truncated > error). A verdict whose
+        first attempts were made elsewhere (the batch judge's re-asks sent directly) goes on from
+        `first_attempt`, with the best answer, usage and cost of those attempts."""
+        usage = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
         budget = self.settings.max_retries + 1
-        for attempt in range(1, budget + 1):
+        attempt = first_attempt - 1
+        for attempt in range(first_attempt, budget + 1):
             seed = _seed(key, index, attempt)
             try:
                 completion = await self._complete(messages, seed)
