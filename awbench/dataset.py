@@ -183,6 +183,7 @@ def _read_file(path: Path) -> _Read:
         expected_domain = None
     read = _Read()
     shared: dict[str, str] = {}
+    encoded: dict[str, bytes] = {}
     start, number = 0, 0
     while start < len(data):
         # Split on "\n" only: records carry U+2028, U+0085 and other characters that str.splitlines breaks on.
@@ -197,13 +198,18 @@ def _read_file(path: Path) -> _Read:
         if obj is None:
             continue
         _share_turns(obj, shared)
-        entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain)
+        if len(encoded) > ENCODED_KEPT:  # the turns of the trajectories read last are what the next records repeat
+            encoded.clear()
+        entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain, encoded)
         read.problems += problems
         if entry is not None and not parse_problems:
             read.entries.append(entry)
     if not read.entries and not read.problems:
         read.problems.append(Problem(label, None, None, "no records"))
     return read
+
+
+ENCODED_KEPT = 4096  # JSON forms of turn strings kept for hashing the next records: a few trajectories' worth
 
 
 def _share_turns(obj: dict[str, Any], shared: dict[str, str]) -> None:
@@ -329,7 +335,8 @@ _EXPECTED = {"int_type": "int", "string_type": "str", "list_type": "list"}
 
 
 def _validate(
-    obj: dict[str, Any], path: str, line: int, origin: str, unit: str, expected_domain: str | None
+    obj: dict[str, Any], path: str, line: int, origin: str, unit: str, expected_domain: str | None,
+    encoded: dict[str, bytes] | None = None,
 ) -> tuple[_Entry | None, list[Problem]]:
     problems: list[Problem] = []
     task = obj.get("task")
@@ -345,7 +352,7 @@ def _validate(
     try:
         # Encoding every string (as hashing does) is what finds text that is not valid Unicode: the fields
         # are looked through one by one only when that fails.
-        digest = record_hash(record)
+        digest = record_hash(record, encoded)
     except UnicodeEncodeError:
         digest = ""
         fields = [(name, getattr(record, name)) for name in BenchmarkRecord.model_fields]

@@ -7,6 +7,7 @@ and their agreement (Spearman per domain).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from awbench.failures import failure_groups
 from awbench.judging.verdicts import consistency_stats
@@ -16,11 +17,15 @@ from awbench.stats import spearman
 from awbench.store import Evaluation, RunStore, match_judge
 
 
-def score_run(store: RunStore, samples: list[Sample]) -> dict[str, ScoresFile]:
-    """Write every evaluation's scores.json; judge id -> its scores."""
+def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False) -> dict[str, ScoresFile]:
+    """Write every evaluation's scores.json; judge id -> its scores. With `reuse_fresh`, scores written after
+    the last record they summarise, under the same policy, are read instead of computed again (a resumed run
+    that had nothing to do)."""
     manifest = store.read_manifest()
     policy = manifest.config.scoring.failure_policy
     k = manifest.config.model.generations
+    if reuse_fresh and (fresh := _fresh_scores(store, policy, k)) is not None:
+        return fresh
     predictions = store.predictions.load()
     keys = [(s.key, s.domain) for s in samples]
     evaluations = store.evaluations()
@@ -49,6 +54,29 @@ def score_run(store: RunStore, samples: list[Sample]) -> dict[str, ScoresFile]:
         store.write_scores(scores, evaluation, primary=primary)
         results[judge_id] = scores
     return results
+
+
+def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, ScoresFile] | None:
+    evaluations = store.evaluations()
+    if not evaluations or not store.scores_path.exists():
+        return None
+    found = {}
+    for evaluation in evaluations:
+        written = _mtime(evaluation.scores_path)
+        if written is None or written <= max(_mtime(store.predictions.path) or 0, _mtime(evaluation.judgments.path) or 0):
+            return None
+        scores = ScoresFile.model_validate(evaluation.read_scores_json())
+        if (scores.failure_policy, scores.generations) != (policy, generations):
+            return None
+        found[evaluation.id] = scores
+    return found
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def rule_llm_agreement(

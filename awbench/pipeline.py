@@ -61,7 +61,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     judges = _judges(config.judge, endpoints)
     with opened_run(config, data, overwrite, progress, judges) as store:
         stages = await _execute(store, data.samples, config, judges, endpoints, progress, infer=True)
-        scores = score(store, data.samples)
+        scores = score_run(store, data.samples, reuse_fresh=True)
         finish(store)
     primary = scores[store.read_manifest().primary_judge or judges[0].id]
     return RunOutcome(stages=stages, scores=primary, exit_code=exit_code(primary, config.scoring.max_failure_rate))

@@ -101,13 +101,22 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def record_hash(record: BenchmarkRecord) -> str:
+def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None) -> str:
     """`content_hash` of the record's benchmark fields only (so extra fields, such as an imported file's
     `gen`, don't change it): the value of `content_hash(record.model_dump(mode="json", include=those))`,
     without building that JSON text with `json.dumps`, which takes most of the time of loading a large file.
-    The same bytes are put together from each string's JSON form (`_json_string`) instead. Raises
+    The same bytes are put together from each string's JSON form (`_json_string`) instead; `encoded` keeps
+    those forms for the next records (a trajectory's samples repeat its earlier turns). Raises
     UnicodeEncodeError for text that is not valid Unicode (a lone surrogate), as `content_hash` does."""
-    json_string = _json_string
+    if encoded is None:
+        json_string = _json_string
+    else:
+        def json_string(text: str) -> bytes:
+            form = encoded.get(text)
+            if form is None:
+                form = encoded[text] = _json_string(text)
+            return form
+
     parts: list[bytes] = []
     add = parts.append
     try:

@@ -269,9 +269,9 @@ def test_hash_is_computed_once_per_sample_and_unchanged(monkeypatch, sample_path
     calls = []
     original = records.record_hash
 
-    def counting(record):
+    def counting(record, encoded=None):
         calls.append(record)
-        return original(record)
+        return original(record, encoded)
 
     monkeypatch.setattr(dataset, "record_hash", counting)
     monkeypatch.setattr(records, "record_hash", counting)

@@ -126,3 +126,16 @@ def test_seeds_are_per_sample_and_generation_and_stable():
     assert len({sample_seed(1, "a", g) for g in range(4)}) == 4
     # the first generation keeps the seed runs made before generations existed had
     assert sample_seed(7, "a") == int.from_bytes(hashlib.sha256(b"7:a").digest()[:4], "big")
+
+
+def test_a_resumed_run_reads_fresh_scores_and_recomputes_stale_ones(make_config):
+    config = make_config("baseline:oracle")
+    asyncio.run(pipeline.run(config))
+    store = RunStore(config.run_dir)
+    (evaluation,) = store.evaluations()
+    doctored = evaluation.scores_path.read_text().replace('"overall": 100.0', '"overall": 99.0', 1)
+    evaluation.scores_path.write_text(doctored)  # written after every record: taken as it is
+    assert asyncio.run(pipeline.run(config)).scores.overall == 99.0
+    with evaluation.judgments.appender() as append:  # a record newer than the scores: they are computed again
+        append(next(iter(evaluation.judgments.load().values())))
+    assert asyncio.run(pipeline.run(config)).scores.overall == 100.0
