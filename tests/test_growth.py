@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -170,6 +171,42 @@ def test_two_level_slope_redraws_generations():
     units = {"swe": [Unit("swe/a/1", "a", 1, (100.0, 100.0)), Unit("swe/a/2", "a", 2, (0.0, 100.0))]}
     trend = trends(units, TURN_BINS, resamples=2000, seed=0)["swe"]
     assert (trend.slope, trend.lo, trend.hi) == pytest.approx((-50, -100, 0))
+
+
+def _two_level_one_at_a_time(values, clusters, resamples, seed):
+    """The two-level bootstrap written plainly, one resample at a time, drawing from the generator in the order
+    `stats.bootstrap_means` does."""
+    rng = np.random.default_rng(seed)
+    ids = {c: i for i, c in enumerate(dict.fromkeys(clusters))}
+    index = np.array([ids[c] for c in clusters])
+    draws = rng.multinomial(len(ids), np.full(len(ids), 1.0 / len(ids)), size=resamples)
+    keep = ~np.isnan(values[:, :, 0]).all(axis=1)
+    gens = [v[~np.isnan(v[:, 0])] for v in values[keep]]
+    index = index[keep]
+    out = []
+    for weights in draws:
+        picked = rng.random((len(gens), values.shape[1]))
+        means = np.array([np.nanmean(g[(p[: len(g)] * len(g)).astype(int)], axis=0) for g, p in zip(gens, picked)])
+        w = weights[index][:, None] * ~np.isnan(means)
+        out.append((w * np.nan_to_num(means)).sum(axis=0) / w.sum(axis=0))
+    return np.array(out)
+
+
+def test_two_level_bootstrap_in_chunks_is_the_plain_one(monkeypatch):
+    from awbench import stats
+
+    rng = np.random.default_rng(3)
+    values = rng.uniform(0, 100, (40, 3, 2))
+    values[rng.random((40, 3)) < 0.3] = np.nan
+    values[rng.random((40, 3)) < 0.1, 1] = np.nan  # a dimension some generation did not give
+    clusters = [f"t{i % 9}" for i in range(40)]
+    data = {"os": stats.Clustered(values, clusters)}
+    whole = stats.bootstrap_means(data, 300, 1)["os"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert np.allclose(whole, _two_level_one_at_a_time(values, clusters, 300, 1), rtol=0, atol=1e-9)
+    monkeypatch.setattr(stats, "TWO_LEVEL_CHUNK", 7)  # a resample or so per chunk: the same numbers
+    assert np.array_equal(stats.bootstrap_means(data, 300, 1)["os"], whole)
 
 
 def test_a_run_with_k_generations(tmp_path, monkeypatch):
