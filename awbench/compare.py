@@ -1,5 +1,6 @@
-"""Comparisons: run against run (paired, on the samples both scored), judge against judge, verdict against
-verdict (repeated judging), and score against prediction length.
+"""Comparisons: run against run (paired, on the samples both scored, overall and along trajectories: by bins of
+turn index and context length), judge against judge, verdict against verdict (repeated judging), and score
+against prediction length.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.growth import AXES, BINS, Axis, Trend, Unit, bin_label, lead_summary, position, trends
 from awbench.leaderboard import provenance
 from awbench.parsing import strip_observation_marker
 from awbench.records import SCHEMA_VERSION
@@ -62,6 +64,17 @@ class Consistency(BaseModel):
 LengthBias = dict[str, tuple[int, float | None]]
 
 
+class PairedGrowth(BaseModel):
+    """Where along trajectories A and B differ: A − B per bin of one axis (`awbench.growth`), on the samples
+    both scored, and the trend of A − B per doubling."""
+
+    axis: Axis
+    bins: list[str]  # from the first bin with samples both scored to the last
+    rows: dict[str, list[Paired]]  # bin -> domains in order, then overall; a bin without samples has none
+    trend: dict[str, Trend]  # slope of A − B on log2(position), per domain and overall (the mean of the slopes)
+    summary: str
+
+
 class Comparison(BaseModel):
     schema_version: int = SCHEMA_VERSION
     run_a: str
@@ -74,6 +87,7 @@ class Comparison(BaseModel):
     warnings: list[str]
     judge_agreement: Agreement | None = None  # when both runs judged the same predictions
     length_bias: dict[str, LengthBias]
+    growth: dict[str, PairedGrowth] = {}  # by axis: "turn", "context"
 
 
 class JudgeRow(BaseModel):
@@ -146,6 +160,33 @@ def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]]
     return rows, only_a, only_b
 
 
+def paired_growth(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]], positions: dict[str, float],
+                  trajectories: dict[str, str], axis: Axis, resamples: int, seed: int) -> PairedGrowth:
+    """`paired_rows` within each bin of `axis` (`positions`: each sample's turn index or context tokens), and
+    the trend of the paired differences."""
+    bins = BINS[axis]
+    where = {k: bin_label(positions[k], bins) for scores in (*sa.values(), *sb.values()) for k in scores}
+
+    def in_bin(scores: dict[str, dict[str, float]], label: str) -> dict[str, dict[str, float]]:
+        return {d: {k: v for k, v in s.items() if where[k] == label} for d, s in scores.items()}
+
+    rows: dict[str, list[Paired]] = {}
+    for label, _, _ in bins:
+        found, _, _ = paired_rows(in_bin(sa, label), in_bin(sb, label), trajectories, resamples, seed)
+        if found:
+            rows[label] = found
+    labels = [b[0] for b in bins]
+    present = [labels.index(label) for label in rows]
+    units = {d: [Unit(key=k, trajectory=trajectories[k], position=positions[k], scores=(sa[d][k] - sb[d][k],))
+                 for k in sa.get(d, {}) if k in sb.get(d, {})] for d in DOMAINS}
+    trend = trends({d: us for d, us in units.items() if us}, bins, resamples, seed)
+    diffs = [(label, r[-1].diff) for label, r in rows.items()]
+    return PairedGrowth(
+        axis=axis, bins=labels[min(present): max(present) + 1] if present else [], rows=rows, trend=trend,
+        summary=lead_summary(axis, diffs, trend.get(OVERALL)),  # type: ignore[arg-type]
+    )
+
+
 def compare_runs(
     a: RunData, b: RunData, judge: str | None = None, resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
@@ -177,14 +218,17 @@ def compare_runs(
     if pa.policy != pb.policy:
         warnings.append(f"failure policies differ ({pa.policy} vs {pb.policy})")
 
-    rows, only_a, only_b = paired_rows(_scores(a, ea.id), _scores(b, eb.id), a.trajectories, resamples, seed)
+    sa, sb = _scores(a, ea.id), _scores(b, eb.id)
+    rows, only_a, only_b = paired_rows(sa, sb, a.trajectories, resamples, seed)
+    growth = {axis: paired_growth(sa, sb, {k: position(s.record, axis) for k, s in a.samples.items()},
+                                  a.trajectories, axis, resamples, seed) for axis in AXES}
     if only_a or only_b:
         warnings.append(f"left out samples scored by one run only: {only_a} of {a.name}, {only_b} of {b.name}")
     return Comparison(
         run_a=a.name, run_b=b.name, judge=ea.id, judge_b=None if eb.id == ea.id else eb.id, rows=rows,
         only_a=only_a, only_b=only_b, warnings=warnings,
         judge_agreement=judge_agreement(a, b, ea.id, eb.id) if same_predictions else None,
-        length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)},
+        length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)}, growth=growth,
     )
 
 

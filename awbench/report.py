@@ -1,4 +1,5 @@
-"""A self-contained static HTML report: leaderboard, charts, the worst samples with diffs, a search box.
+"""A self-contained static HTML report: leaderboard, charts, each run's scores along trajectories (by turn index and
+context length, `awbench.growth`), the worst samples with diffs, a search box.
 
 The report needs no network: CSS, JS and charts (`awbench.charts`) are inline.
 """
@@ -15,9 +16,12 @@ from string import Template
 from pydantic import BaseModel
 
 import awbench
-from awbench.charts import Charts, Series, bar_chart_svg
+from awbench.charts import (
+    TOTAL_COLOR, Charts, Line, LineChart, LineCharts, LinePoint, Series, bar_chart_svg, color, line_panels_svg,
+)
 from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
+from awbench.growth import AXES, AXIS_NAMES, GrowthTable, RunGrowth, fmt_bounds, fmt_points, growth_summary, run_growth
 from awbench.leaderboard import (
     DIMENSION_LABELS, INTERVALS_NOTE, Cell, Group, Leaderboard, build_leaderboard, fmt_cost, fmt_interval, fmt_number,
 )
@@ -135,16 +139,115 @@ class RunSection(BaseModel):
     length_bias: LengthBias
     consistency: Consistency | None
     agreement: dict[str, float | None] | None
+    growth: RunGrowth | None = None
+    rules: bool = False  # the judge is the rule judge: its charts say "rule score"
 
 
-def run_section(data: RunData, judge_id: str, worst_n: int) -> RunSection:
-    scores = data.evaluation(judge_id).scores
+def run_section(data: RunData, judge_id: str, worst_n: int, resamples: int | None = DEFAULT_RESAMPLES,
+                seed: int = DEFAULT_SEED) -> RunSection:
+    """`resamples=None`: the scores along trajectories without intervals (`report --no-ci`)."""
+    evaluation = data.evaluation(judge_id)
+    scores = evaluation.scores
     return RunSection(
         name=data.name, judge=judge_id,
         worst={d: [sample_view(data, k, judge_id) for k in worst_keys(data, judge_id, worst_n, domain=d)] for d in DOMAINS},
         length_bias=run_length_bias(data, judge_id), consistency=judge_consistency(data, judge_id),
-        agreement=scores.agreement if scores else None,
+        agreement=scores.agreement if scores else None, growth=run_growth(data, judge_id, resamples, seed),
+        rules=evaluation.kind == "rules",
     )
+
+
+def growth_lines(table: GrowthTable) -> list[Line]:
+    """One panel per domain with samples, in the published order, then Overall."""
+    lines = []
+    for name, cells in table.rows.items():
+        total = name == OVERALL
+        points = [None if (c := cells.get(b)) is None or c.mean is None else LinePoint(mean=c.mean, lo=c.lo, hi=c.hi, n=c.n)
+                  for b in table.bins]
+        lines.append(Line(name=name, label="Overall" if total else DOMAIN_LABELS.get(name, name), points=points,
+                          color=TOTAL_COLOR if total else color(DOMAINS.index(name)), total=total))
+    return lines
+
+
+def growth_chart(section: RunSection, table: GrowthTable) -> LineChart:
+    """(title, bins, panels, footer) of one run's chart along one axis."""
+    what = "Rule score" if section.rules else "Score"
+    title = f"{what} by {AXIS_NAMES[table.axis]} (0–100), per domain\n{section.name} · judge {section.judge}"
+    axis = "turn index (turn_idx)" if table.axis == "turn" else "context, tokens ≈ characters / 4"
+    footer = f"x: bins of the {axis}" + ("; bars: 95% bootstrap intervals over whole trajectories" if table.intervals else "")
+    return title, table.bins, growth_lines(table), footer
+
+
+def growth_charts(sections: Sequence[RunSection]) -> LineCharts:
+    """Every run's charts along trajectories, by id: `growth-{run index}-{axis}`."""
+    return {f"growth-{i}-{axis}": growth_chart(section, section.growth.table(axis))
+            for i, section in enumerate(sections) if section.growth is not None
+            for axis in AXES if section.growth.table(axis).rows}
+
+
+def _growth_cell_html(mean: float | None, lo: float | None, hi: float | None, extra: str = "", signed: bool = False) -> str:
+    if mean is None:
+        return "<td class='empty'>–</td>"
+    bounds = fmt_bounds(lo, hi, signed)
+    return (f"<td>{_e(fmt_points(mean, signed))}" + (f'<br><span class="ci">{_e(bounds)}</span>' if bounds else "")
+            + (f'<br><span class="ci">{_e(extra)}</span>' if extra else "") + "</td>")
+
+
+def growth_table_html(table: GrowthTable, table_id: str) -> str:
+    """Domains x bins: mean, [lo, hi] and n; the trend per doubling in the last column."""
+    heads = "".join(f"<th>{_e(b)}</th>" for b in table.bins)
+    out = [f'<div class="scroll"><table class="growth" id="{table_id}" data-axis="{table.axis}"><thead><tr>'
+           f'<th class="text">{_e(AXIS_NAMES[table.axis])}</th>{heads}<th>trend / doubling</th></tr></thead><tbody>']
+    domains = sum(1 for name in table.rows if name != OVERALL)
+    for name, cells in table.rows.items():
+        tds = []
+        for b in table.bins:
+            c = cells.get(b)
+            if c is None:
+                tds.append(_growth_cell_html(None, None, None))
+                continue
+            extra = f"n={c.n}" + (f" · {c.domains} of {domains} domains" if c.domains is not None and c.domains < domains else "")
+            tds.append(_growth_cell_html(c.mean, c.lo, c.hi, extra))
+        t = table.trend.get(name)
+        trend = _growth_cell_html(t.slope if t else None, t.lo if t else None, t.hi if t else None, signed=True)
+        label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
+        css = ' class="overall"' if name == OVERALL else ""
+        out.append(f'<tr data-row="{_e(name)}"{css}><td class="text">{_e(label)}</td>{"".join(tds)}{trend}</tr>')
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+GROWTH_NOTE = ("Cells: mean score, its 95% interval (bootstrap over whole trajectories) and n samples. Overall: the "
+               "mean over the domains present in the bin. Trend: least-squares slope of the score on log2 of the "
+               "turn index (or of the context tokens), in points per doubling, with its interval; Overall's is the "
+               "mean of the domains' slopes.")
+
+
+def _growth_html(section: RunSection, index: int, charts: LineCharts) -> str:
+    """One run along trajectories: by turn index, then by context length, each a chart, a table and a line."""
+    growth = section.growth
+    out = [f'<section class="growth-section" id="growth-{index}" data-run="{_e(section.name)}">'
+           f"<h3>{_e(section.name)}</h3>", f'<p class="note">judge: {_e(section.judge)}</p>']
+    if growth is None or not any(growth.table(axis).rows for axis in AXES):
+        out.append('<p class="note">No scored samples.</p>')
+    else:
+        for axis in AXES:
+            table = growth.table(axis)
+            chart_id = f"growth-{index}-{axis}"
+            out += [f"<h4>By {_e(AXIS_NAMES[axis])}</h4>",
+                    f'<div class="scroll">{line_panels_svg(chart_id, *charts[chart_id])}</div>',
+                    growth_table_html(table, f"{chart_id}-table"),
+                    f'<p class="growth-summary">{_e(growth_summary(table))}</p>']
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def growth_section_html(sections: Sequence[RunSection], charts: LineCharts) -> str:
+    """The report's "Along trajectories": what the bins are, then a subsection per run."""
+    intro = ("Scores by bins of the turn index (1, 2-3, 4-7, 8-15, 16-31, 32+) and of the context the candidate is "
+             "shown (system prompt, earlier turns, action; tokens ≈ characters / 4, K = 1,024). " + GROWTH_NOTE)
+    return "\n".join(['<section id="growth"><h2>Along trajectories</h2>', f'<p class="note">{_e(intro)}</p>',
+                      *(_growth_html(s, i, charts) for i, s in enumerate(sections)), "</section>"])
 
 
 def _section_html(section: RunSection, index: int) -> str:
@@ -239,20 +342,23 @@ def report_html(
         *(f'<div class="scroll">{bar_chart_svg(name, t, cats, ser)}</div>' for name, (t, cats, ser) in charts.items()),
         *(f'<p class="note">{_e(note)}</p>' for note in _dimension_notes(charts, dimension_board)),
         "</section>",
+        growth_section_html(sections, growth_charts(sections)),
         '<section id="samples"><h2>Samples</h2>',
         '<p><input id="search" type="search" placeholder="find a sample by key, e.g. terminal/12/3" '
         'aria-label="sample key"> <span id="search-status" class="note"></span></p><ul id="search-results"></ul>',
         *(_section_html(s, i) for i, s in enumerate(sections)),
         "</section>",
     ]
-    nav = ('<a href="#leaderboard-section">Leaderboard</a><a href="#charts">Charts</a><a href="#samples">Samples</a>'
+    nav = ('<a href="#leaderboard-section">Leaderboard</a><a href="#charts">Charts</a>'
+           '<a href="#growth">Along trajectories</a><a href="#samples">Samples</a>'
            + "".join(f'<a href="#run-{i}">{_e(s.name)}</a>' for i, s in enumerate(sections)))
     return render_page(title, _stamp(), "\n".join(body), nav, index)
 
 
 class Report(BaseModel):
     html: str
-    charts: Charts
+    charts: Charts  # the bar charts of the leaderboard's groups
+    growth_charts: LineCharts = {}  # each run's scores along trajectories
     notes: list[str] = []  # what was left out, and why (also in the page)
 
 
@@ -273,9 +379,10 @@ def build_report(
             judged.append((data, data.evaluation(judge).id))
         except StoreError:  # the leaderboard's notes already say it has no such judge
             continue
-    sections = [run_section(data, judge_id, worst_n) for data, judge_id in judged]
+    sections = [run_section(data, judge_id, worst_n, resamples if ci else None, seed) for data, judge_id in judged]
     index = sample_index([d for d, _ in judged], [j for _, j in judged])
     return Report(
         html=report_html(domain_board, dimension_board, sections, index),
-        charts=report_charts(domain_board, dimension_board), notes=domain_board.notes,
+        charts=report_charts(domain_board, dimension_board), growth_charts=growth_charts(sections),
+        notes=domain_board.notes,
     )

@@ -113,29 +113,51 @@ def _cluster_totals(values: np.ndarray, index: np.ndarray, clusters: int) -> tup
     return sums, counts
 
 
+TWO_LEVEL_CHUNK = 2_000_000  # values drawn at once: resamples are done in chunks of about this many
+
+
 def _two_level(values: np.ndarray, index: np.ndarray, clusters: int, draws: np.ndarray,
                rng: np.random.Generator) -> np.ndarray:
     """With K generations per sample: in each resample, trajectories are drawn (`draws`), and each sample's
     generations in the means (c of its K) are drawn c times with replacement; a sample's value is their mean.
-    Rows are ordered per sample by the total (column 0): a generation not in the means has NaN there."""
+    Rows are ordered per sample by the total (column 0): a generation not in the means has NaN there.
+
+    Resamples are drawn a chunk at a time, with the generator's numbers in the order one resample at a time
+    would take them (resample b's draws follow resample b - 1's), so the chunk size does not change them."""
     n, k, m = values.shape
     order = np.argsort(np.isnan(values[:, :, 0]), axis=1, kind="stable")  # present generations first
     ordered = np.take_along_axis(values, order[:, :, None], axis=1)
     present = (~np.isnan(values[:, :, 0])).sum(axis=1)
     keep = present > 0
     ordered, present, index = ordered[keep], present[keep], index[keep]
+    n = len(present)
     used = np.arange(k)[None, :] < present[:, None]  # the first c draws of each sample count
     out = np.empty((len(draws), m))
-    for b, weights in enumerate(draws):
-        picked = (rng.random((len(present), k)) * present[:, None]).astype(int)
-        chosen = np.take_along_axis(ordered, picked[:, :, None], axis=1)
-        chosen = np.where(used[:, :, None], chosen, np.nan)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a dimension no drawn generation gave
-            means = np.nanmean(chosen, axis=1)
-        sums, counts = _cluster_totals(means, index, clusters)
+    step = max(1, TWO_LEVEL_CHUNK // max(1, n * k * m))
+    rows = np.arange(n)[None, :, None]
+    for start in range(0, len(draws), step):
+        weights = draws[start:start + step]
+        r = len(weights)
+        picked = (rng.random((r, n, k)) * present[None, :, None]).astype(int)
+        chosen = ordered[rows, picked]  # (r, n, k, m)
+        # The mean of each sample's first c draws, leaving out a dimension a drawn generation did not give.
+        counted = used[None, :, :, None] & ~np.isnan(chosen)
+        gens = counted.sum(axis=2)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[b] = (weights @ sums) / (weights @ counts)
+            means = np.where(counted, chosen, 0.0).sum(axis=2) / gens  # (r, n, m); NaN where none gave it
+        have = gens > 0
+        # Per resample and trajectory, sums and counts: in sample order, as `_cluster_totals` adds them.
+        cells = (np.arange(r)[:, None] * clusters + index[None, :]).ravel()
+        sums = np.empty((r, clusters, m))
+        counts = np.empty_like(sums)
+        for j in range(m):
+            sums[:, :, j] = np.bincount(cells, np.where(have[:, :, j], means[:, :, j], 0.0).ravel(),
+                                        minlength=r * clusters).reshape(r, clusters)
+            counts[:, :, j] = np.bincount(cells, have[:, :, j].ravel().astype(float),
+                                          minlength=r * clusters).reshape(r, clusters)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + r] = (np.matmul(weights[:, None, :], sums)[:, 0]
+                                    / np.matmul(weights[:, None, :], counts)[:, 0])
     return out
 
 

@@ -10,16 +10,18 @@ from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console, RenderableType
+from rich.table import Table
 
 from awbench.cli.analysis_views import (
-    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, note_text, run_overview,
-    sample_renderables,
+    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, note_text, run_growth_renderables,
+    run_overview, sample_renderables,
 )
 from awbench.cli.common import EXIT_FAILURES, OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
-from awbench.charts import write_pngs
+from awbench.charts import write_line_pngs, write_pngs
 from awbench.compare import CompareError, compare_judges, compare_runs
 from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.growth import Axis, run_growth
 from awbench.leaderboard import Format, View, build_leaderboard, to_csv, to_json, to_markdown
 from awbench.report import build_report, leaderboard_page
 from awbench.runs import RunData, discover_runs, load_run_data, locate_runs
@@ -109,13 +111,7 @@ def leaderboard(
         fail(_nothing_to_show(judge, by), EXIT_FAILURES)
     if fmt == "table":
         if out is None:
-            tables = leaderboard_renderables(board, notes=False)
-            # Narrower than its natural width, rich would squeeze the run names and counts out; a terminal that
-            # wraps a long line is better.
-            natural = max(console.measure(table, options=console.options.update_width(1000)).maximum for table in tables)
-            wide = Console(file=console.file, width=max(console.width, natural), force_terminal=console.is_terminal,
-                           color_system=console.color_system)
-            wide.print(*tables, sep="\n")
+            _print_wide(leaderboard_renderables(board, notes=False))
         else:
             _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
@@ -123,6 +119,16 @@ def leaderboard(
     else:
         _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
     _print_notes(board.notes)
+
+
+def _print_wide(renderables: list[RenderableType]) -> None:
+    """Tables at their natural width at least: narrower, rich would squeeze names and numbers out; a terminal
+    that wraps a long line is better."""
+    tables = [r for r in renderables if isinstance(r, Table)]
+    natural = max((console.measure(t, options=console.options.update_width(1000)).maximum for t in tables), default=0)
+    wide = Console(file=console.file, width=max(console.width, natural), force_terminal=console.is_terminal,
+                   color_system=console.color_system)
+    wide.print(*renderables, sep="\n")
 
 
 def _load(run: str, output: Path) -> RunData:
@@ -174,16 +180,21 @@ def show(
     domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
     dimension: Annotated[Optional[str], typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
     diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
+    by_turn: Annotated[bool, typer.Option("--by-turn", help="Scores by turn-index bin and domain, with intervals and the trend per doubling of the turn index.")] = False,
+    by_context: Annotated[bool, typer.Option("--by-context", help="Scores by context-length bin (tokens ≈ characters / 4) and domain, with the trend.")] = False,
     judge: JudgeOpt = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="With --failed or --flagged: at most this many samples.")] = 20,
     max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
+    resamples: ResamplesOpt = DEFAULT_RESAMPLES,
+    seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
-    """One run: its scores with intervals, length bias and judge agreement; or samples in detail.
+    """One run: its scores with intervals, length bias and judge agreement; its scores along trajectories
+    (--by-turn, --by-context); or samples in detail.
 
-    Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff
+    Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff; awbench show my-model__gpt-5.2 --by-turn
     """
-    if sum(map(bool, (sample, worst, failed, flagged))) > 1:
-        fail("give one of --sample, --worst, --failed and --flagged")
+    if sum(map(bool, (sample, worst, failed, flagged, by_turn or by_context))) > 1:
+        fail("give one of --sample, --worst, --failed, --flagged and --by-turn/--by-context")
     if domain is not None and domain not in DOMAINS:
         fail(f"unknown domain {domain!r}; expected one of {', '.join(DOMAINS)}")
     if dimension is not None and dimension.lower() not in DIMENSIONS:
@@ -191,6 +202,12 @@ def show(
     data = _load(run, output)
     with pipeline_errors():
         judge_id = data.evaluation(judge).id
+    if by_turn or by_context:
+        axes: list[Axis] = [axis for axis, chosen in (("turn", by_turn), ("context", by_context)) if chosen]
+        with pipeline_errors():
+            growth = run_growth(data, judge_id, resamples, seed)
+        _print_wide(run_growth_renderables(growth, axes))
+        return
     if sample:
         if sample not in data.samples:
             fail(f"{data.name} has no sample {sample!r}")
@@ -208,7 +225,7 @@ def show(
         console.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
         keys = keys[:limit]
     else:
-        console.print(*run_overview(data, judge_id), sep="\n")
+        console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
         return
     for key in keys:
         console.print(*sample_renderables(sample_view(data, key, judge_id), diff, max_chars), sep="\n")
@@ -226,8 +243,8 @@ def report(
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
 ) -> None:
-    """One self-contained HTML file: leaderboard, a chart per comparable group of runs, the worst samples with
-    diffs and judge reasons.
+    """One self-contained HTML file: leaderboard, a chart per comparable group of runs, each run's scores along
+    trajectories (by turn index and context length), the worst samples with diffs and judge reasons.
 
     Example: awbench report results/ -o report.html --png charts/
     """
@@ -249,7 +266,7 @@ def report(
     if png is not None:
         try:
             with pipeline_errors():
-                paths = write_pngs(result.charts, png)
+                paths = write_pngs(result.charts, png) + write_line_pngs(result.growth_charts, png)
         except ImportError:
             fail("--png needs matplotlib: pip install matplotlib")
         console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False, soft_wrap=True)

@@ -10,8 +10,12 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from awbench.compare import Comparison, JudgeComparison, LengthBias, judge_consistency, run_length_bias
+from awbench.compare import Comparison, JudgeComparison, LengthBias, PairedGrowth, judge_consistency, run_length_bias
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.growth import (
+    AXIS_NAMES, TURN_BINS, Axis, Cell as GrowthCell, GrowthTable, RunGrowth, Trend, fmt_bounds, fmt_points,
+    growth_summary, run_units, trend_phrase, trends,
+)
 from awbench.leaderboard import (
     DIMENSION_LABELS, INTERVALS_NOTE, Cell, Leaderboard, fmt_cost, fmt_interval, fmt_number, interval, shows_generations,
 )
@@ -94,6 +98,8 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
         agree.add_row(*(fmt_number(ag.alpha[d], 3) for d in DIMENSIONS), fmt_number(ag.spearman, 3))
         out += [agree, Text("Krippendorff's alpha (ordinal) per dimension between the two runs' judges", style="dim")]
     out.append(length_bias_table(c.length_bias))
+    for growth in c.growth.values():
+        out += paired_growth_renderables(growth)
     return out
 
 
@@ -129,9 +135,10 @@ def length_bias_table(biases: dict[str, LengthBias]) -> Table:
     return table
 
 
-def run_overview(data: RunData, judge_id: str) -> list[RenderableType]:
+def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLES,
+                 seed: int = DEFAULT_SEED) -> list[RenderableType]:
     evaluation = data.evaluation(judge_id)
-    ci = run_intervals(data, judge_id, DEFAULT_RESAMPLES, DEFAULT_SEED)
+    ci = run_intervals(data, judge_id, resamples, seed)
     label = "rule scores" if evaluation.kind == "rules" else "scores"
     table = Table(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories",
                   title_justify="left")
@@ -145,6 +152,10 @@ def run_overview(data: RunData, judge_id: str) -> list[RenderableType]:
             *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
         )
     out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
+    overall = trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL)
+    if overall is not None:
+        out.append(Text(f"Along trajectories, overall {trend_phrase(overall, 'turn')}; by bin and domain: "
+                        f"`awbench show {data.name} --by-turn` (or --by-context)"))
     if len(data.evaluations) > 1:
         out.append(Text("judges of this run: " + ", ".join(
             f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations) + "; choose one with --judge ID"))
@@ -211,4 +222,104 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
         lines += [Text(f"+ {s}", style="green") for s in reasons.strengths]
         lines += [Text(f"- {w}", style="red") for w in reasons.weaknesses]
         out.append(Group(*lines))
+    return out
+
+
+# --------------------------------------------------------------------------- along trajectories
+
+CELL_NOTE = ("Cells: mean score, its 95% bootstrap interval over whole trajectories, and n samples; Overall: the mean "
+             "over the domains in the bin (with how many when some are missing).")
+TREND_NOTE = ("Trend: least-squares slope of the score on log2({what}), in points per doubling, with its "
+              "interval; Overall: the mean of the domains' slopes.")
+BIN_NOTES: dict[Axis, str] = {
+    "turn": "Bins of the turn index (turn_idx): 1, 2-3, 4-7, 8-15, 16-31, 32+.",
+    "context": "Bins of the candidate's context (system prompt, earlier turns, action) in tokens ≈ characters / 4, "
+               "K = 1,024.",
+}
+
+
+def _growth_cell(cell: GrowthCell | None, signed: bool = False, domains: int | None = None) -> Text:
+    if cell is None or cell.mean is None:
+        return Text("–", style="dim")
+    text = Text(fmt_points(cell.mean, signed))
+    bounds = fmt_bounds(cell.lo, cell.hi, signed)
+    if bounds:
+        text.append("\n" + bounds, style="dim")
+    count = f"n={cell.n}" + (f" · {cell.domains} dom." if cell.domains is not None and domains
+                             and cell.domains < domains else "")
+    text.append("\n" + count, style="dim")
+    return text
+
+
+def _trend_cell(trend: Trend | None) -> Text:
+    if trend is None or trend.slope is None:
+        return Text("–", style="dim")
+    text = Text(fmt_points(trend.slope, signed=True), style="bold" if trend.clear else None)
+    bounds = fmt_bounds(trend.lo, trend.hi, signed=True)
+    if bounds:
+        text.append("\n" + bounds, style="dim")
+    return text
+
+
+def _bins_table(title: str, bins: list[str], rows: dict[str, dict[str, GrowthCell]], trend: dict[str, Trend],
+                signed: bool = False) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column("domain", no_wrap=True)
+    for label in bins:
+        table.add_column(label, justify="right", no_wrap=True)
+    table.add_column("trend /\ndoubling", justify="right", no_wrap=True)
+    domains = sum(1 for name in rows if name != OVERALL)
+    for name, cells in rows.items():
+        table.add_row("Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name),
+                      *(_growth_cell(cells.get(label), signed, domains) for label in bins),
+                      _trend_cell(trend.get(name)), style="bold" if name == OVERALL else None,
+                      end_section=name != OVERALL and list(rows)[-2:-1] == [name])
+    return table
+
+
+def growth_table_renderables(growth: GrowthTable, run: str, judge_id: str) -> list[RenderableType]:
+    """`show --by-turn` / `--by-context`: bins x domains, the trend per domain, and a line to scan."""
+    title = f"{run}: score by {AXIS_NAMES[growth.axis]} (judge {judge_id})"
+    if not growth.rows:
+        return [Text(f"{title}: no scored samples")]
+    table = _bins_table(title, growth.bins, growth.rows, growth.trend)
+    what = "turn index" if growth.axis == "turn" else "context tokens"
+    notes = [BIN_NOTES[growth.axis], CELL_NOTE if growth.intervals else CELL_NOTE.replace(
+        ", its 95% bootstrap interval over whole trajectories,", ""), TREND_NOTE.format(what=what)]
+    return [table, *(Text(note, style="dim") for note in notes), Text(growth_summary(growth))]
+
+
+def run_growth_renderables(growth: RunGrowth, axes: list[Axis]) -> list[RenderableType]:
+    out: list[RenderableType] = []
+    for axis in axes:
+        out += growth_table_renderables(growth.table(axis), growth.run, growth.judge)
+    return out
+
+
+def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
+    """`compare`: overall A − B per bin (the macro mean over the domains in the bin), the one-line summary, and
+    each domain's trend of A − B. The JSON output has every domain's row in every bin."""
+    if not g.rows:
+        return [Text(g.summary)]
+    table = Table(title=f"A − B by {AXIS_NAMES[g.axis]} (overall, on the samples both scored)", title_justify="left")
+    for name in (AXIS_NAMES[g.axis], "n", "A", "B", "A − B", "95% CI", "P(A > B)"):
+        table.add_column(name, justify="left" if name == AXIS_NAMES[g.axis] else "right", no_wrap=True)
+    for label in g.bins:
+        paired = g.rows.get(label)
+        row = paired[-1] if paired else None
+        if row is None:
+            table.add_row(label, "0", *("–",) * 5)
+            continue
+        table.add_row(label, str(row.n), fmt_number(row.mean_a, 1), fmt_number(row.mean_b, 1), fmt_points(row.diff, True),
+                      fmt_bounds(row.lo, row.hi, True) or "–", f"{row.a_better:.1%}" if row.a_better is not None else "–")
+    trend = g.trend.get(OVERALL)
+    if trend is not None:
+        table.add_row("trend / doubling", "", "", "", fmt_points(trend.slope, True),
+                      fmt_bounds(trend.lo, trend.hi, True) or "–", "", style="bold", end_section=False)
+    domains = [(d, t) for d, t in g.trend.items() if d != OVERALL and t.slope is not None]
+    out: list[RenderableType] = [table, Text(g.summary, style="bold")]
+    if domains:
+        out.append(Text("A − B per doubling of the " + AXIS_NAMES[g.axis] + ": " + ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_bounds(t.lo, t.hi, True)) else ''}"
+            for d, t in domains), style="dim"))
     return out
