@@ -58,7 +58,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
 
 def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, ScoresFile] | None:
     evaluations = store.evaluations()
-    if not evaluations or not store.scores_path.exists():
+    if not evaluations or not store.scores_path.is_file():
         return None
     found = {}
     for evaluation in evaluations:
