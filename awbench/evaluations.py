@@ -13,7 +13,6 @@ from awbench.failures import failure_groups
 from awbench.judging.verdicts import consistency_stats
 from awbench.records import JudgmentRecord, Sample
 from awbench.scoring import GenKey, ScoresFile, score_table
-from awbench.stats import spearman
 from awbench.store import Evaluation, RunStore, match_judge
 
 
@@ -83,6 +82,8 @@ def rule_llm_agreement(
     keys: list[tuple[str, str]], llm: Mapping[GenKey, JudgmentRecord], rules: Mapping[GenKey, JudgmentRecord]
 ) -> dict[str, float | None]:
     """Spearman correlation of the rule score with the LLM total, per domain and over all generations."""
+    from awbench.stats import spearman  # numpy: only runs judged by both judges get here
+
     pairs: dict[str, list[tuple[float, float]]] = {}
     for (key, generation), b in llm.items():
         a = rules.get((key, generation))

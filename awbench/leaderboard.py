@@ -27,8 +27,7 @@ from awbench.scoring import ScoresFile, ScoreTable
 from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
-View = Literal["domain", "dimension"]
-Format = Literal["table", "markdown", "csv", "json", "html"]
+from awbench.analysis_options import Format, View  # noqa: E402,F401 (re-exported)
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
 DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 

@@ -117,8 +117,8 @@ def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None
                 form = encoded[text] = _json_string(text)
             return form
 
-    parts: list[bytes] = []
-    add = parts.append
+    digest = hashlib.sha256()
+    add = digest.update  # piece by piece: no copy of the whole text is made
     try:
         for name, opening in _HASHED_FIELDS:
             add(opening)
@@ -126,7 +126,12 @@ def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None
             if type(value) is str:
                 add(json_string(value))
             elif type(value) is list:
-                add(b"[" + b", ".join([json_string(item) for item in value]) + b"]")
+                add(b"[")
+                for i, item in enumerate(value):
+                    if i:
+                        add(b", ")
+                    add(json_string(item))
+                add(b"]")
             elif type(value) is int or value is None:
                 add(json.dumps(value).encode())
             else:
@@ -135,7 +140,7 @@ def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None
         # Not a type the schema allows (a record built without validation): the slow and certain way.
         return content_hash(record.model_dump(mode="json", include=set(BenchmarkRecord.model_fields)))
     add(b"}")
-    return hashlib.sha256(b"".join(parts)).hexdigest()
+    return digest.hexdigest()
 
 
 def _exact_json_string(text: str) -> bytes:

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 2000
-DEFAULT_SEED = 0
-OVERALL = "overall"
+from awbench.analysis_options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  # noqa: F401 (re-exported)
 
 
 def average_ranks(values: Sequence[float]) -> np.ndarray:

@@ -196,7 +196,7 @@ def main() -> None:
         for server in servers.values():
             server.__exit__(None, None, None)
     predictions = count_lines(output / "bench" / "predictions.jsonl")
-    judgments = count_lines(output / "bench" / "judgments.jsonl")
+    judgments = sum(count_lines(path) for path in (output / "bench" / "judges").glob("*/judgments.jsonl"))
     baseline = json_loads_loop(data)
 
     ideal = samples * args.delay / min(args.concurrency, args.judge_concurrency if args.judge == "llm" else args.concurrency)

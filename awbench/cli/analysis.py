@@ -6,27 +6,22 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
 from rich.console import Console, RenderableType
 from rich.table import Table
 
-from awbench.cli.analysis_views import (
-    comparison_renderables, judge_comparison_renderables, leaderboard_renderables, note_text, run_growth_renderables,
-    run_overview, sample_renderables,
-)
+from awbench.analysis_options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Format, View
 from awbench.cli.common import EXIT_FAILURES, OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
-from awbench.charts import write_line_pngs, write_pngs
-from awbench.compare import CompareError, compare_judges, compare_runs
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.growth import Axis, run_growth
-from awbench.leaderboard import Format, View, build_leaderboard, to_csv, to_json, to_markdown
-from awbench.report import build_report, leaderboard_page
-from awbench.runs import RunData, discover_runs, load_run_data, locate_runs
-from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
-from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+
+if TYPE_CHECKING:
+    from awbench.runs import RunData
+
+# The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
+# commands (a resumed `awbench run` above all) start without them.
 
 JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
@@ -63,6 +58,8 @@ RunsArg = Annotated[Optional[list[str]], typer.Argument(
 
 def _print_notes(notes: list[str]) -> None:
     """Notes go to stderr, one per line, so that stdout holds only the leaderboard (a CSV stays a CSV)."""
+    from awbench.cli.analysis_views import note_text
+
     for note in notes:
         err_console.print(note_text(note), highlight=False, markup=False, soft_wrap=True)
 
@@ -94,6 +91,11 @@ def leaderboard(
 
     Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md
     """
+    from awbench.cli.analysis_views import leaderboard_renderables
+    from awbench.leaderboard import build_leaderboard, to_csv, to_json, to_markdown
+    from awbench.report import leaderboard_page
+    from awbench.runs import discover_runs, locate_runs
+
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
     with pipeline_errors():
@@ -132,6 +134,8 @@ def _print_wide(renderables: list[RenderableType]) -> None:
 
 
 def _load(run: str, output: Path) -> RunData:
+    from awbench.runs import load_run_data
+
     store = open_run(run, output)
     with pipeline_errors():
         return load_run_data(store)
@@ -152,6 +156,9 @@ def compare(
 
     Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
     """
+    from awbench.cli.analysis_views import comparison_renderables, judge_comparison_renderables
+    from awbench.compare import CompareError, compare_judges, compare_runs
+
     if (run_b is None) == (judges is None):
         fail("give a second run, or --judges A B to compare two judges of one run")
     a = _load(run_a, output)
@@ -193,6 +200,10 @@ def show(
 
     Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff; awbench show my-model__gpt-5.2 --by-turn
     """
+    from awbench.cli.analysis_views import run_growth_renderables, run_overview, sample_renderables
+    from awbench.growth import Axis, run_growth
+    from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
+
     if sum(map(bool, (sample, worst, failed, flagged, by_turn or by_context))) > 1:
         fail("give one of --sample, --worst, --failed, --flagged and --by-turn/--by-context")
     if domain is not None and domain not in DOMAINS:
@@ -248,6 +259,10 @@ def report(
 
     Example: awbench report results/ -o report.html --png charts/
     """
+    from awbench.charts import write_line_pngs, write_pngs
+    from awbench.report import build_report
+    from awbench.runs import discover_runs, locate_runs
+
     with pipeline_errors():
         roots = locate_runs(runs or [], output)
         stores, notes = discover_runs(roots)
