@@ -227,25 +227,33 @@ def build_leaderboard(
     loaded: dict[Path, RunData] | None = None,
 ) -> Leaderboard:
     """One row per (run, judge evaluation); `judge` (an id, id prefix or kind) keeps one evaluation per run.
-    With `ci`, each run is loaded once (into `loaded`, which a caller may share between boards)."""
+    Each run's files are read once: with `ci`, whole (into `loaded`, which a caller may share between boards and
+    which is used when it holds the run); without, only run.json and each evaluation's judge.json and scores.json."""
     columns, labels = _columns(view, scope)
     notes = list(notes or [])
+    shared = loaded is not None
     loaded = {} if loaded is None else loaded
     by_group: dict[Provenance, list[Row]] = {}
     for store in stores:
-        manifest = store.read_manifest()
-        for info, scores in _evaluations(store, judge, notes):
+        path = store.path.resolve()
+        data = loaded.get(path)
+        if ci and data is None:
+            data = load_run_data(store)
+            if shared:
+                loaded[path] = data  # else it is let go with the next run: ten full runs need not fit at once
+        manifest = data.manifest if data else store.read_manifest()
+        judged = ({i: (e.info, e.scores) for i, e in data.evaluations.items()} if data
+                  else _read_evaluations(store, manifest))
+        for info, scores in _scored(store.name, judged, judge, notes):
             table = scores.table()
             if view == "dimension" and table.judge == "rules":
                 notes.append(f"left out {store.name} ({info.id}): the rule judge has no rubric dimensions")
                 continue
             cells = _cells(table, view, scope)
             if ci:
-                path = store.path.resolve()
-                if path not in loaded:
-                    loaded[path] = load_run_data(store)
-                _with_intervals(cells, run_intervals(loaded[path], info.id, resamples, seed), view, scope)
-                notes += _stale(loaded[path], info.id, table)
+                assert data is not None
+                _with_intervals(cells, run_intervals(data, info.id, resamples, seed), view, scope)
+                notes += _stale(data, info.id, table)
             key = provenance(manifest, info, scores.failure_policy)
             by_group.setdefault(key, []).append(Row(
                 run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
@@ -279,22 +287,31 @@ def build_leaderboard(
     return Leaderboard(view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes)
 
 
-def _evaluations(store: RunStore, judge: str | None, notes: list[str]) -> list[tuple[JudgeInfo, ScoresFile]]:
+def _read_evaluations(store: RunStore, manifest: RunManifest) -> dict[str, tuple[JudgeInfo, ScoresFile | None]]:
+    """Each evaluation's judge.json and scores.json, the primary first."""
+    out = {}
+    for evaluation in store.evaluations(manifest):
+        raw = evaluation.read_scores_json()
+        out[evaluation.id] = (evaluation.read_info(), ScoresFile.model_validate(raw) if raw else None)
+    return out
+
+
+def _scored(run: str, evaluations: dict[str, tuple[JudgeInfo, ScoresFile | None]], judge: str | None,
+            notes: list[str]) -> list[tuple[JudgeInfo, ScoresFile]]:
     """The run's scored evaluations: all of them, or the one `judge` names."""
-    evaluations = store.evaluations()
     if judge is not None:
         try:
-            evaluations = [store.evaluation(match_judge(store.name, {e.id: e.read_info().kind for e in evaluations}, judge))]
+            chosen = match_judge(run, {i: info.kind for i, (info, _) in evaluations.items()}, judge)
         except StoreError:
-            notes.append(f"left out {store.name}: it has no {judge} scores")
+            notes.append(f"left out {run}: it has no {judge} scores")
             return []
+        evaluations = {chosen: evaluations[chosen]}
     found = []
-    for evaluation in evaluations:
-        raw = evaluation.read_scores_json()
-        if raw is None:
-            notes.append(f"left out {store.name} ({evaluation.id}): no scores yet (run `awbench score` on it)")
+    for judge_id, (info, scores) in evaluations.items():
+        if scores is None:
+            notes.append(f"left out {run} ({judge_id}): no scores yet (run `awbench score` on it)")
             continue
-        found.append((evaluation.read_info(), ScoresFile.model_validate(raw)))
+        found.append((info, scores))
     return found
 
 

@@ -200,9 +200,11 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
         store.write_manifest(manifest.model_copy(update={"config": updated}))
 
 
-def run_samples(store: RunStore, load: Callable[[DataSettings], LoadedData] = load_samples) -> list[Sample]:
-    """The samples of an existing run, reloaded from its data source and checked against its fingerprint."""
-    manifest = store.read_manifest()
+def run_samples(store: RunStore, load: Callable[[DataSettings], LoadedData] = load_samples,
+                manifest: RunManifest | None = None) -> list[Sample]:
+    """The samples of an existing run, reloaded from its data source and checked against its fingerprint
+    (`manifest`: run.json when already read)."""
+    manifest = manifest or store.read_manifest()
     data = load(manifest.config.data)
     if data.fingerprint != manifest.data_fingerprint:
         raise PipelineError(

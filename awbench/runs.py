@@ -22,6 +22,7 @@ from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
 from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
 Points = dict[str, list[Point]]
+Intervals = dict[str, dict[str, tuple[float, float]]]  # per domain and overall: column -> (low, high)
 
 
 def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
@@ -97,6 +98,7 @@ class RunData:
     samples: dict[str, Sample]
     evaluations: dict[str, Judged]
     _points: dict[str, Points] = field(default_factory=dict, repr=False)
+    _intervals: dict[tuple[str, int, int], Intervals] = field(default_factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -142,9 +144,9 @@ class RunData:
 
 def load_run_data(store: RunStore) -> RunData:
     manifest = store.read_manifest()
-    samples = {s.key: s for s in run_samples(store, load=cached_load)}
+    samples = {s.key: s for s in run_samples(store, load=cached_load, manifest=manifest)}
     evaluations = {}
-    for evaluation in store.evaluations():
+    for evaluation in store.evaluations(manifest):
         raw = evaluation.read_scores_json()
         evaluations[evaluation.id] = Judged(
             info=evaluation.read_info(), scores=ScoresFile.model_validate(raw) if raw else None,
@@ -199,13 +201,17 @@ def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
     return out
 
 
-def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> dict[str, dict[str, tuple[float, float]]]:
+def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> Intervals:
     """95% intervals per domain and overall, for the total ("score") and each dimension. Whole trajectories
-    are resampled, and with K > 1 generations per sample, the generations of each sample too."""
+    are resampled, and with K > 1 generations per sample, the generations of each sample too. Kept in `data`:
+    a report's two leaderboards and its run sections ask for the same ones."""
+    if (judge_id, resamples, seed) in data._intervals:
+        return data._intervals[(judge_id, resamples, seed)]
     matrix = generation_matrix(data, judge_id) if data.generations > 1 else point_matrix(data.points(judge_id), data.trajectories)
     reps = bootstrap_means(matrix, resamples, seed)
-    out: dict[str, dict[str, tuple[float, float]]] = {}
+    out: Intervals = {}
     for name, rep in reps.items():
         lo, hi = interval(rep)
         out[name] = {col: (float(lo[i]), float(hi[i])) for i, col in enumerate(("score", *DIMENSIONS))}
+    data._intervals[(judge_id, resamples, seed)] = out
     return out

@@ -400,10 +400,10 @@ class RunStore:
     def evaluation(self, judge_id: str) -> Evaluation:
         return Evaluation(self, judge_id)
 
-    def evaluations(self) -> list[Evaluation]:
-        """Every judge evaluation of the run, the primary first."""
+    def evaluations(self, manifest: RunManifest | None = None) -> list[Evaluation]:
+        """Every judge evaluation of the run, the primary first (`manifest`: run.json when already read)."""
         found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
-        primary = self.read_manifest().primary_judge
+        primary = (manifest or self.read_manifest()).primary_judge
         return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
 
     def write_scores(self, scores: BaseModel, evaluation: Evaluation, primary: bool) -> None:

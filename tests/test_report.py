@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -321,6 +323,50 @@ def test_each_run_is_loaded_once(report_runs, monkeypatch):
     build_report(stores, worst_n=1, resamples=2000, reference=True)
     assert sorted(loads) == ["model-a", "model-b", "model-c"]
 
+
+
+_OPENED: list[str] | None = None  # files opened while a test records them (an audit hook cannot be removed)
+
+
+def _record_opens(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and isinstance(args[0], (str, Path)):
+        _OPENED.append(str(Path(args[0]).resolve()))
+
+
+sys.addaudithook(_record_opens)
+
+
+def _opens(call) -> Counter[str]:
+    global _OPENED
+    _OPENED = []
+    try:
+        call()
+        return Counter(_OPENED)
+    finally:
+        _OPENED = None
+
+
+def test_each_file_is_read_once(report_runs):
+    import awbench.runs
+    from awbench.leaderboard import build_leaderboard
+
+    awbench.runs._load.cache_clear()  # the data is read once per command, so this command must be the first
+    stores, _ = discover_runs([report_runs])
+    opened = _opens(lambda: build_report(stores, worst_n=1, resamples=200, reference=True))
+    data = str((report_runs.parent / "data").resolve())
+    run_files = {p: n for p, n in opened.items() if p.startswith(str(report_runs.resolve()))}
+    assert {n for p, n in opened.items() if p.startswith(data)} == {1}  # one file per domain, each once
+    assert len([p for p in opened if p.startswith(data)]) == len(DOMAINS)
+    expected = {str(p.resolve()) for p in report_runs.glob("*/*") if p.name in ("run.json", "predictions.jsonl")}
+    expected |= {str(p.resolve()) for p in report_runs.glob("*/judges/*/*")}
+    assert set(run_files) == expected and set(run_files.values()) == {1}
+
+    without_ci = _opens(lambda: build_leaderboard(stores))
+    assert set(without_ci.values()) == {1}
+    assert {Path(p).name for p in without_ci} == {"run.json", "judge.json", "scores.json"}
+    awbench.runs._load.cache_clear()
+    with_ci = _opens(lambda: build_leaderboard(stores, ci=True, resamples=200))
+    assert set(with_ci.values()) == {1} and len(with_ci) == len(expected) + len(DOMAINS)
 
 LAYOUT_CHECK = """<script>
 (function () {
