@@ -196,7 +196,7 @@ class HistoryIndex:
         return contains_bounded(self.actions_text, text)
 
 
-LINE_CACHE_SIZE = 1 << 16  # line keys whose facts are kept; a truth's lines are read again as history
+LINE_CACHE_SIZE = 1 << 14  # line keys whose facts are kept; a truth's lines are read again as history
 
 
 def _informative(value: str) -> bool:
@@ -312,7 +312,7 @@ def _action_texts(body: str) -> tuple[list[str], list[str]]:
     return texts, list(dict.fromkeys(a for a in masked if _informative(a)))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=256)
 def _seen_in(item: str, is_observation: bool) -> _Seen:
     """What one history item adds to the index; cached, as a trajectory's prefix is scored once per
     evaluated turn and per candidate model."""

@@ -294,7 +294,7 @@ _CUES: dict[int, tuple[Callable[[str], object], ...]] = {  # the detector may ma
 # (line test, cues, substitution) per detector, prepared once: masking runs on every line of every text.
 _PASS = tuple((d.applies, _CUES.get(i, ()), partial(d.pattern.sub, _replacement(d))) for i, d in enumerate(DETECTORS))
 _line_cache: dict[str, str] = {}
-LINE_CACHE_SIZE = 1 << 17
+LINE_CACHE_SIZE = 1 << 15  # the lines of the trajectories in flight; larger caches held 2x the data in a full run
 
 
 def _one_pass(line: str) -> str:
@@ -383,7 +383,7 @@ def _mask_process_tables(lines: list[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def mask(text: str) -> str:
     """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
     (each change removes characters that are not placeholders, so this ends)."""

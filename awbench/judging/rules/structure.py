@@ -79,7 +79,7 @@ def line_kind(line: str) -> str:
     return "meta" if PLACEHOLDER_RE.search(line) else "text"
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def kind_runs(masked_text: str) -> tuple[str, ...]:
     """Line kinds with runs of equal kinds collapsed to kind×(size class), so a listing of 10 files and
     one of 12 look alike and difflib sees short sequences."""
@@ -141,7 +141,7 @@ def _label(tag: str, attributes: str) -> str:
     return html.unescape(label) if "&" in label else label
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def tag_paths(text: str) -> Counter[str]:
     """How often each tag path occurs (its last PATH_DEPTH elements, from the root down) in any tag soup.
     A tag's path is counted where it opens; an end tag closes up to the nearest open element of its name;
@@ -188,13 +188,13 @@ def _is_xml(text: str) -> bool:
     return True
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def a11y_roles(text: str) -> Counter[str]:
     """The roles of accessibility-tree lines (`[12] link 'x'`, `button "OK"`), one scan of the whole text."""
     return Counter(m.group("role") or m.group("role2") for m in _A11Y_LINES_RE.finditer(text))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=128)
 def text_format(text: str) -> str:
     """"json", "xml", "html", "a11y" or "text"."""
     stripped = text.strip()

@@ -72,7 +72,7 @@ def _is_word_char(ch: str) -> bool:
 WORD_RE = re.compile(r"\w+")  # runs of _is_word_char characters (`\w` is str.isalnum() or "_")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)  # whole texts' word sets are large: keep few
 def words_of(text: str) -> frozenset[str]:
     """The maximal runs of word characters in `text`. Where `contains_bounded(haystack, needle)` holds, every
     word of `needle` is a word of `haystack`, which lets a set test rule most needles out before a search."""
