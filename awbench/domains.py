@@ -29,6 +29,12 @@ PUBLISHED_TOTAL: tuple[int, float] = (2170, 22.8)
 # The judge's rubric, each scored as an integer 1..5.
 DIMENSIONS: tuple[str, ...] = ("format", "factuality", "consistency", "realism", "quality")
 
+
+def to_100(score_1_to_5: float) -> float:
+    """A rubric score on the reported 0..100 scale (1 -> 0, 5 -> 100)."""
+    return (score_1_to_5 - 1.0) / 4.0 * 100.0
+
+
 OBSERVATION_MARKER = "**Environment Observation:**"
 
 

@@ -17,7 +17,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from awbench.backends import GenerationRequest  # noqa: E402
 from awbench.config import DataSettings  # noqa: E402
-from awbench.dataset import load_samples  # noqa: E402
+from awbench.data.dataset import load_samples  # noqa: E402
 from awbench.records import Generation, Sample  # noqa: E402
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from _common import machine
 
 from awbench.config import DataSettings
-from awbench.dataset import load_samples
+from awbench.data.dataset import load_samples
 from awbench.domains import DOMAINS, FILE_SUFFIX, PUBLISHED_STATS
 from awbench.resources import sample_dir
 

@@ -1,5 +1,5 @@
 """The client's CPU per chat request at benchmark-sized bodies: the openai SDK's AsyncOpenAI against awbench's own
-transport (`awbench.chat_client.ChatClient`), side by side on one delay server, and the JSON encoders alone.
+transport (`awbench.transport.chat_client.ChatClient`), side by side on one delay server, and the JSON encoders alone.
 
     python bench/transport_cpu.py                  # 600 requests of about 150 KB each, 64 at a time
     python bench/transport_cpu.py --requests 100   # fewer (the CI smoke check)
@@ -21,7 +21,7 @@ import pydantic_core
 from _common import machine, table
 from delay_server import DelayServer
 
-from awbench.chat_client import ChatClient
+from awbench.transport.chat_client import ChatClient
 
 # About 150 KB, some of it outside ASCII, as a long trajectory's prompt is.
 BODY = {

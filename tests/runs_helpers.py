@@ -1,6 +1,6 @@
 """Fake-but-valid runs for the analysis tests (leaderboard, compare, show, report): `write_data` writes real
 data files, read by the real loader; `make_run` writes records with the pydantic models and scores.json from
-`awbench.scoring`; `invoke` runs the analysis commands.
+`awbench.run.scoring`; `invoke` runs the analysis commands.
 """
 
 from __future__ import annotations
@@ -12,13 +12,19 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
-from awbench.dataset import load_samples
-from awbench.domains import DIMENSIONS
+from awbench.config import (
+    DataSettings,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    ScoringSettings,
+)
+from awbench.data.dataset import load_samples
+from awbench.domains import DIMENSIONS, to_100
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
-from awbench.scoring import ScoresFile, score_table, to_100
-from awbench.stats import spearman
-from awbench.store import JudgeInfo, RunManifest, RunStore
+from awbench.run.agreement import spearman
+from awbench.run.scoring import ScoresFile, score_table
+from awbench.run.store import JudgeInfo, RunManifest, RunStore
 
 PROMPT_SHA = "1a2b3c" + "0" * 58
 # Tiny data: MCP has a two-turn and a one-turn trajectory, Search two one-turn trajectories.

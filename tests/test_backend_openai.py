@@ -10,8 +10,8 @@ from fake_openai import FakeOpenAIServer, Reply
 from awbench.backends import GenerationRequest
 from awbench.backends.openai_api import create
 from awbench.config import ModelSettings
-from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.records import BenchmarkRecord, Generation, Sample
+from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 
 
 def make_request(i: int, seed: int | None = None) -> GenerationRequest:

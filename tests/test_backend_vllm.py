@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 from tokenizers import Tokenizer
-from vllm_fixtures import KV_CACHE_BYTES, MAX_MODEL_LEN, Server, offline_backend, require_vllm, tiny_model, vllm_server  # noqa: F401
+from vllm_fixtures import (  # noqa: F401
+    KV_CACHE_BYTES,
+    MAX_MODEL_LEN,
+    Server,
+    offline_backend,
+    require_vllm,
+    tiny_model,
+    vllm_server,
+)
 
 from awbench.backends import GenerationRequest, openai_api, vllm_offline
 from awbench.backends.vllm_offline import (
@@ -29,10 +37,10 @@ from awbench.backends.vllm_offline import (
     trajectory_order,
 )
 from awbench.config import DataSettings, ModelSettings
-from awbench.dataset import load_samples
-from awbench.messages import world_model_messages
-from awbench.openai_client import FatalAPIError
+from awbench.data.dataset import load_samples
 from awbench.records import BenchmarkRecord, Generation, Sample
+from awbench.transport.openai_client import FatalAPIError
+from awbench.world_model.messages import world_model_messages
 
 # --- helpers -------------------------------------------------------------------------------------------------
 

@@ -15,20 +15,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
-
-from awbench import pipeline
-from awbench.cli import app
-from awbench.config import JudgeSettings
-from awbench.judging import BudgetExhausted, requests_of
-from awbench.judging.batch import ANSWERS_FILE, STATE_FILE, BatchJudge, BatchState, parse_custom_id
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
-from awbench.judging.llm import _seed, create
-from awbench.records import JudgeRequest, JudgmentRecord
-from awbench.store import RunStore
 from fake_batch_api import FakeBatchAPI, Outcome
 from fake_openai import FakeOpenAIServer, Reply
 from judge_requests import judge_request_for
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.config import JudgeSettings
+from awbench.judging import BudgetExhausted, requests_of
+from awbench.judging.batch import (
+    ANSWERS_FILE,
+    STATE_FILE,
+    BatchJudge,
+    BatchState,
+    parse_custom_id,
+)
+from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
+from awbench.judging.llm import _seed, create
+from awbench.records import JudgeRequest, JudgmentRecord
+from awbench.run import pipeline
+from awbench.run.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 SECRET = "sk-test-batch-0042"
@@ -96,7 +102,7 @@ def state(out: Path, name: str = "r") -> BatchState:
 
 
 def os_samples() -> int:
-    from awbench.dataset import read_source
+    from awbench.data.dataset import read_source
 
     return sum(s.domain == "os" for s in read_source("sample")[0])
 
@@ -322,7 +328,7 @@ def test_failed_and_errored_requests_are_asked_again(tmp_path: Path) -> None:
 
 
 def test_a_refusal_inside_a_batch_stops_the_run_without_recording_it(tmp_path: Path) -> None:
-    from awbench.openai_client import FatalAPIError
+    from awbench.transport.openai_client import FatalAPIError
 
     with FakeBatchAPI(responder=lambda body: Reply(status=401, error_message="invalid key")) as api:
         with pytest.raises(FatalAPIError, match="401.*invalid key"):

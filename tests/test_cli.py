@@ -3,14 +3,13 @@
 import json
 
 import pytest
-
-from awbench.judging.rule_judge import RuleJudge
-from awbench.store import RunStore
+from fake_openai import FakeOpenAIServer, Reply
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.dataset import read_source
-from fake_openai import FakeOpenAIServer, Reply
+from awbench.data.dataset import read_source
+from awbench.judging.rule_judge import RuleJudge
+from awbench.run.store import RunStore
 
 SECRET = "sk-test-cli-SECRET-4711"
 runner = CliRunner()

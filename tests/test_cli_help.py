@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.config import JudgeSettings, ModelSettings, ScoringSettings
-from awbench.dataset import read_source
+from awbench.data.dataset import read_source
 
 runner = CliRunner()
 DOCS = Path(__file__).resolve().parents[1] / "docs"

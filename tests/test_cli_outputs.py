@@ -10,7 +10,7 @@ from fake_openai import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.dataset import read_source
+from awbench.data.dataset import read_source
 
 runner = CliRunner()
 

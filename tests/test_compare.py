@@ -7,8 +7,13 @@ import json
 import pytest
 from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
-from awbench.compare import CompareError, compare_runs, judge_consistency, run_length_bias
-from awbench.runs import load_run_data
+from awbench.analysis.compare import (
+    CompareError,
+    compare_runs,
+    judge_consistency,
+    run_length_bias,
+)
+from awbench.analysis.runs import load_run_data
 
 # alpha: MCP 100, 50, 0 (trajectory m0 = first two), Search 75, 75.
 # beta:  MCP 50, 50, 50, Search 100 and a failed generation (0).

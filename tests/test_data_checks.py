@@ -18,12 +18,13 @@ from hypothesis import strategies as st
 from test_dataset import info_fixture, rec, tiny_tokenizer, write
 from typer.testing import CliRunner
 
-from awbench import dataset, records
+from awbench import records
+from awbench.analysis.data_info import data_info
 from awbench.cli import app
 from awbench.config import DataSettings
-from awbench.data_info import data_info
-from awbench.data_problems import DataError
-from awbench.dataset import MAX_NESTING, load_samples, read_source
+from awbench.data import dataset
+from awbench.data.dataset import MAX_NESTING, load_samples, read_source
+from awbench.data.problems import DataError
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 
 ROOT = Path(__file__).resolve().parents[1]

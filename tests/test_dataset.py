@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from awbench.analysis.data_info import data_info
 from awbench.config import DataSettings
-from awbench.data_info import data_info
-from awbench.data_problems import DataError, Problem
-from awbench.dataset import load_samples, read_source, resolve_source
+from awbench.data.dataset import load_samples, read_source, resolve_source
+from awbench.data.problems import DataError, Problem
+from awbench.data.selection import select
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.records import BenchmarkRecord, Sample
 from awbench.resources import sample_dir
-from awbench.selection import select
 
 
 def rec(domain: str = "mcp", id: int | str = 1, turn_idx: int = 1, turns: int = 2, **fields: Any) -> dict:
@@ -318,7 +318,7 @@ def test_hub_rows_are_validated_like_file_rows(tmp_path, offline_hub):
 def test_hub_schema_matches_the_record_model():
     import datasets
 
-    from awbench.hub import _hub_features
+    from awbench.data.hub import _hub_features
 
     assert list(_hub_features(datasets)) == list(BenchmarkRecord.model_fields)
 

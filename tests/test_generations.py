@@ -7,12 +7,12 @@ import json
 
 import numpy as np
 import pytest
+from fake_openai import FakeOpenAIServer, Reply
 from typer.testing import CliRunner
 
+from awbench.analysis.stats import Clustered, bootstrap_means, interval
 from awbench.cli import app
-from awbench.dataset import read_source
-from awbench.stats import Clustered, bootstrap_means, interval
-from fake_openai import FakeOpenAIServer, Reply
+from awbench.data.dataset import read_source
 
 runner = CliRunner()
 

@@ -13,17 +13,27 @@ from browser import dump_dom, require_chromium
 from runs_helpers import invoke, make_run, write_data
 from test_report import _Dom
 
-from awbench.compare import compare_runs
-from awbench.config import DataSettings
-from awbench.dataset import load_samples
-from awbench.domains import DOMAIN_LABELS
-from awbench.growth import (
-    CONTEXT_BINS, TURN_BINS, Trend, Unit, bin_label, context_tokens, growth_summary, growth_table, lead_summary,
-    run_growth, trend_sentence, trends,
+from awbench.analysis.compare import compare_runs
+from awbench.analysis.growth import (
+    CONTEXT_BINS,
+    TURN_BINS,
+    Trend,
+    Unit,
+    bin_label,
+    context_tokens,
+    growth_summary,
+    growth_table,
+    lead_summary,
+    run_growth,
+    trend_sentence,
+    trends,
 )
-from awbench.report import build_report
-from awbench.runs import discover_runs, load_run_data
-from awbench.stats import OVERALL
+from awbench.analysis.report import build_report
+from awbench.analysis.runs import discover_runs, load_run_data
+from awbench.analysis.stats import OVERALL
+from awbench.config import DataSettings
+from awbench.data.dataset import load_samples
+from awbench.domains import DOMAIN_LABELS
 
 # --------------------------------------------------------------------------- bins
 
@@ -193,7 +203,7 @@ def _two_level_one_at_a_time(values, clusters, resamples, seed):
 
 
 def test_two_level_bootstrap_in_chunks_is_the_plain_one(monkeypatch):
-    from awbench import stats
+    from awbench.analysis import stats
 
     rng = np.random.default_rng(3)
     values = rng.uniform(0, 100, (40, 3, 2))
@@ -213,9 +223,9 @@ def test_a_run_with_k_generations(tmp_path, monkeypatch):
     from fake_openai import FakeOpenAIServer, Reply
     from typer.testing import CliRunner
 
+    from awbench.analysis.growth import run_units
     from awbench.cli import app
-    from awbench.dataset import read_source
-    from awbench.growth import run_units
+    from awbench.data.dataset import read_source
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     truths = {s.record.action: s.record.ground_truth for s in read_source("sample")[0] if s.domain == "os"}

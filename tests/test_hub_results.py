@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from runs_helpers import SMALL, make_run, write_data
 from typer.testing import CliRunner
 
 import awbench
+from awbench.analysis.leaderboard import provenance
 from awbench.cli import app
 from awbench.domains import DOMAINS, PUBLISHED_STATS
-from awbench.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
-from awbench.leaderboard import provenance
-from awbench.store import RunManifest, RunStore
-from runs_helpers import SMALL, make_run, write_data
+from awbench.interop.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
+from awbench.run.store import RunManifest, RunStore
 
 runner = CliRunner()
 REFERENCE_SHA = "9f" * 32

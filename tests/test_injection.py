@@ -15,7 +15,7 @@ from awbench.judging.injection import (
     TOP_SCORE_REQUEST,
     injection_signals,
 )
-from awbench.parsing import strip_observation_marker
+from awbench.world_model.parsing import strip_observation_marker
 
 ROOT = Path(__file__).parent.parent
 CORPUS = Path(__file__).parent / "judge_outputs"

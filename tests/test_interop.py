@@ -11,13 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from runs_helpers import make_run, write_data
 from typer.testing import CliRunner
 
-from awbench.judging.rule_judge import RuleJudge
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.store import RunStore
-from runs_helpers import make_run, write_data
+from awbench.judging.rule_judge import RuleJudge
+from awbench.run.store import RunStore
 
 runner = CliRunner()
 DROP = object()  # a field to remove from the row

@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from test_reference_protocol import TEMPLATE, expected_messages, write_checkout
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.dataset import read_source
-from awbench.store import RunStore
-from fake_openai import FakeOpenAIServer, Reply
-from test_reference_protocol import TEMPLATE, expected_messages, write_checkout
+from awbench.data.dataset import read_source
+from awbench.run.store import RunStore
 
 SECRET = "sk-test-evaluations-0042"
 runner = CliRunner()

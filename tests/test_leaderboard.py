@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
+from awbench.analysis.leaderboard import (
+    Cell,
+    build_leaderboard,
+    fmt_cell,
+    to_csv,
+    to_json,
+    to_markdown,
+)
+from awbench.analysis.runs import discover_runs, load_run_data, point_summary
 from awbench.domains import DIMENSIONS
-from awbench.leaderboard import Cell, build_leaderboard, fmt_cell, to_csv, to_json, to_markdown
-from awbench.pipeline import PipelineError
-from awbench.runs import discover_runs, load_run_data, point_summary
-from awbench.scoring import ScoresFile
-from awbench.store import RunStore
+from awbench.run.pipeline import PipelineError
+from awbench.run.scoring import ScoresFile
+from awbench.run.store import RunStore
 
 
 @pytest.fixture

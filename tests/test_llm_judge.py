@@ -8,6 +8,8 @@ import time
 from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import judge_request_for
 
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
@@ -15,10 +17,8 @@ from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
 from awbench.judging.llm import CostUnknown, create, require_key
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdicts import consistency_stats
-from awbench.openai_client import FatalAPIError, MissingAPIKey
 from awbench.records import JudgeRequest, JudgmentRecord, VerdictRecord
-from fake_openai import FakeOpenAIServer, Reply
-from judge_requests import judge_request_for
+from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 
 KEY_ENV = "AWBENCH_TEST_JUDGE_KEY"
 SECRET = "sk-test-SECRET123"

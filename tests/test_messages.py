@@ -1,5 +1,5 @@
-from awbench.messages import judge_history, world_model_messages
 from awbench.records import BenchmarkRecord
+from awbench.world_model.messages import judge_history, world_model_messages
 
 OBS = "**Environment Observation:**\n"
 

@@ -1,6 +1,10 @@
 import pytest
 
-from awbench.parsing import extract_prediction, strip_observation_marker, strip_thinking
+from awbench.world_model.parsing import (
+    extract_prediction,
+    strip_observation_marker,
+    strip_thinking,
+)
 
 P, E = "<predicted_observation>", "</predicted_observation>"
 

@@ -3,12 +3,12 @@ import hashlib
 
 import pytest
 
-from awbench import pipeline
 from awbench.domains import DOMAINS
 from awbench.judging.rule_judge import RuleJudge
-from awbench.openai_client import EndpointDown
-from awbench.stages import sample_seed
-from awbench.store import RunStore
+from awbench.run import pipeline
+from awbench.run.stages import sample_seed
+from awbench.run.store import RunStore
+from awbench.transport.openai_client import EndpointDown
 
 
 def test_oracle_scores_100_everywhere_with_the_rule_judge(make_config):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 
-from awbench import pipeline
-from awbench.dataset import read_source
 from fake_openai import FakeOpenAIServer, Reply
+
+from awbench.data.dataset import read_source
+from awbench.run import pipeline
 
 ANSWER = "<predicted_observation>out</predicted_observation>"
 VERDICT = ('<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 3, "factuality": 3, '

@@ -1,7 +1,7 @@
 import pytest
 
-from awbench.predictions import prediction_record
 from awbench.records import BenchmarkRecord, Generation, Sample
+from awbench.world_model.predictions import prediction_record
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 import awbench
 from awbench.cli import app
-from awbench.store import _own_git_commit, environment_facts
+from awbench.run.store import _own_git_commit, environment_facts
 
 REPO = Path(__file__).resolve().parents[1]
 LICENSE_HEAD = "Apache License\n                           Version 2.0, January 2004"
@@ -162,7 +162,7 @@ def test_built_packages_carry_the_git_version_and_the_license(tmp_path):
     site = other / "site-packages"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site),
                     str(wheel)], check=True, capture_output=True)
-    probe = ("import awbench, awbench.store as s; from pathlib import Path; "
+    probe = ("import awbench, awbench.run.store as s; from pathlib import Path; "
              "print(Path(awbench.__file__).parent.parent, awbench.__version__, s.environment_facts()['git_commit'])")
     env = {**GIT_ENV, "PYTHONPATH": str(site)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=other, env=env, capture_output=True, text=True, check=True)

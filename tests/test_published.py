@@ -5,8 +5,8 @@ from __future__ import annotations
 import csv
 from decimal import ROUND_HALF_UP, Decimal
 
+from awbench.analysis.leaderboard import PUBLISHED_CSV, load_published
 from awbench.domains import DOMAIN_LABELS, DOMAINS
-from awbench.leaderboard import PUBLISHED_CSV, load_published
 from awbench.resources import bundled
 
 COLUMNS = ["model", "MCP", "Search", "Terminal", "SWE", "Android", "Web", "OS", "Overall", "judge", "source"]

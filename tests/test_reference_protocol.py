@@ -13,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from awbench.dataset import read_source
+from awbench.data.dataset import read_source
 from awbench.domains import DOMAINS
-from awbench.judging.prompts import PromptError, load_prompt_set, reference_messages, render_messages
+from awbench.judging.prompts import (
+    PromptError,
+    load_prompt_set,
+    reference_messages,
+    render_messages,
+)
 from awbench.records import BenchmarkRecord, JudgeRequest, Sample
 from awbench.resources import sample_dir
 

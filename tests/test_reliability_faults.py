@@ -20,16 +20,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from awbench.dataset import read_source
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.records import JudgeRequest
-from awbench.stages import sample_seed
 from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import (
-    CANDIDATE_MODEL, JUDGE_MODEL, candidate_text, cli, deterministic, digest, free_port, jsonl_lines, judgments_path,
-    no_traceback, verdict_text,
+    CANDIDATE_MODEL,
+    JUDGE_MODEL,
+    candidate_text,
+    cli,
+    deterministic,
+    digest,
+    free_port,
+    jsonl_lines,
+    judgments_path,
+    no_traceback,
+    verdict_text,
 )
+
+from awbench.data.dataset import read_source
+from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.records import JudgeRequest
+from awbench.run.stages import sample_seed
 
 N = 3  # samples: --domains os --limit 3
 SAMPLES = [s for s in read_source("sample")[0] if s.domain == "os"][:N]

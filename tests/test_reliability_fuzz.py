@@ -24,20 +24,18 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
-from pydantic_core import PydanticSerializationError
 
 from awbench.config import DataSettings
-from awbench.data_problems import DataError, Problem
-from awbench.dataset import load_samples, read_source
+from awbench.data.dataset import load_samples, read_source
+from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.interop import import_official
+from awbench.interop.reference import import_official
 from awbench.judging.verdict import parse_verdict
 from awbench.judging.verdicts import verdict_record
-from awbench.parsing import extract_prediction
-from awbench.predictions import prediction_record
 from awbench.records import Generation, PredictionRecord, Usage, VerdictRecord
-from awbench.store import StoreError
+from awbench.run.store import StoreError
+from awbench.world_model.parsing import extract_prediction
+from awbench.world_model.predictions import prediction_record
 
 EXAMPLES = {"loader": 150, "extract": 500, "prediction_record": 300, "parse_verdict": 400, "verdict_record": 200,
             "importer": 80, "edge_case": 20}
@@ -292,7 +290,7 @@ def reference_file(rows: list[tuple[int, int, str, dict]], root: Path, ensure_as
 
 def import_everything(path: Path, root: Path) -> None:
     """Import twice (the second is refused: the run exists), then score: only DataError and StoreError may come out."""
-    from awbench import pipeline
+    from awbench.run import pipeline
 
     try:
         store = import_official(path, "imported", root / "results", None, None).store

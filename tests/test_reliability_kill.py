@@ -27,16 +27,25 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from awbench.dataset import read_source
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.records import JudgeRequest
-from awbench.stages import sample_seed
-from awbench.store import RunStore
 from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import (
-    CANDIDATE_MODEL, JUDGE_MODEL, awbench_process, cli, count_per_key, deterministic, digest, is_judge,
-    jsonl_lines, judgments_path,
+    CANDIDATE_MODEL,
+    JUDGE_MODEL,
+    awbench_process,
+    cli,
+    count_per_key,
+    deterministic,
+    digest,
+    is_judge,
+    jsonl_lines,
+    judgments_path,
 )
+
+from awbench.data.dataset import read_source
+from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.records import JudgeRequest
+from awbench.run.stages import sample_seed
+from awbench.run.store import RunStore
 
 SEED = 20250611
 TRIALS = 10

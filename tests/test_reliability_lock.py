@@ -15,12 +15,20 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-
-from awbench import pipeline
-from awbench.dataset import read_source
-from awbench.store import RunLock, RunLocked
 from fake_openai import FakeOpenAIServer, Reply
-from reliability_helpers import CANDIDATE_MODEL, JUDGE_MODEL, awbench, awbench_process, cli, deterministic, no_traceback
+from reliability_helpers import (
+    CANDIDATE_MODEL,
+    JUDGE_MODEL,
+    awbench,
+    awbench_process,
+    cli,
+    deterministic,
+    no_traceback,
+)
+
+from awbench.data.dataset import read_source
+from awbench.run import pipeline
+from awbench.run.store import RunLock, RunLocked
 
 N = 3  # samples: --domains os --limit 3
 assert sum(s.domain == "os" for s in read_source("sample")[0]) >= N

@@ -13,11 +13,11 @@ import pytest
 from browser import dump_dom, require_chromium, screenshot
 from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
-from awbench.charts import Series, bar_chart_svg
+from awbench.analysis.charts import Series, bar_chart_svg
+from awbench.analysis.report import build_report
+from awbench.analysis.runs import discover_runs, load_run_data
+from awbench.analysis.sample_view import clip, sample_view, unified_diff, worst_keys
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.report import build_report
-from awbench.runs import discover_runs, load_run_data
-from awbench.sample_view import clip, sample_view, unified_diff, worst_keys
 
 # --------------------------------------------------------------------------- sample views
 
@@ -134,7 +134,7 @@ def report_runs(tmp_path) -> Path:
 
 def load_run_data_keys(data: Path):
     from awbench.config import DataSettings
-    from awbench.dataset import load_samples
+    from awbench.data.dataset import load_samples
 
     return load_samples(DataSettings(source=str(data))).samples
 
@@ -308,8 +308,8 @@ def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
 
 
 def test_each_run_is_loaded_once(report_runs, monkeypatch):
-    import awbench.leaderboard
-    import awbench.report
+    import awbench.analysis.leaderboard
+    import awbench.analysis.report
 
     loads = []
 
@@ -317,8 +317,8 @@ def test_each_run_is_loaded_once(report_runs, monkeypatch):
         loads.append(store.name)
         return load_run_data(store)
 
-    monkeypatch.setattr(awbench.report, "load_run_data", counting)
-    monkeypatch.setattr(awbench.leaderboard, "load_run_data", counting)
+    monkeypatch.setattr(awbench.analysis.report, "load_run_data", counting)
+    monkeypatch.setattr(awbench.analysis.leaderboard, "load_run_data", counting)
     stores, _ = discover_runs([report_runs])
     build_report(stores, worst_n=1, resamples=2000, reference=True)
     assert sorted(loads) == ["model-a", "model-b", "model-c"]
@@ -347,10 +347,10 @@ def _opens(call) -> Counter[str]:
 
 
 def test_each_file_is_read_once(report_runs):
-    import awbench.runs
-    from awbench.leaderboard import build_leaderboard
+    import awbench.analysis.runs
+    from awbench.analysis.leaderboard import build_leaderboard
 
-    awbench.runs._load.cache_clear()  # the data is read once per command, so this command must be the first
+    awbench.analysis.runs._load.cache_clear()  # the data is read once per command, so this command must be the first
     stores, _ = discover_runs([report_runs])
     opened = _opens(lambda: build_report(stores, worst_n=1, resamples=200, reference=True))
     data = str((report_runs.parent / "data").resolve())
@@ -364,7 +364,7 @@ def test_each_file_is_read_once(report_runs):
     without_ci = _opens(lambda: build_leaderboard(stores))
     assert set(without_ci.values()) == {1}
     assert {Path(p).name for p in without_ci} == {"run.json", "judge.json", "scores.json"}
-    awbench.runs._load.cache_clear()
+    awbench.analysis.runs._load.cache_clear()
     with_ci = _opens(lambda: build_leaderboard(stores, ci=True, resamples=200))
     assert set(with_ci.values()) == {1} and len(with_ci) == len(expected) + len(DOMAINS)
 

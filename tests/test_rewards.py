@@ -1,7 +1,7 @@
 import pytest
 
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts
-from awbench.rewards import sample_reward
+from awbench.run.rewards import sample_reward
 
 
 def _prediction(status="ok"):

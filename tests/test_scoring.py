@@ -2,8 +2,9 @@ from statistics import fmean, pstdev
 
 import pytest
 
+from awbench.domains import to_100
 from awbench.records import JudgmentRecord, PredictionRecord
-from awbench.scoring import macro_overall, score_table, to_100
+from awbench.run.scoring import macro_overall, score_table
 
 GPT_5_4 = [70.10, 37.26, 53.69, 66.29, 60.00, 51.80, 68.58]
 QWEN_AW_35B = [64.79, 36.69, 53.96, 65.63, 58.17, 49.55, 65.92]

@@ -9,10 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from awbench.stats import (
-    OVERALL, Clustered, average_ranks, bootstrap_means, interval, krippendorff_alpha_ordinal, length_bias,
-    length_bin, length_ratio, spearman,
+from awbench.analysis.stats import (
+    OVERALL,
+    Clustered,
+    bootstrap_means,
+    interval,
+    krippendorff_alpha_ordinal,
+    length_bias,
+    length_bin,
+    length_ratio,
 )
+from awbench.run.agreement import average_ranks, spearman
 
 # --------------------------------------------------------------------------- Spearman
 

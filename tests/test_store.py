@@ -4,8 +4,9 @@ import socket
 
 import pytest
 
+from awbench.files import JsonlTable, StoreError, write_atomic
 from awbench.records import PredictionRecord
-from awbench.store import JsonlTable, RunLock, RunLocked, RunStore, StoreError, resolve_run, write_atomic
+from awbench.run.store import RunLock, RunLocked, RunStore, resolve_run
 
 
 def _record(key, prediction="x"):

@@ -14,24 +14,30 @@ from typing import Any
 
 import pytest
 import typer
+from judge_requests import judge_request_for
 from test_backend_vllm import awbench, read_jsonl, stop_soon, trajectory
 from tokenizers import Tokenizer
-from vllm_fixtures import KV_CACHE_BYTES, MAX_MODEL_LEN, offline_backend, offline_settings, require_vllm, tiny_model  # noqa: F401
+from vllm_fixtures import (  # noqa: F401
+    KV_CACHE_BYTES,
+    MAX_MODEL_LEN,
+    offline_backend,
+    offline_settings,
+    require_vllm,
+    tiny_model,
+)
 
-from awbench import pipeline
 from awbench.backends import vllm_offline
 from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
-from awbench.dataset import load_samples
-from awbench.domains import DIMENSIONS
+from awbench.data.dataset import load_samples
+from awbench.domains import DIMENSIONS, to_100
 from awbench.judging import create_judges, llm, requests_of
 from awbench.judging.llm import _seed
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
-from awbench.scoring import to_100
-from awbench.store import RunStore
-from judge_requests import judge_request_for
+from awbench.run import pipeline
+from awbench.run.store import RunStore
 
 # --- settings and pure parts -----------------------------------------------------------------------------------
 

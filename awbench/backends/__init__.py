@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from awbench.config import ModelSettings
-from awbench.messages import world_model_messages
 from awbench.records import Generation, Sample
+from awbench.world_model.messages import world_model_messages
 
 if TYPE_CHECKING:
-    from awbench.openai_client import Endpoints
+    from awbench.transport.openai_client import Endpoints
 
 _MODULES = {"baseline": "awbench.backends.baseline", "openai": "awbench.backends.openai_api", "vllm": "awbench.backends.vllm_offline"}
 

@@ -20,11 +20,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-
 from awbench.backends import GenerationRequest
-from awbench.chat_client import ChatClient, Completion, StatusError
 from awbench.config import ModelSettings
-from awbench.openai_client import (
+from awbench.records import Generation
+from awbench.transport.chat_client import ChatClient, Completion, StatusError
+from awbench.transport.openai_client import (
     FATAL_STATUS,
     DeadEndpointWatch,
     Endpoints,
@@ -39,7 +39,6 @@ from awbench.openai_client import (
     normalize_url,
     wait_before_retry,
 )
-from awbench.records import Generation
 
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:

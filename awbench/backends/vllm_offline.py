@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from awbench.backends import GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
-from awbench.messages import world_model_messages
 from awbench.records import Generation, Usage
+from awbench.world_model.messages import world_model_messages
 
 if TYPE_CHECKING:
     from vllm import LLM, RequestOutput, SamplingParams

@@ -1,4 +1,4 @@
-"""The `awbench` command line: a thin layer over the Python API (`awbench.pipeline` and friends)."""
+"""The `awbench` command line: a thin layer over the Python API (`awbench.run.pipeline` and friends)."""
 
 from __future__ import annotations
 

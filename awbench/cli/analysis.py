@@ -1,5 +1,5 @@
 """`awbench leaderboard | compare | show | report`: reading finished runs. Thin wrappers over
-`awbench.runs`, `awbench.leaderboard`, `awbench.compare` and `awbench.report`; the rich rendering lives in
+`awbench.analysis.runs`, `awbench.analysis.leaderboard`, `awbench.analysis.compare` and `awbench.analysis.report`; the rich rendering lives in
 `awbench.cli.analysis_views`."""
 
 from __future__ import annotations
@@ -12,13 +12,26 @@ import typer
 from rich.console import Console, RenderableType
 from rich.table import Table
 
-from awbench.analysis_options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Format, View
-from awbench.cli.common import EXIT_FAILURES, OutputOption, console, err_console, fail, open_run
+from awbench.analysis.options import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    OVERALL,
+    Format,
+    View,
+)
+from awbench.cli.common import (
+    EXIT_FAILURES,
+    OutputOption,
+    console,
+    err_console,
+    fail,
+    open_run,
+)
 from awbench.cli.errors import pipeline_errors
 from awbench.domains import DIMENSIONS, DOMAINS
 
 if TYPE_CHECKING:
-    from awbench.runs import RunData
+    from awbench.analysis.runs import RunData
 
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
@@ -91,10 +104,15 @@ def leaderboard(
 
     Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md
     """
+    from awbench.analysis.leaderboard import (
+        build_leaderboard,
+        to_csv,
+        to_json,
+        to_markdown,
+    )
+    from awbench.analysis.report import leaderboard_page
+    from awbench.analysis.runs import discover_runs, locate_runs
     from awbench.cli.analysis_views import leaderboard_renderables
-    from awbench.leaderboard import build_leaderboard, to_csv, to_json, to_markdown
-    from awbench.report import leaderboard_page
-    from awbench.runs import discover_runs, locate_runs
 
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
@@ -134,7 +152,7 @@ def _print_wide(renderables: list[RenderableType]) -> None:
 
 
 def _load(run: str, output: Path) -> RunData:
-    from awbench.runs import load_run_data
+    from awbench.analysis.runs import load_run_data
 
     store = open_run(run, output)
     with pipeline_errors():
@@ -156,8 +174,11 @@ def compare(
 
     Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
     """
-    from awbench.cli.analysis_views import comparison_renderables, judge_comparison_renderables
-    from awbench.compare import CompareError, compare_judges, compare_runs
+    from awbench.analysis.compare import CompareError, compare_judges, compare_runs
+    from awbench.cli.analysis_views import (
+        comparison_renderables,
+        judge_comparison_renderables,
+    )
 
     if (run_b is None) == (judges is None):
         fail("give a second run, or --judges A B to compare two judges of one run")
@@ -200,9 +221,18 @@ def show(
 
     Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff; awbench show my-model__gpt-5.2 --by-turn
     """
-    from awbench.cli.analysis_views import run_growth_renderables, run_overview, sample_renderables
-    from awbench.growth import Axis, run_growth
-    from awbench.sample_view import failed_keys, flagged_keys, sample_view, worst_keys
+    from awbench.analysis.growth import Axis, run_growth
+    from awbench.analysis.sample_view import (
+        failed_keys,
+        flagged_keys,
+        sample_view,
+        worst_keys,
+    )
+    from awbench.cli.analysis_views import (
+        run_growth_renderables,
+        run_overview,
+        sample_renderables,
+    )
 
     if sum(map(bool, (sample, worst, failed, flagged, by_turn or by_context))) > 1:
         fail("give one of --sample, --worst, --failed, --flagged and --by-turn/--by-context")
@@ -259,9 +289,9 @@ def report(
 
     Example: awbench report results/ -o report.html --png charts/
     """
-    from awbench.charts import write_line_pngs, write_pngs
-    from awbench.report import build_report
-    from awbench.runs import discover_runs, locate_runs
+    from awbench.analysis.charts import write_line_pngs, write_pngs
+    from awbench.analysis.report import build_report
+    from awbench.analysis.runs import discover_runs, locate_runs
 
     with pipeline_errors():
         roots = locate_runs(runs or [], output)

@@ -10,18 +10,46 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from awbench.compare import Comparison, JudgeComparison, LengthBias, PairedGrowth, judge_consistency, run_length_bias
+from awbench.analysis.compare import (
+    Comparison,
+    JudgeComparison,
+    LengthBias,
+    PairedGrowth,
+    judge_consistency,
+    run_length_bias,
+)
+from awbench.analysis.growth import (
+    AXIS_NAMES,
+    TURN_BINS,
+    Axis,
+    GrowthTable,
+    RunGrowth,
+    Trend,
+    fmt_bounds,
+    fmt_points,
+    growth_summary,
+    run_units,
+    trend_phrase,
+    trends,
+)
+from awbench.analysis.growth import (
+    Cell as GrowthCell,
+)
+from awbench.analysis.leaderboard import (
+    DIMENSION_LABELS,
+    INTERVALS_NOTE,
+    Cell,
+    Leaderboard,
+    fmt_cost,
+    fmt_interval,
+    fmt_number,
+    interval,
+    shows_generations,
+)
+from awbench.analysis.runs import RunData, point_summary, run_intervals
+from awbench.analysis.sample_view import SampleView, clip, unified_diff
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
-from awbench.growth import (
-    AXIS_NAMES, TURN_BINS, Axis, Cell as GrowthCell, GrowthTable, RunGrowth, Trend, fmt_bounds, fmt_points,
-    growth_summary, run_units, trend_phrase, trends,
-)
-from awbench.leaderboard import (
-    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Leaderboard, fmt_cost, fmt_interval, fmt_number, interval, shows_generations,
-)
-from awbench.runs import RunData, point_summary, run_intervals
-from awbench.sample_view import SampleView, clip, unified_diff
-from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 
 def _stacked(cell: Cell) -> Text:

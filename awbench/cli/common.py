@@ -9,12 +9,12 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
-from typer.core import TyperCommand
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand
 
 from awbench.redact import redact
-from awbench.store import RunStore, StoreError, resolve_run
+from awbench.run.store import RunStore, StoreError, resolve_run
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 

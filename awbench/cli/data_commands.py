@@ -9,10 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from awbench.analysis.data_info import DataInfo, data_info
 from awbench.cli.common import EXIT_USAGE, console
 from awbench.cli.errors import pipeline_errors
-from awbench.data_info import DataInfo, data_info
-from awbench.dataset import read_source, resolve_source
+from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import Sample
 

@@ -9,14 +9,20 @@ from pydantic import ValidationError
 
 from awbench.backends.baseline import UnknownBaseline
 from awbench.backends.vllm_offline import BackendUnavailable
-from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, err_console, fail, validation_lines
-from awbench.data_problems import DataError
+from awbench.cli.common import (
+    EXIT_FAILURES,
+    EXIT_USAGE,
+    err_console,
+    fail,
+    validation_lines,
+)
+from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.llm import CostUnknown
 from awbench.judging.prompts import PromptError
-from awbench.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
-from awbench.pipeline import PipelineError
-from awbench.store import StoreError
+from awbench.run.pipeline import PipelineError
+from awbench.run.store import StoreError
+from awbench.transport.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
 
 MAX_PROBLEMS_SHOWN = 50
 SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings"}

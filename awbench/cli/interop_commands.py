@@ -7,11 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from awbench import pipeline
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
-from awbench.data_problems import DataError, Problem
-from awbench.interop import export_official, import_official
+from awbench.data.problems import DataError, Problem
+from awbench.interop.reference import export_official, import_official
+from awbench.run import pipeline
 
 
 def export(
@@ -51,7 +51,9 @@ def export(
         for note in export.notes:
             err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     if hf_eval_results is not None:
-        from awbench.hub_results import export_hub_results  # the leaderboard's comparability rules: numpy
+        from awbench.interop.hub_results import (
+            export_hub_results,  # the leaderboard's comparability rules: numpy
+        )
 
         with pipeline_errors():
             results = export_hub_results(store, hf_eval_results, judge, allow_subset=allow_subset,

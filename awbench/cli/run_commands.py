@@ -12,16 +12,23 @@ from typing import Annotated, Any, Literal, Optional, get_args
 
 import typer
 
-from awbench import pipeline
 from awbench.backends import infer_backend_name
-from awbench.cli.common import EXIT_FAILURES, OutputOption, console, fail, open_run, user_errors
+from awbench.cli.common import OutputOption, console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import print_estimate, print_summary
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, default_run_name
-from awbench.evaluations import resolve_judge
-from awbench.judging.reparse import reparse_judgments
-from awbench.rewards import write_rewards
+from awbench.config import (
+    DataSettings,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    ScoringSettings,
+    default_run_name,
+)
+from awbench.run import pipeline
+from awbench.run.evaluations import resolve_judge
+from awbench.run.reparse import reparse_judgments
+from awbench.run.rewards import write_rewards
 
 
 def _json_object(value: str | None, option: str) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from rich.table import Table
 
 from awbench.cli.common import console, err_console
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
-from awbench.failures import describe
-from awbench.pipeline import DryRunEstimate
-from awbench.scoring import ScoresFile
+from awbench.run.failures import describe
+from awbench.run.pipeline import DryRunEstimate
+from awbench.run.scoring import ScoresFile
 
 MAX_REASONS_SHOWN = 8
 

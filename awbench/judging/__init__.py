@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench.config import JudgeSettings
-from awbench.records import JudgeKind, JudgmentRecord, JudgeRequest, content_hash
+from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, content_hash
 
 if TYPE_CHECKING:
-    from awbench.openai_client import Endpoints
+    from awbench.transport.openai_client import Endpoints
 
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
 _LLM_BACKENDS = {"openai": "awbench.judging.llm", "vllm": "awbench.judging.vllm_judge"}  # JudgeSettings.backend

@@ -39,20 +39,39 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from awbench.chat_client import DEFAULT_BASE_URL, MalformedResponse, StatusError, encode, parse_json, read_completion
 from awbench.config import JudgeSettings
+from awbench.files import JsonlTable, read_json, write_atomic
 from awbench.judging import BudgetExhausted
 from awbench.judging.cost import (
-    OUTPUT_TOKENS_PER_VERDICT, CostEstimate, Price, batch_price, call_cost, estimate_prompt_tokens, tokens_for_chars,
+    OUTPUT_TOKENS_PER_VERDICT,
+    CostEstimate,
+    Price,
+    batch_price,
+    call_cost,
+    estimate_prompt_tokens,
+    tokens_for_chars,
     usage_cost,
 )
 from awbench.judging.llm import LLMJudge, Messages, _seed, require_key
 from awbench.judging.prompts import PromptSet, render_messages
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
-from awbench.openai_client import FATAL_STATUS, EndpointDown, Endpoints, FatalAPIError, backoff_seconds
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
 from awbench.redact import redact
-from awbench.store import JsonlTable, read_json, write_atomic
+from awbench.transport.chat_client import (
+    DEFAULT_BASE_URL,
+    MalformedResponse,
+    StatusError,
+    encode,
+    parse_json,
+    read_completion,
+)
+from awbench.transport.openai_client import (
+    FATAL_STATUS,
+    EndpointDown,
+    Endpoints,
+    FatalAPIError,
+    backoff_seconds,
+)
 
 T = TypeVar("T")
 GenKey = tuple[str, int]

@@ -17,23 +17,47 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlparse
 
-
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted, llm_identity, llm_judge_id
 from awbench.judging.cost import (
-    OUTPUT_TOKENS_PER_VERDICT, CostEstimate, Price, call_cost, estimate_prompt_tokens, price_for, tokens_for_chars,
+    OUTPUT_TOKENS_PER_VERDICT,
+    CostEstimate,
+    Price,
+    call_cost,
+    estimate_prompt_tokens,
+    price_for,
+    tokens_for_chars,
     usage_cost,
 )
-from awbench.judging.prompts import BUILTIN_SETS, PromptSet, load_prompt_set, render_messages
+from awbench.judging.prompts import (
+    BUILTIN_SETS,
+    PromptSet,
+    load_prompt_set,
+    render_messages,
+)
 from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
-from awbench.chat_client import ChatClient, Completion, StatusError
-from awbench.openai_client import (
-    FATAL_STATUS, Endpoints, FatalAPIError, api_key, check_endpoint, error_summary, is_content_refusal, is_context_overflow,
-    is_retryable, wait_before_retry,
+from awbench.records import (
+    JudgeRequest,
+    JudgmentRecord,
+    Usage,
+    VerdictRecord,
+    content_hash,
 )
-from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord, content_hash
+from awbench.transport.chat_client import ChatClient, Completion, StatusError
+from awbench.transport.openai_client import (
+    FATAL_STATUS,
+    Endpoints,
+    FatalAPIError,
+    api_key,
+    check_endpoint,
+    error_summary,
+    is_content_refusal,
+    is_context_overflow,
+    is_retryable,
+    wait_before_retry,
+)
 
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5

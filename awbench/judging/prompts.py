@@ -24,10 +24,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from awbench.domains import DOMAIN_LABELS, DOMAINS, OBSERVATION_MARKER
-from awbench.messages import judge_history
-from awbench.parsing import strip_observation_marker
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
+from awbench.world_model.messages import judge_history
+from awbench.world_model.parsing import strip_observation_marker
 
 Protocol = Literal["awbench", "reference"]
 BUILTIN_SETS = ("rubric",)

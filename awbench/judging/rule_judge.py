@@ -8,9 +8,9 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging.rules import RULES_VERSION, RuleScorer
-from awbench.messages import judge_history
-from awbench.parsing import strip_observation_marker
-from awbench.records import JudgmentRecord, JudgeRequest, content_hash
+from awbench.records import JudgeRequest, JudgmentRecord, content_hash
+from awbench.world_model.messages import judge_history
+from awbench.world_model.parsing import strip_observation_marker
 
 RULES_JUDGE_PREFIX = "rules-v"
 

@@ -17,7 +17,7 @@ import json_repair
 import pydantic
 
 from awbench.domains import DIMENSIONS
-from awbench.parsing import strip_thinking
+from awbench.world_model.parsing import strip_thinking
 
 PARSER_VERSION = "2"  # bump when parsing behaviour changes; it is part of the verdict cache key
 

@@ -8,11 +8,11 @@ prediction whose verdicts are all unusable is unscored, never scored on fewer di
 from __future__ import annotations
 
 import statistics
-from awbench.domains import DIMENSIONS
+
+from awbench.domains import DIMENSIONS, to_100
 from awbench.judging.verdict import parse_verdict
-from awbench.records import JudgmentRecord, JudgeRequest, Usage, VerdictRecord
+from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
-from awbench.scoring import to_100
 
 _RANK = {"complete": 3, "partial": 2, "unparsed": 1, "truncated": 1, "error": 0}
 

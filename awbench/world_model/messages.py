@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from awbench.parsing import strip_observation_marker
 from awbench.records import BenchmarkRecord
+from awbench.world_model.parsing import strip_observation_marker
 
 
 def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) -> list[dict[str, str]]:

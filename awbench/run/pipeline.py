@@ -16,16 +16,25 @@ from pydantic import BaseModel
 
 from awbench.backends import Backend, create_backend
 from awbench.backends.baseline import check_baseline
-from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings
-from awbench.dataset import LoadedData, load_samples
-from awbench.evaluations import score_run
-from awbench.judging import Judge, create_judges
 from awbench.backends.openai_api import endpoint_urls
-from awbench.openai_client import Endpoints, api_key
+from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings
+from awbench.data.dataset import LoadedData, load_samples
+from awbench.judging import Judge, create_judges
 from awbench.records import Sample
-from awbench.scoring import ScoresFile
-from awbench.stages import JudgeStage, NoBar, Plan, Progress, StageSummary, execute, plan, reusable
-from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, environment_facts
+from awbench.run.evaluations import score_run
+from awbench.run.scoring import ScoresFile
+from awbench.run.stages import (
+    JudgeStage,
+    NoBar,
+    Plan,
+    Progress,
+    StageSummary,
+    execute,
+    plan,
+    reusable,
+)
+from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
+from awbench.transport.openai_client import Endpoints, api_key
 
 MAX_WARNINGS_SHOWN = 5
 
@@ -222,7 +231,9 @@ async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, ju
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
     stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
-    from awbench.judging.batch import bind_run  # a batch judge keeps its batches in its evaluation's directory
+    from awbench.judging.batch import (
+        bind_run,  # a batch judge keeps its batches in its evaluation's directory
+    )
 
     for stage in stages:
         bind_run(stage.judge, stage.evaluation.path, progress)
@@ -289,7 +300,7 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     yet are assumed as long as the real observation; `existing_only` (judging an existing run) counts only
     the predictions it has."""
     from awbench.records import PredictionRecord
-    from awbench.stages import judge_request, needs_generation
+    from awbench.run.stages import judge_request, needs_generation
 
     samples = load_samples(config.data).samples
     store = RunStore(config.run_dir)

@@ -30,16 +30,35 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
-from awbench.data_problems import DataError, Problem
-from awbench.dataset import LoadedData, load_samples, read_source
-from awbench.domains import DIMENSIONS
-from awbench.evaluations import resolve_judge, score_run
+from awbench.config import (
+    DataSettings,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    ScoringSettings,
+)
+from awbench.data.dataset import LoadedData, load_samples, read_source
+from awbench.data.problems import DataError, Problem
+from awbench.domains import DIMENSIONS, to_100
+from awbench.files import DIR_MODE, fsync_dir, write_atomic
 from awbench.judging import llm_judge_id
-from awbench.predictions import prediction_record
-from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
-from awbench.scoring import ScoresFile, to_100
-from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, environment_facts, write_atomic
+from awbench.records import (
+    Generation,
+    JudgmentRecord,
+    PredictionRecord,
+    Sample,
+    VerdictRecord,
+)
+from awbench.run.evaluations import resolve_judge, score_run
+from awbench.run.scoring import ScoresFile
+from awbench.run.store import (
+    JudgeInfo,
+    RunManifest,
+    RunStore,
+    StoreError,
+    environment_facts,
+)
+from awbench.world_model.predictions import prediction_record
 
 IMPORTED_PROMPT_SET = "imported"
 # The reference's error_message for a row it did not judge (no generation), and for a verdict it could not read.
@@ -534,19 +553,6 @@ def _check_target(target: Path, overwrite: bool) -> None:
                          "--run-name, or remove it")
 
 
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-DIR_MODE = 0o777 & ~_UMASK  # what mkdir would give; mkdtemp makes 0700 directories
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @contextmanager
 def _staging(output: Path, run_name: str) -> Iterator[Path]:
     """A hidden directory beside the run's place, removed on any error (with --output, if made for it)."""
@@ -584,7 +590,7 @@ def _move_into_place(staging: Path, target: Path, overwrite: bool) -> None:
                 raise StoreError(f"run {target} exists already (made while importing); use --overwrite to "
                                  "replace it") from None
             raise StoreError(f"cannot rename {staging} to {target}: {error.strerror or error}") from None
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from awbench.failures import failure_groups
 from awbench.judging.verdicts import consistency_stats
 from awbench.records import JudgmentRecord, Sample
-from awbench.scoring import GenKey, ScoresFile, score_table
-from awbench.store import Evaluation, RunStore, match_judge
+from awbench.run.failures import failure_groups
+from awbench.run.scoring import GenKey, ScoresFile, score_table
+from awbench.run.store import Evaluation, RunStore, match_judge
 
 
 def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False) -> dict[str, ScoresFile]:
@@ -82,7 +82,9 @@ def rule_llm_agreement(
     keys: list[tuple[str, str]], llm: Mapping[GenKey, JudgmentRecord], rules: Mapping[GenKey, JudgmentRecord]
 ) -> dict[str, float | None]:
     """Spearman correlation of the rule score with the LLM total, per domain and over all generations."""
-    from awbench.stats import spearman  # numpy: only runs judged by both judges get here
+    from awbench.run.agreement import (
+        spearman,  # numpy: only runs judged by both judges get here
+    )
 
     pairs: dict[str, list[tuple[float, float]]] = {}
     for (key, generation), b in llm.items():

@@ -27,10 +27,10 @@ from awbench.backends import Backend, GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
 from awbench.judging import BudgetExhausted, Judge
 from awbench.judging.injection import injection_signals
-from awbench.predictions import prediction_record
-from awbench.records import JudgmentRecord, JudgeRequest, PredictionRecord, Sample
-from awbench.scoring import INJECTION_FLAG
-from awbench.store import Evaluation, JudgeInfo, RunStore
+from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample
+from awbench.run.scoring import INJECTION_FLAG
+from awbench.run.store import Evaluation, JudgeInfo, RunStore
+from awbench.world_model.predictions import prediction_record
 
 GenKey = tuple[str, int]
 

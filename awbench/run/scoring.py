@@ -15,18 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.failures import FailureGroup
+from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
+from awbench.run.failures import FailureGroup
 
 FailurePolicy = Literal["minimum", "exclude"]
 GenKey = tuple[str, int]  # (sample key, generation)
 INJECTION_FLAG = "suspected_injection"
 Point = tuple[str, float, dict[str, float]]  # (sample key, score 0..100, dimensions 0..100)
-
-
-def to_100(score_1_to_5: float) -> float:
-    return (score_1_to_5 - 1.0) / 4.0 * 100.0
 
 
 class DomainScore(BaseModel):

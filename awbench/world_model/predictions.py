@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from awbench.parsing import extract_prediction
 from awbench.records import Generation, PredictionRecord, Sample
 from awbench.safe_text import REPLACED_FLAG, clean_text
+from awbench.world_model.parsing import extract_prediction
 
 
 def prediction_record(sample: Sample, generation: Generation) -> PredictionRecord:

@@ -1,7 +1,7 @@
 """A self-contained static HTML report: leaderboard, charts, each run's scores along trajectories (by turn index and
-context length, `awbench.growth`), the worst samples with diffs, a search box.
+context length, `awbench.analysis.growth`), the worst samples with diffs, a search box.
 
-The report needs no network: CSS, JS and charts (`awbench.charts`) are inline.
+The report needs no network: CSS, JS and charts (`awbench.analysis.charts`) are inline.
 """
 
 from __future__ import annotations
@@ -16,19 +16,56 @@ from string import Template
 from pydantic import BaseModel
 
 import awbench
-from awbench.charts import (
-    TOTAL_COLOR, Charts, Line, LineChart, LineCharts, LinePoint, Series, bar_chart_svg, color, line_panels_svg,
+from awbench.analysis.charts import (
+    TOTAL_COLOR,
+    Charts,
+    Line,
+    LineChart,
+    LineCharts,
+    LinePoint,
+    Series,
+    bar_chart_svg,
+    color,
+    line_panels_svg,
 )
-from awbench.compare import Consistency, LengthBias, judge_consistency, run_length_bias
+from awbench.analysis.compare import (
+    Consistency,
+    LengthBias,
+    judge_consistency,
+    run_length_bias,
+)
+from awbench.analysis.growth import (
+    AXES,
+    AXIS_NAMES,
+    GrowthTable,
+    RunGrowth,
+    fmt_bounds,
+    fmt_points,
+    growth_summary,
+    run_growth,
+)
+from awbench.analysis.leaderboard import (
+    DIMENSION_LABELS,
+    INTERVALS_NOTE,
+    Cell,
+    Group,
+    Leaderboard,
+    build_leaderboard,
+    fmt_cost,
+    fmt_interval,
+    fmt_number,
+)
+from awbench.analysis.runs import RunData, load_run_data
+from awbench.analysis.sample_view import (
+    SampleView,
+    clip,
+    sample_view,
+    unified_diff,
+    worst_keys,
+)
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
-from awbench.growth import AXES, AXIS_NAMES, GrowthTable, RunGrowth, fmt_bounds, fmt_points, growth_summary, run_growth
-from awbench.leaderboard import (
-    DIMENSION_LABELS, INTERVALS_NOTE, Cell, Group, Leaderboard, build_leaderboard, fmt_cost, fmt_interval, fmt_number,
-)
-from awbench.runs import RunData, load_run_data
-from awbench.sample_view import SampleView, clip, sample_view, unified_diff, worst_keys
-from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.store import RunStore, StoreError
+from awbench.run.store import RunStore, StoreError
 
 
 def _e(text: object) -> str:
@@ -267,7 +304,7 @@ def _section_html(section: RunSection, index: int) -> str:
 
 
 def render_page(title: str, subtitle: str, body: str, nav: str = "", index: dict | None = None) -> str:
-    template = Template(resources.files("awbench").joinpath("templates/report.html").read_text(encoding="utf-8"))
+    template = Template(resources.files("awbench.analysis").joinpath("templates/report.html").read_text(encoding="utf-8"))
     # "</" inside the JSON would end the script element early.
     index_json = json.dumps(index or {"runs": [], "samples": {}}, ensure_ascii=False).replace("</", "<\\/")
     return template.substitute(

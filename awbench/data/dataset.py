@@ -1,5 +1,5 @@
 """Benchmark records in: read a source (a JSONL file, a directory of them, the bundled sample or a Hugging
-Face dataset), validate every record, give each a key and select a subset (`awbench.selection`).
+Face dataset), validate every record, give each a key and select a subset (`awbench.data.selection`).
 
 Record-level problems are collected, never raised one at a time, so a user sees everything wrong with a
 file at once; only source-level failures (nothing to read at all) raise `DataError` straight away. An
@@ -26,12 +26,12 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from awbench.config import DataSettings
-from awbench.data_problems import DataError, Problem
+from awbench.data.hub import load_hub_dataset
+from awbench.data.problems import DataError, Problem
+from awbench.data.selection import select, unmatched_ids
 from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
-from awbench.hub import load_hub_dataset
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 from awbench.resources import sample_dir
-from awbench.selection import select, unmatched_ids
 
 SAMPLE_SOURCE = "sample"
 HUB_PREFIX = "hf:"

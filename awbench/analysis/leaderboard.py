@@ -3,7 +3,7 @@
 Two runs are comparable when the same judge (kind, model, prompt set and its hash), the same data
 (fingerprint) and the same failure policy produced their scores; anything else is a different group,
 and the leaderboard says which of those differ. Published rows are a group of their own unless mixed in.
-The runs themselves are read by `awbench.runs`.
+The runs themselves are read by `awbench.analysis.runs`.
 """
 
 from __future__ import annotations
@@ -13,21 +13,20 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
 
+from awbench.analysis.options import Format, View  # noqa: E402,F401 (re-exported)
+from awbench.analysis.runs import RunData, load_run_data, run_intervals
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.records import SCHEMA_VERSION
 from awbench.resources import bundled
-from awbench.runs import RunData, load_run_data, run_intervals
-from awbench.scoring import ScoresFile, ScoreTable
-from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
+from awbench.run.scoring import ScoresFile, ScoreTable
+from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
-from awbench.analysis_options import Format, View  # noqa: E402,F401 (re-exported)
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
 DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from awbench.evaluations import resolve_judge
 from awbench.judging import llm_identity
 from awbench.judging.llm import verdict_cache_key
 from awbench.judging.verdicts import combine, verdict_record
 from awbench.records import JudgeRequest, VerdictRecord
-from awbench.store import RunStore, StoreError
+from awbench.run.evaluations import resolve_judge
+from awbench.run.store import RunStore, StoreError
 
 
 def reparsed(verdict: VerdictRecord, prediction: str) -> VerdictRecord:
@@ -20,7 +20,7 @@ def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
     """Rewrites every LLM judgment of the chosen evaluation whose parse changes (its cache key too, since it
     covers the parser version), and returns how many changed. Verdicts that failed in transport have no text
     to re-parse."""
-    from awbench.pipeline import run_samples
+    from awbench.run.pipeline import run_samples
 
     evaluation = resolve_judge(store, judge)
     info = evaluation.read_info()

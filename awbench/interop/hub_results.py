@@ -37,14 +37,15 @@ from typing import Any
 
 import yaml
 
+from awbench.analysis.leaderboard import full_benchmark, provenance, published_judge
 from awbench.config import DEFAULT_JUDGE_MODEL
 from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
-from awbench.evaluations import resolve_judge
-from awbench.interop import IMPORTED_PROMPT_SET
+from awbench.files import write_atomic
+from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
-from awbench.leaderboard import full_benchmark, provenance, published_judge
-from awbench.scoring import DomainScore, ScoresFile
-from awbench.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, write_atomic
+from awbench.run.evaluations import resolve_judge
+from awbench.run.scoring import DomainScore, ScoresFile
+from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError
 
 DATASET_ID = "Qwen/AgentWorldBench"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER

@@ -1,49 +1,18 @@
-"""Statistics over scored samples: rank correlation, trajectory bootstrap, Krippendorff's alpha, length bias.
+"""Statistics over scored samples: trajectory bootstrap, Krippendorff's alpha, length bias (rank correlation
+is `awbench.run.agreement`'s).
 
-Pure functions over plain numbers; the run-reading code lives in `awbench.runs`.
+Pure functions over plain numbers; the run-reading code lives in `awbench.analysis.runs`.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from awbench.analysis_options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  # noqa: F401 (re-exported)
-
-
-def average_ranks(values: Sequence[float]) -> np.ndarray:
-    """1-based ranks; tied values share the mean of the ranks they span."""
-    a = np.asarray(values, dtype=float)
-    order = np.argsort(a, kind="mergesort")
-    ranks = np.empty(len(a), dtype=float)
-    sorted_a = a[order]
-    i = 0
-    while i < len(a):
-        j = i
-        while j + 1 < len(a) and sorted_a[j + 1] == sorted_a[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Spearman's rho (Pearson on average ranks); None when undefined or too few points to mean anything."""
-    if len(x) != len(y):
-        raise ValueError(f"spearman needs paired values, got {len(x)} and {len(y)}")
-    if len(x) < 3:
-        return None
-    rx, ry = average_ranks(x), average_ranks(y)
-    dx, dy = rx - rx.mean(), ry - ry.mean()
-    denom = float(np.sqrt((dx * dx).sum() * (dy * dy).sum()))
-    if denom == 0.0:
-        return None
-    return float((dx * dy).sum() / denom)
-
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  # noqa: F401 (re-exported)
 
 # --------------------------------------------------------------------------- bootstrap
 

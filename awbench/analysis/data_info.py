@@ -10,11 +10,11 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel
 
-from awbench.data_problems import DataError
+from awbench.data.hub import hub_offline, hub_unreachable, no_hub
+from awbench.data.problems import DataError
 from awbench.domains import DOMAINS, PUBLISHED_STATS, PUBLISHED_TOTAL
-from awbench.hub import hub_offline, hub_unreachable, no_hub
-from awbench.messages import world_model_messages
 from awbench.records import BenchmarkRecord, Sample
+from awbench.world_model.messages import world_model_messages
 
 
 class DomainInfo(BaseModel):
@@ -85,7 +85,9 @@ def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
     if not local and (name.startswith((".", "/", "~", "\\")) or name.count("/") > 1):
         raise DataError(f"no such tokenizer directory: {name} (a Hub tokenizer is named owner/name)")
     try:
-        from transformers import AutoTokenizer  # heavy, and optional: only needed for token counts
+        from transformers import (
+            AutoTokenizer,  # heavy, and optional: only needed for token counts
+        )
     except ImportError as e:
         raise DataError(f"counting tokens (--tokenizer) needs {_missing(e, 'transformers')}: {TOKENS_EXTRA}") from None
 

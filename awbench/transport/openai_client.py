@@ -1,5 +1,5 @@
 """How awbench talks to OpenAI-compatible endpoints, for candidate models and LLM judges alike: the policy
-around the HTTP client (`awbench.chat_client`).
+around the HTTP client (`awbench.transport.chat_client`).
 
 - `api_key`: the key from the environment, registered for masking.
 - Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried with
@@ -17,9 +17,15 @@ import random
 import re
 from collections import deque
 
-from awbench.chat_client import ChatClient, ConnectionFailed, MalformedResponse, RequestTimeout, StatusError
 from awbench.redact import redact, register_secret
 from awbench.safe_text import clean_text
+from awbench.transport.chat_client import (
+    ChatClient,
+    ConnectionFailed,
+    MalformedResponse,
+    RequestTimeout,
+    StatusError,
+)
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run

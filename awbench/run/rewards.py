@@ -14,8 +14,9 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from awbench.files import write_atomic
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord, Sample
-from awbench.store import RunStore, write_atomic
+from awbench.run.store import RunStore
 
 RUBRIC_WEIGHT, RULE_WEIGHT = 0.9, 0.1
 

@@ -7,8 +7,8 @@ import difflib
 
 from pydantic import BaseModel
 
-from awbench.parsing import strip_observation_marker
-from awbench.runs import RunData
+from awbench.analysis.runs import RunData
+from awbench.world_model.parsing import strip_observation_marker
 
 
 class Reasons(BaseModel):

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from awbench.files import JsonlTable, write_atomic
 from awbench.judging import llm_judge_id
 from awbench.judging.prompts import BUILTIN_SETS
 from awbench.judging.rule_judge import RULES_JUDGE_PREFIX
 from awbench.records import JudgmentRecord
-from awbench.store import MANIFEST_VERSION, JsonlTable, JudgeInfo, RunManifest, RunStore, write_atomic
+from awbench.run.store import MANIFEST_VERSION, JudgeInfo, RunManifest, RunStore
 
 
 def migrate_run(store: RunStore, manifest: RunManifest) -> RunManifest:

@@ -1,5 +1,5 @@
 """Hugging Face Hub datasets: load a dataset reference's splits with the benchmark's record schema, and say
-what to do instead when the Hub cannot be reached. Validating the rows is `awbench.dataset`'s job.
+what to do instead when the Hub cannot be reached. Validating the rows is `awbench.data.dataset`'s job.
 
 Failing fast without the Hub: left to themselves, `datasets` and `huggingface_hub` retry a Hub that does
 not answer (a file with no cached copy is asked for again with a backoff of 1, 2, 4, 8, 8 s: about 25 s for
@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from awbench.data_problems import DataError
+from awbench.data.problems import DataError
 from awbench.domains import FILE_SUFFIX
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from awbench.config import DataSettings
-from awbench.data_problems import DataError, Problem
+from awbench.data.problems import DataError, Problem
 from awbench.domains import DOMAINS
 from awbench.records import Sample
 

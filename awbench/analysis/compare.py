@@ -8,18 +8,36 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel
 
-from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.growth import AXES, BINS, Axis, Trend, Unit, bin_label, lead_summary, position, trends
-from awbench.leaderboard import provenance
-from awbench.parsing import strip_observation_marker
-from awbench.records import SCHEMA_VERSION
-from awbench.runs import Judged, RunData
-from awbench.scoring import sample_points, to_100
-from awbench.store import StoreError
-from awbench.stats import (
-    DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval, krippendorff_alpha_ordinal,
-    length_bias, length_ratio, spearman,
+from awbench.analysis.growth import (
+    AXES,
+    BINS,
+    Axis,
+    Trend,
+    Unit,
+    bin_label,
+    lead_summary,
+    position,
+    trends,
 )
+from awbench.analysis.leaderboard import provenance
+from awbench.analysis.runs import Judged, RunData
+from awbench.analysis.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    OVERALL,
+    Clustered,
+    bootstrap_means,
+    interval,
+    krippendorff_alpha_ordinal,
+    length_bias,
+    length_ratio,
+)
+from awbench.domains import DIMENSIONS, DOMAINS, to_100
+from awbench.records import SCHEMA_VERSION
+from awbench.run.agreement import spearman
+from awbench.run.scoring import sample_points
+from awbench.run.store import StoreError
+from awbench.world_model.parsing import strip_observation_marker
 
 TIE_TOLERANCE = 1e-9  # scores are means of integers: anything closer is the same verdict
 
@@ -65,7 +83,7 @@ LengthBias = dict[str, tuple[int, float | None]]
 
 
 class PairedGrowth(BaseModel):
-    """Where along trajectories A and B differ: A − B per bin of one axis (`awbench.growth`), on the samples
+    """Where along trajectories A and B differ: A − B per bin of one axis (`awbench.analysis.growth`), on the samples
     both scored, and the trend of A − B per doubling."""
 
     axis: Axis

@@ -40,12 +40,19 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel
 
-from awbench.data_info import context_chars
+from awbench.analysis.data_info import context_chars
+from awbench.analysis.runs import RunData
+from awbench.analysis.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    OVERALL,
+    Clustered,
+    bootstrap_means,
+    interval,
+)
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.records import BenchmarkRecord
-from awbench.runs import RunData
-from awbench.scoring import generation_points
-from awbench.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval
+from awbench.run.scoring import generation_points
 
 Axis = Literal["turn", "context"]
 AXES: tuple[Axis, ...] = ("turn", "context")

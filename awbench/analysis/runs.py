@@ -12,14 +12,20 @@ from pathlib import Path
 
 import numpy as np
 
+from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval
 from awbench.config import DataSettings
-from awbench.dataset import LoadedData, load_samples
+from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.pipeline import run_samples
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
-from awbench.scoring import GenKey, Point, ScoresFile, generation_points, sample_points
-from awbench.stats import OVERALL, Clustered, bootstrap_means, interval
-from awbench.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
+from awbench.run.pipeline import run_samples
+from awbench.run.scoring import (
+    GenKey,
+    Point,
+    ScoresFile,
+    generation_points,
+    sample_points,
+)
+from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
 Points = dict[str, list[Point]]
 Intervals = dict[str, dict[str, tuple[float, float]]]  # per domain and overall: column -> (low, high)

@@ -1,0 +1,14 @@
+"""What the data and finished runs say: statistics, leaderboards, comparisons, reports. Nothing in the run
+stages imports this package; it only reads what runs stored.
+
+    options      defaults the CLI's options name (kept free of numpy, so startup stays light)
+    stats        trajectory bootstrap, Krippendorff's alpha, length bias
+    runs         RunData: one run's records loaded once per command, with its intervals
+    leaderboard  runs ranked in comparability groups, with intervals
+    compare      two runs sample by sample: paired differences, agreement
+    growth       scores by turn index and context length along trajectories
+    sample_view  one sample's story (history, action, prediction, ground truth, verdicts); the worst samples
+    data_info    a dataset's counts, turns and context sizes (`awbench data info`)
+    charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
+    report       the self-contained HTML report
+"""
