@@ -64,7 +64,7 @@ async def raw_httpx_wall(url: str, requests: list[GenerationRequest], concurrenc
 
 async def aiohttp_sdk_wall(url: str, requests: list[GenerationRequest], concurrency: int) -> float:
     """The openai SDK over its aiohttp transport (`DefaultAioHttpClient`), sending as awbench does: a candidate
-    for a cheaper transport than httpx2."""
+    for a cheaper transport than httpx2 (awbench itself sends with its own ChatClient, the rows above)."""
     client = openai.AsyncOpenAI(base_url=url, api_key="EMPTY", max_retries=0, http_client=openai.DefaultAioHttpClient())
     gate = asyncio.Semaphore(concurrency)
 
@@ -106,7 +106,7 @@ def main() -> None:
         rows.append(["plain httpx2, no SDK (reference floor)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
         wall = asyncio.run(aiohttp_sdk_wall(server.url, requests, top))
         in_flight = server.stats(reset=True)["in_flight_max"]
-        rows.append(["openai SDK over aiohttp (candidate transport)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        rows.append(["openai SDK over aiohttp (DefaultAioHttpClient)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
     print(f"machine: {_common.machine()}")
     print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
     header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]
