@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from awbench.records import BenchmarkRecord
 from awbench.world_model.parsing import strip_observation_marker
 
@@ -26,5 +28,11 @@ def judge_history(record: BenchmarkRecord) -> list[str]:
     the history as awbench's judges read it."""
     history: list[str] = []
     for i in range(record.turn_idx - 1):
-        history += [record.prompt[i], strip_observation_marker(record.response[i])]
+        history += [record.prompt[i], _observation(record.response[i])]
     return history
+
+
+# A trajectory's samples share their turns' strings (awbench.data.dataset); stripping each once gives its later
+# samples the same objects too, so the judges' caches find them by identity instead of hashing and comparing
+# a fresh copy of every observation for every sample.
+_observation = lru_cache(maxsize=1024)(strip_observation_marker)
