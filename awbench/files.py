@@ -20,7 +20,8 @@ FSYNC_INTERVAL_S = 1.0
 
 
 class StoreError(Exception):
-    """A run directory that cannot be read or written as one; the message names the file (and line)."""
+    """A run's file (or a directory of runs) that cannot be read or written as one; the message names the file
+    (and line)."""
 
 
 def _umask() -> int:
@@ -29,8 +30,9 @@ def _umask() -> int:
     return mask
 
 
-FILE_MODE = 0o666 & ~_umask()  # what open() would give; mkstemp makes 0600 files
-DIR_MODE = 0o777 & ~_umask()  # what mkdir would give; mkdtemp makes 0700 directories
+_UMASK = _umask()
+FILE_MODE = 0o666 & ~_UMASK  # what open() would give; mkstemp makes 0600 files
+DIR_MODE = 0o777 & ~_UMASK  # what mkdir would give; mkdtemp makes 0700 directories
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -1,4 +1,4 @@
-"""The run directory, and how records reach it durably.
+"""The run directory, and how records reach it durably (through `awbench.files`).
 
     run.json                      the run: data, model, sampling, scoring, environment; its primary judge
     predictions.jsonl             one record per (sample key, generation)
