@@ -62,12 +62,7 @@ def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: 
     width = int(label_w + column_w * len(categories) + 8)
     width = max(width, int(CHAR_W * max(len(line) for line in lines)) + 16)
     height = top + ROW_H * len(series) + 12
-    out = [f'<svg id="{chart_id}" class="chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(lines))}" '
-           'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">']
-    for i, line in enumerate(lines):
-        weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
-        out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')
+    out = _svg_head(chart_id, "chart", width, height, lines)
     for r in range(len(series)):
         if r % 2:
             out.append(f'<rect class="stripe" x="0" y="{top + r * ROW_H}" width="{width}" height="{ROW_H}" fill="#f5f7fa"/>')
@@ -214,12 +209,7 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
                     CHAR_W * max(len(line) for line in heads) + 16, SMALL_CHAR_W * len(footer) + 16))
     footer_h = 22 if footer else 0
     height = int(title_h + 8 + rows * panel_h + (rows - 1) * PANEL_GAP + footer_h + 6)
-    out = [f'<svg id="{chart_id}" class="growth-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(heads))}" '
-           'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">']
-    for i, line in enumerate(heads):
-        weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
-        out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')
+    out = _svg_head(chart_id, "growth-chart", width, height, heads)
     for p, series in enumerate(lines):
         x0 = 8 + (p % columns) * (panel_w + PANEL_GAP)
         y0 = title_h + 8 + (p // columns) * (panel_h + PANEL_GAP)
@@ -331,3 +321,14 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
         plt.close(fig)
         written.append(path)
     return written
+
+
+def _svg_head(chart_id: str, css_class: str, width: int, height: int, titles: list[str]) -> list[str]:
+    """An SVG chart's opening tag (its titles joined as the accessible label) and its title lines, the first bold."""
+    out = [f'<svg id="{chart_id}" class="{css_class}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(titles))}" '
+           'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">']
+    for i, line in enumerate(titles):
+        weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
+        out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')
+    return out

@@ -129,11 +129,7 @@ class LLMJudge:
         await check_endpoint(self.client, "judge")
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "protocol": self.prompt_set.protocol, "prompt_set": self.prompt_set.name,
-            "prompt_sha256": self.prompt_set.sha256, "prompt_source": self.prompt_set.source,
-            "parser_version": PARSER_VERSION,
-        }
+        return prompt_description(self.prompt_set)
 
     def cache_key(self, request: JudgeRequest) -> str:
         return verdict_cache_key(self._identity, request)
@@ -292,6 +288,15 @@ class LLMJudge:
             schema = verdict_schema(bounded_strings=not self._official_api)
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema}}
         return body | s.extra_body
+
+
+def prompt_description(prompt_set: PromptSet) -> dict[str, Any]:
+    """What an LLM judge's judge.json records of its prompts and parser (HTTP, batch or in-process alike)."""
+    return {
+        "protocol": prompt_set.protocol, "prompt_set": prompt_set.name,
+        "prompt_sha256": prompt_set.sha256, "prompt_source": prompt_set.source,
+        "parser_version": PARSER_VERSION,
+    }
 
 
 def verdict_cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:

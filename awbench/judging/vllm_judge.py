@@ -41,9 +41,8 @@ from awbench.backends.vllm_offline import VLLM_MISSING, BackendUnavailable, coun
 from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
-from awbench.judging.llm import _seed, prompt_label, verdict_cache_key, verdict_schema
+from awbench.judging.llm import _seed, prompt_description, prompt_label, verdict_cache_key, verdict_schema
 from awbench.judging.prompts import PromptSet, load_prompt_set, render_messages
-from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, verdict_record
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
 
@@ -184,11 +183,7 @@ class VLLMJudge:
     # --- what the HTTP judge has too ----------------------------------------------------------------------
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "protocol": self.prompt_set.protocol, "prompt_set": self.prompt_set.name,
-            "prompt_sha256": self.prompt_set.sha256, "prompt_source": self.prompt_set.source,
-            "parser_version": PARSER_VERSION,
-        }
+        return prompt_description(self.prompt_set)
 
     def cache_key(self, request: JudgeRequest) -> str:
         return verdict_cache_key(self._identity, request)
