@@ -140,6 +140,24 @@ def test_shortcuts_never_change_a_mask(text: str) -> None:
         assert masking.mask_line(line) == _detectors_without_prefilter(line)
 
 
+ROTATE_DIGITS = str.maketrans("0123456789", "1234567890")
+
+
+def test_a_line_is_masked_alone_when_another_of_its_shape_chose_its_detectors() -> None:
+    """The detectors to try are chosen once per digit shape: a line planned from other digits (a clock hour of
+    19 read as 20, a year as a count) must still get its own mask."""
+    lines = [line for line in _sample_lines() if any(c.isdigit() for c in line)]
+    assert len(lines) > 500
+    masking.clear_caches()
+    rotated = [line.translate(ROTATE_DIGITS) for line in lines]
+    for line in rotated:
+        masking.mask_line(line)
+    masking._line_cache.clear()  # keep the plans, forget the masks
+    assert [masking.mask_line(line) for line in lines] == [_detectors_without_prefilter(line) for line in lines]
+    masking.clear_caches()
+    assert [masking.mask_line(line) for line in rotated] == [_detectors_without_prefilter(line) for line in rotated]
+
+
 def test_regex_word_characters_are_contains_bounded_word_characters() -> None:
     """words_of (regex `\\w+`) and contains_bounded (_is_word_char) must agree on what a word character is."""
     word = re.compile(r"\w")

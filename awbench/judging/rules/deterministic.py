@@ -27,14 +27,15 @@ from functools import lru_cache
 
 from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
-from awbench.judging.rules.masking import mask
+from awbench.judging.rules.masking import mask, mask_line
 from awbench.judging.rules.text import (
     has_content_chars,
     contains_bounded,
     count_bounded,
     words_of,
-    line_keys,
+    line_key,
     normalize_line,
+    split_lines,
 )
 
 ACTION_HEADING = "**Action:**"
@@ -248,7 +249,6 @@ class _LineFacts(NamedTuple):
     values: tuple[str, ...]  # key_value(key)
     prompt: str | None  # a shell prompt and the command after it
     command: str | None
-    words: frozenset[str]
 
 
 @lru_cache(maxsize=LINE_CACHE_SIZE)
@@ -262,7 +262,6 @@ def line_facts(key: str) -> _LineFacts:
         values=key_value(key),
         prompt=prompt.group("prompt") if prompt else None,
         command=prompt.group("command") if prompt else None,
-        words=words_of(key),
     )
 
 
@@ -312,6 +311,49 @@ def _action_texts(body: str) -> tuple[list[str], list[str]]:
     return texts, list(dict.fromkeys(a for a in masked if _informative(a)))
 
 
+class _Line(NamedTuple):
+    """What one line of a history item contributes."""
+
+    text: str  # masked and normalised
+    key: str | None  # its line key, when the line has content
+    fragments: tuple[str, ...]  # its value and the line without its prefix
+    prompt: str | None
+
+
+# Lines read, by their raw text: a trajectory shows most lines again and again (a file read twice, a screen
+# that stays); the size holds the lines of the trajectories in flight.
+_lines_read: dict[str, _Line] = {}
+LINES_READ_SIZE = 1 << 15
+
+
+def _read_line(raw: str) -> _Line:
+    text = normalize_line(mask_line(raw))
+    key = line_key(text)
+    facts = line_facts(key)
+    if facts.has_content:
+        fragments = facts.values if facts.stripped is None else (*facts.values, facts.stripped)
+        line = _Line(text, key, fragments, facts.prompt)
+    else:
+        line = _Line(text, None, (), None)
+    if len(_lines_read) >= LINES_READ_SIZE:
+        _lines_read.clear()
+    _lines_read[raw] = line
+    return line
+
+
+def _read_text(text: str) -> list[_Line]:
+    """The lines of `text` as line_keys(mask(text)) has them (without blank lines at either end). A text with
+    a process table is masked as a whole first; its masked lines are their own masks."""
+    known = _lines_read.get
+    lines = [known(raw) or _read_line(raw) for raw in split_lines(mask(text) if "PID" in text else text)]
+    start, end = 0, len(lines)
+    while start < end and not lines[start].text:
+        start += 1
+    while end > start and not lines[end - 1].text:
+        end -= 1
+    return lines[start:end]
+
+
 @lru_cache(maxsize=256)
 def _seen_in(item: str, is_observation: bool) -> _Seen:
     """What one history item adds to the index; cached, as a trajectory's prefix is scored once per
@@ -323,24 +365,20 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
     prompts: set[str] = set()
     lines: list[str] = []
     for text in texts:
-        text_lines, text_keys = line_keys(mask(text))
-        lines.extend(text_lines)
-        for key in text_keys:
-            facts = line_facts(key)
-            if not facts.has_content:
-                continue
-            keys.add(key)
-            fragments.update(facts.values)
-            if facts.stripped is not None:
-                fragments.add(facts.stripped)
-            if facts.prompt is not None:
-                prompts.add(facts.prompt)
+        for line in _read_text(text):
+            lines.append(line.text)
+            if line.key is not None:
+                keys.add(line.key)
+                fragments.update(line.fragments)
+                if line.prompt is not None:
+                    prompts.add(line.prompt)
     text = "\n".join(lines)
     words = frozenset() if is_observation else words_of(text)
     return _Seen(is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), text, tuple(arguments), words)
 
 
 def clear_caches() -> None:
+    _lines_read.clear()
     for cached in (_seen_in, line_facts, has_content, key_value, echo_candidates):
         cached.cache_clear()
 
@@ -358,7 +396,7 @@ def index_history(history: tuple[str, ...] | list[str]) -> HistoryIndex:
 def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
     """The items of a truth line that is not a line of the history."""
     # Every text checked against the actions below is made of whole words of the key.
-    near_actions = history.shares_action_words(facts.words)
+    near_actions = history.shares_action_words(words_of(key))
     if near_actions and history.in_actions(key):
         return [Item("line", key, index, key not in history.previous_keys)]
     if facts.command is not None and contains_bounded(history.current_command, facts.command):
