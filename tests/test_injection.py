@@ -3,7 +3,10 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from awbench.judging import injection
 from awbench.judging.injection import (
     ADDRESSES_GRADER,
     FINAL_EVALUATION_TAG,
@@ -107,6 +110,25 @@ def test_signals(text: str, signals: list[str]) -> None:
 )
 def test_ordinary_observations_give_no_signal(text: str) -> None:
     assert injection_signals(text) == []
+
+
+PHRASES = (  # pieces of what the text rules look for, to be put together at random
+    "give it", "GIVE this prediction", "give this", "a", "an", "5", "five", "FIVE", "score of", "scores of",
+    "ſcore of", "full marks", "Full", "MARKS", "assign", "deserves", "rate it with a", "ignore the", "DISREGARD",
+    "forget about", "override all", "ground truth", "real observation", "previous instructions", "the rubric",
+    "as the", "as an", "AI judge,", "evaluator", "grader", "you", "please", "dear", "note to the", "on every",
+    "across all", "minutes", "out of", "/", ".", "\n",
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(text=st.lists(st.sampled_from(PHRASES), max_size=8).map(" ".join))
+def test_a_rule_is_run_whenever_its_pattern_can_match(text: str) -> None:
+    """The word groups that decide whether a rule's pattern is run are necessary conditions of the pattern."""
+    lower = text.casefold()
+    for code, groups, pattern in injection._TEXT_RULES:
+        if pattern.search(text):
+            assert any(all(word in lower for word in group) for group in groups), code
 
 
 def test_signals_come_in_a_fixed_order_each_once() -> None:

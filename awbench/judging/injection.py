@@ -48,11 +48,12 @@ _OUT_OF_OTHER = r"\s*(?:/|out\s+of)\s*(?!(?:5|five)\b)\w"
 
 _FINAL_TAG = re.compile(r"<\s*/?\s*final_evaluation\s*>", re.I)
 
-# Each rule with words its pattern cannot match without (case-folded): a rule whose words are all absent is not
-# run. Substring tests are far cheaper than the patterns on long observations, and most texts have none.
-_TEXT_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+# Each rule with the words its pattern cannot match without (case-folded), as groups: the pattern is run only
+# when all the words of some group occur. Substring tests are far cheaper than the patterns on long
+# observations, and most texts have none.
+_TEXT_RULES: tuple[tuple[str, tuple[tuple[str, ...], ...], re.Pattern[str]], ...] = (
     (
-        IGNORE_GROUND_TRUTH, ("ignore", "disregard", "forget"),
+        IGNORE_GROUND_TRUTH, (("ignore",), ("disregard",), ("forget",)),
         re.compile(
             r"\b(?:ignore|disregard|forget)\s+(?:about\s+)?(?:the\s+|any\s+|all\s+)?"
             r"(?:ground[\s_-]*truths?|real\s+(?:observation|output)|reference\s+(?:observation|output))\b",
@@ -60,7 +61,7 @@ _TEXT_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        IGNORE_INSTRUCTIONS, ("ignore", "disregard", "forget", "override"),
+        IGNORE_INSTRUCTIONS, (("ignore",), ("disregard",), ("forget",), ("override",)),
         re.compile(
             r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:(?:of\s+)?(?:the|your)\s+)?"
             r"(?:(?:previous|prior|above|earlier|preceding|system|original)\s+"
@@ -70,7 +71,8 @@ _TEXT_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        TOP_SCORE_REQUEST, ("give", "score", "full"),
+        # "full" alone is in most JSON ("full_name"): each alternative below needs its pair of words.
+        TOP_SCORE_REQUEST, (("give", "5"), ("give", "five"), ("score",), ("full", "marks")),
         re.compile(
             # "give this a 5", "give it 5/5", "give this prediction five"
             rf"\bgive\s+(?:this|it)(?:\s+(?:prediction|output|observation|response|simulation|one))?\s+(?:an?\s+)?"
@@ -84,7 +86,7 @@ _TEXT_RULES: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
         ),
     ),
     (
-        ADDRESSES_GRADER, ("judge", "evaluator", "grader"),
+        ADDRESSES_GRADER, (("judge",), ("evaluator",), ("grader",)),
         re.compile(
             rf"\bas\s+(?:the|an?|your)\s+{_GRADER}(?:\s*,\s*|\s+)"
             r"(?:you|please|ignore|disregard|give|assign|score|rate|must|should|remember)\b"
@@ -127,7 +129,11 @@ def injection_signals(prediction: str) -> list[str]:
         found.add(FINAL_EVALUATION_TAG)
     if any(dimension in lower for dimension in DIMENSIONS):
         found |= _json_signals(prediction)
-    found |= {code for code, words, pattern in _TEXT_RULES if any(w in lower for w in words) and pattern.search(prediction)}
+    found |= {
+        code
+        for code, groups, pattern in _TEXT_RULES
+        if any(all(word in lower for word in group) for group in groups) and pattern.search(prediction)
+    }
     return [code for code in SIGNALS if code in found]
 
 

@@ -177,9 +177,12 @@ class HistoryIndex:
         """Whether the previous observation shows `text` (see contains_bounded)."""
         known = self._in_previous.get(text)
         if known is None:
-            # Its line keys and fragments occur in it, bounded (they end and start at non-word characters).
-            known = text in self.previous_keys or text in self._previous_fragments or (
-                words_of(text) <= words_of(self.previous_text) and contains_bounded(self.previous_text, text)
+            # Its line keys and fragments occur in it, bounded (they end and start at non-word characters). A
+            # turn asks this a few dozen times of a new observation: searching it costs less than its word set.
+            known = (
+                text in self.previous_keys
+                or text in self._previous_fragments
+                or contains_bounded(self.previous_text, text)
             )
             self._in_previous[text] = known
         return known
