@@ -99,7 +99,10 @@ def kind_runs(masked_text: str) -> tuple[str, ...]:
 
 
 def line_shape_similarity(truth: str, prediction: str) -> float:
-    return SequenceMatcher(None, kind_runs(truth), kind_runs(prediction), autojunk=False).ratio()
+    truth_runs, predicted_runs = kind_runs(truth), kind_runs(prediction)
+    if truth_runs == predicted_runs:
+        return 1.0  # what difflib's ratio is for equal sequences, without its quadratic matching
+    return SequenceMatcher(None, truth_runs, predicted_runs, autojunk=False).ratio()
 
 
 def prompt_similarity(truth: str, prediction: str) -> float | None:
