@@ -210,7 +210,8 @@ def _informative(value: str) -> bool:
 @lru_cache(maxsize=LINE_CACHE_SIZE)
 def has_content(key: str) -> bool:
     """Whether a line says something beyond JSON layout, a key and metadata placeholders."""
-    rest = JSON_KEY_RE.sub("", key) if key.startswith('"') else key
+    json_key = JSON_KEY_RE.match(key) if key.startswith('"') else None
+    rest = key[json_key.end() :] if json_key else key
     if "<" in rest:
         rest = MARKUP_SYNTAX_RE.sub("", rest)
     rest = rest.strip(VALUE_TRIM)
@@ -228,11 +229,13 @@ def _clean(candidates: Iterable[str | None]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in values if _informative(v)))
 
 
-@lru_cache(maxsize=LINE_CACHE_SIZE)
 def key_value(key: str) -> tuple[str, ...]:
     """The value of a `key: value` or `key=value` line, if it is informative."""
     m = KEY_VALUE_RE.match(key) if ":" in key or "=" in key else None
-    return _clean([m.group("value")] if m else [])
+    if m is None:
+        return ()
+    value = m.group("value").strip(VALUE_TRIM)
+    return (value,) if _informative(value) else ()
 
 
 @lru_cache(maxsize=LINE_CACHE_SIZE)
@@ -256,12 +259,15 @@ class _LineFacts(NamedTuple):
 
 @lru_cache(maxsize=LINE_CACHE_SIZE)
 def line_facts(key: str) -> _LineFacts:
-    stripped = CONTENT_PREFIX_RE.sub("", key, count=1)
-    prompt = PROMPT_RE.match(key)
+    prefix = CONTENT_PREFIX_RE.match(key)
+    stripped = key[prefix.end() :] if prefix else None
+    # Every prompt PROMPT_RE knows ends in one of these.
+    maybe_prompt = "#" in key or "$" in key or "%" in key or ">>>" in key
+    prompt = PROMPT_RE.match(key) if maybe_prompt else None
     return _LineFacts(
         has_content=has_content(key),
-        stripped=stripped if stripped != key else None,
-        stripped_has_content=stripped != key and has_content(stripped),
+        stripped=stripped,
+        stripped_has_content=stripped is not None and has_content(stripped),
         values=key_value(key),
         prompt=prompt.group("prompt") if prompt else None,
         command=prompt.group("command") if prompt else None,
@@ -382,7 +388,7 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
 
 def clear_caches() -> None:
     _lines_read.clear()
-    for cached in (_seen_in, line_facts, has_content, key_value, echo_candidates):
+    for cached in (_seen_in, line_facts, has_content, echo_candidates):
         cached.cache_clear()
 
 
