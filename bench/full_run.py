@@ -50,6 +50,8 @@ class Measured:
     exit_code: int | None  # None: killed at the timeout
     wall_s: float
     cpu_s: float  # user + sys of the awbench process
+    user_s: float
+    sys_s: float
     peak_rss_bytes: int
     candidate_calls: int
     judge_calls: int
@@ -103,6 +105,8 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
         exit_code=exit_code,
         wall_s=wall,
         cpu_s=usage.ru_utime + usage.ru_stime,
+        user_s=usage.ru_utime,
+        sys_s=usage.ru_stime,
         peak_rss_bytes=usage.ru_maxrss * 1024,  # Linux reports KiB
         candidate_calls=stats.get("candidate", {}).get("requests", 0),
         judge_calls=stats.get("judge", {}).get("requests", 0),
@@ -224,6 +228,13 @@ def main() -> None:
         print("| " + " | ".join(row) + " |")
     print()
     print(f"rerun / json.loads loop: {rerun.wall_s / baseline:.2f}x ({rerun.wall_s:.2f} s against {baseline:.2f} s)")
+    if first.calls:
+        # What a call costs beyond what any run of this data costs (starting, loading, validating): the rerun
+        # does all of that and makes no call.
+        marginal = [(a - b) / first.calls * 1000 for a, b in
+                    ((first.cpu_s, rerun.cpu_s), (first.user_s, rerun.user_s), (first.sys_s, rerun.sys_s))]
+        print(f"marginal CPU per request, (run - rerun) / {first.calls:,} calls: {marginal[0]:.2f} ms "
+              f"(user {marginal[1]:.2f}, sys {marginal[2]:.2f})")
     for name, stats in first.server_stats.items():
         share = stats["cached_tokens"] / stats["prompt_tokens"] if stats.get("prompt_tokens") else 0.0
         print(f"{name} server (run): {stats['requests']} requests, {stats['bytes_received'] / 1e6:,.0f} MB received, "

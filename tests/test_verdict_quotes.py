@@ -2,6 +2,7 @@
 
 import json
 import random
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -124,6 +125,16 @@ def test_prediction_without_verdicts_changes_nothing() -> None:
 def test_normalise_drops_whitespace_and_quote_markers() -> None:
     assert _normalise('> {"a":\n>   1}\n  > > }') == '{"a":1}}'
     assert _normalise("a > b\n>c") == "a>bc"  # only markers at line starts go
+    assert _normalise("\r> a\n\u00a0> b\n\t>\t>c") == ">a>bc"  # after \r or a no-break space: not at a line start
+
+
+QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]*)+", re.M)  # what a marker is, as a pattern
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("> \t\n\r\u00a0\u2028ab{}")), max_size=60))
+def test_normalise_is_the_marker_pattern_then_no_whitespace(text: str) -> None:
+    assert _normalise(text) == "".join(QUOTE_MARKERS.sub("", text).split())
 
 
 def test_too_many_quoted_verdicts_stop_the_search() -> None:

@@ -31,8 +31,6 @@ _FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
 _BRACKETS = re.compile(r"[{}\[\]]")
-# Markdown blockquote markers ("> ", "> > ") at the start of a line, as judges quote with them.
-_QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]*)+", re.M)
 
 # A truncated verdict leaves its outer object and one or two nested ones open; trying only the outermost
 # few unclosed braces keeps degenerate output ("{{{{...") linear.
@@ -208,8 +206,12 @@ class _Quotes:
 
 
 def _normalise(text: str) -> str:
-    """`text` without blockquote markers at line starts and without any whitespace."""
-    return "".join(_QUOTE_MARKERS.sub("", text).split())
+    """`text` without blockquote markers at line starts (`>`, `> >`, as judges quote with them) and without any
+    whitespace. Spaces and tabs around the markers go with the whitespace, so a line loses its leading run of
+    spaces, tabs and `>`."""
+    if ">" in text:
+        text = "".join(line.lstrip(" \t>") for line in text.split("\n"))
+    return "".join(text.split())
 
 
 def _load_candidates(block: str) -> list[Candidate]:
