@@ -243,6 +243,8 @@ def echo_candidates(key: str) -> tuple[str, ...]:
     """Parts of a line that may repeat what the agent passed: `: `-separated parts (`cat: FILE: No such
     file`) and quoted strings (`text="typed"`). Only checked against the actions: as fragments of earlier
     observations they would mostly be attribute values such as class names and coordinates."""
+    if ": " not in key and '"' not in key and "'" not in key:
+        return ()
     return _clean([*key.split(": ")[1:], *_quoted(key)])
 
 
@@ -412,13 +414,14 @@ def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryInd
         if history.has_prompt(facts.prompt):
             return [Item("line", key, index, True)]
         return [Item("value", facts.command, index, True)]
-    seen_before = [facts.stripped] if facts.stripped_has_content else []
-    seen_before += facts.values
+    seen_before = (facts.stripped, *facts.values) if facts.stripped_has_content else facts.values
     values = [
         v for v in seen_before if history.has_fragment(v) or history.has_key(v) or (near_actions and history.in_actions(v))
     ]
     if near_actions:
         values += [v for v in echo_candidates(key) if history.in_actions(v)]
+    if not values:  # most new lines: nothing of them was seen
+        return []
     return [Item("value", value, index, not history.in_previous(value)) for value in dict.fromkeys(values)]
 
 
@@ -428,12 +431,12 @@ def deterministic_items(truth_keys: list[str], history: tuple[str, ...] | list[s
     items: list[Item] = []
     earlier_keys, current_keys, previous_keys = index.key_sets()
     for i, key in enumerate(truth_keys):
-        facts = line_facts(key)
-        if not facts.has_content:
-            continue
-        if key in earlier_keys or key in current_keys:  # a line of the history: the common case, kept short
+        # A line of the history (the common case, kept short; the index holds only lines with content).
+        if key in earlier_keys or key in current_keys:
             items.append(Item("line", key, i, key not in previous_keys))
-        else:
+            continue
+        facts = line_facts(key)
+        if facts.has_content:
             items.extend(_new_line_items(i, key, facts, index))
     known_values = {item.text for item in items if item.kind == "value"}
     truth_text = "\n".join(truth_keys)
