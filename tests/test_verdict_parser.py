@@ -128,10 +128,15 @@ def test_parse_verdict_on_generated_verdicts(scores: dict[str, object], cut: int
     assert set(verdict.scores) <= set(DIMENSIONS)
 
 
+# Text that mentions the tag is the one case where an untagged verdict cannot round-trip (see the next test);
+# Hypothesis draws the parser's own string constants, so it does find it.
+_NOT_THE_TAG = st.text(max_size=40).filter(lambda text: "final_evaluation" not in text.casefold())
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     scores=st.fixed_dictionaries({dim: st.integers(min_value=1, max_value=5) for dim in DIMENSIONS}),
-    strengths=st.lists(st.text(max_size=40), max_size=3),
+    strengths=st.lists(_NOT_THE_TAG, max_size=3),
     tagged=st.booleans(),
 )
 def test_valid_verdicts_round_trip(scores: dict[str, int], strengths: list[str], tagged: bool) -> None:
@@ -141,3 +146,13 @@ def test_valid_verdicts_round_trip(scores: dict[str, int], strengths: list[str],
     assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == (
         "complete", scores, strengths, [] if tagged else ["no_final_tag"]
     )
+
+
+def test_a_tag_inside_an_untagged_verdict_opens_a_block() -> None:
+    """Without tags around the verdict, a tag written inside one of its strings is read as a tag (an answer cut
+    off inside its block looks the same): the block runs from there, and its scores object is taken as a flat
+    verdict. The scores are still the judge's; the strengths before the tag are lost, and it is flagged."""
+    scores = dict.fromkeys(DIMENSIONS, 2)
+    raw = json.dumps({"strengths": ["<FINAL_EVALUATION>"], "weaknesses": [], "scores": scores})
+    verdict = parse_verdict(raw)
+    assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == ("complete", scores, [], ["flat_scores"])
