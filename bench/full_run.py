@@ -11,21 +11,24 @@ Steps:
      synth-judge --concurrency C --judge-concurrency C --judge-price-in 1 --judge-price-out 1 --output TMP
      --run-name bench` (with --judge rules: `--judge rules` and no judge server) as a subprocess with
      OPENAI_API_KEY=bench-key, running the awbench of this checkout (PYTHONPATH = the repository root);
-     wall time, user+sys CPU and peak RSS come from os.wait4 on that process, the calls from each server's
-     /stats;
+     wall time, user+sys CPU and peak RSS come from os.wait4 on that process (its CPU includes the rule
+     judge's worker processes, which it waits for), the workers' own peak RSS from /proc while they run
+     (reported beside the process's: the sum bounds what the two held at once), the calls from each
+     server's /stats;
   4. the same command once more;
   5. `json.loads` over every line of the data files (best of two), the floor for anything that reads them.
 
 Ratios: wall / ideal, where ideal = n x delay / concurrency is ONE stage's worth (a fully pipelined run, the
 candidate and judge stages overlapping, could come close to it; stages run one after the other need about
-twice that); CPU ms per request (the awbench process's user+sys over the calls both servers received); peak
-RSS over the data size; rerun wall over the json.loads loop. A non-zero exit of awbench (1: too many failures)
+twice that); CPU ms per request (the awbench process's user+sys, its workers' included, over the calls both
+servers received); peak RSS (the process's plus its workers') over the data size; rerun wall over the json.loads loop. A non-zero exit of awbench (1: too many failures)
 does not stop the measurement; its stderr tail is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import shutil
@@ -52,7 +55,8 @@ class Measured:
     cpu_s: float  # user + sys of the awbench process
     user_s: float
     sys_s: float
-    peak_rss_bytes: int
+    peak_rss_bytes: int  # of the awbench process
+    workers_peak_rss_bytes: int  # the sum of its child processes' peaks (the rule judge's workers)
     candidate_calls: int
     judge_calls: int
     server_stats: dict = field(default_factory=dict)
@@ -63,6 +67,10 @@ class Measured:
     @property
     def calls(self) -> int:
         return self.candidate_calls + self.judge_calls
+
+    @property
+    def total_peak_rss_bytes(self) -> int:
+        return self.peak_rss_bytes + self.workers_peak_rss_bytes
 
 
 def tail(path: Path, lines: int = 15) -> str:
@@ -93,9 +101,9 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
     with out.open("wb") as stdout, err.open("wb") as stderr:
         started = time.perf_counter()
         process = subprocess.Popen(command, env=env, cwd=REPO, stdout=stdout, stderr=stderr)
-        # os.wait4 on the pid reports this one process's own CPU and peak RSS (RUSAGE_CHILDREN would mix in
-        # the runs before it); Popen is told the outcome so that it does not wait again.
-        status, usage, killed = _wait(process.pid, started + timeout)
+        # os.wait4 on the pid reports this run's CPU (with its waited-for workers') and its own peak RSS
+        # (RUSAGE_CHILDREN would mix in the runs before it); Popen is told the outcome so it does not wait again.
+        status, usage, killed, child_peaks = _wait(process.pid, started + timeout)
         wall = time.perf_counter() - started
         process.returncode = -signal.SIGKILL if killed else os.waitstatus_to_exitcode(status)
     stats = {name: server.stats(reset=True) for name, server in servers.items()}
@@ -108,6 +116,7 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
         user_s=usage.ru_utime,
         sys_s=usage.ru_stime,
         peak_rss_bytes=usage.ru_maxrss * 1024,  # Linux reports KiB
+        workers_peak_rss_bytes=sum(child_peaks.values()),
         candidate_calls=stats.get("candidate", {}).get("requests", 0),
         judge_calls=stats.get("judge", {}).get("requests", 0),
         server_stats=stats,
@@ -117,16 +126,37 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
     )
 
 
-def _wait(pid: int, deadline: float) -> tuple[int, object, bool]:
+def _wait(pid: int, deadline: float) -> tuple[int, object, bool, dict[int, int]]:
+    """(status, rusage, killed, peak RSS bytes of each child process seen)."""
     killed = False
-    while True:
+    child_peaks: dict[int, int] = {}
+    for polls in itertools.count():
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status, usage, killed
+            return status, usage, killed, child_peaks
         if not killed and time.perf_counter() > deadline:
             os.kill(pid, signal.SIGKILL)
             killed = True
+        if polls % 20 == 0:
+            for child in _children(pid):
+                child_peaks[child] = max(child_peaks.get(child, 0), _peak_rss(child))
         time.sleep(0.005)
+    raise AssertionError("unreachable")
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []  # not Linux, or the process is gone
+
+
+def _peak_rss(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0)
 
 
 def json_loads_loop(data: Path) -> float:
@@ -148,6 +178,11 @@ def count_lines(path: Path) -> int:
         return 0
     with path.open("rb") as handle:
         return sum(1 for line in handle if line.strip())
+
+
+def _rss(m: Measured) -> str:
+    own = fmt(m.peak_rss_bytes / 1e6, ",.0f")
+    return f"{own} + {m.workers_peak_rss_bytes / 1e6:,.0f}" if m.workers_peak_rss_bytes else own
 
 
 def fmt(value: float | None, spec: str = ",.2f") -> str:
@@ -214,13 +249,14 @@ def main() -> None:
           + (f"; stages one after the other: {stages * ideal:.2f} s" if stages > 1 else ""))
     print(f"run directory: {output / 'bench'}: {predictions:,} predictions, {judgments:,} judgments")
     print()
-    header = ["", "exit", "wall s", "wall / ideal", "calls (cand + judge)", "max in flight", "CPU s", "CPU ms / request", "peak RSS MB", "peak RSS / data"]
+    header = ["", "exit", "wall s", "wall / ideal", "calls (cand + judge)", "max in flight", "CPU s", "CPU ms / request",
+              "peak RSS MB (+ workers)", "peak RSS / data"]
     rows = []
     for m in (first, rerun):
         in_flight = " + ".join(str(s.get("in_flight_max", 0)) for s in m.server_stats.values())
         per_request = m.cpu_s / m.calls * 1000 if m.calls else None
         rows.append([m.label, str(m.exit_code), fmt(m.wall_s), fmt(m.wall_s / ideal), f"{m.candidate_calls} + {m.judge_calls}",
-                     in_flight, fmt(m.cpu_s), fmt(per_request), fmt(m.peak_rss_bytes / 1e6, ",.0f"), fmt(m.peak_rss_bytes / data_bytes)])
+                     in_flight, fmt(m.cpu_s), fmt(per_request), _rss(m), fmt(m.total_peak_rss_bytes / data_bytes)])
     rows.append(["json.loads loop", "", fmt(baseline), "", "", "", "", "", "", ""])
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(" --- " for _ in header) + "|")

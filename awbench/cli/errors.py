@@ -20,6 +20,7 @@ from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.llm import CostUnknown
 from awbench.judging.prompts import PromptError
+from awbench.judging.rule_workers import RuleWorkerFailed
 from awbench.run.pipeline import PipelineError
 from awbench.run.store import StoreError
 from awbench.transport.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
@@ -51,6 +52,8 @@ def pipeline_errors() -> Iterator[None]:
         fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost.", EXIT_FAILURES)
     except EndpointDown as error:
         fail(str(error))
+    except RuleWorkerFailed as error:
+        fail(f"{error}\nThe run is resumable: run the same command again.", EXIT_FAILURES)
     except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError, CostUnknown) as error:
         fail(str(error), EXIT_USAGE)
     except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...

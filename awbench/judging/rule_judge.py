@@ -3,26 +3,36 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 from awbench.config import JudgeSettings
+from awbench.judging.rule_workers import RuleTask, RuleWorkers, available_workers
 from awbench.judging.rules import RULES_VERSION, RuleScorer
-from awbench.records import JudgeRequest, JudgmentRecord, content_hash
+from awbench.judging.rules.score import clear_caches
+from awbench.records import JudgeRequest, JudgmentRecord, RuleParts, content_hash
 from awbench.world_model.messages import judge_history
 from awbench.world_model.parsing import strip_observation_marker
 
 RULES_JUDGE_PREFIX = "rules-v"
+# Seconds of scoring in this process after which a run's further requests go to worker processes: a run
+# judged sooner would not gain from workers (each takes about half a second to start), nor do the tests' runs.
+POOL_AFTER_SECONDS = 0.5
 
 
 class RuleJudge:
-    """Requests come in trajectory order, so each trajectory's history is indexed once for all its turns."""
+    """Requests come in trajectory order, so each trajectory's history is indexed once for all its turns. A
+    large run's requests are scored in `workers` processes (one per CPU by default; 0: all here) once this
+    process has spent `pool_after` seconds on them, with the same results."""
 
     kind = "rules"
     id = f"{RULES_JUDGE_PREFIX}{RULES_VERSION}"
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int | None = None, pool_after: float = POOL_AFTER_SECONDS) -> None:
         self._scorer = RuleScorer()
+        self.workers = available_workers() if workers is None else workers
+        self.pool_after = pool_after
 
     async def check(self) -> None:
         return None
@@ -35,14 +45,13 @@ class RuleJudge:
         return content_hash(["rules", RULES_VERSION, request.sample.hash, prediction])
 
     def score(self, request: JudgeRequest) -> JudgmentRecord:
-        record = request.sample.record
+        domain, trajectory, ground_truth, prediction, history = _task(request)
         result = self._scorer.score(
-            domain=request.domain,
-            trajectory=f"{request.domain}/{record.trajectory_id}",
-            ground_truth=strip_observation_marker(record.ground_truth),
-            prediction=strip_observation_marker(request.prediction),
-            history=[*judge_history(record), record.action],
+            domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
         )
+        return self._record(request, result)
+
+    def _record(self, request: JudgeRequest, result: RuleParts) -> JudgmentRecord:
         return JudgmentRecord(
             key=request.key, generation=request.generation, domain=request.domain, judge="rules",
             cache_key=self.cache_key(request), status="ok", score=result.score * 100.0, rule=result,
@@ -50,11 +59,42 @@ class RuleJudge:
         )
 
     async def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
-        async for request in requests:
-            yield self.score(request)
+        stream = aiter(requests)
+        spent = 0.0
+        async for request in stream:
+            if self.workers and spent >= self.pool_after:
+                break
+            start = time.perf_counter()
+            record = self.score(request)
+            spent += time.perf_counter() - start
+            yield record
+        else:
+            return
+        self._scorer = RuleScorer()
+        clear_caches()  # what this process's scoring kept; the workers keep their own
+        async with RuleWorkers(self.workers) as workers:
+            async for owner, result in workers.score(_tasks(request, stream)):
+                yield self._record(owner, result)
 
     async def aclose(self) -> None:
         return None
+
+
+def _task(request: JudgeRequest) -> RuleTask:
+    record = request.sample.record
+    return (
+        request.domain,
+        f"{request.domain}/{record.trajectory_id}",
+        strip_observation_marker(record.ground_truth),
+        strip_observation_marker(request.prediction),
+        [*judge_history(record), record.action],
+    )
+
+
+async def _tasks(first: JudgeRequest, rest: AsyncIterator[JudgeRequest]) -> AsyncIterator[tuple[JudgeRequest, RuleTask]]:
+    yield first, _task(first)
+    async for request in rest:
+        yield request, _task(request)
 
 
 def create(settings: JudgeSettings, endpoints: Any = None) -> RuleJudge:

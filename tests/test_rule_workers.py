@@ -1,0 +1,148 @@
+"""The rule judge in worker processes: the same records as in this process, whatever the order; a worker that
+dies or raises fails the judge with a clear error; workers exit with their parent; small runs start none."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from awbench.config import DataSettings
+from awbench.data.dataset import load_samples
+from awbench.judging import requests_of, rule_judge, rule_workers
+from awbench.judging.rule_judge import RuleJudge
+from awbench.judging.rule_workers import RuleWorkerFailed, RuleWorkers
+from awbench.records import JudgeRequest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the worker tests signal processes the POSIX way")
+
+
+def _requests() -> list[JudgeRequest]:
+    """The bundled sample in trajectory order, each prediction the truth with every third line reversed (so
+    scores vary), and some exact."""
+    requests = []
+    for i, sample in enumerate(load_samples(DataSettings(source="sample")).samples):
+        lines = sample.record.ground_truth.split("\n")
+        prediction = "\n".join(line[::-1] if (j + i) % 3 == 0 else line for j, line in enumerate(lines))
+        requests.append(JudgeRequest(sample=sample, prediction=sample.record.ground_truth if i % 4 == 0 else prediction))
+    return requests
+
+
+class _Recorded(RuleWorkers):
+    """RuleWorkers that keeps the processes it started, to look at and to kill."""
+
+    started: ClassVar[list[_Recorded]] = []
+
+    async def __aenter__(self) -> RuleWorkers:
+        await super().__aenter__()
+        _Recorded.started.append(self)
+        return self
+
+    def pids(self) -> list[int]:
+        return [w.process.pid for w in self._workers]
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> type[_Recorded]:
+    _Recorded.started = []
+    monkeypatch.setattr(rule_judge, "RuleWorkers", _Recorded)
+    return _Recorded
+
+
+async def _judge_all(judge: RuleJudge, requests: list[JudgeRequest]) -> dict[str, dict]:
+    records = [record async for record in judge.judge(requests_of(requests))]
+    assert len(records) == len(requests)
+    return {record.key: record.model_dump() for record in records}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("order", ["trajectory", "shuffled"])
+def test_workers_give_the_records_of_this_process(recorded, monkeypatch: pytest.MonkeyPatch, order: str) -> None:
+    requests = _requests()
+    if order == "shuffled":  # turns before earlier turns, trajectories interleaved: histories sent in pieces
+        random.Random(7).shuffle(requests)
+        monkeypatch.setattr(rule_workers, "KEPT_TRAJECTORIES", 2)  # and forgotten, then sent whole again
+    here = asyncio.run(_judge_all(RuleJudge(workers=0), requests))
+    there = asyncio.run(_judge_all(RuleJudge(workers=2, pool_after=0), requests))
+    assert there == here
+    assert len(recorded.started) == 1 and len(recorded.started[0].pids()) == 2
+    assert len({r["score"] for r in here.values()}) > 10  # the comparison is not between constant scores
+    assert not any(_alive(pid) for pid in recorded.started[0].pids())  # stopped when the judge finished
+
+
+def test_a_run_judged_in_under_pool_after_seconds_starts_no_worker(recorded) -> None:
+    requests = _requests()
+    records = asyncio.run(_judge_all(RuleJudge(workers=2, pool_after=60.0), requests))
+    assert len(records) == len(requests) and recorded.started == []
+
+
+def test_a_worker_that_dies_fails_the_judge_naming_it(recorded) -> None:
+    async def judge_and_kill() -> list[str]:
+        keys = []
+        with pytest.raises(RuleWorkerFailed, match=r"a rule judge worker \(pid (\d+)\) stopped with exit code -9") as failed:
+            async for record in RuleJudge(workers=1, pool_after=0).judge(requests_of(_requests())):
+                keys.append(record.key)
+                if len(keys) == 1:
+                    os.kill(recorded.started[0].pids()[0], signal.SIGKILL)
+        assert failed.value.args[0].startswith(f"a rule judge worker (pid {recorded.started[0].pids()[0]})")
+        return keys
+
+    keys = asyncio.run(judge_and_kill())
+    assert 1 <= len(keys) < len(_requests())
+
+
+def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
+    async def score_bad_task() -> None:
+        async def tasks():
+            yield "bad", ("terminal", "t/1", "truth", "prediction", ["### Turn 1\n**Action:**\nls", 12345])
+
+        async with RuleWorkers(1) as workers:
+            async for _ in workers.score(tasks()):
+                pass
+
+    with pytest.raises(RuleWorkerFailed, match=r"(?s)a rule judge worker failed:\nTraceback.*Error"):
+        asyncio.run(score_bad_task())
+
+
+def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent("""
+        import asyncio, sys
+        from awbench.judging.rule_workers import RuleWorkers
+
+        async def main():
+            async with RuleWorkers(2) as workers:
+                print(*(w.process.pid for w in workers._workers), flush=True)
+                await asyncio.sleep(60)
+
+        asyncio.run(main())
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(pid) for pid in pids)
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(pid) for pid in pids)
+    finally:
+        parent.kill()
+        parent.stdout.close()
