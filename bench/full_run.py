@@ -145,10 +145,21 @@ def _wait(pid: int, deadline: float) -> tuple[int, object, bool, dict[int, int]]
 
 
 def _children(pid: int) -> list[int]:
+    """The processes `pid` started, except those forked and not yet running a program of their own (about
+    to run `git`, say): until then they show the parent's memory as theirs."""
     try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        own = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return []  # not Linux, or the process is gone
+    return [child for child in children if _cmdline(child) not in (own, b"")]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _peak_rss(pid: int) -> int:

@@ -1,6 +1,7 @@
 """The rule judge's cost per sample at the real benchmark's size: `rule_score` from cold caches for every
 sample (nothing reused from one sample to the next), `rule_score` in trajectory order (its process-wide
-caches warm), and `RuleScorer` in trajectory order (each trajectory's history indexed once and extended).
+caches warm), and `RuleScorer` in trajectory order (each trajectory's history indexed once and extended);
+then all domains at once through the worker processes a large run uses (`RuleWorkers`, one per CPU).
 
 The inputs are one long trajectory per domain built from the bundled sample (tests/test_rules_scorer.py:
 12-38 turns, mean histories of 50K-250K characters), every turn scored against an imperfect prediction.
@@ -13,15 +14,20 @@ are the best of --rounds runs; the three ways must give identical results, which
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import os
+import resource
 import time
 from collections.abc import Callable
+from pathlib import Path
 from statistics import mean
 
 import _common
 from test_rules_scorer import FULL_SIZE, Turn, full_size_trajectory
 
 from awbench.domains import DOMAINS
+from awbench.judging.rule_workers import RuleWorkers, available_workers
 from awbench.judging.rules import RuleParts, RuleScorer, rule_score
 from awbench.judging.rules.score import clear_caches
 
@@ -50,10 +56,38 @@ def run(trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleParts])
     return per_domain, results
 
 
+def in_workers(turns: list[Turn], count: int) -> tuple[float, float, list[RuleParts]]:
+    """(wall s, CPU s of this process and the workers, results in order) scoring `turns` in `count` workers,
+    timed once the workers are up (each has scored a one-line task: starting takes about half a second, which
+    a run of thousands of samples spreads thin and these few would not)."""
+
+    async def tasks(items: list[Turn], start: int = 0):
+        for i, t in enumerate(items, start):
+            yield i, (t.domain, t.trajectory, t.ground_truth, t.prediction, t.history)
+
+    def cpu(workers: RuleWorkers) -> float:
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        ticks = sum(sum(map(int, Path(f"/proc/{w.process.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13]))
+                    for w in workers._workers)  # fmt: skip
+        return own.ru_utime + own.ru_stime + ticks / os.sysconf("SC_CLK_TCK")
+
+    async def score() -> tuple[float, float, list[RuleParts]]:
+        warm_up = [Turn(turns[0].domain, f"warm-up-{i}", [], "x", "x") for i in range(count)]
+        async with RuleWorkers(count) as workers:
+            _ = [pair async for pair in workers.score(tasks(warm_up, -count))]
+            wall, before = time.perf_counter(), cpu(workers)
+            results = dict([pair async for pair in workers.score(tasks(turns))])
+            measured = time.perf_counter() - wall, cpu(workers) - before
+        return *measured, [results[i] for i in range(len(turns))]
+
+    return asyncio.run(score())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--domains", default=",".join(DOMAINS))
+    parser.add_argument("--workers", type=int, default=available_workers(), help="for the last way (default: one per CPU)")
     args = parser.parse_args()
     domains = [d for d in args.domains.split(",") if d]
 
@@ -94,12 +128,24 @@ def main() -> None:
             for domain, (wall, cpu) in per_domain.items():
                 kept[domain] = (min(kept[domain][0], wall), min(kept[domain][1], cpu))
 
-    print(f"ms per sample, best of {args.rounds} rounds (the three ways give identical results)")
+    workers_best: tuple[float, float] | None = None
+    all_turns = [turn for turns in trajectories.values() for turn in turns]
+    for _ in range(args.rounds if args.workers else 0):
+        wall, cpu, results = in_workers(all_turns, args.workers)
+        if results != reference:
+            raise SystemExit("RuleWorkers gave other results than rule_score")
+        workers_best = (min(wall, workers_best[0]), min(cpu, workers_best[1])) if workers_best else (wall, cpu)
+
+    print(f"ms per sample, best of {args.rounds} rounds (every way gives identical results)")
     for column, label in ((0, "wall clock"), (1, "CPU time")):
         print(f"{label:36s}" + "".join(f"{d:>9s}" for d in domains) + f"{'all':>9s}")
         for name, per_domain in best.items():
             overall = sum(per_domain[d][column] * len(trajectories[d]) for d in domains) / samples
             print(f"  {name:34s}" + "".join(f"{per_domain[d][column]:9.1f}" for d in domains) + f"{overall:9.2f}")
+    if workers_best:
+        wall, cpu = (value * 1000 / samples for value in workers_best)
+        print(f"RuleWorkers, {args.workers} workers, all domains at once (each trajectory on one worker, once the workers "
+              f"are up): wall clock {wall:.2f}, CPU time (this process and the workers) {cpu:.2f}")
 
 
 if __name__ == "__main__":

@@ -20,11 +20,17 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import awbench
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: pipes keep their default size
+    fcntl = None  # type: ignore[assignment]
 from awbench.records import RuleParts
 
 MAX_WORKERS = 4
 IN_FLIGHT = 8  # tasks sent to a worker and not answered: it never waits for the next, and little is held
 HEADER_BYTES = 8
+PIPE_BYTES = 1 << 20
 KEPT_TRAJECTORIES = 16  # per worker: the histories it keeps to extend, and its RuleScorer's indexes
 STOP_SECONDS = 5.0  # for a worker to exit once its stdin is closed, before it is killed
 
@@ -132,6 +138,17 @@ class _Worker(Generic[T]):
         return self.waiting.popleft(), value
 
 
+def _widen(pipe: asyncio.StreamWriter | None) -> None:
+    """A pipe that holds a whole task (where the system allows): a task written in one call instead of in
+    64 KiB pieces, each moving the rest of the buffer."""
+    if pipe is None or not hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux only
+        return
+    try:
+        fcntl.fcntl(pipe.get_extra_info("pipe").fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:
+        pass  # above the system's limit (/proc/sys/fs/pipe-max-size): the default size still works
+
+
 class RuleWorkers:
     """`count` worker processes, started on entry and stopped on exit."""
 
@@ -146,6 +163,7 @@ class RuleWorkers:
                     sys.executable, "-c", _BOOTSTRAP.format(root=str(Path(awbench.__file__).resolve().parent.parent)),
                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 )
+                _widen(process.stdin)
                 self._workers.append(_Worker(process))
         except BaseException:
             await self._stop()
