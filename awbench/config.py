@@ -99,6 +99,8 @@ class JudgeSettings(_Settings):
     base_url: str | None = operational(None)
     api_key_env: str | None = operational(None)  # None: OPENAI_API_KEY, needed only by the OpenAI API itself
     concurrency: int = operational(32, ge=1)
+    # The rule judge's worker processes for a large run (awbench.judging.rule_judge); None: one per CPU, at most 4.
+    rule_workers: int | None = operational(None, ge=0)
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     request_timeout: float = operational(600.0, gt=0)
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens

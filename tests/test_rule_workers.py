@@ -16,7 +16,10 @@ from typing import ClassVar
 
 import pytest
 
-from awbench.config import DataSettings
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.config import DataSettings, JudgeSettings
 from awbench.data.dataset import load_samples
 from awbench.judging import requests_of, rule_judge, rule_workers
 from awbench.judging.rule_judge import RuleJudge
@@ -84,6 +87,37 @@ def test_workers_give_the_records_of_this_process(recorded, monkeypatch: pytest.
     assert len(recorded.started) == 1 and len(recorded.started[0].pids()) == 2
     assert len({r["score"] for r in here.values()}) > 10  # the comparison is not between constant scores
     assert not any(_alive(pid) for pid in recorded.started[0].pids())  # stopped when the judge finished
+
+
+def test_awbench_run_with_workers_writes_the_scores_of_one_process(recorded, monkeypatch, tmp_path: Path) -> None:
+    """`awbench run --judge rules` with the workers starting at once, against `--rule-workers 0`: the same
+    judgments and scores, and a rerun reuses every judgment."""
+    monkeypatch.setattr(rule_judge, "POOL_AFTER_SECONDS", 0.0)
+
+    def run(workers: int, output: Path) -> tuple[dict, str]:
+        result = CliRunner().invoke(app, ["run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample",
+                                          "--output", str(output), "--rule-workers", str(workers)], env={"COLUMNS": "200"})
+        assert result.exit_code == 1, result.output  # this baseline fails its first turns, as in the README
+        run_dir = output / "baseline-last-observation__rules"
+        judgments = (next(run_dir.glob("judges/*/judgments.jsonl"))).read_text().splitlines()
+        records = {line.split('"key":"', 1)[1].split('"', 1)[0]: line for line in judgments}
+        return records, (run_dir / "scores.json").read_text()
+
+    here, here_scores = run(0, tmp_path / "here")
+    assert recorded.started == []
+    there, there_scores = run(2, tmp_path / "there")
+    assert len(recorded.started) == 1
+    assert there == here and len(here) == 65 - 13  # the 13 empty first-turn predictions are not judged
+    assert there_scores == here_scores
+    rerun = CliRunner().invoke(app, ["run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample",
+                                     "--output", str(tmp_path / "there"), "--rule-workers", "2"], env={"COLUMNS": "200"})
+    assert rerun.exit_code == 1 and len(recorded.started) == 1  # nothing left to judge: no worker started
+
+
+def test_the_rule_workers_setting_reaches_the_judge() -> None:
+    assert rule_judge.create(JudgeSettings(kind="rules", rule_workers=0)).workers == 0
+    assert rule_judge.create(JudgeSettings(kind="rules", rule_workers=3)).workers == 3
+    assert rule_judge.create(JudgeSettings(kind="rules")).workers == rule_workers.available_workers()
 
 
 def test_a_run_judged_in_under_pool_after_seconds_starts_no_worker(recorded) -> None:

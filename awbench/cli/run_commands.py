@@ -121,6 +121,7 @@ JudgeMaxTokOpt = Annotated[Optional[int], typer.Option("--judge-max-tokens", min
 JudgeEffortOpt = Annotated[Optional[str], typer.Option("--judge-reasoning-effort", help="e.g. low, medium, high." + _default("the model's"))]
 JudgeExtraOpt = Annotated[Optional[str], typer.Option("--judge-extra-body", help="JSON merged into each judge request." + _default("none"))]
 JudgeConcOpt = Annotated[Optional[int], typer.Option("--judge-concurrency", min=1, help="Judge requests in flight." + _default(_JUDGE.concurrency))]
+RuleWorkersOpt = Annotated[Optional[int], typer.Option("--rule-workers", min=0, help="Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory." + _default("one per CPU, at most 4"))]
 JudgeRetriesOpt = Annotated[Optional[int], typer.Option("--judge-max-retries", min=0, help="At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts." + _default(_JUDGE.max_retries))]
 JudgeTimeoutOpt = Annotated[Optional[float], typer.Option("--judge-request-timeout", min=0.001, help="Seconds per judge request before it is retried." + _default(f"{_JUDGE.request_timeout:g}"))]
 JudgeStructOpt = Annotated[Optional[bool], typer.Option("--judge-structured/--no-judge-structured", help="Ask for a JSON-schema verdict." + _default("no-judge-structured" if not _JUDGE.structured else "judge-structured"))]
@@ -185,6 +186,7 @@ JUDGE_FIELDS = {
     "judge_price_out": "price_out", "judge_prompts": "prompts", "judge_template": "template", "max_cost": "max_cost",
     "judge_backend": "backend",
     "judge_batch": "batch", "judge_batch_fallback": "batch_fallback", "judge_batch_poll_interval": "batch_poll_interval",
+    "rule_workers": "rule_workers",
 }
 # CLI parameter -> JudgeEngineSettings field (JudgeSettings.engine).
 JUDGE_ENGINE_FIELDS = {
@@ -253,7 +255,7 @@ def run(
     judge_base_url: JudgeUrlOpt = None,
     judge_api_key_env: JudgeKeyOpt = None, judge_temperature: JudgeTempOpt = None, judge_max_tokens: JudgeMaxTokOpt = None,
     judge_reasoning_effort: JudgeEffortOpt = None, judge_extra_body: JudgeExtraOpt = None,
-    judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None,
+    judge_concurrency: JudgeConcOpt = None, judge_max_retries: JudgeRetriesOpt = None, rule_workers: RuleWorkersOpt = None,
     judge_request_timeout: JudgeTimeoutOpt = None,
     judge_structured: JudgeStructOpt = None, judge_samples: JudgeSamplesOpt = None,
     judge_price_in: JudgePriceInOpt = None, judge_price_out: JudgePriceOutOpt = None,

@@ -29,10 +29,10 @@ class RuleJudge:
     kind = "rules"
     id = f"{RULES_JUDGE_PREFIX}{RULES_VERSION}"
 
-    def __init__(self, workers: int | None = None, pool_after: float = POOL_AFTER_SECONDS) -> None:
+    def __init__(self, workers: int | None = None, pool_after: float | None = None) -> None:
         self._scorer = RuleScorer()
         self.workers = available_workers() if workers is None else workers
-        self.pool_after = pool_after
+        self.pool_after = POOL_AFTER_SECONDS if pool_after is None else pool_after
 
     async def check(self) -> None:
         return None
@@ -98,4 +98,4 @@ async def _tasks(first: JudgeRequest, rest: AsyncIterator[JudgeRequest]) -> Asyn
 
 
 def create(settings: JudgeSettings, endpoints: Any = None) -> RuleJudge:
-    return RuleJudge()
+    return RuleJudge(workers=settings.rule_workers)
