@@ -154,29 +154,43 @@ def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
         asyncio.run(score_bad_task())
 
 
-def test_workers_exit_when_their_parent_is_killed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("busy", [False, True])
+def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: bool) -> None:
+    """Idle, or in the middle of a task whose answer nobody will read: each worker exits, without a traceback."""
     script = tmp_path / "parent.py"
     script.write_text(textwrap.dedent("""
         import asyncio, sys
         from awbench.judging.rule_workers import RuleWorkers
 
+        BUSY = sys.argv[1] == "busy"
+        HISTORY = ["### Turn 1\\n**Action:**\\nls", "\\n".join(f"file_{i}.txt {i * 7919}" for i in range(60000))]
+
+        async def tasks():
+            for i in range(8 if BUSY else 0):
+                yield i, ("terminal", f"t/{i % 2}", "file_1.txt 7919", "x", [*HISTORY, f"### Turn 2\\n**Action:**\\ncat {i}"])
+
         async def main():
             async with RuleWorkers(2) as workers:
+                scoring = asyncio.ensure_future(anext(workers.score(tasks()), None))
+                await asyncio.sleep(0.5 if BUSY else 0)  # the tasks sent, the workers at them
                 print(*(w.process.pid for w in workers._workers), flush=True)
                 await asyncio.sleep(60)
 
         asyncio.run(main())
     """))
-    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, str(script), "busy" if busy else "idle"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
     try:
         pids = [int(p) for p in parent.stdout.readline().split()]
         assert len(pids) == 2 and all(_alive(pid) for pid in pids)
         parent.kill()
         parent.wait(10)
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(_alive(pid) for pid in pids)
+        assert parent.stderr.read() == ""  # the workers wrote to the parent's stderr, if anything
     finally:
         parent.kill()
         parent.stdout.close()
+        parent.stderr.close()

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import awbench
+from awbench.records import RuleParts
 
 try:
     import fcntl
 except ImportError:  # not POSIX: pipes keep their default size
     fcntl = None  # type: ignore[assignment]
-from awbench.records import RuleParts
 
 MAX_WORKERS = 4
 IN_FLIGHT = 8  # tasks sent to a worker and not answered: it never waits for the next, and little is held
@@ -67,23 +67,28 @@ def serve() -> None:
     sys.stdout = sys.stderr  # a stray print must not corrupt the answers
     scorer = RuleScorer(max_trajectories=KEPT_TRAJECTORIES)
     histories: dict[str, list[str]] = {}
-    while header := tasks.read(HEADER_BYTES):
-        domain, trajectory, ground_truth, prediction, common, new, forget = pickle.loads(
-            tasks.read(int.from_bytes(header, "little"))
-        )
-        for gone in forget:
-            del histories[gone]
-        history = histories[trajectory] = [*histories.get(trajectory, ())[:common], *new]
-        try:
-            answer: tuple[str, Any] = ("ok", scorer.score(
-                domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
-            ))
-        except Exception:
-            answer = ("error", traceback.format_exc())
-        frame = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-        answers.write(len(frame).to_bytes(HEADER_BYTES, "little"))
-        answers.write(frame)
-        answers.flush()
+    try:
+        while len(header := tasks.read(HEADER_BYTES)) == HEADER_BYTES:
+            size = int.from_bytes(header, "little")
+            if len(frame := tasks.read(size)) < size:
+                break
+            domain, trajectory, ground_truth, prediction, common, new, forget = pickle.loads(frame)
+            for gone in forget:
+                del histories[gone]
+            history = histories[trajectory] = [*histories.get(trajectory, ())[:common], *new]
+            try:
+                answer: tuple[str, Any] = ("ok", scorer.score(
+                    domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
+                ))
+            except Exception:
+                answer = ("error", traceback.format_exc())
+            reply = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+            answers.write(len(reply).to_bytes(HEADER_BYTES, "little"))
+            answers.write(reply)
+            answers.flush()
+    except BrokenPipeError:
+        os._exit(0)  # the parent went away mid-task: nobody is left to answer, or to read a traceback
+    # A short read is the parent closing the pipe (done, or gone): exit without a word.
 
 
 def _common_length(a: list[str], b: list[str]) -> int:
