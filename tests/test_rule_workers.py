@@ -141,6 +141,17 @@ def test_a_worker_that_dies_fails_the_judge_naming_it(recorded) -> None:
     assert 1 <= len(keys) < len(_requests())
 
 
+def test_workers_that_cannot_start_fail_the_judge_with_a_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+
+    async def start() -> None:
+        async with RuleWorkers(2):
+            pass
+
+    with pytest.raises(RuleWorkerFailed, match=r"cannot start a rule judge worker \(.*no-python\): .*--rule-workers 0"):
+        asyncio.run(start())
+
+
 def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
     async def score_bad_task() -> None:
         async def tasks():

@@ -170,6 +170,12 @@ class RuleWorkers:
                 )
                 _widen(process.stdin)
                 self._workers.append(_Worker(process))
+        except OSError as error:
+            await self._stop()
+            raise RuleWorkerFailed(
+                f"cannot start a rule judge worker ({sys.executable}): {error.strerror or error}; "
+                "--rule-workers 0 scores in this process"
+            ) from None
         except BaseException:
             await self._stop()
             raise
