@@ -28,7 +28,6 @@ does not stop the measurement; its stderr tail is printed.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import shutil
@@ -128,20 +127,20 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
 
 def _wait(pid: int, deadline: float) -> tuple[int, object, bool, dict[int, int]]:
     """(status, rusage, killed, peak RSS bytes of each child process seen)."""
-    killed = False
+    killed, polls = False, 0
     child_peaks: dict[int, int] = {}
-    for polls in itertools.count():
+    while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             return status, usage, killed, child_peaks
         if not killed and time.perf_counter() > deadline:
             os.kill(pid, signal.SIGKILL)
             killed = True
-        if polls % 20 == 0:
+        if polls % 20 == 0:  # every 0.1 s
             for child in _children(pid):
                 child_peaks[child] = max(child_peaks.get(child, 0), _peak_rss(child))
+        polls += 1
         time.sleep(0.005)
-    raise AssertionError("unreachable")
 
 
 def _children(pid: int) -> list[int]:

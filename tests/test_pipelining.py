@@ -9,6 +9,7 @@ import json
 from fake_openai import FakeOpenAIServer, Reply
 
 from awbench.data.dataset import read_source
+from awbench.judging.rule_judge import RuleJudge
 from awbench.run import pipeline
 
 ANSWER = "<predicted_observation>out</predicted_observation>"
@@ -34,6 +35,23 @@ def test_judging_starts_before_inference_ends_and_one_endpoint_shares_one_limit(
     last_model = max(i for i, k in enumerate(kinds) if k == "model")
     assert kinds.index("judge") < last_model  # a judge call went out while generations were still coming
     assert server.in_flight_max == 4  # the endpoint's limit is the larger of the two stages', never their sum
+
+
+def test_the_rule_judge_starts_on_baseline_predictions_before_the_last_is_made(make_config, monkeypatch) -> None:
+    config = make_config("baseline:oracle")
+    predictions = config.run_dir / "predictions.jsonl"
+    saved_at_first_score: list[int] = []
+    score = RuleJudge.score
+
+    def spied(self, request):  # type: ignore[no-untyped-def]
+        if not saved_at_first_score:
+            saved_at_first_score.append(len(predictions.read_text().splitlines()))
+        return score(self, request)
+
+    monkeypatch.setattr(RuleJudge, "score", spied)
+    outcome = asyncio.run(pipeline.run(config))
+    assert outcome.exit_code == 0
+    assert 1 <= saved_at_first_score[0] < len(predictions.read_text().splitlines())  # not all of them yet
 
 
 def test_judge_calls_of_a_trajectory_go_out_together(make_config, monkeypatch) -> None:

@@ -50,9 +50,6 @@ class _Recorded(RuleWorkers):
         _Recorded.started.append(self)
         return self
 
-    def pids(self) -> list[int]:
-        return [w.process.pid for w in self._workers]
-
 
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> type[_Recorded]:
@@ -84,9 +81,9 @@ def test_workers_give_the_records_of_this_process(recorded, monkeypatch: pytest.
     here = asyncio.run(_judge_all(RuleJudge(workers=0), requests))
     there = asyncio.run(_judge_all(RuleJudge(workers=2, pool_after=0), requests))
     assert there == here
-    assert len(recorded.started) == 1 and len(recorded.started[0].pids()) == 2
+    assert len(recorded.started) == 1 and len(recorded.started[0].pids) == 2
     assert len({r["score"] for r in here.values()}) > 10  # the comparison is not between constant scores
-    assert not any(_alive(pid) for pid in recorded.started[0].pids())  # stopped when the judge finished
+    assert not any(_alive(pid) for pid in recorded.started[0].pids)  # stopped when the judge finished
 
 
 def test_awbench_run_with_workers_writes_the_scores_of_one_process(recorded, monkeypatch, tmp_path: Path) -> None:
@@ -133,8 +130,8 @@ def test_a_worker_that_dies_fails_the_judge_naming_it(recorded) -> None:
             async for record in RuleJudge(workers=1, pool_after=0).judge(requests_of(_requests())):
                 keys.append(record.key)
                 if len(keys) == 1:
-                    os.kill(recorded.started[0].pids()[0], signal.SIGKILL)
-        assert failed.value.args[0].startswith(f"a rule judge worker (pid {recorded.started[0].pids()[0]})")
+                    os.kill(recorded.started[0].pids[0], signal.SIGKILL)
+        assert failed.value.args[0].startswith(f"a rule judge worker (pid {recorded.started[0].pids[0]})")
         return keys
 
     keys = asyncio.run(judge_and_kill())
@@ -150,6 +147,28 @@ def test_workers_that_cannot_start_fail_the_judge_with_a_hint(monkeypatch: pytes
 
     with pytest.raises(RuleWorkerFailed, match=r"cannot start a rule judge worker \(.*no-python\): .*--rule-workers 0"):
         asyncio.run(start())
+
+
+def test_awbench_run_says_when_its_workers_cannot_start(recorded, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(rule_judge, "POOL_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    result = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                      "--output", str(tmp_path / "results"), "--rule-workers", "2"], env={"COLUMNS": "300"})
+    assert result.exit_code == 1
+    assert "error: cannot start a rule judge worker (" in result.output and "--rule-workers 0 scores in this process" in result.output
+    assert "error: The run is resumable: run the same command again." in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.skipif(not hasattr(rule_workers.fcntl, "F_SETPIPE_SZ"), reason="pipe sizes are set on Linux only")
+def test_a_worker_gets_a_pipe_that_holds_a_large_task() -> None:
+    async def pipe_size() -> int:
+        async with RuleWorkers(1) as workers:
+            stdin = workers._workers[0].process.stdin
+            return rule_workers.fcntl.fcntl(stdin.get_extra_info("pipe").fileno(), rule_workers.fcntl.F_GETPIPE_SZ)
+
+    limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    assert asyncio.run(pipe_size()) == min(rule_workers.PIPE_BYTES, limit)
 
 
 def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
@@ -184,7 +203,7 @@ def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: 
             async with RuleWorkers(2) as workers:
                 scoring = asyncio.ensure_future(anext(workers.score(tasks()), None))
                 await asyncio.sleep(0.5 if BUSY else 0)  # the tasks sent, the workers at them
-                print(*(w.process.pid for w in workers._workers), flush=True)
+                print(*workers.pids, flush=True)
                 await asyncio.sleep(60)
 
         asyncio.run(main())

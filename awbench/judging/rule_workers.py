@@ -184,6 +184,10 @@ class RuleWorkers:
     async def __aexit__(self, *exc_info: object) -> None:
         await self._stop()
 
+    @property
+    def pids(self) -> list[int]:
+        return [worker.process.pid for worker in self._workers]
+
     async def _stop(self) -> None:
         for worker in self._workers:
             if worker.process.stdin is not None:
