@@ -130,9 +130,25 @@ PHRASES = (  # pieces of what the text rules look for, to be put together at ran
 def test_a_rule_is_run_whenever_its_pattern_can_match(text: str) -> None:
     """The word groups that decide whether a rule's pattern is run are necessary conditions of the pattern."""
     folded = injection._folded(text)
-    for code, groups, pattern in injection._TEXT_RULES:
+    for code, groups, pattern, _starts in injection._TEXT_RULES:
         if pattern.search(text):
             assert any(all(injection._occurs(needed, folded) for needed in group) for group in groups), code
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(PHRASES + ("has", "was", "class", "rates", "xgive", "Note", "notes to", "Straße")), max_size=10)
+    .map(" ".join),
+    repeat=st.sampled_from((1, 1, 40)),
+)
+def test_a_rule_searched_only_where_its_words_start_finds_what_a_full_search_finds(text: str, repeat: int) -> None:
+    """`_search` tries a rule's pattern only where one of its start words is (unless folding changed the
+    text's length: "ß"); it finds a match exactly when `pattern.search` does, also past MAX_STARTS tries
+    (`repeat`: many starts)."""
+    text = " as".join([text] * repeat)
+    folded = injection._folded(text)
+    for code, _groups, pattern, starts in injection._TEXT_RULES:
+        assert injection._search(pattern, starts, text, folded) == (pattern.search(text) is not None), code
 
 
 def test_signals_come_in_a_fixed_order_each_once() -> None:

@@ -17,8 +17,9 @@ from awbench.world_model.parsing import strip_observation_marker
 
 RULES_JUDGE_PREFIX = "rules-v"
 # Seconds of scoring in this process after which a run's further requests go to worker processes: a run
-# judged sooner would not gain from workers (each takes 0.25-0.35 s to answer first), nor do the tests' runs.
-POOL_AFTER_SECONDS = 0.5
+# judged sooner would not gain from workers (each takes 0.25-0.35 s to answer first), nor do the tests' runs
+# (the bundled sample takes 0.08 s). Every second before the workers take over leaves the other CPUs idle.
+POOL_AFTER_SECONDS = 0.2
 
 
 class RuleJudge:
