@@ -23,7 +23,9 @@ from awbench.judging.rules.text import (
     content_chars,
     count_bounded,
     has_content_chars,
+    WORD_RE,
     normalize_line,
+    words,
     words_of,
 )
 from awbench.resources import sample_dir
@@ -164,11 +166,31 @@ def test_regex_word_characters_are_contains_bounded_word_characters() -> None:
     assert all(bool(word.match(c)) == _is_word_char(c) for c in map(chr, range(sys.maxunicode + 1)))
 
 
-words = st.text(alphabet=st.sampled_from(list("ab_1 .:-\"'é\u2028")), max_size=40)
+def test_words_of_ascii_text_by_translation_are_the_regex_words() -> None:
+    every_ascii = "".join(map(chr, range(128)))
+    assert words(every_ascii) == WORD_RE.findall(every_ascii)
+    assert [words(f"x{c}y") for c in every_ascii] == [WORD_RE.findall(f"x{c}y") for c in every_ascii]
 
 
 @SETTINGS
-@given(haystack=words, needle=words)
+@given(text=st.one_of(st.text(max_size=80), st.text(alphabet=st.characters(max_codepoint=127), max_size=80)))
+def test_words_are_the_regex_words(text: str) -> None:
+    assert words(text) == WORD_RE.findall(text)
+
+
+@SETTINGS
+@given(line=st.one_of(st.text(max_size=60), st.text(alphabet=st.sampled_from(list("ab_1 \t@:~/#$%>().-")), max_size=30)))
+def test_a_prompt_line_holds_a_prompt_character(line: str) -> None:
+    """prompt_similarity and line_facts match PROMPT_RE only on lines with one of these."""
+    if PROMPT_RE.match(normalize_line(line)):
+        assert "#" in line or "$" in line or "%" in line or ">>>" in line
+
+
+words_alphabet = st.text(alphabet=st.sampled_from(list("ab_1 .:-\"'é\u2028")), max_size=40)
+
+
+@SETTINGS
+@given(haystack=words_alphabet, needle=words_alphabet)
 def test_a_bounded_occurrence_holds_whole_words_only(haystack: str, needle: str) -> None:
     if contains_bounded(haystack, needle):
         assert words_of(needle) <= words_of(haystack)
@@ -176,7 +198,7 @@ def test_a_bounded_occurrence_holds_whole_words_only(haystack: str, needle: str)
 
 
 @SETTINGS
-@given(text=st.one_of(metadata_text, st.text(max_size=60), words))
+@given(text=st.one_of(metadata_text, st.text(max_size=60), words_alphabet))
 def test_content_threshold_is_the_content_count(text: str) -> None:
     for n in (2, 3):
         assert has_content_chars(text, n) == (content_chars(text) >= n)
