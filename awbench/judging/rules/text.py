@@ -72,7 +72,7 @@ def _is_word_char(ch: str) -> bool:
 WORD_RE = re.compile(r"\w+")  # runs of _is_word_char characters (`\w` is str.isalnum() or "_")
 # ASCII word characters kept, every other byte made a space: for ASCII text, splitting the translated bytes
 # gives WORD_RE's words three times faster than the regex.
-_ASCII_WORDS = bytes(c if chr(c).isalnum() or c == ord("_") else ord(" ") for c in range(256))
+_ASCII_WORDS = bytes(c if c < 128 and (chr(c).isalnum() or c == ord("_")) else ord(" ") for c in range(256))
 
 
 def words(text: str) -> list[str]:
