@@ -10,7 +10,7 @@ and every fifth of them again with a phrase for the judge put in its middle ("ig
   2026-12-02), for comparison.
 
     python bench/injection_speed.py --data DIR            # best of 3 rounds
-    python bench/injection_speed.py --scale 0.02 --rounds 1
+    python bench/injection_speed.py --scale 0.02 --rounds 1   # small, in $TMPDIR
 
 Both ways must find the same signals for every prediction (checked); prints the time per prediction and the
 ratio; asserts no timing.
@@ -56,7 +56,8 @@ def best_time(check, texts: list[str], rounds: int) -> tuple[float, list[list[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, help="synthetic data directory (default: one made in $TMPDIR)")
-    parser.add_argument("--scale", type=float, default=1.0, help="of the synthetic data, when it is made here")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="of the synthetic data (DIR is reused when it holds this scale, else written again)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     texts = predictions(synth.ensure(args.data, scale=args.scale))
