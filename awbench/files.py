@@ -3,6 +3,7 @@ fsynced at least every second, with a torn last line (a crash mid-write) cut off
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -35,11 +36,21 @@ FILE_MODE = 0o666 & ~_UMASK  # what open() would give; mkstemp makes 0600 files
 DIR_MODE = 0o777 & ~_UMASK  # what mkdir would give; mkdtemp makes 0700 directories
 
 
+@contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """An OSError raised inside names `path`: those of write(), flush() and fsync() (a full disk, a file size
+    limit) name no file, and a temporary file's name would mean nothing to the user."""
+    try:
+        yield
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+
+
 def write_atomic(path: Path, text: str) -> None:
     """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
     file, never a part, and two writers never share a temporary file. An OSError names `path`, not the
     temporary file (which is removed)."""
-    try:
+    with naming(path):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, FILE_MODE)
@@ -51,8 +62,6 @@ def write_atomic(path: Path, text: str) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-    except OSError as error:
-        raise OSError(error.errno, error.strerror, str(path)) from None
     fsync_dir(path.parent)
 
 
@@ -101,26 +110,64 @@ class JsonlTable(Generic[R]):
 
     @contextmanager
     def appender(self) -> Iterator[Callable[[R], None]]:
-        """`append(record)` for the duration: each record flushed as written, fsynced at least every
-        FSYNC_INTERVAL_S and on leaving. A torn last line (a crash mid-write) is cut off first."""
+        """`append(record)` for the duration: each record flushed as written, fsynced within FSYNC_INTERVAL_S
+        (at once when the last fsync is older; otherwise by a timer of the running event loop, when there is
+        one) and on leaving. A torn last line (a crash mid-write) is cut off first."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, "ab") as handle:
-            _cut_torn_line(handle)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # used outside async code: a batch of writes, fsynced on leaving
+            loop = None
+        handle = open(self.path, "ab")
+        synced = time.monotonic()
+        pending: asyncio.TimerHandle | None = None
+        failed: list[OSError] = []  # a timer's fsync error, raised by the next append or on leaving
+
+        def sync() -> None:
+            nonlocal synced, pending
+            if pending is not None:
+                pending.cancel()
+                pending = None
+            os.fsync(handle.fileno())
             synced = time.monotonic()
 
-            def append(record: R) -> None:
-                nonlocal synced
-                handle.write(record.model_dump_json().encode("utf-8") + b"\n")
+        def sync_later() -> None:
+            nonlocal pending
+            pending = None
+            try:
+                sync()
+            except OSError as error:
+                failed.append(error)
+
+        def append(record: R) -> None:
+            nonlocal pending
+            line = record.model_dump_json().encode("utf-8") + b"\n"
+            with naming(self.path):
+                if failed:
+                    raise failed.pop()
+                handle.write(line)
                 handle.flush()
                 if time.monotonic() - synced >= FSYNC_INTERVAL_S:
-                    os.fsync(handle.fileno())
-                    synced = time.monotonic()
+                    sync()
+                elif pending is None and loop is not None:
+                    pending = loop.call_later(FSYNC_INTERVAL_S - (time.monotonic() - synced), sync_later)
 
+        try:
+            with naming(self.path):
+                _cut_torn_line(handle)
             try:
                 yield append
             finally:
-                handle.flush()
-                os.fsync(handle.fileno())
+                with naming(self.path):
+                    handle.flush()
+                    sync()
+                    if failed:
+                        raise failed.pop()
+        finally:
+            if pending is not None:
+                pending.cancel()
+            with naming(self.path):
+                handle.close()  # after a failed flush it tries again, and fails the same way
 
     def rewrite(self, records: list[R]) -> None:
         write_atomic(self.path, "".join(r.model_dump_json() + "\n" for r in records))

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from reliability_helpers import cli, no_traceback
+from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
 
 RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]
 
@@ -134,3 +136,30 @@ def test_report_charts_onto_a_file(results: Path, tmp_path: Path) -> None:
     target.write_text("a file\n")
     refused(cli("report", results / "r", "-o", tmp_path / "report.html", "--no-ci", "--png", target), target)
     assert target.read_text() == "a file\n"
+
+
+# Runs a command with a file size limit: a write past it fails with EFBIG (Python ignores SIGXFSZ).
+LIMITED = (
+    "import os, resource, sys; "
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.getrlimit(resource.RLIMIT_FSIZE)[1])); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def test_a_file_size_limit_reached_mid_run(tmp_path: Path) -> None:
+    """A record that cannot be written (a file size limit here; a full disk fails the same way, in flush(),
+    whose error names no file) ends the run with a message naming the file; the same command without the
+    limit then completes the run, each sample once."""
+    results = tmp_path / "results"
+    command = awbench_command(*RUN, "--output", results)
+    limited = subprocess.run([sys.executable, "-c", LIMITED, "6000", *command], cwd=REPO, env=clean_env(),
+                             capture_output=True, text=True, timeout=120)
+    no_traceback(limited)
+    assert limited.returncode == 2, limited.stderr
+    assert "error: cannot write " in limited.stderr and "File too large" in limited.stderr, limited.stderr
+    assert str(results / "r" / "predictions.jsonl") in limited.stderr.replace("\n", ""), limited.stderr
+
+    again = subprocess.run(command, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    keys = [record["key"] for record in jsonl_lines(results / "r" / "predictions.jsonl")]
+    assert len(keys) == len(set(keys)) > 0

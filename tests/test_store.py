@@ -1,9 +1,11 @@
+import asyncio
 import json
 import os
 import socket
 
 import pytest
 
+from awbench import files
 from awbench.files import JsonlTable, StoreError, write_atomic
 from awbench.records import PredictionRecord
 from awbench.run.store import RunLock, RunLocked, RunStore, resolve_run
@@ -24,6 +26,51 @@ def test_append_then_load_keeps_the_last_record_per_key(tmp_path):
     loaded = table.load()
     assert list(loaded) == ["a", "b"]
     assert loaded["a"].prediction == "second"
+
+
+def _fsyncs(monkeypatch, path):
+    """The fsync calls made on `path` from now on (each still made)."""
+    calls = []
+    real = os.fsync
+
+    def spy(fd):
+        if os.path.samefile(f"/proc/self/fd/{fd}", path):
+            calls.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    return calls
+
+
+def test_records_that_stop_coming_are_fsynced_within_the_interval(tmp_path, monkeypatch):
+    """In async code a record written within FSYNC_INTERVAL_S of the last fsync is fsynced by a timer, not only
+    when the next record comes or the writer leaves."""
+    monkeypatch.setattr(files, "FSYNC_INTERVAL_S", 0.2)
+    table = JsonlTable(tmp_path / "p.jsonl", PredictionRecord, lambda r: r.key)
+    table.path.touch()
+    calls = _fsyncs(monkeypatch, table.path)
+
+    async def write_then_wait():
+        with table.appender() as append:
+            append(_record("a"))
+            append(_record("b"))
+            written = len(calls)
+            await asyncio.sleep(0.5)  # the loop runs the timer (due by 0.2 s) before this sleep ends
+            return written, len(calls)
+
+    assert asyncio.run(write_then_wait()) == (0, 1)
+    assert len(calls) == 2  # and once more on leaving
+
+
+def test_outside_async_code_records_are_fsynced_on_leaving(tmp_path, monkeypatch):
+    table = JsonlTable(tmp_path / "p.jsonl", PredictionRecord, lambda r: r.key)
+    table.path.touch()
+    calls = _fsyncs(monkeypatch, table.path)
+    with table.appender() as append:
+        append(_record("a"))
+        append(_record("b"))
+        assert calls == []
+    assert len(calls) == 1
 
 
 def test_a_torn_last_line_is_ignored_by_readers_and_cut_off_by_the_next_writer(tmp_path):
