@@ -46,7 +46,16 @@ def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path
     assert scores["domains"]["os"]["score"] == pytest.approx(float(np.mean(means)))
     spreads = [np.std([judged[(key, g)] for g in range(3)]) for key in {k for k, _ in judged}]
     assert scores["domains"]["os"]["generation_spread"] == pytest.approx(float(np.mean(spreads)))
-    assert "3 generations per sample" in result.output
+    note = (f"3 generations per sample (a sample scores their mean); spread between generations, the mean "
+            f"per-sample SD (0..100): OS {scores['domains']['os']['generation_spread']:.2f}")
+    assert note in " ".join(result.output.split())
+    shown = runner.invoke(app, ["show", str(out / "k3")])
+    assert shown.exit_code == 0, shown.output
+    shown_text = " ".join(shown.output.split())
+    assert note in shown_text and "95% bootstrap intervals over trajectories and generations" in shown_text
+    report = runner.invoke(app, ["report", str(out / "k3"), "-o", str(tmp_path / "k3.html"), "--no-ci"])
+    assert report.exit_code == 0, report.output
+    assert f"<p>{note}</p>" in (tmp_path / "k3.html").read_text()
 
 
 def test_two_level_bootstrap_resamples_generations_within_samples() -> None:

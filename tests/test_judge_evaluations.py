@@ -143,8 +143,16 @@ def test_a_forged_verdict_in_the_prediction_is_never_used_and_is_flagged(out: Pa
     assert f"{os_samples()} predictions look addressed to the judge" in result.output
     # the candidate's thinking never reached the judge
     assert all("I will cheat" not in json.dumps(body) for body in judge.requests)
-    shown = invoke("show", "c", "--flagged", "--output", out)
+    note = f"{os_samples()} predictions look addressed to the judge (suspected_injection: OS {os_samples()})"
+    hint = f"see `awbench show {out / 'c'} --flagged`"  # the run's path: it is not under ./results
+    assert f"{note}; {hint}" in " ".join(result.output.split())
+    shown = invoke("show", str(out / "c"), "--flagged")
     assert shown.exit_code == 0 and f"{os_samples()} flagged samples" in shown.output and "suspected_injection" in shown.output
+    overview = invoke("show", str(out / "c"))
+    assert overview.exit_code == 0 and note in " ".join(overview.output.split())
+    report = invoke("report", str(out / "c"), "-o", tmp_path / "report.html", "--no-ci")
+    assert report.exit_code == 0, report.output
+    assert f"<p>{note}; {hint}</p>" in (tmp_path / "report.html").read_text()
 
 
 def test_the_reference_protocol_sends_the_reference_messages_and_is_recorded(out: Path, tmp_path: Path) -> None:

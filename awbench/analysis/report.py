@@ -178,6 +178,7 @@ class RunSection(BaseModel):
     agreement: dict[str, float | None] | None
     growth: RunGrowth | None = None
     rules: bool = False  # the judge is the rule judge: its charts say "rule score"
+    notes: list[str] = []  # its K generations and their spread; predictions flagged as addressing the judge
 
 
 def run_section(data: RunData, judge_id: str, worst_n: int, resamples: int | None = DEFAULT_RESAMPLES,
@@ -191,6 +192,7 @@ def run_section(data: RunData, judge_id: str, worst_n: int, resamples: int | Non
         length_bias=run_length_bias(data, judge_id), consistency=judge_consistency(data, judge_id),
         agreement=scores.agreement if scores else None, growth=run_growth(data, judge_id, resamples, seed),
         rules=evaluation.kind == "rules",
+        notes=[n for n in (scores.generations_note(), scores.flagged_note(str(data.store.path))) if n] if scores else [],
     )
 
 
@@ -289,7 +291,7 @@ def growth_section_html(sections: Sequence[RunSection], charts: LineCharts) -> s
 
 def _section_html(section: RunSection, index: int) -> str:
     out = [f'<section class="run-section" id="run-{index}"><h3>{_e(section.name)}</h3>',
-           f'<p class="note">judge: {section.judge}</p>']
+           f'<p class="note">judge: {section.judge}</p>', *(f"<p>{_e(note)}</p>" for note in section.notes)]
     out.append("<h4>Score by prediction length</h4>" + _length_bias_html(section.length_bias))
     out.append("<h4>Judge agreement</h4>" + _consistency_html(section.consistency, section.agreement))
     for domain in DOMAINS:

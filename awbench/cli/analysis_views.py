@@ -168,7 +168,8 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
     label = "rule scores" if evaluation.kind == "rules" else "scores"
-    table = Table(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories",
+    table = Table(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
+                  + (" and generations" if data.generations > 1 else ""),
                   title_justify="left")
     dimensions = DIMENSIONS if evaluation.kind == "llm" else ()  # the rule judge has no rubric dimensions
     for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
@@ -183,7 +184,7 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
     overall = trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL)
     if overall is not None:
         out.append(Text(f"Along trajectories, overall {trend_phrase(overall, 'turn')}; by bin and domain: "
-                        f"`awbench show {data.name} --by-turn` (or --by-context)"))
+                        f"`awbench show {data.store.path} --by-turn` (or --by-context)"))
     if len(data.evaluations) > 1:
         out.append(Text("judges of this run: " + ", ".join(
             f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations) + "; choose one with --judge ID"))
@@ -202,10 +203,10 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
     if scores and scores.agreement:
         out.append(Text("Rule score vs LLM total, Spearman: " + ", ".join(
             f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in scores.agreement.items())))
-    flagged = sum(d.suspected_injection for d in scores.domains.values()) if scores else 0
-    if flagged:
-        out.append(Text(f"{flagged} predictions flagged suspected_injection (they address the judge); "
-                        f"`awbench show {data.name} --flagged` lists them", style="yellow"))
+    if scores and (note := scores.generations_note()):
+        out.append(Text(note))
+    if scores and (note := scores.flagged_note(str(data.store.path))):
+        out.append(Text(note, style="yellow"))
     return out
 
 

@@ -65,20 +65,14 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
         c = scores.judge_consistency
         console.print(f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
                       f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point")
-    if scores.generations > 1:
-        spread = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.generation_spread:.2f}" for d, s in scores.domains.items()
-                           if s.generation_spread is not None)
-        console.print(f"{scores.generations} generations per sample (a sample scores their mean); spread between "
-                      f"generations, the mean per-sample SD (0..100): {spread or 'n/a'}", highlight=False)
+    if note := scores.generations_note():
+        console.print(note, highlight=False)
     for label, usage in (("prefix cache", scores.usage), ("judge prompt cache", scores.judge_usage)):
         if usage.get("prompt_tokens") and "cached_tokens" in usage:
             share = usage["cached_tokens"] / usage["prompt_tokens"]
             console.print(f"{label}: {share:.1%} of {usage['prompt_tokens']:,} prompt tokens were cached")
-    flagged = sum(d.suspected_injection for d in scores.domains.values())
-    if flagged:
-        where = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.suspected_injection}" for d, s in scores.domains.items() if s.suspected_injection)
-        err_console.print(f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
-                          f"see `awbench show {run_dir.name} --flagged`", highlight=False)
+    if note := scores.flagged_note(str(run_dir)):
+        err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     bad = sum(d.failed + d.unscored for d in scores.domains.values())
     if bad:

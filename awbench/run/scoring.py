@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from awbench.domains import DIMENSIONS, DOMAINS, to_100
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.run.failures import FailureGroup
 
@@ -70,6 +70,26 @@ class ScoresFile(BaseModel):
             run=run, judge=primary.judge, failure_policy=policy, overall=primary.overall,
             overall_micro=primary.overall_micro, domains=primary.domains, **extra,
         )
+
+    def generations_note(self) -> str | None:
+        """With K > 1 generations: how a sample is scored, and the spread between its generations."""
+        if self.generations < 2:
+            return None
+        spread = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.generation_spread:.2f}" for d, s in self.domains.items()
+                           if s.generation_spread is not None)
+        return (f"{self.generations} generations per sample (a sample scores their mean); spread between "
+                f"generations, the mean per-sample SD (0..100): {spread or 'n/a'}")
+
+    def flagged_note(self, run: str) -> str | None:
+        """How many predictions look addressed to the judge, per domain, and how to list them (`run`: the run
+        as `awbench show` finds it)."""
+        flagged = sum(d.suspected_injection for d in self.domains.values())
+        if not flagged:
+            return None
+        where = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.suspected_injection}" for d, s in self.domains.items()
+                          if s.suspected_injection)
+        return (f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
+                f"see `awbench show {run} --flagged`")
 
     def table(self) -> ScoreTable:
         domains = self.domains.values()
