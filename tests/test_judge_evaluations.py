@@ -83,6 +83,25 @@ def test_rules_then_an_llm_judge_then_the_original_command_resumes_with_nothing_
     assert overall["paired"]["diff"] == pytest.approx(100.0 - 65.0)  # the oracle's rule score is 100
 
 
+def test_llm_judge_options_on_a_rule_judged_run_add_an_llm_judge(out: Path) -> None:
+    """`awbench judge RUN --judge-model M --judge-base-url URL` on a rule-judged run judges with M (the options
+    name an LLM judge), not the rule judge again; `--judge rules` with them is a contradiction, refused."""
+    assert invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os",
+                  "--run-name", "r", "--output", out).exit_code == 0
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        judged = invoke("judge", "r", "--judge-model", "judge-x", "--judge-base-url", server.url, "--output", out)
+    assert judged.exit_code == 0, judged.output
+    assert len(server.requests) == os_samples() and {b["model"] for b in server.requests} == {"judge-x"}
+    assert [e.id.split("-")[0] for e in RunStore(out / "r").evaluations()] == ["rules", "judge"]
+
+    refused = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--judge-model", "judge-x",
+                     "--judge-temperature", "0", "--data", "sample", "--run-name", "r2", "--output", out)
+    assert refused.exit_code == 2
+    assert ("error: --judge-model, --judge-temperature set an LLM judge, which --judge rules does not use: use "
+            "--judge llm or both") in " ".join(refused.output.split())
+    assert not (out / "r2").exists()
+
+
 @pytest.mark.parametrize("failure", ["missing key", "401", "bad prompt directory"])
 def test_a_judge_that_fails_before_its_first_verdict_leaves_the_run_byte_identical(out: Path, tmp_path: Path,
                                                                                     monkeypatch: pytest.MonkeyPatch,

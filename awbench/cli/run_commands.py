@@ -171,7 +171,14 @@ def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> Judg
     engine = {JUDGE_ENGINE_FIELDS[name]: value for name, value in options.items() if name in JUDGE_ENGINE_FIELDS and value is not None}
     if "engine_args" in engine:
         engine["engine_args"] = _engine_args(engine["engine_args"], "--judge-engine-arg")
-    values = (base or JudgeSettings()).model_dump()
+    base = base or JudgeSettings()
+    llm_options = ["--" + name.replace("_", "-") for name, value in options.items() if value is not None
+                   and (name in JUDGE_ENGINE_FIELDS or JUDGE_FIELDS.get(name) not in (None, *KIND_OPTIONS))]
+    if llm_options and given.get("kind", base.kind) == "rules":
+        if "kind" in given:
+            fail(f"{', '.join(llm_options)} set an LLM judge, which --judge rules does not use: use --judge llm or both")
+        given["kind"] = "llm"  # a rule-judged run's judge options ask for an LLM judge beside the rule judge
+    values = base.model_dump()
     with user_errors(ValueError, names=OPTION_NAMES):
         return JudgeSettings.model_validate({**values, **given, "engine": {**values["engine"], **engine}})
 
@@ -188,6 +195,8 @@ JUDGE_FIELDS = {
     "judge_batch": "batch", "judge_batch_fallback": "batch_fallback", "judge_batch_poll_interval": "batch_poll_interval",
     "rule_workers": "rule_workers",
 }
+# JudgeSettings fields that the rule judge uses too.
+KIND_OPTIONS = ("kind", "rule_workers", "max_cost")
 # CLI parameter -> JudgeEngineSettings field (JudgeSettings.engine).
 JUDGE_ENGINE_FIELDS = {
     "judge_max_model_len": "max_model_len", "judge_dtype": "dtype", "judge_engine_arg": "engine_args",
@@ -304,8 +313,9 @@ def judge(**options: Any) -> None:
 
     By default (no judge option given) it resumes the run's primary judge, the one the run was made with, and
     judges only what is missing, failed or changed. Each judge option given changes that one setting of the
-    primary judge's; a judge that differs so is another evaluation, kept beside the others. A run made by
-    `awbench infer` has no primary judge yet: the defaults are those of `awbench run`.
+    primary judge's; a judge that differs so is another evaluation, kept beside the others. On a rule-judged
+    run, LLM judge options (--judge-model, --judge-prompts...) add an LLM judge at `awbench run`'s defaults. A
+    run made by `awbench infer` has no primary judge yet: the defaults are those of `awbench run`.
 
     Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
     """
