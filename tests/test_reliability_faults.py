@@ -248,7 +248,14 @@ def test_an_unreachable_endpoint_exits_2_at_once_and_leaves_no_run(role: str, tm
     no_traceback(result)
     assert result.exit_code == 2
     assert f"{role} endpoint http://127.0.0.1:{port}/v1 cannot be reached" in result.output and "nothing was sent" in result.output
-    assert not (tmp_path / "results" / "r").exists()
+    assert list(tmp_path.iterdir()) == []  # not even the --output directory made for it
+
+
+def test_a_run_that_fails_before_its_first_record_keeps_an_output_directory_that_existed(tmp_path: Path) -> None:
+    (tmp_path / "results" / "earlier").mkdir(parents=True)
+    result = cli(*args_for("candidate", f"http://127.0.0.1:{free_port()}/v1", tmp_path / "results"))
+    assert result.exit_code == 2
+    assert [p.name for p in (tmp_path / "results").iterdir()] == ["earlier"]
 
 
 @pytest.mark.parametrize("role", ["candidate", "judge"])

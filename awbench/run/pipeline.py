@@ -160,6 +160,7 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
     store.refuse_foreign()  # a directory that is not a run is never emptied
+    made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
         if made_now:
@@ -175,6 +176,10 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
         except BaseException:
             if made_now and not store.predictions.load():  # the file may exist, opened for a first record
                 _clear(store, everything=True)
+                for parent in made_parents:
+                    if any(parent.iterdir()):
+                        break
+                    parent.rmdir()
             raise
 
 
