@@ -7,6 +7,7 @@ The file is checked three ways: its exact text, a schema restated here from the 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import datetime, timezone
@@ -18,7 +19,7 @@ from runs_helpers import SMALL, make_run, write_data
 from typer.testing import CliRunner
 
 import awbench
-from awbench.analysis.leaderboard import provenance
+from awbench.analysis.leaderboard import load_published, provenance
 from awbench.cli import app
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.interop.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
@@ -378,3 +379,15 @@ def test_export_help_shows_the_option_with_an_example():
     assert result.exit_code == 0
     assert "--hf-eval-results" in result.output and "--allow-subset" in result.output
     assert "Example: awbench export my-run --hf-eval-results ./my-model/" in result.output
+
+
+def test_a_reference_protocol_run_on_the_full_data_is_ranked_with_the_published_rows(full) -> None:
+    root, store = full
+    board = invoke("leaderboard", "--output", root / "results", "--reference", "--format", "json")
+    assert board.exit_code == 0, board.output
+    groups = json.loads(board.stdout)["groups"]
+    assert len(groups) == 1 and groups[0]["header"].startswith("published protocol")
+    rows = groups[0]["rows"]
+    ours = [row for row in rows if row["run"] == "qwen-aw"]
+    assert len(ours) == 1 and len(rows) == 1 + len(load_published())
+    assert [row["rank"] for row in rows] == sorted(row["rank"] for row in rows)
