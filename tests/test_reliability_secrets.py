@@ -126,3 +126,22 @@ def test_an_unset_key_variable_named_explicitly_exits_2_naming_it_and_sends_noth
     assert f"the environment variable AWBENCH_MISSING_VAR ({option}) is not set" in result.output
     assert server.model_checks == 0 and server.requests == []
     assert not (tmp_path / "results").exists()
+
+
+def test_a_key_like_variable_awbench_does_not_use_is_masked_too(tmp_path: Path) -> None:
+    """An endpoint echoing some other secret of the environment (a proxy that reports the Hub token it saw):
+    any variable named like a key (…_TOKEN, …_API_KEY, …_SECRET, …_PASSWORD) is masked as awbench's own keys are."""
+    token = "hf_unrelated-SECRET-424242"
+    results = tmp_path / "results"
+    echo = Reply(status=500, error_message=f"upstream saw {token}")
+    with FakeOpenAIServer(responder=lambda body: echo) as candidate:
+        result = awbench("run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--judge", "rules",
+                         "--data", "sample", "--domains", "os", "--max-retries", "0", "--run-name", "t",
+                         "--output", results, env=clean_env(HF_TOKEN=token))
+    no_traceback(result)
+    assert result.returncode == 1 and len(candidate.requests) > 0
+    errors = {p["error"] for p in jsonl_lines(results / "t" / "predictions.jsonl")}
+    assert errors == {"HTTP 500: upstream saw ***"}
+    for path in (p for p in results.rglob("*") if p.is_file()):
+        assert "424242" not in path.read_text(encoding="utf-8", errors="replace"), path
+    assert "424242" not in result.stdout + result.stderr
