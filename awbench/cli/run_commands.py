@@ -173,7 +173,7 @@ def _judge_settings(base: JudgeSettings | None, options: dict[str, Any]) -> Judg
         engine["engine_args"] = _engine_args(engine["engine_args"], "--judge-engine-arg")
     base = base or JudgeSettings()
     llm_options = ["--" + name.replace("_", "-") for name, value in options.items() if value is not None
-                   and (name in JUDGE_ENGINE_FIELDS or JUDGE_FIELDS.get(name) not in (None, *KIND_OPTIONS))]
+                   and (name in JUDGE_ENGINE_FIELDS or JUDGE_FIELDS.get(name) not in (None, *RULE_JUDGE_FIELDS))]
     if llm_options and given.get("kind", base.kind) == "rules":
         if "kind" in given:
             fail(f"{', '.join(llm_options)} set an LLM judge, which --judge rules does not use: use --judge llm or both")
@@ -195,8 +195,8 @@ JUDGE_FIELDS = {
     "judge_batch": "batch", "judge_batch_fallback": "batch_fallback", "judge_batch_poll_interval": "batch_poll_interval",
     "rule_workers": "rule_workers",
 }
-# JudgeSettings fields that the rule judge uses too.
-KIND_OPTIONS = ("kind", "rule_workers", "max_cost")
+# JudgeSettings fields that mean something to the rule judge too (the others set an LLM judge).
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
 # CLI parameter -> JudgeEngineSettings field (JudgeSettings.engine).
 JUDGE_ENGINE_FIELDS = {
     "judge_max_model_len": "max_model_len", "judge_dtype": "dtype", "judge_engine_arg": "engine_args",

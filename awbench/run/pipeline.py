@@ -177,9 +177,10 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
             if made_now and not store.predictions.load():  # the file may exist, opened for a first record
                 _clear(store, everything=True)
                 for parent in made_parents:
-                    if any(parent.iterdir()):
+                    try:
+                        parent.rmdir()  # only while empty: another run may have been made there meanwhile
+                    except OSError:
                         break
-                    parent.rmdir()
             raise
 
 
