@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import random
 import signal
 import subprocess
@@ -224,3 +225,41 @@ def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: 
         parent.kill()
         parent.stdout.close()
         parent.stderr.close()
+
+
+def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Path) -> None:
+    """The automatic collector is off in a worker; every COLLECT_EVERY tasks it collects and freezes what is
+    left, so a cycle made while scoring is freed at the next collection, not never."""
+    script = tmp_path / "worker.py"
+    script.write_text(textwrap.dedent("""
+        import gc, sys, weakref
+        from awbench.judging import rule_workers
+        from awbench.judging.rules import RuleScorer
+
+        class Node:
+            pass
+
+        made = []
+        score = RuleScorer.score
+
+        def score_and_make_a_cycle(self, **task):
+            node = Node()
+            node.me = node
+            made.append(weakref.ref(node))
+            return score(self, **task)
+
+        RuleScorer.score = score_and_make_a_cycle
+        rule_workers.COLLECT_EVERY = 3
+        rule_workers.serve()
+        print(gc.isenabled(), [ref() is None for ref in made], gc.get_freeze_count() > 0, file=sys.stderr)
+    """))
+    frames = b""
+    for i in range(5):
+        task = ("terminal", "t/1", f"out {i}", f"out {i}", 0, ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"], [])
+        frame = pickle.dumps(task)
+        frames += len(frame).to_bytes(rule_workers.HEADER_BYTES, "little") + frame
+    done = subprocess.run([sys.executable, str(script)], input=frames, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+    # The first three cycles were freed at the third task; the last two wait for the sixth.
+    assert done.stderr.decode().strip() == "False [True, True, True, False, False] True"
+    assert done.stdout.count(b"ok") == 5  # five answers
