@@ -87,25 +87,34 @@ class JsonlTable(Generic[R]):
     def __init__(self, path: Path, model: type[R], key: Callable[[R], Hashable]):
         self.path, self.model, self.key = path, model, key
 
-    def load(self) -> dict[Hashable, R]:
+    def load(self, keep: Callable[[R], R] | None = None) -> dict[Hashable, R]:
+        """The records by key (the last of a key wins); `keep` makes what is kept of each record (say, without
+        the texts a caller does not read), so that the whole records are never held at once."""
+        # Line by line: a run's records are as large as its predictions, and a copy of the whole file (or two,
+        # with its lines) beside the records made scoring a run the peak of its memory.
         try:
-            data = self.path.read_bytes()
+            handle = self.path.open("rb")
         except FileNotFoundError:
             return {}
         except OSError as error:
             raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
         records: dict[Hashable, R] = {}
-        lines = data.split(b"\n")
-        for number, line in enumerate(lines[:-1], start=1):  # the last piece is "" or a torn write
-            if not line.strip():
-                continue
+        with handle:
             try:
-                record = self.model.model_validate_json(line)
-            except ValidationError as error:
-                first = error.errors()[0]
-                where = ".".join(str(part) for part in first["loc"]) or "record"
-                raise StoreError(f"{self.path}:{number}: {where}: {first['msg']}") from None
-            records[self.key(record)] = record
+                for number, line in enumerate(handle, start=1):
+                    if not line.endswith(b"\n"):
+                        break  # the last piece, after the last newline: a torn write
+                    if line.isspace():
+                        continue
+                    try:
+                        record = self.model.model_validate_json(line)
+                    except ValidationError as error:
+                        first = error.errors()[0]
+                        where = ".".join(str(part) for part in first["loc"]) or "record"
+                        raise StoreError(f"{self.path}:{number}: {where}: {first['msg']}") from None
+                    records[self.key(record)] = record if keep is None else keep(record)
+            except OSError as error:
+                raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
         return records
 
     @contextmanager

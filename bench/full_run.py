@@ -2,7 +2,7 @@
 servers, measured from outside (wall, CPU, peak memory, calls made), then the same command again (a rerun of
 a finished run, which should make no call), beside a plain `json.loads` loop over the data files.
 
-    python bench/full_run.py [--delay 0.5] [--scale 1.0] [--concurrency 64] [--judge llm|rules]
+    python bench/full_run.py [--delay 0.5] [--scale 1.0] [--concurrency 64] [--judge llm|rules] [--candidate server|oracle]
 
 Steps:
   1. the synthetic data (bench/synth.py): reused when the directory already holds this seed and scale;
@@ -15,6 +15,9 @@ Steps:
      judge's worker processes, which it waits for), the workers' own peak RSS from /proc while they run
      (reported beside the process's: the sum bounds what the two held at once), the calls from each
      server's /stats;
+     With --candidate oracle, `--model baseline:oracle` (every prediction the ground truth, made in the
+     process) instead of a candidate server: with --judge rules, no call at all, so the run measures what
+     awbench itself costs;
   4. the same command once more;
   5. `json.loads` over every line of the data files (best of two), the floor for anything that reads them.
 
@@ -77,9 +80,10 @@ def tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text.rstrip("\n").split("\n")[-lines:])
 
 
-def awbench_command(args: argparse.Namespace, data: Path, output: Path, candidate: str, judge: str | None) -> list[str]:
+def awbench_command(args: argparse.Namespace, data: Path, output: Path, candidate: str | None, judge: str | None) -> list[str]:
+    model = ["--model", "synth-model", "--base-url", candidate or ""] if args.candidate == "server" else ["--model", "baseline:oracle"]
     command = [
-        sys.executable, "-c", BOOTSTRAP, "run", "--model", "synth-model", "--base-url", candidate, "--data", str(data),
+        sys.executable, "-c", BOOTSTRAP, "run", *model, "--data", str(data),
         "--concurrency", str(args.concurrency), "--output", str(output), "--run-name", "bench",
     ]  # fmt: skip
     if args.judge == "llm":
@@ -207,6 +211,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--judge-concurrency", type=int, help="default: --concurrency")
     parser.add_argument("--judge", choices=("llm", "rules"), default="llm")
+    parser.add_argument("--candidate", choices=("server", "oracle"), default="server",
+                        help="server: the delay server's model; oracle: --model baseline:oracle, no candidate server")
     parser.add_argument("--data", type=Path, help="synthetic data directory (default: a temporary one, reused)")
     parser.add_argument("--keep", type=Path, help="write the run under this directory and keep it (default: a temporary one, removed)")
     parser.add_argument("--timeout", type=float, default=3600.0, help="kill an awbench run after this many seconds")
@@ -229,12 +235,13 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     servers: dict[str, DelayServer] = {}
     try:
-        servers["candidate"] = DelayServer(args.delay, role="candidate", models=["synth-model"])
+        if args.candidate == "server":
+            servers["candidate"] = DelayServer(args.delay, role="candidate", models=["synth-model"])
         if args.judge == "llm":
             servers["judge"] = DelayServer(args.delay, role="judge", models=["synth-judge"])
         for server in servers.values():
             server.__enter__()  # exited in the finally below, started or not
-        command = awbench_command(args, data, output, servers["candidate"].url, servers["judge"].url if "judge" in servers else None)
+        command = awbench_command(args, data, output, *(servers[n].url if n in servers else None for n in ("candidate", "judge")))
         print(f"awbench: {REPO} (python {sys.executable})")
         print("command: awbench " + " ".join(command[3:]), flush=True)
         first = run_measured("run", command, env, logs, args.timeout, servers)
@@ -248,15 +255,18 @@ def main() -> None:
     judgments = sum(count_lines(path) for path in (output / "bench" / "judges").glob("*/judgments.jsonl"))
     baseline = json_loads_loop(data)
 
+    # One stage's worth of delays; none when no stage waits for a server.
     ideal = samples * args.delay / min(args.concurrency, args.judge_concurrency if args.judge == "llm" else args.concurrency)
-    stages = 2 if args.judge == "llm" else 1
+    ideal = ideal if servers else None
+    stages = len(servers)
     print()
     print(f"host load average (1 min) before the runs {load_before:.2f}, after {os.getloadavg()[0]:.2f}: other work on the host slows every number")
     print(f"machine: {os.cpu_count()} cores; data: {data} ({samples:,} samples, {data_bytes / 1e6:,.1f} MB, synthetic)")
-    print(f"delay {args.delay * 1000:.0f} ms, concurrency {args.concurrency}, judge {args.judge}"
+    print(f"candidate {args.candidate}, delay {args.delay * 1000:.0f} ms, concurrency {args.concurrency}, judge {args.judge}"
           + (f" (concurrency {args.judge_concurrency})" if args.judge == "llm" else ""))
-    print(f"ideal (one stage) = {samples:,} x {args.delay} s / {args.concurrency} = {ideal:.2f} s"
-          + (f"; stages one after the other: {stages * ideal:.2f} s" if stages > 1 else ""))
+    if ideal is not None:
+        print(f"ideal (one stage) = {samples:,} x {args.delay} s / {args.concurrency} = {ideal:.2f} s"
+              + (f"; stages one after the other: {stages * ideal:.2f} s" if stages > 1 else ""))
     print(f"run directory: {output / 'bench'}: {predictions:,} predictions, {judgments:,} judgments")
     print()
     header = ["", "exit", "wall s", "wall / ideal", "calls (cand + judge)", "max in flight", "CPU s", "CPU ms / request",
@@ -265,7 +275,7 @@ def main() -> None:
     for m in (first, rerun):
         in_flight = " + ".join(str(s.get("in_flight_max", 0)) for s in m.server_stats.values())
         per_request = m.cpu_s / m.calls * 1000 if m.calls else None
-        rows.append([m.label, str(m.exit_code), fmt(m.wall_s), fmt(m.wall_s / ideal), f"{m.candidate_calls} + {m.judge_calls}",
+        rows.append([m.label, str(m.exit_code), fmt(m.wall_s), fmt(m.wall_s / ideal if ideal else None), f"{m.candidate_calls} + {m.judge_calls}",
                      in_flight, fmt(m.cpu_s), fmt(per_request), _rss(m), fmt(m.total_peak_rss_bytes / data_bytes)])
     rows.append(["json.loads loop", "", fmt(baseline), "", "", "", "", "", "", ""])
     print("| " + " | ".join(header) + " |")
@@ -273,6 +283,7 @@ def main() -> None:
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print()
+    print(f"run / json.loads loop: {first.wall_s / baseline:.2f}x ({first.wall_s:.2f} s against {baseline:.2f} s)")
     print(f"rerun / json.loads loop: {rerun.wall_s / baseline:.2f}x ({rerun.wall_s:.2f} s against {baseline:.2f} s)")
     if first.calls:
         # What a call costs beyond what any run of this data costs (starting, loading, validating): the rerun
@@ -293,7 +304,7 @@ def main() -> None:
     if args.json:
         result = {
             "samples": samples, "data_bytes": data_bytes, "delay_s": args.delay, "concurrency": args.concurrency,
-            "judge": args.judge, "judge_concurrency": args.judge_concurrency, "ideal_one_stage_s": ideal,
+            "candidate": args.candidate, "judge": args.judge, "judge_concurrency": args.judge_concurrency, "ideal_one_stage_s": ideal,
             "json_loads_loop_s": baseline, "runs": [asdict(first), asdict(rerun)],
         }  # fmt: skip
         args.json.write_text(json.dumps(result, indent=2) + "\n")

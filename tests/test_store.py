@@ -28,6 +28,33 @@ def test_append_then_load_keeps_the_last_record_per_key(tmp_path):
     assert loaded["a"].prediction == "second"
 
 
+def test_load_skips_blank_lines_and_names_the_line_of_a_bad_record(tmp_path):
+    path = tmp_path / "p.jsonl"
+    good = _record("a").model_dump_json().encode()
+    path.write_bytes(good + b"\n \t\n\n" + good.replace(b'"status":"ok"', b'"status":"fine"') + b"\n")
+    table = JsonlTable(path, PredictionRecord, lambda r: r.key)
+    with pytest.raises(StoreError, match=rf"^{path}:4: status: Input should be "):
+        table.load()
+    path.write_bytes(good + b"\n \t\n\n" + _record("b").model_dump_json().encode() + b"\r\n")
+    assert list(table.load()) == ["a", "b"]
+
+
+def test_load_keeps_what_keep_makes_of_each_record(tmp_path):
+    table = JsonlTable(tmp_path / "p.jsonl", PredictionRecord, lambda r: r.key)
+    with table.appender() as append:
+        append(_record("a", "long text"))
+        append(_record("b", "more text"))
+    seen = []
+
+    def keep(record):
+        seen.append(record.prediction)
+        return record.model_copy(update={"prediction": ""})
+
+    loaded = table.load(keep=keep)
+    assert seen == ["long text", "more text"]
+    assert {key: r.prediction for key, r in loaded.items()} == {"a": "", "b": ""}
+
+
 def _fsyncs(monkeypatch, path):
     """The fsync calls made on `path` from now on (each still made)."""
     calls = []

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from awbench.judging.verdicts import consistency_stats
-from awbench.records import JudgmentRecord, Sample
+from awbench.records import JudgmentRecord, PredictionRecord, Sample
 from awbench.run.failures import failure_groups
 from awbench.run.scoring import GenKey, ScoresFile, score_table
 from awbench.run.store import Evaluation, RunStore, match_judge
@@ -25,7 +25,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
     k = manifest.config.model.generations
     if reuse_fresh and (fresh := _fresh_scores(store, policy, k)) is not None:
         return fresh
-    predictions = store.predictions.load()
+    predictions = store.predictions.load(keep=_outcome)
     keys = [(s.key, s.domain) for s in samples]
     evaluations = store.evaluations()
     infos = {e.id: e.read_info() for e in evaluations}
@@ -53,6 +53,11 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         store.write_scores(scores, evaluation, primary=primary)
         results[judge_id] = scores
     return results
+
+
+def _outcome(record: PredictionRecord) -> PredictionRecord:
+    """What scoring reads of a prediction: not its texts, which are as large as the data's observations."""
+    return record.model_copy(update={"prediction": "", "raw": None, "reasoning": None})
 
 
 def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, ScoresFile] | None:
