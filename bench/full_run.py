@@ -13,7 +13,8 @@ Steps:
      OPENAI_API_KEY=bench-key, running the awbench of this checkout (PYTHONPATH = the repository root);
      wall time, user+sys CPU and peak RSS come from os.wait4 on that process (its CPU includes the rule
      judge's worker processes, which it waits for), the workers' own peak RSS from /proc while they run
-     (reported beside the process's: the sum bounds what the two held at once), the calls from each
+     (reported beside the process's: the sum bounds what the two held at once), what they held at once
+     (the largest sum of their current RSS, polled every 0.1 s, so a shorter peak may be missed), the calls from each
      server's /stats;
      With --candidate oracle, `--model baseline:oracle` (every prediction the ground truth, made in the
      process) instead of a candidate server: with --judge rules, no call at all, so the run measures what
@@ -24,7 +25,7 @@ Steps:
 Ratios: wall / ideal, where ideal = n x delay / concurrency is ONE stage's worth (a fully pipelined run, the
 candidate and judge stages overlapping, could come close to it; stages run one after the other need about
 twice that); CPU ms per request (the awbench process's user+sys, its workers' included, over the calls both
-servers received); peak RSS (the process's plus its workers') over the data size; rerun wall over the json.loads loop. A non-zero exit of awbench (1: too many failures)
+servers received); peak RSS (the process's plus its workers', and what they held at once) over the data size; rerun wall over the json.loads loop. A non-zero exit of awbench (1: too many failures)
 does not stop the measurement; its stderr tail is printed.
 """
 
@@ -59,6 +60,9 @@ class Measured:
     sys_s: float
     peak_rss_bytes: int  # of the awbench process
     workers_peak_rss_bytes: int  # the sum of its child processes' peaks (the rule judge's workers)
+    # The most the process and its children held at one time: the largest sum of their current RSS over the
+    # polls (every 0.1 s), never more than the sum of the peaks, which may come at different times.
+    together_peak_rss_bytes: int
     candidate_calls: int
     judge_calls: int
     server_stats: dict = field(default_factory=dict)
@@ -106,7 +110,7 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
         process = subprocess.Popen(command, env=env, cwd=REPO, stdout=stdout, stderr=stderr)
         # os.wait4 on the pid reports this run's CPU (with its waited-for workers') and its own peak RSS
         # (RUSAGE_CHILDREN would mix in the runs before it); Popen is told the outcome so it does not wait again.
-        status, usage, killed, child_peaks = _wait(process.pid, started + timeout)
+        status, usage, killed, child_peaks, together = _wait(process.pid, started + timeout)
         wall = time.perf_counter() - started
         process.returncode = -signal.SIGKILL if killed else os.waitstatus_to_exitcode(status)
     stats = {name: server.stats(reset=True) for name, server in servers.items()}
@@ -120,6 +124,7 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
         sys_s=usage.ru_stime,
         peak_rss_bytes=usage.ru_maxrss * 1024,  # Linux reports KiB
         workers_peak_rss_bytes=sum(child_peaks.values()),
+        together_peak_rss_bytes=together,
         candidate_calls=stats.get("candidate", {}).get("requests", 0),
         judge_calls=stats.get("judge", {}).get("requests", 0),
         server_stats=stats,
@@ -129,20 +134,24 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
     )
 
 
-def _wait(pid: int, deadline: float) -> tuple[int, object, bool, dict[int, int]]:
-    """(status, rusage, killed, peak RSS bytes of each child process seen)."""
-    killed, polls = False, 0
+def _wait(pid: int, deadline: float) -> tuple[int, object, bool, dict[int, int], int]:
+    """(status, rusage, killed, peak RSS bytes of each child process seen, the largest polled sum of the
+    process's and its children's RSS)."""
+    killed, polls, together = False, 0, 0
     child_peaks: dict[int, int] = {}
     while True:
         done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
-            return status, usage, killed, child_peaks
+            return status, usage, killed, child_peaks, together
         if not killed and time.perf_counter() > deadline:
             os.kill(pid, signal.SIGKILL)
             killed = True
         if polls % 20 == 0:  # every 0.1 s
+            now = _rss_of(pid, "VmRSS:")
             for child in _children(pid):
-                child_peaks[child] = max(child_peaks.get(child, 0), _peak_rss(child))
+                child_peaks[child] = max(child_peaks.get(child, 0), _rss_of(child, "VmHWM:"))
+                now += _rss_of(child, "VmRSS:")
+            together = max(together, now)
         polls += 1
         time.sleep(0.005)
 
@@ -165,12 +174,13 @@ def _cmdline(pid: int) -> bytes:
         return b""
 
 
-def _peak_rss(pid: int) -> int:
+def _rss_of(pid: int, field: str) -> int:
+    """A memory field of /proc/PID/status in bytes (VmRSS: now, VmHWM: the peak); 0 once the process is gone."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return 0
-    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith(field)), 0)
 
 
 def json_loads_loop(data: Path) -> float:
@@ -270,14 +280,15 @@ def main() -> None:
     print(f"run directory: {output / 'bench'}: {predictions:,} predictions, {judgments:,} judgments")
     print()
     header = ["", "exit", "wall s", "wall / ideal", "calls (cand + judge)", "max in flight", "CPU s", "CPU ms / request",
-              "peak RSS MB (+ workers)", "peak RSS / data"]
+              "peak RSS MB (+ workers)", "peak RSS / data", "at once MB (polled)", "at once / data"]
     rows = []
     for m in (first, rerun):
         in_flight = " + ".join(str(s.get("in_flight_max", 0)) for s in m.server_stats.values())
         per_request = m.cpu_s / m.calls * 1000 if m.calls else None
         rows.append([m.label, str(m.exit_code), fmt(m.wall_s), fmt(m.wall_s / ideal if ideal else None), f"{m.candidate_calls} + {m.judge_calls}",
-                     in_flight, fmt(m.cpu_s), fmt(per_request), _rss(m), fmt(m.total_peak_rss_bytes / data_bytes)])
-    rows.append(["json.loads loop", "", fmt(baseline), "", "", "", "", "", "", ""])
+                     in_flight, fmt(m.cpu_s), fmt(per_request), _rss(m), fmt(m.total_peak_rss_bytes / data_bytes),
+                     fmt(m.together_peak_rss_bytes / 1e6, ",.0f"), fmt(m.together_peak_rss_bytes / data_bytes)])
+    rows.append(["json.loads loop", "", fmt(baseline), *[""] * (len(header) - 3)])
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(" --- " for _ in header) + "|")
     for row in rows:

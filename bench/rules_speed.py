@@ -28,20 +28,20 @@ from test_rules_scorer import FULL_SIZE, Turn, full_size_trajectory
 
 from awbench.domains import DOMAINS
 from awbench.judging.rule_workers import RuleWorkers, available_workers
-from awbench.judging.rules import RuleParts, RuleScorer, rule_score
+from awbench.judging.rules import RuleResult, RuleScorer, rule_score
 from awbench.judging.rules.score import clear_caches
 
 
-def cold(turn: Turn) -> RuleParts:
+def cold(turn: Turn) -> RuleResult:
     clear_caches()
     return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
 
 
-def warm(turn: Turn) -> RuleParts:
+def warm(turn: Turn) -> RuleResult:
     return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
 
 
-def run(trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleParts]) -> tuple[dict[str, tuple[float, float]], list[RuleParts]]:
+def run(trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleResult]) -> tuple[dict[str, tuple[float, float]], list[RuleResult]]:
     """(wall, CPU) ms/sample per domain, and the results in order."""
     clear_caches()
     gc.collect()
@@ -56,7 +56,7 @@ def run(trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleParts])
     return per_domain, results
 
 
-def in_workers(turns: list[Turn], count: int) -> tuple[float, float, list[RuleParts]]:
+def in_workers(turns: list[Turn], count: int) -> tuple[float, float, list[RuleResult]]:
     """(wall s, CPU s of this process and the workers, results in order) scoring `turns` in `count` workers,
     timed once the workers are up (each has scored a one-line task: a worker answers first after 0.25-0.35 s, which
     a run of thousands of samples spreads thin and these few would not)."""
@@ -71,7 +71,7 @@ def in_workers(turns: list[Turn], count: int) -> tuple[float, float, list[RulePa
                     for pid in workers.pids)  # fmt: skip
         return own.ru_utime + own.ru_stime + ticks / os.sysconf("SC_CLK_TCK")
 
-    async def score() -> tuple[float, float, list[RuleParts]]:
+    async def score() -> tuple[float, float, list[RuleResult]]:
         warm_up = [Turn(turns[0].domain, f"warm-up-{i}", [], "x", "x") for i in range(count)]
         async with RuleWorkers(count) as workers:
             _ = [pair async for pair in workers.score(tasks(warm_up, -count))]
@@ -102,7 +102,7 @@ def main() -> None:
         print(f"{domain:9s} {len(turns):5d} {history:>11,.0f} c {truth:>9,.0f} c")
     print()
 
-    ways: dict[str, Callable[[], Callable[[Turn], RuleParts]]] = {
+    ways: dict[str, Callable[[], Callable[[Turn], RuleResult]]] = {
         "rule_score, cold caches per sample": lambda: cold,
         "rule_score, trajectory order": lambda: warm,
         "RuleScorer, trajectory order": lambda: (
@@ -116,7 +116,7 @@ def main() -> None:
         )(RuleScorer()),
     }
     best: dict[str, dict[str, tuple[float, float]]] = {}
-    reference: list[RuleParts] | None = None
+    reference: list[RuleResult] | None = None
     for _ in range(args.rounds):
         for name, make in ways.items():
             per_domain, results = run(trajectories, make())

@@ -3,6 +3,7 @@ dies or raises fails the judge with a clear error; workers exit with their paren
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import pickle
@@ -25,6 +26,7 @@ from awbench.data.dataset import load_samples
 from awbench.judging import requests_of, rule_judge, rule_workers
 from awbench.judging.rule_judge import RuleJudge
 from awbench.judging.rule_workers import RuleWorkerFailed, RuleWorkers
+from awbench.judging.rules.worker import HEADER_BYTES
 from awbench.records import JudgeRequest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the worker tests signal processes the POSIX way")
@@ -172,6 +174,16 @@ def test_a_worker_gets_a_pipe_that_holds_a_large_task() -> None:
     assert asyncio.run(pipe_size()) == min(rule_workers.PIPE_BYTES, limit)
 
 
+def test_a_worker_imports_neither_pydantic_nor_asyncio() -> None:
+    """Each worker holds its own copy of all it imports: the rules and the standard library only (pydantic
+    and its models were 14 MB of each worker's memory)."""
+    code = "import sys, awbench.judging.rules.worker; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    imported = set(ast.literal_eval(done.stdout))
+    assert "awbench" in imported
+    assert imported.isdisjoint({"pydantic", "pydantic_core", "asyncio", "aiohttp"})
+
+
 def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
     async def score_bad_task() -> None:
         async def tasks():
@@ -233,8 +245,7 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
     script = tmp_path / "worker.py"
     script.write_text(textwrap.dedent("""
         import gc, sys, weakref
-        from awbench.judging import rule_workers
-        from awbench.judging.rules import RuleScorer
+        from awbench.judging.rules import RuleScorer, worker
 
         class Node:
             pass
@@ -249,15 +260,15 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
             return score(self, **task)
 
         RuleScorer.score = score_and_make_a_cycle
-        rule_workers.COLLECT_EVERY = 3
-        rule_workers.serve()
+        worker.COLLECT_EVERY = 3
+        worker.serve()
         print(gc.isenabled(), [ref() is None for ref in made], gc.get_freeze_count() > 0, file=sys.stderr)
     """))
     frames = b""
     for i in range(5):
         task = ("terminal", "t/1", f"out {i}", f"out {i}", 0, ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"], [])
         frame = pickle.dumps(task)
-        frames += len(frame).to_bytes(rule_workers.HEADER_BYTES, "little") + frame
+        frames += len(frame).to_bytes(HEADER_BYTES, "little") + frame
     done = subprocess.run([sys.executable, str(script)], input=frames, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     # The first three cycles were freed at the third task; the last two wait for the sixth.

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from awbench.judging.rules import RULES_VERSION, RuleParts, rule_score, structure
+from awbench.judging.rules import RULES_VERSION, RuleResult, rule_score, structure
 from awbench.judging.rules.deterministic import deterministic_items
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.score import combine
@@ -156,7 +156,7 @@ def test_deterministic_numbers_are_left_alone(text: str) -> None:
 # ----------------------------------------------------------------------------- the score
 
 
-def score(domain: str, truth: str, prediction: str, history: list[str]) -> RuleParts:
+def score(domain: str, truth: str, prediction: str, history: list[str]) -> RuleResult:
     return rule_score(domain=domain, ground_truth=truth, prediction=prediction, history=history)
 
 
@@ -363,7 +363,8 @@ def test_android_view_ids_are_structure() -> None:
 
 
 def test_observations_may_come_without_their_marker() -> None:
-    """The harness strips the marker from history observations; actions keep their heading."""
+    """An observation in the history reads the same with its marker (as the rule judge passes them) and
+    without it (as the LLM judges' history has them); actions keep their heading."""
     unmarked = [item.removeprefix(f"{M}\n") for item in TERMINAL_HISTORY]
     for prediction in (TERMINAL_TRUTH, "hello\nwrld\nSun Nov 29 22:45:01 UTC 2026\ndone", "total 4", ""):
         assert score("terminal", TERMINAL_TRUTH, prediction, unmarked) == score(

@@ -12,10 +12,11 @@ import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-from awbench.config import JudgeSettings
-from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, content_hash
-
+# Nothing here imports pydantic when the package is imported: rule judge workers import awbench.judging.rules,
+# and each would hold its own pydantic (see awbench.judging.rules.worker).
 if TYPE_CHECKING:
+    from awbench.config import JudgeSettings
+    from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord
     from awbench.transport.openai_client import Endpoints
 
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
@@ -68,6 +69,8 @@ def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
 
 def llm_judge_id(settings: JudgeSettings, prompt_label: str, prompt_sha256: str) -> str:
     """`{model}-{prompt label}-{hash}`, e.g. `gpt-5.2-2025-12-11-rubric-3f2a1c`."""
+    from awbench.records import content_hash
+
     model = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.model.rsplit("/", 1)[-1]).strip("-") or "judge"
     return f"{model}-{prompt_label}-{content_hash(llm_identity(settings, prompt_sha256))[:6]}"
 

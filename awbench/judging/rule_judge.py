@@ -9,10 +9,10 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging.rule_workers import RuleTask, RuleWorkers, available_workers
-from awbench.judging.rules import RULES_VERSION, RuleScorer
+from awbench.judging.rules import RULES_VERSION, RuleResult, RuleScorer
 from awbench.judging.rules.score import clear_caches
 from awbench.records import JudgeRequest, JudgmentRecord, RuleParts, content_hash
-from awbench.world_model.messages import judge_history
+from awbench.world_model.messages import earlier_turns
 from awbench.world_model.parsing import strip_observation_marker
 
 RULES_JUDGE_PREFIX = "rules-v"
@@ -52,10 +52,10 @@ class RuleJudge:
         )
         return self._record(request, result)
 
-    def _record(self, request: JudgeRequest, result: RuleParts) -> JudgmentRecord:
+    def _record(self, request: JudgeRequest, result: RuleResult) -> JudgmentRecord:
         return JudgmentRecord(
             key=request.key, generation=request.generation, domain=request.domain, judge="rules",
-            cache_key=self.cache_key(request), status="ok", score=result.score * 100.0, rule=result,
+            cache_key=self.cache_key(request), status="ok", score=result.score * 100.0, rule=RuleParts(**result._asdict()),
             flags=list(request.flags),
         )
 
@@ -83,12 +83,15 @@ class RuleJudge:
 
 def _task(request: JudgeRequest) -> RuleTask:
     record = request.sample.record
+    # The observations as the data holds them, markers and all (the rule scorer reads past a marker): no
+    # stripped copies to keep, and a trajectory's samples share these very objects, so a worker is sent only
+    # what its last task of the trajectory did not have, found by identity.
     return (
         request.domain,
         f"{request.domain}/{record.trajectory_id}",
         strip_observation_marker(record.ground_truth),
         strip_observation_marker(request.prediction),
-        [*judge_history(record), record.action],
+        [*earlier_turns(record), record.action],
     )
 
 

@@ -9,20 +9,17 @@ its stdin closes, which also happens when the parent dies."""
 from __future__ import annotations
 
 import asyncio
-import gc
-import itertools
 import os
 import pickle
-import signal
 import sys
-import traceback
 from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import awbench
-from awbench.records import RuleParts
+from awbench.judging.rules.score import RuleResult
+from awbench.judging.rules.worker import HEADER_BYTES, KEPT_TRAJECTORIES
 
 try:
     import fcntl
@@ -31,22 +28,14 @@ except ImportError:  # not POSIX: pipes keep their default size
 
 MAX_WORKERS = 4
 IN_FLIGHT = 8  # tasks sent to a worker and not answered: it never waits for the next, and little is held
-HEADER_BYTES = 8
 PIPE_BYTES = 1 << 20
-KEPT_TRAJECTORIES = 16  # per worker: the histories it keeps to extend, and its RuleScorer's indexes
 STOP_SECONDS = 5.0  # for a worker to exit once its stdin is closed, before it is killed
-# Scoring makes no reference cycles (none found after scoring the synthetic benchmark), so reference counting
-# frees what a worker drops, and the cyclic collector would only walk the worker's caches again and again (9%
-# of the workers' CPU on the synthetic benchmark). A worker collects every COLLECT_EVERY tasks instead, in
-# case something does leave a cycle, and freezes what survives, so that the next collection walks only what
-# came after.
-COLLECT_EVERY = 1024
 
 # A worker imports this very awbench (the parent may have found it on a sys.path of its own), then leaves
 # sys.path as it was, so that the directory holding awbench shadows nothing else.
 _BOOTSTRAP = """import sys
 sys.path.insert(0, {root!r})
-from awbench.judging.rule_workers import serve
+from awbench.judging.rules.worker import serve
 sys.path.remove({root!r})
 serve()"""
 
@@ -64,45 +53,6 @@ def available_workers() -> int:
     interpreter to start."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return min(cpus, MAX_WORKERS) if cpus > 1 and sys.executable else 0
-
-
-def serve() -> None:
-    """A worker's loop: read a task, score it, answer ("ok", RuleParts) or ("error", traceback)."""
-    from awbench.judging.rules import RuleScorer
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    tasks, answers = sys.stdin.buffer, os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    sys.stdout = sys.stderr  # a stray print must not corrupt the answers
-    scorer = RuleScorer(max_trajectories=KEPT_TRAJECTORIES)
-    histories: dict[str, list[str]] = {}
-    gc.disable()
-    try:
-        for scored in itertools.count(1):
-            if len(header := tasks.read(HEADER_BYTES)) < HEADER_BYTES:
-                break
-            size = int.from_bytes(header, "little")
-            if len(frame := tasks.read(size)) < size:
-                break
-            domain, trajectory, ground_truth, prediction, common, new, forget = pickle.loads(frame)
-            for gone in forget:
-                del histories[gone]
-            history = histories[trajectory] = [*histories.get(trajectory, ())[:common], *new]
-            try:
-                answer: tuple[str, Any] = ("ok", scorer.score(
-                    domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
-                ))
-            except Exception:
-                answer = ("error", traceback.format_exc())
-            reply = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
-            answers.write(len(reply).to_bytes(HEADER_BYTES, "little"))
-            answers.write(reply)
-            answers.flush()
-            if scored % COLLECT_EVERY == 0:
-                gc.collect()
-                gc.freeze()
-    except BrokenPipeError:
-        os._exit(0)  # the parent went away mid-task: nobody is left to answer, or to read a traceback
-    # A short read is the parent closing the pipe (done, or gone): exit without a word.
 
 
 def _common_length(a: list[str], b: list[str]) -> int:
@@ -142,7 +92,7 @@ class _Worker(Generic[T]):
         stdin.write(len(frame).to_bytes(HEADER_BYTES, "little"))
         stdin.write(frame)
 
-    async def receive(self) -> tuple[T, RuleParts]:
+    async def receive(self) -> tuple[T, RuleResult]:
         stdout = self.process.stdout
         assert stdout is not None
         try:
@@ -213,12 +163,12 @@ class RuleWorkers:
                 worker.process.kill()
                 await worker.process.wait()
 
-    async def score(self, tasks: AsyncIterator[tuple[T, RuleTask]]) -> AsyncIterator[tuple[T, RuleParts]]:
+    async def score(self, tasks: AsyncIterator[tuple[T, RuleTask]]) -> AsyncIterator[tuple[T, RuleResult]]:
         """Each task's owner with its result, as results come. A trajectory's tasks go to the worker that had
         its first (the least busy one then)."""
         workers: list[_Worker[T]] = self._workers
         assigned: dict[str, _Worker[T]] = {}
-        results: asyncio.Queue[tuple[T, RuleParts] | BaseException | int] = asyncio.Queue()
+        results: asyncio.Queue[tuple[T, RuleResult] | BaseException | int] = asyncio.Queue()
 
         async def send_all() -> None:
             sent = 0

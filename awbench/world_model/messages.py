@@ -23,13 +23,14 @@ def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) ->
     return messages
 
 
+def earlier_turns(record: BenchmarkRecord) -> list[str]:
+    """Earlier actions and their real observations, alternating, oldest first, as the data holds them."""
+    return [item for i in range(record.turn_idx - 1) for item in (record.prompt[i], record.response[i])]
+
+
 def judge_history(record: BenchmarkRecord) -> list[str]:
-    """Earlier actions and their real observations, alternating, oldest first, without observation markers:
-    the history as awbench's judges read it."""
-    history: list[str] = []
-    for i in range(record.turn_idx - 1):
-        history += [record.prompt[i], _observation(record.response[i])]
-    return history
+    """earlier_turns without observation markers: the history as awbench's LLM judges read it."""
+    return [_observation(item) if i % 2 else item for i, item in enumerate(earlier_turns(record))]
 
 
 # A trajectory's samples share their turns' strings (awbench.data.dataset); stripping each once gives its later

@@ -202,7 +202,7 @@ class HistoryIndex:
         return contains_bounded(self.actions_text, text)
 
 
-LINE_CACHE_SIZE = 1 << 14  # line keys whose facts are kept; a truth's lines are read again as history
+LINE_CACHE_SIZE = 1 << 13  # line keys whose facts are kept; a truth's lines are read again as history
 
 
 def _informative(value: str) -> bool:

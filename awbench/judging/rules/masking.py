@@ -421,7 +421,7 @@ def _mask_process_tables(lines: list[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=16)
 def mask(text: str) -> str:
     """Replace runtime metadata by typed placeholders. Idempotent: passes repeat until nothing changes
     (each change removes characters that are not placeholders, so this ends)."""

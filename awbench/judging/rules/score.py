@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import NamedTuple
 
 from awbench.judging.rules import deterministic, masking, structure
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.metadata import metadata_format
 from awbench.judging.rules.structure import ratio, structure_score
 from awbench.judging.rules.text import has_content_chars, line_keys, words_of
-from awbench.records import RuleParts
 
 RULES_VERSION = "2"
+
+
+class RuleResult(NamedTuple):
+    """The rule score of one prediction, as plain values (a run records it as `records.RuleParts`): rule
+    workers import no pydantic, and a tuple crosses their pipes cheaply."""
+
+    score: float  # 0..1
+    parts: dict[str, float]
+    exact_match: bool
+    deterministic_complete: bool
 
 # A non-exact prediction's score: RECALL_WEIGHT of it is deterministic recall, the rest is shape (structure,
 # metadata format and length, weighted as below among those that have something to check).
@@ -53,7 +63,7 @@ def clear_caches() -> None:
     line_keys.cache_clear()
 
 
-def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
+def rule_score(*, domain: str, ground_truth: str, prediction: str, history: list[str]) -> RuleResult:
     """Score `prediction` against `ground_truth` (both without the observation marker), given `history`:
     the trajectory's earlier action prompts and observations, ending with the current action."""
     return _score(domain, ground_truth, prediction, deterministic.index_history(history))
@@ -73,7 +83,7 @@ class RuleScorer:
         self.max_trajectories = max_trajectories
         self._prefixes: OrderedDict[str, deterministic._Prefix] = OrderedDict()
 
-    def score(self, *, domain: str, trajectory: str, ground_truth: str, prediction: str, history: list[str]) -> RuleParts:
+    def score(self, *, domain: str, trajectory: str, ground_truth: str, prediction: str, history: list[str]) -> RuleResult:
         """`rule_score(domain=..., ground_truth=..., prediction=..., history=...)`; `trajectory` is a stable id
         of the trajectory the history belongs to."""
         return _score(domain, ground_truth, prediction, self._index(trajectory, list(history)))
@@ -94,7 +104,7 @@ class RuleScorer:
         return deterministic.HistoryIndex(prefix, history[-1])
 
 
-def _score(domain: str, ground_truth: str, prediction: str, history: deterministic.HistoryIndex) -> RuleParts:
+def _score(domain: str, ground_truth: str, prediction: str, history: deterministic.HistoryIndex) -> RuleResult:
     masked_truth, masked_prediction = mask(ground_truth), mask(prediction)
     truth_lines, truth_keys = map(list, line_keys(masked_truth))
     prediction_lines, prediction_keys = map(list, line_keys(masked_prediction))
@@ -116,7 +126,7 @@ def _score(domain: str, ground_truth: str, prediction: str, history: determinist
         score = 0.0  # an empty prediction of a non-empty observation, or the reverse, is simply wrong
     else:
         score = combine(parts)
-    return RuleParts(
+    return RuleResult(
         score=min(1.0, max(0.0, score)),
         parts={name: min(1.0, max(0.0, value)) for name, value in parts.items() if value is not None},
         exact_match=exact,

@@ -61,7 +61,7 @@ def set_jaccard(a: set[str], b: set[str]) -> float:
 # ----------------------------------------------------------------------------- line shapes
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def line_kind(line: str) -> str:
     if not line.strip():
         return "blank"

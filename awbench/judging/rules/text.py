@@ -40,10 +40,10 @@ def line_key(normalized: str) -> str:
     return normalized.rstrip(",").rstrip()
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=16)
 def line_keys(masked: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """normalized_lines of a masked text and their line keys; cached, as an observation is read as the truth
-    of one turn and as history in the next ones."""
+    """normalized_lines of a masked text and their line keys; cached for the same truth judged again (an
+    exact prediction, another generation), which comes soon after."""
     lines = tuple(normalized_lines(masked))
     return lines, tuple(line_key(line) for line in lines)
 
@@ -57,7 +57,7 @@ def content_chars(line: str) -> int:
 _AT_LEAST = {n: re.compile(r"[^\W_]" + r"[\W_]*[^\W_]" * (n - 1)) for n in (2, 3)}
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def has_content_chars(line: str, n: int) -> bool:
     """content_chars(line) >= n (n is 2 or 3), found without counting them all."""
     if "⟨" in line:
