@@ -23,6 +23,7 @@ class RuleResult(NamedTuple):
     exact_match: bool
     deterministic_complete: bool
 
+
 # A non-exact prediction's score: RECALL_WEIGHT of it is deterministic recall, the rest is shape (structure,
 # metadata format and length, weighted as below among those that have something to check).
 RECALL_WEIGHT = 0.5
