@@ -32,7 +32,8 @@ SMALL = {"mcp": [2, 1], "search": [1, 1]}
 MCP = ["mcp/m0/1", "mcp/m0/2", "mcp/m1/1"]
 SEARCH = ["search/s0/1", "search/s1/1"]
 
-Grade = int | dict[str, int] | list[dict[str, int]] | None
+Grade = int | dict[str, int] | list[dict[str, int]] | str | None
+UNSCORED = "unscored"  # a grade: the judge gave no usable verdict (a failed judgment, not a pending one)
 
 
 def write_data(root: Path, trajectories: Mapping[str, list[int]], salt: str = "") -> Path:
@@ -67,7 +68,8 @@ def make_run(
     weaknesses: tuple[str, ...] = ("invents a file",), llm: bool = True,
 ) -> RunStore:
     """A scored run. `grades`: key -> 1..5 for every dimension, a {dimension: 1..5}, a list of those (one per
-    verdict), or None for a failed generation. Samples without a grade get no prediction (unscored).
+    verdict), None for a failed generation, or `UNSCORED` for a judgment that failed. Samples without a grade
+    get no prediction (not judged yet: the evaluation is incomplete).
     `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge. The LLM evaluation's id is
     `llm-{name}` and the rule judge's `rules-v1`."""
     settings = DataSettings(source=str(data))
@@ -94,6 +96,10 @@ def make_run(
             prediction="" if grade is None else text, error="HTTP 500" if grade is None else None,
         )
         if grade is None:
+            continue
+        if grade == UNSCORED:
+            judgments[(key, 0)] = JudgmentRecord(key=key, domain=sample.domain, judge="llm", cache_key=key,
+                                                 status="failed", error="no usable verdict")
             continue
         verdicts = [VerdictRecord(status="complete", scores=v, strengths=list(strengths), weaknesses=list(weaknesses))
                     for v in _verdicts(grade)]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from runs_helpers import SMALL, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, Grade, make_run, write_data
 from typer.testing import CliRunner
 
 import awbench
@@ -66,17 +66,22 @@ def full(tmp_path_factory) -> tuple[Path, RunStore]:
     data = write_data(root / "data", {d: [1] * n for d, (n, _) in PUBLISHED_STATS.items()})
     grades = {key(d, t): GRADES[d] for d, (n, _) in PUBLISHED_STATS.items() for t in range(n)}
     grades[key("mcp", 0)] = None  # failed
-    del grades[key("web", 7)]  # no prediction: unscored
+    grades[key("web", 7)] = UNSCORED  # no usable verdict
     store = make_run(root / "results", "qwen-aw", data, grades, policy="exclude")
     as_reference_protocol(store, "llm-qwen-aw")
     return root, store
+
+
+def judged(grades: dict[str, Grade]) -> dict[str, Grade]:
+    """`grades`, and every other sample of SMALL judged without a usable verdict: a complete evaluation."""
+    return dict.fromkeys(MCP + SEARCH, UNSCORED) | grades
 
 
 @pytest.fixture
 def small(tmp_path) -> RunStore:
     data = write_data(tmp_path / "data", SMALL)
     grades = {"mcp/m0/1": 4, "mcp/m0/2": 5, "mcp/m1/1": None, "search/s0/1": 3}
-    return make_run(tmp_path / "results", "small", data, grades)
+    return make_run(tmp_path / "results", "small", data, judged(grades))
 
 
 # --- The format, as the Hub documents it --------------------------------------------------------------------
@@ -253,7 +258,7 @@ def test_a_subset_is_refused_unless_allowed_and_then_said(small, tmp_path):
 
 def test_a_selection_is_named_in_the_subset(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
-    store = make_run(tmp_path / "results", "sel", data, {"mcp/m0/1": 4})
+    store = make_run(tmp_path / "results", "sel", data, judged({"mcp/m0/1": 4}))
     manifest = store.read_manifest()
     config = manifest.config.model_copy(update={"data": manifest.config.data.model_copy(update={
         "domains": ["mcp"], "limit": 2})})
@@ -277,7 +282,7 @@ def test_the_rule_judge_is_refused_and_an_llm_evaluation_beside_it_is_taken(tmp_
         assert errors_of(result.output) == [refusal.format(run="ro")]
     assert not (tmp_path / "repo").exists()
 
-    both = make_run(tmp_path / "results", "both", data, {"mcp/m0/1": 4, "search/s0/1": 4}, rules={"mcp/m0/1": 0.5})
+    both = make_run(tmp_path / "results", "both", data, judged({"mcp/m0/1": 4, "search/s0/1": 4}), rules={"mcp/m0/1": 0.5})
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--judge", "rules", "--allow-subset")
     assert errors_of(result.output) == [refusal.format(run="both")]
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
@@ -291,7 +296,9 @@ def test_a_run_without_scores_is_refused(small, tmp_path):
     result = invoke("export", small.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
     assert result.exit_code == 2
     assert errors_of(result.output) == [
-        "error: run small has no scores from judge llm-small yet: run `awbench score small` first"]
+        f"error: run small has no scores from judge llm-small yet: finish it with the same `awbench run` command or "
+        f"`awbench judge {small.path}` (with a higher --max-cost if the cap stopped it); `awbench score` shows an "
+        "unfinished run's scores, which are never ranked"]
 
     manifest = small.read_manifest()
     unjudged = RunStore(tmp_path / "results" / "unjudged")
@@ -306,7 +313,7 @@ def test_a_run_without_scores_is_refused(small, tmp_path):
 
 def test_a_domain_without_a_score_is_refused(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
-    store = make_run(tmp_path / "results", "gap", data, {"mcp/m0/1": 4, "search/s0/1": None}, policy="exclude")
+    store = make_run(tmp_path / "results", "gap", data, judged({"mcp/m0/1": 4, "search/s0/1": None}), policy="exclude")
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
     assert result.exit_code == 2
     assert errors_of(result.output) == [

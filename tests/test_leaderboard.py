@@ -95,7 +95,8 @@ def test_comparable_runs_share_a_group_and_others_are_separate(runs):
     assert groups[("alpha", "beta")].startswith("judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data ")
     assert "prompts strict@999999" in groups[("gamma",)]
     assert board.notes[0] == "3 groups are ranked separately: they differ in prompt set, data"
-    assert [r.rank for r in board.groups[0].rows] == [1, 2]
+    # two domains of seven: no Overall, so nothing is ranked (`test_only_complete_evaluations_are_ranked`)
+    assert [(r.rank, r.partial) for r in board.groups[0].rows] == [(None, "partial (2 of 7 domains)")] * 2
 
 
 def test_a_different_judge_model_is_a_different_group(tmp_path, data_dir):
@@ -104,7 +105,11 @@ def test_a_different_judge_model_is_a_different_group(tmp_path, data_dir):
     make_run(results, "b", data_dir, dict.fromkeys(MCP, 4), judge_model="qwen3-judge")
     board = _board(results)
     assert [len(g.rows) for g in board.groups] == [1, 1]
-    assert board.notes == ["2 groups are ranked separately: they differ in judge"]
+    assert board.notes[0] == "2 groups are ranked separately: they differ in judge"
+    # the search samples have no prediction: both are incomplete
+    assert [r.incomplete for g in board.groups for r in g.rows] == ["incomplete (3 of 5 judged)"] * 2
+    assert board.notes[1].startswith("a (llm-a) is not ranked: incomplete (3 of 5 judged); finish it with the same "
+                                     "`awbench run` command or `awbench judge ")
 
 
 def test_rules_judge_table(tmp_path, data_dir):
@@ -113,7 +118,7 @@ def test_rules_judge_table(tmp_path, data_dir):
     make_run(results, "both", data_dir, grades, rules=dict(zip(MCP + SEARCH, [1.0, 0.5, 0.0, 0.25, 0.75])))
     board = _board(results, judge="rules")
     row = board.groups[0].rows[0]
-    assert (row.cells["mcp"].value, row.cells["search"].value, row.cells["overall"].value) == (50.0, 50.0, 50.0)
+    assert (row.cells["mcp"].value, row.cells["search"].value, row.cells["overall"].value) == (50.0, 50.0, None)
     assert board.groups[0].header.startswith("judge rules · prompts rules@1 ·")
     make_run(results, "llm-only", data_dir, grades)
     board = _board(results, judge="rules")
@@ -134,12 +139,13 @@ def test_csv_exact(runs):
     fp = stores[0].read_manifest().data_fingerprint[:6]
     text = to_csv(build_leaderboard(stores))
     header = ("group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,judge,"
-              "prompts,data,cost_usd,source")
+              "prompts,data,cost_usd,source,status")
     group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
     assert text.splitlines() == [
         header,
-        f"{group},1,alpha,alpha,no,50.00,75.00,,,,,,62.50,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,",
-        f"{group},2,beta,beta,no,50.00,50.00,,,,,,50.00,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,",
+        f"{group},,alpha,alpha,no,50.00,75.00,,,,,,,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,,"
+        "partial (2 of 7 domains)",
+        f"{group},,beta,beta,no,50.00,50.00,,,,,,,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,,partial (2 of 7 domains)",
     ]
 
 
@@ -150,13 +156,13 @@ def test_markdown_exact(runs):
 
 | # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
 | --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-| 1 | alpha | alpha | 50.00 | 75.00 | – | – | – | – | – | 62.50 | 5 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
+|  | alpha *(partial (2 of 7 domains))* | alpha | 50.00 | 75.00 | – | – | – | – | – | – | 5 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
 
 **judge gpt-5.2-2025-12-11 · prompts strict@999999 · data FPRINT · failures minimum**
 
 | # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
 | --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-| 1 | gamma | gamma | 25.00 | 25.00 | – | – | – | – | – | 25.00 | 5 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
+|  | gamma *(partial (2 of 7 domains))* | gamma | 25.00 | 25.00 | – | – | – | – | – | – | 5 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
 
 - 2 groups are ranked separately: they differ in prompt set
 """
@@ -171,9 +177,10 @@ def test_json_exact(runs):
     row = data["groups"][0]["rows"][0]
     assert {k: v["value"] for k, v in row["cells"].items()} == {
         "mcp": 50.0, "search": 50.0, "terminal": None, "swe": None, "android": None, "web": None, "os": None,
-        "overall": 50.0,
+        "overall": None,
     }
-    assert (row["run"], row["rank"], row["scored"], row["failed"], row["n"], row["published"]) == ("beta", 1, 5, 1, 5, False)
+    assert (row["run"], row["rank"], row["scored"], row["failed"], row["n"], row["published"]) == ("beta", None, 5, 1, 5, False)
+    assert (row["partial"], row["incomplete"]) == ("partial (2 of 7 domains)", None)
     assert (row["judge"], row["prompts"], row["cost_usd"]) == ("gpt-5.2-2025-12-11", "rubric@1a2b3c", None)
 
 
@@ -188,8 +195,8 @@ def test_dimension_view(tmp_path, data_dir):
     # mean over domains: format (100 + 100) / 2, factuality (0 + 100) / 2, the others (50 + 100) / 2;
     # the total: MCP's mean grade 3 -> 50, Search 100 -> 75
     assert {c: row.cells[c].value for c in board.columns} == {
-        "format": 100.0, "factuality": 50.0, "consistency": 75.0, "realism": 75.0, "quality": 75.0, "overall": 75.0,
-    }
+        "format": 100.0, "factuality": 50.0, "consistency": 75.0, "realism": 75.0, "quality": 75.0, "overall": None,
+    }  # two domains of seven: no Overall
     board = _board(results, view="dimension", scope="mcp")
     row = board.groups[0].rows[0]
     assert board.labels["overall"] == "MCP total"
@@ -238,16 +245,16 @@ def test_reference_rows_are_their_own_unranked_group(runs):
     assert published.published and published.header.startswith("published · judge GPT-5.2")
     assert len(published.rows) == 14 and all(r.published and r.rank is None for r in published.rows)
     assert published.rows[0].run == "Qwen-AgentWorld-397B-A17B"  # sorted by published Overall
-    assert board.groups[0].rows[0].rank == 1
+    assert board.groups[0].rows[0].rank is None  # partial: two domains of seven
 
 
 def test_mix_reference_ranks_published_with_computed(runs):
     board = build_leaderboard([RunStore(runs / "alpha")], reference=True, mix_reference=True)
     assert len(board.groups) == 1
     rows = board.groups[0].rows
-    # alpha's 62.50 is above every published Overall (the best is 58.71)
-    assert len(rows) == 15 and (rows[0].run, rows[0].rank) == ("alpha", 1)
-    assert [r.rank for r in rows[1:]] == list(range(2, 16)) and all(r.published for r in rows[1:])
+    # alpha's two domains give no Overall: it is listed below the ranked published rows
+    assert len(rows) == 15 and (rows[-1].run, rows[-1].rank) == ("alpha", None)
+    assert [r.rank for r in rows[:-1]] == list(range(1, 15)) and all(r.published for r in rows[:-1])
     assert any("--mix-reference" in n for n in board.notes)
 
 
@@ -310,7 +317,7 @@ def test_csv_reads_as_numbers(runs):
                "Terminal lo", "rank", "scored", "failed", "cost_usd"]
     assert all(frame[c].dtype == "float64" for c in columns), frame.dtypes
     alpha = frame[frame["run"] == "alpha"].iloc[0]
-    assert (alpha["MCP"], alpha["MCP lo"], alpha["MCP hi"], alpha["rank"]) == (50.0, 0.0, 75.0, 1.0)
+    assert (alpha["MCP"], alpha["MCP lo"], alpha["MCP hi"]) == (50.0, 0.0, 75.0) and pandas.isna(alpha["rank"])
     assert pandas.isna(alpha["Terminal"]) and pandas.isna(alpha["Terminal lo"])  # no Terminal samples: empty
     published = frame[frame["published"] == "yes"]
     assert len(published) == 14 and published["rank"].isna().all() and published["Terminal"].notna().all()
@@ -338,7 +345,9 @@ def test_notes_go_to_stderr_one_per_line(runs, tmp_path, data_dir):
     assert result.exit_code == 0, result.output
     assert result.stderr == (
         "note: 3 groups are ranked separately: they differ in prompt set, data\n"
-        f"note: skipped {runs / 'alpha'}: no scores.json yet (run `awbench score` on it)\n"
+        f"note: skipped {runs / 'alpha'}: no scores.json yet; finish it with the same `awbench run` command or "
+        f"`awbench judge {runs / 'alpha'}` (with a higher --max-cost if the cap stopped it); `awbench score` shows an "
+        "unfinished run's scores, which are never ranked\n"
         "note: left out rules-only: it has no llm scores\n"
     )
     assert "note:" not in result.stdout and "beta" in result.stdout
@@ -365,8 +374,8 @@ def test_nothing_to_show_exits_1_and_says_so(tmp_path, data_dir):
     make_run(unscored, "u", data_dir, dict.fromkeys(MCP, 3))
     (unscored / "u" / "scores.json").unlink()
     result = invoke("leaderboard", str(unscored))
-    assert (result.exit_code, result.stderr) == (2, f"note: skipped {unscored / 'u'}: no scores.json yet (run `awbench "
-                                                    f"score` on it)\nerror: no scored runs under {unscored}\n")
+    assert result.exit_code == 2 and result.stderr.startswith(f"note: skipped {unscored / 'u'}: no scores.json yet; finish")
+    assert result.stderr.endswith(f"never ranked\nerror: no scored runs under {unscored}\n")
 
 
 def test_mix_reference_never_ranks_published_rows_with_rule_scores(runs, data_dir):

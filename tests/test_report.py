@@ -295,11 +295,11 @@ def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
     charts = {name: (title.split("\n"), [s.name for s in series], any(s.published for s in series))
               for name, (title, _, series) in report.charts.items()}
     assert charts == {
-        "chart-domains-1": (["Score by domain (0–100)", charts["chart-domains-1"][0][1]], ["llm-1", "both"], False),
+        "chart-domains-1": (["Score by domain (0–100)", charts["chart-domains-1"][0][1]], ["both", "llm-1"], False),  # unranked (partial): by name
         "chart-domains-2": (["Rule score by domain (0–100)", charts["chart-domains-2"][0][1]], ["both", "rules-only"], False),
         "chart-domains-3": (["Published score by domain (0–100)", charts["chart-domains-3"][0][1]], charts["chart-domains-3"][1], True),
         "chart-dimensions-1": (["Score by rubric dimension, mean over domains (0–100)", charts["chart-dimensions-1"][0][1]],
-                               ["llm-1", "both"], False),
+                               ["both", "llm-1"], False),
     }
     assert charts["chart-domains-1"][0][1].startswith("judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c")
     assert charts["chart-domains-2"][0][1].startswith("judge rules · prompts rules@1")

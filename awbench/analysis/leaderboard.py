@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.analysis.options import Format, View  # noqa: E402,F401 (re-exported)
-from awbench.analysis.runs import RunData, load_run_data, run_intervals
+from awbench.analysis.runs import RunData, load_run_data, resume_advice, run_intervals
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
@@ -113,6 +113,12 @@ class Row(BaseModel):
     cost_usd: float | None = None
     source: str | None = None
     generations: int = 1  # K generations per sample (`--generations K`); a sample scores their mean
+    incomplete: str | None = None  # "incomplete (11 of 65 judged)": some generation has no verdict yet; never ranked
+    partial: str | None = None  # "partial (4 of 7 domains)": no Overall, only the domains that have scores
+
+    def marks(self) -> list[str]:
+        """Why the row is not ranked, or has no Overall."""
+        return [m for m in (self.incomplete, self.partial) if m]
 
 
 def shows_generations(board: Leaderboard) -> bool:
@@ -165,10 +171,21 @@ def _columns(view: View, scope: str) -> tuple[list[str], dict[str, str]]:
     return [*DIMENSIONS, OVERALL], {**DIMENSION_LABELS, OVERALL: total}
 
 
+def scored_domains(table: ScoreTable) -> int:
+    return sum(1 for d in DOMAINS if (ds := table.domains.get(d)) is not None and ds.score is not None)
+
+
+def partial_mark(table: ScoreTable) -> str | None:
+    """An Overall is the mean of all seven domains: with fewer scored, there is none."""
+    scored = scored_domains(table)
+    return None if scored == len(DOMAINS) else f"partial ({scored} of {len(DOMAINS)} domains)"
+
+
 def _cells(table: ScoreTable, view: View, scope: str) -> dict[str, Cell]:
+    overall = None if partial_mark(table) else table.overall
     if view == "domain":
         cells = {d: Cell(value=table.domains[d].score if d in table.domains else None) for d in DOMAINS}
-        return {**cells, OVERALL: Cell(value=table.overall)}
+        return {**cells, OVERALL: Cell(value=overall)}
     if scope != OVERALL:
         ds = table.domains.get(scope)
         dims = ds.dimensions if ds else {}
@@ -178,7 +195,7 @@ def _cells(table: ScoreTable, view: View, scope: str) -> dict[str, Cell]:
     for d in DIMENSIONS:
         values = [ds.dimensions[d] for ds in table.domains.values() if d in ds.dimensions]
         cells[d] = Cell(value=float(np.mean(values)) if values else None)
-    return {**cells, OVERALL: Cell(value=table.overall)}
+    return {**cells, OVERALL: Cell(value=overall)}
 
 
 def _with_intervals(
@@ -193,14 +210,20 @@ def _with_intervals(
             cell.lo, cell.hi = ci[source][metric]
 
 
+def rankable(row: Row) -> bool:
+    """Only a complete evaluation with a total (the Overall, or the chosen domain's) is ranked."""
+    return row.incomplete is None and row.cells[OVERALL].value is not None
+
+
 def _rank(rows: list[Row]) -> list[Row]:
-    def sort_key(row: Row) -> tuple[bool, float, str]:
+    """Ranked rows by their total, then the others, unranked and marked: partial, then incomplete."""
+    def sort_key(row: Row) -> tuple[bool, bool, float, str]:
         value = row.cells[OVERALL].value
-        return (value is None, -(value or 0.0), row.run)
+        return (not rankable(row), row.incomplete is not None, -(value or 0.0), row.run)
 
     ordered = sorted(rows, key=sort_key)
     for i, row in enumerate(ordered, start=1):
-        row.rank = i
+        row.rank = i if rankable(row) else None
     return ordered
 
 
@@ -254,11 +277,17 @@ def build_leaderboard(
                 _with_intervals(cells, run_intervals(data, info.id, resamples, seed), view, scope)
                 notes += _stale(data, info.id, table)
             key = provenance(manifest, info, scores.failure_policy)
+            completeness = scores.completeness
+            if not completeness.complete:
+                notes.append(f"{store.name} ({info.id}) is not ranked: {completeness.label()}; "
+                             f"{resume_advice(store.path)}")
             by_group.setdefault(key, []).append(Row(
                 run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
                 scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
                 judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
                 generations=scores.generations,
+                incomplete=None if completeness.complete else completeness.label(),
+                partial=partial_mark(table) if view == "domain" or scope == OVERALL else None,
             ))
 
     groups = [Group(header=key.header, rows=_rank(rows), rules=key.judge == "rules") for key, rows in by_group.items()]
@@ -308,7 +337,7 @@ def _scored(run: str, evaluations: dict[str, tuple[JudgeInfo, ScoresFile | None]
     found = []
     for judge_id, (info, scores) in evaluations.items():
         if scores is None:
-            notes.append(f"left out {run} ({judge_id}): no scores yet (run `awbench score` on it)")
+            notes.append(f"left out {run} ({judge_id}): no scores yet; {resume_advice(run)}")
             continue
         found.append((info, scores))
     return found
@@ -399,6 +428,7 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
                 **({"generations": str(row.generations)} if shows_generations(board) else {}),
                 "judge": row.judge, "prompts": row.prompts, "data": row.data,
                 "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}", "source": row.source or "",
+                "status": "; ".join(row.marks()),
             }
             out.append(record)
     return out
@@ -436,6 +466,7 @@ def to_markdown(board: Leaderboard) -> str:
         parts.append("| " + " | ".join(align) + " |")
         for row in group.rows:
             run = f"{row.run} *(published)*" if row.published else row.run
+            run += "".join(f" *({mark})*" for mark in row.marks())
             cells = [
                 "" if row.rank is None else str(row.rank), _md_escape(run), _md_escape(row.model),
                 *(fmt_cell(row.cells[c]) for c in board.columns),

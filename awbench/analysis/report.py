@@ -91,6 +91,7 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
         for row in group.rows:
             css = "run published" if row.published else "run"
             name = _e(row.run) + (' <span class="badge">published</span>' if row.published else "")
+            name += "".join(f' <span class="badge">{_e(mark)}</span>' for mark in row.marks())
             model = "" if row.published or row.model == row.run else f'<br><span class="meta">{_e(row.model)}</span>'
             cells = "".join(f'<td class="{"overall" if c == OVERALL else ""}">{_cell_html(row.cells[c])}</td>'
                             for c in board.columns)

@@ -49,6 +49,12 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
     return found
 
 
+def resume_advice(run: Path | str) -> str:
+    """What finishes an unfinished run: never scoring it as it is, which would not make it complete."""
+    return (f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
+            "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked")
+
+
 def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     """Scored runs under the given directories (or the runs themselves), and notes on what was skipped."""
     found: dict[Path, RunStore] = {}
@@ -60,7 +66,7 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
         for manifest in manifests:
             run_dir = manifest.parent
             if not (run_dir / "scores.json").exists():
-                notes.append(f"skipped {run_dir}: no scores.json yet (run `awbench score` on it)")
+                notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")
                 continue
             found.setdefault(run_dir.resolve(), RunStore(run_dir))
     return list(found.values()), notes

@@ -89,6 +89,8 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
                 run = Text(row.run, style="italic magenta") + Text(" published", style="dim")
             else:
                 run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
+            for mark in row.marks():
+                run += Text(f"\n{mark}", style="yellow")
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}"
             table.add_row("" if row.rank is None else str(row.rank), run,
                           *(_stacked(row.cells[c]) for c in board.columns), counts,

@@ -334,10 +334,10 @@ def judge(**options: Any) -> None:
         summaries, scores = asyncio.run(pipeline.judge(store, settings, RichProgress(), options["retry_failed"]))
     for summary in summaries:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
-    judged = scores.get(summaries[0].stage.removeprefix("judge ")) if summaries else None
-    if judged is not None:
-        code = pipeline.exit_code(judged, manifest.config.scoring.max_failure_rate)
-        print_summary(judged, code, manifest.config.scoring.max_failure_rate, store.path)
+    judged = scores[summaries[0].stage.removeprefix("judge ")]
+    code = pipeline.exit_code(judged, manifest.config.scoring.max_failure_rate)
+    print_summary(judged, code, manifest.config.scoring.max_failure_rate, store.path)
+    raise typer.Exit(code)
 
 
 def _judge_only_options(

@@ -22,8 +22,8 @@ scored and failed, and whether the scores are comparable with the published lead
 
 Only what the format can hold honestly is written: an LLM judge's scores of the full benchmark. The rule
 judge's scores are refused: the format has no metric name, so they would be read, and ranked, as the
-benchmark's LLM-judge score. A subset is refused unless asked for (`allow_subset`), and then said in the
-notes.
+benchmark's LLM-judge score. An incomplete evaluation (some generation of the run's selection not judged) is
+refused. A subset of the data is refused unless asked for (`allow_subset`), and then said in the notes.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from awbench.analysis.leaderboard import full_benchmark, provenance, published_judge
+from awbench.analysis.runs import resume_advice
 from awbench.config import DEFAULT_JUDGE_MODEL
 from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_atomic
@@ -108,9 +109,12 @@ def eval_results_entries(store: RunStore, judge: str | None = None, *, allow_sub
                          "results must name the judge model; import the file again with --judge-model")
     raw = evaluation.read_scores_json()
     if raw is None:
-        raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: run `awbench score {store.name}` "
-                         "first")
+        raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}")
     scores = ScoresFile.model_validate(raw)
+    completeness = scores.completeness
+    if not completeness.complete:
+        raise StoreError(f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
+                         f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}")
     if scores.overall is None:
         raise StoreError(f"judge {info.id} scored nothing of run {store.name}: there is no value to write")
     subset = subset_reason(manifest)

@@ -111,10 +111,12 @@ def finish(store: RunStore) -> None:
 
 
 def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
-    """0 when the run is good; 1 when failures exceed the tolerated rate or nothing at all was scored."""
+    """The exit code of `run`, `judge` and `score`: 0 when the evaluation is good; 1 when failures exceed the
+    tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    if scores.overall is None or total == 0 or failures / total > max_failure_rate:
+    if (scores.overall is None or total == 0 or failures / total > max_failure_rate
+            or not scores.completeness.complete):
         return 1
     return 0
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from statistics import fmean, pstdev
+from statistics import fmean, stdev
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
@@ -31,9 +31,26 @@ class DomainScore(BaseModel):
     scored: int  # samples in the mean (failures count here under the "minimum" policy)
     failed: int  # failed generations (error, empty, truncated, overlength)
     unscored: int  # generations the judge could not score, or not judged yet
+    pending: int = 0  # of those, not judged yet (no prediction, or no verdict record): the evaluation is incomplete
     suspected_injection: int = 0  # predictions flagged as addressing the judge
-    generation_spread: float | None = None  # with K > 1: the mean over samples of the SD between generations
+    generation_spread: float | None = None  # with K > 1: the mean over samples of the sample SD between generations
     dimensions: dict[str, float] = Field(default_factory=dict)  # 0..100 per rubric dimension
+
+
+class Completeness(BaseModel):
+    """How many generations of the run's selection (samples x K) have a final outcome: a verdict record, or a
+    failed prediction (scored by the failure policy). Only a complete evaluation is ranked or exported."""
+
+    judged: int
+    selected: int
+
+    @property
+    def complete(self) -> bool:
+        return self.judged >= self.selected
+
+    def label(self) -> str:
+        """"complete", or "incomplete (11 of 65 judged)"."""
+        return "complete" if self.complete else f"incomplete ({self.judged} of {self.selected} judged)"
 
 
 class ScoreTable(BaseModel):
@@ -44,6 +61,12 @@ class ScoreTable(BaseModel):
     n: int
     failed: int
     unscored: int
+    pending: int = 0  # generations not judged yet (in `unscored` too)
+    generations: int = 1
+
+    def completeness(self) -> Completeness:
+        selected = self.n * self.generations
+        return Completeness(judged=selected - self.pending, selected=selected)
 
 
 class ScoresFile(BaseModel):
@@ -64,6 +87,12 @@ class ScoresFile(BaseModel):
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
     failures: list[FailureGroup] = Field(default_factory=list)  # why samples failed or went unscored, by reason
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def completeness(self) -> Completeness:
+        """Written to scores.json: `judged` of `selected` generations have a final outcome."""
+        return self.table().completeness()
+
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:
         return cls(
@@ -78,7 +107,7 @@ class ScoresFile(BaseModel):
         spread = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.generation_spread:.2f}" for d, s in self.domains.items()
                            if s.generation_spread is not None)
         return (f"{self.generations} generations per sample (a sample scores their mean); spread between "
-                f"generations, the mean per-sample SD (0..100): {spread or 'n/a'}")
+                f"generations, the mean per-sample standard deviation (n - 1; 0..100): {spread or 'n/a'}")
 
     def flagged_note(self, run: str) -> str | None:
         """How many predictions look addressed to the judge, per domain, and how to list them (`run`: the run
@@ -96,6 +125,7 @@ class ScoresFile(BaseModel):
         return ScoreTable(
             judge=self.judge, overall=self.overall, overall_micro=self.overall_micro, domains=self.domains,
             n=sum(d.n for d in domains), failed=sum(d.failed for d in domains), unscored=sum(d.unscored for d in domains),
+            pending=sum(d.pending for d in domains), generations=self.generations,
         )
 
 
@@ -152,12 +182,13 @@ def _generation_point(kind: JudgeKind, key: GenKey, predictions: Mapping[GenKey,
 
 
 def generation_spread(keys: Iterable[tuple[str, str]], judgments: Mapping[GenKey, JudgmentRecord], generations: int) -> dict[str, float]:
-    """Per domain, the mean over samples of the SD of their scored generations (samples with two or more)."""
+    """Per domain, the mean over samples of the sample standard deviation (n - 1) of their scored generations;
+    a sample with fewer than two has no spread and is left out."""
     spreads: dict[str, list[float]] = defaultdict(list)
     for key, domain in keys:
         scores = [j.score for g in range(generations) if (j := judgments.get((key, g))) and j.score is not None]
         if len(scores) >= 2:
-            spreads[domain].append(pstdev(scores))
+            spreads[domain].append(stdev(scores))
     return {domain: fmean(values) for domain, values in spreads.items()}
 
 
@@ -171,7 +202,8 @@ def score_table(
 ) -> ScoreTable:
     points = sample_points(kind, keys, predictions, judgments, policy, generations)
     spreads = generation_spread(keys, judgments, generations) if generations > 1 else {}
-    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"n": 0, "failed": 0, "unscored": 0, "suspected_injection": 0})
+    counts: dict[str, dict[str, int]] = defaultdict(
+        lambda: {"n": 0, "failed": 0, "unscored": 0, "pending": 0, "suspected_injection": 0})
     for key, domain in keys:
         count = counts[domain]
         count["n"] += 1
@@ -181,6 +213,7 @@ def score_table(
                 count["failed"] += 1
             elif prediction is None or judgment is None or judgment.score is None:
                 count["unscored"] += 1
+                count["pending"] += prediction is None or judgment is None
             if judgment is not None and INJECTION_FLAG in judgment.flags:
                 count["suspected_injection"] += 1
 
@@ -202,6 +235,8 @@ def score_table(
         n=sum(c["n"] for c in counts.values()),
         failed=sum(c["failed"] for c in counts.values()),
         unscored=sum(c["unscored"] for c in counts.values()),
+        pending=sum(c["pending"] for c in counts.values()),
+        generations=generations,
     )
 
 
