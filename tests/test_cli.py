@@ -140,7 +140,8 @@ def test_data_info_shows_every_domain():
 def test_infer_then_judge_then_score_with_another_policy(out):
     assert invoke("infer", "--model", "baseline:empty", "--data", "sample", "--run-name", "e", "--output", out).exit_code == 0
     judged = invoke("judge", "e", "--judge", "rules", "--output", out)
-    assert judged.exit_code == 0 and f"judge {RuleJudge.id}: 0 judged" in judged.output
+    # every generation failed: `judge` exits 1, as `score` does for the same state
+    assert judged.exit_code == 1 and f"judge {RuleJudge.id}: 0 judged" in judged.output
     minimum = invoke("score", "e", "--output", out)
     assert minimum.exit_code == 1 and json.loads((out / "e" / "scores.json").read_text())["overall"] == 0.0
     excluded = invoke("score", str(out / "e"), "--failure-policy", "exclude", "--output", "elsewhere")

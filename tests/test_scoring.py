@@ -1,4 +1,4 @@
-from statistics import fmean, pstdev
+from statistics import fmean, stdev
 
 import pytest
 
@@ -92,7 +92,8 @@ def test_a_sample_scores_the_mean_of_its_generations_and_failures_count_per_gene
     # mcp/1/1: (100 + 50 + 50) / 3; mcp/1/2: (100 + 100 + 0) / 3 with the failed generation at the minimum
     assert table.domains["mcp"].score == pytest.approx((200 / 3 + 200 / 3) / 2)
     assert (table.domains["mcp"].n, table.domains["mcp"].failed, table.domains["mcp"].scored) == (2, 1, 2)
-    # the spread between generations: population SD of the scored generations, mcp/1/2 has two equal ones
-    assert table.domains["mcp"].generation_spread == pytest.approx((pstdev([100, 50, 50]) + 0.0) / 2)
+    # the spread between generations: sample SD (n - 1) of the scored generations, mcp/1/2 has two equal ones
+    assert table.domains["mcp"].generation_spread == pytest.approx((stdev([100, 50, 50]) + 0.0) / 2)
+    assert stdev([100, 50, 50]) == pytest.approx(28.8675, abs=1e-4)  # sqrt(5000 / 3 / 2), not pstdev's sqrt(5000 / 3 / 3)
     excluded = score_table("llm", keys, predictions, judgments, policy="exclude", generations=3)
     assert excluded.domains["mcp"].score == pytest.approx((200 / 3 + 100) / 2)
