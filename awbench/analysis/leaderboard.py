@@ -18,13 +18,13 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.analysis.options import Format, View  # noqa: E402,F401 (re-exported)
-from awbench.analysis.runs import RunData, load_run_data, resume_advice, run_intervals
+from awbench.analysis.runs import RunData, load_run_data, run_intervals
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.records import SCHEMA_VERSION
 from awbench.resources import bundled
-from awbench.run.scoring import ScoresFile, ScoreTable
+from awbench.run.scoring import ScoresFile, ScoreTable, resume_advice
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"

@@ -23,6 +23,7 @@ from awbench.run.scoring import (
     Point,
     ScoresFile,
     generation_points,
+    resume_advice,
     sample_points,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
@@ -47,12 +48,6 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
         else:
             raise StoreError(f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory")
     return found
-
-
-def resume_advice(run: Path | str) -> str:
-    """What finishes an unfinished run: never scoring it as it is, which would not make it complete."""
-    return (f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
-            "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked")
 
 
 def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:

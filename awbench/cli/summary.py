@@ -11,7 +11,7 @@ from awbench.cli.common import console, err_console
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.failures import describe
 from awbench.run.pipeline import DryRunEstimate
-from awbench.run.scoring import ScoresFile
+from awbench.run.scoring import ScoresFile, resume_advice
 
 MAX_REASONS_SHOWN = 8
 
@@ -56,6 +56,10 @@ def _fmt_rho(value: float | None) -> str:
 
 def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
     console.print(scores_table(scores))
+    completeness = scores.completeness
+    if not completeness.complete:
+        err_console.print(f"{completeness.label()}: not ranked by the leaderboard nor exported; "
+                          f"{resume_advice(run_dir)}", style="red", highlight=False, markup=False, soft_wrap=True)
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
     if scores.agreement:

@@ -38,14 +38,13 @@ from typing import Any
 import yaml
 
 from awbench.analysis.leaderboard import full_benchmark, provenance, published_judge
-from awbench.analysis.runs import resume_advice
 from awbench.config import DEFAULT_JUDGE_MODEL
 from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_atomic
 from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
 from awbench.run.evaluations import resolve_judge
-from awbench.run.scoring import DomainScore, ScoresFile
+from awbench.run.scoring import DomainScore, ScoresFile, resume_advice
 from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError
 
 DATASET_ID = "Qwen/AgentWorldBench"

@@ -53,6 +53,12 @@ class Completeness(BaseModel):
         return "complete" if self.complete else f"incomplete ({self.judged} of {self.selected} judged)"
 
 
+def resume_advice(run: object) -> str:
+    """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not."""
+    return (f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
+            "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked")
+
+
 class ScoreTable(BaseModel):
     judge: JudgeKind
     overall: float | None  # macro: mean of the domain scores
