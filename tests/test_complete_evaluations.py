@@ -76,6 +76,18 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     assert f"|  | capped *(incomplete ({judged} of {SAMPLES} judged))* *(partial (" in markdown  # some domains unjudged
     assert "| 1 | full |" in markdown
 
+    # show, compare and the report say so too.
+    mark = f"incomplete ({judged} of {SAMPLES} judged)"
+    shown = invoke("show", "capped", "--output", out)
+    assert shown.exit_code == 0 and f"{mark}: not ranked by the leaderboard nor exported" in shown.output
+    compared = invoke("compare", "capped", "full", "--output", out, "--format", "json")
+    assert compared.exit_code == 0, compared.output
+    assert (f"capped is {mark}: the comparison is on the samples both judged, and neither run's score is final"
+            in json.loads(compared.stdout)["warnings"])
+    page = tmp_path / "report.html"
+    assert invoke("report", "--output", out, "-o", page, "--no-ci").exit_code == 0
+    assert f'capped <span class="badge">{mark}</span>' in page.read_text()
+
     # The Hub export refuses it, --allow-subset or not.
     for extra in ([], ["--allow-subset"]):
         refused = invoke("export", out / "capped", "--hf-eval-results", tmp_path / "repo", *extra)

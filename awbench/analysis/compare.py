@@ -236,6 +236,10 @@ def compare_runs(
     if pa.policy != pb.policy:
         warnings.append(f"failure policies differ ({pa.policy} vs {pb.policy})")
 
+    for data, evaluation in ((a, ea), (b, eb)):
+        if not (completeness := data.completeness(evaluation.id)).complete:
+            warnings.append(f"{data.name} is {completeness.label()}: the comparison is on the samples both judged, "
+                            "and neither run's score is final")
     sa, sb = _scores(a, ea.id), _scores(b, eb.id)
     rows, only_a, only_b = paired_rows(sa, sb, a.trajectories, resamples, seed)
     growth = {axis: paired_growth(sa, sb, {k: position(s.record, axis) for k, s in a.samples.items()},

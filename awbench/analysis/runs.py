@@ -19,12 +19,14 @@ from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.pipeline import run_samples
 from awbench.run.scoring import (
+    Completeness,
     GenKey,
     Point,
     ScoresFile,
     generation_points,
     resume_advice,
     sample_points,
+    score_table,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
@@ -143,6 +145,14 @@ class RunData:
             self._points[judge_id] = sample_points(evaluation.kind, keys, self.predictions, evaluation.judgments,
                                                    self.policy, self.generations)  # type: ignore[arg-type]
         return self._points[judge_id]
+
+    def completeness(self, judge: str) -> Completeness:
+        """How many generations of the run's selection `judge` (as `evaluation` takes it) has judged, from the
+        records themselves (a scores.json may be older)."""
+        evaluation = self.evaluation(judge)
+        keys = [(s.key, s.domain) for s in self.samples.values()]
+        return score_table(evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy,  # type: ignore[arg-type]
+                           self.generations).completeness()
 
     @cached_property
     def trajectories(self) -> dict[str, str]:

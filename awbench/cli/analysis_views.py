@@ -50,6 +50,7 @@ from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.run.scoring import resume_advice
 
 
 def _stacked(cell: Cell) -> Text:
@@ -183,6 +184,9 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
             *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
         )
     out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
+    if not (completeness := data.completeness(judge_id)).complete:
+        out.insert(0, Text(f"{completeness.label()}: not ranked by the leaderboard nor exported; "
+                           f"{resume_advice(data.store.path)}", style="bold red"))
     overall = trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL)
     if overall is not None:
         out.append(Text(f"Along trajectories, overall {trend_phrase(overall, 'turn')}; by bin and domain: "
