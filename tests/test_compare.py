@@ -81,7 +81,12 @@ def test_same_predictions_other_judge_is_a_judge_agreement(tmp_path):
     a = make_run(results, "judge-a", data, dict(zip(keys, [1, 2, 1, 3])))
     b = make_run(results, "judge-b", data, dict(zip(keys, [2, 3, 1, 3])), judge_model="other-judge")
     c = compare_runs(load_run_data(a), load_run_data(b))
-    assert c.warnings == ["same predictions, different judge model: this compares the judges, not the models"]
+    assert c.warnings == [
+        "same predictions, different judge model: this compares the judges, not the models",
+        # search/s1/1 has no prediction in either
+        "judge-a is incomplete (4 of 5 judged): its scores are not final, and only samples both runs judged are compared",
+        "judge-b is incomplete (4 of 5 judged): its scores are not final, and only samples both runs judged are compared",
+    ]
     ag = c.judge_agreement
     # Every dimension has the pairs (1,2), (2,3), (1,1), (3,3): alpha = 1 - 25 * 7 / 600 (see test_stats).
     assert ag.n == 4 and all(v == pytest.approx(1 - 175 / 600) for v in ag.alpha.values())

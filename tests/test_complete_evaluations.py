@@ -82,8 +82,9 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     assert shown.exit_code == 0 and f"{mark}: not ranked by the leaderboard nor exported" in shown.output
     compared = invoke("compare", "capped", "full", "--output", out, "--format", "json")
     assert compared.exit_code == 0, compared.output
-    assert (f"capped is {mark}: the comparison is on the samples both judged, and neither run's score is final"
-            in json.loads(compared.stdout)["warnings"])
+    assert json.loads(compared.stdout)["warnings"] == [
+        f"capped is {mark}: its scores are not final, and only samples both runs judged are compared",
+        f"left out samples scored by one run only: 0 of capped, {SAMPLES - judged} of full"]
     page = tmp_path / "report.html"
     assert invoke("report", "--output", out, "-o", page, "--no-ci").exit_code == 0
     assert f'capped <span class="badge">{mark}</span>' in page.read_text()

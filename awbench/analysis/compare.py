@@ -238,8 +238,8 @@ def compare_runs(
 
     for data, evaluation in ((a, ea), (b, eb)):
         if not (completeness := data.completeness(evaluation.id)).complete:
-            warnings.append(f"{data.name} is {completeness.label()}: the comparison is on the samples both judged, "
-                            "and neither run's score is final")
+            warnings.append(f"{data.name} is {completeness.label()}: its scores are not final, and only samples "
+                            "both runs judged are compared")
     sa, sb = _scores(a, ea.id), _scores(b, eb.id)
     rows, only_a, only_b = paired_rows(sa, sb, a.trajectories, resamples, seed)
     growth = {axis: paired_growth(sa, sb, {k: position(s.record, axis) for k, s in a.samples.items()},
