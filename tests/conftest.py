@@ -33,3 +33,12 @@ def make_config(tmp_path):
         )
 
     return make
+
+
+@pytest.fixture
+def any_trajectories(monkeypatch):
+    """Intervals from however few trajectories: for tests of the interval arithmetic on data small enough to
+    check by hand, which the reports themselves call too few to tell (`stats.MIN_TRAJECTORIES`)."""
+    from awbench.analysis import stats
+
+    monkeypatch.setattr(stats, "MIN_TRAJECTORIES", 1)

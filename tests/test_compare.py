@@ -42,7 +42,7 @@ def test_paired_differences_and_counts(pair):
     assert c.warnings == [] and c.judge_agreement is None  # beta's failure: not the same predictions
 
 
-def test_paired_bootstrap_resamples_trajectories(pair):
+def test_paired_bootstrap_resamples_trajectories(pair, any_trajectories):
     c = compare_runs(*pair, resamples=2000, seed=0)
     rows = {r.name: r for r in c.rows}
     # MCP trajectories: m0 = differences {+50, 0}, m1 = {-50}. Whole-trajectory resamples have mean
@@ -141,7 +141,7 @@ def test_length_bias_bins_and_leaves_out_failures(tmp_path, pair):
 # --------------------------------------------------------------------------- CLI
 
 
-def test_cli_compare_table(pair):
+def test_cli_compare_table(pair, any_trajectories):
     a, b = pair
     result = invoke("compare", str(a.store.path), str(b.store.path))
     assert result.exit_code == 0, result.output

@@ -83,7 +83,7 @@ def _cells(table, row):
             for b, c in table.rows[row].items()}
 
 
-def test_scores_by_turn_bin_with_trajectory_intervals(shaped):
+def test_scores_by_turn_bin_with_trajectory_intervals(shaped, any_trajectories):
     table = run_growth(shaped, "rules", resamples=2000, seed=0).turn
     assert table.bins == ["1", "2-3", "4-7", "8-15"]
     assert list(table.rows) == ["mcp", "search", "terminal", OVERALL]
@@ -108,7 +108,7 @@ def test_scores_by_turn_bin_with_trajectory_intervals(shaped):
     assert table.rows["terminal"]["4-7"].trajectories == 2 and overall["4-7"].trajectories == 4
 
 
-def test_trend_is_the_slope_per_doubling(shaped):
+def test_trend_is_the_slope_per_doubling(shaped, any_trajectories):
     trend = run_growth(shaped, "rules", resamples=2000, seed=0).turn.trend
     # Search falls exactly 10 points per doubling in both trajectories, which share their turns: every resample
     # has that slope, whatever the trajectories' different starts.
@@ -164,7 +164,7 @@ def test_undefined_slopes_and_intervals(tmp_path):
 # --------------------------------------------------------------------------- pure: generations, summaries
 
 
-def test_two_level_intervals_with_generations():
+def test_two_level_intervals_with_generations(any_trajectories):
     # One sample of one trajectory with generations 0 and 100: the generations are redrawn in every resample,
     # so its mean is 0, 50 or 100 (p = 1/4, 1/2, 1/4). A generation not in the means (NaN) is never drawn.
     units = {"terminal": [Unit("terminal/a/1", "a", 1, (0.0, 100.0))], "mcp": [Unit("mcp/b/1", "b", 1, (100.0, math.nan))]}
@@ -176,7 +176,7 @@ def test_two_level_intervals_with_generations():
     assert _cells(table, "terminal") == {"1": (1, 50.0, 50.0, 50.0)}
 
 
-def test_two_level_slope_redraws_generations():
+def test_two_level_slope_redraws_generations(any_trajectories):
     # Turn 1 scores 100 in both generations; turn 2 scores 0 or 100: the slope per resample is 0, -50 or -100.
     units = {"swe": [Unit("swe/a/1", "a", 1, (100.0, 100.0)), Unit("swe/a/2", "a", 2, (0.0, 100.0))]}
     trend = trends(units, TURN_BINS, resamples=2000, seed=0)["swe"]
@@ -219,7 +219,7 @@ def test_two_level_bootstrap_in_chunks_is_the_plain_one(monkeypatch):
     assert np.array_equal(stats.bootstrap_means(data, 300, 1)["os"], whole)
 
 
-def test_a_run_with_k_generations(tmp_path, monkeypatch):
+def test_a_run_with_k_generations(tmp_path, monkeypatch, any_trajectories):
     from fake_openai import FakeOpenAIServer, Reply
     from typer.testing import CliRunner
 
@@ -284,7 +284,7 @@ def test_one_trajectory_is_never_a_clear_change():
     trend = Trend(slope=-5.0, lo=-5.0, hi=-5.0, n=4, trajectories=1)
     assert not trend.clear
     assert lead_summary("turn", [("1", 1.0), ("4-7", -9.0)], trend).startswith(
-        "no clear change of A − B with turn index (-5.0 per doubling [-5.0, -5.0]; one trajectory)")
+        "no clear change of A − B with turn index (-5.0 per doubling [-5.0, -5.0]; too few to tell: 1 trajectory)")
 
 
 def test_lead_summary_without_a_trend():
@@ -310,7 +310,7 @@ def lead_pair(tmp_path):
     return load_run_data(a), load_run_data(b)
 
 
-def test_compare_along_trajectories(lead_pair):
+def test_compare_along_trajectories(lead_pair, any_trajectories):
     c = compare_runs(*lead_pair, resamples=2000, seed=0)
     g = c.growth["turn"]
     assert g.bins == ["1", "2-3", "4-7", "8-15"]
@@ -339,7 +339,7 @@ def test_compare_leaves_out_samples_one_run_did_not_score(tmp_path):
     assert g.bins == ["1", "2-3", "4-7"] and [r.n for r in g.rows["4-7"]] == [6, 6]
 
 
-def test_cli_compare_shows_and_writes_where_runs_differ(lead_pair):
+def test_cli_compare_shows_and_writes_where_runs_differ(lead_pair, any_trajectories):
     a, b = lead_pair
     result = invoke("compare", str(a.store.path), str(b.store.path))
     assert result.exit_code == 0, result.output
@@ -370,15 +370,16 @@ def test_show_by_turn(shaped):
     assert header.split()[:5] == ["domain", "1", "2-3", "4-7", "8-15"]
     terminal = lines.index(next(line for line in lines if line.strip().startswith("Terminal")))
     assert lines[terminal].split() == ["Terminal", "80.0", "55.0", "42.0", "20.0", "-15.1"]
-    assert "[60.0, 100.0]" in lines[terminal + 1] and "[10.0, 50.0]" in lines[terminal + 1]
+    # two trajectories: no interval, no rise or fall (`test_show_by_turn_with_intervals` has them)
+    assert lines[terminal + 1].count("too few to tell") == 5 and "[" not in lines[terminal + 1]
     assert lines[terminal + 2].split() == ["n=2", "n=4", "n=5", "n=1"]
     overall = next(line for line in lines if line.strip().startswith("Overall"))
     search_23 = (90 + 100 - 10 * math.log2(3) + 50 + 60 - 10 * math.log2(3)) / 4
     assert overall.split()[1:3] == [f"{(80 + 90 + 80) / 3:.1f}", f"{(55 + 70 + search_23) / 3:.1f}"]
     assert "n=1 · 1 dom." in out  # "8-15" has Terminal only
-    # MCP's point interval is one trajectory's: not a clear change.
-    assert ("Per doubling of the turn index, the score falls in Terminal -15.1 [-22.0, -15.1], Search -10.0 [-10.0, "
-            "-10.0]; no clear change elsewhere\n") in out
+    assert "Per doubling of the turn index, too few trajectories to tell (under 5) in MCP, Search, Terminal\n" in out
+    assert ("From fewer than 5 trajectories, a cell or trend has no interval (too few to tell) and is never called a "
+            "rise or a fall.") in " ".join(out.split())
 
 
 def test_show_by_context_and_both(shaped):

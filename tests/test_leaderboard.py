@@ -214,7 +214,7 @@ def test_cell_formats():
 # --------------------------------------------------------------------------- intervals
 
 
-def test_intervals_resample_trajectories(runs):
+def test_intervals_resample_trajectories(runs, any_trajectories):
     board = build_leaderboard([RunStore(runs / "alpha")], ci=True, resamples=2000, seed=0)
     cells = board.groups[0].rows[0].cells
     # Search: two one-turn trajectories both at 75 -> no spread at all.
@@ -306,7 +306,7 @@ def test_cli_ci_and_errors(runs, tmp_path):
     assert invoke("leaderboard", str(runs), "--format", "yaml").exit_code == 2
 
 
-def test_csv_reads_as_numbers(runs):
+def test_csv_reads_as_numbers(runs, any_trajectories):
     pandas = pytest.importorskip("pandas")
     import io
 
@@ -324,7 +324,7 @@ def test_csv_reads_as_numbers(runs):
     assert "–" not in result.stdout
 
 
-def test_intervals_show_both_ends_in_every_format(runs, tmp_path):
+def test_intervals_show_both_ends_in_every_format(runs, tmp_path, any_trajectories):
     table = invoke("leaderboard", str(runs / "alpha"), "--ci")
     assert table.exit_code == 0, table.output
     # MCP: 50.00 with the asymmetric interval [0, 75]; a "±" would show one side only
@@ -332,7 +332,8 @@ def test_intervals_show_both_ends_in_every_format(runs, tmp_path):
     assert "Intervals: [lo, hi], 95% bootstrap over whole trajectories" in table.stdout
     markdown = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "markdown").stdout
     assert "| 50.00 [0.00, 75.00] | 75.00 [75.00, 75.00] |" in markdown and "±" not in markdown
-    assert "\nIntervals: [lo, hi], 95% bootstrap over whole trajectories.\n" in markdown
+    assert ("\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; none from fewer than five trajectories "
+            "(too few to tell).\n") in markdown
     page = tmp_path / "board.html"
     assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0
     assert '50.00<br><span class="ci">[0.00, 75.00]</span>' in page.read_text() and "±" not in page.read_text()

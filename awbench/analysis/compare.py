@@ -6,7 +6,7 @@ against prediction length.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from awbench.analysis.growth import (
     AXES,
@@ -31,6 +31,7 @@ from awbench.analysis.stats import (
     krippendorff_alpha_ordinal,
     length_bias,
     length_ratio,
+    too_few,
 )
 from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION
@@ -57,9 +58,17 @@ class Paired(BaseModel):
     lo: float | None = None
     hi: float | None = None
     a_better: float | None = None  # share of resamples in which A's mean is above B's
+    trajectories: int = 0  # distinct trajectories of the paired samples (overall: over its domains)
     wins: int = 0
     ties: int = 0
     losses: int = 0
+
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def too_few(self) -> bool:
+        """Fewer than MIN_TRAJECTORIES trajectories: no interval, no P(A > B)."""
+        return too_few(self.trajectories)
 
 
 class Agreement(BaseModel):
@@ -159,19 +168,21 @@ def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]]
         d = np.array([da[k] - db[k] for k in common])
         diffs[domain] = Clustered.of(d[:, None], [trajectories[k] for k in common])
         rows.append(Paired(
-            name=domain, n=len(common), mean_a=float(np.mean([da[k] for k in common])),
+            name=domain, n=len(common), trajectories=len({trajectories[k] for k in common}), mean_a=float(np.mean([da[k] for k in common])),
             mean_b=float(np.mean([db[k] for k in common])), diff=float(d.mean()),
             wins=int((d > TIE_TOLERANCE).sum()), ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
             losses=int((d < -TIE_TOLERANCE).sum()),
         ))
     if rows:
         rows.append(Paired(
-            name=OVERALL, n=sum(r.n for r in rows), mean_a=float(np.mean([r.mean_a for r in rows])),
+            name=OVERALL, n=sum(r.n for r in rows), trajectories=sum(r.trajectories for r in rows), mean_a=float(np.mean([r.mean_a for r in rows])),
             mean_b=float(np.mean([r.mean_b for r in rows])), diff=float(np.mean([r.diff for r in rows])),
             wins=sum(r.wins for r in rows), ties=sum(r.ties for r in rows), losses=sum(r.losses for r in rows),
         ))
         reps = bootstrap_means(diffs, resamples, seed)
         for row in rows:
+            if row.too_few:
+                continue
             rep = reps[row.name][:, 0]
             lo, hi = interval(rep)
             row.lo, row.hi, row.a_better = float(lo), float(hi), float((rep > 0).mean())

@@ -38,17 +38,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from awbench.analysis.data_info import context_chars
 from awbench.analysis.runs import RunData
 from awbench.analysis.stats import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    MIN_TRAJECTORIES,
     OVERALL,
+    TOO_FEW,
     Clustered,
     bootstrap_means,
     interval,
+    too_few,
 )
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.records import BenchmarkRecord
@@ -70,6 +73,7 @@ CONTEXT_BINS: tuple[Bin, ...] = (
 BINS: dict[Axis, tuple[Bin, ...]] = {"turn": TURN_BINS, "context": CONTEXT_BINS}
 AXIS_NAMES: dict[Axis, str] = {"turn": "turn index", "context": "context length"}
 FLAT = 1e-9  # a spread of log2 positions below this: every sample at one position, no slope
+NO_SLOPE = 1e-9  # points per doubling: a slope this small is rounding error (an all-100 run), read as 0
 
 
 def bin_label(value: float, bins: Sequence[Bin]) -> str:
@@ -125,6 +129,12 @@ class Cell(BaseModel):
     trajectories: int  # distinct trajectories among the samples (overall: summed over domains)
     domains: int | None = None  # overall only: the domains present in the bin
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def too_few(self) -> bool:
+        """Fewer than MIN_TRAJECTORIES trajectories: no interval."""
+        return too_few(self.trajectories)
+
 
 class Trend(BaseModel):
     """Least-squares slope of score on log2(position): points per doubling of the turn index (or context)."""
@@ -138,12 +148,17 @@ class Trend(BaseModel):
     last: str | None = None
     domains: int | None = None  # overall only: the domains whose slopes it averages
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def too_few(self) -> bool:
+        """Fewer than MIN_TRAJECTORIES trajectories: no interval, no rise or fall."""
+        return too_few(self.trajectories)
+
     @property
     def clear(self) -> bool:
-        """The interval leaves out zero, and is over two trajectories or more: with one, every resample is the
-        data itself, and a point interval says nothing about the spread."""
-        return (self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0)
-                and self.trajectories >= 2)
+        """A rise or a fall: the interval leaves out zero, over enough trajectories to tell (with one, every
+        resample is the data itself; with two, the estimate sits on an edge of the interval)."""
+        return (not self.too_few and self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0))
 
 
 class GrowthTable(BaseModel):
@@ -193,7 +208,8 @@ def _slope(means: np.ndarray) -> np.ndarray:
     ey, ex, exy, exx = (means[..., i] for i in range(4))
     spread = exx - ex * ex
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(spread > FLAT, (exy - ex * ey) / np.where(spread > FLAT, spread, 1.0), np.nan)
+        slope = np.where(spread > FLAT, (exy - ex * ey) / np.where(spread > FLAT, spread, 1.0), np.nan)
+    return np.where(np.abs(slope) < NO_SLOPE, 0.0, slope)
 
 
 def _bounds(replicates: np.ndarray) -> tuple[float | None, float | None]:
@@ -235,11 +251,17 @@ def trends(units: Mapping[str, Sequence[Unit]], bins: Sequence[Bin], resamples: 
         reps = bootstrap_means({d: _slope_matrix(us) for d, us in units.items() if us}, resamples, seed)
         per_domain = {d: _slope(reps[d]) for d in out if d != OVERALL}
         for domain, rep in per_domain.items():
-            if out[domain].slope is not None:
+            if out[domain].slope is not None and not out[domain].too_few:
                 out[domain].lo, out[domain].hi = _bounds(rep)
-        if slopes:
+        if slopes and not out[OVERALL].too_few:
             out[OVERALL].lo, out[OVERALL].hi = _bounds(np.mean(np.stack([per_domain[d] for d in slopes]), axis=0))
     return out
+
+
+def _cell(n: int, mean: float, trajectories: int, replicates: np.ndarray | None, domains: int | None = None) -> Cell:
+    """A bin's cell; its interval from `replicates` (none without), unless too few trajectories."""
+    lo, hi = _bounds(replicates[:, 0]) if replicates is not None and not too_few(trajectories) else (None, None)
+    return Cell(n=n, mean=mean, lo=lo, hi=hi, trajectories=trajectories, domains=domains)
 
 
 def growth_table(units: Mapping[str, Sequence[Unit]], axis: Axis, resamples: int | None = DEFAULT_RESAMPLES,
@@ -261,13 +283,10 @@ def growth_table(units: Mapping[str, Sequence[Unit]], axis: Axis, resamples: int
         means = {}
         for domain, us in groups.items():
             means[domain] = float(np.mean([u.score for u in us]))
-            lo, hi = _bounds(reps[domain][:, 0]) if domain in reps else (None, None)
-            rows[domain][label] = Cell(n=len(us), mean=means[domain], lo=lo, hi=hi,
-                                       trajectories=len({u.trajectory for u in us}))
-        lo, hi = _bounds(reps[OVERALL][:, 0]) if OVERALL in reps else (None, None)
-        rows.setdefault(OVERALL, {})[label] = Cell(
-            n=sum(len(us) for us in groups.values()), mean=float(np.mean(list(means.values()))), lo=lo, hi=hi,
-            trajectories=sum(rows[d][label].trajectories for d in groups), domains=len(groups),
+            rows[domain][label] = _cell(len(us), means[domain], len({u.trajectory for u in us}), reps.get(domain))
+        rows.setdefault(OVERALL, {})[label] = _cell(
+            sum(len(us) for us in groups.values()), float(np.mean(list(means.values()))),
+            sum(rows[d][label].trajectories for d in groups), reps.get(OVERALL), domains=len(groups),
         )
     present = [i for i, label in enumerate(labels) if grouped[label]]
     shown = labels[present[0]: present[-1] + 1] if present else []
@@ -290,11 +309,21 @@ def fmt_bounds(lo: float | None, hi: float | None, signed: bool = False) -> str:
     return "" if lo is None or hi is None else f"[{fmt_points(lo, signed)}, {fmt_points(hi, signed)}]"
 
 
+def fmt_spread(item: Cell | Trend, signed: bool = False) -> str:
+    """Its interval, "too few to tell" when it is from too few trajectories, or "" when there is none."""
+    return TOO_FEW if item.too_few else fmt_bounds(item.lo, item.hi, signed)
+
+
+def _trajectories(n: int) -> str:
+    return "1 trajectory" if n == 1 else f"{n} trajectories"
+
+
 def trend_phrase(trend: Trend, axis: Axis) -> str:
     """"-3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
     if trend.slope is None:
         return f"no trend (every sample at one position, in {bin_phrase(axis, trend.first or '?')})"
-    bounds = fmt_bounds(trend.lo, trend.hi, signed=True)
+    bounds = (f"({TOO_FEW}: {_trajectories(trend.trajectories)})" if trend.too_few
+              else fmt_bounds(trend.lo, trend.hi, signed=True))
     span = ""
     if trend.first and trend.last:
         span = (f" (all at {bin_phrase(axis, trend.first)})" if trend.first == trend.last
@@ -331,10 +360,16 @@ def growth_summary(table: GrowthTable) -> str:
     if not table.intervals:
         parts = [f"the score changes by {', '.join(f'{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}' for d, t in rows)} "
                  "(no intervals)"]
-    elif not parts:
-        parts.append("no domain's score changes clearly (every interval holds 0, or there is none, or one trajectory)")
-    elif len(falling) + len(rising) < len(rows):
-        parts.append("no clear change elsewhere")
+    else:
+        few = [DOMAIN_LABELS.get(d, d) for d, t in rows if t.too_few]
+        told = len(rows) - len(few)
+        if not parts and told:
+            parts.append("no domain's score changes clearly (every interval holds 0, or there is none)"
+                         if not few else "no clear change where there are enough trajectories to tell")
+        elif parts and len(falling) + len(rising) < told:
+            parts.append("no clear change elsewhere")
+        if few:
+            parts.append(f"too few trajectories to tell (under {MIN_TRAJECTORIES}) in {', '.join(few)}")
     return f"Per doubling of the {AXIS_NAMES[table.axis]}, " + "; ".join(parts)
 
 
@@ -355,7 +390,8 @@ def lead_summary(axis: Axis, diffs: Sequence[tuple[str, float]], trend: Trend | 
     bounds = fmt_bounds(trend.lo, trend.hi, signed=True)
     slope = f"{fmt_points(trend.slope, True)} per doubling{' ' + bounds if bounds else ''}"
     if not trend.clear:
-        why = ("no interval" if not bounds else "one trajectory" if trend.trajectories < 2 else "its interval holds 0")
+        why = (f"{TOO_FEW}: {_trajectories(trend.trajectories)}" if trend.too_few
+               else "no interval" if not bounds else "its interval holds 0")
         return f"no clear change of A − B with {name} ({slope}; {why}): {where}"
     gainer, other = ("A", "B") if trend.slope > 0 else ("B", "A")
     # Seen from the side that gains along the axis: positive means it is ahead.

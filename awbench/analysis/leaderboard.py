@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from awbench.analysis.options import Format, View  # noqa: E402,F401 (re-exported)
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, TOO_FEW
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.records import SCHEMA_VERSION
@@ -95,6 +95,7 @@ class Cell(BaseModel):
     value: float | None
     lo: float | None = None
     hi: float | None = None
+    too_few: bool = False  # intervals asked for, but too few trajectories to give one (`stats.too_few`)
 
 
 class Row(BaseModel):
@@ -208,6 +209,8 @@ def _with_intervals(
             source, metric = (scope, "score" if col == OVERALL else col)
         if source in ci:
             cell.lo, cell.hi = ci[source][metric]
+        elif cell.value is not None:
+            cell.too_few = True
 
 
 def rankable(row: Row) -> bool:
@@ -390,16 +393,20 @@ def interval(cell: Cell) -> tuple[float, float] | None:
 
 
 def fmt_interval(cell: Cell, digits: int = 2) -> str:
+    """`[45.00, 53.00]`; `(too few to tell)` where too few trajectories give no interval."""
     bounds = interval(cell)
-    return "" if bounds is None else f"[{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]"
+    if bounds is None:
+        return f"({TOO_FEW})" if cell.too_few else ""
+    return f"[{bounds[0]:.{digits}f}, {bounds[1]:.{digits}f}]"
 
 
 def fmt_cell(cell: Cell) -> str:
-    """`50.00`, or with an interval `50.00 [45.00, 53.00]`."""
+    """`50.00`, or with an interval `50.00 [45.00, 53.00]` (or `50.00 (too few to tell)`)."""
     return f"{fmt_number(cell.value)} {fmt_interval(cell)}".rstrip()
 
 
-INTERVALS_NOTE = "Intervals: [lo, hi], 95% bootstrap over whole trajectories"
+INTERVALS_NOTE = ("Intervals: [lo, hi], 95% bootstrap over whole trajectories; none from fewer than five "
+                  f"trajectories ({TOO_FEW})")
 
 
 def fmt_cost(cost: float | None) -> str:

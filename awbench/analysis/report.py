@@ -39,8 +39,8 @@ from awbench.analysis.growth import (
     AXIS_NAMES,
     GrowthTable,
     RunGrowth,
-    fmt_bounds,
     fmt_points,
+    fmt_spread,
     growth_summary,
     run_growth,
 )
@@ -63,7 +63,7 @@ from awbench.analysis.sample_view import (
     unified_diff,
     worst_keys,
 )
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.run.store import RunStore, StoreError
 
@@ -225,10 +225,10 @@ def growth_charts(sections: Sequence[RunSection]) -> LineCharts:
             for axis in AXES if section.growth.table(axis).rows}
 
 
-def _growth_cell_html(mean: float | None, lo: float | None, hi: float | None, extra: str = "", signed: bool = False) -> str:
+def _growth_cell_html(mean: float | None, bounds: str = "", extra: str = "", signed: bool = False) -> str:
+    """The mean, and below it its interval (or "too few to tell") and `extra`."""
     if mean is None:
         return "<td class='empty'>–</td>"
-    bounds = fmt_bounds(lo, hi, signed)
     return (f"<td>{_e(fmt_points(mean, signed))}" + (f'<br><span class="ci">{_e(bounds)}</span>' if bounds else "")
             + (f'<br><span class="ci">{_e(extra)}</span>' if extra else "") + "</td>")
 
@@ -244,12 +244,12 @@ def growth_table_html(table: GrowthTable, table_id: str) -> str:
         for b in table.bins:
             c = cells.get(b)
             if c is None:
-                tds.append(_growth_cell_html(None, None, None))
+                tds.append(_growth_cell_html(None))
                 continue
             extra = f"n={c.n}" + (f" · {c.domains} of {domains} domains" if c.domains is not None and c.domains < domains else "")
-            tds.append(_growth_cell_html(c.mean, c.lo, c.hi, extra))
+            tds.append(_growth_cell_html(c.mean, fmt_spread(c), extra))
         t = table.trend.get(name)
-        trend = _growth_cell_html(t.slope if t else None, t.lo if t else None, t.hi if t else None, signed=True)
+        trend = _growth_cell_html(t.slope, fmt_spread(t, signed=True), signed=True) if t else _growth_cell_html(None)
         label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
         css = ' class="overall"' if name == OVERALL else ""
         out.append(f'<tr data-row="{_e(name)}"{css}><td class="text">{_e(label)}</td>{"".join(tds)}{trend}</tr>')
@@ -260,7 +260,8 @@ def growth_table_html(table: GrowthTable, table_id: str) -> str:
 GROWTH_NOTE = ("Cells: mean score, its 95% interval (bootstrap over whole trajectories) and n samples. Overall: the "
                "mean over the domains present in the bin. Trend: least-squares slope of the score on log2 of the "
                "turn index (or of the context tokens), in points per doubling, with its interval; Overall's is the "
-               "mean of the domains' slopes.")
+               f"mean of the domains' slopes. From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no "
+               f"interval ({TOO_FEW}).")
 
 
 def _growth_html(section: RunSection, index: int, charts: LineCharts) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval
+from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval, too_few
 from awbench.config import DataSettings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
@@ -220,14 +220,19 @@ def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
 
 def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> Intervals:
     """95% intervals per domain and overall, for the total ("score") and each dimension. Whole trajectories
-    are resampled, and with K > 1 generations per sample, the generations of each sample too. Kept in `data`:
-    a report's two leaderboards and its run sections ask for the same ones."""
+    are resampled, and with K > 1 generations per sample, the generations of each sample too. A domain with too
+    few trajectories (overall: in all its domains together) has none (`stats.too_few`). Kept in `data`: a
+    report's two leaderboards and its run sections ask for the same ones."""
     if (judge_id, resamples, seed) in data._intervals:
         return data._intervals[(judge_id, resamples, seed)]
     matrix = generation_matrix(data, judge_id) if data.generations > 1 else point_matrix(data.points(judge_id), data.trajectories)
     reps = bootstrap_means(matrix, resamples, seed)
+    trajectories = {name: len(set(m.clusters)) for name, m in matrix.items()}
+    trajectories[OVERALL] = sum(trajectories.values())
     out: Intervals = {}
     for name, rep in reps.items():
+        if too_few(trajectories[name]):
+            continue
         lo, hi = interval(rep)
         out[name] = {col: (float(lo[i]), float(hi[i])) for i, col in enumerate(("score", *DIMENSIONS))}
     data._intervals[(judge_id, resamples, seed)] = out

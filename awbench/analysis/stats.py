@@ -16,6 +16,15 @@ from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  #
 
 # --------------------------------------------------------------------------- bootstrap
 
+# Fewer trajectories than this: a bootstrap over them is degenerate (one trajectory gives a zero-width interval,
+# two put the estimate on an edge), so no interval is given and no rise or fall is claimed.
+MIN_TRAJECTORIES = 5
+TOO_FEW = "too few to tell"
+
+
+def too_few(trajectories: int) -> bool:
+    return trajectories < MIN_TRAJECTORIES
+
 
 @dataclass(frozen=True)
 class Clustered:

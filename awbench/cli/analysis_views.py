@@ -27,6 +27,7 @@ from awbench.analysis.growth import (
     Trend,
     fmt_bounds,
     fmt_points,
+    fmt_spread,
     growth_summary,
     run_units,
     trend_phrase,
@@ -48,7 +49,7 @@ from awbench.analysis.leaderboard import (
 )
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.scoring import resume_advice
 
@@ -56,8 +57,8 @@ from awbench.run.scoring import resume_advice
 def _stacked(cell: Cell) -> Text:
     """Value, and its interval below it (one decimal): keeps eight score columns narrow enough for a terminal."""
     text = Text(fmt_number(cell.value))
-    if interval(cell) is not None:
-        text.append("\n" + fmt_interval(cell, 1), style="dim")
+    if bounds := fmt_interval(cell, 1):
+        text.append("\n" + bounds, style="dim")
     return text
 
 
@@ -70,7 +71,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
     for group in board.groups:
         # No vertical rules and one space of padding: twelve columns fit in about 100 characters.
         title = ("rule scores · " if group.rules else "") + group.header
-        intervals = any(interval(cell) is not None for row in group.rows for cell in row.cells.values())
+        intervals = any(interval(cell) is not None or cell.too_few for row in group.rows for cell in row.cells.values())
         table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
                       title_style="bold magenta" if group.published else "bold",
                       caption=Text(INTERVALS_NOTE) if intervals else None, caption_justify="left")
@@ -116,7 +117,8 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
         style = "bold" if row.name == OVERALL else None
         table.add_row(
             label, str(row.n), fmt_number(row.mean_a), fmt_number(row.mean_b), f"{row.diff:+.2f}",
-            f"[{fmt_number(row.lo)}, {fmt_number(row.hi)}]", f"{row.a_better:.1%}" if row.a_better is not None else "–",
+            TOO_FEW if row.too_few else f"[{fmt_number(row.lo)}, {fmt_number(row.hi)}]",
+            f"{row.a_better:.1%}" if row.a_better is not None else "–",
             str(row.wins), str(row.ties), str(row.losses), style=style,
         )
     out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
@@ -144,7 +146,7 @@ def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
         table.add_row(
             "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name], str(row.n), fmt_number(row.spearman, 3),
             fmt_number(row.alpha, 3), fmt_number(p.mean_a), fmt_number(p.mean_b), f"{p.diff:+.2f}" if p.diff is not None else "–",
-            f"[{fmt_number(p.lo)}, {fmt_number(p.hi)}]", style="bold" if row.name == OVERALL else None,
+            TOO_FEW if p.too_few else f"[{fmt_number(p.lo)}, {fmt_number(p.hi)}]", style="bold" if row.name == OVERALL else None,
         )
     out: list[RenderableType] = [table, Text("α: ordinal Krippendorff's alpha of the 0..100 totals; the interval "
                                              "resamples whole trajectories", style="dim")]
@@ -180,7 +182,7 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
     for name, (n, score, dims) in point_summary(data.points(judge_id)).items():
         table.add_row(
             "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
-            f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]",
+            f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]" if name in ci else TOO_FEW,
             *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
         )
     out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
@@ -264,6 +266,8 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
 
 CELL_NOTE = ("Cells: mean score, its 95% bootstrap interval over whole trajectories, and n samples; Overall: the mean "
              "over the domains in the bin (with how many when some are missing).")
+FEW_NOTE = (f"From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no interval ({TOO_FEW}) and is "
+            "never called a rise or a fall.")
 TREND_NOTE = ("Trend: least-squares slope of the score on log2({what}), in points per doubling, with its "
               "interval; Overall: the mean of the domains' slopes.")
 BIN_NOTES: dict[Axis, str] = {
@@ -277,7 +281,7 @@ def _growth_cell(cell: GrowthCell | None, signed: bool = False, domains: int | N
     if cell is None or cell.mean is None:
         return Text("–", style="dim")
     text = Text(fmt_points(cell.mean, signed))
-    bounds = fmt_bounds(cell.lo, cell.hi, signed)
+    bounds = fmt_spread(cell, signed)
     if bounds:
         text.append("\n" + bounds, style="dim")
     count = f"n={cell.n}" + (f" · {cell.domains} dom." if cell.domains is not None and domains
@@ -290,7 +294,7 @@ def _trend_cell(trend: Trend | None) -> Text:
     if trend is None or trend.slope is None:
         return Text("–", style="dim")
     text = Text(fmt_points(trend.slope, signed=True), style="bold" if trend.clear else None)
-    bounds = fmt_bounds(trend.lo, trend.hi, signed=True)
+    bounds = fmt_spread(trend, signed=True)
     if bounds:
         text.append("\n" + bounds, style="dim")
     return text
@@ -320,7 +324,7 @@ def growth_table_renderables(growth: GrowthTable, run: str, judge_id: str) -> li
     table = _bins_table(title, growth.bins, growth.rows, growth.trend)
     what = "turn index" if growth.axis == "turn" else "context tokens"
     notes = [BIN_NOTES[growth.axis], CELL_NOTE if growth.intervals else CELL_NOTE.replace(
-        ", its 95% bootstrap interval over whole trajectories,", ""), TREND_NOTE.format(what=what)]
+        ", its 95% bootstrap interval over whole trajectories,", ""), TREND_NOTE.format(what=what), FEW_NOTE]
     return [table, *(Text(note, style="dim") for note in notes), Text(growth_summary(growth))]
 
 
@@ -346,15 +350,16 @@ def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
             table.add_row(label, "0", *("–",) * 5)
             continue
         table.add_row(label, str(row.n), fmt_number(row.mean_a, 1), fmt_number(row.mean_b, 1), fmt_points(row.diff, True),
-                      fmt_bounds(row.lo, row.hi, True) or "–", f"{row.a_better:.1%}" if row.a_better is not None else "–")
+                      TOO_FEW if row.too_few else fmt_bounds(row.lo, row.hi, True) or "–",
+                      f"{row.a_better:.1%}" if row.a_better is not None else "–")
     trend = g.trend.get(OVERALL)
     if trend is not None:
         table.add_row("trend / doubling", "", "", "", fmt_points(trend.slope, True),
-                      fmt_bounds(trend.lo, trend.hi, True) or "–", "", style="bold", end_section=False)
+                      fmt_spread(trend, True) or "–", "", style="bold", end_section=False)
     domains = [(d, t) for d, t in g.trend.items() if d != OVERALL and t.slope is not None]
     out: list[RenderableType] = [table, Text(g.summary, style="bold")]
     if domains:
         out.append(Text("A − B per doubling of the " + AXIS_NAMES[g.axis] + ": " + ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_bounds(t.lo, t.hi, True)) else ''}"
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_spread(t, True)) else ''}"
             for d, t in domains), style="dim"))
     return out
