@@ -45,6 +45,8 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
         stopped = invoke(*run_args(server.url, out, "capped", "--max-cost", "0.05"))
         assert stopped.exit_code == 1 and "judge spend would pass the cap" in stopped.output
+        assert ("run the same command again with a higher --max-cost; until then its evaluation is incomplete, and "
+                "never ranked nor exported") in " ".join(stopped.output.split())
         judged = len(server.requests)
         assert 0 < judged < SAMPLES
         assert invoke(*run_args(server.url, out, "full")).exit_code == 0

@@ -49,7 +49,8 @@ def pipeline_errors() -> Iterator[None]:
     except FatalAPIError as error:
         fail(f"the endpoint refused the request, retrying cannot help: {error}")
     except BudgetExhausted as error:
-        fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost.", EXIT_FAILURES)
+        fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost; until then its "
+             "evaluation is incomplete, and never ranked nor exported.", EXIT_FAILURES)
     except EndpointDown as error:
         fail(str(error))
     except RuleWorkerFailed as error:
