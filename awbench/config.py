@@ -133,6 +133,11 @@ class ScoringSettings(_Settings):
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
+def plain_name(name: str) -> bool:
+    """A run name awbench accepts (`RunConfig.run_name`)."""
+    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+
+
 class RunConfig(_Settings):
     schema_version: int = SCHEMA_VERSION
     run_name: str
@@ -149,7 +154,7 @@ class RunConfig(_Settings):
         """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
         a run fails before its first record: a directory of its own right under `output` (as `awbench import`
         requires too), never `..` or a path elsewhere."""
-        if not name or "/" in name or "\\" in name or name.startswith("."):
+        if not plain_name(name):
             raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
                              f"--output; got {name!r}")
         return name

@@ -19,6 +19,12 @@ if TYPE_CHECKING:
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord
     from awbench.transport.openai_client import Endpoints
 
+# Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters: an id
+# read back from a run's `judges/` folder that is not was not made by awbench, and is refused (`awbench.run.store`)
+# rather than shown, in a report, to whoever reads it.
+JUDGE_ID = re.compile(r"[A-Za-z0-9._-]+")
+JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
+
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
 _LLM_BACKENDS = {"openai": "awbench.judging.llm", "vllm": "awbench.judging.vllm_judge"}  # JudgeSettings.backend
 

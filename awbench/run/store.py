@@ -31,11 +31,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
+from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
@@ -72,6 +73,13 @@ class JudgeInfo(BaseModel):
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @field_validator("id")
+    @classmethod
+    def _made_by_awbench(cls, judge_id: str) -> str:
+        if not JUDGE_ID.fullmatch(judge_id):
+            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
+        return judge_id
 
 
 def environment_facts() -> dict[str, Any]:
@@ -272,6 +280,10 @@ class RunStore:
     def evaluations(self, manifest: RunManifest | None = None) -> list[Evaluation]:
         """Every judge evaluation of the run, the primary first (`manifest`: run.json when already read)."""
         found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
+        foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
+        if foreign:
+            raise StoreError(f"{self.path / 'judges'}: {foreign[0]!r} is not a judge id awbench makes "
+                             f"({JUDGE_ID_CHARS}): this run was not written by awbench, and is not read")
         primary = (manifest or self.read_manifest()).primary_judge
         return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
 
