@@ -261,13 +261,16 @@ def test_no_payload_runs_in_a_browser_and_the_search_still_works(hostile_run, tm
 
 
 def test_the_policy_keeps_the_reports_own_style(hostile_run, tmp_path):
-    """The inline stylesheet is allowed by its hash: its rules apply (a heading's rule, the search box's width)."""
+    """The inline stylesheet is allowed by its hash: its rules apply (a heading's rule, the search box's width);
+    the inline SVG charts, styled by presentation attributes, draw (a bar's size and colour)."""
     chromium = require_chromium()
     report = tmp_path / "report.html"
     page = report_of(hostile_run, report)
     probe = ('var h2 = getComputedStyle(document.querySelector("h2")), box = getComputedStyle(document.getElementById("search"));'
-             'document.body.setAttribute("data-style", h2.borderBottomStyle + " " + box.width);')
+             'var bar = document.querySelector("svg.chart rect.bar"), size = bar.getBoundingClientRect();'
+             'document.body.setAttribute("data-style", [h2.borderBottomStyle, box.width, getComputedStyle(bar).fill,'
+             ' size.width > 0 && size.height === 14].join(" "));')
     styled = tmp_path / "styled.html"
     styled.write_text(add_script(page, probe), encoding="utf-8")
     dom = dump_dom(chromium, styled)
-    assert re.findall(r'<body[^>]*\bdata-style="([^"]*)"', dom) == ["solid 420px"]
+    assert re.findall(r'<body[^>]*\bdata-style="([^"]*)"', dom) == ["solid 420px rgb(79, 70, 229) true"]
