@@ -45,7 +45,7 @@ from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile
-from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError
+from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, refuse_run_output
 
 DATASET_ID = "Qwen/AgentWorldBench"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
@@ -69,6 +69,7 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     else the primary, else the first), replacing the file atomically. StoreError, naming what is wrong, for
     what the format cannot hold."""
     folder = directory / EVAL_RESULTS_FOLDER
+    refuse_run_output("--hf-eval-results", directory)
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
                          f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into")

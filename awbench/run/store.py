@@ -302,6 +302,18 @@ def match_judge(run_name: str, kinds: dict[str, str], wanted: str | None) -> str
     raise StoreError(f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id")
 
 
+def refuse_run_output(option: str, path: Path) -> None:
+    """StoreError unless `path`, given to write an output (a file, or a directory to write files into), lies
+    outside every run: a run directory, anything inside one (say its run.json), or a link to either is the
+    run's own, and writing there would replace or mix with what the run holds."""
+    resolved = path.resolve()  # a link is judged by where it leads
+    for directory in (resolved, *resolved.parents):
+        if RunStore(directory).exists():
+            where = "is the run directory" if directory == resolved else "lies inside the run directory"
+            raise StoreError(f"{option} {path} {where} {directory}, whose files only awbench's run commands "
+                             "write: give a path outside every run")
+
+
 def resolve_run(run: str, output: Path) -> RunStore:
     """A run given as a path to its directory, or as a name under `output`."""
     as_path = Path(run)
