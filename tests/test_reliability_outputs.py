@@ -181,6 +181,7 @@ INTO_THE_RUN = {  # name -> (the command's arguments after the results directory
                                 "--hf-eval-results", "results/r"),
     "rewards inside the run": (["score", "r", "--output", "{results}", "--reward", "{run}/rewards.jsonl"], "--reward",
                                "results/r/rewards.jsonl"),
+    "a run made inside a run": ([*RUN, "--output", "{run}/nested"], "--output", "results/r/nested"),
     "a link to run.json": (["leaderboard", "--output", "{results}", "--format", "json", "-o", "{tmp}/board.json"], "--out",
                            "board.json"),
 }

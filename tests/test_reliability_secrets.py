@@ -254,3 +254,16 @@ def test_key_like_query_parameters_are_masked_in_any_text(name: str) -> None:
 def test_ordinary_query_parameters_are_kept(name: str) -> None:
     url = f"https://h.example/v1?{name}=abc123"
     assert url_secrets_masked(url) == url
+
+
+def test_a_source_link_with_a_key_is_not_published(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    made = cli("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os",
+               "--run-name", "r", "--output", results)
+    assert made.exit_code == 0, made.output
+    link = f"https://logs.example/run-r?X-Amz-Signature={URL_KEY}"
+    result = cli("export", "r", "--output", results, "--hf-eval-results", tmp_path / "model", "--hf-source-url", link)
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user")
+    assert not leaked(result.output, (URL_KEY,)) and not (tmp_path / "model").exists()

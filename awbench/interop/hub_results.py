@@ -43,6 +43,7 @@ from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_atomic
 from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
+from awbench.redact import url_secrets_masked
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile
 from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, refuse_run_output
@@ -79,6 +80,9 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     if source_url is not None and not _URL.fullmatch(source_url):
         raise StoreError(f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source "
                          "to it")
+    if source_url is not None and url_secrets_masked(source_url) != source_url:
+        raise StoreError(f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
+                         "file is published; give a link without them")
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME

@@ -219,7 +219,8 @@ class RunStore:
 
     def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
-        Anything else is someone else's, and making a run would empty it."""
+        Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run."""
+        refuse_run_output("--output", self.path.parent)
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
