@@ -307,9 +307,12 @@ def refuse_run_output(option: str, path: Path) -> None:
     """StoreError unless `path`, given to write an output (a file, or a directory to write files into), lies
     outside every run: a run directory, anything inside one (say its run.json), or a link to either is the
     run's own, and writing there would replace or mix with what the run holds."""
-    resolved = path.resolve()  # a link is judged by where it leads
+    try:
+        resolved = path.resolve()  # a link is judged by where it leads
+    except (OSError, RuntimeError):  # a loop of links: writing through it fails later, naming the path
+        resolved = path.absolute()
     for directory in (resolved, *resolved.parents):
-        if RunStore(directory).exists():
+        if os.path.isfile(RunStore(directory).manifest_path):  # a directory it may not look into holds no run of ours
             where = "is the run directory" if directory == resolved else "lies inside the run directory"
             raise StoreError(f"{option} {path} {where} {directory}, whose files only awbench's run commands "
                              "write: give a path outside every run")
