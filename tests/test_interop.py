@@ -564,8 +564,8 @@ def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
     result = invoke("export", awbench_run, "--official", awbench_run)
     assert result.exit_code == 2
     assert errors_of(result.output) == [
-        f"error: --official {awbench_run} is an awbench run directory: its predictions.jsonl would be replaced; give "
-        "another directory"]
+        f"error: --official {awbench_run} is the run directory {awbench_run.resolve()}, whose files only awbench's run "
+        "commands write: give a path outside every run"]
     assert (awbench_run / "predictions.jsonl").read_bytes() == before
     beneath = invoke("export", awbench_run, "--official", target / "sub")
     assert beneath.exit_code == 2 and "Traceback" not in beneath.output and str(target / "sub") in beneath.output

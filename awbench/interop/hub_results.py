@@ -43,9 +43,10 @@ from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_atomic
 from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
+from awbench.redact import url_secrets_masked
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile
-from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError
+from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, refuse_run_output
 
 DATASET_ID = "Qwen/AgentWorldBench"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
@@ -69,6 +70,7 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     else the primary, else the first), replacing the file atomically. StoreError, naming what is wrong, for
     what the format cannot hold."""
     folder = directory / EVAL_RESULTS_FOLDER
+    refuse_run_output("--hf-eval-results", directory)
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
                          f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into")
@@ -78,6 +80,9 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     if source_url is not None and not _URL.fullmatch(source_url):
         raise StoreError(f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source "
                          "to it")
+    if source_url is not None and url_secrets_masked(source_url) != source_url:
+        raise StoreError(f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
+                         "file is published; give a link without them")
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME

@@ -57,6 +57,7 @@ from awbench.run.store import (
     RunStore,
     StoreError,
     environment_facts,
+    refuse_run_output,
 )
 from awbench.world_model.predictions import prediction_record
 
@@ -141,9 +142,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"--official {directory} is a file: give a directory to write predictions.jsonl and "
                          "judged.jsonl into")
-    if (directory / "run.json").exists():
-        raise StoreError(f"--official {directory} is an awbench run directory: its predictions.jsonl would be "
-                         "replaced; give another directory")
+    refuse_run_output("--official", directory)
     manifest = store.read_manifest()
     predictions = store.predictions.load()
     evaluations = [e for e in store.evaluations() if e.read_info().kind == "llm"]

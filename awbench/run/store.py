@@ -227,7 +227,8 @@ class RunStore:
 
     def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
-        Anything else is someone else's, and making a run would empty it."""
+        Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run."""
+        refuse_run_output("--output", self.path.parent)
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
@@ -312,6 +313,21 @@ def match_judge(run_name: str, kinds: dict[str, str], wanted: str | None) -> str
     if not matches:
         raise StoreError(f"run {run_name} has no judge {wanted!r}; its judges: {', '.join(kinds)}")
     raise StoreError(f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id")
+
+
+def refuse_run_output(option: str, path: Path) -> None:
+    """StoreError unless `path`, given to write an output (a file, or a directory to write files into), lies
+    outside every run: a run directory, anything inside one (say its run.json), or a link to either is the
+    run's own, and writing there would replace or mix with what the run holds."""
+    try:
+        resolved = path.resolve()  # a link is judged by where it leads
+    except (OSError, RuntimeError):  # a loop of links: writing through it fails later, naming the path
+        resolved = path.absolute()
+    for directory in (resolved, *resolved.parents):
+        if os.path.isfile(RunStore(directory).manifest_path):  # a directory it may not look into holds no run of ours
+            where = "is the run directory" if directory == resolved else "lies inside the run directory"
+            raise StoreError(f"{option} {path} {where} {directory}, whose files only awbench's run commands "
+                             "write: give a path outside every run")
 
 
 def resolve_run(run: str, output: Path) -> RunStore:
