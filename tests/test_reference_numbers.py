@@ -234,3 +234,40 @@ def test_an_imported_judged_file_scores_what_eval_py_prints(tmp_path, data):
     for domain, got in reference["domains"].items():
         assert got["score"] == pytest.approx(expected[domain], abs=1e-9), domain
     assert reference["overall_printed"] == pytest.approx(expected["overall"], abs=1e-9)
+
+
+def eval_py_printout(checkout: Path, judged: Path) -> dict[str, float]:
+    """What the checkout's own `eval.py score` prints for a judged.jsonl: each domain's total_score line and
+    the Overall line, by the domain names it prints."""
+    import re
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "eval.py", "score", "--predictions", str(judged)], cwd=checkout / "eval",
+                          capture_output=True, text=True, timeout=120, check=True)
+    numbers: dict[str, float] = {}
+    domain = None
+    for line in done.stdout.splitlines():
+        if heading := re.match(r"--- (\w+) \(", line):
+            domain = heading.group(1).lower()
+        elif (total := re.match(r"\s*total_score: (-?[\d.]+)", line)) and domain:
+            numbers[domain] = float(total.group(1))
+        elif overall := re.match(r"Overall: (-?[\d.]+)", line):
+            numbers["overall"] = float(overall.group(1))
+    return numbers
+
+
+def test_the_reference_checkout_prints_the_same_numbers(tmp_path, data):
+    """With AWBENCH_REFERENCE_CHECKOUT naming a checkout of QwenLM/Qwen-AgentWorld, its own `eval.py score` on
+    the judged.jsonl above prints, to its two decimals, what awbench computes for the file."""
+    import os
+
+    checkout = os.environ.get("AWBENCH_REFERENCE_CHECKOUT")
+    if not checkout:
+        pytest.skip("AWBENCH_REFERENCE_CHECKOUT is not set: no checkout of the reference to run its eval.py")
+    jobs = records(data)
+    path = tmp_path / "judged.jsonl"
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in judged_rows(jobs)), encoding="utf-8")
+    expected = printed(expected_rows(jobs))
+    got = eval_py_printout(Path(checkout), path)
+    assert got == {k: round(v, 2) for k, v in expected.items() if "." not in k and v is not None}
