@@ -143,7 +143,7 @@ FRAGMENTS = ("<think>", "</think>", "<THINK>", "<final_evaluation>", "</final_ev
              "strengths:", '"strengths": ', ",", ":", '"', "'", "NaN", "Infinity", "-Infinity", "1e999", "3", "-2",
              "4.5", '"4/5"', '"N/A"', "true", "null", " ", "\n", "\r\n", "\u00a0", "\u2028", "\u200b", "note: x",
              "\\boxed{A}", "boxed{ b }", "A", "B", "<predicted_observation>", "</predicted_observation>",
-             OBSERVATION_MARKER)  # fmt: skip
+             OBSERVATION_MARKER, "\ud800", '"\\ud800"')  # fmt: skip
 TEXTS = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=6)), max_size=40).map("".join)
 
 
