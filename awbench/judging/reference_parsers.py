@@ -16,17 +16,17 @@ from typing import Any, NamedTuple
 
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
 
-JUDGE_TAG = "final_evaluation"
-PREDICTION_TAG = "predicted_observation"
+_JUDGE_TAG = "final_evaluation"
+_PREDICTION_TAG = "predicted_observation"
 NO_OUTPUT = "No output"  # what the reference judges in place of a generation with nothing outside its thinking
 
 _THINK_TAG = re.compile(r"<(/?)think>", re.I)
 _THINK_OPEN = re.compile(r"<think>", re.I)
 _THINK_CLOSE = re.compile(r"</think>", re.I)
-_JUDGE_OPEN = re.compile(rf"<{JUDGE_TAG}>", re.I)
-_JUDGE_CLOSE = re.compile(rf"</{JUDGE_TAG}>", re.I)
-_PREDICTION_OPEN = re.compile(rf"<{PREDICTION_TAG}>", re.I)
-_PREDICTION_CLOSE = re.compile(rf"</{PREDICTION_TAG}>", re.I)
+_JUDGE_OPEN = re.compile(rf"<{_JUDGE_TAG}>", re.I)
+_JUDGE_CLOSE = re.compile(rf"</{_JUDGE_TAG}>", re.I)
+_PREDICTION_OPEN = re.compile(rf"<{_PREDICTION_TAG}>", re.I)
+_PREDICTION_CLOSE = re.compile(rf"</{_PREDICTION_TAG}>", re.I)
 # Only a lowercase ```json fence counts; ```JSON, ~~~ and bare ``` fences are read as plain text.
 _JSON_FENCE = re.compile(r"```json(.*?)```", re.S)
 # The reference's JSON repairs, in order. The bare-key one also fires inside strings ("note: x" becomes
@@ -79,24 +79,8 @@ def reference_verdict(answer: str) -> ReferenceVerdict:
 def reference_generation(generation: str, domain: str) -> ReferenceGeneration:
     """What the reference's judge stage does with a generation of `domain`. Its marker cleaning takes the
     domain but treats all seven alike (checked on every domain of the fixtures)."""
-    extracted = reference_prediction(generation)
+    extracted = _extracted(generation)
     return ReferenceGeneration(generation != "", extracted, reference_clean(extracted))
-
-
-def reference_prediction(generation: str) -> str:
-    """The reference's `parse_model_output(generation, "predicted_observation")`: the text after the last
-    opening tag, up to its closing tag or the end (an empty block gives ""); without an opening tag, the text
-    after the thinking, or "No output" when nothing is left."""
-    opening = _last(_PREDICTION_OPEN, generation)
-    if opening is not None:
-        rest = generation[opening.end() :]
-        closing = _PREDICTION_CLOSE.search(rest)
-        return (rest[: closing.start()] if closing else rest).strip()
-    closing_think = _last(_THINK_CLOSE, generation)
-    text = generation[closing_think.end() :] if closing_think else generation
-    unclosed = _THINK_OPEN.search(text)
-    text = text[: unclosed.start()] if unclosed else text
-    return text.strip() or NO_OUTPUT
 
 
 def reference_clean(text: str) -> str:
@@ -115,6 +99,22 @@ def reference_choice(answer: str) -> str | None:
         return boxed[-1].upper()
     bare = _BARE_CHOICE.findall(answer)
     return bare[-1] if bare else None
+
+
+def _extracted(generation: str) -> str:
+    """The reference's `parse_model_output(generation, "predicted_observation")`: the text after the last
+    opening tag, up to its closing tag or the end (an empty block gives ""); without an opening tag, the text
+    after the last `</think>` and before an unclosed `<think>`, or "No output" when nothing is left."""
+    opening = _last(_PREDICTION_OPEN, generation)
+    if opening is not None:
+        rest = generation[opening.end() :]
+        closing = _PREDICTION_CLOSE.search(rest)
+        return (rest[: closing.start()] if closing else rest).strip()
+    closing_think = _last(_THINK_CLOSE, generation)
+    text = generation[closing_think.end() :] if closing_think else generation
+    unclosed = _THINK_OPEN.search(text)
+    text = text[: unclosed.start()] if unclosed else text
+    return text.strip() or NO_OUTPUT
 
 
 def _verdict_object(answer: str) -> dict[str, Any]:
