@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.domains import DIMENSIONS
 from awbench.resources import sample_dir
+from awbench.run.store import RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reference"
 GENERATIONS = [json.loads(line) for line in (FIXTURES / "generations.jsonl").read_text(encoding="utf-8").split("\n") if line]
@@ -35,6 +36,7 @@ for _row in GENERATIONS:
 
 TRUTH_OPEN = "**Ground Truth (Real Output):**\n```\n"
 SHOWN_OPEN = "**World Model Output (Simulated):**\n```\n"
+TRUTH_CLOSE = "\n```\n\nGrade the simulated output"  # where the fixture template goes on after the ground truth
 REFERENCE_ASKS = 3
 
 
@@ -75,21 +77,6 @@ def printed(rows: dict[str, list[dict | None]]) -> dict[str, float | None]:
     return out
 
 
-def sample_records(tmp_path: Path) -> Path:
-    """The bundled sample without its repeated row: two identical requests could not be told apart by the judge
-    server, whose answers depend on how often it was asked."""
-    data = tmp_path / "data"
-    data.mkdir()
-    for path in sample_dir().glob("*_test.jsonl"):
-        seen, lines = set(), []
-        for line in path.read_text(encoding="utf-8").split("\n"):
-            if line.strip() and line not in seen:
-                seen.add(line)
-                lines.append(line)
-        (data / path.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return data
-
-
 def records(data: Path) -> list[dict]:
     return [json.loads(line) for path in sorted(data.glob("*_test.jsonl"))
             for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
@@ -107,6 +94,13 @@ def domain_of(job: dict) -> str:
 
 def action_of(job: dict) -> str:
     return job["prompt"][job["turn_idx"] - 1]  # the candidate's last message (awbench sends the prompt entry)
+
+
+def group_by_domain(jobs: list[dict]) -> dict[str, list[dict]]:
+    grouped: dict[str, list[dict]] = defaultdict(list)
+    for job in jobs:
+        grouped[domain_of(job)].append(job)
+    return grouped
 
 
 def expected_rows(jobs: list[dict]) -> dict[str, list[dict | None]]:
@@ -128,8 +122,8 @@ def expected_rows(jobs: list[dict]) -> dict[str, list[dict | None]]:
 
 
 @pytest.fixture
-def data(tmp_path: Path) -> Path:
-    return sample_records(tmp_path)
+def data() -> Path:
+    return sample_dir()
 
 
 @pytest.fixture
@@ -147,7 +141,7 @@ def servers(data: Path):
 
     def judge(body: dict) -> Reply:
         user = body["messages"][-1]["content"]
-        truth = user[user.index(TRUTH_OPEN) + len(TRUTH_OPEN):].rsplit("\n```", 1)[0]
+        truth = user[user.index(TRUTH_OPEN) + len(TRUTH_OPEN):].split(TRUTH_CLOSE, 1)[0]
         ask = asks[truth]
         asks[truth] += 1
         return Reply(content=answer_for(truth, ask)["answer"])
@@ -171,7 +165,19 @@ def test_a_reference_protocol_run_scores_what_eval_py_prints(tmp_path, data, ser
                     "--max-failure-rate", "1")
     assert result.exit_code == 0, result.output
     jobs = records(data)
-    expected = printed(expected_rows(jobs))
+    rows = expected_rows(jobs)
+    (evaluation,) = RunStore(out / "ref").evaluations()
+    judgments = evaluation.judgments.load()
+    seen: dict[str, int] = defaultdict(int)
+    for domain, domain_jobs in group_by_domain(jobs).items():  # sample by sample first, then the arithmetic
+        for job, row in zip(domain_jobs, rows[domain], strict=True):
+            key = f"{domain}/{job['id']}/{job['turn_idx']}"
+            seen[key] += 1  # a repeated key's later rows are `#2`, `#3`... (the bundled Android file has one)
+            judgment = judgments.get((key if seen[key] == 1 else f"{key}#{seen[key]}", 0))
+            reading = judgment.verdicts[0].reference if judgment and judgment.verdicts else None
+            got = (reading.scores, reading.total_score) if reading and reading.success else None
+            assert got == ((row["scores"], row["total_score"]) if row else None), key
+    expected = printed(rows)
     reference = json.loads((out / "ref" / "scores.json").read_text())["reference"]
     for domain, got in reference["domains"].items():
         assert got["score"] == pytest.approx(expected[domain], abs=1e-9), domain

@@ -23,9 +23,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from awbench.domains import DOMAIN_LABELS, DOMAINS, OBSERVATION_MARKER
+from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.judging import prediction_request
-from awbench.judging.reference_parsers import reference_generation
+from awbench.judging.reference_parsers import reference_clean, reference_generation
 from awbench.records import JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
 from awbench.world_model.messages import judge_history
@@ -222,14 +222,6 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
         ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
-
-
-def reference_clean(text: str) -> str:
-    """The reference's marker cleaning: a leading marker is cut off, else every occurrence is removed; then
-    whitespace is stripped."""
-    if text.startswith(OBSERVATION_MARKER):
-        return text[len(OBSERVATION_MARKER) :].strip()
-    return text.replace(OBSERVATION_MARKER, "").strip()
 
 
 def render_history(history: list[str]) -> str:
