@@ -115,7 +115,7 @@ def eval_results_entries(store: RunStore, judge: str | None = None, *, allow_sub
     if raw is None:
         raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: run `awbench score {store.name}` "
                          "first")
-    scores = ScoresFile.model_validate(raw)
+    scores = ScoresFile.model_validate(raw).ranked()
     if scores.overall is None:
         raise StoreError(f"judge {info.id} scored nothing of run {store.name}: there is no value to write")
     subset = subset_reason(manifest)
@@ -209,17 +209,23 @@ def _common_notes(store: RunStore, manifest: RunManifest, info: JudgeInfo, score
     if settings.extra_body:
         judge += ", extra request fields"
     judge += f"), {_protocol(info)}."
-    policy = {"minimum": "failed generations score 0 and count as scored",
-              "exclude": "failed generations are left out, as the reference script leaves them out"}[scores.failure_policy]
-    notes = [judge, f"Failure policy {scores.failure_policy}: {policy}."]
+    if scores.reference is not None:
+        scoring = ("Scored as the reference eval.py prints it, from the same generations and judge answers (the rows "
+                   "it does not judge or cannot read are left out); awbench's strict score differs in "
+                   f"{scores.reference.differing} samples.")
+    else:
+        policy = {"minimum": "failed generations score 0 and count as scored",
+                  "exclude": "failed generations are left out, as the reference script leaves them out"}[scores.failure_policy]
+        scoring = f"Failure policy {scores.failure_policy}: {policy}."
+    notes = [judge, scoring]
     if scores.generations > 1:
         notes.append(f"The score of a sample is the mean over its {scores.generations} generations.")
     if subset is not None:
         notes.append(f"Subset, not the full benchmark: {subset}.")
-    key = provenance(manifest, info, scores.failure_policy)
+    key = provenance(manifest, info, scores.failure_policy, scores.reference is not None)
     if key.published_protocol:
         notes.append("Comparable with the published leaderboard: yes (the reference protocol with the published "
-                     "judge, on the full benchmark, failures left out).")
+                     "judge, on the full benchmark, scored as the reference script scores).")
     else:
         reasons = "; ".join(_not_comparable(manifest, info, scores))
         notes.append(f"Comparable with the published leaderboard: no ({reasons}).")
@@ -253,7 +259,7 @@ def _not_comparable(manifest: RunManifest, info: JudgeInfo, scores: ScoresFile) 
         reasons.append(f"not the published judge ({DEFAULT_JUDGE_MODEL}, temperature 0.6, one free-form verdict)")
     if not full_benchmark(manifest):
         reasons.append("not the full benchmark with one generation per sample")
-    if scores.failure_policy != "exclude":
+    if scores.reference is None and scores.failure_policy != "exclude":
         reasons.append(f"failure policy {scores.failure_policy}, where the published scores leave failures out")
     return reasons or ["its provenance differs"]
 
