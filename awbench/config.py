@@ -10,8 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticUndefined
+
+from awbench.redact import url_has_credentials, url_secrets_masked
 
 SCHEMA_VERSION = 1
 DEFAULT_DATA = "Qwen/AgentWorldBench"
@@ -20,6 +22,16 @@ DEFAULT_JUDGE_MODEL = "gpt-5.2-2025-12-11"
 
 def operational(default: Any = PydanticUndefined, **kwargs: Any) -> Any:
     return Field(default, json_schema_extra={"operational": True}, **kwargs)
+
+
+def refuse_credentials(url: str | None, key_option: str) -> str | None:
+    """A base URL's user name or password would be written wherever the URL is (run.json, messages): the key
+    goes in an environment variable instead."""
+    if url is not None and url_has_credentials(url):
+        raise ValueError(f"a URL with a user name or password (user:key@host) is refused, so that the key is "
+                         f"never recorded: give the URL without it, and the key in an environment variable "
+                         f"named with {key_option}")
+    return url
 
 
 class _Settings(BaseModel):
@@ -64,6 +76,17 @@ class ModelSettings(_Settings):
     enable_prefix_caching: bool = operational(True)
     distributed_executor_backend: str | None = operational(None)
     batch_size: int = operational(256, ge=1)
+
+    @field_validator("base_urls")
+    @classmethod
+    def _no_credentials(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            refuse_credentials(url, "--api-key-env")
+        return urls
+
+    @field_serializer("base_urls", when_used="json")
+    def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
+        return [url_secrets_masked(url) for url in urls]
 
 
 class JudgeEngineSettings(_Settings):
@@ -113,6 +136,15 @@ class JudgeSettings(_Settings):
     batch_fallback: Literal["batch", "direct"] = operational("batch")  # how a batch's re-asks are sent
     batch_poll_interval: float = operational(30.0, gt=0)  # seconds between looks at the batches in flight
 
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        return refuse_credentials(url, "--judge-api-key-env")
+
+    @field_serializer("base_url", when_used="json")
+    def _masked(self, url: str | None) -> str | None:  # in run.json and judge.json
+        return None if url is None else url_secrets_masked(url)
+
     @model_validator(mode="after")
     def _batch_needs_the_api(self) -> JudgeSettings:
         if self.batch and self.backend == "vllm":
@@ -133,6 +165,11 @@ class ScoringSettings(_Settings):
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
+def plain_name(name: str) -> bool:
+    """A run name awbench accepts (`RunConfig.run_name`)."""
+    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+
+
 class RunConfig(_Settings):
     schema_version: int = SCHEMA_VERSION
     run_name: str
@@ -149,7 +186,7 @@ class RunConfig(_Settings):
         """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
         a run fails before its first record: a directory of its own right under `output` (as `awbench import`
         requires too), never `..` or a path elsewhere."""
-        if not name or "/" in name or "\\" in name or name.startswith("."):
+        if not plain_name(name):
             raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
                              f"--output; got {name!r}")
         return name

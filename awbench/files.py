@@ -1,4 +1,4 @@
-"""Durable files: JSON replaced atomically, JSONL tables of pydantic records appended, flushed per record and
+"""Durable files: JSON and every other output replaced atomically, JSONL tables of pydantic records appended, flushed per record and
 fsynced at least every second, with a torn last line (a crash mid-write) cut off before appending."""
 
 from __future__ import annotations
@@ -46,16 +46,17 @@ def naming(path: Path) -> Iterator[None]:
         raise OSError(error.errno, error.strerror, str(path)) from None
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
-    file, never a part, and two writers never share a temporary file. An OSError names `path`, not the
-    temporary file (which is removed)."""
+    file, never a part (a full disk leaves the old one as it was), and two writers never share a temporary
+    file. Text is written as UTF-8. An OSError names `path`, not the temporary file (which is removed)."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
     with naming(path):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
             os.fchmod(fd, FILE_MODE)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, path)

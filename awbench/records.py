@@ -193,6 +193,7 @@ class Usage(_Record):
 
 GenerationStatus = Literal["ok", "empty", "error", "truncated", "overlength"]
 FAILED_GENERATION: frozenset[str] = frozenset({"empty", "error", "truncated", "overlength"})
+NO_ANSWER: frozenset[str] = frozenset({"error", "overlength"})  # failed before the model answered anything
 
 
 class Generation(BaseModel):
@@ -233,9 +234,29 @@ class PredictionRecord(_Record):
     def failed(self) -> bool:
         return self.status in FAILED_GENERATION
 
+    @property
+    def content(self) -> str:
+        """What the model's answer held, thinking and tags included, as the reference's `gen` keeps it: ""
+        when no answer came (a transport error, a prompt over the context window)."""
+        if self.status in NO_ANSWER:
+            return ""
+        return self.raw if self.raw is not None else self.prediction
+
 
 JudgeKind = Literal["llm", "rules"]
 VerdictStatus = Literal["complete", "partial", "unparsed", "truncated", "error"]
+
+
+class ReferenceReading(_Record):
+    """How the reference `eval.py` reads a verdict: its parser's result on the first answer it reads
+    successfully within its three asks, or `success` False. Kept beside awbench's own reading so the number the
+    reference prints can be computed from the same answers (`awbench.run.reference_scores`)."""
+
+    success: bool
+    scores: dict[str, int] = Field(default_factory=dict)  # as the reference keeps them: 0 missing or unusable
+    total_score: float = 0.0  # the mean of the positive scores; 0 when none is
+    attempt: int | None = None  # which answer it read
+    quoted: bool = False  # that answer's verdict was quoted from the prediction: awbench's reading is used
 
 
 class VerdictRecord(_Record):
@@ -253,6 +274,7 @@ class VerdictRecord(_Record):
     attempts: int = 1
     seed: int | None = None
     usage: Usage = Field(default_factory=Usage)
+    reference: ReferenceReading | None = None  # under the reference protocol, and for imported verdicts
 
 
 class RuleParts(_Record):

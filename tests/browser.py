@@ -8,7 +8,10 @@ without one (`.ci/run` does, to check that the README's test command passes ther
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -63,6 +66,15 @@ def screenshot(chromium: str, page: Path, png: Path, width: int = 1400, height: 
     return png
 
 
-def dump_dom(chromium: str, page: Path) -> str:
-    """The serialized DOM once the page loaded and its inline scripts ran."""
-    return _run(chromium, "--dump-dom", page.resolve().as_uri()).stdout
+def dump_dom(chromium: str, page: Path, fragment: str = "") -> str:
+    """The serialized DOM once the page (at `#fragment`, if given) loaded and its inline scripts ran."""
+    return _run(chromium, "--dump-dom", page.resolve().as_uri() + (f"#{fragment}" if fragment else "")).stdout
+
+
+def add_script(page: str, script: str) -> str:
+    """`page` with a test's own inline script run last, and allowed by the page's Content-Security-Policy (by
+    its hash, as the page's own scripts are): the policy allows nothing else."""
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    page, allowed = re.subn(r"script-src ", f"script-src &#x27;sha256-{digest}&#x27; ", page, count=1)
+    assert allowed == 1, "the page has no script-src policy"
+    return page.replace("</body>", f"<script>{script}</script>\n</body>")

@@ -63,6 +63,7 @@ class FakeOpenAIServer:
         self.requests: list[dict] = []
         self.received_at: list[float] = []  # time.monotonic() of each request
         self.headers: list[dict] = []  # as sent: names keep the client's case
+        self.queries: list[str] = []  # the query string of every request (a key in the base URL's query)
         self.in_flight_max = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -168,8 +169,15 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet: no access log on stderr
             pass
 
+        def _route(self) -> str:
+            """The request's path without its query, which is recorded."""
+            path, _, query = self.path.partition("?")
+            with fake._lock:
+                fake.queries.append(query)
+            return path.rstrip("/")
+
         def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
+            if self._route() == "/v1/models":
                 with fake._lock:
                     fake.model_checks += 1
                 if fake.models is not None and fake.models.status != 200:
@@ -186,7 +194,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             data = self.rfile.read(length)
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            if self._route() != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                 return
             try:

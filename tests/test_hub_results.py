@@ -24,6 +24,9 @@ from awbench.cli import app
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.interop.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
 from awbench.run.store import RunManifest, RunStore
+from awbench.records import ReferenceReading
+from awbench.run.evaluations import score_run
+from awbench.run.pipeline import run_samples
 
 runner = CliRunner()
 REFERENCE_SHA = "9f" * 32
@@ -48,14 +51,20 @@ def key(domain: str, t: int) -> str:
 
 def as_reference_protocol(store: RunStore, judge_id: str, finished: datetime | None = FINISHED) -> None:
     """The evaluation described as one made with the reference protocol (what `--judge-prompts CHECKOUT`
-    records), and the run finished at `finished`."""
+    records), its verdicts read by the reference as by awbench, rescored, and the run finished at `finished`."""
     evaluation = store.evaluation(judge_id)
     info = evaluation.read_info()
     described = {"protocol": "reference", "prompt_set": "/checkouts/Qwen-AgentWorld", "prompt_sha256": REFERENCE_SHA,
                  "prompt_source": "/checkouts/Qwen-AgentWorld", "parser_version": "1"}
     evaluation.info_path.write_text(info.model_copy(update={"described": described}).model_dump_json(indent=2))
+    evaluation.judgments.rewrite([
+        j.model_copy(update={"verdicts": [v.model_copy(update={"reference": ReferenceReading(
+            success=True, scores=v.scores, total_score=sum(v.scores.values()) / 5, attempt=1)}) for v in j.verdicts]})
+        for j in evaluation.judgments.load().values()
+    ])
     manifest = store.read_manifest()
     store.write_manifest(manifest.model_copy(update={"primary_described": described, "finished_at": finished}))
+    score_run(store, run_samples(store))
 
 
 @pytest.fixture(scope="module")
@@ -139,9 +148,10 @@ def expected_notes(store: RunStore, what: str, counts: str) -> str:
     manifest = store.read_manifest()
     return (f"{what}. Judge: gpt-5.2-2025-12-11 (temperature 0.6, 1 verdict per prediction), reference protocol (the "
             f"judge prompts of the Qwen-AgentWorld release, byte for byte; prompts sha256 {REFERENCE_SHA}). {counts} "
-            "Failure policy exclude: failed generations are left out, as the reference script leaves them out. "
+            "Scored as the reference eval.py prints it, from the same generations and judge answers (the rows it does "
+            "not judge or cannot read are left out); awbench''s strict score differs in 0 samples. "
             "Comparable with the published leaderboard: yes (the reference protocol with the published judge, on the "
-            f"full benchmark, failures left out). Source: awbench {manifest.awbench_version}, run qwen-aw, evaluation "
+            f"full benchmark, scored as the reference script scores). Source: awbench {manifest.awbench_version}, run qwen-aw, evaluation "
             f"llm-qwen-aw, data fingerprint {manifest.data_fingerprint[:12]}.")
 
 
@@ -190,8 +200,8 @@ def test_the_comparability_said_is_the_leaderboards(full):
     _, store = full
     manifest = store.read_manifest()
     info = store.evaluation("llm-qwen-aw").read_info()
-    assert provenance(manifest, info, "exclude").published_protocol
-    assert not provenance(manifest, info, "minimum").published_protocol
+    assert provenance(manifest, info, "minimum", reference=True).published_protocol  # ranked by eval.py's numbers
+    assert not provenance(manifest, info, "exclude").published_protocol  # no reference reading
 
 
 def test_a_source_url_becomes_the_source_of_every_entry(full, tmp_path):

@@ -117,7 +117,7 @@ def nested(depth: int) -> list:
 
 
 LINE1_BYTES = len(lines_of(three_rows()).split(b"\n")[0]) + 1
-SCORE = "expected an integer score 1..5 (0 for a missing one), got"
+SCORE = "expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), got"
 TOO_DEEP = "nested more than 100 levels deep (arrays and objects within each other)"
 NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
 
@@ -158,7 +158,7 @@ MALFORMED = [
     # the five scores and total_score
     ("score-fraction", change(format=4.7), [f"{{f}}:2: format: {SCORE} 4.7"]),
     ("score-too-high", change(factuality=9), [f"{{f}}:2: factuality: {SCORE} 9"]),
-    ("score-negative", change(consistency=-1), [f"{{f}}:2: consistency: {SCORE} -1"]),
+    ("score-negative-fraction", change(consistency=-1.5), [f"{{f}}:2: consistency: {SCORE} -1.5"]),
     ("score-string", change(realism="4"), [f'{{f}}:2: realism: {SCORE} "4"']),
     ("score-bool", change(quality=True), [f"{{f}}:2: quality: {SCORE} true"]),
     ("score-null", change(quality=None), [f"{{f}}:2: quality: {SCORE} null"]),
@@ -166,8 +166,6 @@ MALFORMED = [
     ("score-infinity", line2(lambda t: t.replace('"format": 4', '"format": Infinity')), [f"{{f}}:2: format: {SCORE} Infinity"]),
     ("score-missing", change(quality=DROP),
      ["{f}:2: quality: missing field: a scored row (failed 0.0) has all five dimension scores, 0 for a missing one"]),
-    ("scores-all-zero", change(total_score=0, **{d: 0 for d in DIMENSIONS}),
-     ["{f}:2: failed: 0.0, but all five dimension scores are 0 (missing): there is no score"]),
     ("total-string", change(total_score="3.6"), ['{f}:2: total_score: expected a number, got "3.6"']),
     ("total-bool", change(total_score=True), ["{f}:2: total_score: expected a number, got true"]),
     # what json.loads reads but awbench cannot keep
@@ -346,8 +344,8 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
     result = invoke("import", path, "--run-name", "back", "--judge-model", "gpt-x", "--output", out)
     assert result.exit_code == 0, result.output
     assert warnings_of(result.output) == [
-        f"warning: {path}:6: quality: 0, the reference's mark of a missing score: left out of this sample's mean, as "
-        "the reference leaves it out"]
+        f"warning: {path}:6: quality: 0, the reference's mark of a missing or unusable score: left out of its means "
+        "and of the strict score"]
     assert f"imported 7 predictions and 6 judgments into {out / 'back'}" in result.output
     assert ("2 rows failed (failed 1.0: 1 without a generation, 1 the judge could not score): left out of the scores, "
             "as the reference leaves them out (failure policy exclude)") in result.output
@@ -361,6 +359,11 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
     assert (os_["n"], os_["failed"], os_["unscored"], os_["scored"]) == (4, 1, 1, 2)
     assert os_["score"] == pytest.approx(70.0) and web["score"] == pytest.approx(100 * (10 / 3 - 1) / 4)
     assert web["dimensions"]["quality"] == pytest.approx(75.0)  # (3 + 5) / 2: the 0 is left out, as the reference does
+    reference = scores["reference"]  # what eval.py prints for this file
+    assert reference["overall_printed"] == pytest.approx(63.0)
+    assert reference["domains"]["os"]["score"] == pytest.approx(70.0) and reference["domains"]["os"]["valid"] == 2
+    assert reference["domains"]["web"]["dimensions"]["quality"] == pytest.approx(75.0)
+    assert reference["overall"] == pytest.approx(scores["overall"]) and reference["differing"] == 0
 
     run = RunStore(out / "back")
     (evaluation,) = run.evaluations()
@@ -567,8 +570,8 @@ def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
     result = invoke("export", awbench_run, "--official", awbench_run)
     assert result.exit_code == 2
     assert errors_of(result.output) == [
-        f"error: --official {awbench_run} is an awbench run directory: its predictions.jsonl would be replaced; give "
-        "another directory"]
+        f"error: --official {awbench_run} is the run directory {awbench_run.resolve()}, whose files only awbench's run "
+        "commands write: give a path outside every run"]
     assert (awbench_run / "predictions.jsonl").read_bytes() == before
     beneath = invoke("export", awbench_run, "--official", target / "sub")
     assert beneath.exit_code == 2 and "Traceback" not in beneath.output and str(target / "sub") in beneath.output

@@ -163,3 +163,89 @@ def test_a_file_size_limit_reached_mid_run(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stderr
     keys = [record["key"] for record in jsonl_lines(results / "r" / "predictions.jsonl")]
     assert len(keys) == len(set(keys)) > 0
+
+
+# --- Outputs never replace or enter a run --------------------------------------------------------------------
+
+INTO_THE_RUN = {  # name -> (the command's arguments after the results directory, the option, the path under tmp_path)
+    "report onto run.json": (["report", "{run}", "-o", "{run}/run.json", "--no-ci"], "--out", "results/r/run.json"),
+    "leaderboard onto predictions.jsonl": (["leaderboard", "--output", "{results}", "--format", "csv", "-o",
+                                            "{run}/predictions.jsonl"], "--out", "results/r/predictions.jsonl"),
+    "report as a new file inside": (["report", "{run}", "-o", "{run}/judges/report.html", "--no-ci"], "--out",
+                                    "results/r/judges/report.html"),
+    "report charts into the run": (["report", "{run}", "-o", "{tmp}/report.html", "--no-ci", "--png", "{run}"], "--png",
+                                   "results/r"),
+    "official export into the run": (["export", "r", "--output", "{results}", "--official", "{run}/official"],
+                                     "--official", "results/r/official"),
+    "hub export into the run": (["export", "r", "--output", "{results}", "--hf-eval-results", "{run}"],
+                                "--hf-eval-results", "results/r"),
+    "rewards inside the run": (["score", "r", "--output", "{results}", "--reward", "{run}/rewards.jsonl"], "--reward",
+                               "results/r/rewards.jsonl"),
+    "a run made inside a run": ([*RUN, "--output", "{run}/nested"], "--output", "results/r/nested"),
+    "a link to run.json": (["leaderboard", "--output", "{results}", "--format", "json", "-o", "{tmp}/board.json"], "--out",
+                           "board.json"),
+}
+
+
+@pytest.mark.parametrize("case", INTO_THE_RUN)
+def test_an_output_into_a_run_is_refused_and_the_run_is_untouched(case: str, results: Path, tmp_path: Path) -> None:
+    args, option, target = INTO_THE_RUN[case]
+    if case == "a link to run.json":
+        (tmp_path / "board.json").symlink_to(results / "r" / "run.json")
+    before = tree(tmp_path)
+    fields = {"run": results / "r", "results": results, "tmp": tmp_path}
+    result = cli(*(arg.format(**fields) for arg in args))
+    refused(result, tmp_path / target)
+    assert f"error: {option} {tmp_path / target} " in result.stderr.replace("\n", "")
+    assert f"the run directory {(results / 'r').resolve()}" in result.stderr.replace("\n", "")
+    assert tree(tmp_path) == before
+
+
+def limited(limit: int, *args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", LIMITED, str(limit), *awbench_command(*args)], cwd=REPO,
+                          env=clean_env(), capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", ["report", "leaderboard", "official"])  # (score rewrites scores.json first)
+def test_a_failed_write_leaves_the_previous_file_as_it_was(command: str, results: Path, tmp_path: Path) -> None:
+    """A file size limit (a full disk fails the same way) stops the write of the new file: exit 2 naming the
+    file, the old file's bytes unchanged, no temporary file left beside it."""
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / {"report": "report.html", "leaderboard": "board.json", "official": "predictions.jsonl"}[command]
+    target.write_bytes(b"the previous file\n")
+    args = {"report": ["report", results / "r", "-o", target, "--no-ci"],
+            "leaderboard": ["leaderboard", "--output", results, "--format", "json", "-o", target],
+            "official": ["export", "r", "--output", results, "--official", out]}[command]
+    run_before = tree(results)
+    result = limited(300, *args)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert f"error: cannot write {target}: File too large" in result.stderr.replace("\n", ""), result.stderr
+    assert target.read_bytes() == b"the previous file\n"
+    assert sorted(p.name for p in out.iterdir()) == [target.name]
+    assert tree(results) == run_before
+
+
+def test_charts_that_cannot_be_written_leave_the_previous_ones(results: Path, tmp_path: Path) -> None:
+    """The report fits under the file size limit, its first chart does not: the chart's previous file stays."""
+    charts = tmp_path / "charts"
+    args = ["report", results / "r", "-o", tmp_path / "report.html", "--no-ci", "--png", charts]
+    first = limited(2**30, *args)
+    assert first.returncode == 0, first.stderr
+    report_size, chart = (tmp_path / "report.html").stat().st_size, charts / "chart-domains-1.png"
+    assert chart.stat().st_size > report_size + 1000  # so that a limit between the two fails only the charts
+    chart.write_bytes(b"the previous chart\n")
+    result = limited(report_size + 500, *args)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert f"error: cannot write {chart}: File too large" in result.stderr.replace("\n", ""), result.stderr
+    assert chart.read_bytes() == b"the previous chart\n"
+    assert not [p for p in charts.iterdir() if p.name.startswith(".")]
+
+
+def test_an_output_whose_parent_is_a_file(results: Path, tmp_path: Path) -> None:
+    parent = tmp_path / "a-file"
+    parent.write_text("keep me\n")
+    refused(cli("leaderboard", "--output", results, "--format", "csv", "-o", parent / "board.csv"), parent)
+    assert parent.read_text() == "keep me\n"

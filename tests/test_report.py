@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from browser import dump_dom, require_chromium, screenshot
+from browser import add_script, dump_dom, require_chromium, screenshot
 from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
 from awbench.analysis.charts import Series, bar_chart_svg
@@ -229,11 +229,8 @@ def test_report_search_box_finds_a_key(report_runs, tmp_path):
     out = tmp_path / "report.html"
     assert invoke("report", str(report_runs), "-o", str(out), "--no-ci").exit_code == 0
     # The page reads a query from its URL fragment (#q=...), as a reader's link to a sample would.
-    target = tmp_path / "query.html"
-    target.write_text(out.read_text(encoding="utf-8").replace(
-        "if (location.hash.indexOf", 'location.hash = "#q=mcp/m0/"; if (location.hash.indexOf'), encoding="utf-8")
     dom = _Dom()
-    dom.feed(dump_dom(chromium, target))
+    dom.feed(dump_dom(chromium, out, fragment="q=mcp/m0/"))
     assert dom.text["search-status"].startswith("2 matching sample(s)")
     items = dom.find("li", inside="search-results")
     assert len(items) == 2
@@ -368,7 +365,7 @@ def test_each_file_is_read_once(report_runs):
     with_ci = _opens(lambda: build_leaderboard(stores, ci=True, resamples=200))
     assert set(with_ci.values()) == {1} and len(with_ci) == len(expected) + len(DOMAINS)
 
-LAYOUT_CHECK = """<script>
+LAYOUT_CHECK = """
 (function () {
   function box(el) { var b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }
   function overlap(a, b) { return a[0] < b[2] - 0.5 && b[0] < a[2] - 0.5 && a[1] < b[3] - 0.5 && b[1] < a[3] - 0.5; }
@@ -396,7 +393,6 @@ LAYOUT_CHECK = """<script>
   });
   document.body.setAttribute("data-layout", JSON.stringify(result));
 })();
-</script>
 """
 
 
@@ -413,7 +409,7 @@ def test_a_chart_of_twenty_runs_is_readable_in_a_browser(tmp_path):
                     "--png", str(tmp_path / "png"))
     assert result.exit_code == 0, result.output
     checked = tmp_path / "checked.html"
-    checked.write_text(out.read_text(encoding="utf-8").replace("</body>", LAYOUT_CHECK + "</body>"), encoding="utf-8")
+    checked.write_text(add_script(out.read_text(encoding="utf-8"), LAYOUT_CHECK), encoding="utf-8")
     dom = _Dom()
     dom.feed(dump_dom(chromium, checked))
     layout = json.loads(dom.find("body")[0]["data-layout"])

@@ -13,10 +13,14 @@ has to be matched against twenty colours, and every bar has a fixed, readable si
 from __future__ import annotations
 
 import html
+import io
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
+
+from awbench.files import write_atomic
 
 PALETTE = ("#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b",
            "#ec4899", "#84cc16", "#0f766e", "#a16207", "#1e3a8a")
@@ -109,6 +113,13 @@ def _mpl_color(css: str) -> str | tuple[float, float, float]:
     return (r, g, b)
 
 
+def _save_png(fig: Any, path: Path) -> None:
+    """Drawn in memory, then written atomically: a failed write leaves the previous chart as it was."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=120)
+    write_atomic(path, buffer.getvalue())
+
+
 def write_pngs(charts: Charts, directory: Path) -> list[Path]:
     """The same charts as PNG files, drawn with matplotlib (Agg: no display needed)."""
     import matplotlib
@@ -152,7 +163,7 @@ def write_pngs(charts: Charts, directory: Path) -> list[Path]:
         fig.suptitle(first + ("\n" + "\n".join(rest) if rest else ""), fontsize=10, x=0.01, ha="left")
         fig.tight_layout()
         path = directory / f"{name}.png"
-        fig.savefig(path, dpi=120)
+        _save_png(fig, path)
         plt.close(fig)
         written.append(path)
     return written
@@ -317,7 +328,7 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
             fig.text(0.01, 0.01, footer, fontsize=7, color="#667085")
         fig.tight_layout(rect=(0, 0.04 if footer else 0, 1, 1))
         path = directory / f"{name}.png"
-        fig.savefig(path, dpi=120)
+        _save_png(fig, path)
         plt.close(fig)
         written.append(path)
     return written

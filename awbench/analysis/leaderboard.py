@@ -28,6 +28,7 @@ from awbench.run.scoring import ScoresFile, ScoreTable, resume_advice
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
+REFERENCE_ARITHMETIC = "scored as eval.py prints"
 DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 
 
@@ -38,8 +39,9 @@ DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 class Provenance:
     """What must be equal for two evaluations' scores to be ranked together. Full hashes compare; short ones
     show. `published_protocol`: the judge stage of the release, byte for byte (the reference protocol, its
-    judge model and sampling) on the full benchmark, scored as the reference script scores (failures left
-    out): such runs are ranked with the published rows."""
+    judge model and sampling) on the full benchmark: such runs are ranked with the published rows, by the
+    numbers the reference script prints for them. `policy` is REFERENCE_ARITHMETIC for every evaluation
+    ranked by those numbers (the reference protocol's and imported ones)."""
 
     judge: str  # the LLM judge's model, or "rules"
     prompt_set: str
@@ -55,8 +57,9 @@ class Provenance:
     @property
     def header(self) -> str:
         if self.published_protocol:
-            return f"published protocol · judge {self.judge} · prompts {self.prompts} · full benchmark · failures exclude"
-        return f"judge {self.judge} · prompts {self.prompts} · data {self.data[:6]} · failures {self.policy}"
+            return f"published protocol · judge {self.judge} · prompts {self.prompts} · full benchmark · {self.policy}"
+        scoring = self.policy if self.policy == REFERENCE_ARITHMETIC else f"failures {self.policy}"
+        return f"judge {self.judge} · prompts {self.prompts} · data {self.data[:6]} · {scoring}"
 
 
 _PROVENANCE_FIELDS = {
@@ -64,14 +67,16 @@ _PROVENANCE_FIELDS = {
 }
 
 
-def provenance(manifest: RunManifest, info: JudgeInfo, policy: str) -> Provenance:
+def provenance(manifest: RunManifest, info: JudgeInfo, policy: str, reference: bool = False) -> Provenance:
+    """`reference`: the evaluation's scores have the reference's reading, and are ranked by it."""
     described = info.described
     if info.kind == "llm":
         judge, name, sha = info.settings.model, str(described.get("prompt_set", "?")), str(described.get("prompt_sha256", "?"))
     else:
         judge, name, sha = "rules", "rules", str(described.get("rules_version", "?"))
     official = (info.kind == "llm" and described.get("protocol") == "reference" and published_judge(info.settings)
-                and full_benchmark(manifest) and policy == "exclude")
+                and full_benchmark(manifest) and reference)
+    policy = REFERENCE_ARITHMETIC if reference else policy
     return Provenance(judge=judge, prompt_set=name, prompt_hash=sha, data=manifest.data_fingerprint, policy=policy,
                       published_protocol=official)
 
@@ -270,16 +275,20 @@ def build_leaderboard(
         judged = ({i: (e.info, e.scores) for i, e in data.evaluations.items()} if data
                   else _read_evaluations(store, manifest))
         for info, scores in _scored(store.name, judged, judge, notes):
+            key = provenance(manifest, info, scores.failure_policy, scores.reference is not None)
+            scores = scores.ranked()
             table = scores.table()
             if view == "dimension" and table.judge == "rules":
                 notes.append(f"left out {store.name} ({info.id}): the rule judge has no rubric dimensions")
                 continue
             cells = _cells(table, view, scope)
-            if ci:
+            if ci and key.policy == REFERENCE_ARITHMETIC:
+                notes.append(f"no intervals for {store.name} ({info.id}): its numbers follow eval.py's arithmetic, "
+                             "which the trajectory bootstrap does not")
+            elif ci:
                 assert data is not None
                 _with_intervals(cells, run_intervals(data, info.id, resamples, seed), view, scope)
                 notes += _stale(data, info.id, table)
-            key = provenance(manifest, info, scores.failure_policy)
             completeness = scores.completeness
             if not completeness.complete:
                 notes.append(f"{store.name} ({info.id}) is not ranked: {completeness.label()}; "

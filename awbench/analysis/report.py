@@ -6,8 +6,11 @@ The report needs no network: CSS, JS and charts (`awbench.analysis.charts`) are 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
+import re
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import resources
@@ -293,7 +296,7 @@ def growth_section_html(sections: Sequence[RunSection], charts: LineCharts) -> s
 
 def _section_html(section: RunSection, index: int) -> str:
     out = [f'<section class="run-section" id="run-{index}"><h3>{_e(section.name)}</h3>',
-           f'<p class="note">judge: {section.judge}</p>', *(f"<p>{_e(note)}</p>" for note in section.notes)]
+           f'<p class="note">judge: {_e(section.judge)}</p>', *(f"<p>{_e(note)}</p>" for note in section.notes)]
     out.append("<h4>Score by prediction length</h4>" + _length_bias_html(section.length_bias))
     out.append("<h4>Judge agreement</h4>" + _consistency_html(section.consistency, section.agreement))
     for domain in DOMAINS:
@@ -307,12 +310,36 @@ def _section_html(section: RunSection, index: int) -> str:
     return "\n".join(out)
 
 
+# "<" and ">" could end the script element or open a comment inside it ("<!--<script>" keeps the element open past
+# its end tag), "&" is escaped with them as is usual, and U+2028/U+2029 end a line in older JavaScript. All of them
+# only ever occur inside JSON strings, where a \u escape means the same character.
+_SCRIPT_JSON_ESCAPES = str.maketrans({c: f"\\u{ord(c):04x}" for c in "<>&\u2028\u2029"})
+
+
+def script_json(value: object) -> str:
+    """JSON that can be placed inside a `<script>` element and read back with JSON.parse as `value`."""
+    return json.dumps(value, ensure_ascii=False).translate(_SCRIPT_JSON_ESCAPES)
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(template: str) -> str:
+    """The page's policy: only the template's own inline scripts and style run (by their hashes, so that the
+    elements must be byte for byte the template's); no other script, style, image, frame or request of any kind.
+    A value that escaped escaping still runs nothing. The hashed elements hold no template placeholder."""
+    scripts = re.findall(r"<script>(.*?)</script>", template, re.S)
+    styles = re.findall(r"<style>(.*?)</style>", template, re.S)
+    return (f"default-src 'none'; script-src {' '.join(map(_csp_hash, scripts))}; "
+            f"style-src {' '.join(map(_csp_hash, styles))}; base-uri 'none'; form-action 'none'")
+
+
 def render_page(title: str, subtitle: str, body: str, nav: str = "", index: dict | None = None) -> str:
-    template = Template(resources.files("awbench.analysis").joinpath("templates/report.html").read_text(encoding="utf-8"))
-    # "</" inside the JSON would end the script element early.
-    index_json = json.dumps(index or {"runs": [], "samples": {}}, ensure_ascii=False).replace("</", "<\\/")
-    return template.substitute(
-        title=_e(title), subtitle=_e(subtitle), body=body, nav=nav, index=index_json, version=awbench.__version__
+    text = resources.files("awbench.analysis").joinpath("templates/report.html").read_text(encoding="utf-8")
+    return Template(text).substitute(
+        csp=_e(content_security_policy(text)), title=_e(title), subtitle=_e(subtitle), body=body, nav=nav,
+        index=script_json(index or {"runs": [], "samples": {}}), version=awbench.__version__,
     )
 
 

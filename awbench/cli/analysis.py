@@ -26,9 +26,11 @@ from awbench.cli.common import (
     err_console,
     fail,
     open_run,
+    refuse_run_outputs,
 )
 from awbench.cli.errors import pipeline_errors
 from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.files import write_atomic
 
 if TYPE_CHECKING:
     from awbench.analysis.runs import RunData
@@ -53,10 +55,16 @@ def _emit(text: str, out: Path | None) -> None:
     if out is None:
         console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
     else:
-        with pipeline_errors():  # a directory where the file goes, a read-only place: a message, not a traceback
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(text, encoding="utf-8")
+        _write(out, text)
         err_console.print(f"wrote {out}")
+
+
+def _write(out: Path, text: str) -> None:
+    """Atomically (a failed write leaves the previous file as it was); a directory where the file goes, a
+    read-only place or a full disk: a message naming the path, not a traceback."""
+    with pipeline_errors():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(out, text)
 
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
@@ -116,6 +124,7 @@ def leaderboard(
 
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
+    refuse_run_outputs({"--out": out})
     with pipeline_errors():
         roots = locate_runs(dirs or [], output)
         stores, notes = discover_runs(roots)
@@ -293,6 +302,7 @@ def report(
     from awbench.analysis.report import build_report
     from awbench.analysis.runs import discover_runs, locate_runs
 
+    refuse_run_outputs({"--out": out, "--png": png})
     with pipeline_errors():
         roots = locate_runs(runs or [], output)
         stores, notes = discover_runs(roots)
@@ -304,9 +314,7 @@ def report(
     if not result.charts:
         _print_notes(result.notes)
         fail(_nothing_to_show(judge), EXIT_FAILURES)
-    with pipeline_errors():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(result.html, encoding="utf-8")
+    _write(out, result.html)
     console.print(f"wrote {out} ({len(stores)} run(s), {len(result.charts)} chart(s))", highlight=False)
     if png is not None:
         try:

@@ -14,7 +14,7 @@ from rich.markup import escape
 from typer.core import TyperCommand
 
 from awbench.redact import redact
-from awbench.run.store import RunStore, StoreError, resolve_run
+from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_run
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
 
@@ -114,3 +114,11 @@ def use_command_class(app: typer.Typer) -> None:
 def open_run(run: str, output: Path) -> RunStore:
     with user_errors():
         return resolve_run(run, output)
+
+
+def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
+    """Before any work: every output path a command is given (option -> path) lies outside every run."""
+    with user_errors():
+        for option, path in outputs.items():
+            if path is not None:
+                refuse_run_output(option, path)

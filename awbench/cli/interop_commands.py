@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run, refuse_run_outputs
 from awbench.cli.errors import pipeline_errors
 from awbench.data.problems import DataError, Problem
 from awbench.interop.reference import export_official, import_official
@@ -42,6 +42,7 @@ def export(
              "results), or both")
     if hf_eval_results is None and (allow_subset or hf_source_url is not None):
         fail("--allow-subset and --hf-source-url go with --hf-eval-results")
+    refuse_run_outputs({"--official": official, "--hf-eval-results": hf_eval_results})
     store = open_run(run, output)
     if official is not None:
         with pipeline_errors():

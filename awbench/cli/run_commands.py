@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional, get_args
 import typer
 
 from awbench.backends import infer_backend_name
-from awbench.cli.common import OutputOption, console, fail, open_run, user_errors
+from awbench.cli.common import OutputOption, console, fail, open_run, refuse_run_outputs, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import print_estimate, print_summary
@@ -371,6 +371,7 @@ def score(
 
     Example: awbench score my-run --failure-policy exclude
     """
+    refuse_run_outputs({"--reward": reward})
     store = open_run(run, output)
     with pipeline_errors(), store.locked():
         manifest = store.read_manifest()

@@ -54,8 +54,23 @@ def _fmt_rho(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.2f}"
 
 
+def reference_lines(scores: ScoresFile) -> list[str]:
+    """The numbers the reference eval.py prints for this evaluation, and why the strict ones above differ."""
+    reference = scores.reference
+    if reference is None:
+        return []
+    domains = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt(r.score)}" for d, r in reference.domains.items())
+    lines = [f"as the reference eval.py prints it (what the leaderboard ranks): {domains}; Overall "
+             f"{_fmt(reference.overall)} (macro), eval.py's own Overall line {_fmt(reference.overall_printed)}"]
+    if note := reference.differences_note():
+        lines.append(note)
+    return lines
+
+
 def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
     console.print(scores_table(scores))
+    for line in reference_lines(scores):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
     completeness = scores.completeness
     if not completeness.complete:
         err_console.print(f"{completeness.label()}: not ranked by the leaderboard nor exported; "

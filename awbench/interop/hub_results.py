@@ -43,9 +43,10 @@ from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_atomic
 from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.prompts import BUILTIN_SETS
+from awbench.redact import url_secrets_masked
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile, resume_advice
-from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError
+from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, refuse_run_output
 
 DATASET_ID = "Qwen/AgentWorldBench"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
@@ -69,6 +70,7 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     else the primary, else the first), replacing the file atomically. StoreError, naming what is wrong, for
     what the format cannot hold."""
     folder = directory / EVAL_RESULTS_FOLDER
+    refuse_run_output("--hf-eval-results", directory)
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
                          f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into")
@@ -78,6 +80,9 @@ def export_hub_results(store: RunStore, directory: Path, judge: str | None = Non
     if source_url is not None and not _URL.fullmatch(source_url):
         raise StoreError(f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source "
                          "to it")
+    if source_url is not None and url_secrets_masked(source_url) != source_url:
+        raise StoreError(f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
+                         "file is published; give a link without them")
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
@@ -109,7 +114,7 @@ def eval_results_entries(store: RunStore, judge: str | None = None, *, allow_sub
     raw = evaluation.read_scores_json()
     if raw is None:
         raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}")
-    scores = ScoresFile.model_validate(raw)
+    scores = ScoresFile.model_validate(raw).ranked()
     completeness = scores.completeness
     if not completeness.complete:
         raise StoreError(f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
@@ -207,17 +212,23 @@ def _common_notes(store: RunStore, manifest: RunManifest, info: JudgeInfo, score
     if settings.extra_body:
         judge += ", extra request fields"
     judge += f"), {_protocol(info)}."
-    policy = {"minimum": "failed generations score 0 and count as scored",
-              "exclude": "failed generations are left out, as the reference script leaves them out"}[scores.failure_policy]
-    notes = [judge, f"Failure policy {scores.failure_policy}: {policy}."]
+    if scores.reference is not None:
+        scoring = ("Scored as the reference eval.py prints it, from the same generations and judge answers (the rows "
+                   "it does not judge or cannot read are left out); awbench's strict score differs in "
+                   f"{scores.reference.differing} samples.")
+    else:
+        policy = {"minimum": "failed generations score 0 and count as scored",
+                  "exclude": "failed generations are left out, as the reference script leaves them out"}[scores.failure_policy]
+        scoring = f"Failure policy {scores.failure_policy}: {policy}."
+    notes = [judge, scoring]
     if scores.generations > 1:
         notes.append(f"The score of a sample is the mean over its {scores.generations} generations.")
     if subset is not None:
         notes.append(f"Subset, not the full benchmark: {subset}.")
-    key = provenance(manifest, info, scores.failure_policy)
+    key = provenance(manifest, info, scores.failure_policy, scores.reference is not None)
     if key.published_protocol:
         notes.append("Comparable with the published leaderboard: yes (the reference protocol with the published "
-                     "judge, on the full benchmark, failures left out).")
+                     "judge, on the full benchmark, scored as the reference script scores).")
     else:
         reasons = "; ".join(_not_comparable(manifest, info, scores))
         notes.append(f"Comparable with the published leaderboard: no ({reasons}).")
@@ -251,7 +262,7 @@ def _not_comparable(manifest: RunManifest, info: JudgeInfo, scores: ScoresFile) 
         reasons.append(f"not the published judge ({DEFAULT_JUDGE_MODEL}, temperature 0.6, one free-form verdict)")
     if not full_benchmark(manifest):
         reasons.append("not the full benchmark with one generation per sample")
-    if scores.failure_policy != "exclude":
+    if scores.reference is None and scores.failure_policy != "exclude":
         reasons.append(f"failure policy {scores.failure_policy}, where the published scores leave failures out")
     return reasons or ["its provenance differs"]
 

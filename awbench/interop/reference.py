@@ -46,6 +46,7 @@ from awbench.records import (
     Generation,
     JudgmentRecord,
     PredictionRecord,
+    ReferenceReading,
     Sample,
     VerdictRecord,
 )
@@ -57,6 +58,7 @@ from awbench.run.store import (
     RunStore,
     StoreError,
     environment_facts,
+    refuse_run_output,
 )
 from awbench.world_model.predictions import prediction_record
 
@@ -141,9 +143,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
     if directory.exists() and not directory.is_dir():
         raise StoreError(f"--official {directory} is a file: give a directory to write predictions.jsonl and "
                          "judged.jsonl into")
-    if (directory / "run.json").exists():
-        raise StoreError(f"--official {directory} is an awbench run directory: its predictions.jsonl would be "
-                         "replaced; give another directory")
+    refuse_run_output("--official", directory)
     manifest = store.read_manifest()
     predictions = store.predictions.load()
     evaluations = [e for e in store.evaluations() if e.read_info().kind == "llm"]
@@ -445,8 +445,9 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
                 add(name, "missing field: a scored row (failed 0.0) has all five dimension scores, 0 for a missing one")
             continue
         value = values[name]
-        if not _number(value) or not float(value).is_integer() or not 0 <= value <= 5:
-            add(name, f"expected an integer score 1..5 (0 for a missing one), got {_shown(value)}")
+        if not _number(value) or not float(value).is_integer() or value > 5:
+            add(name, f"expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), "
+                      f"got {_shown(value)}")
         else:
             scores[name] = int(value)
     if failed == 1:
@@ -459,11 +460,15 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
             add("failed", "0.0, but gen is empty: the reference script marks a row without a generation failed (1.0)")
         for name, value in scores.items():
             if value == 0:
-                add(name, "0, the reference's mark of a missing score: left out of this sample's mean, as the "
-                          "reference leaves it out", "warning")
-        valid = [v for v in scores.values() if v]
+                add(name, "0, the reference's mark of a missing or unusable score: left out of its means and of the "
+                          "strict score", "warning")
+            elif value < 0:
+                add(name, f"{value}, below 1: the reference averages it into its {name} line and leaves it out of "
+                          "the total; the strict score leaves it out", "warning")
+        valid = [v for v in scores.values() if v > 0]
         if len(scores) == len(DIMENSIONS) and not valid:
-            add("failed", "0.0, but all five dimension scores are 0 (missing): there is no score")
+            add("failed", "0.0, but no dimension score is 1..5: the reference counts the row with a total of 0 (left "
+                          "out of its means); it has no strict score", "warning")
         complete = len(scores) == len(DIMENSIONS)
         if total is not None and valid and complete and abs(total - fmean(valid)) > TOTAL_TOLERANCE:
             add("total_score", f"{_shown(total)} is not {fmean(valid):g}, the mean of the dimension scores: the "
@@ -512,13 +517,19 @@ def imported_judgment(sample: Sample, fields: dict[str, Any]) -> JudgmentRecord 
         return None
     common = {"key": sample.key, "domain": sample.domain, "judge": "llm", "cache_key": IMPORTED_PROMPT_SET}
     if fields["failed"] != 0:
-        return JudgmentRecord(**common, status="failed", error=fields.get("error_message") or JUDGE_FAILED)
-    scores = {d: int(fields[d]) for d in DIMENSIONS if fields[d] != 0}
+        failed = VerdictRecord(status="unparsed", error=fields.get("error_message") or JUDGE_FAILED,
+                               reference=ReferenceReading(success=False))
+        return JudgmentRecord(**common, status="failed", error=failed.error, verdicts=[failed])
+    given = {d: int(fields[d]) for d in DIMENSIONS}
+    reference = ReferenceReading(success=True, scores=given, total_score=fields.get("total_score", 0), attempt=1)
+    scores = {d: v for d, v in given.items() if v > 0}  # the strict reading: scores on the rubric's scale only
+    status = "complete" if len(scores) == len(DIMENSIONS) else "partial" if scores else "unparsed"
     verdict = VerdictRecord(
-        status="complete" if len(scores) == len(DIMENSIONS) else "partial", scores=scores,
-        strengths=list(fields.get("strengths", [])), weaknesses=list(fields.get("weaknesses", [])),
-        raw=fields.get("judge_raw_output"),
+        status=status, scores=scores, strengths=list(fields.get("strengths", [])),
+        weaknesses=list(fields.get("weaknesses", [])), raw=fields.get("judge_raw_output"), reference=reference,
     )
+    if not scores:
+        return JudgmentRecord(**common, status="failed", error="no dimension score is 1..5", verdicts=[verdict])
     return JudgmentRecord(
         **common, status="ok" if verdict.status == "complete" else "partial",
         score=to_100(fmean(scores.values())), dimensions={d: float(v) for d, v in scores.items()}, verdicts=[verdict],

@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 # and each would hold its own pydantic (see awbench.judging.rules.worker).
 if TYPE_CHECKING:
     from awbench.config import JudgeSettings
-    from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord
+    from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
     from awbench.transport.openai_client import Endpoints
+
+# Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters: an id
+# read back from a run's `judges/` folder that is not was not made by awbench, and is refused (`awbench.run.store`)
+# rather than shown, in a report, to whoever reads it.
+JUDGE_ID = re.compile(r"[A-Za-z0-9._-]+")
+JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
 
 _MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
 _LLM_BACKENDS = {"openai": "awbench.judging.llm", "vllm": "awbench.judging.vllm_judge"}  # JudgeSettings.backend
@@ -37,6 +43,11 @@ class Judge(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """What judge.json records about this judge beyond its settings (e.g. the prompt set and its sha256)."""
+        ...
+
+    def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+        """What this judge is asked about a stored generation; None when it judges none (a failed generation
+        under awbench's rules; under the reference protocol, one with no text at all)."""
         ...
 
     def cache_key(self, request: JudgeRequest) -> str:
@@ -73,6 +84,16 @@ def llm_judge_id(settings: JudgeSettings, prompt_label: str, prompt_sha256: str)
 
     model = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.model.rsplit("/", 1)[-1]).strip("-") or "judge"
     return f"{model}-{prompt_label}-{content_hash(llm_identity(settings, prompt_sha256))[:6]}"
+
+
+def prediction_request(sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+    """awbench's rule for what is judged: the parsed prediction of a successful generation. A failed one
+    (empty, cut off by the token limit, no answer) scores 0 or is left out without asking."""
+    from awbench.records import JudgeRequest
+
+    if prediction.failed:
+        return None
+    return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation)
 
 
 async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:

@@ -52,9 +52,9 @@ from awbench.judging.cost import (
     tokens_for_chars,
     usage_cost,
 )
-from awbench.judging.llm import LLMJudge, Messages, _seed, require_key
+from awbench.judging.llm import LLMJudge, Messages, require_key
 from awbench.judging.prompts import PromptSet, render_messages
-from awbench.judging.verdicts import add_usage, better, combine, verdict_record
+from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
 from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import (
@@ -208,7 +208,8 @@ class _Verdict:
         if self.in_flight:
             return False
         verdicts = [a.verdict for a in self.answers.values()]
-        if any(v.status == "complete" or (v.status == "error" and not v.transient) for v in verdicts):
+        best = self.best()
+        if (best is not None and settled(best, self.attempts())) or any(v.status == "error" and not v.transient for v in verdicts):
             return True
         return self.attempts() >= budget
 
@@ -504,7 +505,7 @@ class BatchJudge(LLMJudge):
             for verdict in verdicts:
                 attempt = verdict.attempts() + 1
                 cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
-                body = self._request_body(messages, _seed(item.cache_key, verdict.index, attempt))
+                body = self._request_body(messages, self.seed(item.cache_key, verdict.index, attempt))
                 line = encode({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
                 if chunk and (len(chunk) >= self.max_requests_per_batch or size + len(line) > self.max_file_bytes):
                     batches.append(await self._submit(chunk, ids, estimate))
@@ -694,7 +695,7 @@ class BatchJudge(LLMJudge):
 
     def _answer(self, cid: str, entry: BatchEntry, batch: Any, line: dict[str, Any] | None, item: _Item,
                 index: int, attempt: int) -> BatchAnswer:
-        seed = _seed(item.cache_key, index, attempt)
+        seed = self.seed(item.cache_key, index, attempt)
         response = line.get("response") if line else None
         error = line.get("error") if line else None
         cost = 0.0
@@ -705,7 +706,8 @@ class BatchJudge(LLMJudge):
                 verdict = self._failed_call(malformed, seed)
             else:
                 verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed,
-                                         item.request.prediction).model_copy(update={"usage": completion.usage})
+                                         item.request.prediction, self.reference_protocol, attempt,
+                                         ).model_copy(update={"usage": completion.usage})
                 if self.batch_price:
                     chars = len(completion.content or "") + len(completion.reasoning or "")
                     cost = call_cost(self.batch_price, completion.usage, self._prompt_tokens(item), tokens_for_chars(chars))

@@ -34,13 +34,16 @@ from awbench.judging.prompts import (
     BUILTIN_SETS,
     PromptSet,
     load_prompt_set,
+    protocol_request,
     render_messages,
 )
 from awbench.judging.verdict import PARSER_VERSION
-from awbench.judging.verdicts import add_usage, better, combine, verdict_record
+from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
+    PredictionRecord,
+    Sample,
     Usage,
     VerdictRecord,
     content_hash,
@@ -133,6 +136,17 @@ class LLMJudge:
 
     def cache_key(self, request: JudgeRequest) -> str:
         return verdict_cache_key(self._identity, request)
+
+    @property
+    def reference_protocol(self) -> bool:
+        return self.prompt_set.protocol == "reference"
+
+    def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+        return protocol_request(self.prompt_set, sample, prediction)
+
+    def seed(self, key: str, index: int, attempt: int) -> int | None:
+        """None under the reference protocol, whose judge stage sends no seed."""
+        return None if self.reference_protocol else _seed(key, index, attempt)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
@@ -230,7 +244,7 @@ class LLMJudge:
         budget = self.settings.max_retries + 1
         attempt = first_attempt - 1
         for attempt in range(first_attempt, budget + 1):
-            seed = _seed(key, index, attempt)
+            seed = self.seed(key, index, attempt)
             try:
                 completion = await self._complete(messages, seed)
             except Exception as error:
@@ -239,21 +253,22 @@ class LLMJudge:
                 if verdict.transient and attempt < budget:
                     wait = wait_before_retry(error, attempt)
             else:
-                verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed, prediction)
+                verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed, prediction,
+                                         self.reference_protocol, attempt)
                 call_usage = completion.usage
                 output_chars = len(completion.content or "") + len(completion.reasoning or "")
             usage = add_usage(usage, call_usage)
             if self.price and verdict.status != "error":
                 cost += call_cost(self.price, call_usage, prompt_estimate, tokens_for_chars(output_chars))
             best = better(best, verdict)
-            if best.status == "complete" or (verdict.status == "error" and not verdict.transient):
+            if settled(best, attempt) or (verdict.status == "error" and not verdict.transient):
                 break
             if verdict.transient and attempt < budget:
                 await asyncio.sleep(wait)
         assert best is not None
         return best.model_copy(update={"attempts": attempt, "usage": usage}), cost
 
-    def _failed_call(self, error: Exception, seed: int) -> VerdictRecord:
+    def _failed_call(self, error: Exception, seed: int | None) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow
         or a content refusal fails this prediction; other refusals stop the run."""
         if isinstance(error, StatusError) and not is_retryable(error):
@@ -266,7 +281,7 @@ class LLMJudge:
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)
         raise error  # EndpointDown stopping the run, or a bug
 
-    async def _complete(self, messages: Messages, seed: int) -> Completion:
+    async def _complete(self, messages: Messages, seed: int | None) -> Completion:
         async with self._limit:
             try:
                 completion = await self.client.chat(self._request_body(messages, seed))
@@ -276,9 +291,11 @@ class LLMJudge:
             self._watch.record(None)
             return completion
 
-    def _request_body(self, messages: Messages, seed: int) -> dict[str, Any]:
+    def _request_body(self, messages: Messages, seed: int | None) -> dict[str, Any]:
         s = self.settings
-        body: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature, "seed": seed}
+        body: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
+        if seed is not None:
+            body["seed"] = seed
         # The OpenAI API's reasoning models refuse `max_tokens` and want `max_completion_tokens`; other
         # OpenAI-compatible servers (vLLM, SGLang, most providers) all take `max_tokens`.
         body["max_completion_tokens" if self._official_api else "max_tokens"] = s.max_tokens

@@ -23,8 +23,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from awbench.domains import DOMAIN_LABELS, DOMAINS, OBSERVATION_MARKER
-from awbench.records import JudgeRequest
+from awbench.domains import DOMAIN_LABELS, DOMAINS
+from awbench.judging import prediction_request
+from awbench.judging.reference_parsers import reference_clean, reference_generation
+from awbench.records import JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
 from awbench.world_model.messages import judge_history
 from awbench.world_model.parsing import strip_observation_marker
@@ -154,6 +156,21 @@ def _check_reference_fields(template: str, path: Path) -> None:
                           f"the reference's judge stage fills {list(REFERENCE_FIELDS)}")
 
 
+def protocol_request(prompt_set: PromptSet, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+    """What a judge under this protocol is asked about a stored generation; None when it judges none.
+
+    awbench's protocol judges as every awbench judge does (`prediction_request`). The reference protocol asks
+    what the reference's judge stage asks: every generation with any text, empty, thinking-only and cut-off
+    ones included, extracted as its parser extracts it, so that its numbers can be reproduced."""
+    if prompt_set.protocol != "reference":
+        return prediction_request(sample, prediction)
+    content = prediction.content
+    if not content:
+        return None
+    text = reference_generation(content, sample.domain).extracted
+    return JudgeRequest(sample=sample, prediction=text, generation=prediction.generation)
+
+
 def render_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
     """The judge's chat for one prediction, under the prompt set's protocol."""
     if prompt_set.protocol == "reference":
@@ -205,14 +222,6 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
         ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
-
-
-def reference_clean(text: str) -> str:
-    """The reference's marker cleaning: a leading marker is cut off, else every occurrence is removed; then
-    whitespace is stripped."""
-    if text.startswith(OBSERVATION_MARKER):
-        return text[len(OBSERVATION_MARKER) :].strip()
-    return text.replace(OBSERVATION_MARKER, "").strip()
 
 
 def render_history(history: list[str]) -> str:

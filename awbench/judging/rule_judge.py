@@ -11,7 +11,8 @@ from awbench.config import JudgeSettings
 from awbench.judging.rule_workers import RuleTask, RuleWorkers, available_workers
 from awbench.judging.rules import RULES_VERSION, RuleResult, RuleScorer
 from awbench.judging.rules.score import clear_caches
-from awbench.records import JudgeRequest, JudgmentRecord, RuleParts, content_hash
+from awbench.judging import prediction_request
+from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, RuleParts, Sample, content_hash
 from awbench.world_model.messages import earlier_turns
 from awbench.world_model.parsing import strip_observation_marker
 
@@ -40,6 +41,9 @@ class RuleJudge:
 
     def describe(self) -> dict[str, Any]:
         return {"rules_version": RULES_VERSION}
+
+    def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+        return prediction_request(sample, prediction)
 
     def cache_key(self, request: JudgeRequest) -> str:
         prediction = hashlib.sha256(request.prediction.encode()).hexdigest()

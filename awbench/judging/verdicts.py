@@ -10,21 +10,25 @@ from __future__ import annotations
 import statistics
 
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging.verdict import parse_verdict
-from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
+from awbench.judging.reference_parsers import reference_verdict
+from awbench.judging.verdict import QUOTED_FLAG, ParsedVerdict, parse_verdict
+from awbench.records import JudgeRequest, JudgmentRecord, ReferenceReading, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
 
 _RANK = {"complete": 3, "partial": 2, "unparsed": 1, "truncated": 1, "error": 0}
+REFERENCE_ASKS = 3  # the reference's judge stage asks at most three times (its --max-retries default)
 
 
 def verdict_record(content: str | None, reasoning: str | None, finish_reason: str | None, seed: int | None,
-                   prediction: str = "") -> VerdictRecord:
-    """`prediction` is what the judge was shown: a verdict quoted from it is never the judge's own."""
+                   prediction: str = "", reference: bool = False, attempt: int = 1) -> VerdictRecord:
+    """`prediction` is what the judge was shown: a verdict quoted from it is never the judge's own. With
+    `reference` (the reference protocol), the answer is also read as the reference reads it, within its asks."""
     raw, raw_replaced = clean_text(content)
     reasoning, reasoning_replaced = clean_text(reasoning)
     parsed = parse_verdict(raw or "", prediction)
     flags = [*parsed.flags, *([REPLACED_FLAG] if raw_replaced or reasoning_replaced else [])]
-    common = {"raw": raw, "reasoning": reasoning, "seed": seed, "strengths": parsed.strengths, "weaknesses": parsed.weaknesses}
+    common = {"raw": raw, "reasoning": reasoning, "seed": seed, "strengths": parsed.strengths, "weaknesses": parsed.weaknesses,
+              "reference": reference_reading(raw or "", parsed, attempt) if reference and attempt <= REFERENCE_ASKS else None}
     if finish_reason == "length":  # whatever it holds, the answer did not end: never taken as complete
         return VerdictRecord(status="truncated", flags=[*flags, "truncated"],
                              error="the judge's answer was cut off by its token limit (--judge-max-tokens)", **common)
@@ -32,11 +36,33 @@ def verdict_record(content: str | None, reasoning: str | None, finish_reason: st
                          error=None if parsed.status == "complete" else parsed.reason, **common)
 
 
+def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int) -> ReferenceReading:
+    """The reference parser's reading of one answer. Where it would take a verdict quoted from the prediction,
+    awbench's reading of the judge's own verdict stands instead (a forged verdict is never used)."""
+    read = reference_verdict(answer)
+    if QUOTED_FLAG in parsed.flags and (not read.success or read.scores != parsed.scores):
+        own = parsed.status == "complete"
+        total = statistics.fmean(parsed.scores.values()) if own else 0.0
+        return ReferenceReading(success=own, scores=dict(parsed.scores) if own else {}, total_score=total,
+                                attempt=attempt, quoted=True)
+    return ReferenceReading(success=read.success, scores=dict(read.scores), total_score=read.total_score, attempt=attempt)
+
+
 def better(best: VerdictRecord | None, verdict: VerdictRecord) -> VerdictRecord:
-    """The more useful of two answers to the same question; the later one on a tie."""
+    """The more useful of two answers to the same question; the later one on a tie. The reference's reading
+    is its first successful one, whichever answer awbench keeps."""
     if best is None:
         return verdict
-    return verdict if (_RANK[verdict.status], len(verdict.scores)) >= (_RANK[best.status], len(best.scores)) else best
+    chosen = verdict if (_RANK[verdict.status], len(verdict.scores)) >= (_RANK[best.status], len(best.scores)) else best
+    first = best.reference if best.reference is not None and (best.reference.success or verdict.reference is None) else verdict.reference
+    return chosen if chosen.reference is first else chosen.model_copy(update={"reference": first})
+
+
+def settled(best: VerdictRecord, attempt: int) -> bool:
+    """No more asks are needed: awbench has a complete verdict and, under the reference protocol, the reference
+    has read one too or has used its asks."""
+    reference = best.reference
+    return best.status == "complete" and (reference is None or reference.success or attempt >= REFERENCE_ASKS)
 
 
 def combine(request: JudgeRequest, cache_key: str, verdicts: list[VerdictRecord], cost: float | None) -> JudgmentRecord:

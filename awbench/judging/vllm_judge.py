@@ -42,9 +42,9 @@ from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
 from awbench.judging.llm import _seed, prompt_description, prompt_label, verdict_cache_key, verdict_schema
-from awbench.judging.prompts import PromptSet, load_prompt_set, render_messages
-from awbench.judging.verdicts import add_usage, better, combine, verdict_record
-from awbench.records import JudgeRequest, JudgmentRecord, Usage, VerdictRecord
+from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages
+from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
+from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 
 if TYPE_CHECKING:
     from vllm import LLM, RequestOutput, SamplingParams
@@ -188,6 +188,9 @@ class VLLMJudge:
     def cache_key(self, request: JudgeRequest) -> str:
         return verdict_cache_key(self._identity, request)
 
+    def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+        return protocol_request(self.prompt_set, sample, prediction)
+
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """First asks only; no engine needed (tokens estimated from characters). Nothing is spent: $0."""
         samples = self.settings.samples
@@ -255,7 +258,7 @@ class VLLMJudge:
             pending = call.pending
             pending.usage[call.index] = add_usage(pending.usage[call.index], answer.usage)
             best = pending.best[call.index] = better(pending.best[call.index], verdict)
-            final = best.status == "complete" or verdict.status == "error" or call.attempt >= budget
+            final = settled(best, call.attempt) or verdict.status == "error" or call.attempt >= budget
             if not final:
                 reasks.append(_Call(pending, call.index, call.attempt + 1))
                 continue
@@ -326,5 +329,6 @@ class VLLMJudge:
                       cached_tokens=result.num_cached_tokens)  # fmt: skip
         # Offline, thinking stays inline in the text; the parser removes it, as from a server without a
         # reasoning parser.
-        verdict = verdict_record(completion.text, None, completion.finish_reason, call.seed, call.pending.request.prediction)
+        verdict = verdict_record(completion.text, None, completion.finish_reason, call.seed, call.pending.request.prediction,
+                                 self.prompt_set.protocol == "reference", call.attempt)
         return _Answer(call, verdict, usage)

@@ -12,7 +12,10 @@ from pathlib import Path
 from awbench.judging.verdicts import consistency_stats
 from awbench.records import JudgmentRecord, PredictionRecord, Sample
 from awbench.run.failures import failure_groups
+from awbench.run.reference_scores import reference_scores
 from awbench.run.scoring import GenKey, ScoresFile, score_table
+
+REFERENCE_PROTOCOLS = ("reference", "imported")  # evaluations whose verdicts carry the reference's reading
 from awbench.run.store import Evaluation, RunStore, match_judge
 
 
@@ -41,6 +44,8 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         if primary and both and rules_id is not None and infos[judge_id].kind == "llm":
             extra["rules"] = tables[rules_id]
             extra["agreement"] = rule_llm_agreement(keys, judgments[judge_id], judgments[rules_id])
+        if infos[judge_id].described.get("protocol") in REFERENCE_PROTOCOLS:
+            extra["reference"] = reference_scores(keys, predictions, judgments[judge_id], policy)
         records = judgments[judge_id].values()
         repeated = [r for r in records if len(r.verdicts) > 1]
         scores = ScoresFile.from_tables(

@@ -308,7 +308,7 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     yet are assumed as long as the real observation; `existing_only` (judging an existing run) counts only
     the predictions it has."""
     from awbench.records import PredictionRecord
-    from awbench.run.stages import judge_request, needs_generation
+    from awbench.run.stages import needs_generation
 
     samples = load_samples(config.data).samples
     store = RunStore(config.run_dir)
@@ -330,9 +330,9 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
                 continue
             record = PredictionRecord(key=sample.key, generation=g, domain=sample.domain, sample_hash=sample.hash,
                                       status="ok", prediction=sample.record.ground_truth)
-        if record.failed:
+        request = llm.request(sample, record)
+        if request is None:
             continue
-        request = judge_request(sample, record)
         if not reusable(existing.get((sample.key, g)), llm.cache_key(request), config.retry_failed):
             requests.append(request)
     if not requests:

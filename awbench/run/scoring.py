@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, computed_field
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.run.failures import FailureGroup
+from awbench.run.reference_scores import ReferenceScores
 
 FailurePolicy = Literal["minimum", "exclude"]
 GenKey = tuple[str, int]  # (sample key, generation)
@@ -85,6 +86,9 @@ class ScoresFile(BaseModel):
     overall: float | None
     overall_micro: float | None
     domains: dict[str, DomainScore]
+    # Under the reference protocol and for imported verdicts: the numbers the reference eval.py prints for the
+    # same generations and answers (ranked beside the published rows), and why they differ from these.
+    reference: ReferenceScores | None = None
     rules: ScoreTable | None = None  # the rule score, beside an LLM judge's (`--judge both`)
     agreement: dict[str, float | None] | None = None  # Spearman(rule score, LLM total) per domain and "overall"
     judge_consistency: dict[str, float] | None = None  # with several verdicts per prediction
@@ -125,6 +129,19 @@ class ScoresFile(BaseModel):
                           if s.suspected_injection)
         return (f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
                 f"see `awbench show {run} --flagged`")
+
+    def ranked(self) -> ScoresFile:
+        """The numbers this evaluation is ranked and exported by: with a reference reading, what eval.py prints
+        (`scored`: the rows it counts; failures and unscored samples as awbench counts them); otherwise these."""
+        if self.reference is None:
+            return self
+        domains = {
+            d: self.domains[d].model_copy(update={"score": r.score, "scored": r.valid, "dimensions": r.dimensions,
+                                                  "generation_spread": None})
+            for d, r in self.reference.domains.items()
+        }
+        return self.model_copy(update={"overall": self.reference.overall, "overall_micro": self.reference.overall_printed,
+                                       "domains": domains})
 
     def table(self) -> ScoreTable:
         domains = self.domains.values()

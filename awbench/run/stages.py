@@ -86,22 +86,23 @@ def reusable(record: JudgmentRecord | None, cache_key: str, retry_failed: bool) 
     return record.status != "failed" or not (record.transient or retry_failed)
 
 
-def judge_request(sample: Sample, prediction: PredictionRecord) -> JudgeRequest:
-    return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation)
-
-
 def with_flags(request: JudgeRequest) -> JudgeRequest:
     """What a judgment records about its prediction; looked for only in what is judged (a resumed run skips it)."""
     return replace(request, flags=(INJECTION_FLAG,) if injection_signals(request.prediction) else ())
 
 
-def offer(stages: list[JudgeStage], request: JudgeRequest, retry_failed: bool) -> list[JudgeStage]:
-    """Queue the request for every judge that has no reusable verdict for it; those judges, in order."""
-    takers = [stage for stage in stages if stage.needs(request, retry_failed)]
-    if takers:
-        flagged = with_flags(request)
-        for stage in takers:
-            stage.feed.put(flagged)
+def offer(stages: list[JudgeStage], sample: Sample, prediction: PredictionRecord, retry_failed: bool) -> list[JudgeStage]:
+    """Queue what each judge asks of the prediction, where it has no reusable verdict for it; those judges,
+    in order. Judges under different protocols may ask about different texts of one generation."""
+    takers = []
+    flagged: dict[str, JudgeRequest] = {}  # by text: the injection check runs once per text
+    for stage in stages:
+        request = stage.judge.request(sample, prediction)
+        if request is not None and stage.needs(request, retry_failed):
+            if request.prediction not in flagged:
+                flagged[request.prediction] = with_flags(request)
+            stage.feed.put(flagged[request.prediction])
+            takers.append(stage)
     return takers
 
 
@@ -166,8 +167,8 @@ def plan(store: RunStore, samples: list[Sample], model: ModelSettings | None, ju
     ready = [GenerationRequest(s, g) for s, g in wanted if (s.key, g) not in pending]
     for request in trajectory_order(ready):
         record = predictions.get((request.key, request.generation))
-        if record is not None and not record.failed:
-            offer(judges, judge_request(request.sample, record), retry_failed)
+        if record is not None:
+            offer(judges, request.sample, record, retry_failed)
     return Plan(todo, predictions, judges, reused_predictions=len(wanted) - len(todo))
 
 
@@ -193,7 +194,7 @@ async def execute(store: RunStore, work: Plan, backend: Backend | None, label: s
                         infer_summary.failed += record.failed
                         assert infer_bar is not None
                         infer_bar.advance(failed=record.failed)
-                        takers = [] if record.failed else offer(work.judges, judge_request(samples[record.key], record), retry_failed)
+                        takers = offer(work.judges, samples[record.key], record, retry_failed)
                         for stage in work.judges:
                             if stage not in takers:
                                 bars[stage.judge.id].drop()

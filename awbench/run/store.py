@@ -31,11 +31,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
+from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
@@ -72,6 +73,13 @@ class JudgeInfo(BaseModel):
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @field_validator("id")
+    @classmethod
+    def _made_by_awbench(cls, judge_id: str) -> str:
+        if not JUDGE_ID.fullmatch(judge_id):
+            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
+        return judge_id
 
 
 def environment_facts() -> dict[str, Any]:
@@ -219,7 +227,8 @@ class RunStore:
 
     def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
-        Anything else is someone else's, and making a run would empty it."""
+        Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run."""
+        refuse_run_output("--output", self.path.parent)
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
@@ -272,6 +281,10 @@ class RunStore:
     def evaluations(self, manifest: RunManifest | None = None) -> list[Evaluation]:
         """Every judge evaluation of the run, the primary first (`manifest`: run.json when already read)."""
         found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
+        foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
+        if foreign:
+            raise StoreError(f"{self.path / 'judges'}: {foreign[0]!r} is not a judge id awbench makes "
+                             f"({JUDGE_ID_CHARS}): this run was not written by awbench, and is not read")
         primary = (manifest or self.read_manifest()).primary_judge
         return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
 
@@ -300,6 +313,21 @@ def match_judge(run_name: str, kinds: dict[str, str], wanted: str | None) -> str
     if not matches:
         raise StoreError(f"run {run_name} has no judge {wanted!r}; its judges: {', '.join(kinds)}")
     raise StoreError(f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id")
+
+
+def refuse_run_output(option: str, path: Path) -> None:
+    """StoreError unless `path`, given to write an output (a file, or a directory to write files into), lies
+    outside every run: a run directory, anything inside one (say its run.json), or a link to either is the
+    run's own, and writing there would replace or mix with what the run holds."""
+    try:
+        resolved = path.resolve()  # a link is judged by where it leads
+    except (OSError, RuntimeError):  # a loop of links: writing through it fails later, naming the path
+        resolved = path.absolute()
+    for directory in (resolved, *resolved.parents):
+        if os.path.isfile(RunStore(directory).manifest_path):  # a directory it may not look into holds no run of ours
+            where = "is the run directory" if directory == resolved else "lies inside the run directory"
+            raise StoreError(f"{option} {path} {where} {directory}, whose files only awbench's run commands "
+                             "write: give a path outside every run")
 
 
 def resolve_run(run: str, output: Path) -> RunStore:

@@ -17,7 +17,7 @@ import os
 import urllib.request
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 import jiter
 import orjson
@@ -101,7 +101,7 @@ class ChatClient:
     async def _request(self, method: str, path: str, data: bytes | None) -> bytes:
         import aiohttp
 
-        url = self.base_url + path
+        url = endpoint_url(self.base_url, path)
         try:
             async with self._open().request(method, url, data=data, proxy=self._proxy) as response:
                 raw = await response.read()
@@ -116,6 +116,12 @@ class ChatClient:
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
+
+
+def endpoint_url(base_url: str, path: str) -> str:
+    """`path` after the base URL's own path, its query (`?api-version=...`, a key) kept at the end."""
+    parts = urlsplit(base_url)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + path))
 
 
 def encode(body: dict[str, Any]) -> bytes:

@@ -17,7 +17,9 @@ import random
 import re
 from collections import deque
 
-from awbench.redact import redact, register_secret
+from awbench.redact import (
+    MASK, redact, register_secret, register_url_secrets, url_has_credentials, url_holds_mask, url_secrets_masked,
+)
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import (
     ChatClient,
@@ -47,7 +49,17 @@ class EndpointDown(Exception):
 
 def api_key(base_url: str | None, api_key_env: str | None, option: str = "--api-key-env") -> str:
     """The key from the named variable. A variable named explicitly must be set; a local server usually needs
-    no key (the SDK still wants a string); the OpenAI API (no base URL) does."""
+    no key (the SDK still wants a string); the OpenAI API (no base URL) does. The base URL's own secrets
+    (key-like query parameters) are registered for masking; one that carries a user name or password, or a
+    key masked as run.json records it, is refused."""
+    if base_url is not None:
+        if url_has_credentials(base_url):  # OPENAI_BASE_URL: the options are checked with the settings
+            raise MissingAPIKey(f"the base URL {url_secrets_masked(base_url)} has a user name or password: give "
+                                f"the URL without it, and the key in an environment variable named with {option}")
+        if url_holds_mask(base_url):
+            raise MissingAPIKey(f"the base URL {base_url} holds a key masked as the run recorded it ({MASK}): "
+                                "give the URL, with its key, again")
+        register_url_secrets(base_url)
     variable = api_key_env or "OPENAI_API_KEY"
     key = os.environ.get(variable)
     if key:
