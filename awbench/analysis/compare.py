@@ -63,7 +63,6 @@ class Paired(BaseModel):
     ties: int = 0
     losses: int = 0
 
-
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
@@ -168,15 +167,17 @@ def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]]
         d = np.array([da[k] - db[k] for k in common])
         diffs[domain] = Clustered.of(d[:, None], [trajectories[k] for k in common])
         rows.append(Paired(
-            name=domain, n=len(common), trajectories=len({trajectories[k] for k in common}), mean_a=float(np.mean([da[k] for k in common])),
-            mean_b=float(np.mean([db[k] for k in common])), diff=float(d.mean()),
+            name=domain, n=len(common), trajectories=len({trajectories[k] for k in common}),
+            mean_a=float(np.mean([da[k] for k in common])), mean_b=float(np.mean([db[k] for k in common])),
+            diff=float(d.mean()),
             wins=int((d > TIE_TOLERANCE).sum()), ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
             losses=int((d < -TIE_TOLERANCE).sum()),
         ))
     if rows:
         rows.append(Paired(
-            name=OVERALL, n=sum(r.n for r in rows), trajectories=sum(r.trajectories for r in rows), mean_a=float(np.mean([r.mean_a for r in rows])),
-            mean_b=float(np.mean([r.mean_b for r in rows])), diff=float(np.mean([r.diff for r in rows])),
+            name=OVERALL, n=sum(r.n for r in rows), trajectories=sum(r.trajectories for r in rows),
+            mean_a=float(np.mean([r.mean_a for r in rows])), mean_b=float(np.mean([r.mean_b for r in rows])),
+            diff=float(np.mean([r.diff for r in rows])),
             wins=sum(r.wins for r in rows), ties=sum(r.ties for r in rows), losses=sum(r.losses for r in rows),
         ))
         reps = bootstrap_means(diffs, resamples, seed)
