@@ -8,7 +8,7 @@ import math
 from statistics import stdev
 
 import pytest
-from runs_helpers import MCP, SEARCH, SMALL, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
 from awbench.analysis.compare import paired_rows
 from awbench.analysis.growth import TURN_BINS, Unit, growth_summary, growth_table, trend_phrase, trends
@@ -99,6 +99,9 @@ def test_leaderboard_cells_from_too_few_trajectories_say_so(tmp_path):
     assert not cells["terminal"].too_few and fmt_cell(cells["terminal"]) == "–"  # no samples: nothing to tell
     assert to_csv(board).splitlines()[1].split(",")[5:7] == ["75.00", "75.00"]  # MCP, Search
     assert ",MCP lo,MCP hi," in to_csv(board).splitlines()[0] and ",,," in to_csv(board).splitlines()[1]
+    table = invoke("leaderboard", str(store.path), "--ci", "--resamples", "2000")
+    assert table.exit_code == 0, table.output
+    assert table.stdout.count("too few") == 4 and "[" not in table.stdout.split("Intervals:")[0]  # 2 cells, 2 in the note
 
 
 def test_generation_spread_is_the_sample_standard_deviation():

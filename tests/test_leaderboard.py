@@ -332,8 +332,8 @@ def test_intervals_show_both_ends_in_every_format(runs, tmp_path, any_trajectori
     assert "Intervals: [lo, hi], 95% bootstrap over whole trajectories" in table.stdout
     markdown = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "markdown").stdout
     assert "| 50.00 [0.00, 75.00] | 75.00 [75.00, 75.00] |" in markdown and "±" not in markdown
-    assert ("\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; none from fewer than five trajectories "
-            "(too few to tell).\n") in markdown
+    assert ('\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; "too few to tell" (in a terminal, "too '
+            'few"): fewer than five trajectories, no interval.\n') in markdown
     page = tmp_path / "board.html"
     assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0
     assert '50.00<br><span class="ci">[0.00, 75.00]</span>' in page.read_text() and "±" not in page.read_text()

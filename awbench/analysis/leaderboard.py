@@ -414,8 +414,8 @@ def fmt_cell(cell: Cell) -> str:
     return f"{fmt_number(cell.value)} {fmt_interval(cell)}".rstrip()
 
 
-INTERVALS_NOTE = ("Intervals: [lo, hi], 95% bootstrap over whole trajectories; none from fewer than five "
-                  f"trajectories ({TOO_FEW})")
+INTERVALS_NOTE = (f"Intervals: [lo, hi], 95% bootstrap over whole trajectories; \"{TOO_FEW}\" (in a terminal, "
+                  "\"too few\"): fewer than five trajectories, no interval")
 
 
 def fmt_cost(cost: float | None) -> str:

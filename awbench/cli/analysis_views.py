@@ -57,7 +57,7 @@ from awbench.run.scoring import resume_advice
 def _stacked(cell: Cell) -> Text:
     """Value, and its interval below it (one decimal): keeps eight score columns narrow enough for a terminal."""
     text = Text(fmt_number(cell.value))
-    if bounds := fmt_interval(cell, 1):
+    if bounds := "too few" if cell.too_few else fmt_interval(cell, 1):
         text.append("\n" + bounds, style="dim")
     return text
 
