@@ -2,12 +2,14 @@
 stages imports this package; it only reads what runs stored.
 
     options      defaults the CLI's options name (kept free of numpy, so startup stays light)
+    listing      finding runs on disk; every run with its state, for `awbench ls`
     stats        trajectory bootstrap, Krippendorff's alpha, length bias
     runs         RunData: one run's records loaded once per command, with its intervals
     leaderboard  runs ranked in comparability groups, with intervals
     compare      two runs sample by sample: paired differences, agreement
     growth       scores by turn index and context length along trajectories
     sample_view  one sample's story (history, action, prediction, ground truth, verdicts); the worst samples
+    run_views    what `awbench show --format json` prints, one model per view
     data_info    a dataset's counts, turns and context sizes (`awbench data info`)
     charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
     report       the self-contained HTML report

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from awbench.analysis.listing import named_by_awbench, run_dirs
 from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval, too_few
-from awbench.config import DataSettings, plain_name
+from awbench.config import DataSettings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
@@ -34,24 +35,6 @@ Points = dict[str, list[Point]]
 Intervals = dict[str, dict[str, tuple[float, float]]]  # per domain and overall: column -> (low, high)
 
 
-def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
-    """What the analysis commands take: runs and directories of runs, each as a path or as a name under
-    `output` (a path that exists wins); nothing given means `output`."""
-    given = list(given)
-    if not given:
-        return [output]
-    found = []
-    for item in given:
-        path, under_output = Path(item), output / item
-        if path.is_dir():
-            found.append(path)
-        elif under_output.is_dir():
-            found.append(under_output)
-        else:
-            raise StoreError(f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory")
-    return found
-
-
 def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     """Scored runs under the given directories (or the runs themselves), and notes on what was skipped."""
     found: dict[Path, RunStore] = {}
@@ -59,14 +42,12 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     for root in paths:
         if not root.is_dir():
             raise StoreError(f"{root} is not a directory")
-        manifests = [root / "run.json"] if (root / "run.json").exists() else sorted(root.rglob("run.json"))
-        for manifest in manifests:
-            run_dir = manifest.parent
+        for run_dir in run_dirs(root):
             if not (run_dir / "scores.json").exists():
                 notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")
                 continue
             where = run_dir.resolve()
-            if not (plain_name(where.name) and where.name.isprintable()):
+            if not named_by_awbench(where):
                 # Refused rather than shown: a report puts the name in front of whoever reads it.
                 raise StoreError(f"{where.parent}: the run {where.name!r} is not named as awbench names runs (printable, "
                                  "no '/', not starting with '.'): it was not written by awbench, and is not read")

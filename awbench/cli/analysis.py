@@ -31,6 +31,7 @@ from awbench.cli.common import (
 from awbench.cli.errors import pipeline_errors
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.files import write_atomic
+from awbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from awbench.analysis.runs import RunData
@@ -45,10 +46,14 @@ OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to th
 
 
 def register(app: typer.Typer) -> None:
+    app.command("ls")(ls)
     app.command("leaderboard")(leaderboard)
     app.command("compare")(compare)
     app.command("show")(show)
     app.command("report")(report)
+
+
+JsonFormat = Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json (documented in the README; notes go to stderr).")]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -93,6 +98,31 @@ def _nothing_to_show(judge: str | None, view: str = "domain") -> str:
     return "nothing to show: every run was left out (the notes say why)"
 
 
+def ls(
+    dirs: RunsArg = None,
+    output: OutputOption = Path("results"),
+    fmt: JsonFormat = "table",
+) -> None:
+    """The runs under --output (or the directories given), one line each: name, model, judges, state (complete,
+    incomplete x of N judged, not scored, or running with the process that holds it), Overall, finish time.
+
+    Example: awbench ls; awbench ls results/ other-results/ --format json
+    """
+    from awbench.analysis.listing import list_runs, locate_runs
+    from awbench.cli.analysis_views import run_list_table
+
+    with pipeline_errors():
+        roots = locate_runs(dirs or [], output)
+        listing, notes = list_runs(roots)
+    if fmt == "json":
+        _emit(listing.model_dump_json(indent=2) + "\n", None)
+    elif listing.runs:
+        console.print(run_list_table(listing))
+    else:
+        notes.append(f"no runs under {', '.join(str(d) for d in roots)}")
+    _print_notes(notes)
+
+
 def leaderboard(
     dirs: RunsArg = None,
     output: OutputOption = Path("results"),
@@ -119,7 +149,8 @@ def leaderboard(
         to_markdown,
     )
     from awbench.analysis.report import leaderboard_page
-    from awbench.analysis.runs import discover_runs, locate_runs
+    from awbench.analysis.listing import locate_runs
+    from awbench.analysis.runs import discover_runs
     from awbench.cli.analysis_views import leaderboard_renderables
 
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
@@ -176,7 +207,7 @@ def compare(
     judge: JudgeOpt = None,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format")] = "table",
+    fmt: JsonFormat = "table",
 ) -> None:
     """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss. With
     --judges A B: two judges of one run's predictions, their agreement per domain.
@@ -224,6 +255,7 @@ def show(
     max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
+    fmt: JsonFormat = "table",
 ) -> None:
     """One run: its scores with intervals, length bias and judge agreement; its scores along trajectories
     (--by-turn, --by-context); or samples in detail.
@@ -231,6 +263,7 @@ def show(
     Example: awbench show my-model__gpt-5.2 --worst 5 --domain terminal --diff; awbench show my-model__gpt-5.2 --by-turn
     """
     from awbench.analysis.growth import Axis, run_growth
+    from awbench.analysis.run_views import SampleList, growth_view, run_summary
     from awbench.analysis.sample_view import (
         failed_keys,
         flagged_keys,
@@ -256,29 +289,49 @@ def show(
         axes: list[Axis] = [axis for axis, chosen in (("turn", by_turn), ("context", by_context)) if chosen]
         with pipeline_errors():
             growth = run_growth(data, judge_id, resamples, seed)
-        _print_wide(run_growth_renderables(growth, axes))
+        if fmt == "json":
+            _emit(growth_view(growth, axes).model_dump_json(indent=2) + "\n", None)
+        else:
+            _print_wide(run_growth_renderables(growth, axes))
         return
     if sample:
         if sample not in data.samples:
-            fail(f"{data.name} has no sample {sample!r}")
-        keys = [sample]
+            fail(f"{data.name} has no sample {sample!r}{did_you_mean(sample, data.samples)}")
+        keys, matched = [sample], 1
     elif worst:
         keys = worst_keys(data, judge_id, worst, domain=domain, dimension=dimension.lower() if dimension else None)
         if not keys:
             fail("no scored samples match")
+        matched = len(keys)
     elif failed or flagged:
         keys = (failed_keys if failed else flagged_keys)(data, judge_id, domain)
+        matched = len(keys)
         what = "failed or unscored" if failed else "flagged"
+        # In JSON, stdout holds the JSON alone: what the terminal view says first goes to stderr.
+        say = err_console if fmt == "json" else console
         if not keys:
-            console.print(f"{data.name}: no {what} samples{'' if domain is None else ' in ' + domain} (judge {judge_id})")
+            say.print(f"{data.name}: no {what} samples{'' if domain is None else ' in ' + domain} (judge {judge_id})")
+        else:
+            say.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
+        if not keys and fmt == "table":
             return
-        console.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
         keys = keys[:limit]
     else:
-        console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
+        if fmt == "json":
+            with pipeline_errors():
+                summary = run_summary(data, judge_id, resamples, seed)
+            _emit(summary.model_dump_json(indent=2) + "\n", None)
+        else:
+            console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
         return
-    for key in keys:
-        console.print(*sample_renderables(sample_view(data, key, judge_id), diff, max_chars), sep="\n")
+    views = [sample_view(data, key, judge_id) for key in keys]
+    if fmt == "json":
+        selection = "sample" if sample else "worst" if worst else "failed" if failed else "flagged"
+        listed = SampleList(run=data.name, judge=judge_id, selection=selection, matched=matched, samples=views)
+        _emit(listed.model_dump_json(indent=2) + "\n", None)
+        return
+    for view in views:
+        console.print(*sample_renderables(view, diff, max_chars), sep="\n")
 
 
 def report(
@@ -300,7 +353,8 @@ def report(
     """
     from awbench.analysis.charts import write_line_pngs, write_pngs
     from awbench.analysis.report import build_report
-    from awbench.analysis.runs import discover_runs, locate_runs
+    from awbench.analysis.listing import locate_runs
+    from awbench.analysis.runs import discover_runs
 
     refuse_run_outputs({"--out": out, "--png": png})
     with pipeline_errors():

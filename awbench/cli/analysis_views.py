@@ -3,6 +3,8 @@ overview and one sample in detail."""
 
 from __future__ import annotations
 
+from datetime import timezone
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -47,6 +49,7 @@ from awbench.analysis.leaderboard import (
     interval,
     shows_generations,
 )
+from awbench.analysis.listing import RunList
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
@@ -363,3 +366,21 @@ def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
             f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_spread(t, True)) else ''}"
             for d, t in domains), style="dim"))
     return out
+
+
+# --------------------------------------------------------------------------- awbench ls
+
+
+def run_list_table(listing: RunList) -> Table:
+    """One row per run, its model below its name: names, ids and states wrap in a narrow terminal, numbers and
+    times never do."""
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, collapse_padding=True)
+    for name, numeric in (("run / model", False), ("judges", False), ("state", False), ("Overall", True),
+                          ("finished (UTC)", True)):
+        table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
+    for entry in listing.runs:
+        finished = entry.finished_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if entry.finished_at else "–"
+        table.add_row(Text.assemble(entry.run, "\n", (entry.model, "dim")), Text("\n".join(entry.judges) or "–"),
+                      Text(entry.state_label(), style="red" if entry.state == "incomplete" else None),
+                      fmt_number(entry.overall), finished)
+    return table

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, Optional, get_args
 import typer
 
 from awbench.backends import infer_backend_name
-from awbench.cli.common import OutputOption, console, fail, open_run, refuse_run_outputs, user_errors
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run, refuse_run_outputs, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import print_estimate, print_summary
@@ -366,6 +366,7 @@ def score(
     judge: Annotated[Optional[str], typer.Option("--judge", help="Which evaluation to print: a judge id, or llm/rules." + _default("the primary"))] = None,
     reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
     output: OutputOption = Path("results"),
+    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr).")] = "table",
 ) -> None:
     """Compute scores.json of every evaluation of a run from its predictions and judgments; print one.
 
@@ -383,9 +384,9 @@ def score(
         scores = pipeline.score(store, samples)[chosen.id]
         if reward is not None:
             count = write_rewards(store, samples, reward)
-            console.print(f"wrote {count} rewards to {reward}")
+            (err_console if fmt == "json" else console).print(f"wrote {count} rewards to {reward}")
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    print_summary(scores, code, scoring.max_failure_rate, store.path)
+    print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
     raise typer.Exit(code)
 
 

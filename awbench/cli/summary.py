@@ -67,14 +67,27 @@ def reference_lines(scores: ScoresFile) -> list[str]:
     return lines
 
 
-def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
-    console.print(scores_table(scores))
-    for line in reference_lines(scores):
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, as_json: bool = False) -> None:
+    """The scores table and what it says on stdout, problems on stderr; `as_json`: stdout holds the scores.json
+    alone (which has every number the table and its lines give), the problems stay on stderr."""
+    if as_json:
+        console.print(scores.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
+    else:
+        console.print(scores_table(scores))
+        for line in reference_lines(scores):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
     completeness = scores.completeness
     if not completeness.complete:
         err_console.print(f"{completeness.label()}: not ranked by the leaderboard nor exported; "
                           f"{resume_advice(run_dir)}", style="red", highlight=False, markup=False, soft_wrap=True)
+    if not as_json:
+        _print_details(scores)
+    _print_problems(scores, code, max_failure_rate, run_dir)
+    if not as_json:
+        console.print(f"run saved in {run_dir}", highlight=False)
+
+
+def _print_details(scores: ScoresFile) -> None:
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
     if scores.agreement:
@@ -90,6 +103,9 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
         if usage.get("prompt_tokens") and "cached_tokens" in usage:
             share = usage["cached_tokens"] / usage["prompt_tokens"]
             console.print(f"{label}: {share:.1%} of {usage['prompt_tokens']:,} prompt tokens were cached")
+
+
+def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
     if note := scores.flagged_note(str(run_dir)):
         err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     total = sum(d.n for d in scores.domains.values()) * scores.generations
@@ -104,7 +120,6 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
         if len(lines) > MAX_REASONS_SHOWN:
             err_console.print(f"  ... and {len(lines) - MAX_REASONS_SHOWN} more reasons", highlight=False)
         err_console.print(f"look at them with `awbench show {run_dir} --failed`", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"run saved in {run_dir}", highlight=False)
 
 
 def print_estimate(estimate: DryRunEstimate) -> None:

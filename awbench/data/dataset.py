@@ -13,7 +13,6 @@ while its text is checked, without `json.dumps` (`awbench.records.record_hash`).
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from awbench.data.problems import DataError, Problem
 from awbench.data.selection import select, unmatched_ids
 from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
+from awbench.suggest import close_names
 from awbench.resources import sample_dir
 
 SAMPLE_SOURCE = "sample"
@@ -138,7 +138,7 @@ def _missing_path(source: str) -> str | None:
             return (f"{message}{_did_you_mean(source)} (taken for a path since {owner}/ is a local directory; for "
                     f"the Hugging Face dataset {source}, pass hf:{source})")
         return None
-    if difflib.get_close_matches(source.lower(), [SAMPLE_SOURCE], n=1, cutoff=0.8):
+    if close_names(source.lower(), [SAMPLE_SOURCE], n=1, cutoff=0.8):
         return (f"{message}; did you mean 'sample', the sample bundled with awbench? (For a Hugging Face dataset "
                 f"of this name, pass hf:{source})")
     return None
@@ -152,7 +152,7 @@ def _did_you_mean(source: str) -> str:
         names = os.listdir(os.path.expanduser(folder or "."))
     except OSError:
         return ""
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+    close = close_names(name, names, n=1, cutoff=0.8)
     return f"; did you mean {os.path.join(folder, close[0])!r}?" if close else ""
 
 

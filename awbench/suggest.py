@@ -1,0 +1,24 @@
+""""Did you mean": the names closest to one that matched nothing (a run, a sample key, a data folder), for the
+message that refuses it. One rule everywhere: difflib's similarity ratio, the closest first."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+MAX_SUGGESTIONS = 3
+CUTOFF = 0.6  # difflib's default: "alpah" finds "alpha", "mcp/m0/9" finds "mcp/m0/1"; "xyz" finds nothing
+
+
+def close_names(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> list[str]:
+    return difflib.get_close_matches(name, sorted(set(names)), n=n, cutoff=cutoff)
+
+
+def did_you_mean(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> str:
+    """"; did you mean 'alpha'?", "; did you mean 'alpha' or 'alpha-2'?" (the closest first), or "" when no
+    name is close: a suffix for the one-line message that refuses `name`."""
+    close = [repr(c) for c in close_names(name, names, n, cutoff)]
+    if not close:
+        return ""
+    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    return f"; did you mean {listed}?"
