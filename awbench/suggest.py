@@ -17,8 +17,13 @@ def close_names(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutof
 def did_you_mean(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> str:
     """"; did you mean 'alpha'?", "; did you mean 'alpha' or 'alpha-2'?" (the closest first), or "" when no
     name is close: a suffix for the one-line message that refuses `name`."""
-    close = [repr(c) for c in close_names(name, names, n, cutoff)]
+    return suggestion(close_names(name, names, n, cutoff))
+
+
+def suggestion(close: list[str]) -> str:
+    """The suffix for names already chosen (say, close base names shown as paths)."""
     if not close:
         return ""
-    listed = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} or {close[-1]}"
+    quoted = [repr(c) for c in close]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
     return f"; did you mean {listed}?"

@@ -2,6 +2,7 @@ import asyncio
 import json
 import os
 import socket
+import subprocess
 
 import pytest
 
@@ -161,6 +162,34 @@ def test_a_lock_left_by_a_dead_process_is_taken_over_with_a_note(tmp_path):
     lock.release()
 
 
+def test_the_holder_of_a_run_is_read_without_taking_the_lock(tmp_path):
+    """`awbench ls` says who holds a run: the live holder on this host, or one on another host (which cannot be
+    checked from here); nobody when the file is missing, empty or left by a process that died."""
+    assert RunLock(tmp_path).holder() is None
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    try:
+        mine = f"process {os.getpid()} on {socket.gethostname()} (started "
+        assert RunLock(tmp_path).holder().startswith(mine)  # type: ignore[union-attr]
+        lock.release()
+        lock.acquire()  # reading took nothing: the holder can lock again
+    finally:
+        lock.release()
+    dead = _dead_pid()
+    (tmp_path / ".lock").write_text(json.dumps({"pid": dead, "host": socket.gethostname(), "started_at": "t0"}))
+    assert RunLock(tmp_path).holder() is None
+    (tmp_path / ".lock").write_text(json.dumps({"pid": dead, "host": "gpu-elsewhere", "started_at": "t0"}))
+    assert RunLock(tmp_path).holder() == f"process {dead} on gpu-elsewhere (started t0)"
+    (tmp_path / ".lock").write_text("")
+    assert RunLock(tmp_path).holder() is None
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 def test_a_corrupt_line_in_the_middle_names_file_and_line(tmp_path):
     path = tmp_path / "p.jsonl"
     path.write_text(_record("a").model_dump_json() + "\n{not json}\n" + _record("b").model_dump_json() + "\n")
@@ -176,6 +205,24 @@ def test_resolve_run_by_name_or_path(tmp_path):
     assert resolve_run(str(run), tmp_path / "elsewhere").path == run
     with pytest.raises(StoreError, match="no run 'nope'"):
         resolve_run("nope", tmp_path / "results")
+
+
+def test_a_misspelt_run_gets_the_closest_names(tmp_path):
+    results = tmp_path / "results"
+    for name in ("qwen-aw-35b__gpt-5.2", "qwen-aw-35b__rules", "baseline-oracle__rules"):
+        (results / name).mkdir(parents=True)
+        (results / name / "run.json").write_text("{}")
+    (results / "notes").mkdir()  # not a run: never suggested
+    with pytest.raises(StoreError) as error:
+        resolve_run("qwen-aw-35b__gpt5.2", results)
+    assert str(error.value) == (f"no run 'qwen-aw-35b__gpt5.2': neither qwen-aw-35b__gpt5.2 nor {results / 'qwen-aw-35b__gpt5.2'} "
+                                "holds a run.json; did you mean 'qwen-aw-35b__gpt-5.2' or 'qwen-aw-35b__rules'?")
+    # given as a path, the runs beside it are suggested as paths
+    with pytest.raises(StoreError, match=rf"; did you mean '{results / 'baseline-oracle__rules'}'\?$"):
+        resolve_run(str(results / "baseline-orcle__rules"), tmp_path / "elsewhere")
+    with pytest.raises(StoreError) as error:
+        resolve_run("notes", results)
+    assert str(error.value).endswith("holds a run.json")  # nothing close: no suggestion
 
 
 def test_reading_a_directory_without_run_json_says_so(tmp_path):

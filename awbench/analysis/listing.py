@@ -14,8 +14,7 @@ from pydantic import BaseModel, ValidationError
 from awbench.config import plain_name
 from awbench.records import SCHEMA_VERSION
 from awbench.run.scoring import ScoresFile
-from awbench.run.store import RunLock, RunStore, StoreError, run_names
-from awbench.suggest import did_you_mean
+from awbench.run.store import RunLock, RunStore, StoreError, closest_runs
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
 
@@ -63,7 +62,7 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
             found.append(under_output)
         else:
             raise StoreError(f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory"
-                             + did_you_mean(item, run_names(item, output)))
+                             + closest_runs(item, output))
     return found
 
 

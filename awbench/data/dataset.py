@@ -30,7 +30,7 @@ from awbench.data.problems import DataError, Problem
 from awbench.data.selection import select, unmatched_ids
 from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
-from awbench.suggest import close_names
+from awbench.suggest import close_names, suggestion
 from awbench.resources import sample_dir
 
 SAMPLE_SOURCE = "sample"
@@ -152,8 +152,7 @@ def _did_you_mean(source: str) -> str:
         names = os.listdir(os.path.expanduser(folder or "."))
     except OSError:
         return ""
-    close = close_names(name, names, n=1, cutoff=0.8)
-    return f"; did you mean {os.path.join(folder, close[0])!r}?" if close else ""
+    return suggestion([os.path.join(folder, close) for close in close_names(name, names, n=1, cutoff=0.8)])
 
 
 def _directory_files(directory: Path) -> list[Path]:

