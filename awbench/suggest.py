@@ -11,7 +11,9 @@ CUTOFF = 0.6  # difflib's default: "alpah" finds "alpha", "mcp/m0/9" finds "mcp/
 
 
 def close_names(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> list[str]:
-    return difflib.get_close_matches(name, sorted(set(names)), n=n, cutoff=cutoff)
+    """As `difflib.get_close_matches`, with ties in name order (difflib puts them in reverse)."""
+    scored = [(difflib.SequenceMatcher(None, candidate, name).ratio(), candidate) for candidate in set(names)]
+    return [candidate for ratio, candidate in sorted(scored, key=lambda s: (-s[0], s[1])) if ratio >= cutoff][:n]
 
 
 def did_you_mean(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> str:

@@ -438,6 +438,10 @@ def test_load_samples_warns_about_ids_that_match_nothing(tmp_path):
     loaded = load_samples(DataSettings(source=str(path), ids=["1", "nope"]))
     assert keys(loaded.samples) == ["mcp/1/1"]
     assert [str(p) for p in loaded.problems] == [f"{path.resolve()}: ids: 'nope' matches no sample"]
+    # a misspelt key gets the closest names an id may be given by (id, key, domain/id)
+    loaded = load_samples(DataSettings(source=str(path), ids=["mcp/1/2"]))
+    assert [str(p) for p in loaded.problems] == [
+        f"{path.resolve()}: ids: 'mcp/1/2' matches no sample; did you mean 'mcp/1/1' or 'mcp/1'?"]
 
 
 def test_fingerprint_follows_records_and_selection(tmp_path):

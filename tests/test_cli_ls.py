@@ -1,0 +1,137 @@
+"""`awbench ls` lists runs with their state, and every command that takes a run name or a sample key answers a
+misspelling with the closest names ("did you mean"), in one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from runs_helpers import MCP, SEARCH, SMALL, make_run, write_data
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.run.store import RunStore
+
+runner = CliRunner()
+
+
+def invoke(*args: object, columns: int = 80):
+    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """complete (with a failed generation), incomplete (two of five judged), running (held by this process), and
+    one made by `infer` alone (no judge, no scores)."""
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    make_run(out, "alpha", data, {MCP[0]: 4, MCP[1]: 2, MCP[2]: 5, SEARCH[0]: 3, SEARCH[1]: None}, model="org/model-a")
+    make_run(out, "beta", data, {MCP[0]: 4, MCP[1]: 2}, model="org/model-b")
+    make_run(out, "gamma", data, dict.fromkeys([*MCP, *SEARCH], 5), model="org/model-c")
+    (out / "gamma" / ".lock").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
+                                                      "started_at": "2026-12-03T04:00:00+00:00"}) + "\n")
+    inferred = make_run(out, "delta", data, {MCP[0]: 4}, model="org/model-d")
+    for path in (inferred.path / "judges", inferred.scores_path):
+        subprocess.run(["rm", "-r", str(path)], check=True)
+    manifest = inferred.read_manifest()
+    inferred.write_manifest(manifest.model_copy(update={"primary_judge": None}))
+    return out
+
+
+def test_ls_lists_every_run_with_its_state(results: Path) -> None:
+    result = invoke("ls", "--output", results)
+    assert (result.exit_code, result.stderr) == (0, "")
+    holder = f"process {os.getpid()} on {socket.gethostname()} (started 2026-12-03T04:00:00+00:00)"
+    lines = [line.rstrip() for line in result.stdout.splitlines()]
+    assert lines[:8] == [
+        "run / model  judges     state                            Overall  finished (UTC)",
+        "─" * 80,
+        "alpha        llm-alpha  complete                           45.83               –",
+        "org/model-a",
+        "beta         llm-beta   incomplete (2 of 5 judged)         50.00               –",
+        "org/model-b",
+        "delta        –          not scored                             –               –",
+        "org/model-d",
+    ]
+    # the holder's description (pid, host) wraps in its column; Overall and the time stay whole
+    assert lines[8].startswith("gamma        llm-gamma  running (process ") and lines[8].endswith("100.00               –")
+    assert "".join(line[24:57].replace(" ", "") for line in lines[8:]) == f"running ({holder})".replace(" ", "")
+    assert all(len(line) <= 80 for line in lines)
+    # JSON: every run, its exact keys, nothing else on stdout
+    listing = json.loads(invoke("ls", "--output", results, "--format", "json").stdout)
+    assert listing["schema_version"] == 1 and list(listing) == ["schema_version", "runs"]
+    assert [list(run) for run in listing["runs"]] == [[
+        "run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at"]] * 4
+    assert [(r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])
+            for r in listing["runs"]] == [
+        ("alpha", "org/model-a", ["llm-alpha"], "complete", 5, 5, None, pytest.approx(45.8333333)),
+        ("beta", "org/model-b", ["llm-beta"], "incomplete", 2, 5, None, 50.0),
+        ("delta", "org/model-d", [], "not scored", None, None, None, None),
+        ("gamma", "org/model-c", ["llm-gamma"], "running", 5, 5, holder, 100.0),
+    ]
+    assert listing["runs"][0]["path"] == str(results / "alpha")
+
+
+def test_ls_takes_runs_and_directories_and_says_what_it_skipped(results: Path, tmp_path: Path) -> None:
+    (results / "broken").mkdir()
+    (results / "broken" / "run.json").write_text("{not json")
+    result = invoke("ls", results / "beta", "--format", "json")
+    assert [r["run"] for r in json.loads(result.stdout)["runs"]] == ["beta"]
+    result = invoke("ls", "--output", results, "--format", "json")
+    assert [r["run"] for r in json.loads(result.stdout)["runs"]] == ["alpha", "beta", "delta", "gamma"]
+    assert result.stderr.startswith(f"note: skipped {results / 'broken'}: {results / 'broken' / 'run.json'}: ")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = invoke("ls", "--output", empty)
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", f"note: no runs under {empty}\n")
+    result = invoke("ls", "alpah", "--output", results)
+    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'alpah': neither alpah nor "
+                                                    f"{results / 'alpah'} is a directory; did you mean 'alpha'?\n")
+
+
+def test_a_lock_left_by_a_dead_process_is_not_running(results: Path) -> None:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    (results / "gamma" / ".lock").write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
+                                                         "started_at": "t0"}))
+    listing = json.loads(invoke("ls", results / "gamma", "--format", "json").stdout)
+    assert [(r["state"], r["holder"]) for r in listing["runs"]] == [("complete", None)]
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "alpah"], ["judge", "alpah"], ["show", "alpah"], ["compare", "alpah", "beta"],
+    ["compare", "beta", "alpah"], ["export", "alpah", "--official", "OUT"],
+])
+def test_every_command_that_takes_a_run_suggests_the_closest(results: Path, command: list[str], tmp_path: Path) -> None:
+    args = [str(tmp_path / "official") if a == "OUT" else a for a in command]
+    result = invoke(*args, "--output", results)
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"error: no run 'alpah': neither alpah nor {results / 'alpah'} holds a run.json; "
+                             "did you mean 'alpha'?\n")
+
+
+@pytest.mark.parametrize("command", [["leaderboard"], ["report", "-o", "OUT"]])
+def test_commands_that_take_runs_or_directories_suggest_the_closest(results: Path, command: list[str],
+                                                                    tmp_path: Path) -> None:
+    args = [str(tmp_path / "r.html") if a == "OUT" else a for a in command]
+    result = invoke(*args, "gama", "--output", results)
+    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'gama': neither gama nor "
+                                                    f"{results / 'gama'} is a directory; did you mean 'gamma'?\n")
+
+
+def test_a_misspelt_sample_key_gets_the_closest_keys(results: Path) -> None:
+    result = invoke("show", "alpha", "--output", results, "--sample", "mcp/m0/3")
+    assert (result.exit_code, result.stderr) == (2, "error: alpha has no sample 'mcp/m0/3'; did you mean "
+                                                    "'mcp/m0/1', 'mcp/m0/2' or 'mcp/m1/1'?\n")
+    result = invoke("show", "alpha", "--output", results, "--sample", "terminal/x")
+    assert (result.exit_code, result.stderr) == (2, "error: alpha has no sample 'terminal/x'\n")
+
+
+def test_nothing_close_gets_no_suggestion(results: Path) -> None:
+    result = invoke("score", "zzz", "--output", results)
+    assert result.stderr == f"error: no run 'zzz': neither zzz nor {results / 'zzz'} holds a run.json\n"
+    assert RunStore(results / "alpha").exists()
