@@ -58,7 +58,8 @@ JsonFormat = Annotated[Literal["table", "json"], typer.Option("--format", help="
 
 def _emit(text: str, out: Path | None) -> None:
     if out is None:
-        console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+        # As written: no markup, no wrapping, and no emoji (":smile:" in a prediction stays that text).
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True, emoji=False)
     else:
         _write(out, text)
         err_console.print(f"wrote {out}")

@@ -384,7 +384,8 @@ def score(
         scores = pipeline.score(store, samples)[chosen.id]
         if reward is not None:
             count = write_rewards(store, samples, reward)
-            (err_console if fmt == "json" else console).print(f"wrote {count} rewards to {reward}")
+            (err_console if fmt == "json" else console).print(f"wrote {count} rewards to {reward}", highlight=False,
+                                                              markup=False, soft_wrap=True)
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
     print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
     raise typer.Exit(code)

@@ -71,7 +71,7 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
     """The scores table and what it says on stdout, problems on stderr; `as_json`: stdout holds the scores.json
     alone (which has every number the table and its lines give), the problems stay on stderr."""
     if as_json:
-        console.print(scores.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
+        console.print(scores.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True, emoji=False)
     else:
         console.print(scores_table(scores))
         for line in reference_lines(scores):
