@@ -278,7 +278,8 @@ def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == f"wrote {out} (3 run(s), 2 chart(s))\n"
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
     assert (result.exit_code, result.stderr) == (2, "error: no run or directory of runs 'model-z': neither model-z nor "
-                                                    f"{report_runs / 'model-z'} is a directory\n")
+                                                    f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
+                                                    "'model-b' or 'model-c'?\n")
 
 
 def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
