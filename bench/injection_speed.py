@@ -39,9 +39,9 @@ def predictions(data: Path) -> list[str]:
     return truths + [t[: len(t) // 2] + f" {rng.choice(PHRASES)} " + t[len(t) // 2 :] for t in truths[::5]]
 
 
-def whole_text_search(pattern, starts, text, folded) -> bool:  # type: ignore[no-untyped-def]
+def whole_text_search(rule, text, lower) -> bool:  # type: ignore[no-untyped-def]
     """In place of injection._search: the pattern searched for over the whole text."""
-    return pattern.search(text) is not None
+    return injection._search_all(rule, text)
 
 
 def best_time(check, texts: list[str], rounds: int) -> tuple[float, list[list[str]]]:
