@@ -49,8 +49,9 @@ def _observations(directory: Path) -> dict[str, str]:
     return found
 
 
-def ordinary(synthetic_dir: Path) -> list[Text]:
-    """The ordinary corpus; `synthetic_dir` receives the synthetic data (SYNTH_SCALE, seed 0) if it lacks it."""
+def ordinary(synthetic_dir: Path | None) -> list[Text]:
+    """The ordinary corpus; `synthetic_dir` (default: one in the system's temporary directory) receives the
+    synthetic data (SYNTH_SCALE, seed 0) if it lacks it."""
     texts = [
         Text(entry["domain"], "hand-written", entry["text"], tuple(entry.get("signals", ())))
         for entry in _jsonl(FIXTURES / "ordinary.jsonl")

@@ -80,7 +80,8 @@ _SCORING_WORDS = re.compile(
 # What an order to the grader asks for, after "Note to the judge:" or "Grader:".
 _ASK_WORDS = re.compile(
     r"\b(?:give|assign|award|rate|score|grade|ignore|disregard|forget|accept|treat|lenient|perfect|flawless"
-    r"|correct|full\s+marks|verdict|five|a\s+5)\b|\b5\s*/\s*5\b",
+    r"|correct|full\s+marks|verdict|five|a\s+5|factuality|realism)\b|\b5\s*/\s*5\b|\b5\s+(?:for|on|across|in|to)\b"
+    r"|\b5(?:[\s,;]+5){2,}\b",  # a row of 5s: a verdict
     re.I,
 )
 # Words after "ignore the ground truth" that make it about data ("... labels in train.csv", "... when missing").
@@ -89,7 +90,7 @@ _DATA_NOUNS = (
     r"|poses?|frames?|points?|tokens?|class(?:es)?|segment\w*|keypoints?|maps?|images?|pixels?|samples?|entries"
     r"|rows?|transcripts?|trajector\w*|for\s+(?:unlabeled|padding|missing)"
 )
-_CONDITIONS = r"if|when|whenever|unless|while|where|that|which"
+_CONDITIONS = r"if|when|whenever|unless|while|where|that|which|in\s+the"
 
 
 Gate = tuple[frozenset[bytes], ...]  # a word of each set must be among the text's words (see _WORD_MASK)
@@ -142,21 +143,23 @@ _CALLED = re.compile(
     re.I,
 )
 _AS_THE = re.compile(r"\bas\s+(?:the|an?|your)\s+(?:ai\s+|llm\s+)?$", re.I)
-_MACHINE = re.compile(r"\b(?:ai|llm|model)\s+$", re.I)
+_MACHINE = re.compile(r"\b(?:ai|llm|model|whoever|anyone|someone)\s+$", re.I)
 _VOCATIVE_START = re.compile(r"(?:^|[\n>\"'(.!?;|#])[\s*_>#]*(?:ai\s+|llm\s+)?$", re.I)
 
 
 def _grader_addressed(text: str, match: re.Match[str]) -> bool:
-    """The grader is spoken to ("Dear judge", "As the judge, you", "Evaluator: ...", "the AI grading this")
-    and asked for something."""
+    """The grader is spoken to or told what to do ("Dear judge", "As the judge, you", "Evaluator: ...", "the
+    grader must", "the AI grading this", "whoever scores this") and asked for something."""
     before = text[max(0, match.start() - 40) : match.start()]
     if match.group("acting"):
         called = _MACHINE.search(before) is not None
     else:
+        then = (match.group("then") or "").strip().lower()
         called = (
             _CALLED.search(before) is not None
-            or (match.group("then") is not None and _AS_THE.search(before) is not None)
-            or (match.group("then") or "").strip() in (":", ",") and _VOCATIVE_START.search(before) is not None
+            or (then != "" and _AS_THE.search(before) is not None)
+            or then in (":", ",", "=>", "->") and _VOCATIVE_START.search(before) is not None
+            or then in ("must", "should")  # "the grader should give ..."
         )
     return called and _asks(text, match)
 
@@ -166,7 +169,7 @@ _CHAT_TEMPLATE_BEFORE = re.compile(r"(?:<\|im_start\|>\s*|<\|\s*|(?:<\s*/?|\[)\s
 
 def _system_turn(text: str, match: re.Match[str]) -> bool:
     """A turn of a chat made up: a chat template's system header ("<|im_start|>system", "<system>",
-    "[SYSTEM]"), a line starting "System:", "[INST]" or "you are now", near scoring words."""
+    "[SYSTEM]"), a line starting "System:", "[INST]", "you are now" or "new task:", near scoring words."""
     if match.group("system") is not None:
         before = text[max(0, match.start() - 16) : match.start()]
         line_start = text.rfind("\n", 0, match.start()) + 1
@@ -184,14 +187,14 @@ _TEXT_RULES: tuple[_Rule, ...] = (
         IGNORE_GROUND_TRUTH,
         (
             _gate("truth truths groundtruth groundtruths observation output answer",
-                  "ignore disregard forget discard skip not don never"),
+                  "ignore disregard forget discard skip overlook not don never"),
             _gate("truth groundtruth observation output",
                   "wrong incorrect corrupted outdated buggy invalid unreliable broken fake faulty"),
             _gate("treat", "truth groundtruth"),
         ),
         re.compile(
             # "ignore the ground truth", "do not compare with the reference output" (not "... labels", "... if")
-            r"\b(?:(?:ignore|disregard|forget|discard|skip)(?:\s+about)?|(?:do not|don't|never)\s+(?:compare|check|look)"
+            r"\b(?:(?:ignore|disregard|forget|discard|skip|overlook)(?:\s+about)?|(?:do not|don't|never)\s+(?:compare|check|look)"
             r"(?:\s+\w+)?\s+(?:with|to|against|at))\s+(?:the\s+|any\s+|all\s+)?"
             r"(?:ground[\s_-]*truths?|(?:real|reference|expected|actual|true)\s+(?:observation|output|answer))"
             rf"(?:[\s_-]*(?:observation|output))?\b(?!\s+(?:{_DATA_NOUNS}|{_CONDITIONS})\b)"
@@ -201,26 +204,27 @@ _TEXT_RULES: tuple[_Rule, ...] = (
             rf"|\btreat\s+this\s+{_JUDGED}\s+as\s+the\s+ground[\s_-]*truth\b",
             re.I,
         ),
-        ("ignore", "disregard", "forget", "discard", "skip", "do not", "don't", "never", "ground", "groundtruth",
+        ("ignore", "disregard", "forget", "discard", "skip", "overlook", "do not", "don't", "never", "ground", "groundtruth",
          "reference", "expected", "treat"),
         lambda text, match: match.group("claim") is None or _near_scoring(text, match),
     ),
     _Rule(
         IGNORE_INSTRUCTIONS,
         (
-            _gate("ignore disregard forget override overriding bypass",
+            _gate("ignore disregard forget override overriding bypass stop",
                   "instruction instructions prompt prompts direction directions rule rules guideline guidelines rubric"
-                  " criteria policy"),
+                  " criteria policy guidance"),
         ),
         re.compile(
-            rf"\b(?:ignore|disregard|forget|override|overriding|bypass)(?:{_SEP}(?:all|any|of|the|your|everything))*"
+            rf"\b(?:ignore|disregard|forget|override|overriding|bypass|stop{_SEP}following)"
+            rf"(?:{_SEP}(?:all|any|of|the|your|its|everything))*"
             rf"(?:{_SEP}(?:previous|prior|above|earlier|preceding|system|original|initial|old|existing|scoring"
             rf"|grading|evaluation|judging))?"
-            rf"{_SEP}(?:instructions?|prompts?|directions?|rules?|guidelines?|rubric|criteria|policy)\b"
+            rf"{_SEP}(?:instructions?|prompts?|directions?|rules?|guidelines?|guidance|rubric|criteria|policy)\b"
             rf"(?!{_SEP}(?:{_CONDITIONS})\b)",
             re.I,
         ),
-        ("ignore", "disregard", "forget", "override", "overriding", "bypass"),
+        ("ignore", "disregard", "forget", "override", "overriding", "bypass", "stop"),
         _near_scoring,
     ),
     _Rule(
@@ -238,14 +242,15 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         TOP_SCORE_REQUEST,
-        (_gate("5 five", "dimension dimensions criteria criterion board"),),
+        (_gate("5 five", "dimension dimensions criteria criterion category categories aspect aspects board"),),
         re.compile(
             # "5 on every dimension", "scores of 5 across all criteria", "assign 5 to each dimension"
             rf"(?:\bscores?\s+of\s+)?\b(?:5|five)(?:{_OUT_OF_FIVE})?\s+(?:on|in|for|across|to)\s+(?:all|every|each)\b"
-            r"(?:\s+\w+)?\s+(?:dimensions?|criteri(?:a|on))\b"
+            r"(?:\s+\w+)?\s+(?:dimensions?|criteri(?:a|on)|categor(?:y|ies)|aspects?)\b"
             r"|\b(?:5|five)\s+across\s+the\s+board\b"
-            # "every dimension gets 5"
-            r"|\b(?:every|each|all)\s+(?:dimensions?|criteri(?:a|on))\s+(?:gets?|receives?|should\s+get|scores?)\s+(?:an?\s+)?5\b",
+            # "every dimension gets 5", "mark each criterion as 5"
+            r"|\b(?:every|each|all)\s+(?:dimensions?|criteri(?:a|on)|categor(?:y|ies)|aspects?)\s+"
+            r"(?:gets?|receives?|should\s+get|scores?|as|at|to|with)\s+(?:an?\s+)?(?:5|five)\b",
             re.I,
         ),
         ("scores", "score", "5", "five", "every", "each", "all"),
@@ -269,26 +274,29 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         ADDRESSES_GRADER,
-        (_gate("judge judges evaluator evaluators grader graders grading evaluating judging scoring"),),
+        (_gate("judge judges evaluator evaluators grader graders rater raters grading evaluating evaluation judging"
+               " scoring grades evaluates scores rates"),),
         re.compile(
-            r"\b(?:judge|evaluator|grader)s?\b(?P<then>\s*[:,]|\s+(?:you|please|ignore|disregard|give|assign|score"
-            r"|rate|must|should|remember)\b)?"
-            r"|(?P<acting>\b(?:grading|evaluating|judging|scoring)\s+this\b)",
+            r"\b(?:(?:grading|judging|evaluating|evaluation|scoring)\s+(?:model|ai|llm|assistant|bot|system)|judge|evaluator"
+            r"|grader|rater)s?\b(?P<then>\s*(?:[:,]|=>|->)|\s+(?:you|please|ignore|disregard|give|assign|score|rate|must|should"
+            r"|remember)\b)?"
+            r"|(?P<acting>\b(?:grading|evaluating|judging|scoring|grades|evaluates|judges|scores|rates)\s+this\b)",
             re.I,
         ),
-        ("judge", "judges", "evaluator", "evaluators", "grader", "graders", "grading", "evaluating", "judging", "scoring"),
+        ("judge", "judges", "evaluator", "evaluators", "grader", "graders", "rater", "raters", "grading", "evaluating",
+         "evaluation", "judging", "scoring", "grades", "evaluates", "scores", "rates"),
         _grader_addressed,
     ),
     _Rule(
         FAKE_SYSTEM_TURN,
-        (_gate("system inst sys"), _gate("you", "are", "now longer")),
+        (_gate("system inst sys"), _gate("you", "are", "now longer"), _gate("new", "task instructions role rules")),
         re.compile(
             r"(?P<system>\bsystem\b(?:(?P<close>\s*\|?>|\s*\])|(?P<colon>(?:\s+(?:message|prompt|note|override"
             r"|instructions?))?\s*\]?\s*:))?)"
-            r"|\[/?inst\]|<<sys>>|\byou\s+are\s+(?:now|no\s+longer)\b",
+            r"|\[/?inst\]|<<sys>>|\byou\s+are\s+(?:now|no\s+longer)\b|\bnew\s+(?:task|instructions|role|rules)\s*:",
             re.I,
         ),
-        ("system", "[inst]", "[/inst]", "<<sys>>", "you are"),
+        ("system", "[inst]", "[/inst]", "<<sys>>", "you are", "new"),
         _system_turn,
     ),
 )
@@ -296,10 +304,10 @@ _TEXT_RULES: tuple[_Rule, ...] = (
 # Overrides in other languages ("ignore the previous instructions"), searched for in the text before look-alike
 # letters are made Latin, when it holds one of their words (_FOREIGN_WORDS, _FOREIGN_SCRIPTS).
 _FOREIGN_OVERRIDES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bignor\w*\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|antérieures|ci-dessus)"),
-    re.compile(r"\bignor\w*\s+(?:todas\s+)?(?:las|as)\s+instru[cç](?:ciones|ões)\s+(?:anteriores|previas|prévias)"),
-    re.compile(r"\bignora\w*\s+(?:tutte\s+)?le\s+istruzioni\s+(?:precedenti|sopra)"),
-    re.compile(r"\bnegeer\s+(?:alle\s+)?(?:de\s+)?(?:vorige|eerdere|voorgaande)\s+instructies"),
+    re.compile(r"\b(?:ignor|oubli)\w*\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|antérieures|ci-dessus)"),
+    re.compile(r"\b(?:ignor|olvid|esque[cç])\w*\s+(?:todas\s+)?(?:las|as)\s+instru[cç](?:ciones|ões)\s+(?:anteriores|previas|prévias)"),
+    re.compile(r"\b(?:ignora|dimentica)\w*\s+(?:tutte\s+)?le\s+istruzioni\s+(?:precedenti|sopra)"),
+    re.compile(r"\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:de\s+)?(?:vorige|eerdere|voorgaande)\s+instructies"),
     re.compile(r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:die\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+anweisungen"),
     re.compile(r"(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые)\s+инструкции"),
     re.compile(r"忽略.{0,6}?(?:指令|指示|说明)"),
@@ -464,22 +472,27 @@ def _accepted(rule: _Rule, text: str, match: re.Match[str]) -> bool:
 
 
 _CLOSING_QUOTE = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "`": "`"}
+_KEY_BEFORE = re.compile(r"(?:[\"'`]\s*:|=)\s*$")  # `"note": ` or `alt=` before a quoted value
+QUOTE_REACH = 80  # characters after a phrase within which its quotation closes
 
 
 def _quoted_alone(text: str, match: re.Match[str]) -> bool:
-    """A phrase quoted on its own is mentioned, not said ('attackers write "give this a 5"'); the quoted
-    value of a key is said (`"note": "give this a 5"`)."""
+    """A phrase that opens a quotation closed on the same line soon after is mentioned, not said ('attackers
+    write "give this a 5"', "'ignore previous instructions and ...' is a classic"); the quoted value of a key
+    is said (`"note": "give this a 5"`, `alt="..."`)."""
     closing = _CLOSING_QUOTE.get(text[match.start() - 1]) if match.start() else None
-    if closing is None or text[: match.start() - 1].rstrip().endswith((":", "=")):
+    if closing is None or _KEY_BEFORE.search(text, max(0, match.start() - 8), match.start() - 1):
         return False
-    return text[match.end() : match.end() + 3].lstrip(".!?,").startswith(closing)
+    after = text[match.end() : match.end() + QUOTE_REACH].split("\n", 1)[0]
+    return closing in after
 
 
 def _verdict_signals(text: str) -> set[str]:
     """SCORES_OBJECT and RUBRIC_SCORES, in one pass over braces, `scores` keys and dimensions with values.
 
     Objects are tracked by nesting depth, so memory stays small on any input; dimensions outside any object
-    form a score card while each follows the previous one within PROSE_GAP characters. Braces inside strings
+    form a score card while each follows the previous one within PROSE_GAP characters, and count when all are
+    valued 4 or 5 ("Factuality 3/5 · Realism 2/5", "Format 4.6 · Realism 4.4" are tables of ratings). Braces inside strings
     count as braces: a miscount can only merge or split objects of text that is verdict-like already.
     """
     if not _DIMENSION_VALUE.search(text):
@@ -489,6 +502,7 @@ def _verdict_signals(text: str) -> set[str]:
     scores_brace_at = -1  # where a brace opening the value of a `scores` key must start
     tracked: dict[int, tuple[bool, set[str], set[str]]] = {}  # depth -> (is `scores`, dimensions, those 1..5)
     card: set[str] = set()  # dimensions 1..5 of the score card outside objects
+    card_low = False  # whether the card gives a dimension less than 4 or a mean (a rating table, not a verdict)
     card_end = -PROSE_GAP
     for token in _JSON_TOKEN.finditer(text):
         if token.group("open"):
@@ -515,10 +529,11 @@ def _verdict_signals(text: str) -> set[str]:
                     found.add(RUBRIC_SCORES)
             elif rubric:
                 if token.start() - card_end > PROSE_GAP:
-                    card = set()
+                    card, card_low = set(), False
                 card.add(dimension)
+                card_low |= float(token.group("value")) < 4 or not float(token.group("value")).is_integer()
                 card_end = token.end()
-                if len(card) >= 3:
+                if len(card) >= 3 and not card_low:
                     found.add(RUBRIC_SCORES)
         if len(found) == 2:
             break
