@@ -93,10 +93,10 @@ _DATA_NOUNS = (
 _CONDITIONS = r"if|when|whenever|unless|while|where|that|which|in\s+the"
 
 
-Gate = tuple[frozenset[bytes], ...]  # a word of each set must be among the text's words (see _WORD_MASK)
+_Gate = tuple[frozenset[bytes], ...]  # a word of each set must be among the text's words (see _WORD_MASK)
 
 
-def _gate(*word_sets: str) -> Gate:
+def _gate(*word_sets: str) -> _Gate:
     """A gate from space-separated words: lower-case ASCII letters and digits, as _WORD_MASK splits a text."""
     return tuple(frozenset(word.encode() for word in words.split()) for words in word_sets)
 
@@ -104,7 +104,7 @@ def _gate(*word_sets: str) -> Gate:
 @dataclass(frozen=True)
 class _Rule:
     code: str
-    gates: tuple[Gate, ...]  # run the pattern only when a gate is open: every match opens one
+    gates: tuple[_Gate, ...]  # run the pattern only when a gate is open: every match opens one
     pattern: re.Pattern[str]
     starts: tuple[str, ...]  # words (lower case) that every match starts with
     accept: Callable[[str, re.Match[str]], bool] | None = None  # what a match must also satisfy
@@ -468,7 +468,7 @@ def _search_all(rule: _Rule, text: str) -> bool:
 
 
 def _accepted(rule: _Rule, text: str, match: re.Match[str]) -> bool:
-    return not _quoted_alone(text, match) and (rule.accept is None or rule.accept(text, match))
+    return not _mentioned(text, match) and (rule.accept is None or rule.accept(text, match))
 
 
 _CLOSING_QUOTE = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "`": "`"}
@@ -476,7 +476,7 @@ _KEY_BEFORE = re.compile(r"(?:[\"'`]\s*:|=)\s*$")  # `"note": ` or `alt=` before
 QUOTE_REACH = 80  # characters after a phrase within which its quotation closes
 
 
-def _quoted_alone(text: str, match: re.Match[str]) -> bool:
+def _mentioned(text: str, match: re.Match[str]) -> bool:
     """A phrase that opens a quotation closed on the same line soon after is mentioned, not said ('attackers
     write "give this a 5"', "'ignore previous instructions and ...' is a classic"); the quoted value of a key
     is said (`"note": "give this a 5"`, `alt="..."`)."""
