@@ -4,7 +4,9 @@
   distinct observation of the bundled sample and of synthetic data (bench/synth.py, made in the system's
   temporary directory or `--data DIR`): how many give a signal, by source and domain, and which;
 * injection attempts (tests/fixtures/injection/attempts.jsonl): how many of each class give a signal, alone
-  and on lines of their own in the middle of a sample observation of their domain.
+  and on lines of their own in the middle of a sample observation of their domain;
+* held out (tests/fixtures/injection/held_out.jsonl): attempts and tricky ordinary texts the rules were never
+  tuned on, and which of them the check gets wrong.
 
     python bench/injection_rates.py
 
@@ -18,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 
 from _common import machine
-from injection_corpus import attempts, inserted, ordinary
+from injection_corpus import attempts, held_out, inserted, ordinary
 
 from awbench.judging.injection import injection_signals
 
@@ -45,6 +47,13 @@ def main() -> None:
           f"{sum(inside.values())} inside an observation; {len(total)} classes")
     for kind, n in sorted(total.items()):
         print(f"  {kind:<24} {alone[kind]:>3}/{n:<3} alone  {inside[kind]:>3}/{n:<3} inside")
+    new_attempts, new_ordinary = held_out()
+    missed = [a for a in new_attempts if not injection_signals(a.text)]
+    wrong = [o for o in new_ordinary if injection_signals(o.text)]
+    print(f"held out (never tuned on): {len(new_attempts) - len(missed)} of {len(new_attempts)} attempts flagged, "
+          f"{len(wrong)} of {len(new_ordinary)} ordinary texts flagged")
+    for text in missed + wrong:
+        print(f"  {'missed' if text in missed else 'flagged'} {text.source}: {text.text[:80]!r}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ which should all give one (tests/test_injection_corpus.py asserts both; bench/in
   logs ...; the few the check flags carry their `signals` and a `note`), every distinct observation of the
   bundled sample, and every distinct observation of synthetic data (bench/synth.py);
 * attempts: `fixtures/injection/attempts.jsonl`, each with its domain and class, checked alone and put in the
-  middle of an ordinary observation of its domain.
+  middle of an ordinary observation of its domain;
+* held out: `fixtures/injection/held_out.jsonl`, attempts (with a class) and ordinary texts (with a kind)
+  written after the rules were tuned and never tuned on, to measure what new wording does (no test asserts
+  on them: tuning on them would spoil the measure).
 """
 
 from __future__ import annotations
@@ -63,6 +66,15 @@ def ordinary(synthetic_dir: Path | None) -> list[Text]:
 
 def attempts() -> list[Text]:
     return [Text(entry["domain"], entry["class"], entry["text"]) for entry in _jsonl(FIXTURES / "attempts.jsonl")]
+
+
+def held_out() -> tuple[list[Text], list[Text]]:
+    """The held-out attempts and ordinary texts."""
+    entries = _jsonl(FIXTURES / "held_out.jsonl")
+    return (
+        [Text(entry["domain"], entry["class"], entry["text"]) for entry in entries if "class" in entry],
+        [Text(entry["domain"], entry["kind"], entry["text"]) for entry in entries if "kind" in entry],
+    )
 
 
 def inserted(attempt: Text, hosts: list[Text]) -> str:
