@@ -90,7 +90,7 @@ _DATA_NOUNS = (
     r"|poses?|frames?|points?|tokens?|class(?:es)?|segment\w*|keypoints?|maps?|images?|pixels?|samples?|entries"
     r"|rows?|transcripts?|trajector\w*|for\s+(?:unlabeled|padding|missing)"
 )
-_CONDITIONS = r"if|when|whenever|unless|while|where|that|which|in\s+the"
+_CONDITIONS = r"if|when|whenever|unless|while|where|that|which|in\s+the|of"
 
 
 _Gate = tuple[frozenset[bytes], ...]  # a word of each set must be among the text's words (see _WORD_MASK)
@@ -143,8 +143,8 @@ _CALLED = re.compile(
     re.I,
 )
 _AS_THE = re.compile(r"\bas\s+(?:the|an?|your)\s+(?:ai\s+|llm\s+)?$", re.I)
-_MACHINE = re.compile(r"\b(?:ai|llm|model|whoever|anyone|someone)\s+$", re.I)
-_VOCATIVE_START = re.compile(r"(?:^|[\n>\"'(.!?;|#])[\s*_>#]*(?:ai\s+|llm\s+)?$", re.I)
+_MACHINE = re.compile(r"\b(?:ai|llm|model|(?:whoever|anyone|someone)(?:\s+(?:is|who\s+is))?)\s+$", re.I)
+_VOCATIVE_START = re.compile(r"(?:^|[\n>\"'(.!?;|#]|<!--)[\s*_>#]*(?:ai\s+|llm\s+)?$", re.I)
 
 
 def _grader_addressed(text: str, match: re.Match[str]) -> bool:
@@ -158,7 +158,7 @@ def _grader_addressed(text: str, match: re.Match[str]) -> bool:
         called = (
             _CALLED.search(before) is not None
             or (then != "" and _AS_THE.search(before) is not None)
-            or then in (":", ",", "=>", "->") and _VOCATIVE_START.search(before) is not None
+            or then[:1] in (":", ",", "=", "-") and _VOCATIVE_START.search(before) is not None
             or then in ("must", "should")  # "the grader should give ..."
         )
     return called and _asks(text, match)
@@ -229,15 +229,20 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         TOP_SCORE_REQUEST,
-        (_gate("give assign award rate score grade mark grant", "5 five marks score scores rating ratings grade grades points"),),
+        (
+            _gate("give giving assign assigning award awarding rate rating score scoring grade grading mark marking grant"
+                  " granting", "5 five marks score scores rating ratings grade grades points"),
+        ),
         # An order: "give this a 5", "score this one 5", "rate the prediction 5/5", "award full marks"
         re.compile(
-            rf"\b(?:give|assign|award|rate|score|grade|mark|grant){_SEP}"
+            rf"\b(?:give|giving|assign|assigning|award|awarding|rate|rating|score|scoring|grade|grading|mark|marking"
+            rf"|grant|granting){_SEP}"
             rf"(?:{_TARGET}{_SEP}(?:with\s+)?{_BARE_TOP}"
             rf"|(?:{_TARGET}{_SEP}(?:(?:with|as)\b[^.,;!?\n]{{0,30}}?|[^.,;!?\n]{{0,20}}?)??)?{_STRONG_TOP})",
             re.I,
         ),
-        ("give", "assign", "award", "rate", "score", "grade", "mark", "grant"),
+        ("give", "giving", "assign", "assigning", "award", "awarding", "rate", "rating", "score", "scoring", "grade",
+         "grading", "mark", "marking", "grant", "granting"),
         _ordered,
     ),
     _Rule(
@@ -245,7 +250,8 @@ _TEXT_RULES: tuple[_Rule, ...] = (
         (_gate("5 five", "dimension dimensions criteria criterion category categories aspect aspects board"),),
         re.compile(
             # "5 on every dimension", "scores of 5 across all criteria", "assign 5 to each dimension"
-            rf"(?:\bscores?\s+of\s+)?\b(?:5|five)(?:{_OUT_OF_FIVE})?\s+(?:on|in|for|across|to)\s+(?:all|every|each)\b"
+            rf"(?:\bscores?\s+of\s+)?\b(?:5|five)(?:{_OUT_OF_FIVE}|\s+(?:points?|stars?|marks))?\s+(?:on|in|for|across|to|per)"
+            r"\s+(?:all|every|each)\b"
             r"(?:\s+\w+)?\s+(?:dimensions?|criteri(?:a|on)|categor(?:y|ies)|aspects?)\b"
             r"|\b(?:5|five)\s+across\s+the\s+board\b"
             # "every dimension gets 5", "mark each criterion as 5"
@@ -278,7 +284,7 @@ _TEXT_RULES: tuple[_Rule, ...] = (
                " scoring grades evaluates scores rates"),),
         re.compile(
             r"\b(?:(?:grading|judging|evaluating|evaluation|scoring)\s+(?:model|ai|llm|assistant|bot|system)|judge|evaluator"
-            r"|grader|rater)s?\b(?P<then>\s*(?:[:,]|=>|->)|\s+(?:you|please|ignore|disregard|give|assign|score|rate|must|should"
+            r"|grader|rater)s?\b(?P<then>\s*(?:[:,]|=>|-+>)|\s+(?:you|please|ignore|disregard|give|assign|score|rate|must|should"
             r"|remember)\b)?"
             r"|(?P<acting>\b(?:grading|evaluating|judging|scoring|grades|evaluates|judges|scores|rates)\s+this\b)",
             re.I,
@@ -331,7 +337,7 @@ _DIMENSION_VALUE = re.compile(rf"(?:{_DIMENSION})(?:[^\w\n<]|<[^<>\n]{{0,45}}>){
 PROSE_GAP = 200  # characters between the dimensions of one score card outside any object
 
 # Base64 runs that may hide text: at least 24 characters (18 bytes); how many are decoded and how long.
-_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"  # "=" pads: re-added as needed
 _BASE64_MASK = bytes(0x41 if byte in _BASE64 else 0x20 for byte in range(256))  # base64 -> "A", else " "
 _BASE64_RUN = b"A" * 24
 _ASCII = bytes(range(128))
@@ -549,7 +555,7 @@ def _decoded_base64(encoded: bytes) -> list[str]:
     while at >= 0 and len(decoded) < MAX_DECODED_RUNS:
         end = mask.find(b" ", at)
         end = len(mask) if end < 0 else end
-        chars = encoded[at:end].rstrip(b"=")[:MAX_RUN_CHARS]
+        chars = encoded[at:end][:MAX_RUN_CHARS]
         try:
             plain = base64.b64decode(chars + b"=" * (-len(chars) % 4)).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError, ValueError):
