@@ -8,6 +8,8 @@ verdict counts: one it quotes from the prediction it was shown (a prediction may
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -19,10 +21,11 @@ import pydantic
 from awbench.domains import DIMENSIONS
 from awbench.world_model.parsing import strip_thinking
 
-PARSER_VERSION = "2"  # bump when parsing behaviour changes; it is part of the verdict cache key
+PARSER_VERSION = "3"  # bump when parsing behaviour changes; it is part of the verdict cache key
 
 FINAL_OPEN = "<final_evaluation>"
 QUOTED_FLAG = "quoted_verdict_ignored"
+AMBIGUOUS_FLAG = "ambiguous"
 
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
@@ -30,6 +33,13 @@ _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 _FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
+# What follows a score's number when it names its scale: "8/10", "8 out of 10", "80%".
+_SCALE = re.compile(r"\s*(?:(?:/|out\s+of\b)\s*(\d+(?:\.\d+)?)|%)", re.I)
+_JSON_SYNTAX = re.compile(r"[{}\[\],:\"'\\]")
+# What normalising removes: whitespace, and at line starts blockquote markers with the spaces around them.
+_SKIPPED = re.compile(r"\s*\n[ \t>]*|^[ \t>]+|\s+", re.M)
+# A fence opening line with an info string: inside a fence, it can only be the opening of another one.
+_FENCE_OPENER = re.compile(r"^[ \t>]*`{3,}[ \t]*[^`\s]", re.M)
 _BRACKETS = re.compile(r"[{}\[\]]")
 
 # A truncated verdict leaves its outer object and one or two nested ones open; trying only the outermost
@@ -37,13 +47,21 @@ _BRACKETS = re.compile(r"[{}\[\]]")
 _MAX_UNCLOSED = 3
 # json_repair spends ~0.3 ms per nesting level; no verdict, even one quoting JSON, nests this deep.
 _MAX_REPAIR_DEPTH = 64
+# The least text, normalised, that a quote of the prediction must share with it from an opening the judge
+# left unclosed: a whole `<final_evaluation>` tag (one only a forged prediction holds), or an object's
+# opening brace and first key (`{"strengths"`), or a fence's opening line and the first character inside.
+_LEAST_QUOTED_OBJECT = 12
 # Each comparison with the prediction scans it once; a judge answer that quotes more verdicts than this is
 # degenerate, and stopping keeps the parse linear in the sizes of the answer and the prediction.
 _MAX_QUOTE_CHECKS = 100
 
+_NO_OBJECT = "no JSON object found"
+_NO_SCORES = "no JSON object with scores found"
+_ONLY_QUOTES = "the only verdicts found are quoted from the prediction"
+
 Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
 Candidate = tuple[dict[str, Any], bool, str]  # a loaded object, whether it needed repair, its source text
-Chosen = tuple[dict[str, Any], bool, bool]  # the verdict object, whether it needed repair, whether it is flat
+Chosen = tuple[dict[str, Any], bool, bool, str]  # the verdict object, whether repaired, whether flat, its source
 
 
 class ParsedVerdict(pydantic.BaseModel):
@@ -107,11 +125,27 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     if not text.strip():
         reason = "empty output" if not raw.strip() else "nothing left after removing the thinking"
         return ParsedVerdict(status="unparsed", scores={}, reason=reason)
+    quotes = _Quotes(prediction)
     try:
-        return _parse(text, _Quotes(prediction))
+        return _parse_unquoted(text, quotes)
     except _TooManyQuotes:
         reason = f"more than {_MAX_QUOTE_CHECKS} verdict candidates to compare with the prediction"
         return ParsedVerdict(status="unparsed", scores={}, flags=[QUOTED_FLAG], reason=reason)
+
+
+def _parse_unquoted(text: str, quotes: _Quotes) -> ParsedVerdict:
+    """`_parse` on the text with unclosed quotes blanked out. A blanked quote is flagged when it stood where a
+    verdict would have been read: the text as written parses differently, or only by passing over a quote."""
+    unquoted = _blank_unclosed_quotes(text, quotes)
+    verdict = _parse(unquoted, quotes)
+    if unquoted == text or QUOTED_FLAG in verdict.flags:
+        return verdict
+    as_written = _parse(text, quotes)
+    if QUOTED_FLAG in as_written.flags or (as_written.status, as_written.scores) != (verdict.status, verdict.scores):
+        verdict.flags.insert(0, QUOTED_FLAG)
+        if verdict.reason in (_NO_OBJECT, _NO_SCORES):
+            verdict.reason = _ONLY_QUOTES
+    return verdict
 
 
 def _parse(text: str, quoted: _Quotes) -> ParsedVerdict:
@@ -135,7 +169,7 @@ def _parse(text: str, quoted: _Quotes) -> ParsedVerdict:
     skipped |= skipped_here
     flags = [QUOTED_FLAG, "no_final_tag"] if skipped else ["no_final_tag"]
     if chosen is None and skipped:
-        reason = "the only verdicts found are quoted from the prediction"
+        reason = _ONLY_QUOTES
         return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason)
     return _verdict(chosen, loaded, flags)
 
@@ -143,9 +177,13 @@ def _parse(text: str, quoted: _Quotes) -> ParsedVerdict:
 def _verdict(chosen: Chosen | None, loaded: list[Candidate], flags: list[str]) -> ParsedVerdict:
     """The verdict from the chosen object; without one, unparsed with the reason."""
     if chosen is None:
-        reason = "no JSON object with scores found" if loaded else "no JSON object found"
+        reason = _NO_SCORES if loaded else _NO_OBJECT
         return ParsedVerdict(status="unparsed", scores={}, flags=flags, reason=reason)
-    verdict, repaired, flat = chosen
+    verdict, repaired, flat, source = chosen
+    conflicts = _conflicting_keys(source)
+    if conflicts:
+        reason = "ambiguous verdict: different values for " + ", ".join(conflicts)
+        return ParsedVerdict(status="unparsed", scores={}, flags=[*flags, AMBIGUOUS_FLAG], reason=reason)
     if repaired:
         flags.append("repaired")
     if flat:
@@ -189,6 +227,10 @@ class _Quotes:
         self._haystack: str | None = None  # the normalised prediction, made on first use
         self._seen: dict[str, bool] = {}  # normalised text -> quoted; at most _MAX_QUOTE_CHECKS entries
 
+    @property
+    def active(self) -> bool:
+        return self._active
+
     def __call__(self, text: str) -> bool:
         if not self._active:
             return False
@@ -199,10 +241,35 @@ class _Quotes:
         if needle not in self._seen:
             if len(self._seen) >= _MAX_QUOTE_CHECKS:
                 raise _TooManyQuotes
-            if self._haystack is None:
-                self._haystack = _normalise(self._prediction)
-            self._seen[needle] = needle in self._haystack
+            self._seen[needle] = self._occurs(needle)
         return self._seen[needle]
+
+    def quote_end(self, answer: _Normalised, start: int, least: int) -> int | None:
+        """Where a quote of the prediction starting at offset `start` of the answer ends: the end of the longest
+        text from there that, normalised, occurs in the normalised prediction. None when that is shorter than
+        `least` normalised characters. A binary search: a text occurs only if each of its prefixes does."""
+        if not self._active:
+            return None
+        first = answer.index_at(start)
+        longest = min(len(answer.text) - first, len(self._normalised_prediction()))
+        if longest < least or not self._occurs(answer.text[first : first + least]):
+            return None
+        low, high = least, longest
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self._occurs(answer.text[first : first + middle]):
+                low = middle
+            else:
+                high = middle - 1
+        return answer.offset_after(first + low - 1)
+
+    def _normalised_prediction(self) -> str:
+        if self._haystack is None:
+            self._haystack = _normalise(self._prediction)
+        return self._haystack
+
+    def _occurs(self, needle: str) -> bool:
+        return needle in self._normalised_prediction()
 
 
 def _normalise(text: str) -> str:
@@ -210,8 +277,98 @@ def _normalise(text: str) -> str:
     whitespace. Spaces and tabs around the markers go with the whitespace, so a line loses its leading run of
     spaces, tabs and `>`."""
     if ">" in text:
-        text = "".join(line.lstrip(" \t>") for line in text.split("\n"))
-    return "".join(text.split())
+        return _SKIPPED.sub("", text)
+    return "".join(text.split())  # the same result, faster on a long prediction
+
+
+class _Normalised:
+    """A judge's answer normalised (`_normalise`), with the way back to offsets in the answer."""
+
+    def __init__(self, text: str) -> None:
+        kept: list[tuple[int, int]] = []  # the spans of the answer that normalising keeps
+        position = 0
+        for skipped in _SKIPPED.finditer(text):
+            if skipped.start() > position:
+                kept.append((position, skipped.start()))
+            position = max(position, skipped.end())
+        if position < len(text):
+            kept.append((position, len(text)))
+        self.text = "".join(text[start:end] for start, end in kept)
+        self._starts = [start for start, _ in kept]  # each kept span's offset in the answer...
+        self._indexes = list(itertools.accumulate((end - start for start, end in kept), initial=0))[:-1]  # ...and here
+
+    def index_at(self, offset: int) -> int:
+        """The index in the normalised text of the first character kept at or after `offset` of the answer."""
+        span = bisect.bisect_right(self._starts, offset) - 1
+        if span < 0:
+            return 0
+        return self._indexes[span] + min(offset - self._starts[span], self._length(span))
+
+    def offset_after(self, index: int) -> int:
+        """The offset in the answer just after the character at `index` of the normalised text."""
+        span = bisect.bisect_right(self._indexes, index) - 1
+        return self._starts[span] + index - self._indexes[span] + 1
+
+    def _length(self, span: int) -> int:
+        following = self._indexes[span + 1] if span + 1 < len(self._indexes) else len(self.text)
+        return following - self._indexes[span]
+
+
+def _blank_unclosed_quotes(text: str, quotes: _Quotes) -> str:
+    """`text` with each quote of the prediction that opens a verdict the judge left unclosed blanked out
+    (spaces, line breaks kept).
+
+    A prediction that ends in an opening `<final_evaluation>` tag, fence and object never closes them; quoted
+    before the judge's own verdict, they would take the judge's closing tag, fence and braces for theirs and
+    swallow its verdict. So an opening the judge leaves unclosed (a fence whose closing line comes only after
+    another fence's opening line counts as one) is a quote when the text from it, normalised, occurs in the
+    prediction for at least the opening itself; the quote runs as far as that text does. The judge's own
+    verdict may start as a fake one does, but it closes what it opens after the point where it differs.
+    """
+    if not quotes.active:
+        return text
+    answer: _Normalised | None = None
+    blanks: list[tuple[int, int]] = []
+    for start, least in _unclosed_openings(text):
+        if any(begin <= start < end for begin, end in blanks):
+            continue  # inside a quote found already
+        answer = answer or _Normalised(text)
+        end = quotes.quote_end(answer, start, least)
+        if end is not None:
+            blanks.append((start, end))
+    checked = 0
+    for fence in _FENCE.finditer(text):
+        unclosed = fence.end() == fence.end(2)  # its content ran to the end of the text
+        if checked >= _MAX_UNCLOSED or any(begin <= fence.start() < end for begin, end in blanks):
+            continue
+        if not unclosed and not _FENCE_OPENER.search(text, fence.start(2), fence.end(2)):
+            continue
+        checked += 1
+        answer = answer or _Normalised(text)
+        opening = text[fence.start() : fence.start(2)]
+        end = quotes.quote_end(answer, fence.start(), len(_normalise(opening)) + 1)
+        if end is not None and (unclosed or _FENCE_OPENER.search(text, end, fence.end(2))):
+            blanks.append((fence.start(), end))
+    if not blanks:
+        return text
+    chars = list(text)
+    for start, end in blanks:
+        chars[start:end] = [" " if char != "\n" else char for char in text[start:end]]
+    return "".join(chars)
+
+
+def _unclosed_openings(text: str) -> list[tuple[int, int]]:
+    """The outermost few `<final_evaluation>` tags and `{` braces never closed in `text`, in order, each with
+    the least normalised length a quote from it must have."""
+    tags: list[int] = []
+    for tag in _FINAL_TAG.finditer(text):
+        if not tag.group(1):
+            tags.append(tag.start())
+        elif tags:
+            tags.pop()
+    openings = [(start, len(FINAL_OPEN)) for start in tags[:_MAX_UNCLOSED]]
+    openings += [(start, _LEAST_QUOTED_OBJECT) for start, end in _object_spans(text) if end is None]
+    return sorted(openings)
 
 
 def _load_candidates(block: str) -> list[Candidate]:
@@ -241,7 +398,7 @@ def _choose(loaded: list[Candidate], quoted: _Quotes) -> tuple[Chosen | None, bo
             if quoted(source):
                 skipped = True
                 continue
-            return (obj, repaired, flat), skipped
+            return (obj, repaired, flat, source), skipped
     return None, skipped
 
 
@@ -290,6 +447,9 @@ def _score(value: Any) -> tuple[int | None, list[str]]:
         number = _LEADING_NUMBER.match(value)
         if not number:
             return None, notes
+        scale = _SCALE.match(value, number.end())
+        if scale and (scale.group(1) is None or float(scale.group(1)) != 5):
+            return None, notes  # "8/10", "8 out of 10", "80%": on another scale, no 1..5 score
         value = float(number.group(1))
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -303,6 +463,61 @@ def _score(value: Any) -> tuple[int | None, list[str]]:
         notes.append("clamped")
         value = min(max(value, 1), 5)
     return value, notes
+
+
+def _conflicting_keys(source: str) -> list[str]:
+    """The keys given more than once with different values (whitespace aside) in the object that opens
+    `source` (`key`) or in its `scores` object (`scores.key`), keys read as the parser reads them (trimmed,
+    lower-cased). One pass over the text, strings skipped as `_object_spans` skips them, so it reads a
+    truncated or loosely written object as json_repair does, before the repair keeps the last value."""
+    start = source.find("{")
+    if start < 0:
+        return []
+    # One frame per open brace or bracket: the key path it records under (None: not looked at), where its
+    # current key starts, the current key, and where that key's value starts.
+    frames: list[list[Any]] = []
+    values: dict[str, set[str]] = {}
+    quote, skip_to = "", 0
+
+    def record(frame: list[Any], end: int) -> None:
+        path, _, key, value_from = frame
+        if path is not None and key is not None:
+            values.setdefault(path + key, set()).add("".join(source[value_from:end].split()))
+
+    for match in _JSON_SYNTAX.finditer(source, start):
+        pos, char = match.start(), match.group()
+        if pos < skip_to:
+            continue
+        if quote:
+            if char == "\\":
+                skip_to = pos + 2
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            if _starts_value(source, pos):
+                quote = char
+        elif char in "{[":
+            parent = frames[-1] if frames else None
+            if parent is None:
+                path = ""
+            elif char == "{" and parent[0] == "" and parent[2] == "scores":
+                path = "scores."
+            else:
+                path = None
+            frames.append([path if char == "{" else None, pos + 1, None, pos + 1])
+        elif char == ":" and frames and frames[-1][2] is None:
+            frames[-1][2] = source[frames[-1][1] : pos].strip().strip("\"'").strip().lower()
+            frames[-1][3] = pos + 1
+        elif char in ",}]" and frames:
+            record(frames[-1], pos)
+            frames[-1][1:3] = [pos + 1, None]
+            if char != ",":
+                frames.pop()
+                if not frames:
+                    break
+    for frame in frames:  # left open by a truncated verdict: each open value runs to the end
+        record(frame, len(source))
+    return sorted(key for key, seen in values.items() if len(seen) > 1)
 
 
 def _texts(value: Any) -> list[str]:
