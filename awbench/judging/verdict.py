@@ -28,6 +28,7 @@ QUOTED_FLAG = "quoted_verdict_ignored"
 AMBIGUOUS_FLAG = "ambiguous"
 
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
+_THINK_TAG = re.compile(r"</?think>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
 # a fence left open runs to the end, as in a verdict cut off by the token limit.
 _FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
@@ -59,6 +60,7 @@ _NO_OBJECT = "no JSON object found"
 _NO_SCORES = "no JSON object with scores found"
 _ONLY_QUOTES = "the only verdicts found are quoted from the prediction"
 
+Opening = tuple[int, str, int, "re.Match[str] | None"]  # offset, kind, least normalised quote, the fence if one
 Span = tuple[int, int | None]  # an object's start and end offsets; end is None when it never closes
 Candidate = tuple[dict[str, Any], bool, str]  # a loaded object, whether it needed repair, its source text
 Chosen = tuple[dict[str, Any], bool, bool, str]  # the verdict object, whether repaired, whether flat, its source
@@ -121,12 +123,14 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     ("4/5" -> 4), and out-of-range values are clamped. complete = all five dimensions usable, partial = some,
     unparsed = none. Keys match case-insensitively; extra dimensions are ignored.
     """
-    text = strip_thinking(raw, resume_at=FINAL_OPEN)
-    if not text.strip():
-        reason = "empty output" if not raw.strip() else "nothing left after removing the thinking"
-        return ParsedVerdict(status="unparsed", scores={}, reason=reason)
     quotes = _Quotes(prediction)
     try:
+        # A thinking tag quoted from the prediction is no thinking of the judge's (an orphan `</think>` quoted
+        # after the verdict would remove the verdict with it).
+        text = strip_thinking(_blank_quotes(raw, quotes, _think_tags(raw)), resume_at=FINAL_OPEN)
+        if not text.strip():
+            reason = "empty output" if not raw.strip() else "nothing left after removing the thinking"
+            return ParsedVerdict(status="unparsed", scores={}, reason=reason)
         return _parse_unquoted(text, quotes)
     except _TooManyQuotes:
         reason = f"more than {_MAX_QUOTE_CHECKS} verdict candidates to compare with the prediction"
@@ -136,7 +140,7 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
 def _parse_unquoted(text: str, quotes: _Quotes) -> ParsedVerdict:
     """`_parse` on the text with unclosed quotes blanked out. A blanked quote is flagged when it stood where a
     verdict would have been read: the text as written parses differently, or only by passing over a quote."""
-    unquoted = _blank_unclosed_quotes(text, quotes)
+    unquoted = _blank_quotes(text, quotes, _unclosed_openings(text))
     verdict = _parse(unquoted, quotes)
     if unquoted == text or QUOTED_FLAG in verdict.flags:
         return verdict
@@ -315,9 +319,9 @@ class _Normalised:
         return following - self._indexes[span]
 
 
-def _blank_unclosed_quotes(text: str, quotes: _Quotes) -> str:
-    """`text` with each quote of the prediction that opens a verdict the judge left unclosed blanked out
-    (spaces, line breaks kept).
+def _blank_quotes(text: str, quotes: _Quotes, openings: list[Opening]) -> str:
+    """`text` with each quote of the prediction that starts at one of the `openings` blanked out (spaces, line
+    breaks kept): of a verdict the judge left unclosed (`_unclosed_openings`), or of a thinking tag.
 
     A prediction that ends in an opening `<final_evaluation>` tag, fence and object never closes them; quoted
     before the judge's own verdict, they would take the judge's closing tag, fence and braces for theirs and
@@ -330,26 +334,16 @@ def _blank_unclosed_quotes(text: str, quotes: _Quotes) -> str:
         return text
     answer: _Normalised | None = None
     blanks: list[tuple[int, int]] = []
-    for start, least in _unclosed_openings(text):
-        if any(begin <= start < end for begin, end in blanks):
-            continue  # inside a quote found already
+    checks: dict[str, int] = {}
+    for start, kind, least, fence in openings:
+        if any(begin <= start < end for begin, end in blanks) or checks.get(kind, 0) >= _MAX_UNCLOSED:
+            continue  # inside a quote found already; or past the few of its kind compared, in degenerate text
+        checks[kind] = checks.get(kind, 0) + 1
         answer = answer or _Normalised(text)
         end = quotes.quote_end(answer, start, least)
-        if end is not None:
+        # A fence's closing line after the quote is the judge's own when no other fence opens before it.
+        if end is not None and not (fence and fence.end() > fence.end(2) and not _FENCE_OPENER.search(text, end, fence.end(2))):
             blanks.append((start, end))
-    checked = 0
-    for fence in _FENCE.finditer(text):
-        unclosed = fence.end() == fence.end(2)  # its content ran to the end of the text
-        if checked >= _MAX_UNCLOSED or any(begin <= fence.start() < end for begin, end in blanks):
-            continue
-        if not unclosed and not _FENCE_OPENER.search(text, fence.start(2), fence.end(2)):
-            continue
-        checked += 1
-        answer = answer or _Normalised(text)
-        opening = text[fence.start() : fence.start(2)]
-        end = quotes.quote_end(answer, fence.start(), len(_normalise(opening)) + 1)
-        if end is not None and (unclosed or _FENCE_OPENER.search(text, end, fence.end(2))):
-            blanks.append((fence.start(), end))
     if not blanks:
         return text
     chars = list(text)
@@ -358,18 +352,29 @@ def _blank_unclosed_quotes(text: str, quotes: _Quotes) -> str:
     return "".join(chars)
 
 
-def _unclosed_openings(text: str) -> list[tuple[int, int]]:
-    """The outermost few `<final_evaluation>` tags and `{` braces never closed in `text`, in order, each with
-    the least normalised length a quote from it must have."""
+def _unclosed_openings(text: str) -> list[Opening]:
+    """In order: the `<final_evaluation>` tags and `{` braces never closed in `text`, and the fences that run
+    to the end of it or hold another fence's opening line; each with the least normalised length a quote
+    from it must have: the tag, an object's opening and first key, a fence's opening line and a character."""
     tags: list[int] = []
     for tag in _FINAL_TAG.finditer(text):
         if not tag.group(1):
             tags.append(tag.start())
         elif tags:
             tags.pop()
-    openings = [(start, len(FINAL_OPEN)) for start in tags[:_MAX_UNCLOSED]]
-    openings += [(start, _LEAST_QUOTED_OBJECT) for start, end in _object_spans(text) if end is None]
-    return sorted(openings)
+    openings: list[Opening] = [(start, "tag", len(FINAL_OPEN), None) for start in tags]
+    spans = _object_spans(text, unclosed_limit=len(text))
+    openings += [(start, "object", _LEAST_QUOTED_OBJECT, None) for start, end in spans if end is None]
+    for fence in _FENCE.finditer(text):
+        if fence.end() == fence.end(2) or _FENCE_OPENER.search(text, fence.start(2), fence.end(2)):
+            opening = _normalise(text[fence.start() : fence.start(2)])
+            openings.append((fence.start(), "fence", len(opening) + 1, fence))
+    return sorted(openings, key=lambda opening: opening[0])
+
+
+def _think_tags(text: str) -> list[Opening]:
+    """Every `<think>` and `</think>` tag; a quote from one must hold the tag and the character after it."""
+    return [(tag.start(), "think", len(tag.group()) + 1, None) for tag in _THINK_TAG.finditer(text)]
 
 
 def _load_candidates(block: str) -> list[Candidate]:
@@ -541,14 +546,14 @@ def _lower_keys(obj: dict[str, Any]) -> dict[str, Any]:
     return {str(key).strip().lower(): value for key, value in obj.items()}
 
 
-def _object_spans(text: str) -> list[Span]:
+def _object_spans(text: str, unclosed_limit: int = _MAX_UNCLOSED) -> list[Span]:
     """The top-level `{...}` objects in order of their start, in one pass.
 
     Braces inside "..." or '...' strings (with backslash escapes) do not count; strings are only tracked
     inside braces, and a quote opens one only where a key or value can start, so an apostrophe in prose
     ("it's") does not swallow the rest. Objects nested in a balanced one are not listed; those inside a
     `{` that never closes are, so that a stray brace in prose does not hide the verdict after it. Of the
-    braces never closed (end None: a truncated verdict), the outermost few are listed.
+    braces never closed (end None: a truncated verdict), the outermost `unclosed_limit` are listed.
     """
     closed: list[tuple[int, int]] = []
     stack: list[int] = []
@@ -573,7 +578,7 @@ def _object_spans(text: str) -> list[Span]:
     for start, end in sorted(closed):
         if not top or start >= top[-1][1]:
             top.append((start, end))
-    unclosed: list[Span] = [(start, None) for start in stack[:_MAX_UNCLOSED]]
+    unclosed: list[Span] = [(start, None) for start in stack[:unclosed_limit]]
     return sorted([*top, *unclosed], key=lambda span: span[0])
 
 
