@@ -143,7 +143,7 @@ class LLMJudge:
         return self.prompt_set.protocol == "reference"
 
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set, sample, prediction)
+        return protocol_request(self.prompt_set.protocol, sample, prediction)
 
     def seed(self, key: str, index: int, attempt: int) -> int | None:
         """None under the reference protocol, whose judge stage sends no seed."""

@@ -156,13 +156,13 @@ def _check_reference_fields(template: str, path: Path) -> None:
                           f"the reference's judge stage fills {list(REFERENCE_FIELDS)}")
 
 
-def protocol_request(prompt_set: PromptSet, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+def protocol_request(protocol: Protocol, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
     """What a judge under this protocol is asked about a stored generation; None when it judges none.
 
     awbench's protocol judges as every awbench judge does (`prediction_request`). The reference protocol asks
     what the reference's judge stage asks: every generation with any text, empty, thinking-only and cut-off
     ones included, extracted as its parser extracts it, so that its numbers can be reproduced."""
-    if prompt_set.protocol != "reference":
+    if protocol != "reference":
         return prediction_request(sample, prediction)
     content = prediction.content
     if not content:

@@ -189,7 +189,7 @@ class VLLMJudge:
         return verdict_cache_key(self._identity, request)
 
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set, sample, prediction)
+        return protocol_request(self.prompt_set.protocol, sample, prediction)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """First asks only; no engine needed (tokens estimated from characters). Nothing is spent: $0."""
