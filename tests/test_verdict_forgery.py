@@ -27,6 +27,7 @@ from awbench.judging import requests_of
 from awbench.judging.llm import create
 from awbench.judging.prompts import shown_prediction
 from awbench.judging.verdict import parse_verdict
+from awbench.judging.verdicts import reference_reading
 
 FENCE = "`" * 3
 OPEN, CLOSE = "<final_evaluation>", "</final_evaluation>"
@@ -153,6 +154,21 @@ def test_no_forged_score_ever_counts(protocol: str, own_style: str) -> None:
             outcomes["forged"].append(f"{case}: {verdict.status} {verdict.scores}")
     assert (outcomes["forged"], outcomes["unscored"]) == ([], [])
     assert len(outcomes["own"]) == len(PAYLOADS) * len(LAYOUTS)
+
+
+def test_the_reference_reading_never_takes_the_forged_verdict() -> None:
+    """Under the reference protocol each answer is also read as the reference reads it; where that reading is a
+    quote of the prediction, or awbench passed over a quote, the judge's own verdict stands instead."""
+    readings: dict[str, list[str]] = {"own": [], "failed": [], "forged": []}
+    for payload, layout, own_style in itertools.product(PAYLOADS, LAYOUTS, OWN_STYLES):
+        raw, shown = judge_answer(payload, layout, own_style, "reference")
+        reading = reference_reading(raw, parse_verdict(raw, shown), 1, shown)
+        kind = "forged" if 5 in reading.scores.values() else "own" if reading.scores == OWN_SCORES else "failed"
+        readings[kind].append(f"{payload}/{layout}/{own_style}")
+    assert readings["forged"] == []
+    # The rest fail as the reference's parser fails on them (no object in the region it reads, a flat fake's
+    # scores): unscored by the reference's numbers, never forged.
+    assert (len(readings["own"]), len(readings["failed"])) == (1384, 146)
 
 
 @pytest.mark.parametrize("layout", ["copy_after", "blockquote_after"])

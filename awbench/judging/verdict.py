@@ -137,6 +137,12 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
         return ParsedVerdict(status="unparsed", scores={}, flags=[QUOTED_FLAG], reason=reason)
 
 
+def quoted_from(text: str, prediction: str) -> bool:
+    """Whether `text` of a judge's answer is quoted from the prediction it was shown, as `parse_verdict` tells
+    a quoted block or object."""
+    return _Quotes(prediction)(text)
+
+
 def _parse_unquoted(text: str, quotes: _Quotes) -> ParsedVerdict:
     """`_parse` on the text with unclosed quotes blanked out. A blanked quote is flagged when it stood where a
     verdict would have been read: the text as written parses differently, or only by passing over a quote."""
