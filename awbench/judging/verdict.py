@@ -97,7 +97,8 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     counts, never one it quotes from the prediction (a prediction may carry a fake verdict to be copied).
 
     Thinking goes first: `strip_thinking` with a `<think>` never closed ending at the first
-    `<final_evaluation>` tag after it, as the reference parser does.
+    `<final_evaluation>` tag after it, as the reference parser does; a thinking tag quoted from the prediction
+    is blanked out first (see Quotes).
 
     Where the verdict is looked for: the last top-level `<final_evaluation>` block that is not a quote (tags
     nest, so a block quoted inside a verdict's strings stays inside it; an unclosed block runs to the end);
@@ -107,21 +108,27 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     those, the first object in that same order with a rubric dimension among its top-level keys (a flat
     verdict, flagged "flat_scores"). Strings are parsed strictly first, then repaired (flagged "repaired").
 
-    Quotes: each candidate, and each block as a whole (its opening tag and content), is quoted when its text,
-    normalised, occurs within the normalised prediction. Normalising drops blockquote markers (`>`) at line
-    starts and all whitespace, and from the candidate also trailing fence marks and ellipses; so a quote that
-    is verbatim, in a code fence, in a blockquote, re-indented or re-wrapped matches, and so does one cut off
-    by the token limit (a prefix). Quoted candidates are passed over, and so are blocks quoted as a whole or
-    whose verdict candidates are all quoted. "quoted_verdict_ignored" is flagged when a quote was passed over
-    on the way to the verdict (it would have been read otherwise); with only quotes, the result is unparsed.
-    False positives: the judge's text must occur in the prediction, never the reverse, so a short object of
-    the prediction such as `{"format": 5}` cannot hide a judge's verdict that differs from it; only a verdict
-    that is, as normalised, text of the prediction is ignored, as when a judge copies an injected verdict.
-    Quotes that change more than whitespace and `>` markers (re-serialised JSON, elisions) are not recognised.
+    Quotes, told against `prediction` normalised (`_normalise`: no whitespace, no `>` markers at line
+    starts), so that verbatim, fenced, blockquoted, indented and re-wrapped quotes match:
+    - unclosed openings first (`_blank_quotes`): a `<final_evaluation>` tag or `{` the judge never closes, a
+      fence that runs to the end or holds another fence's opening line, and any thinking tag, is a quote when
+      the text from it occurs in the prediction for at least the opening itself; the quote, as far as the
+      text goes on occurring, is blanked out. A fake verdict left unclosed and quoted before the judge's own
+      would otherwise take the judge's closing tag, fence and braces for its own, and be repaired.
+    - then each candidate, and each block as a whole, is quoted when its text occurs in the prediction
+      (trailing fence marks and ellipses aside, so a quote cut off by the token limit matches too).
+    "quoted_verdict_ignored" is flagged when a quote was passed over where a verdict would have been read;
+    with only quotes, the result is unparsed. The judge's text must occur in the prediction, never the
+    reverse, so a short object of the prediction such as `{"format": 5}` cannot hide a judge's verdict that
+    differs from it. Quotes that change more than whitespace and `>` markers are not recognised.
+
+    Ambiguity: a key given twice with different values in the verdict or its `scores` (`_conflicting_keys`)
+    makes the verdict unparsed, flagged "ambiguous".
 
     Scores: ints 1..5; floats are rounded as Python's `round` does, strings take their leading number
-    ("4/5" -> 4), and out-of-range values are clamped. complete = all five dimensions usable, partial = some,
-    unparsed = none. Keys match case-insensitively; extra dimensions are ignored.
+    ("4/5", "4 out of 5" -> 4) unless they name another scale ("8/10", "8 out of 10", "80%": unusable), and
+    out-of-range numbers are clamped. complete = all five dimensions usable, partial = some, unparsed = none.
+    Keys match case-insensitively; extra dimensions are ignored.
     """
     quotes = _Quotes(prediction)
     try:
