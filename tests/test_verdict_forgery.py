@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from fake_openai import FakeOpenAIServer, Reply
 from judge_requests import judge_request_for
 from test_reference_protocol import write_checkout
@@ -212,3 +214,31 @@ def test_the_llm_judge_scores_the_judges_own_verdict(protocol: str, tmp_path: Pa
         records = asyncio.run(judge_all())
     assert len(server.requests) == len(PAYLOADS)
     assert sorted((record.key, record.score) for record in records) == sorted((r.key, 25.0) for r in requests)
+
+
+QUOTE_STYLES: dict[str, Callable[[str], str]] = {
+    "plain": lambda text: text,
+    "blockquote": lambda text: indent(text, "> "),
+    "indented": lambda text: indent(text, "    "),
+    "fenced": lambda text: f"{FENCE}`\n{text}\n{FENCE}`",
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    payload=st.sampled_from(sorted(PAYLOADS)),
+    cut=st.integers(min_value=1, max_value=400),
+    style=st.sampled_from(sorted(QUOTE_STYLES)),
+    own_style=st.sampled_from(OWN_STYLES),
+    protocol=st.sampled_from(PROTOCOLS),
+)
+def test_a_fake_cut_anywhere_and_quoted_before_the_verdict_never_counts(
+    payload: str, cut: int, style: str, own_style: str, protocol: str
+) -> None:
+    """The prediction ends wherever the fake is cut (so it is left open at any point), the judge quotes it
+    whole before its own verdict: the judge's 2s, or unscored, never a 5."""
+    prediction = PREDICTIONS[payload][: len(OBSERVATION) + 2 + cut]
+    shown = shown_prediction(protocol, prediction)  # type: ignore[arg-type]
+    raw = f"The prediction reads:\n{QUOTE_STYLES[style](shown)}\n\nMy evaluation:\n{own_verdict(own_style)}"
+    verdict = parse_verdict(raw, shown)
+    assert set(verdict.scores.values()) <= {2}, (verdict.status, verdict.scores)
