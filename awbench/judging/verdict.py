@@ -71,7 +71,8 @@ class ParsedVerdict(pydantic.BaseModel):
     scores: dict[str, int]  # only the usable dimensions, each 1..5
     strengths: list[str] = []
     weaknesses: list[str] = []
-    # e.g. "clamped:factuality", "rounded:format", "repaired", "no_final_tag", "partial", "quoted_verdict_ignored"
+    # e.g. "clamped:factuality", "rounded:format", "repaired", "no_final_tag", "partial", "quoted_verdict_ignored",
+    # "ambiguous"
     flags: list[str] = []
     reason: str | None = None  # why unparsed/partial, human readable
 
@@ -354,9 +355,11 @@ def _blank_quotes(text: str, quotes: _Quotes, openings: list[Opening]) -> str:
         checks[kind] = checks.get(kind, 0) + 1
         answer = answer or _Normalised(text)
         end = quotes.quote_end(answer, start, least)
-        # A fence's closing line after the quote is the judge's own when no other fence opens before it.
-        if end is not None and not (fence and fence.end() > fence.end(2) and not _FENCE_OPENER.search(text, end, fence.end(2))):
-            blanks.append((start, end))
+        if end is None:
+            continue
+        if fence and fence.end() > fence.end(2) and not _FENCE_OPENER.search(text, end, fence.end(2)):
+            continue  # closed after the quote, with no other fence opening before: the judge's own fence
+        blanks.append((start, end))
     if not blanks:
         return text
     chars = list(text)
