@@ -213,6 +213,26 @@ def test_reparse_applies_the_current_parser_without_calls(out):
     assert records[(stale["key"], 0)].dimensions["quality"] == 2.0
 
 
+def test_reparse_under_the_reference_protocol_reads_what_the_judge_was_asked(out, tmp_path):
+    """The request is rebuilt as the protocol builds it (its text, its cache key) and the reference's readings
+    are kept: re-parsing unchanged answers changes nothing."""
+    from test_reference_protocol import write_checkout
+
+    checkout = write_checkout(tmp_path / "checkout")
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
+                      "--judge-base-url", server.url, "--judge-prompts", str(checkout), "--run-name", "r",
+                      "--output", out).exit_code == 0
+    (evaluation,) = RunStore(out / "r").evaluations()
+    before = evaluation.judgments.load()
+    assert before and all(v.reference is not None for record in before.values() for v in record.verdicts)
+    with FakeOpenAIServer() as server:
+        result = invoke("judge", "r", "--reparse", "--judge-base-url", server.url, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "reparse: 0 verdicts changed" in result.output and server.requests == []
+    assert evaluation.judgments.load() == before
+
+
 def test_judge_dry_run_counts_only_what_is_missing(out):
     assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "web", "--run-name", "w",
                   "--output", out).exit_code == 0
