@@ -521,7 +521,21 @@ def test_a_run_name_must_be_a_plain_name(tmp_path, out, name):
     result = invoke("import", path, "--run-name", name, "--output", out)
     assert result.exit_code == 2
     assert errors_of(result.output) == [
-        f"error: --run-name {name!r} must be a plain name (no '/', not starting with '.'): the run's directory under --output"]
+        f"error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory under --output; "
+        f"got {name!r}"]
+    assert_nothing_imported(out)
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\tb", "a\x7fb", "a\x85b", "a\u2028b", "a\u2029b"])
+def test_a_run_name_must_be_printable(tmp_path, out, name):
+    """The same check as `awbench run --run-name` (awbench.config.check_run_name)."""
+    path = tmp_path / "judged.jsonl"
+    path.write_bytes(lines_of(three_rows()))
+    result = invoke("import", path, "--run-name", name, "--output", out)
+    assert result.exit_code == 2
+    assert errors_of(result.output) == [
+        f"error: --run-name: must be printable (no control characters such as a newline or tab): U+{ord(name[1]):04X} "
+        f"at position 1; got {name!r}"]
     assert_nothing_imported(out)
 
 
