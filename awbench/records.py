@@ -30,10 +30,10 @@ class BenchmarkRecord(BaseModel):
     id: int | str
     prompt: list[str]
     response: list[str]
-    current_prompt: str | None = None
-    system_str: str = ""
+    current_prompt: str
+    system_str: str
     turn_idx: int
-    total_turns: int | None = None
+    total_turns: int
 
     @field_validator("task")
     @classmethod
@@ -44,8 +44,8 @@ class BenchmarkRecord(BaseModel):
 
     @field_validator("total_turns")
     @classmethod
-    def _some_turns(cls, total_turns: int | None) -> int | None:
-        if total_turns is not None and total_turns < 1:
+    def _some_turns(cls, total_turns: int) -> int:
+        if total_turns < 1:
             raise ValueError(f"total_turns {total_turns} is below 1; a trajectory has at least one turn")
         return total_turns
 

@@ -117,7 +117,7 @@ def test_bad_data_names_file_line_and_field_without_traceback(out, tmp_path):
 
 def test_data_validate_lists_every_problem(tmp_path):
     bad = tmp_path / "os_test.jsonl"
-    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1}\n')
+    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
     result = invoke("data", "validate", bad)
     assert result.exit_code == 2
     assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output

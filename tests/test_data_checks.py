@@ -202,11 +202,11 @@ def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path
         line_with(', "turn_idx": 1', id=4),
         line_with(f', "deep": {deep(150)}', id=5),
         line_with(f', "deep": {deep(2000)}', id=6),
-        '{"task": "mcp", "id": 7, "prompt": ["a"], "response": ["b"], "turn_idx": 1, "x": NaN, "y": 1e400}',
+        '{"task": "mcp", "id": 7, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "x": NaN, "y": 1e400}',
         "[1, 2]",
         '{"task": "mcp",',
         b'{"task": "mcp\xff"}',
-        '{"task": "mcp", "id": 8, "prompt": ["a\tb"], "response": ["b"], "turn_idx": 1}',
+        '{"task": "mcp", "id": 8, "prompt": ["a\tb"], "response": ["b"], "current_prompt": "a\tb", "system_str": "", "turn_idx": 1, "total_turns": 1}',
         rec(id=9, turn_idx=2, current_prompt="x"),
     ]
     path = write(tmp_path / "mcp_test.jsonl", "\ufeff" + json.dumps(rec(id=0)), *lines)
@@ -237,18 +237,16 @@ text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
     task=st.sampled_from(["mcp", "x/os", "Web "]),
     id=st.one_of(st.integers(-(2**70), 2**70), text),
     turns=st.lists(st.tuples(text, text), min_size=1, max_size=4),
-    current_prompt=st.one_of(st.none(), text),
+    current_prompt=text,
     system_str=text,
-    total_turns=st.one_of(st.none(), st.integers(1, 2**40)),
+    total_turns=st.integers(1, 2**40),
     extra=st.dictionaries(text, text, max_size=2),
 )
 def test_record_hash_is_the_hash_of_the_canonical_json(task, id, turns, current_prompt, system_str, total_turns, extra):
     fields = dict(
-        task=task, id=id, prompt=[p for p, _ in turns], response=[r for _, r in turns], system_str=system_str,
-        turn_idx=len(turns), total_turns=total_turns,
+        task=task, id=id, prompt=[p for p, _ in turns], response=[r for _, r in turns], current_prompt=current_prompt,
+        system_str=system_str, turn_idx=len(turns), total_turns=total_turns,
     )
-    if current_prompt is not None:
-        fields["current_prompt"] = current_prompt
     record = BenchmarkRecord.model_validate({**{f"x{k}": v for k, v in extra.items()}, **fields})
     assert record_hash(record) == old_hash(record)
 
@@ -260,7 +258,8 @@ def test_fast_json_strings_are_exact_for_every_character():
 
 
 def test_record_hash_refuses_a_lone_surrogate_like_content_hash():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a\ud800"], response=["b"], turn_idx=1)
+    record = BenchmarkRecord(task="os", id=1, prompt=["a\ud800"], response=["b"], current_prompt="a", system_str="",
+                             turn_idx=1, total_turns=1)
     for hash_of in (record_hash, old_hash):
         with pytest.raises(UnicodeEncodeError):
             hash_of(record)
@@ -284,7 +283,8 @@ def test_hash_is_computed_once_per_sample_and_unchanged(monkeypatch, sample_path
 
 
 def test_sample_made_without_a_hash_computes_it():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], turn_idx=1)
+    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1,
+                             total_turns=1)
     assert Sample(key="os/1/1", record=record, origin="x").hash == old_hash(record)
 
 

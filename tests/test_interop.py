@@ -35,7 +35,8 @@ def record(domain: str, i: int, turns: int = 1) -> dict:
         "task": f"agentworld/{domain}", "id": i,
         "prompt": [f"### Turn {t}\n**Action:**\nstep {t} of {domain} {i}" for t in range(1, turns + 1)],
         "response": [f"**Environment Observation:**\n{domain} {i} output {t}" for t in range(1, turns + 1)],
-        "turn_idx": turns,
+        "current_prompt": f"### Turn {turns}\n**Action:**\nstep {turns} of {domain} {i}", "system_str": "",
+        "turn_idx": turns, "total_turns": turns,
     }
 
 
@@ -600,8 +601,7 @@ def test_import_then_export_gives_back_the_reference_rows(tmp_path, out):
     for original, written in zip(rows, exported):
         assert {k: written.get(k) for k in compared} == {k: original.get(k) for k in compared}, original["id"]
         assert {k: v for k, v in written.items() if k not in compared and k != "extracted_output"} == {
-            k: v for k, v in {**original}.items() if k not in compared and k != "extracted_output"} | {
-            "current_prompt": None, "system_str": "", "total_turns": None}
+            k: v for k, v in original.items() if k not in compared and k != "extracted_output"}
     assert all(isinstance(row[d], int) for row in exported if row["failed"] == 0.0 for d in DIMENSIONS)
     predictions = read_rows(official / "predictions.jsonl")
     assert all(set(row) - {"extra"} == {"task", "id", "prompt", "response", "current_prompt", "system_str",

@@ -6,7 +6,8 @@ from awbench.world_model.predictions import prediction_record
 
 @pytest.fixture
 def sample():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], turn_idx=1)
+    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1,
+                             total_turns=1)
     return Sample(key="os/1/1", record=record, origin="f:1")
 
 

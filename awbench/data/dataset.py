@@ -318,8 +318,8 @@ def _read_hub(ref: str) -> _Read:
     for split, rows in load_hub_dataset(ref).items():
         label = f"{HUB_PREFIX}{ref}[{split}]"
         for number, row in enumerate(rows):
-            # Arrow has no "absent": a field missing from a row comes back as null. Treat null as absent so
-            # optional fields take their defaults, as they do for file records.
+            # Arrow has no "absent": a field missing from a row comes back as null. Treat null as absent, so
+            # that a missing field is reported as missing, as it is for file records.
             obj = {k: v for k, v in row.items() if v is not None}
             entry, problems = _validate(obj, label, number, f"{label}:row {number}", "row", None)
             read.problems += problems
@@ -436,10 +436,10 @@ def _content_problems(record: BenchmarkRecord, path: str, line: int) -> list[Pro
         message = "the ground truth (the current turn's observation) is empty"
         message += f" apart from the {OBSERVATION_MARKER} marker" if observation else ""
         problems.append(Problem(path, line, f"response.{turn}", message, "warning"))
-    if record.total_turns is not None and record.total_turns < record.turn_idx:
+    if record.total_turns < record.turn_idx:
         message = f"total_turns {record.total_turns} is less than turn_idx {record.turn_idx}"
         problems.append(Problem(path, line, "total_turns", message, "warning"))
-    if record.current_prompt is not None and record.current_prompt != record.action:
+    if record.current_prompt != record.action:
         message = f"current_prompt differs from prompt[{turn}]; the prompt entry is evaluated"
         problems.append(Problem(path, line, "current_prompt", message, "warning"))
     return problems
