@@ -123,6 +123,22 @@ def test_data_validate_lists_every_problem(tmp_path):
     assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output
 
 
+def test_data_validate_reports_each_missing_field_of_the_schema(tmp_path):
+    """Records without `total_turns`, `system_str` or `current_prompt` used to pass with 0 errors."""
+    full = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "s",
+            "turn_idx": 1, "total_turns": 1}
+    lines = [json.dumps(full)] + [json.dumps({k: v for k, v in full.items() if k != name} | {"id": n})
+                                  for n, name in enumerate(["total_turns", "system_str", "current_prompt"], 2)]
+    path = tmp_path / "os_test.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = invoke("data", "validate", path)
+    assert (result.exit_code, result.output) == (2, (
+        f"error: {path}:2: total_turns: missing field\n"
+        f"error: {path}:3: system_str: missing field\n"
+        f"error: {path}:4: current_prompt: missing field\n"
+        "1 valid sample; 3 errors; 0 warnings\n"))
+
+
 def test_data_validate_accepts_the_sample_with_its_duplicate_note():
     result = invoke("data", "validate", "sample")
     assert result.exit_code == 0, result.output
