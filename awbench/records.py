@@ -101,6 +101,11 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+# Characters of a string encoded at once for the hash: a longer one (a turn of megabytes) is hashed in pieces,
+# never held encoded whole, nor kept in `encoded`.
+HASHED_PIECE = 1 << 20
+
+
 def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None) -> str:
     """`content_hash` of the record's benchmark fields only (so extra fields, such as an imported file's
     `gen`, don't change it): the value of `content_hash(record.model_dump(mode="json", include=those))`,
@@ -108,29 +113,35 @@ def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None
     The same bytes are put together from each string's JSON form (`_json_string`) instead; `encoded` keeps
     those forms for the next records (a trajectory's samples repeat its earlier turns). Raises
     UnicodeEncodeError for text that is not valid Unicode (a lone surrogate), as `content_hash` does."""
-    if encoded is None:
-        json_string = _json_string
-    else:
-        def json_string(text: str) -> bytes:
+    digest = hashlib.sha256()
+    add = digest.update  # piece by piece: no copy of the whole text is made
+
+    def add_string(text: str) -> None:
+        if len(text) > HASHED_PIECE:  # escaping is character by character, so the pieces' forms make the whole's
+            add(b'"')
+            for start in range(0, len(text), HASHED_PIECE):
+                add(_json_string(text[start : start + HASHED_PIECE])[1:-1])
+            add(b'"')
+        elif encoded is None:
+            add(_json_string(text))
+        else:
             form = encoded.get(text)
             if form is None:
                 form = encoded[text] = _json_string(text)
-            return form
+            add(form)
 
-    digest = hashlib.sha256()
-    add = digest.update  # piece by piece: no copy of the whole text is made
     try:
         for name, opening in _HASHED_FIELDS:
             add(opening)
             value = getattr(record, name)
             if type(value) is str:
-                add(json_string(value))
+                add_string(value)
             elif type(value) is list:
                 add(b"[")
                 for i, item in enumerate(value):
                     if i:
                         add(b", ")
-                    add(json_string(item))
+                    add_string(item)
                 add(b"]")
             elif type(value) is int or value is None:
                 add(json.dumps(value).encode())
