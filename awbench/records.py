@@ -14,7 +14,15 @@ from json.encoder import encode_basestring
 from typing import Any, Literal
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from awbench.domains import DOMAINS, domain_of_task
 
@@ -224,13 +232,17 @@ class Generation(BaseModel):
 
 
 class PredictionRecord(_Record):
+    """One generation's outcome. On disk `raw` is left out where it equals `prediction` (an answer with no
+    thinking, tags or surrounding whitespace), so that a long prediction is stored once; reading such a line
+    gives `raw` the prediction back. A record without any text keeps `"raw": null`."""
+
     key: str
     generation: int = 0  # which of the K generations of this sample (`--generations K`)
     domain: str
     sample_hash: str
     status: GenerationStatus
     prediction: str = ""  # the parsed prediction: no thinking, no tags
-    raw: str | None = None
+    raw: str | None = None  # the model's whole answer; None when there is none
     reasoning: str | None = None
     finish_reason: str | None = None
     error: str | None = None  # why it failed: the server's message, or what the backend knows
@@ -239,6 +251,20 @@ class PredictionRecord(_Record):
     dropped_turns: int = 0
     usage: Usage = Field(default_factory=Usage)
     latency_s: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _raw_left_out_is_the_prediction(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "raw" not in data and "prediction" in data:
+            return {**data, "raw": data["prediction"]}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _raw_only_where_it_differs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        fields = handler(self)
+        if self.raw == self.prediction:
+            fields.pop("raw", None)  # absent already when the caller excluded it
+        return fields
 
     @property
     def failed(self) -> bool:

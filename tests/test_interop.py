@@ -7,6 +7,7 @@ left in the results directory; valid files score as the reference script scores 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.rule_judge import RuleJudge
+from awbench.resources import sample_dir
 from awbench.run.store import RunStore
 
 runner = CliRunner()
@@ -565,6 +567,25 @@ def test_export_of_a_rules_only_run_writes_predictions_and_says_why_not_judged(a
     assert (f"{official / 'judged.jsonl'} was left as it was: it is not from this export; remove it, so that it is "
             "not read with the new predictions.jsonl") in result.output.splitlines()
     assert (official / "judged.jsonl").read_text() == "{}\n"
+
+
+def test_a_prediction_stored_once_is_exported_whole_as_gen(awbench_run, tmp_path):
+    """The oracle's answers are their own predictions, so predictions.jsonl leaves `raw` out; the reference's
+    `gen` (the raw answer) is the prediction then, and a run written with both texts exports the same."""
+    lines = (awbench_run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines and all("raw" not in json.loads(line) for line in lines)
+    truths = {f"{r['id']}/{r['turn_idx']}": r["response"][-1] for r in read_rows(sample_dir() / "os_test.jsonl")}
+
+    def exported_gens(run: Path, official: Path) -> dict[str, str]:
+        assert invoke("export", run, "--official", official).exit_code == 0
+        return {f"{r['id']}/{r['turn_idx']}": r["gen"] for r in read_rows(official / "predictions.jsonl")}
+
+    assert exported_gens(awbench_run, tmp_path / "new") == truths
+    older = tmp_path / "results" / "older"
+    shutil.copytree(awbench_run, older)
+    with_both = [json.dumps({**json.loads(line), "raw": json.loads(line)["prediction"]}) for line in lines]
+    (older / "predictions.jsonl").write_text("\n".join(with_both) + "\n", encoding="utf-8")
+    assert exported_gens(older, tmp_path / "old") == truths
 
 
 def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
