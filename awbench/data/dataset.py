@@ -182,7 +182,7 @@ def _read_file(path: Path) -> _Read:
     encoded: dict[str, bytes] = {}
     number, offset = 0, 0  # the line's number, and the byte offset of the next line
     try:
-        with path.open("rb") as file:
+        with path.open("rb", buffering=READ_BUFFER) as file:
             # Line by line, so that the file is never held whole; a binary file splits on "\n" only, as it
             # must: records carry U+2028, U+0085 and other characters that str.splitlines breaks on. The line
             # keeps its "\n" (JSON whitespace; cutting it off would copy the line), and no other reference to
@@ -226,6 +226,8 @@ def _share_turns(obj: dict[str, Any], shared: dict[str, str]) -> None:
     if type(obj.get("system_str")) is str:
         obj["system_str"] = shared.setdefault(obj["system_str"], obj["system_str"])
 
+
+READ_BUFFER = 1 << 20  # lines of tens of kB are read four times as fast as with the default 8 kB
 
 # A line longer than this is read by json.loads from its text alone, its bytes dropped first: jiter holds the
 # bytes, a copy of each string with escapes and the result at once (three times the line), json.loads the
