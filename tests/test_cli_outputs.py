@@ -106,6 +106,14 @@ def test_a_run_name_must_be_printable(tmp_path, command, name):
     assert result.stderr[:-1].isprintable() and tree(tmp_path) == []
 
 
+@pytest.mark.parametrize("command", ["judge", "score", "show"])
+def test_a_run_named_with_a_control_character_is_reported_on_one_line(tmp_path, command):
+    result = runner.invoke(app, [command, "a\nb", "--output", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("error: no run 'a\\nb': a run's name is printable, and no run directory has a control "
+                             "character\n")
+
+
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
 def test_a_directory_that_is_not_a_run_is_never_emptied(tmp_path, overwrite):
     foreign = tmp_path / "results" / "notes"
