@@ -235,8 +235,8 @@ LONG_LINE = 1 << 20
 
 
 def _parse_line(line: list[bytes], number: int, start: int, label: str) -> tuple[Any, list[Problem]]:
-    """The JSON object of the line (`line`: a list holding its bytes, emptied when a long line is decoded), or
-    None; and the problems found in reading it. An object with a repeated key comes back (with the last value,
+    """The JSON object of the line (`line`: a list holding its bytes, emptied once they are decoded to text),
+    or None; and the problems found in reading it. An object with a repeated key comes back (with the last value,
     as JSON readers keep) so that the rest of it is checked too."""
     raw = line[0]
     if _fast_loads is not None and len(raw) <= LONG_LINE:
