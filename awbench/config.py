@@ -165,9 +165,19 @@ class ScoringSettings(_Settings):
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
-def plain_name(name: str) -> bool:
-    """A run name awbench accepts (`RunConfig.run_name`)."""
-    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+def check_run_name(name: str) -> str:
+    """A run's name, or ValueError saying what is wrong with it. The run directory is `output/run_name`, which
+    awbench writes, empties on --overwrite and removes when a run fails before its first record: a directory of
+    its own right under `output`, never `..` or a path elsewhere. Printable (str.isprintable: no control, format
+    or line-separator character), since the name reaches terminals, logs and reports."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
+                         f"--output; got {name!r}")
+    if not name.isprintable():
+        bad = next(c for c in name if not c.isprintable())
+        raise ValueError(f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
+                         f"at position {name.index(bad)}; got {name!r}")
+    return name
 
 
 class RunConfig(_Settings):
@@ -183,13 +193,7 @@ class RunConfig(_Settings):
     @field_validator("run_name")
     @classmethod
     def _plain_name(cls, name: str) -> str:
-        """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
-        a run fails before its first record: a directory of its own right under `output` (as `awbench import`
-        requires too), never `..` or a path elsewhere."""
-        if not plain_name(name):
-            raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
-                             f"--output; got {name!r}")
-        return name
+        return check_run_name(name)
 
     @property
     def run_dir(self) -> Path:

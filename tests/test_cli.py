@@ -117,10 +117,26 @@ def test_bad_data_names_file_line_and_field_without_traceback(out, tmp_path):
 
 def test_data_validate_lists_every_problem(tmp_path):
     bad = tmp_path / "os_test.jsonl"
-    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1}\n')
+    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
     result = invoke("data", "validate", bad)
     assert result.exit_code == 2
     assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output
+
+
+def test_data_validate_reports_each_missing_field_of_the_schema(tmp_path):
+    """Records without `total_turns`, `system_str` or `current_prompt` used to pass with 0 errors."""
+    full = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "s",
+            "turn_idx": 1, "total_turns": 1}
+    lines = [json.dumps(full)] + [json.dumps({k: v for k, v in full.items() if k != name} | {"id": n})
+                                  for n, name in enumerate(["total_turns", "system_str", "current_prompt"], 2)]
+    path = tmp_path / "os_test.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = invoke("data", "validate", path)
+    assert (result.exit_code, result.output) == (2, (
+        f"error: {path}:2: total_turns: missing field\n"
+        f"error: {path}:3: system_str: missing field\n"
+        f"error: {path}:4: current_prompt: missing field\n"
+        "1 valid sample; 3 errors; 0 warnings\n"))
 
 
 def test_data_validate_accepts_the_sample_with_its_duplicate_note():
