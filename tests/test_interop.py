@@ -594,6 +594,24 @@ def test_a_prediction_stored_once_is_exported_whole_as_gen(awbench_run, tmp_path
     assert exported_gens(older, tmp_path / "old") == truths
 
 
+def test_failed_generations_export_what_the_model_answered_as_gen(awbench_run, tmp_path):
+    """The reference's inference stage keeps any answer the model gave, cut off or empty once its thinking is
+    removed; only a request that got no answer has gen "" (and is not judged by its judge stage)."""
+    run = tmp_path / "results" / "failures"
+    shutil.copytree(awbench_run, run)
+    records = [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    answers = {"truncated": ("<think>plan</think>half of an obser", "half of an obser"),
+               "empty": ("<think>only a plan</think>  ", ""), "error": (None, "")}
+    changed = {}
+    for record, (status, (raw, prediction)) in zip(records, answers.items()):
+        record.update(status=status, raw=raw, prediction=prediction, error="why")
+        changed[f"{record['key'].split('/', 1)[1]}"] = raw or ""
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert invoke("export", run, "--official", tmp_path / "official").exit_code == 0
+    gens = {f"{r['id']}/{r['turn_idx']}": r["gen"] for r in read_rows(tmp_path / "official" / "predictions.jsonl")}
+    assert {key: gens[key] for key in changed} == changed
+
+
 def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
     target = tmp_path / "official"
     target.write_text("keep me")

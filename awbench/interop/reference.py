@@ -81,9 +81,10 @@ TOTAL_TOLERANCE = 0.01  # total_score may be rounded
 
 
 def official_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
-    """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`."""
+    """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`: what the
+    model answered, as the reference's inference stage keeps it (an empty or cut-off answer too; "" for none)."""
     record = {k: v for k, v in sample.record.model_dump(mode="json").items() if k not in REFERENCE_FIELDS}
-    gen = "" if prediction is None or prediction.failed else (prediction.raw or prediction.prediction)
+    gen = "" if prediction is None else prediction.content
     return {**record, "gen": gen}
 
 
