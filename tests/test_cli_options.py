@@ -10,7 +10,8 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.cli.common import user_errors
-from awbench.cli.run_commands import OPTION_NAMES, _judge_settings
+from awbench.cli.options import OPTION_NAMES, Options
+from awbench.cli.run_commands import cli_judge_settings
 from awbench.config import JudgeSettings, ModelSettings
 
 runner = CliRunner()
@@ -89,7 +90,7 @@ def _no_pydantic(text: str) -> None:
 
 def test_settings_that_fail_validation_are_named_by_their_options(capsys):
     with pytest.raises(typer.Exit) as stopped:
-        _judge_settings(None, {"judge_samples": 0, "judge_concurrency": 0})
+        cli_judge_settings(None, Options({}, {"judge_samples": 0, "judge_concurrency": 0}))
     assert stopped.value.exit_code == 2
     err = capsys.readouterr().err
     assert err == "error: --judge-samples: must be at least 1, got 0\nerror: --judge-concurrency: must be at least 1, got 0\n"
