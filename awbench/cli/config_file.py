@@ -36,17 +36,23 @@ def read_toml(path: Path) -> dict[str, Any]:
 
 def key_line(path: Path, key: str) -> str:
     """`, line N` where `key = ...` is set in the file (tomllib tells no line for a key it has read)."""
-    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*[=.]")
+    name = rf"[\"']?{re.escape(key)}[\"']?"
+    pattern = re.compile(rf"^\s*({name}\s*[=.]|\[+\s*{name}\s*[\].])")  # `key = ...`, `key.x = ...`, `[key]`
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if pattern.match(line):
             return f", line {number}"
     return ""
 
 
-def unknown_key(path: Path, key: str, known: list[str], command: str) -> ConfigFileError:
+def unknown_key(path: Path, key: str, known: list[str], command: str, flags: list[str]) -> ConfigFileError:
+    """`flags`: the command's options that a config file does not hold (what to do, not how: --overwrite)."""
+    where = f"{path}{key_line(path, key)}: {key}"
+    flag = "--" + key.replace("_", "-")
+    if flag in flags:
+        return ConfigFileError(f"{where}: give {flag} on the command line; a config file holds settings only")
     close = difflib.get_close_matches(key, known, n=3)
-    hint = f"; did you mean {' or '.join(close)}?" if close else f"; the keys are the options of `awbench {command}` with underscores"
-    return ConfigFileError(f"{path}{key_line(path, key)}: {key}: not an option of `awbench {command}`{hint}")
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; the keys are the options of `awbench {command}` with underscores"
+    return ConfigFileError(f"{where}: not an option of `awbench {command}`{hint}")
 
 
 # --- Writing ------------------------------------------------------------------------------------------------

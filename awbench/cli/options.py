@@ -290,7 +290,8 @@ def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[ins
     def read(ctx: typer.Context, path: Optional[Path]) -> Optional[Path]:
         if path is not None:
             try:
-                ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name)}
+                flags = [opt for param in ctx.command.params for opt in param.opts]
+                ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
             except ConfigFileError as error:
                 fail(str(error))
         return path
@@ -328,14 +329,15 @@ def _file_type(opt: Opt) -> TypeAdapter[Any]:
     return TypeAdapter(Annotated[base, Field(**bounds)] if bounds else base, config=_STRICT)
 
 
-def config_values(path: Path, groups: tuple[Group, ...], command_name: str) -> dict[str, Any]:
-    """The option values in a config file, checked against the options' types (ConfigFileError if not)."""
+def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flags: list[str]) -> dict[str, Any]:
+    """The option values in a config file, checked against the options' types (ConfigFileError if not);
+    `flags`: all the command's, for a message about one a config file does not hold."""
     opts = {opt.name: opt for group in groups for opt in group.options}
     values: dict[str, Any] = {}
     for key, value in read_toml(path).items():
         opt = opts.get(key)
         if opt is None:
-            raise unknown_key(path, key, list(opts), command_name)
+            raise unknown_key(path, key, list(opts), command_name, flags)
         if opt.json_object and isinstance(value, str):  # the JSON as on the command line
             values[key] = value
             continue
