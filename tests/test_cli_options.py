@@ -215,6 +215,8 @@ BAD_FILES = [
     ("base_url = [1]\n", "line 1: base_url: expected a string, got 1"),
     ("domains = 3\n", "line 1: domains: expected a list, got 3"),
     ("extra_body = [1]\n", "line 1: extra_body: expected a table, got [1]"),
+    ("judge_extra_body = '[1]'\n", "line 1: judge_extra_body: expected a table, got [1]"),
+    ("extra_body = '{\"a\": '\n", "line 1: extra_body: not valid JSON (Expecting value at character 6)"),
     ("model = \n", "not valid TOML: Invalid value (at line 1, column 9)"),
     ('[model]\nname = "m"\n', "line 1: model: expected a string, got {'name': 'm'}"),
 ]

@@ -339,8 +339,11 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
         if opt is None:
             raise unknown_key(path, key, list(opts), command_name, flags)
         if opt.json_object and isinstance(value, str):  # the JSON as on the command line
-            values[key] = value
-            continue
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: not valid JSON "
+                                      f"({error.msg} at character {error.pos})") from None
         if get_origin(opt.type) is list and isinstance(value, str):
             value = [value]
         try:
