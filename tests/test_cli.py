@@ -297,7 +297,7 @@ def test_both_judges_give_agreement_and_rl_rewards(out, tmp_path):
 
 
 def test_engine_args_are_typed_from_json_when_they_parse():
-    from awbench.cli.run_commands import _engine_args
+    from awbench.cli.options import engine_args as _engine_args
 
     pairs = ["language_model_only=true", "swap=4", "ratio=0.5", 'limits={"image": 0}', "name=fp8", "max-num-seqs=3"]
     assert _engine_args(pairs) == {"language_model_only": True, "swap": 4, "ratio": 0.5, "limits": {"image": 0},
