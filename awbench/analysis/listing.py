@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from awbench.config import plain_name
+from awbench.config import check_run_name
 from awbench.records import SCHEMA_VERSION
 from awbench.run.scoring import ScoresFile
 from awbench.run.store import RunLock, RunStore, StoreError, closest_runs
@@ -76,7 +76,11 @@ def run_dirs(root: Path) -> list[Path]:
 def named_by_awbench(run_dir: Path) -> bool:
     """Whether the run's name is one awbench makes (printable, no '/', not hidden): anything else was not written
     by awbench, and is not shown to whoever reads a listing or a report."""
-    return plain_name(run_dir.name) and run_dir.name.isprintable()
+    try:
+        check_run_name(run_dir.name)
+    except ValueError:
+        return False
+    return True
 
 
 def run_entry(store: RunStore) -> RunEntry:
