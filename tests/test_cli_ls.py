@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -14,7 +15,6 @@ from runs_helpers import MCP, SEARCH, SMALL, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.run.store import RunStore
 
 runner = CliRunner()
 
@@ -35,8 +35,8 @@ def results(tmp_path: Path) -> Path:
     (out / "gamma" / ".lock").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
                                                       "started_at": "2026-12-03T04:00:00+00:00"}) + "\n")
     inferred = make_run(out, "delta", data, {MCP[0]: 4}, model="org/model-d")
-    for path in (inferred.path / "judges", inferred.scores_path):
-        subprocess.run(["rm", "-r", str(path)], check=True)
+    shutil.rmtree(inferred.path / "judges")
+    inferred.scores_path.unlink()
     manifest = inferred.read_manifest()
     inferred.write_manifest(manifest.model_copy(update={"primary_judge": None}))
     return out
@@ -84,6 +84,10 @@ def test_ls_takes_runs_and_directories_and_says_what_it_skipped(results: Path, t
     result = invoke("ls", "--output", results, "--format", "json")
     assert [r["run"] for r in json.loads(result.stdout)["runs"]] == ["alpha", "beta", "delta", "gamma"]
     assert result.stderr.startswith(f"note: skipped {results / 'broken'}: {results / 'broken' / 'run.json'}: ")
+    shutil.copytree(results / "alpha", results / ".alpha")  # not a name awbench gives a run: not shown
+    result = invoke("ls", "--output", results, "--format", "json")
+    assert [r["run"] for r in json.loads(result.stdout)["runs"]] == ["alpha", "beta", "delta", "gamma"]
+    assert result.stderr.splitlines()[0] == f"note: skipped {results}: a run named '.alpha' was not written by awbench"
     empty = tmp_path / "empty"
     empty.mkdir()
     result = invoke("ls", "--output", empty)
@@ -134,4 +138,3 @@ def test_a_misspelt_sample_key_gets_the_closest_keys(results: Path) -> None:
 def test_nothing_close_gets_no_suggestion(results: Path) -> None:
     result = invoke("score", "zzz", "--output", results)
     assert result.stderr == f"error: no run 'zzz': neither zzz nor {results / 'zzz'} holds a run.json\n"
-    assert RunStore(results / "alpha").exists()

@@ -11,10 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from awbench.config import check_run_name
 from awbench.records import SCHEMA_VERSION
 from awbench.run.scoring import ScoresFile
-from awbench.run.store import RunLock, RunStore, StoreError, closest_runs
+from awbench.run.store import RunLock, RunStore, StoreError, closest_runs, named_by_awbench
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
 
@@ -73,16 +72,6 @@ def run_dirs(root: Path) -> list[Path]:
     return [manifest.parent for manifest in sorted(root.rglob("run.json"))]
 
 
-def named_by_awbench(run_dir: Path) -> bool:
-    """Whether the run's name is one awbench makes (printable, no '/', not hidden): anything else was not written
-    by awbench, and is not shown to whoever reads a listing or a report."""
-    try:
-        check_run_name(run_dir.name)
-    except ValueError:
-        return False
-    return True
-
-
 def run_entry(store: RunStore) -> RunEntry:
     manifest = store.read_manifest()
     raw = store.read_scores_json()
@@ -112,7 +101,7 @@ def list_runs(roots: Iterable[Path]) -> tuple[RunList, list[str]]:
             where = run_dir.resolve()
             if where in entries:
                 continue
-            if not named_by_awbench(where):
+            if not named_by_awbench(where.name):
                 notes.append(f"skipped {where.parent}: a run named {where.name!r} was not written by awbench")
                 continue
             try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from awbench.analysis.listing import named_by_awbench, run_dirs
+from awbench.analysis.listing import run_dirs
 from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval, too_few
 from awbench.config import DataSettings
 from awbench.data.dataset import LoadedData, load_samples
@@ -29,7 +29,7 @@ from awbench.run.scoring import (
     sample_points,
     score_table,
 )
-from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
+from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge, named_by_awbench
 
 Points = dict[str, list[Point]]
 Intervals = dict[str, dict[str, tuple[float, float]]]  # per domain and overall: column -> (low, high)
@@ -47,7 +47,7 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
                 notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")
                 continue
             where = run_dir.resolve()
-            if not named_by_awbench(where):
+            if not named_by_awbench(where.name):
                 # Refused rather than shown: a report puts the name in front of whoever reads it.
                 raise StoreError(f"{where.parent}: the run {where.name!r} is not named as awbench names runs (printable, "
                                  "no '/', not starting with '.'): it was not written by awbench, and is not read")

@@ -34,7 +34,7 @@ from typing import IO, Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 import awbench
-from awbench.config import JudgeSettings, RunConfig
+from awbench.config import JudgeSettings, RunConfig, check_run_name
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
@@ -376,7 +376,19 @@ def closest_runs(run: str, output: Path) -> str:
     """"; did you mean ...?" for a run that was not found: the runs under `output` closest to `run` by name, or
     when `run` is a path, the runs beside it, shown as paths."""
     given = Path(run)
-    if given.parent == Path("."):
-        return did_you_mean(run, (p.parent.name for p in output.glob("*/run.json")))
-    siblings = (p.parent.name for p in given.parent.glob("*/run.json"))
-    return suggestion([str(given.parent / name) for name in close_names(given.name, siblings)])
+    by_name = given.parent == Path(".")
+    folder = output if by_name else given.parent
+    names = [p.parent.name for p in folder.glob("*/run.json") if named_by_awbench(p.parent.name)]
+    if by_name:
+        return did_you_mean(run, names)
+    return suggestion([str(folder / name) for name in close_names(given.name, names)])
+
+
+def named_by_awbench(name: str) -> bool:
+    """Whether a run directory's name is one awbench gives (printable, no '/', not hidden): a run named otherwise
+    was not written by awbench, and is neither shown nor suggested."""
+    try:
+        check_run_name(name)
+    except ValueError:
+        return False
+    return True
