@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from runs_helpers import SMALL, make_run, write_data
 from typer.testing import CliRunner
 
 import awbench
@@ -106,8 +105,11 @@ def test_the_changelog_has_a_section_for_this_release():
 
 
 def test_a_run_records_the_release_beside_the_commit(tmp_path):
-    store = make_run(tmp_path / "results", "r", write_data(tmp_path / "data", SMALL), {"mcp/m0/1": 5})
-    manifest = json.loads((store.path / "run.json").read_text(encoding="utf-8"))
+    out = tmp_path / "results"
+    result = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                      "--domains", "os", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "baseline-oracle__rules" / "run.json").read_text(encoding="utf-8"))
     assert manifest["awbench_version"] == awbench.__version__
     assert manifest["git_commit"] == environment_facts()["git_commit"]
 
