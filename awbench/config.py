@@ -7,6 +7,7 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -160,14 +161,57 @@ class JudgeSettings(_Settings):
         return self.kind in ("rules", "both")
 
 
+# JudgeSettings fields that mean something to the rule judge too; giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
+
+
+def judge_settings(base: JudgeSettings | None, changes: Mapping[str, Any],
+                   names: Mapping[str, str] = {}) -> JudgeSettings:  # noqa: B006 (read only)
+    """The judge asked for: `changes` (JudgeSettings fields; `engine` a dict of some of its engine's fields) over
+    `base` (a run's primary judge; None: the defaults). What the CLI's judge options and the Python API both mean:
+    - a `base_url` means the HTTP judge (`backend` openai), as an endpoint means the openai candidate backend;
+    - LLM judge settings on a rule judge ask for an LLM judge beside it (`kind` llm), unless `kind` rules is
+      itself asked for, which is refused.
+    ValueError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
+    field's name); ValidationError when a value is out of range."""
+    def name(field: str) -> str:
+        return names.get(f"JudgeSettings.{field}", field)
+
+    given = dict(changes)
+    if "base_url" in given and given.setdefault("backend", "openai") == "vllm":
+        raise ValueError(f"{name('base_url')} is for {name('backend')} openai: the vllm judge runs in this process")
+    base = base or JudgeSettings()
+    llm_fields = [field for field in changes if field not in RULE_JUDGE_FIELDS]
+    if llm_fields and given.get("kind", base.kind) == "rules":
+        if "kind" in given:
+            listed = ", ".join(name(f"engine.{e}") if f == "engine" else name(f)
+                               for f in llm_fields for e in (changes["engine"] if f == "engine" else [f]))
+            raise ValueError(f"{listed} set an LLM judge, which {name('kind')} rules does not use: "
+                             f"use {name('kind')} llm or both")
+        given["kind"] = "llm"
+    values = base.model_dump()
+    engine = {**values["engine"], **given.pop("engine", {})}
+    return JudgeSettings.model_validate({**values, **given, "engine": engine})
+
+
 class ScoringSettings(_Settings):
     failure_policy: Literal["minimum", "exclude"] = operational("minimum")
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
-def plain_name(name: str) -> bool:
-    """A run name awbench accepts (`RunConfig.run_name`)."""
-    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+def check_run_name(name: str) -> str:
+    """A run's name, or ValueError saying what is wrong with it. The run directory is `output/run_name`, which
+    awbench writes, empties on --overwrite and removes when a run fails before its first record: a directory of
+    its own right under `output`, never `..` or a path elsewhere. Printable (str.isprintable: no control, format
+    or line-separator character), since the name reaches terminals, logs and reports."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
+                         f"--output; got {name!r}")
+    if not name.isprintable():
+        bad = next(c for c in name if not c.isprintable())
+        raise ValueError(f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
+                         f"at position {name.index(bad)}; got {name!r}")
+    return name
 
 
 class RunConfig(_Settings):
@@ -183,13 +227,7 @@ class RunConfig(_Settings):
     @field_validator("run_name")
     @classmethod
     def _plain_name(cls, name: str) -> str:
-        """The run directory is `output/run_name`, which awbench writes, empties on --overwrite and removes when
-        a run fails before its first record: a directory of its own right under `output` (as `awbench import`
-        requires too), never `..` or a path elsewhere."""
-        if not plain_name(name):
-            raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
-                             f"--output; got {name!r}")
-        return name
+        return check_run_name(name)
 
     @property
     def run_dir(self) -> Path:

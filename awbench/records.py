@@ -14,7 +14,15 @@ from json.encoder import encode_basestring
 from typing import Any, Literal
 
 import pydantic_core
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from awbench.domains import DOMAINS, domain_of_task
 
@@ -30,10 +38,10 @@ class BenchmarkRecord(BaseModel):
     id: int | str
     prompt: list[str]
     response: list[str]
-    current_prompt: str | None = None
-    system_str: str = ""
+    current_prompt: str
+    system_str: str
     turn_idx: int
-    total_turns: int | None = None
+    total_turns: int
 
     @field_validator("task")
     @classmethod
@@ -44,8 +52,8 @@ class BenchmarkRecord(BaseModel):
 
     @field_validator("total_turns")
     @classmethod
-    def _some_turns(cls, total_turns: int | None) -> int | None:
-        if total_turns is not None and total_turns < 1:
+    def _some_turns(cls, total_turns: int) -> int:
+        if total_turns < 1:
             raise ValueError(f"total_turns {total_turns} is below 1; a trajectory has at least one turn")
         return total_turns
 
@@ -101,6 +109,11 @@ def content_hash(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+# Characters of a string encoded at once for the hash: a longer one (a turn of megabytes) is hashed in pieces,
+# never held encoded whole, nor kept in `encoded`.
+HASHED_PIECE = 1 << 20
+
+
 def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None) -> str:
     """`content_hash` of the record's benchmark fields only (so extra fields, such as an imported file's
     `gen`, don't change it): the value of `content_hash(record.model_dump(mode="json", include=those))`,
@@ -108,29 +121,35 @@ def record_hash(record: BenchmarkRecord, encoded: dict[str, bytes] | None = None
     The same bytes are put together from each string's JSON form (`_json_string`) instead; `encoded` keeps
     those forms for the next records (a trajectory's samples repeat its earlier turns). Raises
     UnicodeEncodeError for text that is not valid Unicode (a lone surrogate), as `content_hash` does."""
-    if encoded is None:
-        json_string = _json_string
-    else:
-        def json_string(text: str) -> bytes:
+    digest = hashlib.sha256()
+    add = digest.update  # piece by piece: no copy of the whole text is made
+
+    def add_string(text: str) -> None:
+        if len(text) > HASHED_PIECE:  # escaping is character by character, so the pieces' forms make the whole's
+            add(b'"')
+            for start in range(0, len(text), HASHED_PIECE):
+                add(_json_string(text[start : start + HASHED_PIECE])[1:-1])
+            add(b'"')
+        elif encoded is None:
+            add(_json_string(text))
+        else:
             form = encoded.get(text)
             if form is None:
                 form = encoded[text] = _json_string(text)
-            return form
+            add(form)
 
-    digest = hashlib.sha256()
-    add = digest.update  # piece by piece: no copy of the whole text is made
     try:
         for name, opening in _HASHED_FIELDS:
             add(opening)
             value = getattr(record, name)
             if type(value) is str:
-                add(json_string(value))
+                add_string(value)
             elif type(value) is list:
                 add(b"[")
                 for i, item in enumerate(value):
                     if i:
                         add(b", ")
-                    add(json_string(item))
+                    add_string(item)
                 add(b"]")
             elif type(value) is int or value is None:
                 add(json.dumps(value).encode())
@@ -214,13 +233,17 @@ class Generation(BaseModel):
 
 
 class PredictionRecord(_Record):
+    """One generation's outcome. On disk `raw` is left out where it equals `prediction` (an answer with no
+    thinking, tags or surrounding whitespace), so that a long prediction is stored once; reading such a line
+    gives `raw` the prediction back. A record without any text keeps `"raw": null`."""
+
     key: str
     generation: int = 0  # which of the K generations of this sample (`--generations K`)
     domain: str
     sample_hash: str
     status: GenerationStatus
     prediction: str = ""  # the parsed prediction: no thinking, no tags
-    raw: str | None = None
+    raw: str | None = None  # the model's whole answer; None when there is none
     reasoning: str | None = None
     finish_reason: str | None = None
     error: str | None = None  # why it failed: the server's message, or what the backend knows
@@ -229,6 +252,20 @@ class PredictionRecord(_Record):
     dropped_turns: int = 0
     usage: Usage = Field(default_factory=Usage)
     latency_s: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _raw_left_out_is_the_prediction(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "raw" not in data and "prediction" in data:
+            return {**data, "raw": data["prediction"]}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _raw_only_where_it_differs(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        fields = handler(self)
+        if self.raw == self.prediction:
+            fields.pop("raw", None)  # absent already when the caller excluded it
+        return fields
 
     @property
     def failed(self) -> bool:

@@ -14,6 +14,7 @@ def judge_request_for(
     history = list(history or [])
     record = BenchmarkRecord(
         task=domain, id=sample_id, prompt=[*history[0::2], action], response=[*history[1::2], ground_truth],
-        turn_idx=len(history) // 2 + 1, system_str=system, current_prompt=current_prompt,
+        turn_idx=len(history) // 2 + 1, total_turns=len(history) // 2 + 1, system_str=system,
+        current_prompt=action if current_prompt is None else current_prompt,
     )
     return JudgeRequest(sample=Sample(key=record.base_key(), record=record, origin="test"), prediction=prediction, flags=flags)

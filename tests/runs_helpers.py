@@ -48,7 +48,8 @@ def write_data(root: Path, trajectories: Mapping[str, list[int]], salt: str = ""
             for turn in range(1, length + 1):
                 lines.append(json.dumps({
                     "task": domain, "id": f"{domain[0]}{t}", "prompt": actions[:turn], "response": observations[:turn],
-                    "system_str": f"You simulate {domain} trajectory {t}.", "turn_idx": turn,
+                    "current_prompt": actions[turn - 1], "system_str": f"You simulate {domain} trajectory {t}.",
+                    "turn_idx": turn, "total_turns": length,
                 }))
         (root / f"{domain}_test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root

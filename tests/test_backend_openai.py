@@ -15,7 +15,8 @@ from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 
 
 def make_request(i: int, seed: int | None = None) -> GenerationRequest:
-    record = BenchmarkRecord(task="terminal", id=i, prompt=[f"ls {i}"], response=["a.txt"], turn_idx=1)
+    record = BenchmarkRecord(task="terminal", id=i, prompt=[f"ls {i}"], response=["a.txt"], current_prompt=f"ls {i}",
+                             system_str="", turn_idx=1, total_turns=1)
     sample = Sample(key=record.base_key(), record=record, origin=f"test:{i}")
     return GenerationRequest(sample=sample, seed=seed)
 

@@ -56,7 +56,8 @@ def trajectory(name: str, turns: int, words_per_turn: int = 3, turn_idx: int | N
     prompts = [f"{name} action {i} " + " ".join(f"w{i}x{j}" for j in range(words_per_turn)) for i in range(turns)]
     responses = [f"{name} observation {i} " + " ".join(f"o{i}y{j}" for j in range(words_per_turn)) for i in range(turns)]
     return BenchmarkRecord(
-        task="terminal", id=name, prompt=prompts, response=responses, system_str=f"system of {name}", turn_idx=turn_idx or turns
+        task="terminal", id=name, prompt=prompts, response=responses, current_prompt=prompts[(turn_idx or turns) - 1],
+        system_str=f"system of {name}", turn_idx=turn_idx or turns, total_turns=turns,
     )
 
 
@@ -222,7 +223,8 @@ def test_overlength_truncate_history_drops_the_oldest_turns(offline_backend: VLL
     backend = with_settings(offline_backend, overlength="truncate-history")
     long = trajectory("long", 6, words_per_turn=400)
     huge = " ".join(f"q{i}" for i in range(5000))
-    huge_action = BenchmarkRecord(task="terminal", id="huge", prompt=[huge], response=["y"], turn_idx=1)
+    huge_action = BenchmarkRecord(task="terminal", id="huge", prompt=[huge], response=["y"], current_prompt=huge, system_str="",
+                                  turn_idx=1, total_turns=1)
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(huge_action)])}
     kept = generations[long.base_key()]
     assert not kept.overlength and kept.error is None and 0 < kept.dropped_turns < long.turn_idx - 1  # history left
@@ -242,7 +244,8 @@ def test_a_prompt_with_little_room_is_cut_not_refused(offline_backend: VLLMBacke
         middle = (low + high + 1) // 2
         low, high = (middle, high) if tokens(middle) <= MAX_MODEL_LEN - 2 else (low, middle - 1)
     words = " ".join(f"z{i}" for i in range(low))
-    record = BenchmarkRecord(task="terminal", id="tight", prompt=[words], response=["y"], turn_idx=1)
+    record = BenchmarkRecord(task="terminal", id="tight", prompt=[words], response=["y"], current_prompt=words, system_str="",
+                             turn_idx=1, total_turns=1)
     [generation] = collect(backend, [make_request(record)])
     room = MAX_MODEL_LEN - (generation.usage.prompt_tokens or 0)
     assert not generation.overlength and generation.error is None and 2 <= room < 64

@@ -117,10 +117,26 @@ def test_bad_data_names_file_line_and_field_without_traceback(out, tmp_path):
 
 def test_data_validate_lists_every_problem(tmp_path):
     bad = tmp_path / "os_test.jsonl"
-    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1}\n')
+    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
     result = invoke("data", "validate", bad)
     assert result.exit_code == 2
     assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output
+
+
+def test_data_validate_reports_each_missing_field_of_the_schema(tmp_path):
+    """Records without `total_turns`, `system_str` or `current_prompt` used to pass with 0 errors."""
+    full = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "s",
+            "turn_idx": 1, "total_turns": 1}
+    lines = [json.dumps(full)] + [json.dumps({k: v for k, v in full.items() if k != name} | {"id": n})
+                                  for n, name in enumerate(["total_turns", "system_str", "current_prompt"], 2)]
+    path = tmp_path / "os_test.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = invoke("data", "validate", path)
+    assert (result.exit_code, result.output) == (2, (
+        f"error: {path}:2: total_turns: missing field\n"
+        f"error: {path}:3: system_str: missing field\n"
+        f"error: {path}:4: current_prompt: missing field\n"
+        "1 valid sample; 3 errors; 0 warnings\n"))
 
 
 def test_data_validate_accepts_the_sample_with_its_duplicate_note():
@@ -213,6 +229,26 @@ def test_reparse_applies_the_current_parser_without_calls(out):
     assert records[(stale["key"], 0)].dimensions["quality"] == 2.0
 
 
+def test_reparse_under_the_reference_protocol_reads_what_the_judge_was_asked(out, tmp_path):
+    """The request is rebuilt as the protocol builds it (its text, its cache key) and the reference's readings
+    are kept: re-parsing unchanged answers changes nothing."""
+    from test_reference_protocol import write_checkout
+
+    checkout = write_checkout(tmp_path / "checkout")
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
+                      "--judge-base-url", server.url, "--judge-prompts", str(checkout), "--run-name", "r",
+                      "--output", out).exit_code == 0
+    (evaluation,) = RunStore(out / "r").evaluations()
+    before = evaluation.judgments.load()
+    assert before and all(v.reference is not None for record in before.values() for v in record.verdicts)
+    with FakeOpenAIServer() as server:
+        result = invoke("judge", "r", "--reparse", "--judge-base-url", server.url, "--output", out)
+    assert result.exit_code == 0, result.output
+    assert "reparse: 0 verdicts changed" in result.output and server.requests == []
+    assert evaluation.judgments.load() == before
+
+
 def test_judge_dry_run_counts_only_what_is_missing(out):
     assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "web", "--run-name", "w",
                   "--output", out).exit_code == 0
@@ -261,7 +297,7 @@ def test_both_judges_give_agreement_and_rl_rewards(out, tmp_path):
 
 
 def test_engine_args_are_typed_from_json_when_they_parse():
-    from awbench.cli.run_commands import _engine_args
+    from awbench.cli.options import engine_args as _engine_args
 
     pairs = ["language_model_only=true", "swap=4", "ratio=0.5", 'limits={"image": 0}', "name=fp8", "max-num-seqs=3"]
     assert _engine_args(pairs) == {"language_model_only": True, "swap": 4, "ratio": 0.5, "limits": {"image": 0},

@@ -101,3 +101,15 @@ def test_every_judge_option_has_a_default_in_help(command):
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
     assert len(judge_options) == 28  # and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
     assert all("[default: " in lines[o] for o in judge_options)
+
+
+def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judge():
+    for command, panels in ((["run"], ["Data and selection", "Model and sampling", "Output", "Judge", "Scoring"]),
+                            (["infer"], ["Data and selection", "Model and sampling", "Output"]),
+                            (["judge", "r"], ["Judge", "Output"]), (["score", "r"], ["Scoring", "Output"])):
+        text = runner.invoke(app, [*command[:1], "--help"], env={"COLUMNS": "200"}).stdout
+        assert [p for p in re.findall(r"╭─ (.+?) ─", text) if p not in ("Arguments", "Options")] == panels
+        lines = option_help(command[:1])
+        assert ("--config" in lines and "--print-config" in lines) == (command[0] != "score")
+    model = ModelSettings(model="m", backend="openai")
+    assert option_help(["infer"])["--concurrency"].endswith(f"[default: {model.concurrency}]")

@@ -3,6 +3,10 @@ wording or its URL), on stderr, with exit code 2."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 import typer
 from pydantic import ValidationError
@@ -10,8 +14,15 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.cli.common import user_errors
-from awbench.cli.run_commands import OPTION_NAMES, _judge_settings
+from awbench.cli.config_file import toml_document
+from awbench.cli.options import OPTION_NAMES, Options
+from awbench.cli.run_commands import cli_judge_settings
 from awbench.config import JudgeSettings, ModelSettings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 runner = CliRunner()
 
@@ -89,7 +100,7 @@ def _no_pydantic(text: str) -> None:
 
 def test_settings_that_fail_validation_are_named_by_their_options(capsys):
     with pytest.raises(typer.Exit) as stopped:
-        _judge_settings(None, {"judge_samples": 0, "judge_concurrency": 0})
+        cli_judge_settings(None, Options({}, {"judge_samples": 0, "judge_concurrency": 0}))
     assert stopped.value.exit_code == 2
     err = capsys.readouterr().err
     assert err == "error: --judge-samples: must be at least 1, got 0\nerror: --judge-concurrency: must be at least 1, got 0\n"
@@ -120,3 +131,123 @@ def test_a_validation_error_is_never_shown_raw(capsys):
     with pytest.raises(typer.Exit), user_errors():
         JudgeSettings(samples=0)
     assert capsys.readouterr().err == "error: --samples: must be at least 1, got 0\n"
+
+
+# --- --config FILE.toml and --print-config ---------------------------------------------------------------------
+
+RUN_TOML = """\
+model = "baseline:oracle"
+judge = "rules"
+data = "sample"
+domains = ["os", "mcp"]
+seed = 3
+temperature = 0.2
+extra_body = { chat_template_kwargs = { enable_thinking = false } }
+prefix_caching = false
+run_name = "r"
+"""
+RUN_FLAGS = ["--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--domains", "mcp",
+             "--seed", "3", "--temperature", "0.2", "--extra-body", '{"chat_template_kwargs": {"enable_thinking": false}}',
+             "--no-prefix-caching", "--run-name", "r"]
+
+
+def _run_config(run_dir: Path) -> dict:
+    config = json.loads((run_dir / "run.json").read_text())["config"]
+    config.pop("output")
+    return config
+
+
+def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(RUN_TOML)
+    from_file = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "a")])
+    from_flags = runner.invoke(app, ["run", *RUN_FLAGS, "--output", str(tmp_path / "b")])
+    assert (from_file.exit_code, from_flags.exit_code) == (0, 0), from_file.output + from_flags.output
+    assert from_file.stdout == from_flags.stdout.replace(str(tmp_path / "b"), str(tmp_path / "a"))
+    settings = _run_config(tmp_path / "a" / "r")
+    assert settings == _run_config(tmp_path / "b" / "r")
+    assert (settings["data"]["domains"], settings["model"]["temperature"], settings["judge"]["kind"]) == (["os", "mcp"], 0.2, "rules")
+    assert settings["model"]["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}
+
+
+def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(RUN_TOML)
+    result = runner.invoke(app, ["run", "--config", str(config), "--temperature", "0.7", "--ids", "a,b", "--print-config",
+                                 "--output", str(tmp_path / "results")])
+    assert (result.exit_code, result.stderr) == (0, "")
+    assert result.stdout == (
+        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nmodel = "baseline:oracle"\n'
+        "temperature = 0.7\n"  # the flag overrides the file
+        "extra_body = { chat_template_kwargs = { enable_thinking = false } }\nprefix_caching = false\n"
+        f'run_name = "r"\noutput = {json.dumps(str(tmp_path / "results"))}\njudge = "rules"\n'
+    )
+    assert not (tmp_path / "results").exists()
+    printed = tmp_path / "printed.toml"  # what it prints is a config file for the same options
+    printed.write_text(result.stdout)
+    again = runner.invoke(app, ["run", "--config", str(printed), "--print-config"])
+    assert (again.exit_code, again.stdout) == (0, result.stdout)
+
+
+def test_infer_and_judge_read_a_config_file_too(tmp_path):
+    config = tmp_path / "infer.toml"
+    config.write_text(f'model = "baseline:oracle"\ndata = "sample"\ndomains = "os"\nrun_name = "r"\noutput = "{tmp_path / "out"}"\n')
+    inferred = runner.invoke(app, ["infer", "--config", str(config)])
+    assert inferred.exit_code == 0, inferred.output
+    assert _run_config(tmp_path / "out" / "r")["data"]["domains"] == ["os"]
+    judged = tmp_path / "judge.toml"
+    judged.write_text(f'judge = "rules"\noutput = "{tmp_path / "out"}"\n')
+    assert runner.invoke(app, ["judge", "r", "--config", str(judged), "--print-config"]).stdout == judged.read_text()
+    result = runner.invoke(app, ["judge", "r", "--config", str(judged)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "out" / "r" / "run.json").read_text())["config"]["judge"]["kind"] == "rules"
+
+
+BAD_FILES = [
+    ('model = "m"\njudge_modle = "x"\n',
+     "line 2: judge_modle: not an option of `awbench run`; did you mean judge_model, judge_samples, judge_max_model_len?"),
+    ('model = "m"\noverwrite = true\n', "line 2: overwrite: give --overwrite on the command line; a config file holds settings only"),
+    ('model = "m"\n\nconcurrency = "4"\n', "line 3: concurrency: expected a whole number, got '4'"),
+    ("concurrency = 0\n", "line 1: concurrency: must be at least 1, got 0"),
+    ('temperature = "hot"\n', "line 1: temperature: expected a number, got 'hot'"),
+    ('judge = "all"\n', "line 1: judge: expected 'llm', 'rules' or 'both', got 'all'"),
+    ("skip_invalid = 1\n", "line 1: skip_invalid: expected true or false, got 1"),
+    ("base_url = [1]\n", "line 1: base_url: expected a string, got 1"),
+    ("domains = 3\n", "line 1: domains: expected a list, got 3"),
+    ("extra_body = [1]\n", "line 1: extra_body: expected a table, got [1]"),
+    ("judge_extra_body = '[1]'\n", "line 1: judge_extra_body: expected a table, got [1]"),
+    ("extra_body = '{\"a\": '\n", "line 1: extra_body: not valid JSON (Expecting value at character 6)"),
+    ("model = \n", "not valid TOML: Invalid value (at line 1, column 9)"),
+    ('[model]\nname = "m"\n', "line 1: model: expected a string, got {'name': 'm'}"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_FILES, ids=[m for _, m in BAD_FILES])
+def test_a_bad_config_file_is_one_line_naming_the_file_and_key(text, message, tmp_path):
+    config = tmp_path / "bad.toml"
+    config.write_text(text)
+    result = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "results")])
+    separator = ": " if message.startswith("not valid") else ", "
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"error: {config}{separator}{message}\n")
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_missing_config_file_is_named(tmp_path):
+    result = runner.invoke(app, ["infer", "--config", str(tmp_path / "none.toml")])
+    assert (result.exit_code, result.stderr) == (2, f"error: {tmp_path / 'none.toml'}: cannot read the config file: No such file or directory\n")
+
+
+def test_a_judge_config_file_takes_only_judge_options(tmp_path):
+    config = tmp_path / "judge.toml"
+    config.write_text('model = "m"\n')
+    result = runner.invoke(app, ["judge", "r", "--config", str(config)])
+    assert (result.exit_code, result.stderr) == (2, f"error: {config}, line 1: model: not an option of `awbench judge`; "
+                                                    "did you mean judge_model?\n")
+
+
+@pytest.mark.parametrize("value", [
+    "plain", 'quote " and \\ backslash', "new\nline\ttab", "ünï ✓ 😀", "del \x7f and bell \x07", "", 3, -2, 0.1, 1e300,
+    float("inf"), True, False, ["a", "b"], [], [1, 2.5], {"a": {"b": [True, "x"]}, "key with space": 1}, {},
+])
+def test_toml_values_read_back_as_written(value):
+    assert tomllib.loads(toml_document({"key": value})) == {"key": value}

@@ -90,6 +90,30 @@ def test_a_run_name_must_stay_inside_output(tmp_path, name):
     assert tree(tmp_path) == ["keep.txt"]
 
 
+# A newline, a tab, NUL, DEL, C1 (NEL, CSI), Unicode line and paragraph separators, a right-to-left override.
+UNPRINTABLE = ["a\nb", "a\tb", "a\x00b", "a\x7fb", "a\x85b", "a\x9bb", "a\u2028b", "a\u2029b", "a\u202eb"]
+
+
+@pytest.mark.parametrize("command", ["run", "infer"])
+@pytest.mark.parametrize("name", UNPRINTABLE)
+def test_a_run_name_must_be_printable(tmp_path, command, name):
+    judge = ["--judge", "rules"] if command == "run" else []
+    result = runner.invoke(app, [command, "--model", "baseline:oracle", *judge, "--data", "sample", "--domains", "os",
+                                 "--run-name", name, "--output", str(tmp_path / "results")])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"error: --run-name: must be printable (no control characters such as a newline or "
+                             f"tab): U+{ord(name[1]):04X} at position 1; got {name!r}\n")
+    assert result.stderr[:-1].isprintable() and tree(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["judge", "score", "show"])
+def test_a_run_named_with_a_control_character_is_reported_on_one_line(tmp_path, command):
+    result = runner.invoke(app, [command, "a\nb", "--output", str(tmp_path)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == ("error: no run 'a\\nb': a run's name is printable, and no run directory has a control "
+                             "character\n")
+
+
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
 def test_a_directory_that_is_not_a_run_is_never_emptied(tmp_path, overwrite):
     foreign = tmp_path / "results" / "notes"
@@ -117,5 +141,5 @@ def test_import_never_replaces_a_directory_that_is_not_a_run(tmp_path):
                                                     "(it has no run.json); choose another --run-name, or remove it\n")
     assert tree(out / "notes") == ["mine.txt"]
     result = runner.invoke(app, ["import", predictions, "--run-name", "..", "--overwrite", "--output", str(out)])
-    assert result.exit_code == 2 and result.stderr.startswith("error: --run-name '..' must be a plain name")
+    assert result.exit_code == 2 and result.stderr.startswith("error: --run-name: must be a plain name")
     assert (tmp_path / "official" / "predictions.jsonl").exists()

@@ -1,6 +1,26 @@
+import asyncio
+import json
 from pathlib import Path
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, default_run_name, differing_settings, identity
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+
+from awbench.config import (
+    DataSettings,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    default_run_name,
+    differing_settings,
+    identity,
+    judge_settings,
+)
+from awbench.run import pipeline
+from awbench.run.store import RunStore
+
+SCORES = {"format": 5, "factuality": 4, "consistency": 3, "realism": 4, "quality": 2}
+VERDICT = ('<final_evaluation>\n```json\n{"strengths": ["s"], "weaknesses": ["w"], "scores": '
+           + json.dumps(SCORES) + '}\n```\n</final_evaluation>')
 
 
 def _config(**model):
@@ -31,3 +51,53 @@ def test_run_dir_joins_output_and_name():
     config = RunConfig(run_name="x", output=Path("/tmp/out"), data=DataSettings(source="sample"),
                        model=ModelSettings(model="baseline:oracle", backend="baseline"))
     assert config.run_dir == Path("/tmp/out/x")
+
+
+# --- Merging judge options into a run's judge (the CLI's `awbench judge RUN --judge-...` and the Python API) ---
+
+def test_judge_options_merge_over_the_base_judge():
+    base = JudgeSettings(model="j", temperature=0.0, engine={"batch_size": 8})
+    merged = judge_settings(base, {"samples": 2, "engine": {"max_model_len": 4096}})
+    assert (merged.model, merged.temperature, merged.samples) == ("j", 0.0, 2)
+    assert (merged.engine.batch_size, merged.engine.max_model_len) == (8, 4096)
+    assert judge_settings(None, {}) == JudgeSettings()
+
+
+def test_llm_judge_settings_on_a_rule_judge_ask_for_an_llm_judge():
+    rules = JudgeSettings(kind="rules")
+    assert judge_settings(rules, {"model": "j"}).kind == "llm"
+    assert judge_settings(rules, {"engine": {"dtype": "bfloat16"}}).kind == "llm"
+    assert judge_settings(rules, {"rule_workers": 0, "max_cost": 1.0}).kind == "rules"  # the rule judge's own
+    with pytest.raises(ValueError) as refused:
+        judge_settings(None, {"kind": "rules", "model": "j", "engine": {"dtype": "half"}})
+    assert str(refused.value) == "model, engine.dtype set an LLM judge, which kind rules does not use: use kind llm or both"
+    names = {"JudgeSettings.kind": "--judge", "JudgeSettings.model": "--judge-model"}
+    with pytest.raises(ValueError) as refused:
+        judge_settings(None, {"kind": "rules", "model": "j"}, names=names)
+    assert str(refused.value) == "--judge-model set an LLM judge, which --judge rules does not use: use --judge llm or both"
+
+
+def test_a_judge_endpoint_means_the_http_judge():
+    local = JudgeSettings(backend="vllm")
+    assert judge_settings(local, {"base_url": "http://127.0.0.1:9/v1"}).backend == "openai"
+    with pytest.raises(ValueError, match="^base_url is for backend openai: the vllm judge runs in this process$"):
+        judge_settings(None, {"base_url": "http://127.0.0.1:9/v1", "backend": "vllm"})
+
+
+def test_the_python_api_adds_an_llm_judge_to_a_rule_judged_run_as_the_cli_does(make_config, monkeypatch):
+    """`pipeline.judge(store, changes)` is `awbench judge RUN --judge-model ... --judge-base-url ...`."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-config-0001")
+    config = make_config("baseline:oracle", judge="rules", data={"domains": ["os"]})
+    asyncio.run(pipeline.run(config))
+    store = RunStore(config.run_dir)
+    rules = store.read_manifest().primary_judge
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
+        summaries, scores = asyncio.run(pipeline.judge(store, {"model": "judge-x", "base_url": server.url}))
+    (summary,) = summaries
+    (llm,) = set(scores) - {rules}
+    assert store.read_manifest().primary_judge == rules  # the rule judge stays the primary
+    assert summary.stage == f"judge {llm}" and summary.computed == len(server.requests) > 0
+    assert server.requests[0]["model"] == "judge-x"
+    assert json.loads((store.path / "judges" / llm / "judge.json").read_text())["settings"]["kind"] == "llm"
+    (resumed,), _ = asyncio.run(pipeline.judge(store))  # no changes: the primary judge resumes, nothing to redo
+    assert (resumed.stage, resumed.computed) == (f"judge {rules}", 0)

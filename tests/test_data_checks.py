@@ -202,11 +202,11 @@ def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path
         line_with(', "turn_idx": 1', id=4),
         line_with(f', "deep": {deep(150)}', id=5),
         line_with(f', "deep": {deep(2000)}', id=6),
-        '{"task": "mcp", "id": 7, "prompt": ["a"], "response": ["b"], "turn_idx": 1, "x": NaN, "y": 1e400}',
+        '{"task": "mcp", "id": 7, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "x": NaN, "y": 1e400}',
         "[1, 2]",
         '{"task": "mcp",',
         b'{"task": "mcp\xff"}',
-        '{"task": "mcp", "id": 8, "prompt": ["a\tb"], "response": ["b"], "turn_idx": 1}',
+        '{"task": "mcp", "id": 8, "prompt": ["a\tb"], "response": ["b"], "current_prompt": "a\tb", "system_str": "", "turn_idx": 1, "total_turns": 1}',
         rec(id=9, turn_idx=2, current_prompt="x"),
     ]
     path = write(tmp_path / "mcp_test.jsonl", "\ufeff" + json.dumps(rec(id=0)), *lines)
@@ -237,18 +237,16 @@ text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
     task=st.sampled_from(["mcp", "x/os", "Web "]),
     id=st.one_of(st.integers(-(2**70), 2**70), text),
     turns=st.lists(st.tuples(text, text), min_size=1, max_size=4),
-    current_prompt=st.one_of(st.none(), text),
+    current_prompt=text,
     system_str=text,
-    total_turns=st.one_of(st.none(), st.integers(1, 2**40)),
+    total_turns=st.integers(1, 2**40),
     extra=st.dictionaries(text, text, max_size=2),
 )
 def test_record_hash_is_the_hash_of_the_canonical_json(task, id, turns, current_prompt, system_str, total_turns, extra):
     fields = dict(
-        task=task, id=id, prompt=[p for p, _ in turns], response=[r for _, r in turns], system_str=system_str,
-        turn_idx=len(turns), total_turns=total_turns,
+        task=task, id=id, prompt=[p for p, _ in turns], response=[r for _, r in turns], current_prompt=current_prompt,
+        system_str=system_str, turn_idx=len(turns), total_turns=total_turns,
     )
-    if current_prompt is not None:
-        fields["current_prompt"] = current_prompt
     record = BenchmarkRecord.model_validate({**{f"x{k}": v for k, v in extra.items()}, **fields})
     assert record_hash(record) == old_hash(record)
 
@@ -260,7 +258,8 @@ def test_fast_json_strings_are_exact_for_every_character():
 
 
 def test_record_hash_refuses_a_lone_surrogate_like_content_hash():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a\ud800"], response=["b"], turn_idx=1)
+    record = BenchmarkRecord(task="os", id=1, prompt=["a\ud800"], response=["b"], current_prompt="a", system_str="",
+                             turn_idx=1, total_turns=1)
     for hash_of in (record_hash, old_hash):
         with pytest.raises(UnicodeEncodeError):
             hash_of(record)
@@ -284,8 +283,85 @@ def test_hash_is_computed_once_per_sample_and_unchanged(monkeypatch, sample_path
 
 
 def test_sample_made_without_a_hash_computes_it():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], turn_idx=1)
+    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1,
+                             total_turns=1)
     assert Sample(key="os/1/1", record=record, origin="x").hash == old_hash(record)
+
+
+# --- Memory: a record of N MB is validated within 3 N -----------------------------------------------------
+
+# Validates one file in a fresh interpreter; prints its peak resident memory in bytes and the sample's hash.
+# VmHWM, not ru_maxrss: that keeps the peak of the process before `exec` (pytest's, here).
+VALIDATE_ONE = """
+import re, sys
+from awbench.data.dataset import read_source
+samples, problems = read_source(sys.argv[1])
+assert len(samples) == 1 and problems == [], problems
+with open("/proc/self/status") as status:
+    peak_kib = int(re.search(r"VmHWM:\\s*(\\d+) kB", status.read()).group(1))
+print(peak_kib * 1024, samples[0].hash)
+"""
+
+LONG_TEXTS = {  # one line of terminal output, or of Chinese text, repeated: JSON escapes (\n) in both
+    "ascii": "drwxr-xr-x  2 root root 4096 Dec  3 03:31 build\n",
+    "cjk": "\u6587\u4ef6\u5939\u4e2d\u7684\u6570\u636e\u5df2\u4fdd\u5b58\n",
+}
+
+
+def validated_in_a_fresh_process(path: Path) -> tuple[int, str]:
+    result = subprocess.run([sys.executable, "-c", VALIDATE_ONE, str(path)], capture_output=True, text=True, check=True)
+    peak, digest = result.stdout.split()
+    return int(peak), digest
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="peak memory is read from Linux's /proc")
+@pytest.mark.parametrize("text", sorted(LONG_TEXTS))
+def test_a_50_mb_record_is_validated_within_three_times_its_size(tmp_path, text):
+    """It took six times: the file read whole, the line copied out of it, each string's JSON form kept for
+    the hash, the observation stripped. Against the same process validating a 1 KB record."""
+    unit = LONG_TEXTS[text]
+    big = rec("terminal", turn_idx=2, response=["obs 1 1", unit * (50_000_000 // len(unit.encode()))])
+    path = write(tmp_path / "big" / "terminal_test.jsonl", big)
+    size = path.stat().st_size
+    baseline, _ = validated_in_a_fresh_process(write(tmp_path / "small" / "terminal_test.jsonl", rec("terminal")))
+    peak, digest = validated_in_a_fresh_process(path)
+    assert 50_000_000 <= size < 52_000_000  # with the escapes
+    print(f"{text}: {size} bytes, {(peak - baseline) / size:.2f} times that over the baseline")
+    assert peak - baseline < 3 * size, f"{(peak - baseline) / size:.2f} times the record"
+    assert digest == content_hash({k: v for k, v in big.items() if k in BenchmarkRecord.model_fields})
+
+
+def test_a_long_string_is_hashed_in_pieces_as_it_would_be_whole(monkeypatch):
+    """Pieces of 7 characters, so escapes, non-ASCII and astral characters fall on every side of a cut."""
+    monkeypatch.setattr(records, "HASHED_PIECE", 7)
+    texts = ["", "short", "a\n\"b\\c\u2028d\x00e\u00e9\U0001f600" * 5, "\U0001f600" * 15, "x" * 14]
+    for text in texts:
+        record = BenchmarkRecord.model_validate(rec(response=["obs", text], turn_idx=2))
+        assert record_hash(record, {}) == record_hash(record) == old_hash(record), text
+    refused = BenchmarkRecord.model_validate(rec(response=["obs", "a" * 20 + "\ud800"], turn_idx=2))
+    with pytest.raises(UnicodeEncodeError):
+        record_hash(refused)
+
+
+def test_a_long_line_is_read_by_the_standard_reader_with_the_same_checks(tmp_path, monkeypatch):
+    """Past `LONG_LINE` bytes a line is parsed from its text alone; what it finds is what jiter's path finds."""
+    monkeypatch.setattr(dataset, "LONG_LINE", 100)
+    long_text = "y" * 300
+    path = write(
+        tmp_path / "mcp_test.jsonl",
+        rec(id=1, response=["obs", long_text], turn_idx=2),
+        line_with(', "turn_idx": 1', id=2, response=["obs", long_text]),
+        json.dumps(rec(id=3, response=["obs", long_text + "\ud800"], turn_idx=2)),
+        b'{"task": "mcp", "id": 4, "prompt": ["' + b"z" * 200 + b'\xff"]}',
+    )
+    samples, problems = read_source(str(path))
+    offset = path.read_bytes().index(b"\xff")
+    assert [s.key for s in samples] == ["mcp/1/2"] and samples[0].record.response[1] == long_text
+    assert [str(p) for p in problems] == [
+        f"{path}:2: turn_idx: duplicate JSON key 'turn_idx': given 2 times in one object",
+        f"{path}:3: response.1: a lone surrogate \\ud800 at character 300: {NOT_UNICODE}",
+        f"{path}:4: not valid UTF-8: byte 0xff at byte offset {offset}",
+    ]
 
 
 # --- Local paths and Hub ids ---------------------------------------------------------------------------

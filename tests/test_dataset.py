@@ -28,12 +28,11 @@ def rec(domain: str = "mcp", id: int | str = 1, turn_idx: int = 1, turns: int = 
         "id": id,
         "prompt": prompt,
         "response": [f"obs {id} {i}" for i in range(1, turns + 1)],
+        "current_prompt": prompt[turn_idx - 1] if isinstance(turn_idx, int) and 1 <= turn_idx <= turns else "",
         "system_str": f"system {domain}",
         "turn_idx": turn_idx,
         "total_turns": turns,
     }
-    if isinstance(turn_idx, int) and 1 <= turn_idx <= turns:
-        record["current_prompt"] = prompt[turn_idx - 1]
     record.update(fields)
     return record
 
@@ -144,8 +143,37 @@ def test_every_problem_is_reported_and_valid_records_kept(tmp_path):
         (5, "id"),
         (5, "prompt"),
         (5, "response"),
+        (5, "current_prompt"),
+        (5, "system_str"),
         (5, "turn_idx"),
+        (5, "total_turns"),
     ]
+
+
+# Every field of the released files' schema (data/sample/README.md), in the README's order.
+REQUIRED_FIELDS = ["task", "id", "prompt", "response", "current_prompt", "system_str", "turn_idx", "total_turns"]
+
+
+def test_the_required_fields_are_the_schema_of_the_bundled_sample(sample_path):
+    assert list(BenchmarkRecord.model_fields) == REQUIRED_FIELDS
+    assert all(field.is_required() for field in BenchmarkRecord.model_fields.values())
+    for path in sorted(sample_path.glob("*_test.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n")[:-1]:
+            assert list(json.loads(line)) == REQUIRED_FIELDS
+
+
+@pytest.mark.parametrize("name", REQUIRED_FIELDS)
+def test_a_missing_field_is_an_error_naming_file_line_and_field(tmp_path, name):
+    missing = {k: v for k, v in rec(id=2).items() if k != name}
+    path = write(tmp_path / "mcp_test.jsonl", rec(id=1), missing)
+    samples, problems = read_source(str(path))
+    assert [s.key for s in samples] == ["mcp/1/1"]
+    assert [(str(p), p.severity) for p in problems] == [(f"{path}:2: {name}: missing field", "error")]
+    with pytest.raises(DataError) as refused:
+        load_samples(DataSettings(source=str(path)))
+    assert [str(p) for p in refused.value.problems] == [f"{path}:2: {name}: missing field"]
+    loaded = load_samples(DataSettings(source=str(path), skip_invalid=True))
+    assert ([s.key for s in loaded.samples], loaded.skipped) == (["mcp/1/1"], 1)
 
 
 def test_three_bad_lines_give_three_problems(tmp_path):
@@ -280,7 +308,7 @@ def test_hub_path_loads_through_datasets(tmp_path, offline_hub):
     data = tmp_path / "bench"
     write(data / "android_test.jsonl", rec("android", 5, 2, current_prompt="changed"), rec("android", 5, 2))
     write(
-        data / "mcp_test.jsonl", rec("x/mcp", "abc", response=["line\u2028sep", "b"]), rec("mcp", 7, total_turns=None)
+        data / "mcp_test.jsonl", rec("x/mcp", "abc", response=["line\u2028sep", "b"]), rec("mcp", 7), rec("mcp", 8, total_turns=None)
     )
     samples, problems = read_source(f"hf:{data}")
     label = f"hf:{data}[test]"
@@ -292,6 +320,7 @@ def test_hub_path_loads_through_datasets(tmp_path, offline_hub):
     ]
     assert [str(p) for p in problems] == [
         f"{label}:0: current_prompt: current_prompt differs from prompt[1]; the prompt entry is evaluated",
+        f"{label}:4: total_turns: missing field",  # Arrow's null for a field a row does not have
         f"{label}:1: duplicate key android/5/2: also at row 0; evaluated as android/5/2#2",
     ]
     # Values keep their own types, so the records (and their hashes) equal those read from the files.
@@ -455,9 +484,10 @@ def test_fingerprint_follows_records_and_selection(tmp_path):
 def info_fixture() -> list[Sample]:
     trajectory = {"task": "mcp", "id": 1, "prompt": ["p1", "p22"], "response": ["r1", "r22"], "system_str": "sys"}
     records = [
-        {**trajectory, "turn_idx": 1, "total_turns": 2},  # sys + p1 = 5 chars
-        {**trajectory, "turn_idx": 2, "total_turns": 2},  # sys + p1 + r1 + p22 = 10 chars
-        {"task": "android", "id": 2, "prompt": ["xxxxx"], "response": ["y"], "turn_idx": 1},  # 5 chars
+        {**trajectory, "current_prompt": "p1", "turn_idx": 1, "total_turns": 2},  # sys + p1 = 5 chars
+        {**trajectory, "current_prompt": "p22", "turn_idx": 2, "total_turns": 2},  # sys + p1 + r1 + p22 = 10 chars
+        {"task": "android", "id": 2, "prompt": ["xxxxx"], "response": ["y"], "current_prompt": "xxxxx", "system_str": "",
+         "turn_idx": 1, "total_turns": 1},  # 5 chars
     ]
     out = []
     for r in records:
@@ -485,7 +515,7 @@ def test_data_info_numbers():
     assert (android.domain, android.samples, android.avg_total_turns, android.avg_context_chars) == (
         "android",
         1,
-        None,
+        1.0,
         5.0,
     )
     assert (android.published_samples, android.published_avg_turns) == (200, 37.8)

@@ -7,6 +7,7 @@ left in the results directory; valid files score as the reference script scores 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.rule_judge import RuleJudge
+from awbench.resources import sample_dir
 from awbench.run.store import RunStore
 
 runner = CliRunner()
@@ -35,7 +37,8 @@ def record(domain: str, i: int, turns: int = 1) -> dict:
         "task": f"agentworld/{domain}", "id": i,
         "prompt": [f"### Turn {t}\n**Action:**\nstep {t} of {domain} {i}" for t in range(1, turns + 1)],
         "response": [f"**Environment Observation:**\n{domain} {i} output {t}" for t in range(1, turns + 1)],
-        "turn_idx": turns,
+        "current_prompt": f"### Turn {turns}\n**Action:**\nstep {turns} of {domain} {i}", "system_str": "",
+        "turn_idx": turns, "total_turns": turns,
     }
 
 
@@ -527,7 +530,21 @@ def test_a_run_name_must_be_a_plain_name(tmp_path, out, name):
     result = invoke("import", path, "--run-name", name, "--output", out)
     assert result.exit_code == 2
     assert errors_of(result.output) == [
-        f"error: --run-name {name!r} must be a plain name (no '/', not starting with '.'): the run's directory under --output"]
+        f"error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory under --output; "
+        f"got {name!r}"]
+    assert_nothing_imported(out)
+
+
+@pytest.mark.parametrize("name", ["a\nb", "a\tb", "a\x7fb", "a\x85b", "a\u2028b", "a\u2029b"])
+def test_a_run_name_must_be_printable(tmp_path, out, name):
+    """The same check as `awbench run --run-name` (awbench.config.check_run_name)."""
+    path = tmp_path / "judged.jsonl"
+    path.write_bytes(lines_of(three_rows()))
+    result = invoke("import", path, "--run-name", name, "--output", out)
+    assert result.exit_code == 2
+    assert errors_of(result.output) == [
+        f"error: --run-name: must be printable (no control characters such as a newline or tab): U+{ord(name[1]):04X} "
+        f"at position 1; got {name!r}"]
     assert_nothing_imported(out)
 
 
@@ -556,6 +573,43 @@ def test_export_of_a_rules_only_run_writes_predictions_and_says_why_not_judged(a
     assert (f"{official / 'judged.jsonl'} was left as it was: it is not from this export; remove it, so that it is "
             "not read with the new predictions.jsonl") in result.output.splitlines()
     assert (official / "judged.jsonl").read_text() == "{}\n"
+
+
+def test_a_prediction_stored_once_is_exported_whole_as_gen(awbench_run, tmp_path):
+    """The oracle's answers are their own predictions, so predictions.jsonl leaves `raw` out; the reference's
+    `gen` (the raw answer) is the prediction then, and a run written with both texts exports the same."""
+    lines = (awbench_run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    assert lines and all("raw" not in json.loads(line) for line in lines)
+    truths = {f"{r['id']}/{r['turn_idx']}": r["response"][-1] for r in read_rows(sample_dir() / "os_test.jsonl")}
+
+    def exported_gens(run: Path, official: Path) -> dict[str, str]:
+        assert invoke("export", run, "--official", official).exit_code == 0
+        return {f"{r['id']}/{r['turn_idx']}": r["gen"] for r in read_rows(official / "predictions.jsonl")}
+
+    assert exported_gens(awbench_run, tmp_path / "new") == truths
+    older = tmp_path / "results" / "older"
+    shutil.copytree(awbench_run, older)
+    with_both = [json.dumps({**json.loads(line), "raw": json.loads(line)["prediction"]}) for line in lines]
+    (older / "predictions.jsonl").write_text("\n".join(with_both) + "\n", encoding="utf-8")
+    assert exported_gens(older, tmp_path / "old") == truths
+
+
+def test_failed_generations_export_what_the_model_answered_as_gen(awbench_run, tmp_path):
+    """The reference's inference stage keeps any answer the model gave, cut off or empty once its thinking is
+    removed; only a request that got no answer has gen "" (and is not judged by its judge stage)."""
+    run = tmp_path / "results" / "failures"
+    shutil.copytree(awbench_run, run)
+    records = [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
+    answers = {"truncated": ("<think>plan</think>half of an obser", "half of an obser"),
+               "empty": ("<think>only a plan</think>  ", ""), "error": (None, "")}
+    changed = {}
+    for record, (status, (raw, prediction)) in zip(records, answers.items()):
+        record.update(status=status, raw=raw, prediction=prediction, error="why")
+        changed[f"{record['key'].split('/', 1)[1]}"] = raw or ""
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert invoke("export", run, "--official", tmp_path / "official").exit_code == 0
+    gens = {f"{r['id']}/{r['turn_idx']}": r["gen"] for r in read_rows(tmp_path / "official" / "predictions.jsonl")}
+    assert {key: gens[key] for key in changed} == changed
 
 
 def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
@@ -592,8 +646,7 @@ def test_import_then_export_gives_back_the_reference_rows(tmp_path, out):
     for original, written in zip(rows, exported):
         assert {k: written.get(k) for k in compared} == {k: original.get(k) for k in compared}, original["id"]
         assert {k: v for k, v in written.items() if k not in compared and k != "extracted_output"} == {
-            k: v for k, v in {**original}.items() if k not in compared and k != "extracted_output"} | {
-            "current_prompt": None, "system_str": "", "total_turns": None}
+            k: v for k, v in original.items() if k not in compared and k != "extracted_output"}
     assert all(isinstance(row[d], int) for row in exported if row["failed"] == 0.0 for d in DIMENSIONS)
     predictions = read_rows(official / "predictions.jsonl")
     assert all(set(row) - {"extra"} == {"task", "id", "prompt", "response", "current_prompt", "system_str",

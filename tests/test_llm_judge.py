@@ -358,3 +358,23 @@ def test_consistency_stats() -> None:
     assert stats["mean_total_std"] == pytest.approx((0.5 + 5.0) / 2)
     assert stats["share_within_one_point"] == 0.5
     assert consistency_stats([record((2, 2, 2, 2, 2))]) == {"samples": 0}
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        verdict_text().replace('"format": 5,', '"format": 1, "format": 5,'),  # one key, two values
+        verdict_text().replace('"scores": {', '"scores": {"format": 1}, "scores": {'),  # two scores objects
+        verdict_text().replace('"format": 5', '"format": "10/10"'),  # another scale
+    ],
+)
+def test_an_ambiguous_or_misscaled_verdict_is_asked_again_then_unscored(answer: str) -> None:
+    with FakeOpenAIServer(script=[Reply(answer), Reply(answer), Reply(verdict_text())]) as server:
+        (record,) = judge_all(settings(server, max_retries=1), [make_request()])
+    assert len(server.requests) == 2  # the budget: one try and one retry, never the third reply
+    assert (record.status, record.score, record.dimensions) == ("failed", None, {})
+    (verdict,) = record.verdicts
+    assert verdict.status in ("unparsed", "partial") and verdict.attempts == 2
+    with FakeOpenAIServer(script=[Reply(answer), Reply(verdict_text())]) as server:
+        (record,) = judge_all(settings(server, max_retries=1), [make_request()])
+    assert (record.status, record.dimensions["format"]) == ("ok", 5)

@@ -122,6 +122,7 @@ def test_edge_records(checkout: Path, case: str) -> None:
         "task": "agentworld/terminal", "id": 3, "turn_idx": 2, "total_turns": 4, "system_str": "You are a shell.",
         "prompt": ["### Turn 1\n**Action:**\n```bash\nls\n```", "### Turn 2\n**Action:**\necho '```'"],
         "response": [f"{MARKER}\na.txt\n", f"{MARKER}\n```\n"],
+        "current_prompt": "",  # empty: the reference takes the prompt entry instead
     }
     prediction = f"{MARKER}\n```\n"
     if case == "first_turn":

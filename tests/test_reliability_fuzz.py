@@ -133,7 +133,7 @@ def write_source(layout: str, data: bytes, root: Path) -> str:
 
 @fuzz("loader")
 @given(layout=LAYOUTS, data=FILES)
-@example(layout="os_test.jsonl", data=b'{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1}\n')
+@example(layout="os_test.jsonl", data=b'{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
 @example(layout="data.jsonl", data=b"\xef\xbb\xbf\xff\xfe\n{\n[1]\nnull\n")
 def test_loader_reports_problems_and_never_raises_anything_else(layout: str, data: bytes) -> None:
     with tempfile.TemporaryDirectory() as root:
@@ -142,7 +142,7 @@ def test_loader_reports_problems_and_never_raises_anything_else(layout: str, dat
 
 def nested(depth: int, opener: str) -> bytes:
     closer = {"[": "]", '{"a": ': "}"}[opener]
-    return ('{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1, "x": '
+    return ('{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "x": '
             + opener * depth + "1" + closer * depth + "}\n").encode()
 
 
@@ -158,7 +158,7 @@ def test_loader_on_deeply_nested_lines(depth: int, opener: str) -> None:
 @given(digits=st.integers(4_301, 20_000), field=st.sampled_from(["id", "turn_idx", "extra"]))
 @example(digits=5_000, field="id")
 def test_loader_on_huge_integers(digits: int, field: str) -> None:
-    record = '{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1, "extra": 0}'
+    record = '{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "extra": 0}'
     line = record.replace(f'"{field}": 1' if field != "extra" else '"extra": 0', f'"{field}": {"7" * digits}')
     with tempfile.TemporaryDirectory() as root:
         load_everything(write_source("data.jsonl", line.encode() + b"\n", Path(root)))
@@ -170,7 +170,7 @@ def test_loader_on_huge_integers(digits: int, field: str) -> None:
 @example(field="id", text="", surrogate="\ud800")
 def test_loader_on_lone_surrogates(field: str, text: str, surrogate: str) -> None:
     value = text + surrogate
-    record = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "turn_idx": 1}
+    record = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}
     record[field] = [value] if field in ("prompt", "response") else value
     if field == "current_prompt":
         record["prompt"] = [value]
@@ -261,7 +261,7 @@ def test_verdict_record_is_always_writable(content, reasoning, finish_reason, se
 
 # --- The importer -----------------------------------------------------------------------------------------------
 
-BENCHMARK_ROW = {"task": "os", "id": 1, "prompt": ["ls"], "response": ["a.txt"], "turn_idx": 1}
+BENCHMARK_ROW = {"task": "os", "id": 1, "prompt": ["ls"], "response": ["a.txt"], "current_prompt": "ls", "system_str": "", "turn_idx": 1, "total_turns": 1}
 NUMBERS = st.one_of(st.integers(-2, 8), st.floats(), st.booleans())
 TEXT_LISTS = st.one_of(st.none(), st.lists(texts(15), max_size=3))
 JUDGED_FIELDS = st.fixed_dictionaries(

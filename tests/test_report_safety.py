@@ -53,7 +53,8 @@ def write_hostile_data(root: Path) -> Path:
             actions = [f"### Turn {i}\n**Action:**\nrun {hostile('action')} {i}" for i in (1, 2)]
             observations = [f"**Environment Observation:**\n{hostile('observation')} {t}.{i}\nline two" for i in (1, 2)]
             records += [{"task": domain, "id": sample_id, "prompt": actions[:turn], "response": observations[:turn],
-                         "system_str": hostile("system"), "turn_idx": turn} for turn in (1, 2)]
+                         "system_str": hostile("system"), "turn_idx": turn, "total_turns": 2,
+                         "current_prompt": actions[turn - 1]} for turn in (1, 2)]
         (root / f"{domain}_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return root
 

@@ -51,6 +51,14 @@ def test_objects_inside_an_unclosed_brace_are_listed() -> None:
         ("4 out of 5", (4, [])),
         ("2.5", (2, ["rounded"])),
         ("9", (5, ["clamped"])),
+        ("3/5", (3, [])),
+        ("3 out of 5", (3, [])),
+        ("4.5 / 5", (4, ["rounded"])),
+        ("10/10", (None, [])),  # on another scale: unusable, never clamped to 5
+        ("8/10", (None, [])),
+        ("8 out of 10", (None, [])),
+        ("2 Out Of 3", (None, [])),
+        ("80%", (None, [])),
         ("n/a", (None, [])),
         ("", (None, [])),
         (None, (None, [])),
@@ -156,3 +164,29 @@ def test_a_tag_inside_an_untagged_verdict_opens_a_block() -> None:
     raw = json.dumps({"strengths": ["<FINAL_EVALUATION>"], "weaknesses": [], "scores": scores})
     verdict = parse_verdict(raw)
     assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == ("complete", scores, [], ["flat_scores"])
+
+
+VERDICT = '"strengths": ["a"], "weaknesses": []'
+TWOS = '"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality": 2'
+
+
+@pytest.mark.parametrize(
+    ("body", "conflicts"),
+    [
+        ('{%s, "scores": {"format": 1, %s}}' % (VERDICT, TWOS), "scores.format"),
+        ('{%s, "scores": {"Format": 5, %s}}' % (VERDICT, TWOS), "scores.format"),  # keys compare as read
+        ('{%s, "scores": {%s}, "scores": {"format": 2}}' % (VERDICT, TWOS), "scores"),
+        ('{%s, "strengths": ["b"], "scores": {%s}}' % (VERDICT, TWOS), "strengths"),
+        ('{%s, "scores": {%s, "quality": 5' % (VERDICT, TWOS), "scores.quality"),  # truncated, repaired
+        ('{%s, %s, "format": 4}' % (VERDICT, TWOS), "format"),  # flat
+    ],
+)
+def test_a_key_with_two_values_makes_the_verdict_ambiguous(body: str, conflicts: str) -> None:
+    verdict = parse_verdict(f"{OPEN}\n{body}\n{CLOSE}")
+    assert (verdict.status, verdict.scores, verdict.flags[-1]) == ("unparsed", {}, "ambiguous")
+    assert verdict.reason is not None and verdict.reason.startswith("ambiguous verdict: different values for " + conflicts)
+
+
+def test_a_key_repeated_with_the_same_value_is_no_ambiguity() -> None:
+    body = '{%s, "scores": {%s, "format":  2}, "weaknesses": []}' % (VERDICT, TWOS)
+    assert parse_verdict(f"{OPEN}\n{body}\n{CLOSE}").scores == dict.fromkeys(DIMENSIONS, 2)

@@ -72,7 +72,11 @@ def test_the_judge_id_and_cache_keys_do_not_depend_on_the_backend() -> None:
 
 
 def test_the_cli_builds_the_judge_engine_settings() -> None:
-    from awbench.cli.run_commands import _judge_settings
+    from awbench.cli.options import Options
+    from awbench.cli.run_commands import cli_judge_settings
+
+    def _judge_settings(base: JudgeSettings | None, given: dict[str, Any]) -> JudgeSettings:
+        return cli_judge_settings(base, Options({}, given))
 
     options = {"judge_backend": "vllm", "judge_model": "/models/judge", "judge_max_model_len": 4096,
                "judge_engine_arg": ["enforce_eager=true", "kv_cache_memory_bytes=1024"], "judge_batch_size": 8,

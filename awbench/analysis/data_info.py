@@ -22,7 +22,7 @@ class DomainInfo(BaseModel):
     samples: int
     trajectories: int
     avg_turns: float  # mean turn_idx: the turns each evaluated sample contains
-    avg_total_turns: float | None  # None when no record states total_turns
+    avg_total_turns: float
     avg_context_chars: float
     max_context_chars: int
     avg_context_tokens: float | None
@@ -53,13 +53,12 @@ def _domain_info(
 ) -> DomainInfo:
     records = [s.record for s in samples]
     chars = [context_chars(r) for r in records]
-    stated_totals = [r.total_turns for r in records if r.total_turns is not None]
     return DomainInfo(
         domain=name,
         samples=len(records),
         trajectories=len({(r.domain, r.trajectory_id) for r in records}),
         avg_turns=_mean([r.turn_idx for r in records]),
-        avg_total_turns=_mean(stated_totals) if stated_totals else None,
+        avg_total_turns=_mean([r.total_turns for r in records]),
         avg_context_chars=_mean(chars),
         max_context_chars=max(chars, default=0),
         avg_context_tokens=_mean([tokens[s.key] for s in samples]) if tokens is not None else None,

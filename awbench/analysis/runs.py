@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval, too_few
-from awbench.config import DataSettings, plain_name
+from awbench.config import DataSettings, check_run_name
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
@@ -66,10 +66,11 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
                 notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")
                 continue
             where = run_dir.resolve()
-            if not (plain_name(where.name) and where.name.isprintable()):
-                # Refused rather than shown: a report puts the name in front of whoever reads it.
+            try:
+                check_run_name(where.name)
+            except ValueError:  # refused rather than shown: a report puts the name in front of whoever reads it
                 raise StoreError(f"{where.parent}: the run {where.name!r} is not named as awbench names runs (printable, "
-                                 "no '/', not starting with '.'): it was not written by awbench, and is not read")
+                                 "no '/', not starting with '.'): it was not written by awbench, and is not read") from None
             found.setdefault(where, RunStore(run_dir))
     return list(found.values()), notes
 

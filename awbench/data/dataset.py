@@ -174,42 +174,46 @@ def _file_domain(path: Path) -> str | None:
 
 def _read_file(path: Path) -> _Read:
     label = str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise DataError(f"cannot read {label}: {e.strerror or e}") from None
     expected_domain = _file_domain(path)
     if expected_domain not in DOMAINS:
         expected_domain = None
     read = _Read()
     shared: dict[str, str] = {}
     encoded: dict[str, bytes] = {}
-    start, number = 0, 0
-    while start < len(data):
-        # Split on "\n" only: records carry U+2028, U+0085 and other characters that str.splitlines breaks on.
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
-        number += 1
-        raw, line_start, start = data[start:end], start, end + 1
-        if not raw or (raw[0] in b" \t\r\f\v" and not raw.strip()):
-            continue
-        obj, parse_problems = _parse_line(raw, number, line_start, label)
-        read.problems += parse_problems
-        if obj is None:
-            continue
-        _share_turns(obj, shared)
-        if len(encoded) > ENCODED_KEPT:  # the turns of the trajectories read last are what the next records repeat
-            encoded.clear()
-        entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain, encoded)
-        read.problems += problems
-        if entry is not None and not parse_problems:
-            read.entries.append(entry)
+    number, offset = 0, 0  # the line's number, and the byte offset of the next line
+    try:
+        with path.open("rb", buffering=READ_BUFFER) as file:
+            # Line by line, so that the file is never held whole; a binary file splits on "\n" only, as it
+            # must: records carry U+2028, U+0085 and other characters that str.splitlines breaks on. The line
+            # keeps its "\n" (JSON whitespace; cutting it off would copy the line), and no other reference to
+            # it is kept (as enumerate's tuple would), so the parser may drop it before it builds the record
+            # (a long line: `_parse_line`).
+            for raw in file:
+                number += 1
+                start, offset = offset, offset + len(raw)
+                if raw.isspace():
+                    continue
+                line, raw = [raw], b""
+                obj, parse_problems = _parse_line(line, number, start, label)
+                read.problems += parse_problems
+                if obj is None:
+                    continue
+                _share_turns(obj, shared)
+                if len(encoded) > ENCODED_KEPT:  # the turns of the trajectories read last are what the next records repeat
+                    encoded.clear()
+                entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain, encoded)
+                read.problems += problems
+                if entry is not None and not parse_problems:
+                    read.entries.append(entry)
+    except OSError as e:
+        raise DataError(f"cannot read {label}: {e.strerror or e}") from None
     if not read.entries and not read.problems:
         read.problems.append(Problem(label, None, None, "no records"))
     return read
 
 
 ENCODED_KEPT = 4096  # JSON forms of turn strings kept for hashing the next records: a few trajectories' worth
+READ_BUFFER = 1 << 20  # lines of tens of kB are read four times as fast as with the default 8 kB
 
 
 def _share_turns(obj: dict[str, Any], shared: dict[str, str]) -> None:
@@ -224,10 +228,18 @@ def _share_turns(obj: dict[str, Any], shared: dict[str, str]) -> None:
         obj["system_str"] = shared.setdefault(obj["system_str"], obj["system_str"])
 
 
-def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, list[Problem]]:
-    """The line's JSON object, or None; and the problems found in reading it. An object with a repeated key
-    comes back (with the last value, as JSON readers keep) so that the rest of it is checked too."""
-    if _fast_loads is not None:
+# A line longer than this is read by json.loads from its text alone, its bytes dropped first: jiter holds the
+# bytes, a copy of each string with escapes and the result at once (three times the line), json.loads the
+# text and the result (twice). Few records are this long, so the slower reader costs little.
+LONG_LINE = 1 << 20
+
+
+def _parse_line(line: list[bytes], number: int, start: int, label: str) -> tuple[Any, list[Problem]]:
+    """The JSON object of the line (`line`: a list holding its bytes, emptied once they are decoded to text),
+    or None; and the problems found in reading it. An object with a repeated key comes back (with the last value,
+    as JSON readers keep) so that the rest of it is checked too."""
+    raw = line[0]
+    if _fast_loads is not None and len(raw) <= LONG_LINE:
         try:
             obj = _fast_loads(raw)
         except Exception:  # noqa: BLE001 - whatever it is, the standard reader below reads the line or says why
@@ -237,10 +249,12 @@ def _parse_line(raw: bytes, number: int, start: int, label: str) -> tuple[Any, l
                 return obj, []
     try:
         # A byte-order mark may open the file; json.loads rejects it.
-        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        # Without the line's "\n", so that a message's column is on the line (a memoryview: no copy of it).
+        text = str(memoryview(raw)[: len(raw) - raw.endswith(b"\n")], "utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as e:
         message = f"not valid UTF-8: byte 0x{raw[e.start]:02x} at byte offset {start + e.start}"
         return None, [Problem(label, number, None, message)]
+    del raw, line[0]
     repeated: list[tuple[dict[str, Any], str, int]] = []
 
     def pairs_to_dict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -318,8 +332,8 @@ def _read_hub(ref: str) -> _Read:
     for split, rows in load_hub_dataset(ref).items():
         label = f"{HUB_PREFIX}{ref}[{split}]"
         for number, row in enumerate(rows):
-            # Arrow has no "absent": a field missing from a row comes back as null. Treat null as absent so
-            # optional fields take their defaults, as they do for file records.
+            # Arrow has no "absent": a field missing from a row comes back as null. Treat null as absent, so
+            # that a missing field is reported as missing, as it is for file records.
             obj = {k: v for k, v in row.items() if v is not None}
             entry, problems = _validate(obj, label, number, f"{label}:row {number}", "row", None)
             read.problems += problems
@@ -421,28 +435,39 @@ def _field_name(key: str) -> str:
 
 # The heading the released files open each action with.
 _ACTION_HEADING = re.compile(r"(?:### Turn \d+\s*)?\*\*Action:\*\*")
+_NOT_SPACE = re.compile(r"\S")  # the whitespace str.strip removes
 
 
 def _content_problems(record: BenchmarkRecord, path: str, line: int) -> list[Problem]:
     """What a valid record may still get wrong about its current turn."""
     problems = []
     turn = record.turn_idx - 1
-    action, observation = record.action.strip(), record.ground_truth.strip()
-    heading = _ACTION_HEADING.match(action)
-    if not action or (heading and heading.end() == len(action)):  # nothing after the heading: it is stripped
-        message = "the current action is empty" + (" apart from its heading" if action else "")
+    action, observation = record.action, record.ground_truth
+    start = _text_start(action)
+    heading = None if start is None else _ACTION_HEADING.match(action, start)
+    if start is None or (heading and _text_start(action, heading.end()) is None):
+        message = "the current action is empty" + ("" if start is None else " apart from its heading")
         problems.append(Problem(path, line, f"prompt.{turn}", message))
-    if not observation or observation == OBSERVATION_MARKER:
+    start = _text_start(observation)
+    if start is None or (observation.startswith(OBSERVATION_MARKER, start)
+                         and _text_start(observation, start + len(OBSERVATION_MARKER)) is None):
         message = "the ground truth (the current turn's observation) is empty"
-        message += f" apart from the {OBSERVATION_MARKER} marker" if observation else ""
+        message += "" if start is None else f" apart from the {OBSERVATION_MARKER} marker"
         problems.append(Problem(path, line, f"response.{turn}", message, "warning"))
-    if record.total_turns is not None and record.total_turns < record.turn_idx:
+    if record.total_turns < record.turn_idx:
         message = f"total_turns {record.total_turns} is less than turn_idx {record.turn_idx}"
         problems.append(Problem(path, line, "total_turns", message, "warning"))
-    if record.current_prompt is not None and record.current_prompt != record.action:
+    if record.current_prompt != record.action:
         message = f"current_prompt differs from prompt[{turn}]; the prompt entry is evaluated"
         problems.append(Problem(path, line, "current_prompt", message, "warning"))
     return problems
+
+
+def _text_start(text: str, position: int = 0) -> int | None:
+    """Where the first character after `position` that is not whitespace is; None if there is none. Searched
+    rather than stripped, so that a long text is not copied."""
+    found = _NOT_SPACE.search(text, position)
+    return None if found is None else found.start()
 
 
 def _validation_problems(error: ValidationError, path: str, line: int) -> list[Problem]:

@@ -36,6 +36,7 @@ from awbench.config import (
     ModelSettings,
     RunConfig,
     ScoringSettings,
+    check_run_name,
 )
 from awbench.data.dataset import LoadedData, load_samples, read_source
 from awbench.data.problems import DataError, Problem
@@ -80,9 +81,10 @@ TOTAL_TOLERANCE = 0.01  # total_score may be rounded
 
 
 def official_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
-    """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`."""
+    """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`: what the
+    model answered, as the reference's inference stage keeps it (an empty or cut-off answer too; "" for none)."""
     record = {k: v for k, v in sample.record.model_dump(mode="json").items() if k not in REFERENCE_FIELDS}
-    gen = "" if prediction is None or prediction.failed else (prediction.raw or prediction.prediction)
+    gen = "" if prediction is None else prediction.content
     return {**record, "gen": gen}
 
 
@@ -542,12 +544,6 @@ def _generation(sample: Sample, fields: dict[str, Any]) -> Generation:
     return Generation(key=sample.key, text=fields["gen"], finish_reason="stop", note=note)
 
 
-def _check_run_name(run_name: str) -> None:
-    if not run_name or run_name in (".", "..") or "/" in run_name or os.sep in run_name or run_name.startswith("."):
-        raise StoreError(f"--run-name {run_name!r} must be a plain name (no '/', not starting with '.'): the run's "
-                         "directory under --output")
-
-
 def _check_target(target: Path, overwrite: bool) -> None:
     """Refused before anything is written: a file in the way, a run without --overwrite, a directory that
     is not a run (never removed, even with --overwrite)."""
@@ -610,7 +606,10 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
                     overwrite: bool = False) -> Imported:
     """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any
     error raises DataError listing every problem (`problems`), with nothing written."""
-    _check_run_name(run_name)
+    try:
+        check_run_name(run_name)
+    except ValueError as error:
+        raise StoreError(f"--run-name: {error}") from None
     label = str(path)
     reading = _read(path, label)
     loaded, data_problems = _data_problems(path, label, reading)

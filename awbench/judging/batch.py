@@ -706,7 +706,7 @@ class BatchJudge(LLMJudge):
                 verdict = self._failed_call(malformed, seed)
             else:
                 verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed,
-                                         item.request.prediction, self.reference_protocol, attempt,
+                                         self.shown(item.request), self.reference_protocol, attempt,
                                          ).model_copy(update={"usage": completion.usage})
                 if self.batch_price:
                     chars = len(completion.content or "") + len(completion.reasoning or "")
@@ -739,7 +739,7 @@ class BatchJudge(LLMJudge):
         async def one(item: _Item, verdict: _Verdict) -> BatchAnswer:
             messages: Messages = render_messages(self.prompt_set, item.request)
             attempt = verdict.attempts() + 1
-            record, cost = await self._verdict(messages, item.cache_key, verdict.index, item.request.prediction,
+            record, cost = await self._verdict(messages, item.cache_key, verdict.index, self.shown(item.request),
                                                first_attempt=attempt, best=verdict.best(), usage=verdict.usage(),
                                                cost=verdict.cost())
             cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, record.attempts)

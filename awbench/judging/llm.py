@@ -36,6 +36,7 @@ from awbench.judging.prompts import (
     load_prompt_set,
     protocol_request,
     render_messages,
+    shown_prediction,
 )
 from awbench.judging.verdict import PARSER_VERSION
 from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
@@ -142,11 +143,15 @@ class LLMJudge:
         return self.prompt_set.protocol == "reference"
 
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set, sample, prediction)
+        return protocol_request(self.prompt_set.protocol, sample, prediction)
 
     def seed(self, key: str, index: int, attempt: int) -> int | None:
         """None under the reference protocol, whose judge stage sends no seed."""
         return None if self.reference_protocol else _seed(key, index, attempt)
+
+    def shown(self, request: JudgeRequest) -> str:
+        """The prediction as the judge sees it: what the parser tells its quotes by."""
+        return shown_prediction(self.prompt_set.protocol, request.prediction)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
@@ -222,7 +227,7 @@ class LLMJudge:
 
     async def _judge_one(self, request: JudgeRequest, messages: Messages) -> JudgmentRecord:
         key = self.cache_key(request)
-        tasks = [asyncio.ensure_future(self._verdict(messages, key, i, request.prediction)) for i in range(self.settings.samples)]
+        tasks = [asyncio.ensure_future(self._verdict(messages, key, i, self.shown(request))) for i in range(self.settings.samples)]
         try:
             outcomes = await asyncio.gather(*tasks)
         except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop

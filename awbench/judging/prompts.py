@@ -156,13 +156,13 @@ def _check_reference_fields(template: str, path: Path) -> None:
                           f"the reference's judge stage fills {list(REFERENCE_FIELDS)}")
 
 
-def protocol_request(prompt_set: PromptSet, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+def protocol_request(protocol: Protocol, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
     """What a judge under this protocol is asked about a stored generation; None when it judges none.
 
     awbench's protocol judges as every awbench judge does (`prediction_request`). The reference protocol asks
     what the reference's judge stage asks: every generation with any text, empty, thinking-only and cut-off
     ones included, extracted as its parser extracts it, so that its numbers can be reproduced."""
-    if prompt_set.protocol != "reference":
+    if protocol != "reference":
         return prediction_request(sample, prediction)
     content = prediction.content
     if not content:
@@ -191,7 +191,7 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
         "turn": str(record.turn_idx),
         "history": render_history(judge_history(record)),
         "action": fence(record.action),
-        "prediction": fence(strip_observation_marker(request.prediction)),
+        "prediction": fence(shown_prediction("awbench", request.prediction)),
         "ground_truth": fence(strip_observation_marker(record.ground_truth)),
     }
     user = _PLACEHOLDER.sub(lambda m: values[m.group(1)], prompt_set.user_template)
@@ -218,10 +218,19 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
     user = prompt_set.user_template.format(
         context=context,
         world_model_input=f"# Current Turn:\n\n{current}",
-        predicted_observation=f"**World Model Output (Simulated):**\n```\n{reference_clean(request.prediction)}\n```",
+        predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
         ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+
+
+def shown_prediction(protocol: Protocol, prediction: str) -> str:
+    """The prediction's text exactly as the protocol's messages show it to the judge (inside their fence). The
+    verdict parser compares the judge's answer with this text to tell quotes from the judge's own verdict.
+    Only the protocol matters, not the prompt texts, so that a re-parse needs only what judge.json records."""
+    if protocol == "reference":
+        return reference_clean(prediction)
+    return strip_observation_marker(prediction)
 
 
 def render_history(history: list[str]) -> str:

@@ -50,6 +50,7 @@ class ReferenceVerdict(NamedTuple):
     strengths: list[str]
     weaknesses: list[str]
     error_message: str | None
+    source: str = ""  # the object's text as the answer holds it, before any repair ("" on failure)
 
 
 class ReferenceGeneration(NamedTuple):
@@ -65,7 +66,7 @@ class _Unreadable(Exception):
 def reference_verdict(answer: str) -> ReferenceVerdict:
     """`parse_judge_output(answer, "final_evaluation")` of the reference, as `eval.py` reads it."""
     try:
-        data = _verdict_object(answer)
+        data, source = _verdict_object(answer)
         scores = {dimension: _score(data["scores"].get(dimension)) for dimension in DIMENSIONS}
     except _Unreadable as unreadable:
         return _failed(str(unreadable))
@@ -73,7 +74,7 @@ def reference_verdict(answer: str) -> ReferenceVerdict:
         return _failed(f"Error: {error}")
     counted = [score for score in scores.values() if score > 0]
     total = sum(counted) / len(counted) if counted else 0
-    return ReferenceVerdict(True, scores, total, _texts(data.get("strengths")), _texts(data.get("weaknesses")), None)
+    return ReferenceVerdict(True, scores, total, _texts(data.get("strengths")), _texts(data.get("weaknesses")), None, source)
 
 
 def reference_generation(generation: str, domain: str) -> ReferenceGeneration:
@@ -117,24 +118,24 @@ def _extracted(generation: str) -> str:
     return text.strip() or NO_OUTPUT
 
 
-def _verdict_object(answer: str) -> dict[str, Any]:
-    """The object the reference takes the verdict from, with a `scores` object in it."""
+def _verdict_object(answer: str) -> tuple[dict[str, Any], str]:
+    """The object the reference takes the verdict from, with a `scores` object in it, and its text."""
     if not answer.strip():
         raise _Unreadable("Empty output")
     text = _strip_thinking(answer)
     region = _judge_block(text)
     fences = _JSON_FENCE.findall(region)
-    candidate = _last_object(fences[-1] if fences else region)
-    if candidate is None:
+    source = _last_object(fences[-1] if fences else region)
+    if source is None:
         raise _Unreadable("No JSON object found")
-    candidate = _repaired(candidate)
+    candidate = _repaired(source)
     try:
         data = json.loads(candidate)
     except json.JSONDecodeError as error:
         data = _salvaged_scores(candidate, error)
     if not isinstance(data.get("scores"), dict):
         raise _Unreadable(f"Invalid scores. Keys: {list(data)}")
-    return data
+    return data, source
 
 
 def _strip_thinking(text: str) -> str:

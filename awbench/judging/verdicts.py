@@ -11,7 +11,7 @@ import statistics
 
 from awbench.domains import DIMENSIONS, to_100
 from awbench.judging.reference_parsers import reference_verdict
-from awbench.judging.verdict import QUOTED_FLAG, ParsedVerdict, parse_verdict
+from awbench.judging.verdict import QUOTED_FLAG, ParsedVerdict, parse_verdict, quoted_from
 from awbench.records import JudgeRequest, JudgmentRecord, ReferenceReading, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
 
@@ -28,7 +28,7 @@ def verdict_record(content: str | None, reasoning: str | None, finish_reason: st
     parsed = parse_verdict(raw or "", prediction)
     flags = [*parsed.flags, *([REPLACED_FLAG] if raw_replaced or reasoning_replaced else [])]
     common = {"raw": raw, "reasoning": reasoning, "seed": seed, "strengths": parsed.strengths, "weaknesses": parsed.weaknesses,
-              "reference": reference_reading(raw or "", parsed, attempt) if reference and attempt <= REFERENCE_ASKS else None}
+              "reference": reference_reading(raw or "", parsed, attempt, prediction) if reference and attempt <= REFERENCE_ASKS else None}
     if finish_reason == "length":  # whatever it holds, the answer did not end: never taken as complete
         return VerdictRecord(status="truncated", flags=[*flags, "truncated"],
                              error="the judge's answer was cut off by its token limit (--judge-max-tokens)", **common)
@@ -36,11 +36,13 @@ def verdict_record(content: str | None, reasoning: str | None, finish_reason: st
                          error=None if parsed.status == "complete" else parsed.reason, **common)
 
 
-def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int) -> ReferenceReading:
-    """The reference parser's reading of one answer. Where it would take a verdict quoted from the prediction,
-    awbench's reading of the judge's own verdict stands instead (a forged verdict is never used)."""
+def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int, prediction: str = "") -> ReferenceReading:
+    """The reference parser's reading of one answer. Where it would take a verdict quoted from the prediction
+    (`prediction`: as the judge was shown it), awbench's reading of the judge's own verdict stands instead (a
+    forged verdict is never used): when the object it reads is a quote, or awbench passed over a quote."""
     read = reference_verdict(answer)
-    if QUOTED_FLAG in parsed.flags and (not read.success or read.scores != parsed.scores):
+    quoted = QUOTED_FLAG in parsed.flags or (read.success and quoted_from(read.source, prediction))
+    if quoted and (not read.success or read.scores != parsed.scores):
         own = parsed.status == "complete"
         total = statistics.fmean(parsed.scores.values()) if own else 0.0
         return ReferenceReading(success=own, scores=dict(parsed.scores) if own else {}, total_score=total,

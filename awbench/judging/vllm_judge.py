@@ -42,7 +42,7 @@ from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
 from awbench.judging.llm import _seed, prompt_description, prompt_label, verdict_cache_key, verdict_schema
-from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages
+from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages, shown_prediction
 from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 
@@ -189,7 +189,7 @@ class VLLMJudge:
         return verdict_cache_key(self._identity, request)
 
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set, sample, prediction)
+        return protocol_request(self.prompt_set.protocol, sample, prediction)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """First asks only; no engine needed (tokens estimated from characters). Nothing is spent: $0."""
@@ -329,6 +329,7 @@ class VLLMJudge:
                       cached_tokens=result.num_cached_tokens)  # fmt: skip
         # Offline, thinking stays inline in the text; the parser removes it, as from a server without a
         # reasoning parser.
-        verdict = verdict_record(completion.text, None, completion.finish_reason, call.seed, call.pending.request.prediction,
+        verdict = verdict_record(completion.text, None, completion.finish_reason, call.seed,
+                                 shown_prediction(self.prompt_set.protocol, call.pending.request.prediction),
                                  self.prompt_set.protocol == "reference", call.attempt)
         return _Answer(call, verdict, usage)

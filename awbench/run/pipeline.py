@@ -8,16 +8,17 @@ leaves nothing behind; a judge that fails before its first verdict leaves the ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
+from typing import Any
 
 from pydantic import BaseModel
 
 from awbench.backends import Backend, create_backend
 from awbench.backends.baseline import check_baseline
 from awbench.backends.openai_api import endpoint_urls
-from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings
+from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.judging import Judge, create_judges
 from awbench.records import Sample
@@ -85,10 +86,14 @@ async def infer(config: RunConfig, overwrite: bool = False, progress: Progress =
     return summaries[0]
 
 
-async def judge(store: RunStore, settings: JudgeSettings, progress: Progress = SilentProgress(),
+async def judge(store: RunStore, settings: JudgeSettings | Mapping[str, Any] | None = None,
+                progress: Progress = SilentProgress(),
                 retry_failed: bool = False) -> tuple[list[StageSummary], dict[str, ScoresFile]]:
     """Add or resume one judge configuration's evaluation of a run's predictions; the rest of the run is
-    left as it is."""
+    left as it is. `settings`: the judge's, or changes to the run's primary judge's settings (None: none), merged
+    as `awbench judge RUN --judge-...` merges them (`config.judge_settings`)."""
+    if not isinstance(settings, JudgeSettings):
+        settings = judge_settings(store.read_manifest().config.judge, settings or {})
     endpoints = Endpoints()
     judges = _judges(settings, endpoints)
     with store.locked(progress.warn):

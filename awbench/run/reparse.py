@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from awbench.judging import llm_identity
 from awbench.judging.llm import verdict_cache_key
+from awbench.judging.prompts import Protocol, protocol_request, shown_prediction
 from awbench.judging.verdicts import combine, verdict_record
-from awbench.records import JudgeRequest, VerdictRecord
+from awbench.records import VerdictRecord
 from awbench.run.evaluations import resolve_judge
 from awbench.run.store import RunStore, StoreError
 
 
 def reparsed(verdict: VerdictRecord, prediction: str) -> VerdictRecord:
+    """`prediction` is the text the judge was shown (`shown_prediction`). The reference's reading, made over
+    the asks as they came, is kept as recorded."""
     finish_reason = "length" if verdict.status == "truncated" or "truncated" in verdict.flags else None
     fresh = verdict_record(verdict.raw, verdict.reasoning, finish_reason, verdict.seed, prediction)
-    return fresh.model_copy(update={"attempts": verdict.attempts, "usage": verdict.usage})
+    return fresh.model_copy(update={"attempts": verdict.attempts, "usage": verdict.usage, "reference": verdict.reference})
 
 
 def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
@@ -27,6 +32,7 @@ def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
     if info.kind != "llm":
         raise StoreError(f"judge {evaluation.id} of run {store.name} is the rule judge: it has no verdicts to re-parse")
     identity = llm_identity(info.settings, str(info.described.get("prompt_sha256", "")))
+    protocol: Protocol = "reference" if info.described.get("protocol") == "reference" else "awbench"  # as judge.json has it
     samples = {s.key: s for s in run_samples(store)}
     predictions = store.predictions.load()
     changed = 0
@@ -35,8 +41,13 @@ def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
             prediction = predictions.get((key, generation))
             if key not in samples or prediction is None or not any(v.raw for v in record.verdicts):
                 continue
-            request = JudgeRequest(samples[key], prediction.prediction, generation, tuple(record.flags))
-            verdicts = [reparsed(v, prediction.prediction) if v.raw else v for v in record.verdicts]
+            # What the judge was asked about, under its protocol, and then shown of it.
+            asked = protocol_request(protocol, samples[key], prediction)
+            if asked is None:
+                continue
+            request = replace(asked, flags=tuple(record.flags))
+            shown = shown_prediction(protocol, request.prediction)
+            verdicts = [reparsed(v, shown) if v.raw else v for v in record.verdicts]
             updated = combine(request, verdict_cache_key(identity, request), verdicts, record.cost_usd)
             if updated != record:
                 append(updated)

@@ -338,4 +338,6 @@ def resolve_run(run: str, output: Path) -> RunStore:
     under_output = output / run
     if (under_output / "run.json").exists():
         return RunStore(under_output)
+    if not run.isprintable():  # the paths would print its newline or control character as it is
+        raise StoreError(f"no run {run!r}: a run's name is printable, and no run directory has a control character")
     raise StoreError(f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json")

@@ -1,0 +1,94 @@
+"""`--config FILE.toml`: a command's options in a file (keys: the option names with underscores), and
+`--print-config`, which writes the options given as such a file."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover (Python 3.10)
+    import tomli as tomllib
+
+
+class ConfigFileError(ValueError):
+    """A config file that cannot be used: the message names the file, and the key and line when there is one."""
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ConfigFileError(f"{path}: cannot read the config file: {reason}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigFileError(f"{path}: not valid TOML: {error}") from None
+
+
+def key_line(path: Path, key: str) -> str:
+    """`, line N` where `key = ...` is set in the file (tomllib tells no line for a key it has read)."""
+    name = rf"[\"']?{re.escape(key)}[\"']?"
+    pattern = re.compile(rf"^\s*({name}\s*[=.]|\[+\s*{name}\s*[\].])")  # `key = ...`, `key.x = ...`, `[key]`
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if pattern.match(line):
+            return f", line {number}"
+    return ""
+
+
+def unknown_key(path: Path, key: str, known: list[str], command: str, flags: list[str]) -> ConfigFileError:
+    """`flags`: the command's options that a config file does not hold (what to do, not how: --overwrite)."""
+    where = f"{path}{key_line(path, key)}: {key}"
+    flag = "--" + key.replace("_", "-")
+    if flag in flags:
+        return ConfigFileError(f"{where}: give {flag} on the command line; a config file holds settings only")
+    close = difflib.get_close_matches(key, known, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; the keys are the options of `awbench {command}` with underscores"
+    return ConfigFileError(f"{where}: not an option of `awbench {command}`{hint}")
+
+
+# --- Writing ------------------------------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _string(text: str) -> str:
+    # JSON's escapes are TOML's, once non-ASCII text is kept as it is (no surrogate pairs) and DEL is escaped.
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else _string(key)
+
+
+def toml_value(value: Any) -> str:
+    """One TOML value: strings, numbers, booleans, lists and (inline) tables of those. None has no TOML form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, (str, Path)):
+        return _string(str(value))
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    if isinstance(value, Mapping):
+        items = ", ".join(f"{_key(str(k))} = {toml_value(v)}" for k, v in value.items() if v is not None)
+        return "{ " + items + " }" if items else "{}"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def toml_document(values: Mapping[str, Any]) -> str:
+    """`key = value` lines, in the order given; None values are left out."""
+    return "".join(f"{_key(key)} = {toml_value(value)}\n" for key, value in values.items() if value is not None)

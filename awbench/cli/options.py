@@ -1,0 +1,360 @@
+"""The options of `run`, `infer`, `judge` and `score`, declared once, in groups that each set one settings model.
+
+An option's default is its settings field's own (`awbench.config`); `command(*groups)` gives a command the
+groups' options and hands it an `Options`: every value, and which were given (on the command line or in a
+`--config` file; a flag overrides the file). Settings are built from the values given or from all of them
+(`Group.settings`); rules that merge options into a run's existing settings are the config layer's.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, get_origin
+
+import typer
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticUndefined
+
+from awbench.cli.common import fail, plain_message
+from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
+from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+
+# --- Converting an option's value to its settings field's ----------------------------------------------------
+
+
+def _csv(values: list[str] | None, option: str) -> list[str] | None:
+    if not values:
+        return None
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _json_object(value: str | None, option: str) -> dict[str, Any]:
+    if not value:
+        return {}
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as error:
+        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
+    if not isinstance(parsed, dict):
+        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[str, Any]:
+    """KEY=VALUE pairs; values that parse as JSON (true, 4, {...}) are passed typed, others as strings."""
+    args: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            fail(f"{option} expects KEY=VALUE, got {pair!r}")
+        try:
+            args[key.replace("-", "_")] = json.loads(value)
+        except json.JSONDecodeError:
+            args[key.replace("-", "_")] = value
+    return args
+
+
+def _list(values: list[str] | None, option: str) -> list[str]:
+    return list(values or [])
+
+
+# --- Declarations ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opt:
+    name: str  # the parameter: `--name-with-dashes` on the command line, `name` in a config file
+    field: str  # the settings field it sets; `engine.<field>` for JudgeSettings.engine's
+    type: Any  # its value's type on the command line (a list: the option repeats)
+    help: str = ""
+    min: float | None = None
+    max: float | None = None
+    flag: str | None = None  # a boolean's flags, when not just `--name`
+    default_text: str | None = None  # what help says the default is, when the value alone does not say it
+    convert: Callable[[Any, str], Any] | None = None  # value -> the settings field's value
+    json_object: bool = False  # a JSON object: in a config file, an inline table (or the JSON as a string)
+    required: bool = False  # for a settings field without a default: the option must be given
+
+    @property
+    def option(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Group:
+    title: str  # the panel of `--help` its options are listed in
+    settings: type[BaseModel]
+    options: tuple[Opt, ...]
+
+    def only(self, *names: str) -> Group:
+        return replace(self, options=tuple(o for o in self.options if o.name in names))
+
+    def defaulting_to(self, text: str) -> Group:
+        """The same options, their help saying that the default is `text` (a run's own setting)."""
+        return replace(self, options=tuple(replace(o, default_text=text) for o in self.options))
+
+    def default(self, opt: Opt) -> Any:
+        """The option's default: its settings field's own, None for a field without one or a container."""
+        model, name = self.settings, opt.field
+        if "." in name:
+            outer, name = name.split(".", 1)
+            model = model.model_fields[outer].annotation  # type: ignore[assignment]
+        value = model.model_fields[name].get_default(call_default_factory=True)
+        return None if value is PydanticUndefined or isinstance(value, (dict, list)) else value
+
+    def settings_values(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """Settings fields from the values of this group's options found in `values` (engine fields nested)."""
+        fields: dict[str, Any] = {}
+        for opt in self.options:
+            if opt.name in values:
+                value = values[opt.name] if opt.convert is None else opt.convert(values[opt.name], opt.option)
+                outer, _, inner = opt.field.rpartition(".")
+                (fields.setdefault(outer, {}) if outer else fields)[inner] = value
+        return fields
+
+
+def with_default(help: str, shown: str) -> str:
+    """A help text ending with its default, as typer shows a number's (a text's it puts in parentheses);
+    escaped, or rich would take `[default: ...]` for markup and drop it."""
+    return f"{help} \\[default: {shown}]".strip()
+
+
+def _shown_default(opt: Opt, default: Any) -> str | bool:
+    if opt.default_text is not None:
+        return opt.default_text
+    if default is None or (opt.type is bool and opt.flag is None):
+        return False
+    if opt.type is bool:
+        on, off = opt.flag.split("/")  # type: ignore[union-attr]
+        return (on if default else off).lstrip("-")
+    return f"{default:g}" if isinstance(default, float) else str(default)
+
+
+def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
+    default = group.default(opt)
+    shown = _shown_default(opt, default)
+    text = opt.help if shown is False else with_default(opt.help, shown)
+    info = typer.Option(opt.flag or opt.option, help=text, show_default=False, min=opt.min, max=opt.max,
+                        rich_help_panel=group.title)
+    if opt.required:
+        return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[opt.type, info])
+    kind = opt.type if default is not None else Optional[opt.type]
+    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
+
+
+# --- The groups ------------------------------------------------------------------------------------------------
+
+DATA = Group("Data and selection", DataSettings, (
+    Opt("data", "source", str, "'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id."),
+    Opt("domains", "domains", list[str], "Only these domains (repeat or comma-separate).", convert=_csv),
+    Opt("limit", "limit", int, "At most N samples per domain.", min=1),
+    Opt("ids", "ids", list[str], "Only these ids or sample keys (repeat or comma-separate).", convert=_csv),
+    Opt("sample", "sample", int, "A stratified random subset of N samples.", min=1),
+    Opt("seed", "seed", int, "Seed of --sample, and of sampling (each sample gets its own seed)."),
+    Opt("skip_invalid", "skip_invalid", bool, "Leave invalid records out instead of refusing the data."),
+))
+
+MODEL = Group("Model and sampling", ModelSettings, (
+    Opt("model", "model", str, "A model path or id, or baseline:oracle|last-observation|empty.", required=True),
+    Opt("backend", "backend", Literal["baseline", "openai", "vllm"], "Default: from --model and --base-url."),
+    Opt("base_url", "base_urls", list[str], "OpenAI-compatible endpoint; repeat to spread requests over several.", convert=_list),
+    Opt("api_key_env", "api_key_env", str, "Environment variable that holds the endpoint's API key."),
+    Opt("temperature", "temperature", float, min=0.0),
+    Opt("top_p", "top_p", float, min=0.0, max=1.0),
+    Opt("max_tokens", "max_tokens", int, "Generation budget per sample, thinking included.", min=1),
+    Opt("generations", "generations", int, "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.", min=1),
+    Opt("extra_body", "extra_body", str, 'JSON merged into each request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
+        convert=_json_object, json_object=True),
+    Opt("concurrency", "concurrency", int, "Requests in flight (openai backend).", min=1),
+    Opt("request_timeout", "request_timeout", float, "Seconds per request before it is retried.", min=0.001),
+    Opt("max_retries", "max_retries", int, "At most 1 + N calls per generation (transient errors only are retried).", min=0),
+    Opt("max_model_len", "max_model_len", int, "Context window (vllm backend).", min=1),
+    Opt("dtype", "dtype", str),
+    Opt("engine_arg", "engine_args", list[str], "KEY=VALUE passed to vllm.LLM, repeatable.", convert=engine_args),
+    Opt("overlength", "overlength", Literal["skip", "truncate-history"], "For prompts over the context window."),
+    Opt("tensor_parallel_size", "tensor_parallel_size", int, min=1),
+    Opt("data_parallel_size", "data_parallel_size", int, min=1),
+    Opt("gpu_memory_utilization", "gpu_memory_utilization", float, "On CPU: the share of RAM for the KV cache.", min=0.01, max=1.0),
+    Opt("trust_remote_code", "trust_remote_code", bool),
+    Opt("prefix_caching", "enable_prefix_caching", bool, flag="--prefix-caching/--no-prefix-caching"),
+    Opt("distributed_executor_backend", "distributed_executor_backend", str, "e.g. ray, for multi-node models."),
+    Opt("batch_size", "batch_size", int, "Samples per offline vLLM batch (results are saved after each).", min=1),
+))
+
+OUTPUT = Group("Output", RunConfig, (
+    Opt("run_name", "run_name", str, "Run directory name (default: from model and judge)."),
+    Opt("output", "output", Path, "Directory that holds the runs."),
+    Opt("retry_failed", "retry_failed", bool, "Also redo permanent failures (overlength, refusals, unusable verdicts); transient ones are always redone."),
+))
+
+JUDGE = Group("Judge", JudgeSettings, (
+    Opt("judge", "kind", Literal["llm", "rules", "both"], "llm, rules (offline, free) or both."),
+    Opt("judge_model", "model", str, "The judge model.", default_text=f"{DEFAULT_JUDGE_MODEL}, the published setting"),
+    Opt("judge_backend", "backend", Literal["openai", "vllm"], "openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine."),
+    Opt("judge_base_url", "base_url", str, "OpenAI-compatible judge endpoint.", default_text="OPENAI_BASE_URL, else OpenAI"),
+    Opt("judge_api_key_env", "api_key_env", str, "Variable holding the judge's API key; when given, it must be set.", default_text="OPENAI_API_KEY"),
+    Opt("judge_temperature", "temperature", float, "Judge sampling temperature.", min=0.0),
+    Opt("judge_max_tokens", "max_tokens", int, "Completion budget per verdict.", min=1),
+    Opt("judge_reasoning_effort", "reasoning_effort", str, "e.g. low, medium, high.", default_text="the model's"),
+    Opt("judge_extra_body", "extra_body", str, "JSON merged into each judge request.", default_text="none", convert=_json_object, json_object=True),
+    Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1),
+    Opt("judge_max_retries", "max_retries", int, "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts.", min=0),
+    Opt("rule_workers", "rule_workers", int, "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
+        min=0, default_text="one per CPU, at most 4"),
+    Opt("judge_request_timeout", "request_timeout", float, "Seconds per judge request before it is retried.", min=0.001),
+    Opt("judge_structured", "structured", bool, "Ask for a JSON-schema verdict.", flag="--judge-structured/--no-judge-structured"),
+    Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
+    Opt("judge_price_in", "price_in", float, "USD per million prompt tokens.", min=0.0, default_text="known models' list price"),
+    Opt("judge_price_out", "price_out", float, "USD per million completion tokens.", min=0.0, default_text="known models' list price"),
+    Opt("judge_prompts", "prompts", str, "'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte)."),
+    Opt("judge_template", "template", str, "User-prompt template file (our layout only).", default_text="the prompt set's"),
+    # The in-process judge's engine (--judge-backend vllm), as the candidate's options.
+    Opt("judge_max_model_len", "engine.max_model_len", int, "The judge's context window (vllm judge).", min=1, default_text="the model's"),
+    Opt("judge_dtype", "engine.dtype", str, "vllm judge."),
+    Opt("judge_engine_arg", "engine.engine_args", list[str], "KEY=VALUE passed to the judge's vllm.LLM, repeatable.", default_text="none", convert=engine_args),
+    Opt("judge_tensor_parallel_size", "engine.tensor_parallel_size", int, "vllm judge.", min=1),
+    Opt("judge_gpu_memory_utilization", "engine.gpu_memory_utilization", float, "vllm judge; on CPU the share of RAM.", min=0.0, max=1.0),
+    Opt("judge_batch_size", "engine.batch_size", int, "Verdict prompts per offline vLLM batch.", min=1),
+    # The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+    Opt("judge_batch", "batch", bool, "Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches.",
+        flag="--judge-batch/--no-judge-batch"),
+    Opt("judge_batch_fallback", "batch_fallback", Literal["batch", "direct"], "How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price."),
+    Opt("judge_batch_poll_interval", "batch_poll_interval", float, "Seconds between looks at the batches in flight.", min=0.001),
+    Opt("max_cost", "max_cost", float, "Stop (resumably) before judge spend would pass this many USD.", min=0.0, default_text="no limit"),
+))
+
+SCORING = Group("Scoring", ScoringSettings, (
+    Opt("failure_policy", "failure_policy", Literal["minimum", "exclude"], "minimum: failed generations score 0; exclude: left out, as the reference script."),
+    Opt("max_failure_rate", "max_failure_rate", float, "Exit 1 when failures exceed this share.", min=0.0, max=1.0),
+))
+
+# Settings field -> its option, for messages about values that fail validation (other fields: --field-name).
+OPTION_NAMES = {
+    f"{group.settings.__name__}.{opt.field}": opt.option for group in (DATA, MODEL, OUTPUT, JUDGE, SCORING)
+    for opt in group.options
+}
+
+
+# --- Commands with option groups -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Options:
+    values: dict[str, Any]  # every option's value: the one given, else its default
+    given: dict[str, Any] = field(default_factory=dict)  # those given, in a config file or on the command line
+
+    def settings(self, group: Group, given_only: bool = False) -> dict[str, Any]:
+        return group.settings_values(self.given if given_only else self.values)
+
+
+_GIVEN = ("COMMANDLINE", "DEFAULT_MAP")  # the names of typer's click's ParameterSource
+
+
+def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
+    their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
+    `--print-config` prints the ones given as such a file and exits."""
+    opts = [opt for group in groups for opt in group.options]
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+               for p in inspect.signature(function, eval_str=True).parameters.values() if p.name != "options"]
+        own.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
+        if config_file:
+            own += _config_parameters(function.__name__, groups)
+
+        @functools.wraps(function)
+        def with_options(**kwargs: Any) -> Any:
+            ctx = kwargs.pop("ctx")
+            values = {opt.name: kwargs.pop(opt.name) for opt in opts}
+            options = Options(values, {n: v for n, v in values.items() if ctx.get_parameter_source(n).name in _GIVEN})
+            kwargs.pop("config", None)
+            if kwargs.pop("print_config", False):
+                typer.echo(toml_document({o.name: _toml_form(o, options.given[o.name]) for o in opts if o.name in options.given}), nl=False)
+                raise typer.Exit(0)
+            return function(**kwargs, options=options)
+
+        with_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)])
+        return with_options
+
+    return decorate
+
+
+def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[inspect.Parameter]:
+    def read(ctx: typer.Context, path: Optional[Path]) -> Optional[Path]:
+        if path is not None:
+            try:
+                flags = [opt for param in ctx.command.params for opt in param.opts]
+                ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
+            except ConfigFileError as error:
+                fail(str(error))
+        return path
+
+    config = typer.Option("--config", is_eager=True, callback=read, metavar="FILE.toml",
+                          help="Options from a TOML file: keys are the option names with underscores "
+                               "(judge_model = \"...\"), lists where an option repeats; flags given override it.")
+    printed = typer.Option("--print-config", help="Print the options given (file and flags) as a config file, and exit.")
+    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[Path], config]),
+            inspect.Parameter("print_config", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, printed])]
+
+
+def _toml_form(opt: Opt, value: Any) -> Any:
+    """A given value as a config file has it: a JSON option's object as a table."""
+    if opt.json_object and isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return value
+        return parsed if isinstance(parsed, dict) else value
+    return value
+
+
+_STRICT = ConfigDict(strict=True)
+
+
+def _file_type(opt: Opt) -> TypeAdapter[Any]:
+    """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4)."""
+    if opt.json_object:
+        return TypeAdapter(dict[str, Any], config=_STRICT)
+    base = str if opt.type is Path else opt.type
+    if get_origin(base) is list:
+        return TypeAdapter(list[str], config=_STRICT)
+    bounds = {k: v for k, v in (("ge", opt.min), ("le", opt.max)) if v is not None}
+    return TypeAdapter(Annotated[base, Field(**bounds)] if bounds else base, config=_STRICT)
+
+
+def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flags: list[str]) -> dict[str, Any]:
+    """The option values in a config file, checked against the options' types (ConfigFileError if not);
+    `flags`: all the command's, for a message about one a config file does not hold."""
+    opts = {opt.name: opt for group in groups for opt in group.options}
+    values: dict[str, Any] = {}
+    for key, value in read_toml(path).items():
+        opt = opts.get(key)
+        if opt is None:
+            raise unknown_key(path, key, list(opts), command_name, flags)
+        if opt.json_object and isinstance(value, str):  # the JSON as on the command line
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: not valid JSON "
+                                      f"({error.msg} at character {error.pos})") from None
+        if get_origin(opt.type) is list and isinstance(value, str):
+            value = [value]
+        try:
+            checked = _file_type(opt).validate_python(value)
+        except ValidationError as error:
+            raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: {_file_message(error)}") from None
+        values[key] = json.dumps(checked) if opt.json_object else checked
+    return values
+
+
+def _file_message(error: ValidationError) -> str:
+    first = error.errors()[0]
+    wanted = {"string_type": "a string", "list_type": "a list", "dict_type": "a table"}.get(first["type"])
+    return f"expected {wanted}, got {first['input']!r}" if wanted else plain_message(first)
