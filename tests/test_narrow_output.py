@@ -175,6 +175,17 @@ def test_leaderboard_at_80_columns_cuts_no_number(runs, narrow):
     assert out.count(" #   Run") > len(board["groups"])  # each group stacked into several tables
 
 
+def test_data_info_at_80_columns_cuts_no_number(narrow):
+    from awbench.analysis.data_info import data_info
+    from awbench.data.dataset import read_source, resolve_source
+
+    out = narrow("data", "info", "sample").split("\nnote:")[0]  # the table (the note below is prose)
+    info = data_info(read_source("sample")[0], resolve_source("sample"), None)
+    numbers = [f"{n:,}" if isinstance(n, int) else f"{n:,.0f}" for d in [*info.domains, info.total]
+               for n in (d.samples, d.trajectories, d.avg_context_chars, d.max_context_chars)]
+    assert_fits(out, numbers + [f"{d.avg_turns:.1f}" for d in info.domains])
+
+
 class _Cell:
     """A leaderboard cell from its JSON, for fmt_interval."""
 
