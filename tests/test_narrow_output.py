@@ -1,6 +1,6 @@
 """Output that fits an 80-column terminal (a pipe, a split pane): `score`, `show` (and --by-turn/--by-context),
-`compare` and `leaderboard` print every number whole, no line wider than 80, no `…`; columns that do not fit
-are stacked into a further table. Progress on stderr that is not a terminal is whole lines.
+`compare`, `leaderboard` and `data info` print every number whole, no line wider than 80, no `…`; columns that
+do not fit are stacked into a further table. Progress on stderr that is not a terminal is whole lines.
 
 The expected numbers come from what the commands compute (scores.json, the JSON of `compare` and
 `leaderboard`, the analysis functions `show` renders), formatted as the tables print them."""
