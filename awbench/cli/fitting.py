@@ -22,6 +22,8 @@ LABEL_MIN = 16
 
 
 class FittingTable(Table):
+    """A rich Table that stacks instead of cutting; `keys`: how many leading columns each stacked table repeats."""
+
     def __init__(self, *args, keys: int = 1, **kwargs) -> None:  # type: ignore[no-untyped-def]
         super().__init__(*args, **kwargs)
         self.keys = keys
@@ -32,14 +34,13 @@ class FittingTable(Table):
         self._group_starts.add(len(self.columns))
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        width = options.max_width
         if self.title:
             yield _paragraph(self.title, self.title_style or "table.title")
         parts = list(self._parts(console, options))
         for i, columns in enumerate(parts):
             if i:
                 yield Segment.line()
-            yield from Table.__rich_console__(self._with(columns), console, options.update_width(width))
+            yield from Table.__rich_console__(self._with(columns), console, options)
         if self.caption:
             yield _paragraph(self.caption, self.caption_style or "table.caption")
 
