@@ -1,9 +1,11 @@
-"""What a run records about the code that made it: awbench's version (from git tags, at build time) and its
-git commit (only from awbench's own checkout); the LICENSE shipped with the package; `awbench --version`."""
+"""What a run records about the code that made it: awbench's release version (written once, in
+awbench/__init__.py, and read by the build: no git tag needed) and its git commit (only from awbench's own
+checkout); the LICENSE shipped with the package; `awbench --version`; CHANGELOG.md's section for the release."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -18,7 +20,7 @@ from typer.testing import CliRunner
 
 import awbench
 from awbench.cli import app
-from awbench.run.store import _own_git_commit, environment_facts
+from awbench.run.store import environment_facts, own_git_commit
 
 REPO = Path(__file__).resolve().parents[1]
 LICENSE_HEAD = "Apache License\n                           Version 2.0, January 2004"
@@ -53,25 +55,25 @@ def package_at(directory: Path) -> Path:
 def test_own_checkout_records_its_head(tmp_path, monkeypatch):
     head = repository(tmp_path / "awbench-checkout", "awbench")
     package = package_at(tmp_path / "awbench-checkout")
-    assert _own_git_commit(package) == head
+    assert own_git_commit(package) == head
     # Inside a git hook GIT_DIR points elsewhere; the checkout's own HEAD is still what counts.
     other = repository(tmp_path / "other", "other")
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "other" / ".git"))
-    assert other != head and _own_git_commit(package) == head
+    assert other != head and own_git_commit(package) == head
 
 
 def test_a_copy_inside_another_repository_records_no_commit(tmp_path):
     repository(tmp_path / "other", "other")
     # vendored at the other project's top, its pyproject naming that project
-    assert _own_git_commit(package_at(tmp_path / "other")) is None
+    assert own_git_commit(package_at(tmp_path / "other")) is None
     # installed into a virtual environment inside the other project
-    assert _own_git_commit(package_at(tmp_path / "other" / ".venv" / "lib" / "site-packages")) is None
+    assert own_git_commit(package_at(tmp_path / "other" / ".venv" / "lib" / "site-packages")) is None
     # a directory that calls itself awbench, below the other repository's top
     nested = tmp_path / "other" / "vendor"
     nested.mkdir()
     (nested / "pyproject.toml").write_text('[project]\nname = "awbench"\n')
     (nested / ".git").write_text("gitdir: nowhere\n")
-    assert _own_git_commit(package_at(nested)) is None
+    assert own_git_commit(package_at(nested)) is None
 
 
 def test_this_awbench_records_its_commit_only_from_a_checkout():
@@ -86,19 +88,38 @@ def test_this_awbench_records_its_commit_only_from_a_checkout():
 # --------------------------------------------------------------------------- version
 
 
-def test_version_option_prints_the_package_version():
+def test_version_option_prints_the_release_and_the_commit():
     result = CliRunner().invoke(app, ["--version"])
-    assert result.exit_code == 0 and result.stdout == f"awbench {awbench.__version__}\n"
-    assert re.fullmatch(r"\d+\.\d+\.\d+\S*|\d+\.\d+\.dev\d+\S*", awbench.__version__), awbench.__version__
+    commit = environment_facts()["git_commit"]
+    suffix = f" (commit {commit[:12]})" if commit else ""
+    assert result.exit_code == 0 and result.stdout == f"awbench {awbench.__version__}{suffix}\n"
+    # a release version, not a development one derived from the distance to a tag
+    assert re.fullmatch(r"\d+\.\d+\.\d+", awbench.__version__), awbench.__version__
+
+
+def test_the_changelog_has_a_section_for_this_release():
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, re.M)
+    assert releases and releases[0] == awbench.__version__, releases
+    assert changelog.startswith("# Changelog\n") and "## [Unreleased]" in changelog
+
+
+def test_a_run_records_the_release_beside_the_commit(tmp_path):
+    out = tmp_path / "results"
+    result = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                      "--domains", "os", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "baseline-oracle__rules" / "run.json").read_text(encoding="utf-8"))
+    assert manifest["awbench_version"] == awbench.__version__
+    assert manifest["git_commit"] == environment_facts()["git_commit"]
 
 
 needs_build_backend = pytest.mark.skipif(
-    importlib.util.find_spec("hatchling") is None or importlib.util.find_spec("hatch_vcs") is None,
-    reason="hatchling and hatch-vcs are not installed (pip install '.[dev]')",
+    importlib.util.find_spec("hatchling") is None, reason="hatchling is not installed (pip install '.[dev]')",
 )
 needs_checkout = pytest.mark.skipif(
     not (REPO / ".git").exists() or shutil.which("git") is None,
-    reason="not run from a git checkout of awbench (the version comes from its tags)",
+    reason="not run from a git checkout of awbench (the test builds a clone of it)",
 )
 
 
@@ -125,21 +146,18 @@ def field(metadata: str, name: str) -> str:
 
 @needs_checkout
 @needs_build_backend
-def test_built_packages_carry_the_git_version_and_the_license(tmp_path):
+def test_built_packages_carry_the_release_version_and_the_license(tmp_path):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], env=GIT_ENV, check=True)
+    # The clone has no tag at all (as most checkouts): the version is still the release in awbench/__init__.py.
+    for tag in git(clone, "tag", "--list").split():
+        git(clone, "tag", "-d", tag)
     sdist, wheel = build(clone, tmp_path / "dist", "sdist", "wheel")
     metadata, license_text = wheel_metadata(wheel)
     version = field(metadata, "Version")
+    assert version == awbench.__version__
     assert field(metadata, "License-Expression") == "Apache-2.0" and field(metadata, "License-File") == "LICENSE"
     assert LICENSE_HEAD in license_text and license_text == (REPO / "LICENSE").read_text()
-    # The version is the tag at HEAD, or says how far past the last tag HEAD is, and which commit it is.
-    head = git(clone, "rev-parse", "HEAD")
-    tags = git(clone, "tag", "--points-at", "HEAD", "--list", "v*").split()
-    if tags:
-        assert f"v{version}" in tags
-    else:
-        assert re.fullmatch(rf"\d+\.\d+\.\d+\.dev\d+\+g{head[:7]}[0-9a-f]*", version), version
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
         assert f"awbench-{version}/LICENSE" in names
@@ -152,11 +170,11 @@ def test_built_packages_carry_the_git_version_and_the_license(tmp_path):
     (rebuilt,) = build(other / "vendor" / f"awbench-{version}", tmp_path / "dist2", "wheel")
     assert field(wheel_metadata(rebuilt)[0], "Version") == version
 
-    # ... and a source tree with neither git metadata nor PKG-INFO builds with the fallback version.
+    # ... and so does a source tree with neither git metadata nor PKG-INFO.
     bare = tmp_path / "bare"
-    shutil.copytree(clone, bare, ignore=shutil.ignore_patterns(".git", "_version.py"))
+    shutil.copytree(clone, bare, ignore=shutil.ignore_patterns(".git"))
     (plain,) = build(bare, tmp_path / "dist3", "wheel")
-    assert field(wheel_metadata(plain)[0], "Version") == "0.0.0"
+    assert field(wheel_metadata(plain)[0], "Version") == version
 
     # Installed inside the other repository, awbench reports the built version and records no git commit.
     site = other / "site-packages"

@@ -97,7 +97,12 @@ def test_show_overview(run):
     out = result.output
     assert "95% bootstrap intervals over trajectories" in out and "Overall" in out
     # MCP[1]'s prediction is 34 characters against 23 (ratio 1.48); the others match their ground truth
-    assert "Mean score by prediction / ground-truth length" in out and "70.0 (n=2)" in out and "25.0 (n=1)" in out
+    assert "Mean score by prediction / ground-truth length" in out
+    # each cell: the mean, its count below it
+    bias = out[out.index("Mean score by prediction"):].splitlines()
+    row = next(i for i, line in enumerate(bias) if line.startswith("│ viewed"))
+    assert [c.strip() for c in bias[row].split("│")[2:-1]] == ["–", "–", "70.0", "25.0", "–"]
+    assert [c.strip() for c in bias[row + 1].split("│")[2:-1]] == ["n=0", "n=0", "n=2", "n=1", "n=0"]
 
 
 def test_show_errors(run):

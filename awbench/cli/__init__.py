@@ -21,8 +21,12 @@ app = typer.Typer(
 
 
 def _print_version(value: bool) -> None:
+    """The release, and the commit when awbench runs from its own git checkout (as run.json records them)."""
     if value:
-        typer.echo(f"awbench {awbench.__version__}")
+        from awbench.run.store import own_git_commit
+
+        commit = own_git_commit()
+        typer.echo(f"awbench {awbench.__version__}" + (f" (commit {commit[:12]})" if commit else ""))
         raise typer.Exit()
 
 

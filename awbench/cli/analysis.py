@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
 from rich.console import Console, RenderableType
-from rich.table import Table
 
 from awbench.analysis.options import (
     DEFAULT_RESAMPLES,
@@ -172,7 +171,7 @@ def leaderboard(
         fail(_nothing_to_show(judge, by), EXIT_FAILURES)
     if fmt == "table":
         if out is None:
-            _print_wide(leaderboard_renderables(board, notes=False))
+            console.print(*leaderboard_renderables(board, notes=False), sep="\n")
         else:
             _emit(_render_text(leaderboard_renderables(board)), out)
     elif fmt == "html":
@@ -180,16 +179,6 @@ def leaderboard(
     else:
         _emit({"markdown": to_markdown, "csv": to_csv, "json": to_json}[fmt](board), out)
     _print_notes(board.notes)
-
-
-def _print_wide(renderables: list[RenderableType]) -> None:
-    """Tables at their natural width at least: narrower, rich would squeeze names and numbers out; a terminal
-    that wraps a long line is better."""
-    tables = [r for r in renderables if isinstance(r, Table)]
-    natural = max((console.measure(t, options=console.options.update_width(1000)).maximum for t in tables), default=0)
-    wide = Console(file=console.file, width=max(console.width, natural), force_terminal=console.is_terminal,
-                   color_system=console.color_system)
-    wide.print(*renderables, sep="\n")
 
 
 def _load(run: str, output: Path) -> RunData:
@@ -293,7 +282,7 @@ def show(
         if fmt == "json":
             _emit(growth_view(growth, axes).model_dump_json(indent=2) + "\n", None)
         else:
-            _print_wide(run_growth_renderables(growth, axes))
+            console.print(*run_growth_renderables(growth, axes), sep="\n")
         return
     if sample:
         if sample not in data.samples:

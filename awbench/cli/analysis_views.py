@@ -53,6 +53,7 @@ from awbench.analysis.listing import RunList
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
+from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.scoring import resume_advice
 
@@ -70,17 +71,19 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
     and data are in its title (every row of a group shares them), so the terminal table leaves those columns to
     the file formats."""
     out: list[RenderableType] = []
-    longest = max((len(row.run) for group in board.groups for row in group.rows), default=12)
     for group in board.groups:
-        # No vertical rules and one space of padding: twelve columns fit in about 100 characters.
+        # No vertical rules and one space of padding: twelve columns fit in about 100 characters; in fewer, the
+        # domains are stacked below the run names again.
         title = ("rule scores · " if group.rules else "") + group.header
         intervals = any(interval(cell) is not None or cell.too_few for row in group.rows for cell in row.cells.values())
-        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False,
-                      title_style="bold magenta" if group.published else "bold",
-                      caption=Text(INTERVALS_NOTE) if intervals else None, caption_justify="left")
-        table.add_column("#", justify="right")
-        table.add_column("Run", overflow="fold", min_width=min(max(12, longest), 40))
+        table = FittingTable(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, keys=2,
+                             title_style="bold magenta" if group.published else "bold",
+                             caption=Text(INTERVALS_NOTE) if intervals else None)
+        table.add_column("#", justify="right", no_wrap=True)
+        table.add_column("Run", overflow="fold")
         for c in board.columns:
+            if c == OVERALL:
+                table.start_group()  # Overall, the counts, K and the cost stay together
             table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
         table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
         k = shows_generations(board)
@@ -112,9 +115,12 @@ def note_text(note: str) -> Text:
 
 def comparison_renderables(c: Comparison) -> list[RenderableType]:
     judges = c.judge if c.judge_b is None else f"judges {c.judge} and {c.judge_b}"
-    table = Table(title=f"A = {c.run_a}   B = {c.run_b}   ({judges}; difference A − B)", title_justify="left")
-    for name in ("", "n", "A", "B", "A − B", "95% CI", "P(A > B)", "win", "tie", "loss"):
-        table.add_column(name, justify="left" if not name else "right")
+    table = FittingTable(title=f"A = {c.run_a}   B = {c.run_b}   ({judges}; difference A − B)")
+    table.add_column("", overflow="fold")
+    for name in ("n", "A", "B", "A − B", "95% CI", "P(A > B)", "win", "tie", "loss"):
+        if name == "win":
+            table.start_group()
+        table.add_column(name, justify="right", no_wrap=True)
     for row in c.rows:
         label = "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name]
         style = "bold" if row.name == OVERALL else None
@@ -128,9 +134,9 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
     out.append(table)
     if c.judge_agreement:
         ag = c.judge_agreement
-        agree = Table(title=f"Judge agreement on the same predictions (n = {ag.n})", title_justify="left")
+        agree = FittingTable(title=f"Judge agreement on the same predictions (n = {ag.n})", keys=0)
         for name in (*(DIMENSION_LABELS[d] for d in DIMENSIONS), "Spearman (total)"):
-            agree.add_column(name, justify="right")
+            agree.add_column(name, justify="right", no_wrap=True)
         agree.add_row(*(fmt_number(ag.alpha[d], 3) for d in DIMENSIONS), fmt_number(ag.spearman, 3))
         out += [agree, Text("Krippendorff's alpha (ordinal) per dimension between the two runs' judges", style="dim")]
     out.append(length_bias_table(c.length_bias))
@@ -140,10 +146,12 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
 
 
 def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
-    table = Table(title=f"{c.run}: judge A = {c.judge_a}, judge B = {c.judge_b} (failed generations left out)",
-                  title_justify="left")
-    for name in ("", "n", "Spearman", "Krippendorff α", "A", "B", "A − B", "95% CI"):
-        table.add_column(name, justify="left" if not name else "right")
+    table = FittingTable(title=f"{c.run}: judge A = {c.judge_a}, judge B = {c.judge_b} (failed generations left out)")
+    table.add_column("", overflow="fold")
+    for name in ("n", "Spearman", "Krippendorff α", "A", "B", "A − B", "95% CI"):
+        if name == "A":
+            table.start_group()
+        table.add_column(name, justify="right", no_wrap=True)
     for row in c.rows:
         p = row.paired
         table.add_row(
@@ -160,14 +168,14 @@ def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
 
 
 def length_bias_table(biases: dict[str, LengthBias]) -> Table:
-    table = Table(title="Mean score by prediction / ground-truth length (failed generations left out)",
-                  title_justify="left")
-    table.add_column("run")
+    """Each cell: the mean score, its count below it (two narrow lines leave the run names room)."""
+    table = FittingTable(title="Mean score by prediction / ground-truth length (failed generations left out)")
+    table.add_column("run", overflow="fold")
     bins = list(next(iter(biases.values())))
     for b in bins:
-        table.add_column(b, justify="right")
+        table.add_column(b, justify="right", no_wrap=True)
     for run, bias in biases.items():
-        table.add_row(run, *(f"{fmt_number(m, 1)} (n={n})" for n, m in bias.values()))
+        table.add_row(run, *(Text(fmt_number(m, 1)).append(f"\nn={n}", style="dim") for n, m in bias.values()))
     return table
 
 
@@ -176,12 +184,14 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
     label = "rule scores" if evaluation.kind == "rules" else "scores"
-    table = Table(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
-                  + (" and generations" if data.generations > 1 else ""),
-                  title_justify="left")
+    table = FittingTable(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
+                         + (" and generations" if data.generations > 1 else ""))
     dimensions = DIMENSIONS if evaluation.kind == "llm" else ()  # the rule judge has no rubric dimensions
-    for name in ("domain", "n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
-        table.add_column(name, justify="left" if name == "domain" else "right")
+    table.add_column("domain", overflow="fold")
+    for name in ("n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
+        if name == DIMENSION_LABELS[DIMENSIONS[0]]:
+            table.start_group()
+        table.add_column(name, justify="right", no_wrap=True)
     for name, (n, score, dims) in point_summary(data.points(judge_id)).items():
         table.add_row(
             "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
@@ -201,11 +211,10 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
             f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations) + "; choose one with --judge ID"))
     consistency = judge_consistency(data, judge_id)
     if consistency:
-        rep = Table(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)",
-                    title_justify="left")
-        rep.add_column("")
+        rep = FittingTable(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)")
+        rep.add_column("", overflow="fold")
         for d in consistency.sd:
-            rep.add_column(DOMAIN_LABELS[d], justify="right")
+            rep.add_column(DOMAIN_LABELS[d], justify="right", no_wrap=True)
         rep.add_row("mean SD of totals", *(f"{v:.1f}" for v in consistency.sd.values()))
         out.append(rep)
         out.append(Text("Krippendorff's alpha (ordinal) between verdicts: " + ", ".join(
@@ -245,10 +254,10 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
             Panel(Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"),
         )
         out.append(side)
-    scores = Table(title="scores (0..100)", title_justify="left", min_width=24)
+    scores = FittingTable(title="scores (0..100)", min_width=24, keys=0)
     columns = ["total", *(DIMENSION_LABELS[d] for d in DIMENSIONS if d in view.dimensions), *(view.rule_parts or {})]
     for name in columns:
-        scores.add_column(name, justify="right")
+        scores.add_column(name, justify="right", no_wrap=True)
     scores.add_row(fmt_number(view.score, 1), *(fmt_number(view.dimensions[d], 1) for d in DIMENSIONS if d in view.dimensions),
                    *(fmt_number(v * 100, 1) for v in (view.rule_parts or {}).values()))
     out.append(scores)
@@ -305,8 +314,8 @@ def _trend_cell(trend: Trend | None) -> Text:
 
 def _bins_table(title: str, bins: list[str], rows: dict[str, dict[str, GrowthCell]], trend: dict[str, Trend],
                 signed: bool = False) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
-    table.add_column("domain", no_wrap=True)
+    table = FittingTable(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
+    table.add_column("domain", overflow="fold")
     for label in bins:
         table.add_column(label, justify="right", no_wrap=True)
     table.add_column("trend /\ndoubling", justify="right", no_wrap=True)
@@ -343,9 +352,10 @@ def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
     each domain's trend of A − B. The JSON output has every domain's row in every bin."""
     if not g.rows:
         return [Text(g.summary)]
-    table = Table(title=f"A − B by {AXIS_NAMES[g.axis]} (overall, on the samples both scored)", title_justify="left")
-    for name in (AXIS_NAMES[g.axis], "n", "A", "B", "A − B", "95% CI", "P(A > B)"):
-        table.add_column(name, justify="left" if name == AXIS_NAMES[g.axis] else "right", no_wrap=True)
+    table = FittingTable(title=f"A − B by {AXIS_NAMES[g.axis]} (overall, on the samples both scored)")
+    table.add_column(AXIS_NAMES[g.axis], overflow="fold")
+    for name in ("n", "A", "B", "A − B", "95% CI", "P(A > B)"):
+        table.add_column(name, justify="right", no_wrap=True)
     for label in g.bins:
         paired = g.rows.get(label)
         row = paired[-1] if paired else None

@@ -7,10 +7,10 @@ from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from awbench.analysis.data_info import DataInfo, data_info
 from awbench.cli.common import EXIT_USAGE, console
+from awbench.cli.fitting import FittingTable
 from awbench.cli.errors import pipeline_errors
 from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
@@ -59,14 +59,17 @@ def _repeats_line(samples: list[Sample]) -> str | None:
             f"evaluated, the repeats as {repeated[0]}#2 and so on")
 
 
-def _info_table(info: DataInfo) -> Table:
+def _info_table(info: DataInfo) -> FittingTable:
     with_tokens = any(d.avg_context_tokens is not None for d in info.domains)
-    table = Table(title=escape(info.source) + ("" if info.is_full_benchmark else " (not the full benchmark)"))
-    columns = ["domain", "samples", "trajectories", "avg turns", "avg context chars", "max context chars"]
-    columns += ["avg context tokens"] if with_tokens else []
-    columns += ["published samples", "published avg turns"] if info.is_full_benchmark else []
+    table = FittingTable(title=info.source + ("" if info.is_full_benchmark else " (not the full benchmark)"))
+    table.add_column("domain", overflow="fold")
+    columns = ["samples", "trajectories", "avg turns", "avg context\nchars", "max context\nchars"]
+    columns += ["avg context\ntokens"] if with_tokens else []
+    columns += ["published\nsamples", "published\navg turns"] if info.is_full_benchmark else []
     for column in columns:
-        table.add_column(column, justify="left" if column == "domain" else "right")
+        if column in ("avg context\nchars", "published\nsamples"):
+            table.start_group()
+        table.add_column(column, justify="right", no_wrap=True)
     for d in [*info.domains, info.total]:
         row = [DOMAIN_LABELS.get(d.domain, d.domain), str(d.samples), str(d.trajectories), f"{d.avg_turns:.1f}",
                f"{d.avg_context_chars:,.0f}", f"{d.max_context_chars:,}"]

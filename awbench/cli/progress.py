@@ -1,9 +1,11 @@
-"""Rich progress bars and summary tables for the run commands."""
+"""Progress of the run commands on stderr: rich bars in a terminal, whole lines in a pipe or a log file."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 from rich.progress import (
     BarColumn,
@@ -16,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.table import Column
 from rich.text import Text
 
 from awbench.cli.common import err_console
@@ -39,27 +42,70 @@ class _Stage:
         self.bar.update(self.task, total=max(0, total - 1))
 
 
+class _LineStage:
+    """A stage's progress as whole lines, for stderr that is not a terminal (a live bar there would be printed
+    once, cut to the width): one when the stage ends, and on the way one each tenth of it, at most one every
+    `QUIET_SECONDS` (a run of a few seconds prints only its last line)."""
+
+    TENTHS, QUIET_SECONDS = 10, 10.0
+
+    def __init__(self, name: str, total: int):
+        self.name, self.total, self.done, self.failures = name, total, 0, 0
+        self._started = self._printed = time.monotonic()
+        self._tenths = 0
+
+    def advance(self, failed: bool = False) -> None:
+        self.done += 1
+        self.failures += failed
+        tenths = self.done * self.TENTHS // self.total if self.total else self.TENTHS
+        if tenths > self._tenths and self.done < self.total and time.monotonic() - self._printed >= self.QUIET_SECONDS:
+            self._tenths = tenths
+            self._print()
+
+    def drop(self) -> None:
+        self.total = max(0, self.total - 1)
+
+    def finish(self) -> None:
+        if self.total or self.done:
+            self._print()
+
+    def _print(self) -> None:
+        share = f" ({self.done / self.total:.0%})" if self.total else ""
+        elapsed = timedelta(seconds=int(time.monotonic() - self._started))
+        err_console.print(f"{self.name}: {self.done}/{self.total}{share}, {self.failures} failed, {elapsed} elapsed",
+                          highlight=False, markup=False, soft_wrap=True)
+        self._printed = time.monotonic()
+
+
 class RichProgress:
     """One live display for every stage running at once (inference and judges are pipelined), each with
-    count, rate, elapsed time, ETA and the failures so far. The display, notes and warnings go to stderr:
-    stdout holds what the command prints when it is done (the scores), so that it can be piped or saved."""
+    count, rate, elapsed time, ETA and the failures so far; when stderr is not a terminal, whole lines instead.
+    The display, notes and warnings go to stderr: stdout holds what the command prints when it is done (the
+    scores), so that it can be piped or saved."""
 
     def __init__(self) -> None:
         self._bar: Progress | None = None
         self._open = 0
 
     @contextmanager
-    def stage(self, name: str, total: int) -> Iterator[_Stage]:
+    def stage(self, name: str, total: int) -> Iterator[_Stage | _LineStage]:
+        if not err_console.is_terminal:
+            lines = _LineStage(name, total)
+            yield lines
+            lines.finish()
+            return
         if self._bar is None:
+            # The numbers keep their width in a narrow terminal; the stage's name folds and the bar is short.
+            whole = Column(no_wrap=True)
             columns = (
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                _RateColumn(),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                TextColumn("[red]{task.fields[failures]} failed"),
+                TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
+                BarColumn(bar_width=12, table_column=whole),
+                MofNCompleteColumn(table_column=whole),
+                _RateColumn(table_column=whole),
+                TimeElapsedColumn(table_column=whole),
+                TextColumn("eta", table_column=whole),
+                TimeRemainingColumn(table_column=whole),
+                TextColumn("[red]{task.fields[failures]} failed", table_column=whole),
             )
             self._bar = Progress(*columns, console=err_console, redirect_stdout=False)
             self._bar.start()

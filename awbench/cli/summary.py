@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.table import Table
 
 from awbench.cli.common import console, err_console
+from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.failures import describe
 from awbench.run.pipeline import DryRunEstimate
@@ -22,15 +23,18 @@ def _fmt(value: float | None) -> str:
 
 def scores_table(scores: ScoresFile) -> Table:
     label = "rule score" if scores.judge == "rules" else "score"
-    table = Table(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
-    for column in ("domain", "n", "failed", "unscored", label):
-        table.add_column(column, justify="left" if column == "domain" else "right")
+    table = FittingTable(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
+    table.add_column("domain", overflow="fold")
+    for column in ("n", "failed", "unscored", label):
+        table.add_column(column, justify="right", no_wrap=True)
     show_dims = any(d.dimensions for d in scores.domains.values()) and scores.judge == "llm"
     if show_dims:
+        table.start_group()
         for dim in DIMENSIONS:
-            table.add_column(dim.capitalize(), justify="right")
+            table.add_column(dim.capitalize(), justify="right", no_wrap=True)
     if scores.rules:
-        table.add_column("rule score", justify="right")
+        table.start_group()
+        table.add_column("rule score", justify="right", no_wrap=True)
     for domain, d in scores.domains.items():
         row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored), _fmt(d.score)]
         if show_dims:

@@ -90,10 +90,10 @@ def environment_facts() -> dict[str, Any]:
             packages[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             continue  # optional packages (vllm, torch) are reported only when installed
-    return {"git_commit": _own_git_commit(), "packages": packages}
+    return {"git_commit": own_git_commit(), "packages": packages}
 
 
-def _own_git_commit(package: Path | None = None) -> str | None:
+def own_git_commit(package: Path | None = None) -> str | None:
     """awbench's commit, only when it runs from its own checkout: the package's parent directory is the top of
     a git work tree whose pyproject.toml names awbench. An installed copy (site-packages, or a copy vendored
     into some other repository) records none rather than that repository's HEAD."""

@@ -1,0 +1,100 @@
+"""Tables that fit the terminal without cutting a number (an 80-column pipe or split pane included).
+
+A `FittingTable`'s number columns are `no_wrap`: they keep their whole width. Its label columns fold (a long run
+name wraps instead of ending in `…`). When the numbers do not fit side by side, the table is stacked: the
+columns after the first `keys` are dealt into several tables, each repeating the key columns (the domain, the
+run), keeping together the columns a `start_group()` call set apart. The title and caption are printed as
+paragraphs above and below, at the console's width, rather than squeezed into the table's."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import replace
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
+from rich.table import Table
+from rich.text import Text
+
+# How narrow a label column may fold, in characters (a run name on two or three lines).
+LABEL_MIN = 16
+
+
+class FittingTable(Table):
+    """A rich Table that stacks instead of cutting; `keys`: how many leading columns each stacked table repeats."""
+
+    def __init__(self, *args, keys: int = 1, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.keys = keys
+        self._group_starts: set[int] = set()
+
+    def start_group(self) -> None:
+        """The columns added from now on stay together (in one stacked table) when they fit in one."""
+        self._group_starts.add(len(self.columns))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title:
+            yield _paragraph(self.title, self.title_style or "table.title")
+        parts = list(self._parts(console, options))
+        for i, columns in enumerate(parts):
+            if i:
+                yield Segment.line()
+            yield from Table.__rich_console__(self._with(columns), console, options)
+        if self.caption:
+            yield _paragraph(self.caption, self.caption_style or "table.caption")
+
+    def _with(self, columns: list[int]) -> Table:
+        """A plain table of these columns of this one (same rows, styles and box), without title or caption."""
+        part = copy.copy(self)
+        part.__class__ = Table
+        part.title = part.caption = None
+        part.columns = [replace(self.columns[c], _index=i) for i, c in enumerate(columns)]
+        return part
+
+    def _needed(self, console: Console, options: ConsoleOptions, columns: list[int]) -> int:
+        """The narrowest width at which these columns keep every number whole: a number column at its widest
+        cell, a label column at most LABEL_MIN wide."""
+        part = self._with(columns)
+        total = part._extra_width
+        for column in part.columns:
+            measured = part._measure_column(console, options, column)
+            padding = part._get_padding_width(column._index)
+            total += measured.maximum if column.no_wrap else min(measured.maximum, LABEL_MIN + padding)
+        return total
+
+    def _parts(self, console: Console, options: ConsoleOptions) -> Iterator[list[int]]:
+        """The column indices of each stacked table: the whole table when it fits; else each group (each
+        column, for a group too wide alone) goes into the first table it fits in, after the key columns."""
+        everything = list(range(len(self.columns)))
+        width = options.max_width
+        if self._needed(console, options, everything) <= width or len(self.columns) <= self.keys + 1:
+            yield everything
+            return
+        keys, groups = everything[: self.keys], self._groups()
+        parts: list[list[int]] = []
+        for group in groups:
+            pieces = [group] if self._needed(console, options, keys + group) <= width else [[c] for c in group]
+            for piece in pieces:
+                home = next((p for p in parts if self._needed(console, options, keys + p + piece) <= width), None)
+                if home is None:
+                    parts.append(list(piece))
+                else:
+                    home += piece
+        for part in parts:
+            yield keys + sorted(part)
+
+    def _groups(self) -> list[list[int]]:
+        """The columns after the keys, split where a group starts (every column on its own without groups)."""
+        groups: list[list[int]] = []
+        for c in range(self.keys, len(self.columns)):
+            if not groups or not self._group_starts or c in self._group_starts:
+                groups.append([])
+            groups[-1].append(c)
+        return groups
+
+
+def _paragraph(text: str | Text, style: str) -> Text:
+    if isinstance(text, Text):
+        return text
+    return Text(text, style=style)
