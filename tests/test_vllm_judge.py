@@ -31,7 +31,7 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging import create_judges, llm, requests_of
+from awbench.judging import create_judges, openai_judge, requests_of
 from awbench.judging.verdicts import verdict_seed
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
@@ -62,7 +62,7 @@ def test_the_judge_id_and_cache_keys_do_not_depend_on_the_backend() -> None:
     local = served.model_copy(update={"backend": "vllm", "base_url": None,
                                       "engine": served.engine.model_copy(update={"max_model_len": 4096, "batch_size": 8,
                                                                                  "engine_args": {"quantization": "fp8"}})})
-    http_judge, (vllm_judge,) = llm.create(served), create_judges(local)
+    http_judge, (vllm_judge,) = openai_judge.create(served), create_judges(local)
     assert isinstance(vllm_judge, VLLMJudge) and vllm_judge.id == http_judge.id
     request = judge_request_for()
     assert vllm_judge.cache_key(request) == http_judge.cache_key(request)

@@ -18,7 +18,7 @@ from awbench.cli.common import (
 )
 from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
-from awbench.judging.llm import CostUnknown
+from awbench.judging.openai_judge import CostUnknown
 from awbench.judging.prompts import PromptError
 from awbench.judging.rule_workers import RuleWorkerFailed
 from awbench.plugins import UnknownPlugin

@@ -15,7 +15,7 @@ import hashlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlparse
 
 from awbench.config import JudgeSettings
@@ -28,14 +28,12 @@ from awbench.judging.cost import (
     Price,
     call_cost,
     estimate_prompt_tokens,
-    price_for,
     tokens_for_chars,
     usage_cost,
 )
 from awbench.judging.prompts import (
     BUILTIN_SETS,
     PromptSet,
-    load_prompt_set,
     protocol_request,
     render_messages,
     shown_prediction,
@@ -65,40 +63,11 @@ from awbench.transport.openai_client import (
     wait_before_retry,
 )
 
-if TYPE_CHECKING:
-    from awbench.judging.batch import BatchJudge
-
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5
 KEY_OPTION = "--judge-api-key-env"
 
 Messages = list[dict[str, str]]
-
-
-class CostUnknown(ValueError):
-    """`max_cost` was given but the judge model's price is not known, so the cap cannot be enforced."""
-
-
-def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJudge | BatchJudge:
-    """Raises PromptError for bad prompts, CostUnknown for a cap without a price. The key is read on first use,
-    so a dry run (estimate only) needs none; `preflight` checks it before anything is spent."""
-    prompt_set = load_prompt_set(settings.prompts, settings.template)
-    price = price_for(settings.model, settings.price_in, settings.price_out)
-    if settings.max_cost is not None and price is None:
-        raise CostUnknown(
-            f"--max-cost needs the price of judge model {settings.model!r}: "
-            "give --judge-price-in and --judge-price-out (USD per million tokens)"
-        )
-    direct = LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
-    if settings.batch:  # the same judge, its calls sent through the OpenAI Batch API
-        from awbench.judging.batch import BatchJudge
-
-        return BatchJudge(direct)
-    return direct
-
-
-def preflight(settings: JudgeSettings) -> None:
-    require_key(settings)
 
 
 def judge_base_url(settings: JudgeSettings) -> str | None:
