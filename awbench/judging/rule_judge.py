@@ -78,9 +78,6 @@ class RuleJudge(JudgeBase):
             async for owner, result in workers.score(_tasks(request, stream)):
                 yield self._record(owner, result)
 
-    async def aclose(self) -> None:
-        return None
-
 
 def _task(request: JudgeRequest) -> RuleTask:
     record = request.sample.record
