@@ -139,3 +139,24 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
              "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
              "awbench.judging.rule_judge": {"awbench.judging.llm"}}
     assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
+
+
+def judge_introspection(path: Path) -> list[str]:
+    """`getattr(...)` anywhere, and `isinstance(x, ...)` where x names a judge: a run module that asks what
+    a judge is, rather than calling the hooks of the Judge protocol."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            subject = ast.unparse(node.args[0]) if node.args else ""
+            if node.func.id == "getattr" or (node.func.id == "isinstance" and "judge" in subject.lower()):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
+    assert [hit for path in sorted((PACKAGE / "run").glob("*.py")) for hit in judge_introspection(path)] == []
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(judge_, stage):\n    isinstance(stage.judge, BatchJudge)\n"
+                     "    return getattr(judge_, 'spent_usd', None)\n", encoding="utf-8")
+    assert judge_introspection(probe) == ["probe.py:2: isinstance(stage.judge, BatchJudge)",
+                                          "probe.py:3: getattr(judge_, 'spent_usd', None)"]
