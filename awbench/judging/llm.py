@@ -230,8 +230,8 @@ class LLMJudge(JudgeBase):
         return combine(request, key, [v for v, _ in outcomes], cost)
 
     async def ask(self, messages: Messages, key: str, index: int, prediction: str, first_attempt: int = 1,
-                       best: VerdictRecord | None = None, usage: Usage | None = None,
-                       cost: float = 0.0) -> tuple[VerdictRecord, float]:
+                  best: VerdictRecord | None = None, usage: Usage | None = None,
+                  cost: float = 0.0) -> tuple[VerdictRecord, float]:
         """One verdict within its call budget. Returns it with the cost of all its calls; its usage is their
         sum, and it keeps the best answer (complete > partial > unparsed or truncated > error). A verdict whose
         first attempts were made elsewhere (the batch judge's re-asks sent directly) goes on from
