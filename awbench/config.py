@@ -67,6 +67,9 @@ class ModelSettings(_Settings):
     concurrency: int = operational(64, ge=1)
     request_timeout: float = operational(600.0, gt=0)
     max_retries: int = operational(6, ge=0)  # at most 1 + max_retries calls per generation
+    # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
+    tpm: int | None = operational(None, ge=1)
+    rpm: int | None = operational(None, ge=1)
     # In-process vLLM
     max_model_len: int | None = None
     dtype: str = "auto"
@@ -128,6 +131,8 @@ class JudgeSettings(_Settings):
     # The rule judge's worker processes for a large run (awbench.judging.rule_judge); None: one per CPU, at most 4.
     rule_workers: int | None = operational(None, ge=0)
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
+    tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
+    rpm: int | None = operational(None, ge=1)
     request_timeout: float = operational(600.0, gt=0)
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)

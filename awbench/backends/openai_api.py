@@ -101,17 +101,16 @@ class OpenAIBackend:
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
+        started[0] = time.perf_counter()
         try:
-            async with endpoint.limit:
-                started[0] = time.perf_counter()
-                return await self._watched(endpoint, body)
+            return await self._watched(endpoint, body)
         finally:
             endpoint.in_flight -= 1
 
     @staticmethod
     async def _watched(endpoint: _Endpoint, body: dict[str, Any]) -> Completion:
         try:
-            completion = await endpoint.client.chat(body)
+            completion = await endpoint.limit.chat(endpoint.client, body)
         except Exception as error:
             endpoint.watch.record(error)
             raise
@@ -198,7 +197,7 @@ def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenA
     """`endpoints`: the run's, so that a judge on the same URL shares each endpoint's limit and watch."""
     shared = endpoints or Endpoints()
     made = [
-        _Endpoint(url=normalize_url(url), client=client, limit=shared.limit(url, settings.concurrency), watch=shared.watch(url))
+        _Endpoint(url=normalize_url(url), client=client, limit=shared.limit(url, settings.concurrency, settings.tpm, settings.rpm), watch=shared.watch(url))
         for url, client in clients(settings)
     ]
     return OpenAIBackend(settings, made)

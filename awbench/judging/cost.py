@@ -13,8 +13,10 @@ from typing import NamedTuple
 from pydantic import BaseModel
 
 from awbench.records import Usage
+from awbench.transport.rate_control import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
-CHARS_PER_TOKEN = 4
+__all__ = ["CHARS_PER_TOKEN", "estimate_prompt_tokens", "estimate_tokens", "tokens_for_chars"]  # the rate control's count
+
 OUTPUT_TOKENS_PER_VERDICT = 1500
 
 
@@ -93,13 +95,3 @@ def call_cost(price: Price, usage: Usage, estimated_prompt: int, estimated_compl
     )
 
 
-def tokens_for_chars(chars: int) -> int:
-    return -(-chars // CHARS_PER_TOKEN)  # rounded up
-
-
-def estimate_tokens(text: str) -> int:
-    return tokens_for_chars(len(text))
-
-
-def estimate_prompt_tokens(messages: list[dict[str, str]]) -> int:
-    return sum(estimate_tokens(message["content"]) for message in messages)

@@ -97,7 +97,7 @@ class LLMJudge(JudgeBase):
         self._identity = llm_identity(settings, prompt_set.sha256)
         self._base_url = judge_base_url(settings)
         self._official_api = self._base_url is None or urlparse(self._base_url).hostname == "api.openai.com"
-        self._limit = endpoints.limit(self._base_url, settings.concurrency)
+        self._limit = endpoints.limit(self._base_url, settings.concurrency, settings.tpm, settings.rpm)
         self._watch = endpoints.watch(self._base_url)
         self._client: ChatClient | None = None
 
@@ -279,14 +279,13 @@ class LLMJudge(JudgeBase):
         raise error  # EndpointDown stopping the run, or a bug
 
     async def _complete(self, messages: Messages, seed: int | None) -> Completion:
-        async with self._limit:
-            try:
-                completion = await self.client.chat(self.request_body(messages, seed))
-            except Exception as error:
-                self._watch.record(error)
-                raise
-            self._watch.record(None)
-            return completion
+        try:
+            completion = await self._limit.chat(self.client, self.request_body(messages, seed))
+        except Exception as error:
+            self._watch.record(error)
+            raise
+        self._watch.record(None)
+        return completion
 
     def request_body(self, messages: Messages, seed: int | None) -> dict[str, Any]:
         s = self.settings

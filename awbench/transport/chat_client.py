@@ -12,6 +12,7 @@ what stops a run and how it is reported is one policy (`awbench.transport.openai
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import urllib.request
@@ -25,6 +26,7 @@ import orjson
 import awbench
 from awbench.records import Usage
 from awbench.redact import redact
+from awbench.transport.rate_control import RateHeaders, read_rate_headers
 
 if TYPE_CHECKING:
     import aiohttp
@@ -40,9 +42,11 @@ class EndpointError(Exception):
 class StatusError(EndpointError):
     """The server answered with an error status."""
 
-    def __init__(self, status: int, message: str, code: str | None = None, retry_after: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, retry_after: str | None = None,
+                 rate: RateHeaders | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.code, self.retry_after = status, message, code, retry_after
+        self.rate = rate  # the answer's rate-limit headers (a 429 usually has them)
 
 
 class ConnectionFailed(EndpointError):
@@ -65,6 +69,7 @@ class Completion:
     reasoning: str | None  # thinking in a separate field (vLLM 0.32: `reasoning`; others `reasoning_content`)
     finish_reason: str | None
     usage: Usage
+    rate: RateHeaders | None = None  # the answer's `x-ratelimit-*` headers, when it has them
 
 
 class ChatClient:
@@ -92,22 +97,24 @@ class ChatClient:
         return self._session
 
     async def chat(self, body: dict[str, Any]) -> Completion:
-        data = parse_json(await self._request("POST", "/chat/completions", encode(body)))
-        return read_completion(data)
+        raw, rate = await self._request("POST", "/chat/completions", encode(body))
+        completion = read_completion(parse_json(raw))
+        return completion if rate is None else dataclasses.replace(completion, rate=rate)
 
     async def list_models(self) -> None:
         await self._request("GET", "/models", None)
 
-    async def _request(self, method: str, path: str, data: bytes | None) -> bytes:
+    async def _request(self, method: str, path: str, data: bytes | None) -> tuple[bytes, RateHeaders | None]:
         import aiohttp
 
         url = endpoint_url(self.base_url, path)
         try:
             async with self._open().request(method, url, data=data, proxy=self._proxy) as response:
                 raw = await response.read()
+                rate = read_rate_headers(response.headers)
                 if response.status >= 400:
-                    raise status_error(response.status, response.headers.get("retry-after"), raw)
-                return raw
+                    raise status_error(response.status, response.headers.get("retry-after"), raw, rate)
+                return raw, rate
         except asyncio.TimeoutError:
             raise RequestTimeout(f"no answer from {url} within {self.timeout:g} s") from None
         except aiohttp.ClientError as error:
@@ -185,7 +192,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-def status_error(status: int, retry_after: str | None, raw: bytes) -> StatusError:
+def status_error(status: int, retry_after: str | None, raw: bytes, rate: RateHeaders | None = None) -> StatusError:
     """The server's own message (`error.message` when it sends one) and code."""
     try:
         body: Any = parse_json(raw)
@@ -194,4 +201,4 @@ def status_error(status: int, retry_after: str | None, raw: bytes) -> StatusErro
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
     code = error.get("code") if isinstance(error, dict) else None
-    return StatusError(status, str(message or body or f"status {status}"), str(code) if code is not None else None, retry_after)
+    return StatusError(status, str(message or body or f"status {status}"), str(code) if code is not None else None, retry_after, rate)

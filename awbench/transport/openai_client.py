@@ -5,8 +5,12 @@ around the HTTP client (`awbench.transport.chat_client`).
 - Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried with
   exponential backoff and jitter, honouring `Retry-After`; the same command retries them again later. Other
   4xx (a wrong key, a retired model, a malformed request) are permanent: the caller decides what they mean.
-- `Endpoints`: per run, one concurrency limit per endpoint URL shared by every stage that uses it, the
-  dead-endpoint watch, and the check made before the first request (`check_endpoint`).
+- Rate limits (429 `rate_limit_exceeded`, `x-ratelimit-*` headers) are paced, not retried: `SharedLimit.chat`
+  sends through the endpoint's `RateControl` (`awbench.transport.rate_control`), and a refusal over a rate
+  limit waits there and is sent again without using up the caller's attempts (at most MAX_RATE_REFUSALS times
+  in a row for one request, after which it is an ordinary transient failure).
+- `Endpoints`: per run, one concurrency limit and rate control per endpoint URL shared by every stage that uses
+  it, the dead-endpoint watch, and the check made before the first request (`check_endpoint`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import os
 import random
 import re
 from collections import deque
+from collections.abc import Callable
+from typing import Any
 
 from awbench.redact import (
     MASK, redact, register_secret, register_url_secrets, url_has_credentials, url_holds_mask, url_secrets_masked,
@@ -23,16 +29,19 @@ from awbench.redact import (
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import (
     ChatClient,
+    Completion,
     ConnectionFailed,
     MalformedResponse,
     RequestTimeout,
     StatusError,
 )
+from awbench.transport.rate_control import RateControl
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
 CHECK_TIMEOUT_S = 10.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
+MAX_RATE_REFUSALS = 20  # rate-limit refusals in a row for one request before it counts as a failed attempt
 
 
 class MissingAPIKey(Exception):
@@ -82,6 +91,11 @@ def is_retryable(error: BaseException) -> bool:
     if isinstance(error, StatusError):
         return error.status == 429 or error.status >= 500
     return False
+
+
+def is_rate_limited(error: BaseException) -> bool:
+    """A 429 over a rate limit, which waiting fixes (out of credit, `insufficient_quota`, it does not)."""
+    return isinstance(error, StatusError) and error.status == 429 and error.code != "insufficient_quota"
 
 
 def retry_after_seconds(error: BaseException) -> float | None:
@@ -142,19 +156,45 @@ def error_summary(error: BaseException) -> str:
 class SharedLimit:
     """A first-come-first-served semaphore whose size can grow: the stages that share an endpoint each bring
     their own limit, and the endpoint's is the largest of them (each stage stays within its own). A freed
-    slot goes to the longest waiter, so a stage that keeps asking cannot starve the other."""
+    slot goes to the longest waiter, so a stage that keeps asking cannot starve the other. Within that size,
+    the endpoint's rate control may allow fewer (its AIMD window)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, rate: RateControl) -> None:
         self.size = size
+        self.rate = rate
         self.in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     def grow(self, size: int) -> None:
         """Called while the stages are set up, before any request is sent."""
         self.size = max(self.size, size)
+        self.rate.concurrency = self.rate.window = max(self.rate.concurrency, size)
+
+    def _allowed(self) -> int:
+        return min(self.size, self.rate.allowed_in_flight())
+
+    async def chat(self, client: ChatClient, body: dict[str, Any]) -> Completion:
+        """One request within the endpoint's limits: refusals over a rate limit wait and are sent again."""
+        refusals = 0
+        while True:
+            async with self:
+                sent = await self.rate.admit(body)
+                try:
+                    completion = await client.chat(body)
+                except StatusError as error:
+                    if not is_rate_limited(error):
+                        self.rate.answered(error.rate, sent)
+                        raise
+                    self.rate.refused_now(error.rate, retry_after_seconds(error), sent)
+                    refusals += 1
+                    if refusals >= MAX_RATE_REFUSALS:
+                        raise
+                    continue
+                self.rate.answered(completion.rate, sent)
+                return completion
 
     async def __aenter__(self) -> None:
-        if self.in_use < self.size and not self._waiters:
+        if self.in_use < self._allowed() and not self._waiters:
             self.in_use += 1
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -172,6 +212,9 @@ class SharedLimit:
         self._release()
 
     def _release(self) -> None:
+        if self.in_use > self._allowed():  # the window shrank: this slot is not handed on
+            self.in_use -= 1
+            return
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
@@ -197,19 +240,29 @@ class DeadEndpointWatch:
 
 
 class Endpoints:
-    """Per run: one shared limit and one watch per endpoint URL."""
+    """Per run: one shared limit (with its rate control) and one watch per endpoint URL. `note` tells the
+    user when a rate limit holds a run back."""
 
-    def __init__(self) -> None:
+    def __init__(self, note: Callable[[str], None] | None = None) -> None:
         self._limits: dict[str, SharedLimit] = {}
         self._watches: dict[str, DeadEndpointWatch] = {}
+        self._note = note
 
-    def limit(self, url: str | None, size: int) -> SharedLimit:
+    def limit(self, url: str | None, size: int, tpm: int | None = None, rpm: int | None = None) -> SharedLimit:
+        """`tpm`/`rpm`: limits known up front (the smallest given for the URL holds until the server says)."""
         key = normalize_url(url)
         if key not in self._limits:
-            self._limits[key] = SharedLimit(size)
+            note = (lambda text: self._note(f"{key}: {text}")) if self._note else None
+            self._limits[key] = SharedLimit(size, RateControl(tpm, rpm, size, note=note))
         else:
             self._limits[key].grow(size)
+            self._limits[key].rate.know(tpm, rpm)
         return self._limits[key]
+
+    def rate_summaries(self) -> list[str]:
+        """One line per endpoint a rate limit held back: its limits and the refusals."""
+        return [f"{url}: {limit.rate.describe()}; held back {limit.rate.held_s:.0f} s, {limit.rate.refused} refused"
+                for url, limit in self._limits.items() if limit.rate.held_s >= 1 or limit.rate.refused]
 
     def watch(self, url: str | None) -> DeadEndpointWatch:
         key = normalize_url(url)

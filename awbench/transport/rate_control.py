@@ -1,0 +1,247 @@
+"""Pacing requests to a provider's rate limits: tokens and requests per minute, as OpenAI counts them.
+
+A provider counts a request's prompt tokens plus its `max_tokens` against the token limit when it admits the
+request, and answers with `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (the time
+until the allowance is full again: `6m0s`, `1s`, `120ms`). Over the limit it refuses with 429
+`rate_limit_exceeded`, with or without `Retry-After`.
+
+`RateControl` (one per endpoint URL) keeps a local copy of each allowance as a bucket that refills at the
+limit's rate: a request waits until its estimated cost is in the bucket, so sends follow the limit instead of
+running into it. Each answer's headers reset the bucket to what the server counted (less what was sent since),
+so an estimate that is off, or another client on the same key, is corrected within one answer. Limits come from
+the headers, or from `--tpm/--rpm` up front. A refusal empties the bucket and holds every send until the server
+says (`Retry-After`, the reset headers) or, without either, for a backoff that grows while refusals go on; the
+window of requests in flight is halved on a refusal and grows by one per window of answers (AIMD), which is
+what paces an endpoint that sends no headers and whose limits are not given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+MAX_HOLD_S = 120.0  # the longest one refusal holds the endpoint (a Retry-After beyond is cut to this)
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def tokens_for_chars(chars: int) -> int:
+    return -(-chars // CHARS_PER_TOKEN)  # rounded up
+
+
+def estimate_tokens(text: str) -> int:
+    return tokens_for_chars(len(text))
+
+
+def estimate_prompt_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(estimate_tokens(_text(message.get("content"))) for message in messages)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: only the text ones count here
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def request_tokens(body: Mapping[str, Any]) -> int:
+    """What a chat request counts against a token limit: its prompt (estimated) and its completion allowance."""
+    allowance = body.get("max_completion_tokens") or body.get("max_tokens") or 0
+    return estimate_prompt_tokens(body.get("messages") or []) + int(allowance)
+
+
+def parse_duration(text: str | None) -> float | None:
+    """Seconds from OpenAI's reset format (`6m0s`, `1s`, `120ms`, `1h2m3.5s`) or a plain number of seconds."""
+    if not text:
+        return None
+    text = text.strip()
+    try:
+        return max(float(text), 0.0)
+    except ValueError:
+        pass
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+    return sum(float(number) * scale[unit] for number, unit in parts)
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """One limit as an answer reported it: per minute, what is left, and seconds until it is full again."""
+
+    limit: int
+    remaining: int | None
+    reset_s: float | None
+
+
+@dataclass(frozen=True)
+class RateHeaders:
+    tokens: Allowance | None
+    requests: Allowance | None
+
+
+def read_rate_headers(headers: Mapping[str, str]) -> RateHeaders | None:
+    """The `x-ratelimit-*` headers of an answer, or None when it has none."""
+    found = {kind: _allowance(headers, kind) for kind in ("tokens", "requests")}
+    if not any(found.values()):
+        return None
+    return RateHeaders(tokens=found["tokens"], requests=found["requests"])
+
+
+def _allowance(headers: Mapping[str, str], kind: str) -> Allowance | None:
+    limit = _count(headers.get(f"x-ratelimit-limit-{kind}"))
+    if not limit:
+        return None
+    return Allowance(limit, _count(headers.get(f"x-ratelimit-remaining-{kind}")),
+                     parse_duration(headers.get(f"x-ratelimit-reset-{kind}")))
+
+
+def _count(value: str | None) -> int | None:
+    try:
+        return max(int(float(value)), 0) if value is not None else None
+    except ValueError:
+        return None
+
+
+class Bucket:
+    """A local copy of one allowance: `level` units, refilled at `per_minute / 60` a second up to `capacity`.
+    Without a known limit it never holds anything back."""
+
+    def __init__(self, per_minute: int | None, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.per_minute = per_minute
+        # Until the server tells its burst allowance, assume a second's worth: a cautious start costs a second.
+        self.capacity = per_minute / 60 if per_minute else 0.0
+        self.level = self.capacity
+        self.updated = clock()
+        self.sent = 0.0  # every unit taken so far: what was sent after a given answer's request
+
+    @property
+    def rate(self) -> float:
+        return (self.per_minute or 0) / 60
+
+    def refill(self) -> None:
+        now = self.clock()
+        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
+        self.updated = now
+
+    def wait_for(self, cost: float) -> float:
+        """Seconds until `cost` fits (a cost above the capacity waits for a full bucket, and overdraws it)."""
+        if not self.per_minute:
+            return 0.0
+        self.refill()
+        return max(0.0, (min(cost, self.capacity) - self.level) / self.rate)
+
+    def take(self, cost: float) -> float:
+        self.level -= cost if self.per_minute else 0.0
+        self.sent += cost
+        return self.sent
+
+    def sync(self, reported: Allowance, sent_then: float) -> None:
+        """The server's count at the request's admission, less what this client sent after that request."""
+        self.refill()
+        if self.per_minute is None or reported.limit < self.per_minute:
+            self.per_minute = reported.limit
+        if reported.remaining is None:
+            return
+        if reported.reset_s:  # full in reset_s at the limit's rate: that is the burst the server allows
+            self.capacity = max(self.capacity, min(float(reported.limit), reported.remaining + reported.reset_s * self.rate))
+        self.level = min(self.capacity, reported.remaining - (self.sent - sent_then))
+
+    def empty(self) -> None:
+        self.refill()
+        self.level = min(self.level, 0.0)
+
+
+class RateControl:
+    """One endpoint's pacing: the buckets, the refusal hold and the AIMD window of requests in flight."""
+
+    def __init__(self, tpm: int | None = None, rpm: int | None = None, concurrency: int = 1,
+                 clock: Callable[[], float] = time.monotonic, note: Callable[[str], None] | None = None) -> None:
+        self.clock = clock
+        self.tokens = Bucket(tpm, clock)
+        self.requests = Bucket(rpm, clock)
+        self.concurrency = concurrency
+        self.window = float(concurrency)
+        self.hold_until = 0.0
+        self.refusals_in_a_row = 0
+        self.refused = 0
+        self.held_s = 0.0  # seconds sends waited on a limit, summed over waits (not over waiters)
+        self.note = note
+        self._noted_hold = False
+        self._last_decrease = -1.0  # the request counter when the window was last halved
+        self._pacing = asyncio.Lock()  # one request at a time waits for its turn: first come, first served
+
+    def allowed_in_flight(self) -> int:
+        return max(1, min(self.concurrency, int(self.window)))
+
+    async def admit(self, body: Mapping[str, Any]) -> tuple[float, float]:
+        """Wait until the request fits the limits; returns the buckets' send counters, for `answered`."""
+        cost = request_tokens(body) if self.tokens.per_minute or self.requests.per_minute else 0
+        async with self._pacing:
+            while True:
+                wait = max(self.hold_until - self.clock(), self.tokens.wait_for(cost), self.requests.wait_for(1))
+                if wait <= 0:
+                    break
+                self._held(wait)
+                await asyncio.sleep(wait)
+            return self.tokens.take(cost), self.requests.take(1)
+
+    def answered(self, headers: RateHeaders | None, sent: tuple[float, float]) -> None:
+        """An answer (any but a rate-limit refusal): the buckets follow the server's count; the window grows."""
+        self.refusals_in_a_row = 0
+        self._noted_hold = False
+        if headers is not None:
+            if headers.tokens is not None:
+                self.tokens.sync(headers.tokens, sent[0])
+            if headers.requests is not None:
+                self.requests.sync(headers.requests, sent[1])
+        self.window = min(float(self.concurrency), self.window + 1 / max(self.window, 1.0))
+
+    def know(self, tpm: int | None, rpm: int | None) -> None:
+        """Limits given up front by another stage on the same endpoint: the smaller holds."""
+        for bucket, per_minute in ((self.tokens, tpm), (self.requests, rpm)):
+            if per_minute and (bucket.per_minute is None or per_minute < bucket.per_minute):
+                bucket.per_minute = per_minute
+                bucket.capacity = bucket.level = per_minute / 60
+
+    def refused_now(self, headers: RateHeaders | None, retry_after_s: float | None, sent: tuple[float, float]) -> None:
+        """A 429 over a rate limit: nothing more is sent until the server says, or for a growing backoff. The
+        requests already in flight when the first refusal came count as one refusal (as one loss in TCP)."""
+        self.refused += 1
+        if sent[1] > self._last_decrease:
+            self._last_decrease = self.requests.sent
+            self.refusals_in_a_row += 1
+            self.window = max(1.0, self.window / 2)
+        known = [a for a in (headers.tokens, headers.requests) if a is not None] if headers else []
+        for bucket, allowance in zip((self.tokens, self.requests), (headers.tokens, headers.requests) if headers else (None, None)):
+            if allowance is not None and (bucket.per_minute is None or allowance.limit < bucket.per_minute):
+                bucket.per_minute = allowance.limit
+            bucket.empty()
+        if retry_after_s is not None:
+            hold = retry_after_s
+        elif any(a.remaining == 0 and a.reset_s for a in known):
+            hold = min(a.reset_s or 0.0 for a in known if a.remaining == 0 and a.reset_s)
+        elif self.tokens.per_minute or self.requests.per_minute:
+            hold = 0.0  # the emptied buckets pace the next sends
+        else:  # nothing known: full jitter over a ceiling that doubles with each refusal in a row
+            hold = random.uniform(0, min(MAX_HOLD_S, 0.05 * 2 ** self.refusals_in_a_row))
+        self.hold_until = max(self.hold_until, self.clock() + min(hold, MAX_HOLD_S))
+
+    def _held(self, wait: float) -> None:
+        self.held_s += wait
+        if self.note is not None and not self._noted_hold and wait >= 1.0:
+            self._noted_hold = True
+            self.note(f"held back by the endpoint's rate limit: {self.describe()}")
+
+    def describe(self) -> str:
+        limits = [f"{b.per_minute:,} {name}/min" for b, name in ((self.tokens, "tokens"), (self.requests, "requests"))
+                  if b.per_minute]
+        return ", ".join(limits) or "limits not reported; waiting on refusals"
