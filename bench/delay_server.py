@@ -29,6 +29,13 @@ happen inside that time). Other endpoints: `GET /v1/models` (the `--model` names
         ...                                                                 # server.url == "http://127.0.0.1:PORT/v1"
         server.stats()     # {"requests": n, "in_flight_max": k, "bytes_received": b, "cpu_s": s, ...}
 
+With `--tpm` and/or `--rpm` it enforces rate limits as OpenAI counts them: a request costs its prompt tokens
+(as above) plus its `max_completion_tokens` or `max_tokens` when it arrives, against buckets that refill at the
+limit / 60 a second and hold at most `--burst` seconds' worth (a small burst allowance); a request that does
+not fit is refused with 429 `rate_limit_exceeded` and no `Retry-After`. Every completion answer and refusal
+carries `x-ratelimit-limit-*`, `x-ratelimit-remaining-*` and `x-ratelimit-reset-*` (`1.5s`, `120ms`), unless
+`--no-headers`. `/stats` then also counts what was admitted and refused, and when.
+
 Requests must carry a Content-Length (as the openai SDK's, httpx's and aiohttp's do) or be chunked; responses
 are never streamed (`stream: true` is answered with one plain JSON body).
 """
@@ -65,6 +72,8 @@ class Counters:
         self.bytes_received = 0
         self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
         self.errors = 0
+        self.refused = self.admitted_tokens = self.admitted_requests = 0
+        self.first_admitted = self.last_admitted = 0.0  # time.monotonic()
 
     def snapshot(self) -> dict[str, Any]:
         return {
@@ -77,8 +86,64 @@ class Counters:
             "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
             "errors": self.errors,
+            "refused": self.refused,
+            "admitted_tokens": self.admitted_tokens,
+            "admitted_requests": self.admitted_requests,
+            "admitted_span_s": round(self.last_admitted - self.first_admitted, 4),
             "cpu_s": round(time.process_time(), 3),  # the process's own CPU, since it started
         }
+
+
+def openai_duration(seconds: float) -> str:
+    """OpenAI's reset format: `6m0s`, `1.5s`, `120ms`."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:.0f}s" if minutes else f"{rest:.3g}s"
+
+
+class Bucket:
+    """One limit per minute, refilled continuously, holding at most `burst_s` seconds' worth."""
+
+    def __init__(self, per_minute: int, burst_s: float) -> None:
+        self.per_minute = per_minute
+        self.rate = per_minute / 60
+        self.capacity = self.rate * burst_s
+        self.level = self.capacity
+        self.updated = time.monotonic()
+
+    def refill(self, now: float) -> None:
+        self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
+        self.updated = now
+
+    def headers(self, kind: str) -> str:
+        reset = (self.capacity - self.level) / self.rate
+        return (f"x-ratelimit-limit-{kind}: {self.per_minute}\r\nx-ratelimit-remaining-{kind}: {max(0, int(self.level))}\r\n"
+                f"x-ratelimit-reset-{kind}: {openai_duration(reset)}\r\n")
+
+
+class RateLimits:
+    def __init__(self, tpm: int | None, rpm: int | None, burst_s: float, headers: bool) -> None:
+        self.buckets = {kind: Bucket(limit, burst_s) for kind, limit in (("tokens", tpm), ("requests", rpm)) if limit}
+        self.send_headers = headers
+
+    def admit(self, tokens: int) -> bool:
+        now = time.monotonic()
+        cost = {"tokens": tokens, "requests": 1}
+        for bucket in self.buckets.values():
+            bucket.refill(now)
+        if any(bucket.level < min(cost[kind], bucket.capacity) for kind, bucket in self.buckets.items()):
+            return False
+        for kind, bucket in self.buckets.items():
+            bucket.level -= cost[kind]
+        return True
+
+    def headers(self) -> str:
+        return "".join(b.headers(kind) for kind, b in self.buckets.items()) if self.send_headers else ""
+
+
+REFUSAL = json.dumps({"error": {"message": "Rate limit reached for requests", "type": "requests",
+                                "code": "rate_limit_exceeded"}}).encode()
 
 
 class PrefixCache:
@@ -161,15 +226,17 @@ def completion(model: str, content: str, prompt_tokens: int, cached_tokens: int)
     }).encode()
 
 
-def http_response(status: int, body: bytes) -> bytes:
-    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(status, "Error")
-    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+def http_response(status: int, body: bytes, headers: str = "") -> bytes:
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}.get(status, "Error")
+    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{headers}\r\n"
     return head.encode() + body
 
 
 class Server:
-    def __init__(self, delay_s: float, role: str, models: list[str], cache_block: int, max_reply_chars: int) -> None:
+    def __init__(self, delay_s: float, role: str, models: list[str], cache_block: int, max_reply_chars: int,
+                 limits: RateLimits | None = None) -> None:
         self.delay_s = delay_s
+        self.limits = limits
         self.role = role
         self.models = models
         self.cache = PrefixCache(cache_block)
@@ -241,10 +308,23 @@ class Server:
                 return http_response(400, b'{"error": {"message": "expected a JSON body with messages"}}')
             text = "".join(f"<|{m.get('role')}|>\n{_text(m.get('content'))}\n" for m in messages)
             prompt_tokens = max(1, len(text) // 4)
+            headers = ""
+            if self.limits is not None:
+                allowance = request.get("max_completion_tokens") or request.get("max_tokens") or 0
+                admitted = self.limits.admit(prompt_tokens + int(allowance))
+                headers = self.limits.headers()
+                if not admitted:
+                    counters.refused += 1
+                    return http_response(429, REFUSAL, headers)
+                now = time.monotonic()
+                counters.first_admitted = counters.first_admitted or now
+                counters.last_admitted = now
+                counters.admitted_tokens += prompt_tokens + int(allowance)
+                counters.admitted_requests += 1
             cached_tokens = min(prompt_tokens, self.cache.cached_bytes(text.encode("utf-8", "surrogatepass")) // 4)
             judge = self.role == "judge" or (self.role == "auto" and is_judge_request(messages))
             content = judge_reply(body) if judge else candidate_reply(messages, self.max_reply_chars)
-            response = http_response(200, completion(model, content, prompt_tokens, cached_tokens))
+            response = http_response(200, completion(model, content, prompt_tokens, cached_tokens), headers)
             counters.judge_requests += judge
             counters.candidate_requests += not judge
             counters.prompt_tokens += prompt_tokens
@@ -274,6 +354,10 @@ class DelayServer:
         models: list[str] | None = None,
         cache_block: int = 1024,
         max_reply_chars: int = 8000,
+        tpm: int | None = None,
+        rpm: int | None = None,
+        burst_s: float = 1.0,
+        rate_headers: bool = True,
     ) -> None:
         if role not in ROLES:
             raise ValueError(f"role must be one of {ROLES}, got {role!r}")
@@ -281,6 +365,8 @@ class DelayServer:
             sys.executable, os.path.abspath(__file__), "--port", "0", "--delay", str(delay_s), "--role", role,
             "--cache-block", str(cache_block), "--max-reply-chars", str(max_reply_chars),
             *[arg for m in (models or ["bench"]) for arg in ("--model", m)],
+            *(["--tpm", str(tpm)] if tpm else []), *(["--rpm", str(rpm)] if rpm else []), "--burst", str(burst_s),
+            *([] if rate_headers else ["--no-headers"]),
         ]  # fmt: skip
         self.delay_s = delay_s
         self.role = role
@@ -321,8 +407,13 @@ def main() -> None:
     parser.add_argument("--model", action="append", help="model names for /v1/models (repeatable; default: bench)")
     parser.add_argument("--cache-block", type=int, default=1024, help="bytes per block of the simulated prompt cache")
     parser.add_argument("--max-reply-chars", type=int, default=8000, help="longest candidate prediction")
+    parser.add_argument("--tpm", type=int, help="tokens per minute (prompt + max_tokens of each request); default: no limit")
+    parser.add_argument("--rpm", type=int, help="requests per minute; default: no limit")
+    parser.add_argument("--burst", type=float, default=1.0, help="seconds of each limit that may be spent at once")
+    parser.add_argument("--no-headers", action="store_true", help="send no x-ratelimit-* headers: 429s only")
     args = parser.parse_args()
-    server = Server(args.delay, args.role, args.model or ["bench"], args.cache_block, args.max_reply_chars)
+    limits = RateLimits(args.tpm, args.rpm, args.burst, not args.no_headers) if args.tpm or args.rpm else None
+    server = Server(args.delay, args.role, args.model or ["bench"], args.cache_block, args.max_reply_chars, limits)
     try:
         asyncio.run(serve(args.port, server))
     except KeyboardInterrupt:

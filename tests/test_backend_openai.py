@@ -220,11 +220,12 @@ def test_the_busier_endpoint_gets_fewer_requests() -> None:
 
 def test_results_are_yielded_as_they_complete() -> None:
     def responder(body: dict) -> Reply:
-        return Reply(delay_s=0.4) if body["messages"][0]["content"] == "ls 0" else Reply()
+        return Reply(delay_s=0.4) if body["messages"][0]["content"] == "ls 1" else Reply()
 
+    # request 0 goes first and alone (the rate control's probe), then 1 and 2 together; 1 answers last
     with FakeOpenAIServer(responder=responder) as server:
         generations = run(settings_for(server.url, concurrency=3), [make_request(i) for i in range(3)])
-    assert generations[-1].key == "terminal/0/1"
+    assert [g.key for g in generations] == ["terminal/0/1", "terminal/2/1", "terminal/1/1"]
 
 
 def test_without_a_base_url_the_sdk_default_endpoint_is_used_with_its_key(monkeypatch: pytest.MonkeyPatch) -> None:

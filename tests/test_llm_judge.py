@@ -319,8 +319,8 @@ def test_concurrency_limits_requests_in_flight() -> None:
 
 def test_many_connections_at_once() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text()), delay_s=0.2) as server:
-        records = judge_all(settings(server, concurrency=64), [make_request(i) for i in range(64)])
-    assert len(records) == 64 and server.in_flight_max == 64
+        records = judge_all(settings(server, concurrency=64), [make_request(i) for i in range(65)])
+    assert len(records) == 65 and server.in_flight_max == 64  # after the first, alone: the rate control's probe
 
 
 def test_the_api_key_is_sent_but_never_recorded() -> None:

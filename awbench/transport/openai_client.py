@@ -7,8 +7,9 @@ around the HTTP client (`awbench.transport.chat_client`).
   4xx (a wrong key, a retired model, a malformed request) are permanent: the caller decides what they mean.
 - Rate limits (429 `rate_limit_exceeded`, `x-ratelimit-*` headers) are paced, not retried: `SharedLimit.chat`
   sends through the endpoint's `RateControl` (`awbench.transport.rate_control`), and a refusal over a rate
-  limit waits there and is sent again without using up the caller's attempts (at most MAX_RATE_REFUSALS times
-  in a row for one request, after which it is an ordinary transient failure).
+  limit waits there and is sent again without using up the caller's attempts, as long as the endpoint answers
+  other requests between two refusals of this one (and at most MAX_RATE_REFUSALS times); otherwise it is an
+  ordinary transient failure, which uses an attempt.
 - `Endpoints`: per run, one concurrency limit and rate control per endpoint URL shared by every stage that uses
   it, the dead-endpoint watch, and the check made before the first request (`check_endpoint`).
 """
@@ -35,13 +36,13 @@ from awbench.transport.chat_client import (
     RequestTimeout,
     StatusError,
 )
-from awbench.transport.rate_control import RateControl
+from awbench.transport.rate_control import PROBE_S, RateControl
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
 CHECK_TIMEOUT_S = 10.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
-MAX_RATE_REFUSALS = 20  # rate-limit refusals in a row for one request before it counts as a failed attempt
+MAX_RATE_REFUSALS = 20  # rate-limit refusals of one request waited for before one counts as a failed attempt
 
 
 class MissingAPIKey(Exception):
@@ -162,6 +163,7 @@ class SharedLimit:
     def __init__(self, size: int, rate: RateControl) -> None:
         self.size = size
         self.rate = rate
+        self._probe_timer: asyncio.TimerHandle | None = None
         self.in_use = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
 
@@ -175,9 +177,11 @@ class SharedLimit:
 
     async def chat(self, client: ChatClient, body: dict[str, Any]) -> Completion:
         """One request within the endpoint's limits: refusals over a rate limit wait and are sent again."""
-        refusals = 0
+        refusals, answers_then = 0, -1
         while True:
             async with self:
+                if self._probe_timer is None:  # the probe: the rest wait for its answer, at most PROBE_S
+                    self._probe_timer = asyncio.get_running_loop().call_later(PROBE_S, self._wake)
                 sent = await self.rate.admit(body)
                 try:
                     completion = await client.chat(body)
@@ -187,10 +191,13 @@ class SharedLimit:
                         raise
                     self.rate.refused_now(error.rate, retry_after_seconds(error), sent)
                     refusals += 1
-                    if refusals >= MAX_RATE_REFUSALS:
+                    # Free while the endpoint answers other requests between this one's refusals; an endpoint
+                    # that refuses everything (a quota, not a rate) costs attempts like any transient failure.
+                    if refusals > MAX_RATE_REFUSALS or self.rate.answers == answers_then:
                         raise
+                    answers_then = self.rate.answers
                     continue
-                self.rate.answered(completion.rate, sent)
+                self.rate.answered(completion.rate, sent)  # leaving `async with` wakes whom the window now allows
                 return completion
 
     async def __aenter__(self) -> None:
@@ -212,15 +219,16 @@ class SharedLimit:
         self._release()
 
     def _release(self) -> None:
-        if self.in_use > self._allowed():  # the window shrank: this slot is not handed on
-            self.in_use -= 1
-            return
-        while self._waiters:
+        self.in_use -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        """Slots to the longest waiters, as many as the limit (and the rate control's window) allows now."""
+        while self._waiters and self.in_use < self._allowed():
             waiter = self._waiters.popleft()
             if not waiter.done():
+                self.in_use += 1
                 waiter.set_result(None)
-                return
-        self.in_use -= 1
 
 
 class DeadEndpointWatch:

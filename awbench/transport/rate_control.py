@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+PROBE_S = 2.0  # the first request goes alone, until its answer (which tells the limits) or for this long
 MAX_HOLD_S = 120.0  # the longest one refusal holds the endpoint (a Retry-After beyond is cut to this)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -173,6 +174,9 @@ class RateControl:
         self.hold_until = 0.0
         self.refusals_in_a_row = 0
         self.refused = 0
+        self.answers = 0  # answers other than rate-limit refusals
+        self.heard = False  # any answer or refusal yet
+        self.probe_sent: float | None = None
         self.held_s = 0.0  # seconds sends waited on a limit, summed over waits (not over waiters)
         self.note = note
         self._noted_hold = False
@@ -180,11 +184,15 @@ class RateControl:
         self._pacing = asyncio.Lock()  # one request at a time waits for its turn: first come, first served
 
     def allowed_in_flight(self) -> int:
+        if not self.heard and (self.probe_sent is None or self.clock() < self.probe_sent + PROBE_S):
+            return 1  # a burst of `concurrency` requests before the limits are known would mostly be refused
         return max(1, min(self.concurrency, int(self.window)))
 
     async def admit(self, body: Mapping[str, Any]) -> tuple[float, float]:
         """Wait until the request fits the limits; returns the buckets' send counters, for `answered`."""
         cost = request_tokens(body) if self.tokens.per_minute or self.requests.per_minute else 0
+        if self.probe_sent is None:
+            self.probe_sent = self.clock()
         async with self._pacing:
             while True:
                 wait = max(self.hold_until - self.clock(), self.tokens.wait_for(cost), self.requests.wait_for(1))
@@ -197,6 +205,8 @@ class RateControl:
     def answered(self, headers: RateHeaders | None, sent: tuple[float, float]) -> None:
         """An answer (any but a rate-limit refusal): the buckets follow the server's count; the window grows."""
         self.refusals_in_a_row = 0
+        self.answers += 1
+        self.heard = True
         self._noted_hold = False
         if headers is not None:
             if headers.tokens is not None:
@@ -216,6 +226,7 @@ class RateControl:
         """A 429 over a rate limit: nothing more is sent until the server says, or for a growing backoff. The
         requests already in flight when the first refusal came count as one refusal (as one loss in TCP)."""
         self.refused += 1
+        self.heard = True
         if sent[1] > self._last_decrease:
             self._last_decrease = self.requests.sent
             self.refusals_in_a_row += 1
