@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CHARS_PER_TOKEN = 4
+BURST_GUESS = 600  # per minute / this = the burst assumed until the server tells it (a tenth of a second)
 PROBE_S = 2.0  # the first request goes alone, until its answer (which tells the limits) or for this long
 MAX_HOLD_S = 120.0  # the longest one refusal holds the endpoint (a Retry-After beyond is cut to this)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -118,8 +119,9 @@ class Bucket:
     def __init__(self, per_minute: int | None, clock: Callable[[], float]) -> None:
         self.clock = clock
         self.per_minute = per_minute
-        # Until the server tells its burst allowance, assume a second's worth: a cautious start costs a second.
-        self.capacity = per_minute / 60 if per_minute else 0.0
+        # Until the server tells its burst allowance, assume a tenth of a second's worth: a cautious start costs
+        # that tenth, a guess above the server's allowance a burst of refusals.
+        self.capacity = per_minute / BURST_GUESS if per_minute else 0.0
         self.level = self.capacity
         self.updated = clock()
         self.sent = 0.0  # every unit taken so far: what was sent after a given answer's request
@@ -220,7 +222,7 @@ class RateControl:
         for bucket, per_minute in ((self.tokens, tpm), (self.requests, rpm)):
             if per_minute and (bucket.per_minute is None or per_minute < bucket.per_minute):
                 bucket.per_minute = per_minute
-                bucket.capacity = bucket.level = per_minute / 60
+                bucket.capacity = bucket.level = per_minute / BURST_GUESS
 
     def refused_now(self, headers: RateHeaders | None, retry_after_s: float | None, sent: tuple[float, float]) -> None:
         """A 429 over a rate limit: nothing more is sent until the server says, or for a growing backoff. The
