@@ -50,7 +50,8 @@ def test_run_help_shows_every_judge_and_scoring_default():
     assert (JUDGE.kind, JUDGE.temperature, JUDGE.max_tokens, JUDGE.concurrency, JUDGE.max_retries, JUDGE.samples,
             JUDGE.prompts) == ("llm", 0.6, 32768, 32, 5, 1, "rubric")
     assert (ScoringSettings().failure_policy, ScoringSettings().max_failure_rate) == ("minimum", 0.05)
-    assert lines["--max-retries"].endswith("At most 1 + N calls per generation (transient errors only are retried). "
+    assert lines["--max-retries"].endswith("At most 1 + N calls per generation (transient errors only are retried; "
+                                           "rate-limit refusals wait and do not count). "
                                            f"[default: {ModelSettings(model='m', backend='openai').max_retries}]")
 
 
@@ -99,7 +100,7 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
 def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
-    assert len(judge_options) == 28  # and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
+    assert len(judge_options) == 30  # and --judge-tpm, --judge-rpm, --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
     assert all("[default: " in lines[o] for o in judge_options)
 
 

@@ -13,9 +13,12 @@ from fake_openai import FakeOpenAIServer, Reply
 from test_backend_openai import make_request as generation_request
 from test_backend_openai import run, settings_for
 from test_llm_judge import judge_all, make_request, verdict_text
+from typer.testing import CliRunner
 
+from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.run import pipeline
 from awbench.transport.chat_client import StatusError
 from awbench.transport.openai_client import is_rate_limited
 from awbench.transport.rate_control import (
@@ -28,7 +31,7 @@ from awbench.transport.rate_control import (
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from delay_server import DelayServer  # noqa: E402
+from delay_server import DelayServer
 
 MAX_TOKENS = 1000
 
@@ -154,3 +157,21 @@ def test_out_of_credit_is_not_a_rate_limit() -> None:
     assert is_rate_limited(StatusError(429, "slow down"))
     assert not is_rate_limited(StatusError(429, "You exceeded your current quota", "insufficient_quota"))
     assert not is_rate_limited(StatusError(503, "overloaded"))
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "250"})
+
+
+def test_dry_run_gives_the_judge_wall_time_at_the_limits_given(tmp_path: Path) -> None:
+    """The tokens the limit counts are the prompts' estimate plus --judge-max-tokens per call; the wall time is
+    the binding limit's (here the requests: 65 calls at 13 a minute take 5 minutes, the tokens far less)."""
+    common = ("run", "--model", "baseline:oracle", "--data", "sample", "--judge-model", "gpt-5.2", "--judge-base-url",
+              "http://127.0.0.1:9/v1", "--judge-max-tokens", "1000", "--dry-run", "--output", str(tmp_path / "out"))
+    unlimited = invoke(*common)
+    limited = invoke(*common, "--judge-tpm", "100000000", "--judge-rpm", "13")
+    assert unlimited.exit_code == 0 and limited.exit_code == 0, limited.output
+    assert "give --judge-tpm/--judge-rpm for the wall time" in " ".join(unlimited.output.split())
+    assert "about 5 min 0 s at --judge-tpm/--judge-rpm" in " ".join(limited.output.split())
+    assert pipeline.wall_seconds(65, 6_500_000, 1_000_000, None) == pytest.approx(390.0)  # the tokens bind: 6.5 min
+    assert pipeline.wall_seconds(65, 0, None, None) is None

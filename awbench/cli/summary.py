@@ -126,6 +126,21 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
         err_console.print(f"look at them with `awbench show {run_dir} --failed`", highlight=False, markup=False, soft_wrap=True)
 
 
+def judge_time(estimate: DryRunEstimate) -> str:
+    """The judge's wall time at its rate limits, beside the tokens those limits count."""
+    counted = f"~{estimate.judge_limit_tokens:,} tokens against a tokens-per-minute limit (prompts + --judge-max-tokens per call)"
+    if estimate.batch_price:
+        return f"{counted}; the Batch API answers each batch within 24 h"
+    if estimate.judge_wall_s is None:
+        return f"{counted}; give --judge-tpm/--judge-rpm for the wall time at your limits"
+    return f"{counted}; about {duration(estimate.judge_wall_s)} at --judge-tpm/--judge-rpm"
+
+
+def duration(seconds: float) -> str:
+    hours, rest = divmod(round(seconds), 3600)
+    return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min {rest % 60} s"
+
+
 def print_estimate(estimate: DryRunEstimate) -> None:
     if estimate.judge_cost_usd is not None:
         cost = f"${estimate.judge_cost_usd:.4f}" + (" at the Batch API's half price" if estimate.batch_price else "")
@@ -134,6 +149,7 @@ def print_estimate(estimate: DryRunEstimate) -> None:
     console.print(
         f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
         f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
-        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}. Nothing was spent.",
+        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}"
+        f"{'; ' + judge_time(estimate) if estimate.judge_calls else ''}. Nothing was spent.",
         highlight=False, soft_wrap=True,
     )

@@ -292,6 +292,8 @@ class DryRunEstimate(BaseModel):
     judge_completion_tokens: int
     judge_cost_usd: float | None  # None when the judge model's price is unknown
     batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
+    judge_limit_tokens: int = 0  # what the calls count against a tokens-per-minute limit: prompts + max_tokens each
+    judge_wall_s: float | None = None  # direct calls at --judge-tpm/--judge-rpm; None: no limit given (or batch)
 
 
 def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
@@ -329,8 +331,17 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     if not requests:
         return result
     cost = llm.estimate(requests)
+    limit_tokens = cost.prompt_tokens + cost.calls * config.judge.max_tokens
     return result.model_copy(update={
         "judge_calls": cost.calls, "judge_prompt_tokens": cost.prompt_tokens,
         "judge_completion_tokens": cost.completion_tokens, "judge_cost_usd": cost.cost_usd,
-        "batch_price": config.judge.batch,
+        "batch_price": config.judge.batch, "judge_limit_tokens": limit_tokens,
+        "judge_wall_s": None if config.judge.batch else wall_seconds(cost.calls, limit_tokens, config.judge.tpm, config.judge.rpm),
     })
+
+
+def wall_seconds(calls: int, limit_tokens: int, tpm: int | None, rpm: int | None) -> float | None:
+    """How long `calls` take at the given limits, the one that binds, once they are kept busy (as the rate
+    control keeps them: bench/rate_limits.py); None without a limit."""
+    minutes = [amount / limit for amount, limit in ((limit_tokens, tpm), (calls, rpm)) if limit]
+    return max(minutes) * 60 if minutes else None
