@@ -65,7 +65,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     if config.judge is None:
         raise PipelineError("a run needs judge settings")
     data = _load(config, progress)
-    endpoints = Endpoints()
+    endpoints = Endpoints(progress.note)  # says when a rate limit holds the run back
     judges = _judges(config.judge, endpoints)
     with opened_run(config, data, overwrite, progress, judges) as store:
         stages = await _execute(store, data.samples, config, judges, endpoints, progress, infer=True)
@@ -78,7 +78,7 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
 async def infer(config: RunConfig, overwrite: bool = False, progress: Progress = SilentProgress()) -> StageSummary:
     """Generate predictions only; judge them later with `judge`."""
     data = _load(config, progress)
-    endpoints = Endpoints()
+    endpoints = Endpoints(progress.note)  # says when a rate limit holds the run back
     with opened_run(config.model_copy(update={"judge": None}), data, overwrite, progress, []) as store:
         summaries = await _execute(store, data.samples, config, [], endpoints, progress, infer=True)
     return summaries[0]
@@ -92,7 +92,7 @@ async def judge(store: RunStore, settings: JudgeSettings | Mapping[str, Any] | N
     as `awbench judge RUN --judge-...` merges them (`config.judge_settings`)."""
     if not isinstance(settings, JudgeSettings):
         settings = judge_settings(store.read_manifest().config.judge, settings or {})
-    endpoints = Endpoints()
+    endpoints = Endpoints(progress.note)  # says when a rate limit holds the run back
     judges = _judges(settings, endpoints)
     with store.locked(progress.warn):
         manifest = store.read_manifest()

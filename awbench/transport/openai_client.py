@@ -273,11 +273,6 @@ class Endpoints:
             self._limits[key].rate.know(tpm, rpm)
         return self._limits[key]
 
-    def rate_summaries(self) -> list[str]:
-        """One line per endpoint a rate limit held back: its limits and the refusals."""
-        return [f"{url}: {limit.rate.describe()}; held back {limit.rate.held_s:.0f} s, {limit.rate.refused} refused"
-                for url, limit in self._limits.items() if limit.rate.held_s >= 1 or limit.rate.refused]
-
     def watch(self, url: str | None) -> DeadEndpointWatch:
         key = normalize_url(url)
         return self._watches.setdefault(key, DeadEndpointWatch(key))

@@ -147,15 +147,22 @@ class Bucket:
         self.sent += cost
         return self.sent
 
+    def learn(self, per_minute: int) -> None:
+        """A limit the server reported or the user gave: the smaller of what is known holds."""
+        if self.per_minute is None or per_minute < self.per_minute:
+            self.refill()
+            self.per_minute = per_minute
+            self.capacity = max(self.capacity, per_minute / BURST_GUESS)
+
     def sync(self, reported: Allowance, sent_then: float) -> None:
         """The server's count at the request's admission, less what this client sent after that request."""
+        self.learn(reported.limit)
         self.refill()
-        if self.per_minute is None or reported.limit < self.per_minute:
-            self.per_minute = reported.limit
         if reported.remaining is None:
             return
-        if reported.reset_s:  # full in reset_s at the limit's rate: that is the burst the server allows
-            self.capacity = max(self.capacity, min(float(reported.limit), reported.remaining + reported.reset_s * self.rate))
+        # full again in reset_s at the limit's rate: remaining + that is the burst the server allows
+        burst = reported.remaining + (reported.reset_s or 0.0) * self.rate
+        self.capacity = max(self.capacity, min(float(reported.limit), burst))
         self.level = min(self.capacity, reported.remaining - (self.sent - sent_then))
 
     def empty(self) -> None:
@@ -179,9 +186,9 @@ class RateControl:
         self.answers = 0  # answers other than rate-limit refusals
         self.heard = False  # any answer or refusal yet
         self.probe_sent: float | None = None
-        self.held_s = 0.0  # seconds sends waited on a limit, summed over waits (not over waiters)
+        self.held_s = 0.0  # seconds sends waited on a limit: past a second, the user is told
         self.note = note
-        self._noted_hold = False
+        self._noted_hold = False  # said once per run: the limit does not change
         self._last_decrease = -1.0  # the request counter when the window was last halved
         self._pacing = asyncio.Lock()  # one request at a time waits for its turn: first come, first served
 
@@ -209,7 +216,6 @@ class RateControl:
         self.refusals_in_a_row = 0
         self.answers += 1
         self.heard = True
-        self._noted_hold = False
         if headers is not None:
             if headers.tokens is not None:
                 self.tokens.sync(headers.tokens, sent[0])
@@ -220,9 +226,8 @@ class RateControl:
     def know(self, tpm: int | None, rpm: int | None) -> None:
         """Limits given up front by another stage on the same endpoint: the smaller holds."""
         for bucket, per_minute in ((self.tokens, tpm), (self.requests, rpm)):
-            if per_minute and (bucket.per_minute is None or per_minute < bucket.per_minute):
-                bucket.per_minute = per_minute
-                bucket.capacity = bucket.level = per_minute / BURST_GUESS
+            if per_minute:
+                bucket.learn(per_minute)
 
     def refused_now(self, headers: RateHeaders | None, retry_after_s: float | None, sent: tuple[float, float]) -> None:
         """A 429 over a rate limit: nothing more is sent until the server says, or for a growing backoff. The
@@ -235,8 +240,8 @@ class RateControl:
             self.window = max(1.0, self.window / 2)
         known = [a for a in (headers.tokens, headers.requests) if a is not None] if headers else []
         for bucket, allowance in zip((self.tokens, self.requests), (headers.tokens, headers.requests) if headers else (None, None)):
-            if allowance is not None and (bucket.per_minute is None or allowance.limit < bucket.per_minute):
-                bucket.per_minute = allowance.limit
+            if allowance is not None:
+                bucket.learn(allowance.limit)
             bucket.empty()
         if retry_after_s is not None:
             hold = retry_after_s
@@ -250,9 +255,9 @@ class RateControl:
 
     def _held(self, wait: float) -> None:
         self.held_s += wait
-        if self.note is not None and not self._noted_hold and wait >= 1.0:
+        if self.note is not None and not self._noted_hold and self.held_s >= 1.0:
             self._noted_hold = True
-            self.note(f"held back by the endpoint's rate limit: {self.describe()}")
+            self.note(f"held back by its rate limit, paced at {self.describe()}")
 
     def describe(self) -> str:
         limits = [f"{b.per_minute:,} {name}/min" for b, name in ((self.tokens, "tokens"), (self.requests, "requests"))
