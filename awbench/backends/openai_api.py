@@ -101,16 +101,15 @@ class OpenAIBackend:
         endpoint = self._pick()
         endpoint.in_flight += 1
         endpoint.sent += 1
-        started[0] = time.perf_counter()
         try:
-            return await self._watched(endpoint, body)
+            return await self._watched(endpoint, body, started)
         finally:
             endpoint.in_flight -= 1
 
     @staticmethod
-    async def _watched(endpoint: _Endpoint, body: dict[str, Any]) -> Completion:
+    async def _watched(endpoint: _Endpoint, body: dict[str, Any], started: list[float]) -> Completion:
         try:
-            completion = await endpoint.limit.chat(endpoint.client, body)
+            completion = await endpoint.limit.chat(endpoint.client, body, started)
         except Exception as error:
             endpoint.watch.record(error)
             raise

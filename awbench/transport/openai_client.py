@@ -20,6 +20,7 @@ import asyncio
 import os
 import random
 import re
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -181,14 +182,17 @@ class SharedLimit:
     def _allowed(self) -> int:
         return min(self.size, self.rate.allowed_in_flight())
 
-    async def chat(self, client: ChatClient, body: dict[str, Any]) -> Completion:
-        """One request within the endpoint's limits: refusals over a rate limit wait and are sent again."""
+    async def chat(self, client: ChatClient, body: dict[str, Any], sent_at: list[float] | None = None) -> Completion:
+        """One request within the endpoint's limits: refusals over a rate limit wait and are sent again.
+        `sent_at[0]`: set to `time.perf_counter()` as each is sent (a latency leaves the waits out)."""
         refusals, answers_then = 0, -1
         while True:
             async with self:
                 if self._probe_timer is None:  # the probe: the rest wait for its answer, at most PROBE_S
                     self._probe_timer = asyncio.get_running_loop().call_later(PROBE_S, self._wake)
                 sent = await self.rate.admit(body)
+                if sent_at is not None:
+                    sent_at[0] = time.perf_counter()
                 try:
                     completion = await client.chat(body)
                 except StatusError as error:
