@@ -89,6 +89,12 @@ class Command(TyperCommand):
     (`error: --concurrency: must be at least 1, got 0`, exit 2): typer checks `min`/`max` and `Literal`
     choices with pydantic and would show pydantic's wording."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:  # a flag takes no value: typer would show `<bool>` beside it in --help
+            if getattr(param, "is_flag", False) and param.metavar is None:
+                param.metavar = ""
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
@@ -122,3 +128,7 @@ def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
         for option, path in outputs.items():
             if path is not None:
                 refuse_run_output(option, path)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

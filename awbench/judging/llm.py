@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlparse
 
+from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted, llm_identity, llm_judge_id
@@ -280,7 +281,7 @@ class LLMJudge:
             if is_context_overflow(error) or is_content_refusal(error):
                 return VerdictRecord(status="error", error=error_summary(error), seed=seed)
             if error.status in FATAL_STATUS:
-                raise FatalAPIError(error_summary(error)) from None
+                raise FatalAPIError(refusal("judge", self.client.base_url, error)) from None
             return VerdictRecord(status="error", error=error_summary(error), seed=seed)
         if is_retryable(error):
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)

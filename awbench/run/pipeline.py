@@ -35,7 +35,7 @@ from awbench.run.stages import (
     reusable,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
-from awbench.transport.openai_client import Endpoints, api_key
+from awbench.transport.openai_client import Endpoints, MissingAPIKey, api_key
 
 MAX_WARNINGS_SHOWN = 5
 
@@ -135,7 +135,8 @@ def _load(config: RunConfig, progress: Progress) -> LoadedData:
         check_baseline(config.model.model)
     if config.model.backend == "openai":
         for url in endpoint_urls(config.model):
-            api_key(url, config.model.api_key_env)
+            with _whose_key("candidate"):
+                api_key(url, config.model.api_key_env)
     data = load_samples(config.data)
     if data.skipped:
         progress.warn(f"skipped {data.skipped} invalid records (--skip-invalid); `awbench data validate` lists them")
@@ -154,10 +155,21 @@ def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     the run with nothing spent."""
     from awbench.judging.llm import require_key
 
-    judges = create_judges(settings, endpoints)
-    if settings.uses_llm and settings.backend == "openai":  # the in-process judge needs no key
-        require_key(settings)
+    with _whose_key("judge"):
+        judges = create_judges(settings, endpoints)
+        if settings.uses_llm and settings.backend == "openai":  # the in-process judge needs no key
+            require_key(settings)
     return judges
+
+
+@contextmanager
+def _whose_key(party: str) -> Iterator[None]:
+    """A missing key names whose it is; only the judge's can be done without (the rule judge needs none)."""
+    try:
+        yield
+    except MissingAPIKey as error:
+        hint = ". For a free offline score without any API, use --judge rules" if party == "judge" else ""
+        raise MissingAPIKey(f"the {party}: {error}{hint}") from None
 
 
 @contextmanager
