@@ -277,10 +277,14 @@ def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     for args in (["model-a", "--output", str(report_runs)], [str(report_runs / "model-a")],
                  ["--output", str(report_runs / "model-a")]):
         result = invoke("report", *args, "-o", str(out), "--no-ci")
-        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run(s), 2 chart(s))\n"), result.output
+        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run; 2 leaderboard charts, 2 along "
+                                                         "trajectories)\n"), result.output
     result = invoke("report", "model-a", "model-c", "--output", str(report_runs), "-o", str(out), "--no-ci")
-    assert result.stdout == f"wrote {out} (2 run(s), 2 chart(s))\n"
-    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == f"wrote {out} (3 run(s), 2 chart(s))\n"
+    assert result.stdout == f"wrote {out} (2 runs; 2 leaderboard charts, 4 along trajectories)\n"
+    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == \
+        f"wrote {out} (3 runs; 2 leaderboard charts, 6 along trajectories)\n"
+    html = out.read_text()  # the count is the report's: every chart is one <svg> of its own id
+    assert (html.count('<svg id="chart-'), html.count('<svg id="growth-')) == (2, 6)
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
     assert (result.exit_code, result.stderr) == (2, "error: no run or directory of runs 'model-z': neither model-z nor "
                                                     f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "

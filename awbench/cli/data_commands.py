@@ -9,14 +9,14 @@ import typer
 from rich.markup import escape
 
 from awbench.analysis.data_info import DataInfo, data_info
-from awbench.cli.common import EXIT_USAGE, console, plural
+from awbench.cli.common import EXIT_USAGE, Group, console, plural
 from awbench.cli.fitting import FittingTable
 from awbench.cli.errors import pipeline_errors
 from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import Sample
 
-data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True)
+data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True, cls=Group)
 
 SourceArg = Annotated[str, typer.Argument(help="'sample', a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
 

@@ -26,7 +26,7 @@ from awbench.config import (
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
 from awbench.run.reparse import reparse_judgments
-from awbench.run.rewards import write_rewards
+from awbench.run.rewards import reward_evaluations, write_rewards
 
 RunArgument = Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
@@ -145,10 +145,15 @@ def score(
     refuse_run_outputs({"--reward": reward})
     store = open_run(run, options.values["output"])
     with pipeline_errors(), store.locked():
+        if reward is not None:
+            reward_evaluations(store)  # refused before anything changes
         manifest = store.read_manifest()
         scoring = _scoring_settings(manifest.config.scoring, options)
         if scoring != manifest.config.scoring:
             store.write_manifest(manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})}))
+            (err_console if fmt == "json" else console).print(
+                scoring_change_note(store.path.name, manifest.config.scoring, scoring), highlight=False, markup=False,
+                soft_wrap=True)
         chosen = resolve_judge(store, judge)
         samples = pipeline.run_samples(store)
         scores = pipeline.score(store, samples)[chosen.id]
@@ -159,6 +164,16 @@ def score(
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
     print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
     raise typer.Exit(code)
+
+
+def scoring_change_note(run: str, before: ScoringSettings, after: ScoringSettings) -> str:
+    """Scoring options given to `score` are the run's from now on (run.json): later `score`, `show`, `leaderboard`
+    and `report` use them. Said, with how to go back."""
+    changed = [field for field in type(after).model_fields if getattr(before, field) != getattr(after, field)]
+    what = ", ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)} -> {getattr(after, field)}"
+                     for field in changed)
+    back = " ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)}" for field in changed)
+    return f"{run}: {what}, saved in its run.json for every later command (back with `awbench score {run} {back}`)"
 
 
 def register(app: typer.Typer) -> None:
