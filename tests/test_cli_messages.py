@@ -137,3 +137,21 @@ def test_show_dimension_on_a_rule_evaluation_says_it_has_no_dimensions(results):
         2, "error: the rule judge scores no rubric dimension (format, factuality, consistency, realism, quality): "
            "--dimension needs an LLM judge's evaluation (--judge llm, or its id)\n")
     assert invoke("show", "both", "--output", results, "--worst", "2", "--dimension", "realism").exit_code == 0
+
+
+# --------------------------------------------------------------------------- imported runs
+
+
+def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(results, tmp_path):
+    out = results
+    exported = invoke("export", "llm-only", "--official", tmp_path / "official", "--output", out)
+    assert exported.exit_code == 0, exported.output
+    result = invoke("import", tmp_path / "official" / "judged.jsonl", "--run-name", "qwen-official", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert RunStore(out / "qwen-official").read_manifest().config.model.model == "qwen-official"
+    given = invoke("import", tmp_path / "official" / "predictions.jsonl", "--run-name", "p", "--model", "Qwen/Q",
+                   "--output", out)
+    assert given.exit_code == 0 and RunStore(out / "p").read_manifest().config.model.model == "Qwen/Q"
+    # an imported evaluation's prompts have no hash: its group says `prompts imported`, never `imported@`
+    board = invoke("leaderboard", "--output", out)
+    assert "prompts imported ·" in board.stdout and "imported@" not in board.stdout

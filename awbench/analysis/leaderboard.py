@@ -52,7 +52,8 @@ class Provenance:
 
     @property
     def prompts(self) -> str:
-        return f"{self.prompt_set}@{self.prompt_hash[:6]}"
+        """`name@hash`; an imported evaluation's prompts are not known (no hash): its name alone."""
+        return f"{self.prompt_set}@{self.prompt_hash[:6]}" if self.prompt_hash else self.prompt_set
 
     @property
     def header(self) -> str:
