@@ -7,7 +7,7 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -88,6 +88,25 @@ class ModelSettings(_Settings):
     @field_serializer("base_urls", when_used="json")
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
+
+
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+ENGINE_FIELDS = ("max_model_len", "dtype", "engine_args", "overlength", "tensor_parallel_size", "data_parallel_size",
+                 "gpu_memory_utilization", "trust_remote_code", "enable_prefix_caching", "distributed_executor_backend",
+                 "batch_size")
+# Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
+UNUSED_MODEL_FIELDS = {
+    "openai": (ENGINE_FIELDS, "the endpoint's server runs the model with its own engine settings and context window"),
+    "vllm": (ENDPOINT_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
+    # Sampling options stay allowed: a baseline's run records them, as a stand-in for a model's.
+    "baseline": (ENDPOINT_FIELDS + ENGINE_FIELDS, "a baseline calls no model"),
+}
+
+
+def unused_model_fields(backend: str, given: Iterable[str]) -> tuple[list[str], str]:
+    """The given ModelSettings fields that `backend` would ignore, and why (for a message)."""
+    unused, why = UNUSED_MODEL_FIELDS.get(backend, ((), ""))
+    return [name for name in given if name in unused], why
 
 
 class JudgeEngineSettings(_Settings):

@@ -155,3 +155,29 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
     # an imported evaluation's prompts have no hash: its group says `prompts imported`, never `imported@`
     board = invoke("leaderboard", "--output", out)
     assert "prompts imported ·" in board.stdout and "imported@" not in board.stdout
+
+
+# --------------------------------------------------------------------------- options a backend does not use
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-model-len", "4096", "--overlength",
+      "truncate-history"],
+     "error: --max-model-len, --overlength do not apply to the openai backend (the endpoint's server runs the model "
+     "with its own engine settings and context window): leave them out\n"),
+    (["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
+     "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
+     "out\n"),
+    (["--model", "baseline:oracle", "--concurrency", "3"],
+     "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n"),
+    (["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
+     "error: --request-timeout does not apply to the vllm backend (they are for an OpenAI-compatible endpoint, "
+     "--base-url): leave it out\n"),
+    (["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
+     "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
+     "in-process judge, --judge-backend vllm): leave them out\n"),
+])
+def test_options_the_backend_does_not_use_are_refused_by_name(tmp_path, args, message):
+    result = invoke("run", *args, "--data", "sample", "--output", tmp_path / "results")
+    assert (result.exit_code, result.stderr) == (2, message)
+    assert not (tmp_path / "results").exists()
