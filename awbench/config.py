@@ -59,6 +59,7 @@ class ModelSettings(_Settings):
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
     generations: int = Field(1, ge=1)  # independent generations per sample, each judged
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
     api_key_env: str | None = operational(None)
@@ -135,6 +136,7 @@ class JudgeSettings(_Settings):
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    stop: list[str] = Field(default_factory=list)
     structured: bool = False
     samples: int = Field(1, ge=1)  # independent verdicts per prediction
     prompts: str = "rubric"  # a built-in prompt set name or a directory

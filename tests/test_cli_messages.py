@@ -181,3 +181,38 @@ def test_options_the_backend_does_not_use_are_refused_by_name(tmp_path, args, me
     result = invoke("run", *args, "--data", "sample", "--output", tmp_path / "results")
     assert (result.exit_code, result.stderr) == (2, message)
     assert not (tmp_path / "results").exists()
+
+
+# --------------------------------------------------------------------------- --stop and --judge-stop
+
+
+def test_stop_strings_reach_the_candidate_and_the_judge_requests(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    verdict = ('<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 4, '
+               '"factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```\n</final_evaluation>')
+    with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate, \
+            FakeOpenAIServer(responder=lambda body: Reply(verdict)) as judge:
+        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--stop", "### Turn", "--stop", "\n\n",
+                        "--judge-model", "j", "--judge-base-url", judge.url, "--judge-stop", "</final_evaluation>",
+                        "--data", "sample", "--domains", "os", "--limit", "1", "--output", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert [body["stop"] for body in candidate.requests] == [["### Turn", "\n\n"]]
+    assert [body["stop"] for body in judge.requests] == [["</final_evaluation>"]]
+    config = json.loads(next(tmp_path.glob("*/run.json")).read_text())["config"]
+    assert (config["model"]["stop"], config["judge"]["stop"]) == (["### Turn", "\n\n"], ["</final_evaluation>"])
+
+
+def test_without_stop_no_request_has_one_and_judge_ids_stay(monkeypatch, tmp_path):
+    from awbench.config import JudgeSettings
+    from awbench.judging import llm_judge_id
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate:
+        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--judge", "rules", "--data", "sample",
+                        "--domains", "os", "--limit", "1", "--output", tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    assert ["stop" in body for body in candidate.requests] == [False]
+    # a judge without stop strings keeps the id it had before the option existed
+    assert llm_judge_id(JudgeSettings(), "rubric", "0" * 64) == "gpt-5.2-2025-12-11-rubric-61c0c0"  # as in 0.3.0
+    assert llm_judge_id(JudgeSettings(stop=["x"]), "rubric", "0" * 64) != llm_judge_id(JudgeSettings(), "rubric", "0" * 64)

@@ -54,6 +54,8 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
         body["top_p"] = settings.top_p
     if request.seed is not None:
         body["seed"] = request.seed
+    if settings.stop:
+        body["stop"] = settings.stop
     return body | settings.extra_body
 
 

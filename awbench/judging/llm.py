@@ -307,6 +307,8 @@ class LLMJudge:
         body["max_completion_tokens" if self._official_api else "max_tokens"] = s.max_tokens
         if s.reasoning_effort:
             body["reasoning_effort"] = s.reasoning_effort
+        if s.stop:
+            body["stop"] = s.stop
         if s.structured:
             schema = verdict_schema(bounded_strings=not self._official_api)
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema}}
