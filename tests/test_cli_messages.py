@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from runs_helpers import MCP, SEARCH, SMALL, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -112,6 +112,9 @@ def test_rewards_of_a_run_with_both_judges(results, tmp_path):
     rows = [json.loads(line) for line in rewards.read_text().splitlines()]
     assert f"wrote 3 rewards to {rewards}" in result.stdout
     by_key = {row["key"]: row["reward"] for row in rows if row["reward"] is not None}
+    as_json = invoke("score", "both", "--output", results, "--reward", rewards, "--format", "json")
+    assert as_json.stderr.startswith(f"wrote 3 rewards to {rewards}\n")  # stdout holds the JSON alone
+    assert json.loads(as_json.stdout)["judge_id"] == "llm-both"
     assert by_key == {MCP[0]: pytest.approx(0.9 * 15 + 2.5), MCP[1]: pytest.approx(4.5),
                       SEARCH[0]: pytest.approx(0.9 * 20)}
 
@@ -216,3 +219,23 @@ def test_without_stop_no_request_has_one_and_judge_ids_stay(monkeypatch, tmp_pat
     # a judge without stop strings keeps the id it had before the option existed
     assert llm_judge_id(JudgeSettings(), "rubric", "0" * 64) == "gpt-5.2-2025-12-11-rubric-61c0c0"  # as in 0.3.0
     assert llm_judge_id(JudgeSettings(stop=["x"]), "rubric", "0" * 64) != llm_judge_id(JudgeSettings(), "rubric", "0" * 64)
+
+
+# --------------------------------------------------------------------------- unscored samples are counted
+
+
+def test_unscored_samples_are_counted_in_the_leaderboard_and_the_report(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    grades = {MCP[0]: UNSCORED, MCP[1]: UNSCORED, MCP[2]: None, SEARCH[0]: UNSCORED, SEARCH[1]: UNSCORED}
+    make_run(out, "nothing-scored", data, grades)
+    board = invoke("leaderboard", "--output", out, "--format", "csv")
+    rows = board.stdout.splitlines()
+    assert rows[0].split(",")[13:16] == ["scored", "failed", "unscored"]
+    assert rows[1].split(",")[13:16] == ["1", "1", "4"]  # the failed generation scores 0 (policy minimum)
+    table = invoke("leaderboard", "--output", out)
+    assert "Scored/" in table.stdout and "unscored" in table.stdout and " 1/1/4" in table.stdout
+    report = tmp_path / "report.html"
+    assert invoke("report", "--output", out, "-o", report, "--no-ci").exit_code in (0, 1)
+    html = report.read_text()
+    assert "<th class=\"\">Unscored</th>" in html and "<td>1</td><td>1</td><td>4</td>" in html

@@ -82,8 +82,8 @@ def _cell_html(cell: Cell) -> str:
 
 
 def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
-    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts", "Data",
-             "Cost"]
+    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Unscored", "Judge", "Prompts",
+             "Data", "Cost"]
     text_cols = {"Run", "Judge", "Prompts", "Data"}
     out = [f'<div class="scroll"><table id="{table_id}" class="leaderboard"><thead><tr>'
            + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
@@ -101,7 +101,8 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
             out.append(
                 f'<tr class="{css}" data-run="{_e(row.run)}"><td>{"" if row.rank is None else row.rank}</td>'
                 f'<td class="text">{name}{model}</td>{cells}<td>{"" if row.scored is None else row.scored}</td>'
-                f'<td>{"" if row.failed is None else row.failed}</td><td class="text">{_e(row.judge)}</td>'
+                f'<td>{"" if row.failed is None else row.failed}</td>'
+                f'<td>{"" if row.unscored is None else row.unscored}</td><td class="text">{_e(row.judge)}</td>'
                 f'<td class="text">{_e(row.prompts)}</td><td class="text">{_e(row.data)}</td>'
                 f"<td>{_e(fmt_cost(row.cost_usd))}</td></tr>"
             )
