@@ -238,4 +238,4 @@ def test_unscored_samples_are_counted_in_the_leaderboard_and_the_report(tmp_path
     report = tmp_path / "report.html"
     assert invoke("report", "--output", out, "-o", report, "--no-ci").exit_code in (0, 1)
     html = report.read_text()
-    assert "<th class=\"\">Unscored</th>" in html and "<td>1</td><td>1</td><td>4</td>" in html
+    assert '<th class="">Scored / failed / unscored</th>' in html and '<td class="counts">1/1/4</td>' in html
