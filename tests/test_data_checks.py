@@ -510,7 +510,7 @@ def test_the_command_line_fails_fast_without_a_hub(tmp_path):
     command = [sys.executable, "-c", "from awbench.cli import main; main()", "data", "validate", "nobody-here/bench"]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
-    assert "cannot be reached" in result.stderr and "--data PATH" in result.stderr
+    assert "cannot be reached" in result.stderr and "give instead a local directory" in result.stderr
     assert "Retrying" not in result.stderr and "Traceback" not in result.stderr
 
 

@@ -203,7 +203,7 @@ JUDGE = Group("Judge", JudgeSettings, (
     Opt("judge_max_tokens", "max_tokens", int, "Completion budget per verdict.", min=1),
     Opt("judge_reasoning_effort", "reasoning_effort", str, "e.g. low, medium, high.", default_text="the model's"),
     Opt("judge_extra_body", "extra_body", str, "JSON merged into each judge request.", default_text="none", convert=_json_object, json_object=True),
-    Opt("judge_stop", "stop", list[str], "A string that ends a verdict (repeatable).", convert=_list),
+    Opt("judge_stop", "stop", list[str], "A string that ends a verdict (repeatable).", default_text="none", convert=_list),
     Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1),
     Opt("judge_max_retries", "max_retries", int, "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts.", min=0),
     Opt("rule_workers", "rule_workers", int, "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
