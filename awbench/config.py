@@ -51,7 +51,9 @@ class DataSettings(_Settings):
 
 class ModelSettings(_Settings):
     model: str
-    backend: Literal["baseline", "openai", "vllm", "imported"]  # imported: predictions came from a file
+    # A name in the registry (awbench.plugins: baseline, openai, vllm, or an installed package's), or
+    # imported: predictions came from a file.
+    backend: str
     # Sampling
     temperature: float = 0.6
     top_p: float | None = None
@@ -131,7 +133,7 @@ class JudgeSettings(_Settings):
     model: str = DEFAULT_JUDGE_MODEL
     # openai: an OpenAI-compatible endpoint; vllm: in this process, with vLLM's offline engine (`engine`).
     # Not part of the judge id: the same model, sampling and prompts give the same kind of verdicts either way.
-    backend: Literal["openai", "vllm"] = operational("openai")
+    backend: str = operational("openai")  # a judge backend in the registry (awbench.plugins)
     temperature: float = Field(0.6, ge=0)
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None

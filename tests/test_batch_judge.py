@@ -23,15 +23,12 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
-from awbench.judging.batch import (
-    ANSWERS_FILE,
-    STATE_FILE,
-    BatchJudge,
-    BatchState,
-    parse_custom_id,
-)
+from awbench.judging.batch import BatchJudge
+from awbench.judging.batch_api import BatchAPI
+from awbench.judging.batch_state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
-from awbench.judging.llm import _seed, create
+from awbench.judging.openai_judge import create
+from awbench.judging.verdicts import verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.run import pipeline
 from awbench.run.store import RunStore
@@ -275,9 +272,9 @@ def test_expired_requests_go_through_the_chat_endpoint_with_fallback_direct(out:
     for line in lines[3:]:  # the direct call is the request's second attempt, with that attempt's seed
         key, generation, index, attempt, _ = parse_custom_id(line["custom_id"])
         record = records[(key, generation)]
-        assert record.verdicts[0].attempts == 2 and record.verdicts[0].seed == _seed(record.cache_key, 0, 2)
+        assert record.verdicts[0].attempts == 2 and record.verdicts[0].seed == verdict_seed(record.cache_key, 0, 2)
     assert {b["seed"] for b in api.chat_requests}.isdisjoint(by_seed)
-    expected_bodies = sorted(json.dumps({**line["body"], "seed": _seed(records[tuple(parse_custom_id(line["custom_id"])[:2])].cache_key, 0, 2)}, sort_keys=True) for line in lines[3:])
+    expected_bodies = sorted(json.dumps({**line["body"], "seed": verdict_seed(records[tuple(parse_custom_id(line["custom_id"])[:2])].cache_key, 0, 2)}, sort_keys=True) for line in lines[3:])
     assert sorted(json.dumps(b, sort_keys=True) for b in api.chat_requests) == expected_bodies
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
@@ -341,7 +338,7 @@ def test_an_outage_while_waiting_is_waited_out(tmp_path: Path) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         api.fail_looks = 4  # the SDK tries three times per call, then the judge tries again
         (record,) = batch_judge_all(settings(api.url), [make_request()], tmp_path, progress=notes,
-                                    setup=lambda judge: setattr(judge, "retry_base_s", 0.01))
+                                    setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01))
     assert record.status == "ok" and api.fail_looks == 0 and len(api.created) == 1
     assert any("could not look at a batch" in w and "503" in w for w in notes.warnings)
 
@@ -379,15 +376,15 @@ def test_over_the_enqueued_token_limit_a_batch_waits_for_another_without_spendin
 
 
 def crash_after(monkeypatch: pytest.MonkeyPatch, method: str, before: bool = False) -> None:
-    original = getattr(BatchJudge, method)
+    original = getattr(BatchAPI, method)
 
-    async def crashing(self: BatchJudge, *args: Any) -> Any:
+    async def crashing(self: BatchAPI, *args: Any) -> Any:
         if before:
             raise Crash(method)
         await original(self, *args)
         raise Crash(method)
 
-    monkeypatch.setattr(BatchJudge, method, crashing)
+    monkeypatch.setattr(BatchAPI, method, crashing)
 
 
 @pytest.mark.parametrize("where", ["after the upload, before saving its file id", "after the upload, before the batch",
@@ -396,11 +393,11 @@ def test_a_crash_during_submission_never_submits_twice(out: Path, monkeypatch: p
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         with monkeypatch.context() as patch:
             if where.startswith("after the upload, before saving"):
-                crash_after(patch, "_upload")
+                crash_after(patch, "upload")
             elif where == "after the upload, before the batch":
-                crash_after(patch, "_create", before=True)
+                crash_after(patch, "create", before=True)
             else:
-                crash_after(patch, "_create")
+                crash_after(patch, "create")
             crashed = invoke(*run_args(api.url, out))
         assert isinstance(crashed.exception, Crash)
         assert len(api.uploads) == 1
@@ -424,14 +421,14 @@ def test_a_crash_during_submission_never_submits_twice(out: Path, monkeypatch: p
 def test_a_crash_between_saving_the_answers_and_marking_the_batch_collected(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         with monkeypatch.context() as patch:
-            original = BatchJudge._save
+            original = BatchFiles.save
 
-            def crashing(self: BatchJudge) -> None:
-                if any(e.collected for e in self._state.batches):
+            def crashing(self: BatchFiles) -> None:
+                if any(e.collected for e in self.state.batches):
                     raise Crash("collected")
                 original(self)
 
-            patch.setattr(BatchJudge, "_save", crashing)
+            patch.setattr(BatchFiles, "save", crashing)
             crashed = invoke(*run_args(api.url, out))
         assert isinstance(crashed.exception, Crash)
         answers = [json.loads(line) for line in (evaluation_dir(out) / ANSWERS_FILE).read_text().splitlines()]
@@ -449,7 +446,7 @@ def test_a_creation_whose_answer_is_lost_is_looked_for_before_it_is_tried_again(
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         api.lose_creations = 1
         (record,) = batch_judge_all(settings(api.url), [make_request()], tmp_path,
-                                    setup=lambda judge: setattr(judge, "retry_base_s", 0.01))
+                                    setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01))
     assert len(api.created) == 1 and api.listed >= 1 and record.status == "ok"
 
 
@@ -488,12 +485,10 @@ def test_a_crash_while_waiting_resumes_the_same_batch(out: Path) -> None:
 def test_a_batch_nothing_wants_any_more_is_cancelled(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), hold=True) as api:
         with monkeypatch.context() as patch:
-            original = BatchJudge._wait_for_one
-
-            async def interrupted(self: BatchJudge, entries: Any) -> None:
+            async def interrupted(self: BatchAPI, entries: Any, save: Any) -> None:
                 raise KeyboardInterrupt
 
-            patch.setattr(BatchJudge, "_wait_for_one", interrupted)
+            patch.setattr(BatchAPI, "poll", interrupted)
             stopped = invoke(*run_args(api.url, out))
         assert stopped.exit_code == 130 and len(api.created) == 1
         # the same judge, directly, judges everything meanwhile; it is told about the open batch

@@ -11,8 +11,8 @@ import awbench
 PACKAGE = Path(awbench.__file__).resolve().parent
 # Lowest first: a module may import from its own layer and the ones before it.
 LAYERS = ("", "data", "world_model", "transport", "backends", "judging", "run", "analysis", "interop", "cli")
-SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.files", "awbench.records",
-          "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest")  # fmt: skip
+SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.files", "awbench.plugins",
+          "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest")  # fmt: skip
 # The one import allowed upward: the package root keeps `from awbench import pipeline` working, loaded on use.
 REEXPORTS = {("awbench", "awbench.run.pipeline")}
 
@@ -35,10 +35,17 @@ def layer(module: str) -> int:
     return LAYERS.index(package)
 
 
-def imported(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every awbench module `path` imports, anywhere in it."""
+def imported(path: Path, at_runtime: bool = False) -> list[tuple[int, str]]:
+    """(line, module) of every awbench module `path` imports, anywhere in it; `at_runtime`: not those only
+    type checkers read (`if TYPE_CHECKING:`), which never run."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = {id(inner) for node in ast.walk(tree)
+                 if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                 for statement in node.body for inner in ast.walk(statement)} if at_runtime else set()
     found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] == "awbench"]
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "awbench":
@@ -82,3 +89,74 @@ def test_layer_check_catches_an_upward_import(tmp_path):
     probe.write_text("def f():\n    from awbench.analysis.leaderboard import build_leaderboard\n", encoding="utf-8")
     assert imported(probe) == [(2, "awbench.analysis.leaderboard")]
     assert layer("awbench.analysis.leaderboard") > layer("awbench.judging.llm")
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every module that can reach itself again by imports, with one such path (the shortest, found breadth
+    first), each cycle named once by its members."""
+    cycles: dict[frozenset[str], list[str]] = {}
+    for start in sorted(graph):
+        paths = {start: [start]}
+        frontier = [start]
+        while frontier and start not in {m for f in frontier for m in graph.get(f, ())} - {None}:
+            following = []
+            for module in frontier:
+                for target in sorted(graph.get(module, ())):
+                    if target not in paths:
+                        paths[target] = [*paths[module], target]
+                        following.append(target)
+            frontier = following
+        closing = next((f for f in frontier if start in graph.get(f, ())), None)
+        if closing is not None:
+            cycle = [*paths[closing], start]
+            cycles.setdefault(frozenset(cycle), cycle)
+    return list(cycles.values())
+
+
+def runtime_imports() -> dict[str, set[str]]:
+    """module -> the awbench modules it imports when run, lazy imports inside functions included."""
+    return {module_name(path): {target for _, target in imported(path, at_runtime=True)} - {"awbench"}
+            for path in package_files()}
+
+
+def test_no_import_cycle():
+    """No module imports, even lazily, one that imports it back (directly or through others): each module
+    can be understood, and loaded, before the ones above it."""
+    assert import_cycles(runtime_imports()) == []
+
+
+def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
+    """The check itself can fail: two modules importing each other, one of them inside a function, are a
+    cycle; an import only type checkers read is not."""
+    upper = tmp_path / "upper.py"
+    upper.write_text("from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
+                     "if TYPE_CHECKING:\n    from awbench.judging.rule_judge import RuleJudge\n", encoding="utf-8")
+    lower = tmp_path / "lower.py"
+    lower.write_text("def f():\n    from awbench.judging.batch import BatchJudge\n", encoding="utf-8")
+    assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm")]
+    assert len(imported(upper)) == 2
+    graph = {"awbench.judging.llm": {target for _, target in imported(lower)},
+             "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
+             "awbench.judging.rule_judge": {"awbench.judging.llm"}}
+    assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
+
+
+def judge_introspection(path: Path) -> list[str]:
+    """`getattr(...)` anywhere, and `isinstance(x, ...)` where x names a judge: a run module that asks what
+    a judge is, rather than calling the hooks of the Judge protocol."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            subject = ast.unparse(node.args[0]) if node.args else ""
+            if node.func.id == "getattr" or (node.func.id == "isinstance" and "judge" in subject.lower()):
+                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
+    assert [hit for path in sorted((PACKAGE / "run").glob("*.py")) for hit in judge_introspection(path)] == []
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(judge_, stage):\n    isinstance(stage.judge, BatchJudge)\n"
+                     "    return getattr(judge_, 'spent_usd', None)\n", encoding="utf-8")
+    assert judge_introspection(probe) == ["probe.py:2: isinstance(stage.judge, BatchJudge)",
+                                          "probe.py:3: getattr(judge_, 'spent_usd', None)"]

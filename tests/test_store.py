@@ -233,3 +233,39 @@ def test_a_misspelt_run_gets_the_closest_names(tmp_path):
 def test_reading_a_directory_without_run_json_says_so(tmp_path):
     with pytest.raises(StoreError, match="has no run.json"):
         RunStore(tmp_path).read_manifest()
+
+
+def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tmp_path):
+    """A run written before evaluations existed (one judgments.jsonl, run.json's `judges` by kind) opens as the
+    run of today: the same judge id, records, judge.json settings and scores; the old file kept aside."""
+    from typer.testing import CliRunner
+
+    from awbench.cli import app
+    from awbench.judging.rules import RULES_VERSION
+
+    made = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
+                                    "--limit", "1", "--output", str(tmp_path), "--run-name", "r"])
+    assert made.exit_code == 0, made.output
+    run = tmp_path / "r"
+    evaluation = run / "judges" / f"rules-v{RULES_VERSION}"
+    records = (evaluation / "judgments.jsonl").read_bytes()
+    scores = (evaluation / "scores.json").read_text()
+    now = json.loads((run / "run.json").read_text())
+    # Back to schema 1: the records at the top, no evaluations, the judges described by kind.
+    (run / "judgments.jsonl").write_bytes(records)
+    for child in evaluation.iterdir():
+        child.unlink()
+    evaluation.rmdir()
+    (run / "judges").rmdir()
+    old = {**now, "schema_version": 1, "primary_judge": None, "primary_described": {},
+           "judges": {"rules": {"rules_version": RULES_VERSION}}}
+    (run / "run.json").write_text(json.dumps(old))
+
+    manifest = RunStore(run).read_manifest()
+    assert manifest.schema_version == 2 and manifest.primary_judge == f"rules-v{RULES_VERSION}"
+    assert (evaluation / "judgments.jsonl").read_bytes() == records and (evaluation / "scores.json").read_text() == scores
+    info = json.loads((evaluation / "judge.json").read_text())
+    assert info["id"] == f"rules-v{RULES_VERSION}" and info["kind"] == "rules" and info["settings"]["kind"] == "rules"
+    assert info["described"] == {"rules_version": RULES_VERSION}
+    assert not (run / "judgments.jsonl").exists() and (run / "judgments.jsonl.migrated").read_bytes() == records
+    assert "judges" not in json.loads((run / "run.json").read_text())

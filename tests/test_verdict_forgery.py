@@ -26,7 +26,7 @@ from test_reference_protocol import write_checkout
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
 from awbench.judging import requests_of
-from awbench.judging.llm import create
+from awbench.judging.openai_judge import create
 from awbench.judging.prompts import shown_prediction
 from awbench.judging.verdict import parse_verdict
 from awbench.judging.verdicts import reference_reading

@@ -31,8 +31,8 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging import create_judges, llm, requests_of
-from awbench.judging.llm import _seed
+from awbench.judging import create_judges, openai_judge, requests_of
+from awbench.judging.verdicts import verdict_seed
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
@@ -64,7 +64,7 @@ def test_the_judge_id_and_cache_keys_do_not_depend_on_the_backend() -> None:
     local = served.model_copy(update={"backend": "vllm", "base_url": None,
                                       "engine": served.engine.model_copy(update={"max_model_len": 4096, "batch_size": 8,
                                                                                  "engine_args": {"quantization": "fp8"}})})
-    http_judge, (vllm_judge,) = llm.create(served), create_judges(local)
+    http_judge, (vllm_judge,) = openai_judge.create(served), create_judges(local)
     assert isinstance(vllm_judge, VLLMJudge) and vllm_judge.id == http_judge.id
     request = judge_request_for()
     assert vllm_judge.cache_key(request) == http_judge.cache_key(request)
@@ -225,7 +225,7 @@ def test_structured_verdicts_in_trajectory_order_with_the_engines_usage(offline_
     ordered = sorted(requests, key=lambda r: (r.sample.record.trajectory_id != requests[0].sample.record.trajectory_id,
                                               r.sample.record.turn_idx))  # fmt: skip
     assert first_messages == [render_messages(judge.prompt_set, r) for r in ordered for _ in range(2)]
-    assert [p.seed for p in first_params] == [_seed(judge.cache_key(r), i, 1) for r in ordered for i in range(2)]
+    assert [p.seed for p in first_params] == [verdict_seed(judge.cache_key(r), i, 1) for r in ordered for i in range(2)]
     assert all(p.structured_outputs is not None and p.structured_outputs.json for p in first_params)
     assert sum(v.usage.cached_tokens or 0 for r in records.values() for v in r.verdicts) >= 128  # prefixes shared
 

@@ -1,21 +1,21 @@
-"""Candidate-model backends. Each one is a module with a `create(settings, endpoints) -> Backend`; they are
-imported lazily so that a backend's heavy dependencies (vllm, openai) load only when it is used."""
+"""Candidate-model backends. Each one is a module with a `create(settings, endpoints) -> Backend` (and may
+have a `preflight(settings)`), found by name in the registry (`awbench.plugins`, group `awbench.backends`,
+which installed packages extend) and imported lazily so that a backend's heavy dependencies (vllm, openai)
+load only when it is used."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from awbench import plugins
 from awbench.config import ModelSettings
 from awbench.records import Generation, Sample
 from awbench.world_model.messages import world_model_messages
 
 if TYPE_CHECKING:
     from awbench.transport.openai_client import Endpoints
-
-_MODULES = {"baseline": "awbench.backends.baseline", "openai": "awbench.backends.openai_api", "vllm": "awbench.backends.vllm_offline"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ def trajectory_order(requests: Sequence[GenerationRequest]) -> list[GenerationRe
 
 
 class Backend(Protocol):
+    """Every hook the run uses of a candidate model. `BackendBase` gives the optional ones their defaults."""
+
     async def check(self) -> None:
         """Raise EndpointDown or FatalAPIError when the model cannot be reached (before the first sample)."""
         ...
@@ -53,12 +55,30 @@ class Backend(Protocol):
         """Yield one Generation per request, in completion order, as soon as each is available."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the backend holds (clients, engines), once the run is done with it."""
+        ...
+
+
+class BackendBase:
+    """The optional hooks' defaults, for a backend that has nothing to check and nothing to release."""
+
+    async def check(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+def check_backend(settings: ModelSettings) -> None:
+    """Before anything is read: the backend is known (UnknownPlugin names the known ones) and its own checks
+    pass (a baseline's name, an endpoint's key)."""
+    plugins.preflight("awbench.backends", settings.backend, settings)
 
 
 def create_backend(settings: ModelSettings, endpoints: Endpoints | None = None) -> Backend:
-    module = importlib.import_module(_MODULES[settings.backend])
-    return module.create(settings, endpoints)
+    backend: Backend = plugins.load("awbench.backends", settings.backend).create(settings, endpoints)
+    return backend
 
 
 def infer_backend_name(model: str, base_urls: list[str]) -> str:

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from awbench.backends import GenerationRequest
+from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import BenchmarkRecord, Generation
 
@@ -45,7 +45,7 @@ class UnknownBaseline(ValueError):
     """`--model baseline:NAME` with a NAME that is not one of BASELINES."""
 
 
-class BaselineBackend:
+class BaselineBackend(BackendBase):
     def __init__(self, predict: Callable[[BenchmarkRecord], Prediction]):
         self.predict = predict
 
@@ -55,18 +55,16 @@ class BaselineBackend:
             yield Generation(key=request.key, generation=request.generation, text=text, note=note, finish_reason="stop")
             await asyncio.sleep(0)  # let the judges start on what is saved instead of waiting for the last
 
-    async def check(self) -> None:
-        return None
-
-    async def aclose(self) -> None:
-        return None
-
 
 def check_baseline(model: str) -> None:
     """Raises UnknownBaseline for a name that is not one of BASELINES (before any file is written)."""
     name = model.removeprefix("baseline:")
     if name not in BASELINES:
         raise UnknownBaseline(f"unknown baseline {model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}")
+
+
+def preflight(settings: ModelSettings) -> None:
+    check_baseline(settings.model)
 
 
 def create(settings: ModelSettings, endpoints: Any = None) -> BaselineBackend:

@@ -193,6 +193,12 @@ def endpoint_urls(settings: ModelSettings) -> list[str | None]:
     return list(settings.base_urls) or [os.environ.get("OPENAI_BASE_URL")]
 
 
+def preflight(settings: ModelSettings) -> None:
+    """Every endpoint's key is there (MissingAPIKey otherwise), before the data is read."""
+    for url in endpoint_urls(settings):
+        api_key(url, settings.api_key_env)
+
+
 def clients(settings: ModelSettings) -> list[tuple[str | None, ChatClient]]:
     return [(url, ChatClient(url, api_key(url, settings.api_key_env), settings.request_timeout)) for url in endpoint_urls(settings)]
 

@@ -18,9 +18,10 @@ from awbench.cli.common import (
 )
 from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
-from awbench.judging.llm import CostUnknown
+from awbench.judging.openai_judge import CostUnknown
 from awbench.judging.prompts import PromptError
 from awbench.judging.rule_workers import RuleWorkerFailed
+from awbench.plugins import UnknownPlugin
 from awbench.run.pipeline import PipelineError
 from awbench.run.store import StoreError
 from awbench.transport.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
@@ -55,7 +56,7 @@ def pipeline_errors() -> Iterator[None]:
         fail(str(error))
     except RuleWorkerFailed as error:
         fail(f"{error}\nThe run is resumable: run the same command again.", EXIT_FAILURES)
-    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, PromptError, CostUnknown) as error:
+    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, UnknownPlugin, PromptError, CostUnknown) as error:
         fail(str(error), EXIT_USAGE)
     except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...
         if error.filename is None:

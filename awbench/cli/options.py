@@ -20,6 +20,7 @@ import typer
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticUndefined
 
+from awbench import plugins
 from awbench.cli.common import fail, plain_message
 from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
 from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
@@ -57,6 +58,14 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
     return args
+
+
+def _registered(group: plugins.Group, value: str | None, option: str) -> str | None:
+    """A backend's name, one the registry knows (awbench's own or an installed package's)."""
+    known = plugins.names(group)
+    if value is not None and value not in known:
+        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}")
+    return value
 
 
 def _list(values: list[str] | None, option: str) -> list[str]:
@@ -161,7 +170,8 @@ DATA = Group("Data and selection", DataSettings, (
 
 MODEL = Group("Model and sampling", ModelSettings, (
     Opt("model", "model", str, "A model path or id, or baseline:oracle|last-observation|empty.", required=True),
-    Opt("backend", "backend", Literal["baseline", "openai", "vllm"], "Default: from --model and --base-url."),
+    Opt("backend", "backend", str, "baseline, openai, vllm, or one an installed package adds (docs/extending.md). Default: from --model and --base-url.",
+        convert=lambda value, option: _registered("awbench.backends", value, option)),
     Opt("base_url", "base_urls", list[str], "OpenAI-compatible endpoint; repeat to spread requests over several.", convert=_list),
     Opt("api_key_env", "api_key_env", str, "Environment variable that holds the endpoint's API key."),
     Opt("temperature", "temperature", float, min=0.0),
@@ -196,7 +206,8 @@ OUTPUT = Group("Output", RunConfig, (
 JUDGE = Group("Judge", JudgeSettings, (
     Opt("judge", "kind", Literal["llm", "rules", "both"], "llm, rules (offline, free) or both."),
     Opt("judge_model", "model", str, "The judge model.", default_text=f"{DEFAULT_JUDGE_MODEL}, the published setting"),
-    Opt("judge_backend", "backend", Literal["openai", "vllm"], "openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine."),
+    Opt("judge_backend", "backend", str, "openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine; or one an installed package adds (docs/extending.md).",
+        convert=lambda value, option: _registered("awbench.judges", value, option)),
     Opt("judge_base_url", "base_url", str, "OpenAI-compatible judge endpoint.", default_text="OPENAI_BASE_URL, else OpenAI"),
     Opt("judge_api_key_env", "api_key_env", str, "Variable holding the judge's API key; when given, it must be set.", default_text="OPENAI_API_KEY"),
     Opt("judge_temperature", "temperature", float, "Judge sampling temperature.", min=0.0),

@@ -1,5 +1,7 @@
 """Judges score predictions against the real observation. Each judge is a module with a
-`create(settings, endpoints) -> Judge`, imported lazily so the LLM client loads only when used.
+`create(settings, endpoints) -> Judge` (and may have a `preflight(settings)`), imported lazily so the LLM
+client loads only when used. The LLM judge's modules are found by `--judge-backend` name in the registry
+(`awbench.plugins`, group `awbench.judges`, which installed packages extend); the rule judge is awbench's own.
 
 A judge configuration is one evaluation of a run's predictions, named by its judge id: readable, and with
 a short hash of everything that makes its verdicts what they are (`judge_id`).
@@ -10,12 +12,16 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from awbench import plugins
 
 # Nothing here imports pydantic when the package is imported: rule judge workers import awbench.judging.rules,
 # and each would hold its own pydantic (see awbench.judging.rules.worker).
 if TYPE_CHECKING:
     from awbench.config import JudgeSettings
+    from awbench.judging.cost import CostEstimate
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
     from awbench.transport.openai_client import Endpoints
 
@@ -25,17 +31,39 @@ if TYPE_CHECKING:
 JUDGE_ID = re.compile(r"[A-Za-z0-9._-]+")
 JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
 
-_MODULES: dict[JudgeKind, str] = {"llm": "awbench.judging.llm", "rules": "awbench.judging.rule_judge"}
-_LLM_BACKENDS = {"openai": "awbench.judging.llm", "vllm": "awbench.judging.vllm_judge"}  # JudgeSettings.backend
+RULE_JUDGE_MODULE = "awbench.judging.rule_judge"
 
 
 class BudgetExhausted(Exception):
     """Raised by a judge that stopped before the spend would pass `--max-cost`; the run is resumable."""
 
 
+class Notes(Protocol):
+    """Where a judge reports what the user should know while it works (the run's progress display)."""
+
+    def note(self, text: str) -> None: ...
+
+    def warn(self, text: str) -> None: ...
+
+
 class Judge(Protocol):
+    """Every hook the run uses of a judge. `JudgeBase` gives the optional ones (`spent_usd`, `bind`,
+    `estimate`, `check`, `aclose`) their defaults."""
+
     kind: JudgeKind
     id: str  # the evaluation's judge id
+    # What this judge has spent, in USD. The run sets it to its evaluation's recorded spend before judging,
+    # so that a cap (--max-cost) covers the whole evaluation, resumes included; the judge adds to it.
+    spent_usd: float
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        """Called once before judging: the evaluation's directory (`judges/<id>/`, perhaps not made yet), for
+        state the judge keeps between runs (the batch judge's batches), and where to report."""
+        ...
+
+    def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
+        """What judging `requests` would take (`--dry-run`), without sending anything."""
+        ...
 
     async def check(self) -> None:
         """Raise EndpointDown or FatalAPIError when the service cannot be used (before anything is spent)."""
@@ -58,14 +86,46 @@ class Judge(Protocol):
         """Yield one JudgmentRecord per request, in completion order, taking requests as they come."""
         ...
 
-    async def aclose(self) -> None: ...
+    async def aclose(self) -> None:
+        """Release what the judge holds (clients, engines, worker processes), once the run is done with it."""
+        ...
+
+
+class JudgeBase:
+    """The optional hooks' defaults: a judge that keeps no state between runs, calls no paid service, has
+    nothing to check and nothing to release."""
+
+    spent_usd = 0.0
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        return None
+
+    def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
+        from awbench.judging.cost import CostEstimate
+
+        return CostEstimate(calls=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0)
+
+    async def check(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
 
 
 def create_judges(settings: JudgeSettings, endpoints: Endpoints | None = None) -> list[Judge]:
     """The judges of a configuration: `both` is an LLM judge (first: the primary) and the rule judge."""
-    kinds: list[JudgeKind] = [k for k, used in (("llm", settings.uses_llm), ("rules", settings.uses_rules)) if used]
-    modules = {**_MODULES, "llm": _LLM_BACKENDS[settings.backend]}
-    return [importlib.import_module(modules[kind]).create(settings.model_copy(update={"kind": kind}), endpoints) for kind in kinds]
+    judges = []
+    for kind, used in (("llm", settings.uses_llm), ("rules", settings.uses_rules)):
+        if used:
+            module = plugins.load("awbench.judges", settings.backend) if kind == "llm" else importlib.import_module(RULE_JUDGE_MODULE)
+            judges.append(module.create(settings.model_copy(update={"kind": kind}), endpoints))
+    return judges
+
+
+def check_judges(settings: JudgeSettings) -> None:
+    """The LLM judge's own checks that need nothing sent (the HTTP judge's key), before any inference."""
+    if settings.uses_llm:
+        plugins.preflight("awbench.judges", settings.backend, settings)
 
 
 def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:

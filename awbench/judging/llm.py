@@ -14,33 +14,33 @@ import asyncio
 import hashlib
 import os
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
-from awbench.judging import BudgetExhausted, llm_identity, llm_judge_id
+from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id
+from awbench.judging.batch_state import STATE_FILE, pending_batches
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
     Price,
     call_cost,
     estimate_prompt_tokens,
-    price_for,
     tokens_for_chars,
     usage_cost,
 )
 from awbench.judging.prompts import (
     BUILTIN_SETS,
     PromptSet,
-    load_prompt_set,
     protocol_request,
     render_messages,
     shown_prediction,
 )
 from awbench.judging.verdict import PARSER_VERSION
-from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
+from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -71,27 +71,6 @@ KEY_OPTION = "--judge-api-key-env"
 Messages = list[dict[str, str]]
 
 
-class CostUnknown(ValueError):
-    """`max_cost` was given but the judge model's price is not known, so the cap cannot be enforced."""
-
-
-def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJudge:
-    """Raises PromptError for bad prompts, CostUnknown for a cap without a price. The key is read on first use,
-    so a dry run (estimate only) needs none; `require_key` checks it before anything is spent."""
-    prompt_set = load_prompt_set(settings.prompts, settings.template)
-    price = price_for(settings.model, settings.price_in, settings.price_out)
-    if settings.max_cost is not None and price is None:
-        raise CostUnknown(
-            f"--max-cost needs the price of judge model {settings.model!r}: "
-            "give --judge-price-in and --judge-price-out (USD per million tokens)"
-        )
-    if settings.batch:  # the same judge, its calls sent through the OpenAI Batch API
-        from awbench.judging.batch import BatchJudge
-
-        return BatchJudge(settings, prompt_set, price, endpoints or Endpoints())
-    return LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
-
-
 def judge_base_url(settings: JudgeSettings) -> str | None:
     return settings.base_url or os.environ.get("OPENAI_BASE_URL")
 
@@ -107,7 +86,7 @@ def prompt_label(prompt_set: PromptSet) -> str:
     return prompt_set.name if prompt_set.name in BUILTIN_SETS else "custom"
 
 
-class LLMJudge:
+class LLMJudge(JudgeBase):
     kind = "llm"
 
     def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, price: Price | None, endpoints: Endpoints) -> None:
@@ -126,8 +105,21 @@ class LLMJudge:
     @property
     def client(self) -> ChatClient:
         if self._client is None:
-            self._client = ChatClient(self._base_url, require_key(self.settings), self.settings.request_timeout)
+            self._client = ChatClient(self._base_url, self.key(), self.settings.request_timeout)
         return self._client
+
+    def key(self) -> str:
+        return require_key(self.settings)
+
+    @property
+    def base_url(self) -> str | None:
+        return self._base_url
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        """Direct calls do not wait for the batches an earlier `--judge-batch` run of this evaluation left open."""
+        if open_ := pending_batches(directory):
+            notes.warn(f"judge {self.id}: {open_} batch(es) of an earlier --judge-batch run are still open in "
+                       f"{directory / STATE_FILE}; these direct calls do not wait for them (add --judge-batch to collect them)")
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
@@ -148,7 +140,7 @@ class LLMJudge:
 
     def seed(self, key: str, index: int, attempt: int) -> int | None:
         """None under the reference protocol, whose judge stage sends no seed."""
-        return None if self.reference_protocol else _seed(key, index, attempt)
+        return None if self.reference_protocol else verdict_seed(key, index, attempt)
 
     def shown(self, request: JudgeRequest) -> str:
         """The prediction as the judge sees it: what the parser tells its quotes by."""
@@ -228,7 +220,7 @@ class LLMJudge:
 
     async def _judge_one(self, request: JudgeRequest, messages: Messages) -> JudgmentRecord:
         key = self.cache_key(request)
-        tasks = [asyncio.ensure_future(self._verdict(messages, key, i, self.shown(request))) for i in range(self.settings.samples)]
+        tasks = [asyncio.ensure_future(self.ask(messages, key, i, self.shown(request))) for i in range(self.settings.samples)]
         try:
             outcomes = await asyncio.gather(*tasks)
         except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop
@@ -238,9 +230,9 @@ class LLMJudge:
         cost = sum(c for _, c in outcomes) if self.price else None
         return combine(request, key, [v for v, _ in outcomes], cost)
 
-    async def _verdict(self, messages: Messages, key: str, index: int, prediction: str, first_attempt: int = 1,
-                       best: VerdictRecord | None = None, usage: Usage | None = None,
-                       cost: float = 0.0) -> tuple[VerdictRecord, float]:
+    async def ask(self, messages: Messages, key: str, index: int, prediction: str, first_attempt: int = 1,
+                  best: VerdictRecord | None = None, usage: Usage | None = None,
+                  cost: float = 0.0) -> tuple[VerdictRecord, float]:
         """One verdict within its call budget. Returns it with the cost of all its calls; its usage is their
         sum, and it keeps the best answer (complete > partial > unparsed or truncated > error). A verdict whose
         first attempts were made elsewhere (the batch judge's re-asks sent directly) goes on from
@@ -254,7 +246,7 @@ class LLMJudge:
             try:
                 completion = await self._complete(messages, seed)
             except Exception as error:
-                verdict = self._failed_call(error, seed)
+                verdict = self.failed_call(error, seed)
                 call_usage, output_chars = Usage(), 0
                 if verdict.transient and attempt < budget:
                     wait = wait_before_retry(error, attempt)
@@ -274,7 +266,7 @@ class LLMJudge:
         assert best is not None
         return best.model_copy(update={"attempts": attempt, "usage": usage}), cost
 
-    def _failed_call(self, error: Exception, seed: int | None) -> VerdictRecord:
+    def failed_call(self, error: Exception, seed: int | None) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow
         or a content refusal fails this prediction; other refusals stop the run."""
         if isinstance(error, StatusError) and not is_retryable(error):
@@ -290,14 +282,14 @@ class LLMJudge:
     async def _complete(self, messages: Messages, seed: int | None) -> Completion:
         async with self._limit:
             try:
-                completion = await self.client.chat(self._request_body(messages, seed))
+                completion = await self.client.chat(self.request_body(messages, seed))
             except Exception as error:
                 self._watch.record(error)
                 raise
             self._watch.record(None)
             return completion
 
-    def _request_body(self, messages: Messages, seed: int | None) -> dict[str, Any]:
+    def request_body(self, messages: Messages, seed: int | None) -> dict[str, Any]:
         s = self.settings
         body: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
         if seed is not None:
@@ -349,10 +341,3 @@ def verdict_schema(bounded_strings: bool = True) -> dict[str, Any]:
         "required": ["strengths", "weaknesses", "scores"],
         "additionalProperties": False,
     }
-
-
-def _seed(key: str, index: int, attempt: int) -> int:
-    """Distinct per verdict and per re-ask (the same seed would make a seeded server repeat a bad answer)."""
-    digest = hashlib.sha256(f"{key}/{index}/{attempt}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-

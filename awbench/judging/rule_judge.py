@@ -11,7 +11,7 @@ from awbench.config import JudgeSettings
 from awbench.judging.rule_workers import RuleTask, RuleWorkers, available_workers
 from awbench.judging.rules import RULES_VERSION, RuleResult, RuleScorer
 from awbench.judging.rules.score import clear_caches
-from awbench.judging import prediction_request
+from awbench.judging import JudgeBase, prediction_request
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, RuleParts, Sample, content_hash
 from awbench.world_model.messages import earlier_turns
 from awbench.world_model.parsing import strip_observation_marker
@@ -23,7 +23,7 @@ RULES_JUDGE_PREFIX = "rules-v"
 POOL_AFTER_SECONDS = 0.2
 
 
-class RuleJudge:
+class RuleJudge(JudgeBase):
     """Requests come in trajectory order, so each trajectory's history is indexed once for all its turns. A
     large run's requests are scored in `workers` processes (one per CPU by default; 0: all here) once this
     process has spent `pool_after` seconds on them, with the same results."""
@@ -35,9 +35,6 @@ class RuleJudge:
         self._scorer = RuleScorer()
         self.workers = available_workers() if workers is None else workers
         self.pool_after = POOL_AFTER_SECONDS if pool_after is None else pool_after
-
-    async def check(self) -> None:
-        return None
 
     def describe(self) -> dict[str, Any]:
         return {"rules_version": RULES_VERSION}
@@ -80,9 +77,6 @@ class RuleJudge:
         async with RuleWorkers(self.workers) as workers:
             async for owner, result in workers.score(_tasks(request, stream)):
                 yield self._record(owner, result)
-
-    async def aclose(self) -> None:
-        return None
 
 
 def _task(request: JudgeRequest) -> RuleTask:

@@ -7,6 +7,7 @@ prediction whose verdicts are all unusable is unscored, never scored on fewer di
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 
 from awbench.domains import DIMENSIONS, to_100
@@ -17,6 +18,13 @@ from awbench.safe_text import REPLACED_FLAG, clean_text
 
 _RANK = {"complete": 3, "partial": 2, "unparsed": 1, "truncated": 1, "error": 0}
 REFERENCE_ASKS = 3  # the reference's judge stage asks at most three times (its --max-retries default)
+
+
+def verdict_seed(key: str, index: int, attempt: int) -> int:
+    """The seed of a verdict's attempt (`key`: the request's cache key): distinct per verdict and per re-ask
+    (the same seed would make a seeded server repeat a bad answer), and the same for every LLM judge."""
+    digest = hashlib.sha256(f"{key}/{index}/{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 def verdict_record(content: str | None, reasoning: str | None, finish_reason: str | None, seed: int | None,

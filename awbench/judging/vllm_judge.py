@@ -1,7 +1,7 @@
 """`--judge-backend vllm`: the LLM judge in this process, through vLLM's offline `LLM` engine, in batches.
 
 It asks what the HTTP judge (`awbench.judging.llm`) asks and records what it records: the same rendered
-messages (either protocol), one seed per verdict and re-ask (`_seed`), the same JSON schema with
+messages (either protocol), one seed per verdict and re-ask (`verdict_seed`), the same JSON schema with
 `--judge-structured` (as `StructuredOutputsParams`, which is what vLLM's server makes of `response_format`),
 the same parse (`verdict_record`), the same best-of-attempts rule (`better`) and the same judgment
 (`combine`). Its id and cache keys are the HTTP judge's for the same settings, so an evaluation begun against
@@ -39,11 +39,11 @@ from typing import TYPE_CHECKING, Any
 from awbench.backends import vllm_offline
 from awbench.backends.vllm_offline import VLLM_MISSING, BackendUnavailable, count_chat_tokens, engine_lock
 from awbench.config import JudgeSettings, ModelSettings
-from awbench.judging import llm_identity, llm_judge_id
+from awbench.judging import JudgeBase, llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
-from awbench.judging.llm import _seed, prompt_description, prompt_label, verdict_cache_key, verdict_schema
+from awbench.judging.llm import prompt_description, prompt_label, verdict_cache_key, verdict_schema
 from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages, shown_prediction
-from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record
+from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ class _Call:
 
     @property
     def seed(self) -> int:
-        return _seed(self.pending.key, self.index, self.attempt)
+        return verdict_seed(self.pending.key, self.index, self.attempt)
 
 
 @dataclass
@@ -127,7 +127,7 @@ class _Answer:
     submitted: bool = True  # False: the prompt did not fit, the engine never saw it
 
 
-class VLLMJudge:
+class VLLMJudge(JudgeBase):
     kind = "llm"
 
     def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, llm: LLM | None = None) -> None:

@@ -15,12 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from awbench.backends import Backend, create_backend
-from awbench.backends.baseline import check_baseline
-from awbench.backends.openai_api import endpoint_urls
+from awbench.backends import Backend, check_backend, create_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
-from awbench.judging import Judge, create_judges
+from awbench.judging import Judge, check_judges, create_judges
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import ScoresFile
@@ -35,7 +33,7 @@ from awbench.run.stages import (
     reusable,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
-from awbench.transport.openai_client import Endpoints, MissingAPIKey, api_key
+from awbench.transport.openai_client import Endpoints, MissingAPIKey
 
 MAX_WARNINGS_SHOWN = 5
 
@@ -130,13 +128,9 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
 
 
 def _load(config: RunConfig, progress: Progress) -> LoadedData:
-    """The data, after the checks that need nothing read (an unknown baseline, a missing key)."""
-    if config.model.backend == "baseline":
-        check_baseline(config.model.model)
-    if config.model.backend == "openai":
-        for url in endpoint_urls(config.model):
-            with _whose_key("candidate"):
-                api_key(url, config.model.api_key_env)
+    """The data, after the checks that need nothing read (an unknown backend or baseline, a missing key)."""
+    with _whose_key("candidate"):
+        check_backend(config.model)
     data = load_samples(config.data)
     if data.skipped:
         progress.warn(f"skipped {data.skipped} invalid records (--skip-invalid); `awbench data validate` lists them")
@@ -153,12 +147,9 @@ def _load(config: RunConfig, progress: Progress) -> LoadedData:
 def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     """Made before anything is written: bad prompts, an unknown price for --max-cost or a missing key stop
     the run with nothing spent."""
-    from awbench.judging.llm import require_key
-
     with _whose_key("judge"):
         judges = create_judges(settings, endpoints)
-        if settings.uses_llm and settings.backend == "openai":  # the in-process judge needs no key
-            require_key(settings)
+        check_judges(settings)
     return judges
 
 
@@ -256,12 +247,8 @@ async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, ju
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
     stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
-    from awbench.judging.batch import (
-        bind_run,  # a batch judge keeps its batches in its evaluation's directory
-    )
-
     for stage in stages:
-        bind_run(stage.judge, stage.evaluation.path, progress)
+        stage.judge.bind(stage.evaluation.path, progress)
     work = plan(store, samples, config.model if infer else None, stages, config.retry_failed)
     _note_reuse(work, store, progress, infer)
     backend = create_backend(config.model, endpoints) if work.generations else None
@@ -281,8 +268,7 @@ def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings) -> Jud
     info = JudgeInfo(id=judge_.id, kind=judge_.kind, settings=settings.model_copy(update={"kind": judge_.kind}),
                      described=judge_.describe())
     existing = evaluation.judgments.load()
-    if isinstance(getattr(judge_, "spent_usd", None), float):  # --max-cost caps the whole spend, resumes included
-        judge_.spent_usd = sum(r.cost_usd or 0.0 for r in existing.values())  # type: ignore[attr-defined]
+    judge_.spent_usd = sum(r.cost_usd or 0.0 for r in existing.values())  # --max-cost caps the whole spend, resumes included
     return JudgeStage(judge=judge_, evaluation=evaluation, info=info, existing=existing,
                       on_first_record=lambda: _adopt_primary(store, judge_, settings))
 
@@ -354,7 +340,7 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
             requests.append(request)
     if not requests:
         return result
-    cost = llm.estimate(requests)  # type: ignore[attr-defined]
+    cost = llm.estimate(requests)
     return result.model_copy(update={
         "judge_calls": cost.calls, "judge_prompt_tokens": cost.prompt_tokens,
         "judge_completion_tokens": cost.completion_tokens, "judge_cost_usd": cost.cost_usd,

@@ -295,10 +295,34 @@ class RunStore:
             first = error.errors()[0]
             raise StoreError(f"{self.manifest_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
         if manifest.schema_version < MANIFEST_VERSION:
-            from awbench.run.migrate import migrate_run  # old runs only
-
-            manifest = migrate_run(self, manifest)
+            manifest = self._migrate(manifest)
         return manifest
+
+    def _migrate(self, manifest: RunManifest) -> RunManifest:
+        """A schema-1 run (one judgments.jsonl for every judge) into one evaluation per judge
+        (`awbench.run.migrate`); the old file is kept as `judgments.jsonl.migrated`."""
+        from awbench.run.migrate import legacy_judge_ids, legacy_primary  # old runs only
+
+        legacy = JsonlTable(self.path / "judgments.jsonl", JudgmentRecord, lambda r: (r.key, r.judge))
+        by_kind: dict[str, list[JudgmentRecord]] = {}
+        for record in legacy.load().values():
+            by_kind.setdefault(record.judge, []).append(record)
+        settings = manifest.config.judge
+        ids = legacy_judge_ids(settings, manifest.judges, by_kind)
+        for kind, judge_id in ids.items():
+            assert settings is not None  # ids are made from the judge settings
+            evaluation = self.evaluation(judge_id)
+            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),  # type: ignore[arg-type]
+                                        described=manifest.judges.get(kind, {})))
+            evaluation.judgments.rewrite(by_kind.get(kind, []))
+        primary = legacy_primary(settings, ids)
+        if primary and self.scores_path.exists():
+            write_atomic(self.evaluation(primary).scores_path, self.scores_path.read_text(encoding="utf-8"))
+        if legacy.path.exists():
+            legacy.path.rename(legacy.path.with_name("judgments.jsonl.migrated"))
+        migrated = manifest.model_copy(update={"schema_version": MANIFEST_VERSION, "primary_judge": primary, "judges": {}})
+        self.write_manifest(migrated)
+        return migrated
 
     def write_manifest(self, manifest: RunManifest) -> None:
         write_atomic(self.manifest_path, manifest.model_dump_json(indent=2, exclude={"judges"}) + "\n")

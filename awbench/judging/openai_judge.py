@@ -1,0 +1,33 @@
+"""What `--judge-backend openai` makes: the LLM judge of an OpenAI-compatible chat endpoint, its calls sent
+directly (`awbench.judging.llm`) or, with `batch`, through the OpenAI Batch API (`awbench.judging.batch`)."""
+
+from __future__ import annotations
+
+from awbench.config import JudgeSettings
+from awbench.judging.batch import BatchJudge
+from awbench.judging.cost import price_for
+from awbench.judging.llm import LLMJudge, require_key
+from awbench.judging.prompts import load_prompt_set
+from awbench.transport.openai_client import Endpoints
+
+
+class CostUnknown(ValueError):
+    """`max_cost` was given but the judge model's price is not known, so the cap cannot be enforced."""
+
+
+def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJudge | BatchJudge:
+    """Raises PromptError for bad prompts, CostUnknown for a cap without a price. The key is read on first use,
+    so a dry run (estimate only) needs none; `preflight` checks it before anything is spent."""
+    prompt_set = load_prompt_set(settings.prompts, settings.template)
+    price = price_for(settings.model, settings.price_in, settings.price_out)
+    if settings.max_cost is not None and price is None:
+        raise CostUnknown(
+            f"--max-cost needs the price of judge model {settings.model!r}: "
+            "give --judge-price-in and --judge-price-out (USD per million tokens)"
+        )
+    direct = LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
+    return BatchJudge(direct) if settings.batch else direct
+
+
+def preflight(settings: JudgeSettings) -> None:
+    require_key(settings)

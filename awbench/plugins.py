@@ -1,0 +1,51 @@
+"""The one registry of candidate backends and judges: awbench's own, and those installed packages add.
+
+A package adds one by an entry point in group `awbench.backends` (what `--backend NAME` names) or
+`awbench.judges` (what `--judge-backend NAME` names): its value is a module (or any object) with
+`create(settings, endpoints)` returning a `Backend` or a `Judge`, and optionally `preflight(settings)`,
+the checks that need nothing read nor sent (a missing key, an unknown model name). Nothing is imported
+until a name is used, so a backend's heavy dependencies load only when it runs. awbench's own names come
+first: an entry point of the same name is not used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any, Literal
+
+Group = Literal["awbench.backends", "awbench.judges"]
+
+BUILTIN: dict[Group, dict[str, str]] = {
+    "awbench.backends": {"baseline": "awbench.backends.baseline", "openai": "awbench.backends.openai_api",
+                         "vllm": "awbench.backends.vllm_offline"},
+    "awbench.judges": {"openai": "awbench.judging.openai_judge", "vllm": "awbench.judging.vllm_judge"},
+}
+_WHAT = {"awbench.backends": "backend", "awbench.judges": "judge backend"}
+
+
+class UnknownPlugin(ValueError):
+    """A backend or judge name that neither awbench nor an installed package provides."""
+
+
+def names(group: Group) -> list[str]:
+    """Every name of the group: awbench's own, then the installed packages', in alphabetical order."""
+    builtin = BUILTIN[group]
+    return [*builtin, *sorted({e.name for e in entry_points(group=group)} - set(builtin))]
+
+
+def load(group: Group, name: str) -> Any:
+    """The module (or object) registered as `name`: has `create`, may have `preflight`."""
+    if name in BUILTIN[group]:
+        return importlib.import_module(BUILTIN[group][name])
+    found = [e for e in entry_points(group=group) if e.name == name]
+    if not found:
+        raise UnknownPlugin(f"unknown {_WHAT[group]} {name!r}; known: {', '.join(names(group))}")
+    return found[0].load()
+
+
+def preflight(group: Group, name: str, settings: Any) -> None:
+    """Run the registered entry's checks that need nothing read nor sent, when it has any."""
+    check = getattr(load(group, name), "preflight", None)
+    if check is not None:
+        check(settings)
