@@ -7,7 +7,7 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,6 +61,7 @@ class ModelSettings(_Settings):
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
     generations: int = Field(1, ge=1)  # independent generations per sample, each judged
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
     api_key_env: str | None = operational(None)
@@ -95,6 +96,25 @@ class ModelSettings(_Settings):
         return [url_secrets_masked(url) for url in urls]
 
 
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+ENGINE_FIELDS = ("max_model_len", "dtype", "engine_args", "overlength", "tensor_parallel_size", "data_parallel_size",
+                 "gpu_memory_utilization", "trust_remote_code", "enable_prefix_caching", "distributed_executor_backend",
+                 "batch_size")
+# Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
+UNUSED_MODEL_FIELDS = {
+    "openai": (ENGINE_FIELDS, "the endpoint's server runs the model with its own engine settings and context window"),
+    "vllm": (ENDPOINT_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
+    # Sampling options stay allowed: a baseline's run records them, as a stand-in for a model's.
+    "baseline": (ENDPOINT_FIELDS + ENGINE_FIELDS, "a baseline calls no model"),
+}
+
+
+def unused_model_fields(backend: str, given: Iterable[str]) -> tuple[list[str], str]:
+    """The given ModelSettings fields that `backend` would ignore, and why (for a message)."""
+    unused, why = UNUSED_MODEL_FIELDS.get(backend, ((), ""))
+    return [name for name in given if name in unused], why
+
+
 class JudgeEngineSettings(_Settings):
     """The in-process judge's vLLM engine (`--judge-backend vllm`), as ModelSettings has the candidate's. How
     the judge model is deployed is not part of what the judge is (a server's GPUs and dtype are not either):
@@ -121,6 +141,7 @@ class JudgeSettings(_Settings):
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
     extra_body: dict[str, Any] = Field(default_factory=dict)
+    stop: list[str] = Field(default_factory=list)
     structured: bool = False
     samples: int = Field(1, ge=1)  # independent verdicts per prediction
     prompts: str = "rubric"  # a built-in prompt set name or a directory

@@ -66,9 +66,11 @@ def screenshot(chromium: str, page: Path, png: Path, width: int = 1400, height: 
     return png
 
 
-def dump_dom(chromium: str, page: Path, fragment: str = "") -> str:
-    """The serialized DOM once the page (at `#fragment`, if given) loaded and its inline scripts ran."""
-    return _run(chromium, "--dump-dom", page.resolve().as_uri() + (f"#{fragment}" if fragment else "")).stdout
+def dump_dom(chromium: str, page: Path, fragment: str = "", width: int | None = None) -> str:
+    """The serialized DOM once the page (at `#fragment`, if given) loaded and its inline scripts ran; laid out
+    in a window `width` px wide, if given."""
+    size = [f"--window-size={width},1000"] if width else []
+    return _run(chromium, *size, "--dump-dom", page.resolve().as_uri() + (f"#{fragment}" if fragment else "")).stdout
 
 
 def add_script(page: str, script: str) -> str:

@@ -147,6 +147,12 @@ def test_sampling_options_take_extra_body_like_the_server() -> None:
     assert fixed == {"temperature": 0.3, "top_p": 0.95, "top_k": 20} and template == {"enable_thinking": False}
 
 
+def test_stop_strings_are_sampling_params_stop() -> None:
+    settings = ModelSettings(model="m", backend="vllm", stop=["### Turn", "\n\n"])
+    assert sampling_options(settings, {"temperature", "stop"})[0] == {"temperature": 0.6, "stop": ["### Turn", "\n\n"]}
+    assert "stop" not in sampling_options(ModelSettings(model="m", backend="vllm"), set())[0]
+
+
 def test_sampling_options_refuse_unknown_extra_body_keys() -> None:
     settings = ModelSettings(model="m", backend="vllm", extra_body={"reasoning_effort": "high"})
     with pytest.raises(BackendUnavailable, match="reasoning_effort"):

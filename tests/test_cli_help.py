@@ -100,7 +100,7 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
 def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
-    assert len(judge_options) == 30  # and --judge-tpm, --judge-rpm, --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
+    assert len(judge_options) == 31  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
     assert all("[default: " in lines[o] for o in judge_options)
 
 

@@ -142,12 +142,12 @@ domains = ["os", "mcp"]
 seed = 3
 temperature = 0.2
 extra_body = { chat_template_kwargs = { enable_thinking = false } }
-prefix_caching = false
+skip_invalid = true
 run_name = "r"
 """
 RUN_FLAGS = ["--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--domains", "mcp",
              "--seed", "3", "--temperature", "0.2", "--extra-body", '{"chat_template_kwargs": {"enable_thinking": false}}',
-             "--no-prefix-caching", "--run-name", "r"]
+             "--skip-invalid", "--run-name", "r"]
 
 
 def _run_config(run_dir: Path) -> dict:
@@ -176,9 +176,9 @@ def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
                                  "--output", str(tmp_path / "results")])
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nmodel = "baseline:oracle"\n'
+        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "baseline:oracle"\n'
         "temperature = 0.7\n"  # the flag overrides the file
-        "extra_body = { chat_template_kwargs = { enable_thinking = false } }\nprefix_caching = false\n"
+        "extra_body = { chat_template_kwargs = { enable_thinking = false } }\n"
         f'run_name = "r"\noutput = {json.dumps(str(tmp_path / "results"))}\njudge = "rules"\n'
     )
     assert not (tmp_path / "results").exists()

@@ -480,8 +480,8 @@ def test_unreachable_hub_fails_on_the_first_try(unreachable_hub):
     )
     assert message.endswith(
         f") and no copy is cached under HF_HOME ({home}). Set HF_HOME to where a copy is cached (HF_HUB_OFFLINE=1 "
-        f"then skips asking the Hub), or pass --data PATH with a local directory of {{domain}}_test.jsonl files, "
-        f"or --data sample for the small sample bundled with awbench."
+        f"then skips asking the Hub), or give instead a local directory of {{domain}}_test.jsonl files, or `sample` "
+        f"for the small sample bundled with awbench."
     )
     assert sleeps == []  # no retry, no backoff
 
@@ -510,7 +510,7 @@ def test_the_command_line_fails_fast_without_a_hub(tmp_path):
     command = [sys.executable, "-c", "from awbench.cli import main; main()", "data", "validate", "nobody-here/bench"]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr
-    assert "cannot be reached" in result.stderr and "--data PATH" in result.stderr
+    assert "cannot be reached" in result.stderr and "give instead a local directory" in result.stderr
     assert "Retrying" not in result.stderr and "Traceback" not in result.stderr
 
 

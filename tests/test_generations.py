@@ -89,7 +89,7 @@ def test_the_leaderboard_shows_k_when_a_run_has_several_generations(tmp_path, mo
     board = runner.invoke(app, ["leaderboard", "--output", str(out), "--format", "markdown"])
     assert board.exit_code == 0, board.output
     header = next(line for line in board.stdout.splitlines() if line.startswith("| # |"))
-    assert "| Failed | K | Judge |" in header
+    assert "| Failed | Unscored | K | Judge |" in header
     # one domain of seven: each run is marked partial beside its name
     rows = {line.split(" | ")[1].split(" *(")[0]: line.split(" | ") for line in board.stdout.splitlines()
             if line.startswith("| ") and " k" in line}

@@ -138,14 +138,14 @@ def test_csv_exact(runs):
     stores = [RunStore(runs / "alpha"), RunStore(runs / "beta")]
     fp = stores[0].read_manifest().data_fingerprint[:6]
     text = to_csv(build_leaderboard(stores))
-    header = ("group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,judge,"
-              "prompts,data,cost_usd,source,status")
+    header = ("group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,unscored,"
+              "judge,prompts,data,cost_usd,source,status")
     group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
     assert text.splitlines() == [
         header,
-        f"{group},,alpha,alpha,no,50.00,75.00,,,,,,,5,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,,"
+        f"{group},,alpha,alpha,no,50.00,75.00,,,,,,,5,0,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,,"
         "partial (2 of 7 domains)",
-        f"{group},,beta,beta,no,50.00,50.00,,,,,,,5,1,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,,partial (2 of 7 domains)",
+        f"{group},,beta,beta,no,50.00,50.00,,,,,,,5,1,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,,partial (2 of 7 domains)",
     ]
 
 
@@ -154,15 +154,15 @@ def test_markdown_exact(runs):
     expected = """\
 **judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data FPRINT · failures minimum**
 
-| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
-| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-|  | alpha *(partial (2 of 7 domains))* | alpha | 50.00 | 75.00 | – | – | – | – | – | – | 5 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
+| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Unscored | Judge | Prompts | Data | Cost |
+| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
+|  | alpha *(partial (2 of 7 domains))* | alpha | 50.00 | 75.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
 
 **judge gpt-5.2-2025-12-11 · prompts strict@999999 · data FPRINT · failures minimum**
 
-| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Judge | Prompts | Data | Cost |
-| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-|  | gamma *(partial (2 of 7 domains))* | gamma | 25.00 | 25.00 | – | – | – | – | – | – | 5 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
+| # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Unscored | Judge | Prompts | Data | Cost |
+| --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
+|  | gamma *(partial (2 of 7 domains))* | gamma | 25.00 | 25.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
 
 - 2 groups are ranked separately: they differ in prompt set
 """

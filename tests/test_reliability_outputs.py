@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
+from runs_helpers import MCP, SMALL, make_run, write_data
 
 RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]
 
@@ -74,9 +75,11 @@ def test_scores_json_that_is_a_directory(results: Path, command: str) -> None:
 
 
 def test_rewards_onto_a_directory(results: Path, tmp_path: Path) -> None:
+    # rewards need an LLM and a rule evaluation
+    make_run(results, "both", write_data(tmp_path / "data", SMALL), {MCP[0]: 4}, rules={MCP[0]: 1.0})
     target = tmp_path / "rewards"
     target.mkdir()
-    refused(cli("score", "r", "--reward", target, "--output", results), target)
+    refused(cli("score", "both", "--reward", target, "--output", results), target)
     assert list(target.iterdir()) == []
 
 

@@ -277,10 +277,14 @@ def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     for args in (["model-a", "--output", str(report_runs)], [str(report_runs / "model-a")],
                  ["--output", str(report_runs / "model-a")]):
         result = invoke("report", *args, "-o", str(out), "--no-ci")
-        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run(s), 2 chart(s))\n"), result.output
+        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run; 2 leaderboard charts, 2 along "
+                                                         "trajectories)\n"), result.output
     result = invoke("report", "model-a", "model-c", "--output", str(report_runs), "-o", str(out), "--no-ci")
-    assert result.stdout == f"wrote {out} (2 run(s), 2 chart(s))\n"
-    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == f"wrote {out} (3 run(s), 2 chart(s))\n"
+    assert result.stdout == f"wrote {out} (2 runs; 2 leaderboard charts, 4 along trajectories)\n"
+    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == \
+        f"wrote {out} (3 runs; 2 leaderboard charts, 6 along trajectories)\n"
+    html = out.read_text()  # the count is the report's: every chart is one <svg> of its own id
+    assert (html.count('<svg id="chart-'), html.count('<svg id="growth-')) == (2, 6)
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
     assert (result.exit_code, result.stderr) == (2, "error: no run or directory of runs 'model-z': neither model-z nor "
                                                     f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
@@ -439,3 +443,74 @@ def test_a_report_with_nothing_to_show_exits_1(tmp_path):
     assert (result.exit_code, result.stdout) == (1, "")
     assert result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
     assert not (tmp_path / "r.html").exists()
+
+
+# --------------------------------------------------------------------------- the report at 1280 px (issue 26)
+
+FIT_CHECK = """
+(function () {
+  "use strict";
+  var result = {scroll: [], diffGaps: 0, diffLines: 0, ruleParts: document.querySelectorAll("span.rule-part").length};
+  document.querySelectorAll(".scroll").forEach(function (el) {
+    var inner = el.firstElementChild;
+    result.scroll.push([inner.id, el.scrollWidth, el.clientWidth, Math.round(el.getBoundingClientRect().right)]);
+  });
+  document.querySelectorAll("details.sample").forEach(function (card) { card.open = true; });
+  document.querySelectorAll("pre.diff").forEach(function (pre) {
+    var spans = pre.querySelectorAll("span");
+    result.diffLines += spans.length;
+    for (var i = 1; i < spans.length; i++) {
+      if (Math.abs(spans[i].getBoundingClientRect().top - spans[i - 1].getBoundingClientRect().bottom) > 0.5) {
+        result.diffGaps += 1;
+      }
+    }
+  });
+  result.width = document.documentElement.clientWidth;
+  document.body.setAttribute("data-fit", JSON.stringify(result));
+})();
+"""
+
+
+def test_the_report_fits_a_1280_px_window(tmp_path):
+    """The leaderboard with intervals and the published rows, every chart and the trajectory panels fit without a
+    scrollbar; diff lines follow each other without an empty line; a rule-judged run's samples show their
+    rule-score parts; the runs' sections come in the leaderboard's order."""
+    chromium = require_chromium()
+    data = write_data(tmp_path / "data", ALL)
+    keys = [s.key for s in load_run_data_keys(data)]
+    results = tmp_path / "results"
+    for i, name in enumerate(("a-weak", "b-strong", "c-middle")):
+        make_run(results, name, data, {k: 1 + i * 2 if i < 2 else 3 for k in keys},
+                 predictions={keys[0]: "line one\nline two changed\nline three\n\nline five"})
+    make_run(results, "ruled", data, {k: 3 for k in keys}, rules={k: 0.5 for k in keys}, llm=False)
+    out = tmp_path / "report.html"
+    result = invoke("report", "--output", str(results), "-o", str(out), "--reference", "--worst", "1")
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    sections = [name for name in ("b-strong", "c-middle", "a-weak") if f"<h3>{name}</h3>" in page]
+    assert sections == ["b-strong", "c-middle", "a-weak"]
+    positions = [page.index(f"<h3>{name}</h3>") for name in sections]
+    assert positions == sorted(positions)  # the leaderboard's order, not the alphabet's
+    checked = tmp_path / "checked.html"
+    checked.write_text(add_script(page, FIT_CHECK), encoding="utf-8")
+    dom = _Dom()
+    dom.feed(dump_dom(chromium, checked, width=1280))
+    fit = json.loads(dom.find("body")[0]["data-fit"])
+    assert fit["width"] == 1280
+    assert {inner for inner, *_ in fit["scroll"]} >= {"leaderboard", "chart-domains-1", "growth-0-context"}
+    for inner, scroll_width, client_width, right in fit["scroll"]:
+        assert scroll_width <= client_width and right <= 1280, (inner, scroll_width, client_width, right)
+    assert fit["diffLines"] > 0 and fit["diffGaps"] == 0
+    assert fit["ruleParts"] > 0
+
+
+def test_trajectory_panels_wrap_to_the_page_width():
+    from awbench.analysis.charts import PAGE_WIDTH, Line, LinePoint, line_panels_svg
+    from awbench.analysis.growth import CONTEXT_BINS
+
+    bins = [label for label, _, _ in CONTEXT_BINS]
+    lines = [Line(name=d, label=d, points=[LinePoint(mean=50.0) for _ in bins]) for d in [*DOMAINS, "overall"]]
+    svg = line_panels_svg("growth-0-context", "by context length", bins, lines)
+    width = int(svg.split('width="', 1)[1].split('"', 1)[0])
+    assert width <= PAGE_WIDTH  # four panels a row were 1,674 px: the OS panel was cut
+    assert svg.count('class="panel"') == 8

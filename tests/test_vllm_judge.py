@@ -48,6 +48,8 @@ def test_judge_sampling_is_what_the_server_makes_of_the_request() -> None:
     fixed, template = judge_sampling(settings, {"temperature", "top_k"})
     assert fixed == {"temperature": 0.7, "top_k": 20}
     assert template == {"x": 1, "enable_thinking": True, "reasoning_effort": "low"}
+    assert judge_sampling(JudgeSettings(stop=["</final_evaluation>"]), set())[0] == {
+        "temperature": 0.6, "stop": ["</final_evaluation>"]}  # --judge-stop: SamplingParams(stop=...)
     off = JudgeSettings(reasoning_effort="none", extra_body={"chat_template_kwargs": {"enable_thinking": True}})
     assert judge_sampling(off, set())[1] == {"enable_thinking": True, "reasoning_effort": "none"}  # the user's wins
     with pytest.raises(BackendUnavailable, match="response_format"):

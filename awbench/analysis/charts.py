@@ -197,6 +197,7 @@ LineCharts = dict[str, LineChart]
 # Layout, in px: small text of 10 px is about 6 px per character.
 SMALL_CHAR_W = 6.0
 PANEL_COLUMNS = 4
+PAGE_WIDTH = 1216  # the report's content at 1280 px (32 px of margin each side): panels wrap to fit it
 PLOT_H, PLOT_LEFT, PLOT_RIGHT, PLOT_TOP, PLOT_BOTTOM = 110, 30, 10, 28, 24
 PANEL_GAP = 14
 MIN_PLOT_W = 140
@@ -213,7 +214,8 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
                 MIN_PLOT_W / max(len(categories), 1))
     panel_w = PLOT_LEFT + bin_w * max(len(categories), 1) + PLOT_RIGHT
     panel_h = PLOT_TOP + PLOT_H + PLOT_BOTTOM
-    columns = max(1, min(PANEL_COLUMNS, len(lines)))
+    fitting = int((PAGE_WIDTH - 16 + PANEL_GAP) // (panel_w + PANEL_GAP))
+    columns = max(1, min(PANEL_COLUMNS, len(lines), fitting))
     rows = -(-len(lines) // columns)
     title_h = 8 + 18 * len(heads)
     width = int(max(8 + columns * panel_w + (columns - 1) * PANEL_GAP + 8,

@@ -52,7 +52,8 @@ class Provenance:
 
     @property
     def prompts(self) -> str:
-        return f"{self.prompt_set}@{self.prompt_hash[:6]}"
+        """`name@hash`; an imported evaluation's prompts are not known (no hash): its name alone."""
+        return f"{self.prompt_set}@{self.prompt_hash[:6]}" if self.prompt_hash else self.prompt_set
 
     @property
     def header(self) -> str:
@@ -112,6 +113,7 @@ class Row(BaseModel):
     cells: dict[str, Cell]  # column id -> value
     scored: int | None = None
     failed: int | None = None
+    unscored: int | None = None  # generations the judge could not score (those not judged yet: `incomplete`)
     n: int | None = None
     judge: str
     prompts: str
@@ -295,7 +297,8 @@ def build_leaderboard(
                              f"{resume_advice(store.path)}")
             by_group.setdefault(key, []).append(Row(
                 run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
-                scored=sum(d.scored for d in table.domains.values()), failed=table.failed, n=table.n,
+                scored=sum(d.scored for d in table.domains.values()), failed=table.failed,
+                unscored=table.unscored - table.pending, n=table.n,
                 judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
                 generations=scores.generations,
                 incomplete=None if completeness.complete else completeness.label(),
@@ -441,6 +444,7 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
             record |= {
                 "scored": "" if row.scored is None else str(row.scored),
                 "failed": "" if row.failed is None else str(row.failed),
+                "unscored": "" if row.unscored is None else str(row.unscored),
                 **({"generations": str(row.generations)} if shows_generations(board) else {}),
                 "judge": row.judge, "prompts": row.prompts, "data": row.data,
                 "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}", "source": row.source or "",
@@ -471,9 +475,10 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(board: Leaderboard) -> str:
     k = shows_generations(board)
-    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", *(["K"] if k else []),
+    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Unscored",
+             *(["K"] if k else []),
              "Judge", "Prompts", "Data", "Cost"]
-    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", *(["--:"] if k else []), ":--", ":--",
+    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", "--:", *(["--:"] if k else []), ":--", ":--",
              ":--", "--:"]
     parts: list[str] = []
     for group in board.groups:
@@ -487,7 +492,7 @@ def to_markdown(board: Leaderboard) -> str:
                 "" if row.rank is None else str(row.rank), _md_escape(run), _md_escape(row.model),
                 *(fmt_cell(row.cells[c]) for c in board.columns),
                 "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
-                *([str(row.generations)] if k else []),
+                "" if row.unscored is None else str(row.unscored), *([str(row.generations)] if k else []),
                 _md_escape(row.judge), _md_escape(row.prompts), row.data, fmt_cost(row.cost_usd),
             ]
             parts.append("| " + " | ".join(cells) + " |")

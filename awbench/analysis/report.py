@@ -82,9 +82,10 @@ def _cell_html(cell: Cell) -> str:
 
 
 def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
-    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Judge", "Prompts", "Data",
-             "Cost"]
-    text_cols = {"Run", "Judge", "Prompts", "Data"}
+    """Judge, prompts and data are in each group's header row, not in columns of their own: the table fits a
+    1280 px window with intervals and the published rows."""
+    heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored / failed / unscored", "Cost"]
+    text_cols = {"Run"}
     out = [f'<div class="scroll"><table id="{table_id}" class="leaderboard"><thead><tr>'
            + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
            + "</tr></thead><tbody>"]
@@ -98,11 +99,10 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
             model = "" if row.published or row.model == row.run else f'<br><span class="meta">{_e(row.model)}</span>'
             cells = "".join(f'<td class="{"overall" if c == OVERALL else ""}">{_cell_html(row.cells[c])}</td>'
                             for c in board.columns)
+            counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"
             out.append(
                 f'<tr class="{css}" data-run="{_e(row.run)}"><td>{"" if row.rank is None else row.rank}</td>'
-                f'<td class="text">{name}{model}</td>{cells}<td>{"" if row.scored is None else row.scored}</td>'
-                f'<td>{"" if row.failed is None else row.failed}</td><td class="text">{_e(row.judge)}</td>'
-                f'<td class="text">{_e(row.prompts)}</td><td class="text">{_e(row.data)}</td>'
+                f'<td class="text">{name}{model}</td>{cells}<td class="counts">{counts}</td>'
                 f"<td>{_e(fmt_cost(row.cost_usd))}</td></tr>"
             )
     out.append("</tbody></table></div>")
@@ -115,18 +115,21 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
 def _diff_html(lines: list[str], max_lines: int = 300) -> str:
     if not lines:
         return '<p class="note">prediction and ground truth are identical</p>'
+    # One block per line and no newline between them: a newline after a block would add an empty line.
     spans = []
     for line in lines[:max_lines]:
-        css = {"@": "hunk", "+": "add", "-": "del"}.get(line[:1], "")
-        spans.append(f'<span class="{css}">{_e(line)}</span>' if css else _e(line))
+        css = {"@": "hunk", "+": "add", "-": "del"}.get(line[:1], "same")
+        spans.append(f'<span class="{css}">{_e(line)}</span>')
     if len(lines) > max_lines:
-        spans.append(f"… {len(lines) - max_lines} more diff lines")
-    return '<pre class="diff">' + "\n".join(spans) + "</pre>"
+        spans.append(f'<span class="same">… {len(lines) - max_lines} more diff lines</span>')
+    return '<pre class="diff">' + "".join(spans) + "</pre>"
 
 
 def sample_card(view: SampleView, run: str, anchor: str) -> str:
     dims = "".join(f"<span>{_e(DIMENSION_LABELS[d])} {view.dimensions[d]:.0f}</span>"
                    for d in DIMENSIONS if d in view.dimensions)
+    dims += "".join(f'<span class="rule-part">rule {_e(name)} {value * 100:.0f}</span>'
+                    for name, value in (view.rule_parts or {}).items())
     reasons = []
     for i, r in enumerate(view.reasons, start=1):
         label = f"verdict {i} ({r.status})" if len(view.reasons) > 1 else f"judge ({r.status})"
@@ -447,6 +450,10 @@ def build_report(
             judged.append((data, data.evaluation(judge).id))
         except StoreError:  # the leaderboard's notes already say it has no such judge
             continue
+    # The runs' sections in the leaderboard's order (the best first), those it does not rank after them.
+    ranked = [(row.run, row.judge_id) for group in domain_board.groups for row in group.rows if not row.published]
+    judged.sort(key=lambda pair: ranked.index((pair[0].name, pair[1])) if (pair[0].name, pair[1]) in ranked
+                else len(ranked))
     sections = [run_section(data, judge_id, worst_n, resamples if ci else None, seed) for data, judge_id in judged]
     index = sample_index([d for d, _ in judged], [j for _, j in judged])
     return Report(

@@ -23,6 +23,7 @@ from typing import Any
 from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import Generation
+from awbench.redact import url_secrets_masked
 from awbench.transport.chat_client import ChatClient, Completion, StatusError
 from awbench.transport.openai_client import (
     FATAL_STATUS,
@@ -53,6 +54,8 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
         body["top_p"] = settings.top_p
     if request.seed is not None:
         body["seed"] = request.seed
+    if settings.stop:
+        body["stop"] = settings.stop
     return body | settings.extra_body
 
 
@@ -97,8 +100,7 @@ class OpenAIBackend:
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
 
-    async def _attempt(self, body: dict[str, Any], started: list[float]) -> Completion:
-        endpoint = self._pick()
+    async def _attempt(self, endpoint: _Endpoint, body: dict[str, Any], started: list[float]) -> Completion:
         endpoint.in_flight += 1
         endpoint.sent += 1
         try:
@@ -122,18 +124,19 @@ class OpenAIBackend:
         started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
         attempt = 1
         while True:
+            endpoint = self._pick()
             try:
-                completion = await self._attempt(body, started)
+                completion = await self._attempt(endpoint, body, started)
                 return to_generation(request, completion, time.perf_counter() - started[0])
             except Exception as error:
                 if is_retryable(error) and attempt <= self.settings.max_retries:
                     await asyncio.sleep(wait_before_retry(error, attempt))
                     attempt += 1
                     continue
-                return self._failed(request, error, time.perf_counter() - started[0])
+                return self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
 
     @staticmethod
-    def _failed(request: GenerationRequest, error: Exception, latency: float) -> Generation:
+    def _failed(request: GenerationRequest, error: Exception, latency: float, url: str) -> Generation:
         common = {"key": request.key, "generation": request.generation, "error": error_summary(error), "latency_s": latency}
         if is_retryable(error):
             return Generation(**common, transient=True)
@@ -143,7 +146,7 @@ class OpenAIBackend:
             if is_content_refusal(error):
                 return Generation(**common)  # this sample's content, not the setup: permanent, the run goes on
             if error.status in FATAL_STATUS:
-                raise FatalAPIError(error_summary(error)) from None
+                raise FatalAPIError(refusal("candidate", url, error)) from None
             return Generation(**common)
         raise error  # not an API error: a bug, or EndpointDown stopping the run
 
@@ -175,6 +178,12 @@ class OpenAIBackend:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(e.client.close() for e in self.endpoints))
+
+
+def refusal(role: str, url: str, error: Exception) -> str:
+    """Which party's endpoint refused (the candidate's or the judge's), by its URL without credentials: a 401
+    then says which key to fix."""
+    return f"the {role} endpoint {url_secrets_masked(url)} refused the request: {error_summary(error)}"
 
 
 def endpoint_urls(settings: ModelSettings) -> list[str | None]:

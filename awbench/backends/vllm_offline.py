@@ -102,6 +102,8 @@ def sampling_options(settings: ModelSettings, allowed: set[str]) -> tuple[dict[s
     fixed: dict[str, Any] = {"temperature": settings.temperature}
     if settings.top_p is not None:
         fixed["top_p"] = settings.top_p
+    if settings.stop:
+        fixed["stop"] = settings.stop
     return fixed | extra, template_kwargs
 
 

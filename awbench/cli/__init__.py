@@ -9,7 +9,7 @@ import typer
 
 import awbench
 from awbench.cli import analysis, interop_commands, run_commands
-from awbench.cli.common import use_command_class
+from awbench.cli.common import Group, use_command_class
 from awbench.cli.data_commands import data_app
 
 app = typer.Typer(
@@ -17,6 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=Group,
 )
 
 

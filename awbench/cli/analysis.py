@@ -25,6 +25,7 @@ from awbench.cli.common import (
     err_console,
     fail,
     open_run,
+    plural,
     refuse_run_outputs,
 )
 from awbench.cli.errors import pipeline_errors
@@ -275,6 +276,9 @@ def show(
     data = _load(run, output)
     with pipeline_errors():
         judge_id = data.evaluation(judge).id
+    if dimension is not None and data.evaluation(judge_id).kind == "rules":
+        fail(f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
+             f"judge's evaluation (--judge llm, or its id)")
     if by_turn or by_context:
         axes: list[Axis] = [axis for axis, chosen in (("turn", by_turn), ("context", by_context)) if chosen]
         with pipeline_errors():
@@ -359,7 +363,8 @@ def report(
         _print_notes(result.notes)
         fail(_nothing_to_show(judge), EXIT_FAILURES)
     _write(out, result.html)
-    console.print(f"wrote {out} ({len(stores)} run(s), {len(result.charts)} chart(s))", highlight=False)
+    charts = f"{plural(len(result.charts), 'leaderboard chart')}, {len(result.growth_charts)} along trajectories"
+    console.print(f"wrote {out} ({plural(len(stores), 'run')}; {charts})", highlight=False)
     if png is not None:
         try:
             with pipeline_errors():

@@ -85,7 +85,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
             if c == OVERALL:
                 table.start_group()  # Overall, the counts, K and the cost stay together
             table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
-        table.add_column("Scored/\nfailed", justify="right", no_wrap=True)
+        table.add_column("Scored/\nfailed/\nunscored", justify="right", no_wrap=True)
         k = shows_generations(board)
         if k:
             table.add_column("K", justify="right", no_wrap=True)
@@ -99,7 +99,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
                 run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
             for mark in row.marks():
                 run += Text(f"\n{mark}", style="yellow")
-            counts = "" if row.scored is None else f"{row.scored}/{row.failed}"
+            counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"
             table.add_row("" if row.rank is None else str(row.rank), run,
                           *(_stacked(row.cells[c]) for c in board.columns), counts,
                           *([str(row.generations)] if k else []), *([fmt_cost(row.cost_usd)] if costs else []))

@@ -11,7 +11,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from awbench.redact import redact
 from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_run
@@ -89,6 +89,9 @@ class Command(TyperCommand):
     (`error: --concurrency: must be at least 1, got 0`, exit 2): typer checks `min`/`max` and `Literal`
     choices with pydantic and would show pydantic's wording."""
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        return flags_without_type(super().get_params(ctx))
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
@@ -101,8 +104,21 @@ class Command(TyperCommand):
             raise
 
 
+class Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return flags_without_type(super().get_params(ctx))
+
+
+def flags_without_type(params: list[Any]) -> list[Any]:
+    """A flag takes no value: typer would show `<bool>` beside it in --help (--help itself included)."""
+    for param in params:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
 def use_command_class(app: typer.Typer) -> None:
-    """Every command of `app` and of its sub-apps is a `Command`."""
+    """Every command of `app` and of its sub-apps is a `Command` (their apps are made with `cls=Group`)."""
     for info in app.registered_commands:
         if info.cls in (None, TyperCommand):
             info.cls = Command
@@ -122,3 +138,7 @@ def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
         for option, path in outputs.items():
             if path is not None:
                 refuse_run_output(option, path)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -9,14 +9,14 @@ import typer
 from rich.markup import escape
 
 from awbench.analysis.data_info import DataInfo, data_info
-from awbench.cli.common import EXIT_USAGE, console
+from awbench.cli.common import EXIT_USAGE, Group, console, plural
 from awbench.cli.fitting import FittingTable
 from awbench.cli.errors import pipeline_errors
 from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import Sample
 
-data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True)
+data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True, cls=Group)
 
 SourceArg = Annotated[str, typer.Argument(help="'sample', a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
 
@@ -33,17 +33,13 @@ def validate(source: SourceArg) -> None:
         style = SEVERITY_STYLES[problem.severity]
         console.print(f"[{style}]{problem.severity}[/]: {escape(str(problem))}", highlight=False, soft_wrap=True)
     count = Counter(p.severity for p in problems)
-    notes = f"; {_plural(count['note'], 'note')}" if count["note"] else ""
-    summary = f"{_plural(len(samples), 'valid sample')}; {_plural(count['error'], 'error')}; "
-    console.print(summary + _plural(count["warning"], "warning") + notes)
+    notes = f"; {plural(count['note'], 'note')}" if count["note"] else ""
+    summary = f"{plural(len(samples), 'valid sample')}; {plural(count['error'], 'error')}; "
+    console.print(summary + plural(count["warning"], "warning") + notes)
     raise typer.Exit(EXIT_USAGE if count["error"] else 0)
 
 
 SEVERITY_STYLES = {"error": "red", "warning": "yellow", "note": "cyan"}
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def _repeats_line(samples: list[Sample]) -> str | None:
@@ -55,7 +51,7 @@ def _repeats_line(samples: list[Sample]) -> str | None:
     shown = ", ".join(repeated[:3]) + (", ..." if len(repeated) > 3 else "")
     rows = sum(counts[key] for key in repeated)
     verb = "repeats" if len(repeated) == 1 else "repeat"
-    return (f"note: {_plural(len(repeated), 'sample key')} {verb} ({shown}, on {rows} rows); every row is "
+    return (f"note: {plural(len(repeated), 'sample key')} {verb} ({shown}, on {rows} rows); every row is "
             f"evaluated, the repeats as {repeated[0]}#2 and so on")
 
 
@@ -99,5 +95,5 @@ def info(
     count = Counter(p.severity for p in problems)
     if count["error"] or count["warning"]:
         bad = len({(p.path, p.line) for p in problems if p.severity == "error"})
-        left_out = f"{_plural(bad, 'invalid record')} left out, {_plural(count['warning'], 'warning')}"
+        left_out = f"{plural(bad, 'invalid record')} left out, {plural(count['warning'], 'warning')}"
         console.print(escape(f"{left_out}: `awbench data validate {source}` lists them"), highlight=False, soft_wrap=True)

@@ -46,9 +46,9 @@ def pipeline_errors() -> Iterator[None]:
             err_console.print(f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)")
         fail(str(error))
     except MissingAPIKey as error:
-        fail(f"{error}. For a free offline score without any API, use --judge rules.")
+        fail(str(error))
     except FatalAPIError as error:
-        fail(f"the endpoint refused the request, retrying cannot help: {error}")
+        fail(f"{error}; retrying cannot help")
     except BudgetExhausted as error:
         fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost; until then its "
              "evaluation is incomplete, and never ranked nor exported.", EXIT_FAILURES)

@@ -77,7 +77,7 @@ def import_(
     file: Annotated[Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl.")],
     run_name: Annotated[str, typer.Option("--run-name", help="Name of the run to create.")],
     model: Annotated[Optional[str], typer.Option(
-        "--model", help="Model name to record (default: the file name).")] = None,
+        "--model", help="Model name to record (default: the run name; the rows do not name it).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(
         "--judge-model", help="Judge that produced judged.jsonl (recorded as the evaluation's judge).")] = None,
     output: OutputOption = Path("results"),

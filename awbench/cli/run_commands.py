@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 import typer
 
 from awbench.backends import infer_backend_name
-from awbench.cli.common import console, err_console, open_run, refuse_run_outputs, user_errors
+from awbench.cli.common import console, err_console, fail, open_run, refuse_run_outputs, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORING, Options, command, with_default
 from awbench.cli.progress import RichProgress
@@ -22,11 +23,12 @@ from awbench.config import (
     ScoringSettings,
     default_run_name,
     judge_settings,
+    unused_model_fields,
 )
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
 from awbench.run.reparse import reparse_judgments
-from awbench.run.rewards import write_rewards
+from awbench.run.rewards import reward_evaluations, write_rewards
 
 RunArgument = Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
@@ -35,13 +37,31 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tok
 
 def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSettings:
     """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults)."""
+    given = options.settings(JUDGE, given_only=True)
     with user_errors(ValueError, names=OPTION_NAMES):
-        return judge_settings(base, options.settings(JUDGE, given_only=True), names=OPTION_NAMES)
+        settings = judge_settings(base, given, names=OPTION_NAMES)
+    if settings.backend == "openai" and given.get("engine"):
+        _refuse([OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]], "openai judge",
+                "they are for the in-process judge, --judge-backend vllm")
+    return settings
 
 
 def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSettings:
     with user_errors(ValueError, names=OPTION_NAMES):
         return ScoringSettings.model_validate({**base.model_dump(), **options.settings(SCORING, given_only=True)})
+
+
+def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
+    """Options the backend would ignore are refused, named: recorded in run.json they would claim a setting
+    that was never applied."""
+    unused, why = unused_model_fields(backend, given)
+    if unused:
+        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in unused], backend, why)
+
+
+def _refuse(options: list[str], backend: str, why: str) -> None:
+    verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
+    fail(f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out")
 
 
 def _config(options: Options, judged: bool) -> RunConfig:
@@ -50,6 +70,7 @@ def _config(options: Options, judged: bool) -> RunConfig:
         data = DataSettings(**options.settings(DATA))
         model = options.settings(MODEL)
         model["backend"] = model["backend"] or infer_backend_name(model["model"], model["base_urls"])
+        _refuse_unused(model["backend"], options.settings(MODEL, given_only=True))
         model = ModelSettings(**model, seed=data.seed)  # --seed: the sample's and the sampling's
         judge = cli_judge_settings(None, options) if judged else None
         output = options.settings(OUTPUT)
@@ -145,10 +166,15 @@ def score(
     refuse_run_outputs({"--reward": reward})
     store = open_run(run, options.values["output"])
     with pipeline_errors(), store.locked():
+        if reward is not None:
+            reward_evaluations(store)  # refused before anything changes
         manifest = store.read_manifest()
         scoring = _scoring_settings(manifest.config.scoring, options)
         if scoring != manifest.config.scoring:
             store.write_manifest(manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})}))
+            (err_console if fmt == "json" else console).print(
+                scoring_change_note(store.path.name, manifest.config.scoring, scoring), highlight=False, markup=False,
+                soft_wrap=True)
         chosen = resolve_judge(store, judge)
         samples = pipeline.run_samples(store)
         scores = pipeline.score(store, samples)[chosen.id]
@@ -159,6 +185,16 @@ def score(
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
     print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
     raise typer.Exit(code)
+
+
+def scoring_change_note(run: str, before: ScoringSettings, after: ScoringSettings) -> str:
+    """Scoring options given to `score` are the run's from now on (run.json): later `score`, `show`, `leaderboard`
+    and `report` use them. Said, with how to go back."""
+    changed = [field for field in type(after).model_fields if getattr(before, field) != getattr(after, field)]
+    what = ", ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)} -> {getattr(after, field)}"
+                     for field in changed)
+    back = " ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)}" for field in changed)
+    return f"{run}: {what}, saved in its run.json for every later command (back with `awbench score {run} {back}`)"
 
 
 def register(app: typer.Typer) -> None:

@@ -113,8 +113,9 @@ def no_hub(offline: bool, unreachable: str | None) -> str:
 
 
 def _unavailable_message(ref: str, error: Exception, offline: bool, unreachable: str | None) -> str:
-    local = (f"pass --data PATH with a local directory of {{domain}}{FILE_SUFFIX} files, or --data sample for "
-             f"the small sample bundled with awbench")
+    # Worded for both `run --data` and the SOURCE argument of `awbench data`.
+    local = (f"give instead a local directory of {{domain}}{FILE_SUFFIX} files, or `sample` for the small sample "
+             f"bundled with awbench")
     if offline or unreachable:
         return f"Cannot load the dataset {ref!r}: {no_hub(offline, unreachable)}, or {local}."
     return (

@@ -642,7 +642,8 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
                                    prompts=IMPORTED_PROMPT_SET) if judged else None
     config = RunConfig(
         run_name=run_name, output=output, data=DataSettings(source=str(path.resolve())),
-        model=ModelSettings(model=model or path.stem, backend="imported"), judge=judge_settings,
+        # The rows do not name the model; the file's name ("predictions", "judged") would name every import alike.
+        model=ModelSettings(model=model or run_name, backend="imported"), judge=judge_settings,
         # The reference leaves failed rows out of its means (awbench's default counts a failed generation as 0).
         scoring=ScoringSettings(failure_policy="exclude") if judged else ScoringSettings(),
     )

@@ -135,6 +135,7 @@ def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
         "model": settings.model, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
         "reasoning_effort": settings.reasoning_effort, "extra_body": settings.extra_body,
         "structured": settings.structured, "samples": settings.samples, "prompt_sha256": prompt_sha256,
+        **({"stop": settings.stop} if settings.stop else {}),  # only when given: earlier judges keep their ids
     }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id
@@ -272,7 +273,7 @@ class LLMJudge(JudgeBase):
             if is_context_overflow(error) or is_content_refusal(error):
                 return VerdictRecord(status="error", error=error_summary(error), seed=seed)
             if error.status in FATAL_STATUS:
-                raise FatalAPIError(error_summary(error)) from None
+                raise FatalAPIError(refusal("judge", self.client.base_url, error)) from None
             return VerdictRecord(status="error", error=error_summary(error), seed=seed)
         if is_retryable(error):
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)
@@ -297,6 +298,8 @@ class LLMJudge(JudgeBase):
         body["max_completion_tokens" if self._official_api else "max_tokens"] = s.max_tokens
         if s.reasoning_effort:
             body["reasoning_effort"] = s.reasoning_effort
+        if s.stop:
+            body["stop"] = s.stop
         if s.structured:
             schema = verdict_schema(bounded_strings=not self._official_api)
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema}}

@@ -76,7 +76,8 @@ def judge_sampling(settings: JudgeSettings, allowed: set[str]) -> tuple[dict[str
     if settings.reasoning_effort is not None:
         template_kwargs.setdefault("enable_thinking", settings.reasoning_effort != "none")
         template_kwargs["reasoning_effort"] = settings.reasoning_effort
-    return {"temperature": settings.temperature} | extra, template_kwargs
+    stop = {"stop": settings.stop} if settings.stop else {}
+    return {"temperature": settings.temperature} | stop | extra, template_kwargs
 
 
 def engine_settings(settings: JudgeSettings) -> ModelSettings:

@@ -33,7 +33,7 @@ from awbench.run.stages import (
     reusable,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
-from awbench.transport.openai_client import Endpoints
+from awbench.transport.openai_client import Endpoints, MissingAPIKey
 
 MAX_WARNINGS_SHOWN = 5
 
@@ -129,7 +129,8 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
 
 def _load(config: RunConfig, progress: Progress) -> LoadedData:
     """The data, after the checks that need nothing read (an unknown backend or baseline, a missing key)."""
-    check_backend(config.model)
+    with _whose_key("candidate"):
+        check_backend(config.model)
     data = load_samples(config.data)
     if data.skipped:
         progress.warn(f"skipped {data.skipped} invalid records (--skip-invalid); `awbench data validate` lists them")
@@ -146,9 +147,20 @@ def _load(config: RunConfig, progress: Progress) -> LoadedData:
 def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     """Made before anything is written: bad prompts, an unknown price for --max-cost or a missing key stop
     the run with nothing spent."""
-    judges = create_judges(settings, endpoints)
-    check_judges(settings)
+    with _whose_key("judge"):
+        judges = create_judges(settings, endpoints)
+        check_judges(settings)
     return judges
+
+
+@contextmanager
+def _whose_key(party: str) -> Iterator[None]:
+    """A missing key names whose it is; only the judge's can be done without (the rule judge needs none)."""
+    try:
+        yield
+    except MissingAPIKey as error:
+        hint = ". For a free offline score without any API, use --judge rules" if party == "judge" else ""
+        raise MissingAPIKey(f"the {party}: {error}{hint}") from None
 
 
 @contextmanager

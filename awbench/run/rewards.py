@@ -4,7 +4,8 @@
 - rule: 1 when the prediction equals the truth after runtime-metadata masking and every deterministic
   line is present, else 0 (binary, as in the report), times 25, so 0 or 25.
 reward = 0.9 * rubric + 0.1 * rule, in 4.5..25. A failed generation gets the minimum rubric (1) and rule 0.
-A sample without both verdicts gets `reward: null` and the reason.
+A run without both an LLM and a rule evaluation is refused (a reward needs both parts); a sample without both
+verdicts gets `reward: null` and the reason.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from awbench.files import write_atomic
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord, Sample
+from awbench.run.pipeline import PipelineError
 from awbench.run.store import RunStore
 
 RUBRIC_WEIGHT, RULE_WEIGHT = 0.9, 0.1
@@ -33,12 +35,27 @@ def sample_reward(prediction: PredictionRecord | None, llm: JudgmentRecord | Non
     return {"reward": RUBRIC_WEIGHT * rubric + RULE_WEIGHT * rule, "rubric": rubric, "rule": rule}
 
 
+def reward_evaluations(store: RunStore) -> dict[str, str]:
+    """Kind (llm, rules) -> the evaluation whose verdicts make the reward: the first of each kind (the primary
+    when it is one). A run without both is refused: its rewards would be the failed generations' alone."""
+    ids: dict[str, str] = {}
+    for evaluation in store.evaluations():
+        ids.setdefault(evaluation.read_info().kind, evaluation.id)
+    missing = [kind for kind in ("llm", "rules") if kind not in ids]
+    if missing:
+        name = store.path.name
+        what = {"llm": "an LLM judge's evaluation (the rubric, 90% of the reward)",
+                "rules": "a rule evaluation (the exact match, 10% of the reward)"}
+        raise PipelineError(f"--reward needs {what[missing[0]]}, which {name} does not have: add it with "
+                            f"`awbench judge {name} --judge {missing[0]}`")
+    return ids
+
+
 def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
     """From the run's first LLM evaluation (the primary when it is one) and its rule evaluation."""
+    ids = reward_evaluations(store)
     predictions = store.predictions.load()
-    kinds = {e.id: e.read_info().kind for e in store.evaluations()}
-    judgments = {kind: store.evaluation(next(i for i, k in kinds.items() if k == kind)).judgments.load()
-                 if kind in kinds.values() else {} for kind in ("llm", "rules")}
+    judgments = {kind: store.evaluation(judge_id).judgments.load() for kind, judge_id in ids.items()}
     rows = [
         {"schema_version": SCHEMA_VERSION, "key": s.key, "domain": s.domain, "generation": g,
          **sample_reward(predictions.get((s.key, g)), judgments["llm"].get((s.key, g)), judgments["rules"].get((s.key, g)))}

@@ -1,0 +1,241 @@
+"""Messages that fit what was given (issue 26): whose key or endpoint, options a command does not have, what a
+rule-judged run cannot give. Each test asserts the exact words."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.run.store import RunStore
+
+SECRET = "sk-test-messages-SECRET-9042"
+
+
+def invoke(*args: object, env: dict[str, str] | None = None):
+    return CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200", **(env or {})})
+
+
+@pytest.fixture
+def no_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_a_missing_candidate_key_does_not_suggest_the_rule_judge_already_given(no_key, tmp_path):
+    result = invoke("run", "--model", "gpt-4o", "--backend", "openai", "--judge", "rules", "--data", "sample",
+                    "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (2, "error: the candidate: no API key: set the environment variable "
+                                                    "OPENAI_API_KEY\n")
+
+
+def test_a_missing_judge_key_suggests_the_rule_judge(no_key, tmp_path):
+    result = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (2, "error: the judge: no API key: set the environment variable "
+                                                    "OPENAI_API_KEY. For a free offline score without any API, use "
+                                                    "--judge rules\n")
+    assert not tmp_path.exists() or not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("party", ["candidate", "judge"])
+def test_a_refused_key_names_the_endpoint_that_refused(monkeypatch, tmp_path, party):
+    """The endpoint check passes (a server without a model listing), then the first request gets a 401."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    refused = Reply(status=401, error_message="Incorrect API key provided")
+    with FakeOpenAIServer(models=Reply(status=404), script=[refused] * 100) as server:
+        url = f"{server.url}?api-key={SECRET}"  # a key in the URL is never printed
+        if party == "candidate":
+            args = ["--model", "m", "--backend", "openai", "--base-url", url, "--judge", "rules"]
+        else:
+            args = ["--model", "baseline:oracle", "--judge-model", "j", "--judge-base-url", url]
+        result = invoke("run", *args, "--data", "sample", "--output", tmp_path)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"error: the {party} endpoint {server.url}?api-key=*** refused the request: HTTP 401: "
+                             f"Incorrect API key provided; retrying cannot help\n")
+    assert SECRET not in result.output
+
+
+def test_data_hints_name_no_option_data_info_does_not_have(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    result = invoke("data", "info", "nobody-here/no-such-benchmark")
+    assert result.exit_code == 2
+    assert "--data" not in result.stderr
+    assert result.stderr.endswith("or give instead a local directory of {domain}_test.jsonl files, or `sample` for "
+                                  "the small sample bundled with awbench.\n")
+
+
+def test_help_shows_no_type_beside_a_flag():
+    for args in ([], ["run"], ["leaderboard"]):
+        text = invoke(*args, "--help").stdout
+        assert "<bool>" not in text, args
+    assert "--version" in invoke("--help").stdout
+
+
+# --------------------------------------------------------------------------- runs judged by rules alone
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    make_run(out, "ruled", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4}, rules={MCP[0]: 1.0, SEARCH[0]: 0.5},
+             llm=False)
+    make_run(out, "llm-only", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4})
+    make_run(out, "both", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4}, rules={MCP[0]: 1.0, SEARCH[0]: 0.5})
+    return out
+
+
+@pytest.mark.parametrize(("run", "message"), [
+    ("ruled", "error: --reward needs an LLM judge's evaluation (the rubric, 90% of the reward), which ruled does "
+              "not have: add it with `awbench judge ruled --judge llm`\n"),
+    ("llm-only", "error: --reward needs a rule evaluation (the exact match, 10% of the reward), which llm-only does "
+                 "not have: add it with `awbench judge llm-only --judge rules`\n"),
+])
+def test_rewards_need_both_evaluations(results, tmp_path, run, message):
+    rewards = tmp_path / "rewards.jsonl"
+    before = (results / run / "run.json").read_text()
+    result = invoke("score", run, "--output", results, "--reward", rewards, "--failure-policy", "exclude")
+    assert (result.exit_code, result.stderr) == (2, message)
+    assert not rewards.exists() and (results / run / "run.json").read_text() == before  # nothing changed
+
+
+def test_rewards_of_a_run_with_both_judges(results, tmp_path):
+    rewards = tmp_path / "rewards.jsonl"
+    result = invoke("score", "both", "--output", results, "--reward", rewards, "--max-failure-rate", "1")
+    rows = [json.loads(line) for line in rewards.read_text().splitlines()]
+    assert f"wrote 3 rewards to {rewards}" in result.stdout
+    by_key = {row["key"]: row["reward"] for row in rows if row["reward"] is not None}
+    as_json = invoke("score", "both", "--output", results, "--reward", rewards, "--format", "json")
+    assert as_json.stderr.startswith(f"wrote 3 rewards to {rewards}\n")  # stdout holds the JSON alone
+    assert json.loads(as_json.stdout)["judge_id"] == "llm-both"
+    assert by_key == {MCP[0]: pytest.approx(0.9 * 15 + 2.5), MCP[1]: pytest.approx(4.5),
+                      SEARCH[0]: pytest.approx(0.9 * 20)}
+
+
+def test_a_scoring_option_given_to_score_is_said_to_stay(results):
+    result = invoke("score", "llm-only", "--output", results, "--failure-policy", "exclude")
+    assert ("llm-only: --failure-policy minimum -> exclude, saved in its run.json for every later command (back "
+            "with `awbench score llm-only --failure-policy minimum`)\n") in result.stdout
+    assert RunStore(results / "llm-only").read_manifest().config.scoring.failure_policy == "exclude"
+    again = invoke("score", "llm-only", "--output", results, "--failure-policy", "exclude")
+    assert "saved in its run.json" not in again.stdout  # nothing changed this time
+    both = invoke("score", "llm-only", "--output", results, "--failure-policy", "minimum", "--max-failure-rate", "1",
+                  "--format", "json")
+    assert json.loads(both.stdout)["failure_policy"] == "minimum"  # the note goes to stderr: stdout is the JSON
+    assert both.stderr.startswith(
+        "llm-only: --failure-policy exclude -> minimum, --max-failure-rate 0.05 -> 1.0, saved in its run.json for "
+        "every later command (back with `awbench score llm-only --failure-policy exclude --max-failure-rate 0.05`)\n")
+
+
+def test_show_dimension_on_a_rule_evaluation_says_it_has_no_dimensions(results):
+    result = invoke("show", "ruled", "--output", results, "--worst", "2", "--dimension", "realism")
+    assert (result.exit_code, result.stderr) == (
+        2, "error: the rule judge scores no rubric dimension (format, factuality, consistency, realism, quality): "
+           "--dimension needs an LLM judge's evaluation (--judge llm, or its id)\n")
+    assert invoke("show", "both", "--output", results, "--worst", "2", "--dimension", "realism").exit_code == 0
+
+
+# --------------------------------------------------------------------------- imported runs
+
+
+def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(results, tmp_path):
+    out = results
+    exported = invoke("export", "llm-only", "--official", tmp_path / "official", "--output", out)
+    assert exported.exit_code == 0, exported.output
+    result = invoke("import", tmp_path / "official" / "judged.jsonl", "--run-name", "qwen-official", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert RunStore(out / "qwen-official").read_manifest().config.model.model == "qwen-official"
+    given = invoke("import", tmp_path / "official" / "predictions.jsonl", "--run-name", "p", "--model", "Qwen/Q",
+                   "--output", out)
+    assert given.exit_code == 0 and RunStore(out / "p").read_manifest().config.model.model == "Qwen/Q"
+    # an imported evaluation's prompts have no hash: its group says `prompts imported`, never `imported@`
+    board = invoke("leaderboard", "--output", out)
+    assert "prompts imported ·" in board.stdout and "imported@" not in board.stdout
+
+
+# --------------------------------------------------------------------------- options a backend does not use
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-model-len", "4096", "--overlength",
+      "truncate-history"],
+     "error: --max-model-len, --overlength do not apply to the openai backend (the endpoint's server runs the model "
+     "with its own engine settings and context window): leave them out\n"),
+    (["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
+     "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
+     "out\n"),
+    (["--model", "baseline:oracle", "--concurrency", "3"],
+     "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n"),
+    (["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
+     "error: --request-timeout does not apply to the vllm backend (they are for an OpenAI-compatible endpoint, "
+     "--base-url): leave it out\n"),
+    (["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
+     "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
+     "in-process judge, --judge-backend vllm): leave them out\n"),
+])
+def test_options_the_backend_does_not_use_are_refused_by_name(tmp_path, args, message):
+    result = invoke("run", *args, "--data", "sample", "--output", tmp_path / "results")
+    assert (result.exit_code, result.stderr) == (2, message)
+    assert not (tmp_path / "results").exists()
+
+
+# --------------------------------------------------------------------------- --stop and --judge-stop
+
+
+def test_stop_strings_reach_the_candidate_and_the_judge_requests(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    verdict = ('<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 4, '
+               '"factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```\n</final_evaluation>')
+    with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate, \
+            FakeOpenAIServer(responder=lambda body: Reply(verdict)) as judge:
+        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--stop", "### Turn", "--stop", "\n\n",
+                        "--judge-model", "j", "--judge-base-url", judge.url, "--judge-stop", "</final_evaluation>",
+                        "--data", "sample", "--domains", "os", "--limit", "1", "--output", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert [body["stop"] for body in candidate.requests] == [["### Turn", "\n\n"]]
+    assert [body["stop"] for body in judge.requests] == [["</final_evaluation>"]]
+    config = json.loads(next(tmp_path.glob("*/run.json")).read_text())["config"]
+    assert (config["model"]["stop"], config["judge"]["stop"]) == (["### Turn", "\n\n"], ["</final_evaluation>"])
+
+
+def test_without_stop_no_request_has_one_and_judge_ids_stay(monkeypatch, tmp_path):
+    from awbench.config import JudgeSettings
+    from awbench.judging import llm_judge_id
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate:
+        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--judge", "rules", "--data", "sample",
+                        "--domains", "os", "--limit", "1", "--output", tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    assert ["stop" in body for body in candidate.requests] == [False]
+    # a judge without stop strings keeps the id it had before the option existed
+    assert llm_judge_id(JudgeSettings(), "rubric", "0" * 64) == "gpt-5.2-2025-12-11-rubric-61c0c0"  # as in 0.3.0
+    assert llm_judge_id(JudgeSettings(stop=["x"]), "rubric", "0" * 64) != llm_judge_id(JudgeSettings(), "rubric", "0" * 64)
+
+
+# --------------------------------------------------------------------------- unscored samples are counted
+
+
+def test_unscored_samples_are_counted_in_the_leaderboard_and_the_report(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    grades = {MCP[0]: UNSCORED, MCP[1]: UNSCORED, MCP[2]: None, SEARCH[0]: UNSCORED, SEARCH[1]: UNSCORED}
+    make_run(out, "nothing-scored", data, grades)
+    board = invoke("leaderboard", "--output", out, "--format", "csv")
+    rows = board.stdout.splitlines()
+    assert rows[0].split(",")[13:16] == ["scored", "failed", "unscored"]
+    assert rows[1].split(",")[13:16] == ["1", "1", "4"]  # the failed generation scores 0 (policy minimum)
+    table = invoke("leaderboard", "--output", out)
+    assert "Scored/" in table.stdout and "unscored" in table.stdout and " 1/1/4" in table.stdout
+    report = tmp_path / "report.html"
+    assert invoke("report", "--output", out, "-o", report, "--no-ci").exit_code in (0, 1)
+    html = report.read_text()
+    assert '<th class="">Scored / failed / unscored</th>' in html and '<td class="counts">1/1/4</td>' in html
