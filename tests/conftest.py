@@ -39,7 +39,7 @@ def make_config(tmp_path):
 def any_trajectories(monkeypatch):
     """Intervals from however few trajectories: for tests of the interval arithmetic on data small enough to
     check by hand, which the reports themselves call too few to tell (`stats.MIN_TRAJECTORIES`)."""
-    import awbench.analysis.report  # noqa: F401  imported first: their notes name the real threshold
+    import awbench.analysis.report
     import awbench.cli.analysis_views  # noqa: F401
     from awbench.analysis import stats
 

@@ -18,9 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
 from fake_openai import Reply
+from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
 CANDIDATE_MODEL = "world-model"

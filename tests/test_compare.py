@@ -109,7 +109,7 @@ def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path)
 
 def test_judge_consistency_over_repeated_verdicts(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
-    twice = lambda g: [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]  # noqa: E731
+    twice = lambda g: [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]
     grades = {
         MCP[0]: twice(5) + twice(3),  # totals 100 and 50: SD (ddof 1) = 35.355
         MCP[1]: twice(2) + twice(2),

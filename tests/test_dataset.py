@@ -421,7 +421,7 @@ def test_stratified_sample_is_proportional_ordered_and_seeded():
 
 def test_stratified_sample_largest_remainder_and_one_per_domain():
     samples = make({"mcp": 97, "search": 2, "os": 1})
-    count = lambda chosen: [sum(s.domain == d for s in chosen) for d in ("mcp", "search", "os")]  # noqa: E731
+    count = lambda chosen: [sum(s.domain == d for s in chosen) for d in ("mcp", "search", "os")]
     assert count(select(samples, DataSettings(sample=3))) == [1, 1, 1]
     assert count(select(samples, DataSettings(sample=2))) == [2, 0, 0]
     assert count(select(samples, DataSettings(sample=50))) == [48, 1, 1]

@@ -23,10 +23,10 @@ from awbench.analysis.leaderboard import load_published, provenance
 from awbench.cli import app
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.interop.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
-from awbench.run.store import RunManifest, RunStore
 from awbench.records import ReferenceReading
 from awbench.run.evaluations import score_run
 from awbench.run.pipeline import run_samples
+from awbench.run.store import RunManifest, RunStore
 
 runner = CliRunner()
 REFERENCE_SHA = "9f" * 32

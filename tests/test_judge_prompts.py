@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from judge_requests import judge_request_for
 
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
-from judge_requests import judge_request_for
 
 RUBRIC = bundled("judges/rubric")
 

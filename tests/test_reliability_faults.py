@@ -292,7 +292,7 @@ def test_32_consecutive_connection_failures_stop_the_run_resumably(fault: str, t
     """With every connection failing, the run stops after DEAD_WINDOW (32) attempts instead of trying all 65
     samples, exits 2 saying so, and the same command later finishes it."""
     output = tmp_path / "results"
-    args = lambda url: ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",  # noqa: E731
+    args = lambda url: ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",
                         "--max-retries", "0", "--concurrency", "1" if fault == "reset" else "4", "--run-name", "r",
                         "--output", str(output)]
     reply = always(Reply(close=True))

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
 
 RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]

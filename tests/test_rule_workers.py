@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-
 from typer.testing import CliRunner
 
 from awbench.cli import app

@@ -23,7 +23,6 @@ from statistics import mean
 
 import pytest
 
-from awbench.resources import sample_dir
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
@@ -31,6 +30,7 @@ from awbench.judging.rules.masking import mask
 from awbench.judging.rules.score import clear_caches
 from awbench.judging.rules.structure import text_format
 from awbench.judging.rules.text import PLACEHOLDER_RE, line_key, normalize_line, normalized_lines, split_lines
+from awbench.resources import sample_dir
 
 SAMPLE_DIR = sample_dir()
 CLEAR_MARGIN = 10.0  # points on the 0..100 scale
@@ -40,9 +40,7 @@ UNRELATED_CEILING = 30.0  # an unrelated observation of the same domain scores b
 # Words that decide a line's kind, a document's syntax or that a number is metadata (`total 24`, `parent: 42`,
 # `Battery 76 percent`); renaming them would change the shape, not the content.
 KEEP_WORDS = frozenset(
-    "error errors exception traceback fatal fail failed failure warning denied such file usage http https www "
-    "true false null none amp quot apos total parent pid process battery percent port listening serving "
-    "real user sys took elapsed time duration ago".split()
+    ["error", "errors", "exception", "traceback", "fatal", "fail", "failed", "failure", "warning", "denied", "such", "file", "usage", "http", "https", "www", "true", "false", "null", "none", "amp", "quot", "apos", "total", "parent", "pid", "process", "battery", "percent", "port", "listening", "serving", "real", "user", "sys", "took", "elapsed", "time", "duration", "ago"]
 )
 CONTENT_ATTRIBUTES = frozenset({"text", "content-desc", "name", "description", "title", "label", "value"})
 WORD_RE = re.compile(r"(?<![\\&A-Za-z])[A-Za-z]{3,}")

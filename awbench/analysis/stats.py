@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  # noqa: F401 (re-exported)
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 # --------------------------------------------------------------------------- bootstrap
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console, RenderableType
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
 
-JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
+JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -78,7 +78,7 @@ def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
     return buffer.getvalue()
 
 
-RunsArg = Annotated[Optional[list[str]], typer.Argument(
+RunsArg = Annotated[list[str] | None, typer.Argument(
     help="Runs or directories of runs, each a path or a name under --output (default: --output).", show_default=False)]
 
 
@@ -127,7 +127,7 @@ def leaderboard(
     dirs: RunsArg = None,
     output: OutputOption = Path("results"),
     by: Annotated[View, typer.Option("--by", help="Columns: domain scores, or rubric dimensions.")] = "domain",
-    domain: Annotated[Optional[str], typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
     judge: JudgeOpt = None,
     ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals [lo, hi] (resampling whole trajectories; loads the data).")] = False,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
@@ -148,8 +148,8 @@ def leaderboard(
         to_json,
         to_markdown,
     )
-    from awbench.analysis.report import leaderboard_page
     from awbench.analysis.listing import locate_runs
+    from awbench.analysis.report import leaderboard_page
     from awbench.analysis.runs import discover_runs
     from awbench.cli.analysis_views import leaderboard_renderables
 
@@ -191,8 +191,8 @@ def _load(run: str, output: Path) -> RunData:
 
 def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
-    run_b: Annotated[Optional[str], typer.Argument(help="Run B (not with --judges).")] = None,
-    judges: Annotated[Optional[tuple[str, str]], typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
+    run_b: Annotated[str | None, typer.Argument(help="Run B (not with --judges).")] = None,
+    judges: Annotated[tuple[str, str] | None, typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
     output: OutputOption = Path("results"),
     judge: JudgeOpt = None,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
@@ -231,12 +231,12 @@ def compare(
 def show(
     run: Annotated[str, typer.Argument(help="A run directory, or a name under --output.")],
     output: OutputOption = Path("results"),
-    sample: Annotated[Optional[str], typer.Option("--sample", help="Show this sample key.")] = None,
-    worst: Annotated[Optional[int], typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
+    sample: Annotated[str | None, typer.Option("--sample", help="Show this sample key.")] = None,
+    worst: Annotated[int | None, typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
     failed: Annotated[bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")] = False,
     flagged: Annotated[bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")] = False,
-    domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
-    dimension: Annotated[Optional[str], typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
+    dimension: Annotated[str | None, typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
     diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
     by_turn: Annotated[bool, typer.Option("--by-turn", help="Scores by turn-index bin and domain, with intervals and the trend per doubling of the turn index.")] = False,
     by_context: Annotated[bool, typer.Option("--by-context", help="Scores by context-length bin (tokens ≈ characters / 4) and domain, with the trend.")] = False,
@@ -328,7 +328,7 @@ def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
-    png: Annotated[Optional[Path], typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
+    png: Annotated[Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
     judge: JudgeOpt = None,
     reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")] = False,
@@ -342,8 +342,8 @@ def report(
     Example: awbench report results/ -o report.html --png charts/
     """
     from awbench.analysis.charts import write_line_pngs, write_pngs
-    from awbench.analysis.report import build_report
     from awbench.analysis.listing import locate_runs
+    from awbench.analysis.report import build_report
     from awbench.analysis.runs import discover_runs
 
     refuse_run_outputs({"--out": out, "--png": png})

@@ -68,12 +68,12 @@ def option_name(model: str, location: tuple[int | str, ...], names: Mapping[str,
     return names.get(f"{model}.{dotted}") or names.get(dotted) or "--" + field.replace("_", "-")
 
 
-def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:  # noqa: B006 (read only)
+def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
 @contextmanager
-def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:  # noqa: B006
+def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:
     """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback.
     Settings that fail validation are named by their options (`names`: see `option_name`)."""
     try:

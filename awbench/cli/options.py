@@ -298,7 +298,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
 
 
 def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[inspect.Parameter]:
-    def read(ctx: typer.Context, path: Optional[Path]) -> Optional[Path]:
+    def read(ctx: typer.Context, path: Path | None) -> Path | None:
         if path is not None:
             try:
                 flags = [opt for param in ctx.command.params for opt in param.opts]
@@ -311,7 +311,7 @@ def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[ins
                           help="Options from a TOML file: keys are the option names with underscores "
                                "(judge_model = \"...\"), lists where an option repeats; flags given override it.")
     printed = typer.Option("--print-config", help="Print the options given (file and flags) as a config file, and exit.")
-    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[Path], config]),
+    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]),
             inspect.Parameter("print_config", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, printed])]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Literal, Optional
+from typing import Annotated, Literal
 
 import typer
 
@@ -93,7 +93,7 @@ def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
 def judge(
     run: RunArgument,
     reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
-    judge_id: Annotated[Optional[str], typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
+    judge_id: Annotated[str | None, typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
     dry_run: DryRunOpt = False,
     *, options: Options,
 ) -> None:
@@ -133,8 +133,8 @@ def judge(
 @command(SCORING.defaulting_to("the run's"), OUTPUT.only("output"))
 def score(
     run: RunArgument,
-    judge: Annotated[Optional[str], typer.Option("--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary"))] = None,
-    reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary"))] = None,
+    reward: Annotated[Path | None, typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr).")] = "table",
     *, options: Options,
 ) -> None:

@@ -18,7 +18,13 @@ import re
 from collections import deque
 
 from awbench.redact import (
-    MASK, redact, register_secret, register_url_secrets, url_has_credentials, url_holds_mask, url_secrets_masked,
+    MASK,
+    redact,
+    register_secret,
+    register_url_secrets,
+    url_has_credentials,
+    url_holds_mask,
+    url_secrets_masked,
 )
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import (

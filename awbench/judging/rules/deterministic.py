@@ -22,21 +22,21 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
 from functools import lru_cache
+from typing import NamedTuple
 
 from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask, mask_line
 from awbench.judging.rules.text import (
-    has_content_chars,
     contains_bounded,
     count_bounded,
-    words_of,
-    words,
+    has_content_chars,
     line_key,
     normalize_line,
     split_lines,
+    words,
+    words_of,
 )
 
 ACTION_HEADING = "**Action:**"
