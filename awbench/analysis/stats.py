@@ -35,7 +35,7 @@ class Clustered:
     clusters: list[str]  # (n,) trajectory ids
 
     @classmethod
-    def of(cls, rows: Sequence[Sequence[float]], clusters: Sequence[str]) -> Clustered:
+    def of(cls, rows: Sequence[Sequence[float]] | np.ndarray, clusters: Sequence[str]) -> Clustered:
         values = np.asarray(rows, dtype=float).reshape(len(rows), -1) if len(rows) else np.empty((0, 1))
         if len(clusters) != len(values):
             raise ValueError(f"{len(values)} rows but {len(clusters)} cluster ids")

@@ -204,7 +204,7 @@ def compare(
 
     Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
     """
-    from awbench.analysis.compare import CompareError, compare_judges, compare_runs
+    from awbench.analysis.compare import CompareError, Comparison, JudgeComparison, compare_judges, compare_runs
     from awbench.cli.analysis_views import (
         comparison_renderables,
         judge_comparison_renderables,
@@ -213,6 +213,7 @@ def compare(
     if (run_b is None) == (judges is None):
         fail("give a second run, or --judges A B to compare two judges of one run")
     a = _load(run_a, output)
+    result: Comparison | JudgeComparison
     try:
         if judges is not None:
             result = compare_judges(a, judges[0], judges[1], resamples=resamples, seed=seed)
@@ -222,10 +223,10 @@ def compare(
         fail(str(error))
     if fmt == "json":
         _emit(result.model_dump_json(indent=2) + "\n", None)
-    elif judges is not None:
-        console.print(*judge_comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
+    elif isinstance(result, JudgeComparison):
+        console.print(*judge_comparison_renderables(result), sep="\n")
     else:
-        console.print(*comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
+        console.print(*comparison_renderables(result), sep="\n")
 
 
 def show(
@@ -276,7 +277,8 @@ def show(
     with pipeline_errors():
         judge_id = data.evaluation(judge).id
     if by_turn or by_context:
-        axes: list[Axis] = [axis for axis, chosen in (("turn", by_turn), ("context", by_context)) if chosen]
+        choices: tuple[tuple[Axis, bool], ...] = (("turn", by_turn), ("context", by_context))
+        axes = [axis for axis, chosen in choices if chosen]
         with pipeline_errors():
             growth = run_growth(data, judge_id, resamples, seed)
         if fmt == "json":

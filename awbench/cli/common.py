@@ -80,7 +80,7 @@ def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> I
         yield
     except ValidationError as error:
         fail("\n".join(validation_lines(error, names)))
-    except (StoreError, *kinds) as error:
+    except (StoreError, *kinds) as error:  # type: ignore[misc]  # mypy cannot read a starred tuple of types
         fail(str(error))
 
 
@@ -96,7 +96,7 @@ class Command(TyperCommand):
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
                 param = error.param
-                label = max(param.opts, key=len) if param.param_type_name == "option" else param.human_readable_name
+                label = max(param.opts, key=len) if param.param_type_name == "option" else param.display_name_raw
                 fail(f"{label}: {plain_message(cause.errors()[0])}")
             raise
 

@@ -48,9 +48,9 @@ def _config(options: Options, judged: bool) -> RunConfig:
     """One RunConfig from a command's options."""
     with user_errors(ValueError, names=OPTION_NAMES):
         data = DataSettings(**options.settings(DATA))
-        model = options.settings(MODEL)
-        model["backend"] = model["backend"] or infer_backend_name(model["model"], model["base_urls"])
-        model = ModelSettings(**model, seed=data.seed)  # --seed: the sample's and the sampling's
+        chosen = options.settings(MODEL)
+        chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
+        model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
         judge = cli_judge_settings(None, options) if judged else None
         output = options.settings(OUTPUT)
         return RunConfig(
@@ -162,5 +162,5 @@ def score(
 
 
 def register(app: typer.Typer) -> None:
-    for command in (run, infer, judge, score):
-        app.command()(command)
+    for function in (run, infer, judge, score):
+        app.command()(function)

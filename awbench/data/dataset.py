@@ -160,7 +160,7 @@ def _directory_files(directory: Path) -> list[Path]:
     files = [p for p in directory.glob(f"*{FILE_SUFFIX}") if p.is_file()]
     if not files:
         raise DataError(f"no *{FILE_SUFFIX} files in directory {directory}")
-    rank = {domain: i for i, domain in enumerate(DOMAINS)}
+    rank: dict[str | None, int] = {domain: i for i, domain in enumerate(DOMAINS)}
     return sorted(files, key=lambda p: (rank.get(_file_domain(p), len(rank)), p.name))
 
 

@@ -374,9 +374,9 @@ def _signals(text: str) -> tuple[set[str], bytes]:
     if not _DIMENSION_WORDS.isdisjoint(words):
         found |= _verdict_signals(latin)
     for rule in _TEXT_RULES:
-        if rule.code not in found and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates):
-            if _search(rule, latin, masked, words):
-                found.add(rule.code)
+        if (rule.code not in found and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates)
+                and _search(rule, latin, masked, words)):
+            found.add(rule.code)
     if IGNORE_INSTRUCTIONS not in found and (
         not _FOREIGN_WORDS.isdisjoint(words) or (not plain.isascii() and any(n in plain for n in _FOREIGN_SCRIPTS))
     ):
