@@ -166,7 +166,7 @@ def test_context_length_400_is_overlength_for_that_sample_only() -> None:
 
 def test_other_400_stops_the_run() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=400, error_message="max_tokens must be at least 1")) as server:
-        with pytest.raises(FatalAPIError, match="HTTP 400.*max_tokens must be at least 1"):
+        with pytest.raises(FatalAPIError, match=r"HTTP 400.*max_tokens must be at least 1"):
             run(settings_for(server.url, concurrency=1), [make_request(i) for i in range(3)])
     assert len(server.requests) == 1
 

@@ -15,14 +15,11 @@ from pathlib import Path
 
 import pytest
 from tokenizers import Tokenizer
-from vllm_fixtures import (  # noqa: F401
+from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
     Server,
-    offline_backend,
     require_vllm,
-    tiny_model,
-    vllm_server,
 )
 
 from awbench.backends import GenerationRequest, openai_api, vllm_offline

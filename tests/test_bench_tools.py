@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections import Counter
@@ -67,7 +68,7 @@ def test_synth_shape(synth_dir):
         for record in records:
             by_id.setdefault(record["id"], []).append(record)
         for rows in by_id.values():
-            for a, b in zip(rows, rows[1:]):
+            for a, b in itertools.pairwise(rows):
                 assert a["system_str"] == b["system_str"]
                 assert b["prompt"][: a["turn_idx"]] == a["prompt"]
                 assert b["response"][: a["turn_idx"] - 1] == a["response"][:-1]

@@ -264,7 +264,7 @@ def test_directory_without_files_is_a_data_error(tmp_path):
 
 @pytest.mark.parametrize("source", ["./no/such/dir", "/no/such/file_test.jsonl", "~/no/such", "hf:./no/such"])
 def test_missing_path_is_not_looked_up_on_the_hub(source):
-    with pytest.raises(DataError, match="^no such file or directory: "):
+    with pytest.raises(DataError, match=r"^no such file or directory: "):
         read_source(source)
 
 

@@ -156,7 +156,7 @@ def expected_notes(store: RunStore, what: str, counts: str) -> str:
 
 
 def test_a_full_run_gives_overall_and_the_seven_domains_exactly(full, tmp_path):
-    root, store = full
+    _root, store = full
     repo = tmp_path / "my-model"
     result = invoke("export", store.path, "--hf-eval-results", repo)
     assert result.exit_code == 0, result.output
@@ -399,7 +399,7 @@ def test_export_help_shows_the_option_with_an_example():
 
 
 def test_a_reference_protocol_run_on_the_full_data_is_ranked_with_the_published_rows(full) -> None:
-    root, store = full
+    root, _store = full
     board = invoke("leaderboard", "--output", root / "results", "--reference", "--format", "json")
     assert board.exit_code == 0, board.output
     groups = json.loads(board.stdout)["groups"]

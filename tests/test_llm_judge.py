@@ -143,7 +143,7 @@ def test_malformed_bodies_cost_at_most_the_attempt_budget() -> None:
 
 def test_401_stops_at_once() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=401, error_message="invalid key")) as server:
-        with pytest.raises(FatalAPIError, match="401.*invalid key"):
+        with pytest.raises(FatalAPIError, match=r"401.*invalid key"):
             judge_all(settings(server, concurrency=1), [make_request()])
     assert len(server.requests) == 1
 

@@ -17,13 +17,11 @@ import typer
 from judge_requests import judge_request_for
 from test_backend_vllm import awbench, read_jsonl, stop_soon, trajectory
 from tokenizers import Tokenizer
-from vllm_fixtures import (  # noqa: F401
+from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
-    offline_backend,
     offline_settings,
     require_vllm,
-    tiny_model,
 )
 
 from awbench.backends import vllm_offline
