@@ -130,7 +130,7 @@ def test_show_at_80_columns_cuts_no_number(runs, narrow):
 def test_show_along_trajectories_at_80_columns_cuts_no_number(runs, narrow, axis):
     out = narrow("show", runs / A, f"--by-{axis}", "--resamples", RESAMPLES)
     data = load_run_data(RunStore(runs / A))
-    table = run_growth(data, data.evaluation(None).id, int(RESAMPLES), DEFAULT_SEED).table(axis)  # type: ignore[arg-type]
+    table = run_growth(data, data.evaluation(None).id, int(RESAMPLES), DEFAULT_SEED).table(axis)
     numbers = []
     for name, cells in table.rows.items():
         for cell in cells.values():

@@ -44,7 +44,7 @@ def test_the_rule_judge_starts_on_baseline_predictions_before_the_last_is_made(m
     saved_at_first_score: list[int] = []
     score = RuleJudge.score
 
-    def spied(self, request):  # type: ignore[no-untyped-def]
+    def spied(self, request):
         if not saved_at_first_score:
             saved_at_first_score.append(len(predictions.read_text().splitlines()))
         return score(self, request)

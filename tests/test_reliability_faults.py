@@ -146,7 +146,7 @@ def healthy(body: dict) -> Reply:
     return deterministic(body)
 
 
-def rerun(role: str, port: int, output: Path, *extra: str):  # type: ignore[no-untyped-def]
+def rerun(role: str, port: int, output: Path, *extra: str):
     with FakeOpenAIServer(responder=healthy, port=port) as server:
         result = cli(*args_for(role, server.url, output, *extra))
     no_traceback(result)

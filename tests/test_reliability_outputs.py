@@ -36,7 +36,7 @@ def results(made_run: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def refused(result, path: Path) -> None:  # type: ignore[no-untyped-def]
+def refused(result, path: Path) -> None:
     no_traceback(result)
     assert result.exit_code == 2, result.output
     assert "error:" in result.stderr and str(path) in result.stderr.replace("\n", ""), result.stderr

@@ -48,7 +48,7 @@ def padded_html(key: str, offset: int) -> bytes:
     return (head + "x" * (offset - len(head)) + f"{key} is not allowed</body></html>").encode()
 
 
-def echoing(key: str):  # type: ignore[no-untyped-def]
+def echoing(key: str):
     """Per request (chosen by a hash of it), an error that echoes the key the request came with, or a good answer."""
 
     def respond(body: dict) -> Reply:

@@ -159,7 +159,7 @@ def perturb_preexisting(truth: str, history: list[str]) -> str:
     """Rewrite every word of content that is neither deterministic nor metadata, keeping the syntax."""
     items = items_of(truth, history)
     to_raw = raw_line_index(truth)
-    fixed_lines = {to_raw[item.line_index] for item in items if item.kind == "line"}
+    fixed_lines = {to_raw[item.line_index] for item in items if item.kind == "line" and item.line_index is not None}
     values = [item.text for item in items if item.kind == "value"]
     fmt = text_format(truth)
     out = []

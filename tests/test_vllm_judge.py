@@ -175,7 +175,7 @@ def judge_on(backend: VLLMBackend, **changes: Any) -> tuple[VLLMJudge, Recording
                               "max_retries": 0, "extra_body": terse(Path(backend.settings.model))}
     settings = JudgeSettings(**(fields | changes))
     engine = RecordingLLM(backend.llm)
-    return VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template), engine), engine  # type: ignore[arg-type]
+    return VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template), engine), engine
 
 
 def judge_all(judge: VLLMJudge, requests: list[JudgeRequest]) -> list[JudgmentRecord]:
