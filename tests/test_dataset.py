@@ -21,7 +21,7 @@ from awbench.records import BenchmarkRecord, Sample
 from awbench.resources import sample_dir
 
 
-def rec(domain: str = "mcp", id: int | str = 1, turn_idx: int = 1, turns: int = 2, **fields: Any) -> dict:
+def rec(domain: str = "mcp", id: Any = 1, turn_idx: Any = 1, turns: int = 2, **fields: Any) -> dict:
     prompt = [f"act {id} {i}" for i in range(1, turns + 1)]
     record = {
         "task": domain,

@@ -240,8 +240,7 @@ def score(domain: str, case: dict, prediction: str) -> float:
 
 def calibrate(domain: str) -> dict[str, float]:
     cases = load_cases(domain)
-    altered = [(case, alter_deterministic(case["truth"], case["history"])) for case in cases]
-    altered = [(case, text) for case, text in altered if text is not None]
+    altered = [(case, text) for case in cases if (text := alter_deterministic(case["truth"], case["history"])) is not None]
     unrelated = [score(domain, c, other) for c, other in zip(cases, unrelated_truths(cases))]
     preexisting = [score(domain, c, perturb_preexisting(c["truth"], c["history"])) for c in cases]
     return {

@@ -116,7 +116,7 @@ def full_size_trajectory(domain: str, turns: int | None = None, mean_history_cha
         actions.append(f"### Turn {t + 1}\n{ACTION_HEADING}{action}")
         observations.append("\n".join(_vary(observation, sample_pass * copies + c) for c in range(copies)))
     trajectory = f"{domain}/full-size"
-    out: list[dict] = []
+    out: list[Turn] = []
     history: list[str] = []
     for t in range(turns):
         truth = observations[t]

@@ -337,9 +337,11 @@ def test_a_pipelined_run_shares_the_candidates_engine(offline_backend: VLLMBacke
     def users() -> int:
         return sum(e.users for e in vllm_offline._OPEN.values() if e.llm is offline_backend.llm)
 
-    before = users()  # the session fixture's (one per test module that imports it, on one engine)
+    before = users()  # the session fixture's (conftest.py)
     outcome = asyncio.run(pipeline.run(config))
-    judgments = read_jsonl(tmp_path / "shared" / "judges" / outcome.scores.judge_id / "judgments.jsonl")
+    judge_id = outcome.scores.judge_id
+    assert judge_id is not None
+    judgments = read_jsonl(tmp_path / "shared" / "judges" / judge_id / "judgments.jsonl")
     assert len(judgments) == 3 and all(j["status"] == "ok" for j in judgments)
     assert outcome.scores.overall is not None
     assert before >= 1 and users() == before  # the run's candidate and judge used it, and released it
