@@ -14,7 +14,7 @@ from judge_requests import judge_request_for
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
-from awbench.judging.llm import require_key
+from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.openai_judge import CostUnknown, create
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdicts import consistency_stats
@@ -100,6 +100,7 @@ def test_the_request_carries_the_settings() -> None:
 
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
     judge = create(settings(None, base_url="https://api.openai.com/v1", structured=True))
+    assert isinstance(judge, LLMJudge)  # not batched
     body = judge.request_body([{"role": "user", "content": "x"}], seed=1)  # what would be sent; nothing is
     assert body["max_completion_tokens"] == 32768 and "max_tokens" not in body
     assert "maxLength" not in json.dumps(body["response_format"])

@@ -30,8 +30,8 @@ from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
 from awbench.judging import create_judges, openai_judge, requests_of
-from awbench.judging.verdicts import verdict_seed
 from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.judging.verdicts import verdict_seed
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
 from awbench.run import pipeline

@@ -312,7 +312,7 @@ class RunStore:
         for kind, judge_id in ids.items():
             assert settings is not None  # ids are made from the judge settings
             evaluation = self.evaluation(judge_id)
-            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),  # type: ignore[arg-type]
+            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),
                                         described=manifest.judges.get(kind, {})))
             evaluation.judgments.rewrite(by_kind.get(kind, []))
         primary = legacy_primary(settings, ids)
