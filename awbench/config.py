@@ -194,7 +194,7 @@ RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
 
 
 def judge_settings(base: JudgeSettings | None, changes: Mapping[str, Any],
-                   names: Mapping[str, str] = {}) -> JudgeSettings:  # noqa: B006 (read only)
+                   names: Mapping[str, str] = {}) -> JudgeSettings:
     """The judge asked for: `changes` (JudgeSettings fields; `engine` a dict of some of its engine's fields) over
     `base` (a run's primary judge; None: the defaults). What the CLI's judge options and the Python API both mean:
     - a `base_url` means the HTTP judge (`backend` openai), as an endpoint means the openai candidate backend;

@@ -16,6 +16,7 @@ from typing import IO, Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 R = TypeVar("R", bound=BaseModel)
+K = TypeVar("K", bound=Hashable)
 
 FSYNC_INTERVAL_S = 1.0
 
@@ -82,13 +83,13 @@ def read_json(path: Path) -> Any:
         raise StoreError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
 
 
-class JsonlTable(Generic[R]):
+class JsonlTable(Generic[R, K]):
     """An append-only JSONL file of pydantic records, indexed by a key function."""
 
-    def __init__(self, path: Path, model: type[R], key: Callable[[R], Hashable]):
+    def __init__(self, path: Path, model: type[R], key: Callable[[R], K]):
         self.path, self.model, self.key = path, model, key
 
-    def load(self, keep: Callable[[R], R] | None = None) -> dict[Hashable, R]:
+    def load(self, keep: Callable[[R], R] | None = None) -> dict[K, R]:
         """The records by key (the last of a key wins); `keep` makes what is kept of each record (say, without
         the texts a caller does not read), so that the whole records are never held at once."""
         # Line by line: a run's records are as large as its predictions, and a copy of the whole file (or two,
@@ -99,7 +100,7 @@ class JsonlTable(Generic[R]):
             return {}
         except OSError as error:
             raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
-        records: dict[Hashable, R] = {}
+        records: dict[K, R] = {}
         with handle:
             try:
                 for number, line in enumerate(handle, start=1):
@@ -128,7 +129,7 @@ class JsonlTable(Generic[R]):
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # used outside async code: a batch of writes, fsynced on leaving
             loop = None
-        handle = open(self.path, "ab")
+        handle = open(self.path, "ab")  # noqa: SIM115 (held across the yield, closed in the finally below)
         synced = time.monotonic()
         pending: asyncio.TimerHandle | None = None
         failed: list[OSError] = []  # a timer's fsync error, raised by the next append or on leaving

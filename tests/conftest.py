@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tiny_model import ensure_tiny_model
+from vllm_fixtures import Server, offline_settings, require_vllm, running_server
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
 from awbench.resources import sample_dir
@@ -39,8 +43,32 @@ def make_config(tmp_path):
 def any_trajectories(monkeypatch):
     """Intervals from however few trajectories: for tests of the interval arithmetic on data small enough to
     check by hand, which the reports themselves call too few to tell (`stats.MIN_TRAJECTORIES`)."""
-    import awbench.analysis.report  # noqa: F401  imported first: their notes name the real threshold
+    import awbench.analysis.report
     import awbench.cli.analysis_views  # noqa: F401
     from awbench.analysis import stats
 
     monkeypatch.setattr(stats, "MIN_TRAJECTORIES", 1)
+
+
+@pytest.fixture(scope="session")
+def tiny_model() -> Path:
+    require_vllm()
+    return ensure_tiny_model()
+
+
+@pytest.fixture(scope="session")
+def offline_backend(tiny_model: Path) -> Iterator[object]:
+    """The offline backend made by `create`, as the CLI makes it; its engine lives for the whole session."""
+    from awbench.backends.vllm_offline import create
+
+    backend = create(offline_settings(tiny_model))
+    yield backend
+    asyncio.run(backend.aclose())
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The tiny model served with the qwen3 reasoning parser, as thinking models usually are."""
+    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
+    with running_server(tiny_model, log, ["--reasoning-parser", "qwen3", "--enforce-eager"]) as server:
+        yield server

@@ -325,8 +325,9 @@ def _handler_for(api: FakeBatchAPI) -> type[BaseHTTPRequestHandler]:
 def _multipart(content_type: str, data: bytes) -> dict[str, tuple[str | None, bytes]]:
     """name -> (filename, content) of a multipart/form-data body."""
     message = BytesParser(policy=default_policy).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + data)
-    fields = {}
+    fields: dict[str, tuple[str | None, bytes]] = {}
     for part in message.iter_parts():
-        name = part.get_param("name", header="content-disposition")
-        fields[name] = (part.get_filename(), part.get_payload(decode=True) or b"")
+        name = str(part.get_param("name", header="content-disposition"))
+        payload = part.get_payload(decode=True)
+        fields[name] = (part.get_filename(), payload if isinstance(payload, bytes) else b"")
     return fields

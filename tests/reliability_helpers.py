@@ -18,9 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
 from fake_openai import Reply
+from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
 CANDIDATE_MODEL = "world-model"
@@ -92,7 +91,7 @@ def awbench(*args: object, env: dict[str, str] | None = None, timeout_s: float =
                           timeout=timeout_s)
 
 
-def cli(*args: object, env: dict[str, str | None] | None = None):  # type: ignore[no-untyped-def]
+def cli(*args: object, env: dict[str, str | None] | None = None):
     """`awbench ARGS` in this process (fast): a click Result with exit_code, stdout, stderr and output."""
     from awbench.cli import app
 

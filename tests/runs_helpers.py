@@ -139,7 +139,7 @@ def make_run(
 
 def _evaluation(store: RunStore, judge_id: str, kind: str, settings: JudgeSettings, described: dict, records: dict) -> None:
     evaluation = store.evaluation(judge_id)
-    evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),  # type: ignore[arg-type]
+    evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),
                                 described=described))
     evaluation.judgments.rewrite(list(records.values()))
 

@@ -159,14 +159,14 @@ def test_context_length_400_is_overlength_for_that_sample_only() -> None:
 
     with FakeOpenAIServer(responder=responder) as server:
         generations = by_key(run(settings_for(server.url), [make_request(i) for i in range(3)]))
-    assert generations["terminal/1/1"].overlength and message in generations["terminal/1/1"].error
+    assert generations["terminal/1/1"].overlength and message in (generations["terminal/1/1"].error or "")
     assert not generations["terminal/0/1"].overlength and generations["terminal/2/1"].text == "ok"
     assert len(server.requests) == 3  # not retried
 
 
 def test_other_400_stops_the_run() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=400, error_message="max_tokens must be at least 1")) as server:
-        with pytest.raises(FatalAPIError, match="HTTP 400.*max_tokens must be at least 1"):
+        with pytest.raises(FatalAPIError, match=r"HTTP 400.*max_tokens must be at least 1"):
             run(settings_for(server.url, concurrency=1), [make_request(i) for i in range(3)])
     assert len(server.requests) == 1
 
@@ -244,7 +244,7 @@ def test_a_200_without_choices_is_a_transient_error_retried_within_the_budget() 
     with FakeOpenAIServer(script=[gateway_error]) as server:
         [generation] = run(settings_for(server.url, max_retries=0), [make_request(0)])
     assert generation.transient and generation.text is None
-    assert generation.error.startswith("MalformedResponse: the response is not a chat completion")
+    assert (generation.error or "").startswith("MalformedResponse: the response is not a chat completion")
     with FakeOpenAIServer(script=[gateway_error, gateway_error]) as server:
         [generation] = run(settings_for(server.url, max_retries=2), [make_request(0)])
     assert (generation.error, generation.text, len(server.requests)) == (None, "ok", 3)

@@ -12,17 +12,15 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tokenizers import Tokenizer
-from vllm_fixtures import (  # noqa: F401
+from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
     Server,
-    offline_backend,
     require_vllm,
-    tiny_model,
-    vllm_server,
 )
 
 from awbench.backends import GenerationRequest, openai_api, vllm_offline
@@ -162,7 +160,7 @@ def test_sampling_options_refuse_unknown_extra_body_keys() -> None:
 def test_create_says_how_to_install_vllm_when_it_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     real_import = builtins.__import__
 
-    def no_vllm(name: str, *args: object, **kwargs: object) -> object:
+    def no_vllm(name: str, *args: Any, **kwargs: Any) -> object:
         if name == "vllm" or name.startswith("vllm."):
             raise ImportError("No module named 'vllm'")
         return real_import(name, *args, **kwargs)
@@ -211,7 +209,7 @@ def test_offline_backend_on_the_sample(offline_backend: VLLMBackend) -> None:
         assert g.usage.prompt_tokens == backend.count(request.messages)  # our count is the engine's
         assert g.usage.completion_tokens and 0 < g.usage.completion_tokens <= 16
         assert g.usage.cached_tokens is not None and g.latency_s is not None and g.latency_s > 0
-    later = [by_key[r.key] for r in requests if r.sample.record.turn_idx > 1 and by_key[r.key].usage.prompt_tokens >= 256]
+    later = [by_key[r.key] for r in requests if r.sample.record.turn_idx > 1 and (by_key[r.key].usage.prompt_tokens or 0) >= 256]
     assert later and all((g.usage.cached_tokens or 0) >= 128 for g in later)  # CPU cache blocks are 128 tokens
 
 
@@ -220,8 +218,8 @@ def test_overlength_skip_fails_only_that_sample(offline_backend: VLLMBackend) ->
     long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     assert backend.count(world_model_messages(long)) >= MAX_MODEL_LEN
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(short)])}
-    assert generations[long.base_key()].overlength and generations[long.base_key()].usage.prompt_tokens >= MAX_MODEL_LEN
-    assert f"the context window is {MAX_MODEL_LEN}" in generations[long.base_key()].error
+    assert generations[long.base_key()].overlength and (generations[long.base_key()].usage.prompt_tokens or 0) >= MAX_MODEL_LEN
+    assert f"the context window is {MAX_MODEL_LEN}" in (generations[long.base_key()].error or "")
     assert not generations[short.base_key()].overlength and generations[short.base_key()].usage.completion_tokens
 
 
@@ -343,7 +341,7 @@ def test_vllm_server_reports_cached_tokens_for_a_repeated_prefix(vllm_server: Se
 def test_vllm_server_context_overflow_is_overlength_not_fatal(vllm_server: Server) -> None:
     long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     generations = {g.key: g for g in run_openai(server_settings(vllm_server), [make_request(long), make_request(short)])}
-    assert generations[long.base_key()].overlength and "maximum context length" in generations[long.base_key()].error
+    assert generations[long.base_key()].overlength and "maximum context length" in (generations[long.base_key()].error or "")
     assert generations[short.base_key()].error is None
 
 

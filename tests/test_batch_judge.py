@@ -217,7 +217,7 @@ def test_verdicts_made_directly_and_in_batch_mix_in_one_evaluation(out: Path) ->
                         "--retry-failed", "--output", out)
     assert result.exit_code == 0, result.output
     assert len(api.uploaded_lines()) == 2
-    assert {tuple(parse_custom_id(line["custom_id"])[:2]) for line in api.uploaded_lines()} == failed
+    assert {tuple(_parsed(line["custom_id"])[:2]) for line in api.uploaded_lines()} == failed
     records = judgments(out)
     assert len(list((out / "r" / "judges").iterdir())) == 1
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
@@ -251,7 +251,7 @@ def test_a_batch_that_expires_half_done_is_asked_again_in_a_new_batch(out: Path)
     assert len(first) == n and len(second) == n - n // 2
     expired = {line["custom_id"].rsplit("|", 2)[0] for line in first[n // 2:]}
     assert {line["custom_id"].rsplit("|", 2)[0] for line in second} == expired
-    assert all(parse_custom_id(line["custom_id"])[3] == 2 for line in second)  # their second attempt
+    assert all(_parsed(line["custom_id"])[3] == 2 for line in second)  # their second attempt
     assert not {line["body"]["seed"] for line in first} & {line["body"]["seed"] for line in second}
     records = judgments(out)
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
@@ -270,11 +270,11 @@ def test_expired_requests_go_through_the_chat_endpoint_with_fallback_direct(out:
     by_seed = {line["body"]["seed"]: line for line in lines}
     records = judgments(out)
     for line in lines[3:]:  # the direct call is the request's second attempt, with that attempt's seed
-        key, generation, index, attempt, _ = parse_custom_id(line["custom_id"])
+        key, generation, _index, _attempt, _ = _parsed(line["custom_id"])
         record = records[(key, generation)]
         assert record.verdicts[0].attempts == 2 and record.verdicts[0].seed == verdict_seed(record.cache_key, 0, 2)
     assert {b["seed"] for b in api.chat_requests}.isdisjoint(by_seed)
-    expected_bodies = sorted(json.dumps({**line["body"], "seed": verdict_seed(records[tuple(parse_custom_id(line["custom_id"])[:2])].cache_key, 0, 2)}, sort_keys=True) for line in lines[3:])
+    expected_bodies = sorted(json.dumps({**line["body"], "seed": verdict_seed(records[tuple(_parsed(line["custom_id"])[:2])].cache_key, 0, 2)}, sort_keys=True) for line in lines[3:])
     assert sorted(json.dumps(b, sort_keys=True) for b in api.chat_requests) == expected_bodies
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
@@ -290,8 +290,8 @@ def test_a_judgment_failed_for_a_transient_cause_is_judged_afresh_by_the_same_co
         again = invoke(*run_args(api.url, out, "--judge-max-retries", "0"))
     assert again.exit_code == 0, again.output
     lines = api.uploaded_lines()
-    assert {tuple(parse_custom_id(line["custom_id"])[:2]) for line in lines} == failed
-    assert all(parse_custom_id(line["custom_id"])[3] == 1 for line in lines)  # a fresh budget, as the direct judge's
+    assert {tuple(_parsed(line["custom_id"])[:2]) for line in lines} == failed
+    assert all(_parsed(line["custom_id"])[3] == 1 for line in lines)  # a fresh budget, as the direct judge's
     assert all(r.status == "ok" for r in judgments(out).values())
 
 
@@ -328,7 +328,7 @@ def test_a_refusal_inside_a_batch_stops_the_run_without_recording_it(tmp_path: P
     from awbench.transport.openai_client import FatalAPIError
 
     with FakeBatchAPI(responder=lambda body: Reply(status=401, error_message="invalid key")) as api:
-        with pytest.raises(FatalAPIError, match="401.*invalid key"):
+        with pytest.raises(FatalAPIError, match=r"401.*invalid key"):
             batch_judge_all(settings(api.url), [make_request()], tmp_path)
     assert not (tmp_path / ANSWERS_FILE).exists()  # asked again by the next run
 
@@ -460,9 +460,10 @@ def test_a_crash_while_waiting_resumes_the_same_batch(out: Path) -> None:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and child.poll() is None:
                 saved = out / "r" / "judges"
-                if api.created and any(p.exists() and '"batch_id": "batch_' in p.read_text() for p in saved.glob(f"*/{STATE_FILE}")):
-                    if api.looked_at:  # it is waiting
-                        break
+                states = saved.glob(f"*/{STATE_FILE}")
+                # submitted, its batch id saved, and waiting for it
+                if api.created and api.looked_at and any(p.exists() and '"batch_id": "batch_' in p.read_text() for p in states):
+                    break
                 time.sleep(0.05)
             assert child.poll() is None, child.communicate()[0]
             child.send_signal(signal.SIGKILL)
@@ -509,9 +510,12 @@ def test_a_batch_nothing_wants_any_more_is_cancelled(out: Path, monkeypatch: pyt
 
 def test_the_batch_price_is_half_of_every_list_price() -> None:
     listed = price_for("gpt-5.2-2025-12-11")
+    assert listed is not None
     halved = batch_price(listed)
     assert (halved.input, halved.output, halved.cached_input) == (0.875, 7.0, 0.0875)
-    given = batch_price(price_for("my-judge", 2.0, 8.0))
+    custom = price_for("my-judge", 2.0, 8.0)
+    assert custom is not None
+    given = batch_price(custom)
     assert (given.input, given.output, given.cached_input) == (1.0, 4.0, None)
 
 
@@ -520,7 +524,7 @@ def test_dry_run_is_priced_at_the_batch_rate(make_config: Any) -> None:
     batched = pipeline.estimate(make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11", "batch": True},
                                             data={"domains": ["os"]}))
     assert batched.judge_calls == direct.judge_calls > 0 and batched.judge_prompt_tokens == direct.judge_prompt_tokens
-    assert batched.judge_cost_usd == pytest.approx(direct.judge_cost_usd / 2)
+    assert direct.judge_cost_usd is not None and batched.judge_cost_usd == pytest.approx(direct.judge_cost_usd / 2)
 
     shown = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-batch", "--dry-run")
     assert shown.exit_code == 0 and f"estimated judge cost ${batched.judge_cost_usd:.4f} at the Batch API's half price" in shown.output
@@ -537,6 +541,7 @@ def test_answers_are_priced_at_the_batch_rate_cached_tokens_included(tmp_path: P
 def test_max_cost_stops_before_the_cap_at_the_batch_price(tmp_path: Path) -> None:
     probe = create(settings("http://127.0.0.1:9/v1", price_in=1.0, price_out=1.0, batch=False))
     listed = probe.estimate([make_request()]).cost_usd
+    assert listed is not None
     cap = 1.75 * listed  # one request at the list price; three at the batch price
     usage = {"prompt_tokens": probe.estimate([make_request()]).prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
     done: list[JudgmentRecord] = []
@@ -545,7 +550,7 @@ def test_max_cost_stops_before_the_cap_at_the_batch_price(tmp_path: Path) -> Non
             batch_judge_all(settings(api.url, price_in=1.0, price_out=1.0, max_cost=cap),
                             [make_request(i) for i in range(10)], tmp_path, into=done)
     assert len(api.answered) == 3 and len(done) == 3
-    assert sum(r.cost_usd for r in done) == pytest.approx(3 * listed / 2)
+    assert sum(r.cost_usd or 0 for r in done) == pytest.approx(3 * listed / 2)
     # the same command with a higher cap goes on from there
     more: list[JudgmentRecord] = []
     with FakeBatchAPI(responder=lambda body: Reply(verdict(), usage=usage)) as api:
@@ -561,3 +566,9 @@ def test_the_batch_judge_is_the_direct_judge() -> None:
     assert isinstance(batched, BatchJudge) and not isinstance(direct, BatchJudge)
     assert batched.id == direct.id and batched.cache_key(request) == direct.cache_key(request)
     assert batched.describe() == direct.describe()
+
+
+def _parsed(custom_id: str) -> tuple[str, int, int, int, str]:
+    parsed = parse_custom_id(custom_id)
+    assert parsed is not None, custom_id
+    return parsed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections import Counter
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import openai
 import pytest
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path.insert(0, str(BENCH))
@@ -67,7 +70,7 @@ def test_synth_shape(synth_dir):
         for record in records:
             by_id.setdefault(record["id"], []).append(record)
         for rows in by_id.values():
-            for a, b in zip(rows, rows[1:]):
+            for a, b in itertools.pairwise(rows):
                 assert a["system_str"] == b["system_str"]
                 assert b["prompt"][: a["turn_idx"]] == a["prompt"]
                 assert b["response"][: a["turn_idx"] - 1] == a["response"][:-1]
@@ -111,7 +114,7 @@ def test_delay_server_candidate_and_judge(server):
     client = openai.OpenAI(base_url=server.url, api_key="bench-key", max_retries=0)
     assert [m.id for m in client.models.list()] == ["synth-model"]
     observation = "\n".join(f"line {i} \u2028 of the screen" for i in range(50))
-    messages = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "You are a world model. Answer in <predicted_observation> tags."},
         {"role": "user", "content": "### Turn 1\n**Action:**\nls"},
         {"role": "assistant", "content": f"{OBSERVATION_MARKER}\n{observation}"},
@@ -119,16 +122,16 @@ def test_delay_server_candidate_and_judge(server):
     ]
     reply = client.chat.completions.create(model="synth-model", messages=messages)
     assert reply.object == "chat.completion" and reply.choices[0].finish_reason == "stop"
-    assert extract_prediction(reply.choices[0].message.content).startswith(OBSERVATION_MARKER)
-    assert reply.usage.prompt_tokens >= sum(len(m["content"]) for m in messages) // 4
-    assert reply.usage.prompt_tokens_details is not None
+    assert extract_prediction(reply.choices[0].message.content or "").startswith(OBSERVATION_MARKER)
+    assert _usage(reply).prompt_tokens >= sum(len(str(m["content"])) for m in messages) // 4
+    assert _usage(reply).prompt_tokens_details is not None
 
-    judge_messages = [
+    judge_messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": "You judge simulated observations."},
         {"role": "user", "content": "Compare them, then finish with <final_evaluation> and a JSON verdict."},
     ]
     verdict = client.chat.completions.create(model="synth-judge", messages=judge_messages)
-    parsed = parse_verdict(verdict.choices[0].message.content)
+    parsed = parse_verdict(verdict.choices[0].message.content or "")
     assert parsed.status == "complete" and not parsed.flags
     assert set(parsed.scores) == {"format", "factuality", "consistency", "realism", "quality"}
     stats = server.stats()
@@ -137,15 +140,27 @@ def test_delay_server_candidate_and_judge(server):
 
 def test_delay_server_simulates_a_prompt_cache(server):
     client = openai.OpenAI(base_url=server.url, api_key="bench-key", max_retries=0)
-    history = [{"role": "system", "content": "system prompt " * 500}, {"role": "user", "content": "turn one " * 800}]
+    history: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "system prompt " * 500}, {"role": "user", "content": "turn one " * 800}]
     first = client.chat.completions.create(model="m", messages=history)
-    longer = history + [{"role": "assistant", "content": "observation " * 800}, {"role": "user", "content": "turn two " * 800}]
+    longer: list[ChatCompletionMessageParam] = history + [{"role": "assistant", "content": "observation " * 800}, {"role": "user", "content": "turn two " * 800}]
     second = client.chat.completions.create(model="m", messages=longer)
     third = client.chat.completions.create(model="m", messages=longer + [{"role": "user", "content": "x" * 9000}])
-    cached = [r.usage.prompt_tokens_details.cached_tokens for r in (first, second, third)]
+    cached = [_cached(r) for r in (first, second, third)]
     assert cached[0] == 0
     assert cached[0] < cached[1] < cached[2]
-    assert cached[1] >= first.usage.prompt_tokens - 256  # the first request's text, up to one block
-    assert all(c <= r.usage.prompt_tokens for c, r in zip(cached, (first, second, third)))
+    assert cached[1] >= _usage(first).prompt_tokens - 256  # the first request's text, up to one block
+    assert all(c <= _usage(r).prompt_tokens for c, r in zip(cached, (first, second, third)))
     unrelated = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fresh " * 2000}])
-    assert unrelated.usage.prompt_tokens_details.cached_tokens == 0
+    assert _cached(unrelated) == 0
+
+
+def _usage(reply: ChatCompletion) -> CompletionUsage:
+    assert reply.usage is not None
+    return reply.usage
+
+
+def _cached(reply: ChatCompletion) -> int:
+    details = _usage(reply).prompt_tokens_details
+    assert details is not None and details.cached_tokens is not None
+    return details.cached_tokens

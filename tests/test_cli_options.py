@@ -110,7 +110,7 @@ def test_settings_that_fail_validation_are_named_by_their_options(capsys):
 @pytest.mark.parametrize(("build", "lines"), [
     (lambda: ModelSettings(model="m", backend="openai", temperature="hot", max_tokens=0),
      ["--temperature: expected a number, got 'hot'", "--max-tokens: must be at least 1, got 0"]),
-    (lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", bogus=1),
+    (lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", **{"bogus": 1}),
      ["--base-url: invalid value 'x'", "--engine-arg: invalid value [1]", "--bogus: is not a setting awbench knows"]),
     (lambda: JudgeSettings(kind="llm", structured="maybe", temperature="warm"),
      ["--judge-temperature: expected a number, got 'warm'", "--judge-structured: expected true or false, got 'maybe'"]),

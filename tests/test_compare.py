@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, Grade, invoke, make_run, write_data
 
 from awbench.analysis.compare import (
     CompareError,
@@ -29,7 +29,7 @@ def pair(tmp_path):
 
 
 def test_paired_differences_and_counts(pair):
-    c = compare_runs(*pair, resamples=2000, seed=0)
+    c = compare_runs(pair[0], pair[1], resamples=2000, seed=0)
     rows = {r.name: r for r in c.rows}
     assert list(rows) == ["mcp", "search", "overall"]
     # MCP differences +50, 0, -50; Search -25, +75.
@@ -43,7 +43,7 @@ def test_paired_differences_and_counts(pair):
 
 
 def test_paired_bootstrap_resamples_trajectories(pair, any_trajectories):
-    c = compare_runs(*pair, resamples=2000, seed=0)
+    c = compare_runs(pair[0], pair[1], resamples=2000, seed=0)
     rows = {r.name: r for r in c.rows}
     # MCP trajectories: m0 = differences {+50, 0}, m1 = {-50}. Whole-trajectory resamples have mean
     # 25 (m0 twice, p = 1/4), 0 (one of each) or -50 (m1 twice).
@@ -88,6 +88,7 @@ def test_same_predictions_other_judge_is_a_judge_agreement(tmp_path):
         "judge-b is incomplete (4 of 5 judged): its scores are not final, and only samples both runs judged are compared",
     ]
     ag = c.judge_agreement
+    assert ag is not None
     # Every dimension has the pairs (1,2), (2,3), (1,1), (3,3): alpha = 1 - 25 * 7 / 600 (see test_stats).
     assert ag.n == 4 and all(v == pytest.approx(1 - 175 / 600) for v in ag.alpha.values())
     # Totals A 0, 25, 0, 50 and B 25, 50, 0, 50: ranks (1.5, 3, 1.5, 4) and (2, 3.5, 1, 3.5) -> 4 / 4.5
@@ -109,8 +110,10 @@ def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path)
 
 def test_judge_consistency_over_repeated_verdicts(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
-    twice = lambda g: [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]  # noqa: E731
-    grades = {
+    def twice(g: int) -> list[dict[str, int]]:
+        return [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]
+
+    grades: dict[str, Grade] = {
         MCP[0]: twice(5) + twice(3),  # totals 100 and 50: SD (ddof 1) = 35.355
         MCP[1]: twice(2) + twice(2),
         MCP[2]: twice(4) + twice(4),
@@ -118,6 +121,7 @@ def test_judge_consistency_over_repeated_verdicts(tmp_path):
     }
     run = load_run_data(make_run(tmp_path / "results", "k2", data, grades))
     c = judge_consistency(run, "llm")
+    assert c is not None
     assert (c.k, c.n) == (2, 3)
     assert c.sd == {"mcp": pytest.approx(50 / 2**0.5 / 3)}
     # Units (5,3), (2,2), (4,4): D_o = 18, D_e = 198 / 5 -> 1 - 18 / 39.6 = 6 / 11

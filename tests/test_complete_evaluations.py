@@ -116,7 +116,7 @@ def test_judge_exits_1_when_every_verdict_failed_as_run_and_score_do(tmp_path: P
     out = tmp_path / "results"
     assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--run-name", "r",
                   "--output", out).exit_code == 0
-    unusable = lambda body: Reply("no verdict here")  # noqa: E731
+    unusable = lambda body: Reply("no verdict here")
     options = ["--judge-model", "judge-x", "--judge-max-retries", "0", "--output", out]
     if batch:
         with FakeBatchAPI(responder=unusable) as api:

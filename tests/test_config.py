@@ -80,7 +80,7 @@ def test_llm_judge_settings_on_a_rule_judge_ask_for_an_llm_judge():
 def test_a_judge_endpoint_means_the_http_judge():
     local = JudgeSettings(backend="vllm")
     assert judge_settings(local, {"base_url": "http://127.0.0.1:9/v1"}).backend == "openai"
-    with pytest.raises(ValueError, match="^base_url is for backend openai: the vllm judge runs in this process$"):
+    with pytest.raises(ValueError, match=r"^base_url is for backend openai: the vllm judge runs in this process$"):
         judge_settings(None, {"base_url": "http://127.0.0.1:9/v1", "backend": "vllm"})
 
 

@@ -195,7 +195,7 @@ def test_data_with_surrogates_cannot_start_a_run(tmp_path):
 def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path):
     if dataset._fast_loads is None:
         pytest.skip("jiter (installed with openai) is not available, so there is one reader only")
-    lines = [
+    lines: list[dict | str | bytes] = [
         rec(id=1, response=["line\u2028sep \U0001f600 \\ \" \x7f", "b"]),
         json.dumps(rec(id=2, response=["\\u00e9 \ud83d\ude00", "b"])),  # escapes, and a surrogate pair
         json.dumps(rec(id=3, response=["\ud800", "b"])),
@@ -229,7 +229,7 @@ def old_hash(record: BenchmarkRecord) -> str:
     return content_hash(record.model_dump(mode="json", include=set(BenchmarkRecord.model_fields)))
 
 
-text = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 @settings(max_examples=200, deadline=None)
@@ -424,7 +424,12 @@ def test_missing_local_path_is_reported_at_once(checkout, monkeypatch, source, m
 @pytest.mark.parametrize("source", ["Qwen/AgentWorldBench", "squad", "hf:data/AgentWorldBnch", "hf:sampel"])
 def test_hub_ids_go_to_the_hub(checkout, monkeypatch, source):
     asked = []
-    monkeypatch.setattr(dataset, "load_hub_dataset", lambda ref: asked.append(ref) or {"test": [rec()]})
+
+    def load_hub_dataset(ref):
+        asked.append(ref)
+        return {"test": [rec()]}
+
+    monkeypatch.setattr(dataset, "load_hub_dataset", load_hub_dataset)
     samples, _ = read_source(source)
     assert asked == [source.removeprefix("hf:")] and len(samples) == 1
 
@@ -540,7 +545,10 @@ def test_chat_template_without_jinja2_names_the_extra(tmp_path, monkeypatch):
 
 
 def test_pyproject_tokens_extra_is_part_of_dev():
-    import tomllib
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # awbench's own dependency before 3.11
+        import tomli as tomllib
 
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert {r.split(">=")[0] for r in extras["tokens"]} == {"transformers", "tokenizers", "jinja2"}

@@ -21,7 +21,7 @@ from awbench.records import BenchmarkRecord, Sample
 from awbench.resources import sample_dir
 
 
-def rec(domain: str = "mcp", id: int | str = 1, turn_idx: int = 1, turns: int = 2, **fields: Any) -> dict:
+def rec(domain: str = "mcp", id: Any = 1, turn_idx: Any = 1, turns: int = 2, **fields: Any) -> dict:
     prompt = [f"act {id} {i}" for i in range(1, turns + 1)]
     record = {
         "task": domain,
@@ -264,7 +264,7 @@ def test_directory_without_files_is_a_data_error(tmp_path):
 
 @pytest.mark.parametrize("source", ["./no/such/dir", "/no/such/file_test.jsonl", "~/no/such", "hf:./no/such"])
 def test_missing_path_is_not_looked_up_on_the_hub(source):
-    with pytest.raises(DataError, match="^no such file or directory: "):
+    with pytest.raises(DataError, match=r"^no such file or directory: "):
         read_source(source)
 
 
@@ -422,7 +422,7 @@ def test_stratified_sample_is_proportional_ordered_and_seeded():
 
 def test_stratified_sample_largest_remainder_and_one_per_domain():
     samples = make({"mcp": 97, "search": 2, "os": 1})
-    count = lambda chosen: [sum(s.domain == d for s in chosen) for d in ("mcp", "search", "os")]  # noqa: E731
+    count = lambda chosen: [sum(s.domain == d for s in chosen) for d in ("mcp", "search", "os")]
     assert count(select(samples, DataSettings(sample=3))) == [1, 1, 1]
     assert count(select(samples, DataSettings(sample=2))) == [2, 0, 0]
     assert count(select(samples, DataSettings(sample=50))) == [48, 1, 1]

@@ -37,6 +37,7 @@ def test_a_trend_from_four_trajectories_is_too_few_to_tell_and_from_five_it_fall
     assert trend_phrase(few, "turn") == ("-10.0 points per doubling of the turn index (too few to tell: 4 trajectories) "
                                          "(turn 1 to turns 4-7)")
     enough = trends({"terminal": falling(5)}, TURN_BINS, resamples=500, seed=0)["terminal"]
+    assert enough.hi is not None
     assert not enough.too_few and enough.clear and enough.hi < 0
     assert (enough.lo, enough.hi) == pytest.approx((-10, -10))  # every trajectory falls 10 points per doubling
 
@@ -71,6 +72,7 @@ def test_a_trend_is_called_a_fall_only_when_its_interval_leaves_out_zero():
                           for t in range(1, 5)]
     table = growth_table({"terminal": mixed, "web": falling(6, "web")}, "turn", resamples=2000, seed=0)
     terminal, web = table.trend["terminal"], table.trend["web"]
+    assert terminal.lo is not None and terminal.hi is not None and web.hi is not None
     assert not terminal.too_few and terminal.lo < 0 < terminal.hi and not terminal.clear
     assert web.clear and web.hi < 0
     assert growth_summary(table) == ("Per doubling of the turn index, the score falls in Web -10.0 [-10.0, -10.0]; "

@@ -32,7 +32,7 @@ def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path
     assert result.exit_code == 0, result.output
     n = len(truths)
     assert len(server.requests) == 3 * n
-    seeds = {}
+    seeds: dict[str, set[int]] = {}
     for body in server.requests:
         seeds.setdefault(body["messages"][-1]["content"], set()).add(body["seed"])
     assert all(len(s) == 3 for s in seeds.values())  # K distinct seeds per sample

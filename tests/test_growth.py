@@ -17,6 +17,7 @@ from awbench.analysis.compare import compare_runs
 from awbench.analysis.growth import (
     CONTEXT_BINS,
     TURN_BINS,
+    Cell,
     Trend,
     Unit,
     bin_label,
@@ -123,7 +124,9 @@ def test_trend_is_the_slope_per_doubling(shaped, any_trajectories):
     assert (trend["terminal"].lo, trend["terminal"].hi) == pytest.approx((min(alone), max(alone)))
     assert (trend["terminal"].first, trend["terminal"].last, trend["terminal"].n) == ("1", "8-15", 12)
     # Overall: the mean of the domains' slopes, and its interval the mean's.
-    assert trend[OVERALL].slope == pytest.approx((trend["terminal"].slope - 30) / 3)
+    terminal_slope = trend["terminal"].slope
+    assert terminal_slope is not None
+    assert trend[OVERALL].slope == pytest.approx((terminal_slope - 30) / 3)
     # Search's and MCP's slopes are the same in every resample: Overall's interval is Terminal's, shifted and scaled.
     assert trend[OVERALL].domains == 3
     assert (trend[OVERALL].lo, trend[OVERALL].hi) == pytest.approx(((min(alone) - 30) / 3, (max(alone) - 30) / 3))
@@ -136,7 +139,7 @@ def test_by_context(shaped):
     assert table.bins == ["<2K"]  # every context here is a few hundred characters
     assert {d: cells["<2K"].n for d, cells in table.rows.items()} == {"mcp": 2, "search": 8, "terminal": 12, OVERALL: 22}
     # Context grows with the turn in each trajectory, so the scores fall with it too.
-    assert all(table.trend[d].slope < 0 for d in ("mcp", "search", "terminal"))
+    assert all((table.trend[d].slope or 0) < 0 for d in ("mcp", "search", "terminal"))
 
 
 def test_without_intervals(shaped):
@@ -246,13 +249,12 @@ def test_a_run_with_k_generations(tmp_path, monkeypatch, any_trajectories):
     points = {key: score for key, score, _ in run.points("rules")["os"]}
     for label, cell in table.rows["os"].items():
         in_bin = [points[u.key] for u in units if bin_label(u.position, TURN_BINS) == label]
-        assert (cell.n, cell.mean) == (len(in_bin), pytest.approx(float(np.mean(in_bin))))
+        assert cell.n == len(in_bin) and cell.mean == pytest.approx(float(np.mean(in_bin)))
     # Generations differ (the truth, or not) and are redrawn in each resample: wider intervals than drawing
     # trajectories of the samples' means alone.
     means = {"os": [Unit(u.key, u.trajectory, u.position, (u.score,)) for u in units]}
     one_level = growth_table(means, "turn", resamples=2000, seed=0)
-    widths = [(c.hi - c.lo, one_level.rows["os"][label].hi - one_level.rows["os"][label].lo)
-              for label, c in table.rows["os"].items()]
+    widths = [(_width(c), _width(one_level.rows["os"][label])) for label, c in table.rows["os"].items()]
     assert sum(two for two, _ in widths) > sum(one for _, one in widths), widths
     assert invoke("show", str(tmp_path / "k3"), "--by-turn").exit_code == 0
 
@@ -311,7 +313,7 @@ def lead_pair(tmp_path):
 
 
 def test_compare_along_trajectories(lead_pair, any_trajectories):
-    c = compare_runs(*lead_pair, resamples=2000, seed=0)
+    c = compare_runs(lead_pair[0], lead_pair[1], resamples=2000, seed=0)
     g = c.growth["turn"]
     assert g.bins == ["1", "2-3", "4-7", "8-15"]
     expected = {"1": -2.0, "2-3": -2 - 10 * (1 + math.log2(3)) / 2, "4-7": -2 - 10 * np.mean(np.log2([4, 5, 6, 7])),
@@ -326,7 +328,7 @@ def test_compare_along_trajectories(lead_pair, any_trajectories):
     assert (g.trend["terminal"].slope, g.trend["terminal"].lo, g.trend["terminal"].hi) == pytest.approx((-10, -10, -10))
     assert g.summary == ("B's lead grows with turn index: A − B is -2.0 at turn 1 and -32.0 at turns 8-15 "
                          "(-10.0 per doubling [-10.0, -10.0])")
-    assert c.growth["context"].bins == ["<2K"] and c.growth["context"].trend["terminal"].slope < 0
+    assert c.growth["context"].bins == ["<2K"] and (c.growth["context"].trend["terminal"].slope or 0) < 0
 
 
 def test_compare_leaves_out_samples_one_run_did_not_score(tmp_path):
@@ -503,3 +505,8 @@ LAYOUT_CHECK = """
   document.body.setAttribute("data-layout", JSON.stringify(result));
 })();
 """
+
+
+def _width(cell: Cell) -> float:
+    assert cell.lo is not None and cell.hi is not None
+    return cell.hi - cell.lo

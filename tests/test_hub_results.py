@@ -23,17 +23,17 @@ from awbench.analysis.leaderboard import load_published, provenance
 from awbench.cli import app
 from awbench.domains import DOMAINS, PUBLISHED_STATS
 from awbench.interop.hub_results import DATASET_ID, EVAL_RESULTS_FOLDER, FILE_NAME
-from awbench.run.store import RunManifest, RunStore
 from awbench.records import ReferenceReading
 from awbench.run.evaluations import score_run
 from awbench.run.pipeline import run_samples
+from awbench.run.store import RunManifest, RunStore
 
 runner = CliRunner()
 REFERENCE_SHA = "9f" * 32
 FINISHED = datetime(2026, 1, 15, 10, 30, 5, 123456, tzinfo=timezone.utc)
 # Grades of the full-size run: one turn per trajectory, as many trajectories as the published samples.
 # Domain scores (failures left out): MCP 100, Search 75, Terminal 50, SWE 65 (mean 3.6), Android 25, Web 75, OS 0.
-GRADES = {"mcp": 5, "search": 4, "terminal": 3, "swe": dict(format=5, factuality=4, consistency=3, realism=4, quality=2),
+GRADES: dict[str, Grade] = {"mcp": 5, "search": 4, "terminal": 3, "swe": dict(format=5, factuality=4, consistency=3, realism=4, quality=2),
           "android": 2, "web": 4, "os": 1}
 
 
@@ -73,7 +73,7 @@ def full(tmp_path_factory) -> tuple[Path, RunStore]:
     judge, failures left out: one failed generation in MCP, one sample of Web without a verdict."""
     root = tmp_path_factory.mktemp("full")
     data = write_data(root / "data", {d: [1] * n for d, (n, _) in PUBLISHED_STATS.items()})
-    grades = {key(d, t): GRADES[d] for d, (n, _) in PUBLISHED_STATS.items() for t in range(n)}
+    grades: dict[str, Grade] = {key(d, t): GRADES[d] for d, (n, _) in PUBLISHED_STATS.items() for t in range(n)}
     grades[key("mcp", 0)] = None  # failed
     grades[key("web", 7)] = UNSCORED  # no usable verdict
     store = make_run(root / "results", "qwen-aw", data, grades, policy="exclude")
@@ -89,7 +89,7 @@ def judged(grades: dict[str, Grade]) -> dict[str, Grade]:
 @pytest.fixture
 def small(tmp_path) -> RunStore:
     data = write_data(tmp_path / "data", SMALL)
-    grades = {"mcp/m0/1": 4, "mcp/m0/2": 5, "mcp/m1/1": None, "search/s0/1": 3}
+    grades: dict[str, Grade] = {"mcp/m0/1": 4, "mcp/m0/2": 5, "mcp/m1/1": None, "search/s0/1": 3}
     return make_run(tmp_path / "results", "small", data, judged(grades))
 
 
@@ -156,7 +156,7 @@ def expected_notes(store: RunStore, what: str, counts: str) -> str:
 
 
 def test_a_full_run_gives_overall_and_the_seven_domains_exactly(full, tmp_path):
-    root, store = full
+    _root, store = full
     repo = tmp_path / "my-model"
     result = invoke("export", store.path, "--hf-eval-results", repo)
     assert result.exit_code == 0, result.output
@@ -231,9 +231,9 @@ def test_a_rubric_evaluation_with_failures_at_zero_says_why_it_is_not_comparable
     assert result.exit_code == 0, result.output
     assert ("run rubric has no finish date (it was not made by `awbench run` in one go): `date` is left out, and the Hub "
             "shows the commit's time instead") in result.output.splitlines()
-    data = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
-    assert all("date" not in e for e in data)
-    notes = data[0]["notes"]
+    entries = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
+    assert all("date" not in e for e in entries)
+    notes = entries[0]["notes"]
     assert "awbench protocol (the rubric prompts of awbench; prompts sha256 1a2b3c" in notes
     assert "Failure policy minimum: failed generations score 0 and count as scored." in notes
     assert ("Comparable with the published leaderboard: no (not the reference protocol; failure policy minimum, where "
@@ -297,8 +297,8 @@ def test_the_rule_judge_is_refused_and_an_llm_evaluation_beside_it_is_taken(tmp_
     assert errors_of(result.output) == [refusal.format(run="both")]
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
     assert result.exit_code == 0, result.output
-    data = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
-    assert data[0]["value"] == 75.0 and "evaluation llm-both," in data[0]["notes"]
+    entries = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
+    assert entries[0]["value"] == 75.0 and "evaluation llm-both," in entries[0]["notes"]
 
 
 def test_a_run_without_scores_is_refused(small, tmp_path):
@@ -399,7 +399,7 @@ def test_export_help_shows_the_option_with_an_example():
 
 
 def test_a_reference_protocol_run_on_the_full_data_is_ranked_with_the_published_rows(full) -> None:
-    root, store = full
+    root, _store = full
     board = invoke("leaderboard", "--output", root / "results", "--reference", "--format", "json")
     assert board.exit_code == 0, board.output
     groups = json.loads(board.stdout)["groups"]

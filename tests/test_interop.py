@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
-from runs_helpers import make_run, write_data
+from runs_helpers import Grade, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -42,7 +42,7 @@ def record(domain: str, i: int, turns: int = 1) -> dict:
     }
 
 
-def scored(rec: dict, gen: str = "", **dims) -> dict:
+def scored(rec: dict, gen: str = "", dims: Mapping[str, int] | None = None) -> dict:
     scores = dims or DIMS_36
     valid = [v for v in scores.values() if v]
     return {**rec, "gen": gen or rec["response"][-1], "total_score": sum(valid) / len(valid) if valid else 0,
@@ -66,7 +66,7 @@ def lines_of(rows: list[dict]) -> bytes:
 
 def three_rows() -> list[dict]:
     """Line 1 scored, line 2 scored (the row the malformed cases change), line 3 a judge failure."""
-    return [scored(record("os", 1)), scored(record("os", 2), **{d: 4 for d in DIMENSIONS}), judge_failed(record("os", 3))]
+    return [scored(record("os", 1)), scored(record("os", 2), dims={d: 4 for d in DIMENSIONS}), judge_failed(record("os", 3))]
 
 
 @pytest.fixture
@@ -331,12 +331,12 @@ def reference_overall(rows: list[dict]) -> float:
 def mixed_rows() -> list[dict]:
     return [
         scored(record("os", 1)),                                          # 3.6
-        scored(record("os", 2), **{d: 4 for d in DIMENSIONS}),           # 4.0
+        scored(record("os", 2), dims={d: 4 for d in DIMENSIONS}),           # 4.0
         judge_failed(record("os", 3)),                                    # left out
         no_generation(record("os", 4)),                                   # left out
-        scored(record("web", 1), **{d: 3 for d in DIMENSIONS}),          # 3.0
-        scored(record("web", 2), **{**{d: 2 for d in DIMENSIONS}, "quality": 0}),  # 2.0: quality missing
-        scored(record("web", 3, turns=2), **{d: 5 for d in DIMENSIONS}),  # 5.0
+        scored(record("web", 1), dims={d: 3 for d in DIMENSIONS}),          # 3.0
+        scored(record("web", 2), dims={**{d: 2 for d in DIMENSIONS}, "quality": 0}),  # 2.0: quality missing
+        scored(record("web", 3, turns=2), dims={d: 5 for d in DIMENSIONS}),  # 5.0
     ]
 
 
@@ -658,7 +658,7 @@ def test_import_then_export_gives_back_the_reference_rows(tmp_path, out):
 
 def test_export_of_an_llm_run_writes_only_what_the_format_holds(tmp_path):
     data = write_data(tmp_path / "data", {"mcp": [2, 1], "search": [1, 1]})
-    grades = {"mcp/m0/1": 4, "mcp/m0/2": [{d: 5 for d in DIMENSIONS}, {d: 2 for d in DIMENSIONS}],
+    grades: dict[str, Grade] = {"mcp/m0/1": 4, "mcp/m0/2": [{d: 5 for d in DIMENSIONS}, {d: 2 for d in DIMENSIONS}],
               "mcp/m1/1": None}  # search: no predictions at all
     store = make_run(tmp_path / "results", "llm", data, grades)
     official = tmp_path / "official"

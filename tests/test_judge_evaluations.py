@@ -142,7 +142,7 @@ def quoting_judge(order: str):
         if order == "quote after":
             return Reply(f"{own}\nFor the record, the simulated output read:\n{quoted}")
         if order == "quote before":
-            return Reply(f"The simulated output read:\n> " + quoted.replace("\n", "\n> ") + f"\n\n{own}")
+            return Reply("The simulated output read:\n> " + quoted.replace("\n", "\n> ") + f"\n\n{own}")
         return Reply(f"{own}\n\nIt said:\n{quoted[:len(quoted) // 2]}", finish_reason="stop")
 
     return reply

@@ -7,12 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from judge_requests import judge_request_for
 
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
-from judge_requests import judge_request_for
 
 RUBRIC = bundled("judges/rubric")
 
@@ -150,9 +150,9 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
 def test_templates_with_wrong_placeholders_are_refused(tmp_path: Path) -> None:
     unknown = tmp_path / "unknown.md"
     unknown.write_text("{{action}} {{prediction}} {{ground_truth}} {{observation}}")
-    with pytest.raises(PromptError, match="unknown placeholder.*observation"):
+    with pytest.raises(PromptError, match=r"unknown placeholder.*observation"):
         load_prompt_set("rubric", str(unknown))
     missing = tmp_path / "missing.md"
     missing.write_text("{{action}} {{prediction}}")
-    with pytest.raises(PromptError, match="missing placeholder.*ground_truth"):
+    with pytest.raises(PromptError, match=r"missing placeholder.*ground_truth"):
         load_prompt_set("rubric", str(missing))

@@ -14,7 +14,7 @@ from judge_requests import judge_request_for
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
-from awbench.judging.llm import require_key
+from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.openai_judge import CostUnknown, create
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdicts import consistency_stats
@@ -100,6 +100,7 @@ def test_the_request_carries_the_settings() -> None:
 
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
     judge = create(settings(None, base_url="https://api.openai.com/v1", structured=True))
+    assert isinstance(judge, LLMJudge)  # not batched
     body = judge.request_body([{"role": "user", "content": "x"}], seed=1)  # what would be sent; nothing is
     assert body["max_completion_tokens"] == 32768 and "max_tokens" not in body
     assert "maxLength" not in json.dumps(body["response_format"])
@@ -143,7 +144,7 @@ def test_malformed_bodies_cost_at_most_the_attempt_budget() -> None:
 
 def test_401_stops_at_once() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=401, error_message="invalid key")) as server:
-        with pytest.raises(FatalAPIError, match="401.*invalid key"):
+        with pytest.raises(FatalAPIError, match=r"401.*invalid key"):
             judge_all(settings(server, concurrency=1), [make_request()])
     assert len(server.requests) == 1
 
@@ -211,7 +212,7 @@ def test_three_samples_are_three_seeded_calls_averaged() -> None:
         (record,) = judge_all(settings(server, samples=3), [make_request()])
     assert len(server.requests) == 3
     seeds = [body["seed"] for body in server.requests]
-    assert len(set(seeds)) == 3 and sorted(seeds) == sorted(v.seed for v in record.verdicts)
+    assert len(set(seeds)) == 3 and sorted(seeds) == sorted(v.seed for v in record.verdicts if v.seed is not None)
     assert record.dimensions == {"format": 4, "factuality": 4, "consistency": 4, "realism": 4, "quality": 3}
     assert record.score == pytest.approx((3.8 - 1) / 4 * 100)
     assert record.status == "ok" and len(record.verdicts) == 3
@@ -277,6 +278,7 @@ def test_describe_names_the_prompt_set() -> None:
 def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
     judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=1)
     estimate = create(judge_settings).estimate([make_request()])
+    assert estimate.cost_usd is not None
     usage = {"prompt_tokens": estimate.prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(), usage=usage)) as server:
         capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": 3.5 * estimate.cost_usd})
@@ -306,8 +308,9 @@ def test_estimate_spends_nothing() -> None:
 def test_prices_come_from_settings_or_the_table() -> None:
     assert price_for("gpt-5.2-2025-12-11") == price_for("gpt-5.2")
     assert price_for("gpt-5.2-pro") is None and price_for("llama") is None
-    assert price_for("llama", 1.0, 2.0).input == 1.0
-    assert price_for("gpt-5.2", price_out=20.0).output == 20.0
+    custom, custom_out = price_for("llama", 1.0, 2.0), price_for("gpt-5.2", price_out=20.0)
+    assert custom is not None and custom.input == 1.0
+    assert custom_out is not None and custom_out.output == 20.0
     assert price_for("llama", price_in=1.0) is None
 
 

@@ -19,7 +19,7 @@ from runs_helpers import make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.analysis.growth import fmt_points, fmt_spread, run_growth
-from awbench.analysis.leaderboard import fmt_interval, fmt_number
+from awbench.analysis.leaderboard import Cell, fmt_interval, fmt_number
 from awbench.analysis.runs import load_run_data, point_summary, run_intervals
 from awbench.analysis.stats import DEFAULT_SEED, TOO_FEW
 from awbench.cli import app, common, progress
@@ -130,7 +130,7 @@ def test_show_at_80_columns_cuts_no_number(runs, narrow):
 def test_show_along_trajectories_at_80_columns_cuts_no_number(runs, narrow, axis):
     out = narrow("show", runs / A, f"--by-{axis}", "--resamples", RESAMPLES)
     data = load_run_data(RunStore(runs / A))
-    table = run_growth(data, data.evaluation(None).id, int(RESAMPLES), DEFAULT_SEED).table(axis)  # type: ignore[arg-type]
+    table = run_growth(data, data.evaluation(None).id, int(RESAMPLES), DEFAULT_SEED).table(axis)
     numbers = []
     for name, cells in table.rows.items():
         for cell in cells.values():
@@ -169,7 +169,7 @@ def test_leaderboard_at_80_columns_cuts_no_number(runs, narrow):
         for row in group["rows"]:
             numbers.append(f"{row['scored']}/{row['failed']}")
             for cell in row["cells"].values():
-                numbers += [fmt_number(cell["value"]), fmt_interval(_Cell(cell), 1)]
+                numbers += [fmt_number(cell["value"]), fmt_interval(Cell.model_validate(cell), 1)]
     assert len(numbers) == 2 * 2 * (1 + 8 * 2)  # two groups (LLM judge, rule scores) of two runs
     assert_fits(out, numbers)
     assert out.count(" #   Run") > len(board["groups"])  # each group stacked into several tables
@@ -186,13 +186,6 @@ def test_data_info_at_80_columns_cuts_no_number(narrow):
     assert_fits(out, numbers + [f"{d.avg_turns:.1f}" for d in info.domains])
 
 
-class _Cell:
-    """A leaderboard cell from its JSON, for fmt_interval."""
-
-    def __init__(self, cell: dict):
-        self.value, self.lo, self.hi, self.too_few = cell["value"], cell["lo"], cell["hi"], cell["too_few"]
-
-
 # --------------------------------------------------------------------------- progress
 
 
@@ -207,7 +200,7 @@ def test_progress_in_a_pipe_is_whole_lines(tmp_path):
     assert done.returncode == 1, done.stderr  # the quickstart's first turns fail, as the README says
     lines = [line for line in done.stderr.splitlines() if line.startswith(("infer ", "judge "))]
     assert [PROGRESS_LINE.fullmatch(line) is not None for line in lines] == [True] * len(lines), lines
-    last = {m.group(1): m.groups()[1:] for m in map(PROGRESS_LINE.fullmatch, lines)}
+    last = {m.group(1): m.groups()[1:] for m in map(PROGRESS_LINE.fullmatch, lines) if m is not None}
     assert last == {"infer": ("65", "65"), "judge": ("52", "52")}
     assert "━" not in done.stderr and "…" not in done.stderr and "\r" not in done.stderr
 

@@ -116,7 +116,7 @@ def test_changed_data_is_detected_when_judging_later(make_config, sample_path, t
 
 def test_a_run_that_fails_before_its_first_record_leaves_nothing(make_config):
     config = make_config("world-model", judge=None, model={"base_urls": ["http://127.0.0.1:9/v1"]})
-    with pytest.raises(EndpointDown, match="127.0.0.1:9/v1 cannot be reached"):
+    with pytest.raises(EndpointDown, match=r"127.0.0.1:9/v1 cannot be reached"):
         asyncio.run(pipeline.infer(config))
     assert not config.run_dir.exists()
 

@@ -4,6 +4,7 @@ follow their trajectories."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 from fake_openai import FakeOpenAIServer, Reply
@@ -43,7 +44,7 @@ def test_the_rule_judge_starts_on_baseline_predictions_before_the_last_is_made(m
     saved_at_first_score: list[int] = []
     score = RuleJudge.score
 
-    def spied(self, request):  # type: ignore[no-untyped-def]
+    def spied(self, request):
         if not saved_at_first_score:
             saved_at_first_score.append(len(predictions.read_text().splitlines()))
         return score(self, request)
@@ -65,5 +66,5 @@ def test_judge_calls_of_a_trajectory_go_out_together(make_config, monkeypatch) -
         user = body["messages"][1]["content"]
         sample = next(s for action, s in samples.items() if json.dumps(action)[1:-1] in json.dumps(user))
         order.append((sample.domain, sample.record.trajectory_id))
-    runs = [order[0]] + [b for a, b in zip(order, order[1:]) if a != b]
+    runs = [order[0]] + [b for a, b in itertools.pairwise(order) if a != b]
     assert len(runs) == len(set(order))  # each trajectory's calls are one unbroken run

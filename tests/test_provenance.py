@@ -14,6 +14,7 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -161,12 +162,15 @@ def test_built_packages_carry_the_release_version_and_the_license(tmp_path):
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
         assert f"awbench-{version}/LICENSE" in names
-        assert field(archive.extractfile(f"awbench-{version}/PKG-INFO").read().decode(), "Version") == version
+        pkg_info = archive.extractfile(f"awbench-{version}/PKG-INFO")
+        assert pkg_info is not None
+        assert field(pkg_info.read().decode(), "Version") == version
 
         # An sdist unpacked inside some other project's repository keeps its own version (PKG-INFO) ...
         other = tmp_path / "other"
         repository(other, "other")
-        archive.extractall(other / "vendor", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+        safe: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        archive.extractall(other / "vendor", **safe)
     (rebuilt,) = build(other / "vendor" / f"awbench-{version}", tmp_path / "dist2", "wheel")
     assert field(wheel_metadata(rebuilt)[0], "Version") == version
 

@@ -59,7 +59,7 @@ def answer_for(truth: str, ask: int) -> dict:
 
 def printed(rows: dict[str, list[dict | None]]) -> dict[str, float | None]:
     """eval.py's aggregate_scores: per domain the total_score line, and its Overall line (None: not printed)."""
-    normalize = lambda raw: (raw - 1) / 4 * 100  # noqa: E731
+    normalize = lambda raw: (raw - 1) / 4 * 100
     out: dict[str, float | None] = {}
     totals = []
     for domain, domain_rows in rows.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,7 +119,7 @@ def test_every_sample_record_gives_the_reference_messages_byte_for_byte(checkout
 
 @pytest.mark.parametrize("case", ["first_turn", "empty_system", "backticks", "marker_inside", "current_prompt_differs"])
 def test_edge_records(checkout: Path, case: str) -> None:
-    job = {
+    job: dict[str, Any] = {
         "task": "agentworld/terminal", "id": 3, "turn_idx": 2, "total_turns": 4, "system_str": "You are a shell.",
         "prompt": ["### Turn 1\n**Action:**\n```bash\nls\n```", "### Turn 2\n**Action:**\necho '```'"],
         "response": [f"{MARKER}\na.txt\n", f"{MARKER}\n```\n"],

@@ -12,6 +12,7 @@ The commands run in this process (typer's CliRunner) against real HTTP servers o
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections import defaultdict
@@ -146,7 +147,7 @@ def healthy(body: dict) -> Reply:
     return deterministic(body)
 
 
-def rerun(role: str, port: int, output: Path, *extra: str):  # type: ignore[no-untyped-def]
+def rerun(role: str, port: int, output: Path, *extra: str):
     with FakeOpenAIServer(responder=healthy, port=port) as server:
         result = cli(*args_for(role, server.url, output, *extra))
     no_traceback(result)
@@ -218,7 +219,7 @@ def test_fault(fault: Fault, role: str, tmp_path: Path) -> None:
         by_request = defaultdict(list)
         for body, at in zip(server.requests, server.received_at):
             by_request[digest(body["messages"])].append(at)
-        gaps = [b - a for times in by_request.values() for a, b in zip(times, times[1:])]
+        gaps = [b - a for times in by_request.values() for a, b in itertools.pairwise(times)]
         assert len(gaps) == N * (per_attempt * BUDGET - 1) and min(gaps) >= RETRY_AFTER_S - 0.05, by_request  # the server's wait
 
     again, healthy_server = rerun(role, server.port, output)
@@ -296,7 +297,7 @@ def test_32_consecutive_connection_failures_stop_the_run_resumably(fault: str, t
     """With every connection failing, the run stops after DEAD_WINDOW (32) attempts instead of trying all 65
     samples, exits 2 saying so, and the same command later finishes it."""
     output = tmp_path / "results"
-    args = lambda url: ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",  # noqa: E731
+    args = lambda url: ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",
                         "--max-retries", "0", "--concurrency", "1" if fault == "reset" else "4", "--run-name", "r",
                         "--output", str(output)]
     reply = always(Reply(close=True))

@@ -41,7 +41,7 @@ EXAMPLES = {"loader": 150, "extract": 500, "prediction_record": 300, "parse_verd
             "importer": 80, "edge_case": 20}
 
 
-def fuzz(target: str):  # type: ignore[no-untyped-def]
+def fuzz(target: str):
     return settings(max_examples=EXAMPLES[target], database=None, deadline=None, derandomize=True,
                     report_multiple_bugs=False, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -207,7 +207,7 @@ def test_extract_prediction_never_raises(text: str) -> None:
          generation=0, dropped=0, tokens=None)
 @example(text="", reasoning=None, finish_reason="stop", error=None, note="empty \udfff", transient=False, overlength=False,
          generation=0, dropped=0, tokens=None)
-def test_prediction_record_is_always_writable(text, reasoning, finish_reason, error, note, transient, overlength,  # type: ignore[no-untyped-def]
+def test_prediction_record_is_always_writable(text, reasoning, finish_reason, error, note, transient, overlength,
                                               generation, dropped, tokens) -> None:
     produced = Generation(key=SAMPLE.key, generation=generation, text=text, reasoning=reasoning, finish_reason=finish_reason,
                           error=error, transient=transient, note=note, overlength=overlength, dropped_turns=dropped,
@@ -253,7 +253,7 @@ def test_parse_verdict_never_raises(raw: str, prediction: str) -> None:
 @given(content=st.none() | VERDICTS, reasoning=st.none() | texts(30, surrogates=True),
        finish_reason=st.none() | st.sampled_from(["stop", "length"]) | texts(6, surrogates=True),
        seed=st.none() | st.integers(0, 2**31 - 1), prediction=texts(40, surrogates=True))
-def test_verdict_record_is_always_writable(content, reasoning, finish_reason, seed, prediction) -> None:  # type: ignore[no-untyped-def]
+def test_verdict_record_is_always_writable(content, reasoning, finish_reason, seed, prediction) -> None:
     record = verdict_record(content, reasoning, finish_reason, seed, prediction)
     assert VerdictRecord.model_validate_json(record.model_dump_json()) == record
     assert finish_reason != "length" or record.status == "truncated"
@@ -310,7 +310,7 @@ def import_everything(path: Path, root: Path) -> None:
 @given(rows=REFERENCE_ROWS)
 @example(rows=[(1, 1, "", {"failed": 1.0, "error_message": None})])
 @example(rows=[(2, 2, "<think>x</think>out 1", {d: 4 for d in DIMENSIONS} | {"failed": 0.0, "total_score": 4.0})])
-def test_importer_raises_only_documented_errors_on_well_typed_files(rows) -> None:  # type: ignore[no-untyped-def]
+def test_importer_raises_only_documented_errors_on_well_typed_files(rows) -> None:
     with tempfile.TemporaryDirectory() as root:
         import_everything(reference_file(rows, Path(root)), Path(root))
 

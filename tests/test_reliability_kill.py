@@ -212,4 +212,4 @@ def test_sigkill_at_seeded_points_then_rerun_ends_as_an_uninterrupted_run(tmp_pa
         assert t.counts == ({k: 1 for k in WANTED}, {k: 1 for k in WANTED}), t.kill_at
         assert t.records == reference_records, t.kill_at
         assert t.scores == reference_scores, t.kill_at
-        assert f"took over the lock of" in t.rerun_stderr and f"left by process {t.killed_pid} on {host}" in t.rerun_stderr
+        assert "took over the lock of" in t.rerun_stderr and f"left by process {t.killed_pid} on {host}" in t.rerun_stderr

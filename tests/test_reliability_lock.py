@@ -35,13 +35,13 @@ assert sum(s.domain == "os" for s in read_source("sample")[0]) >= N
 HOLDER = re.compile(r"is in use by process (\d+) on (\S+) \(started ([^)]+)\)")
 
 
-def args_for(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output) -> list[str]:  # type: ignore[no-untyped-def]
+def args_for(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output) -> list[str]:
     return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--judge-model", JUDGE_MODEL,
             "--judge-base-url", judge.url, "--data", "sample", "--domains", "os", "--limit", str(N),
             "--concurrency", "1", "--judge-concurrency", "1", "--run-name", "locked", "--output", str(output)]
 
 
-def gated(gate: threading.Event):  # type: ignore[no-untyped-def]
+def gated(gate: threading.Event):
     def respond(body: dict) -> Reply:
         reply = deterministic(body)
         reply.gate = gate  # the first process stays mid-run (its lock held) until the test lets it go on
@@ -50,7 +50,7 @@ def gated(gate: threading.Event):  # type: ignore[no-untyped-def]
     return respond
 
 
-def wait_for(condition, timeout_s: float = 60) -> None:  # type: ignore[no-untyped-def]
+def wait_for(condition, timeout_s: float = 60) -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
         assert time.monotonic() < deadline, "timed out"
@@ -120,7 +120,7 @@ def test_a_lock_file_removed_by_its_holder_while_another_process_locks_it_leaves
     holder.acquire()
     real_flock = fcntl.flock
 
-    def flock(handle, operation):  # type: ignore[no-untyped-def]
+    def flock(handle, operation):
         if operation & fcntl.LOCK_EX and holder._handle is not None:
             holder.release()  # between this process's open() and its flock()
         return real_flock(handle, operation)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
 from runs_helpers import MCP, SMALL, make_run, write_data
 
@@ -38,7 +37,7 @@ def results(made_run: Path, tmp_path: Path) -> Path:
     return copy
 
 
-def refused(result, path: Path) -> None:  # type: ignore[no-untyped-def]
+def refused(result, path: Path) -> None:
     no_traceback(result)
     assert result.exit_code == 2, result.output
     assert "error:" in result.stderr and str(path) in result.stderr.replace("\n", ""), result.stderr

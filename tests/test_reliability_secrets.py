@@ -16,12 +16,20 @@ import re
 from pathlib import Path
 
 import pytest
-
-from awbench.redact import url_holds_mask, url_secrets_masked
 from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import (
-    CANDIDATE_MODEL, JUDGE_MODEL, awbench, clean_env, cli, deterministic, digest, jsonl_lines, no_traceback,
+    CANDIDATE_MODEL,
+    JUDGE_MODEL,
+    awbench,
+    clean_env,
+    cli,
+    deterministic,
+    digest,
+    jsonl_lines,
+    no_traceback,
 )
+
+from awbench.redact import url_holds_mask, url_secrets_masked
 
 CANDIDATE_KEY = "sk-awbench-TESTKEY-1234567890"
 JUDGE_KEY = "sk-awbench-JUDGEKEY-0987654321"
@@ -40,7 +48,7 @@ def padded_html(key: str, offset: int) -> bytes:
     return (head + "x" * (offset - len(head)) + f"{key} is not allowed</body></html>").encode()
 
 
-def echoing(key: str):  # type: ignore[no-untyped-def]
+def echoing(key: str):
     """Per request (chosen by a hash of it), an error that echoes the key the request came with, or a good answer."""
 
     def respond(body: dict) -> Reply:

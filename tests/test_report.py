@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import add_script, dump_dom, require_chromium, screenshot
-from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
+from runs_helpers import MCP, SEARCH, SMALL, Grade, invoke, make_run, write_data
 
 from awbench.analysis.charts import Series, bar_chart_svg
 from awbench.analysis.report import build_report
@@ -25,7 +25,7 @@ from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 @pytest.fixture
 def run(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
-    grades = {
+    grades: dict[str, Grade] = {
         MCP[0]: {"format": 5, "factuality": 1, "consistency": 4, "realism": 4, "quality": 4},  # 65
         MCP[1]: 2,  # 25
         MCP[2]: 4,  # 75
@@ -131,7 +131,7 @@ def report_runs(tmp_path) -> Path:
     keys = [s.key for s in load_run_data_keys(data)]
     results = tmp_path / "results"
     for i, name in enumerate(("model-a", "model-b", "model-c")):
-        grades = {k: 1 + (i + j) % 5 for j, k in enumerate(keys)}
+        grades: dict[str, Grade] = {k: 1 + (i + j) % 5 for j, k in enumerate(keys)}
         grades[keys[-1]] = None if i == 0 else grades[keys[-1]]
         make_run(results, name, data, grades, predictions={keys[0]: "a different\nprediction"}, cost=0.25 * (i + 1))
     return results

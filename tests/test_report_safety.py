@@ -73,7 +73,7 @@ def hostile_run(tmp_path) -> Path:
     data = write_hostile_data(tmp_path / "data")
     keys = sample_keys(data)
     results = tmp_path / "results"
-    grades = {k: 1 + i % 5 for i, k in enumerate(keys)}
+    grades: dict[str, int | None] = {k: 1 + i % 5 for i, k in enumerate(keys)}
     grades[f"mcp/{SAMPLE_ID}/1"] = None  # a failed generation, among the worst: its error message is shown
     store = make_run(results, "plain", data, grades, model=hostile("model"), judge_model=hostile("judge-model"),
                      prompt_set=hostile("prompt-set"), rules={k: 0.5 for k in keys},

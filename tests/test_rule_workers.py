@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
-
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -168,6 +167,7 @@ def test_a_worker_gets_a_pipe_that_holds_a_large_task() -> None:
     async def pipe_size() -> int:
         async with RuleWorkers(1) as workers:
             stdin = workers._workers[0].process.stdin
+            assert stdin is not None
             return rule_workers.fcntl.fcntl(stdin.get_extra_info("pipe").fileno(), rule_workers.fcntl.F_GETPIPE_SZ)
 
     limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
@@ -223,6 +223,7 @@ def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: 
     """))
     parent = subprocess.Popen([sys.executable, str(script), "busy" if busy else "idle"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
+    assert parent.stdout is not None and parent.stderr is not None
     try:
         pids = [int(p) for p in parent.stdout.readline().split()]
         assert len(pids) == 2 and all(_alive(pid) for pid in pids)
@@ -266,7 +267,7 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
     """))
     frames = b""
     for i in range(5):
-        task = ("terminal", "t/1", f"out {i}", f"out {i}", 0, ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"], [])
+        task: tuple[object, ...] = ("terminal", "t/1", f"out {i}", f"out {i}", 0, ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"], [])
         frame = pickle.dumps(task)
         frames += len(frame).to_bytes(HEADER_BYTES, "little") + frame
     done = subprocess.run([sys.executable, str(script)], input=frames, capture_output=True, timeout=60)

@@ -229,7 +229,7 @@ def test_parts_with_nothing_to_check_leave_the_weighting() -> None:
     shape = 0.5 * 0.4 + 0.3 * 0.5 + 0.2 * 1.0
     assert combine({"structure": 0.4, "metadata_format": 0.5, "length": 1.0}) == pytest.approx(0.9 * shape)
     # Half of the shape credit is only earned as far as the deterministic content is right.
-    with_recall = {"deterministic_recall": 0.6, "structure": 0.4, "metadata_format": 0.5, "length": 1.0}
+    with_recall: dict[str, float | None] = {"deterministic_recall": 0.6, "structure": 0.4, "metadata_format": 0.5, "length": 1.0}
     assert combine(with_recall) == pytest.approx(0.9 * (0.5 * 0.6 + 0.5 * shape * (0.5 + 0.5 * 0.6)))
     assert combine({**with_recall, "deterministic_recall": 0.0}) == pytest.approx(0.9 * 0.25 * shape)
     result = score("terminal", "alpha beta\ngamma delta", "one two\nthree four", ["### Turn 1\n**Action:**\nfortune"])
@@ -385,7 +385,7 @@ class _ReferenceTagPaths(HTMLParser):
         label = tag
         if tag == "node" and named.get("class"):
             view_id = (named.get("resource-id") or "").rsplit("/", 1)[-1]
-            label = f"node:{named['class'].rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
+            label = f"node:{str(named['class']).rsplit('.', 1)[-1]}" + (f"#{view_id}" if view_id else "")
         self.paths["/".join([entry[1] for entry in self.stack[-(structure.PATH_DEPTH - 1) :]] + [label])] += 1
         return label
 

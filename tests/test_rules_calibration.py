@@ -23,7 +23,6 @@ from statistics import mean
 
 import pytest
 
-from awbench.resources import sample_dir
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
 from awbench.judging.rules import rule_score
 from awbench.judging.rules.deterministic import Item, deterministic_items
@@ -31,6 +30,7 @@ from awbench.judging.rules.masking import mask
 from awbench.judging.rules.score import clear_caches
 from awbench.judging.rules.structure import text_format
 from awbench.judging.rules.text import PLACEHOLDER_RE, line_key, normalize_line, normalized_lines, split_lines
+from awbench.resources import sample_dir
 
 SAMPLE_DIR = sample_dir()
 CLEAR_MARGIN = 10.0  # points on the 0..100 scale
@@ -40,9 +40,7 @@ UNRELATED_CEILING = 30.0  # an unrelated observation of the same domain scores b
 # Words that decide a line's kind, a document's syntax or that a number is metadata (`total 24`, `parent: 42`,
 # `Battery 76 percent`); renaming them would change the shape, not the content.
 KEEP_WORDS = frozenset(
-    "error errors exception traceback fatal fail failed failure warning denied such file usage http https www "
-    "true false null none amp quot apos total parent pid process battery percent port listening serving "
-    "real user sys took elapsed time duration ago".split()
+    ["error", "errors", "exception", "traceback", "fatal", "fail", "failed", "failure", "warning", "denied", "such", "file", "usage", "http", "https", "www", "true", "false", "null", "none", "amp", "quot", "apos", "total", "parent", "pid", "process", "battery", "percent", "port", "listening", "serving", "real", "user", "sys", "took", "elapsed", "time", "duration", "ago"]
 )
 CONTENT_ATTRIBUTES = frozenset({"text", "content-desc", "name", "description", "title", "label", "value"})
 WORD_RE = re.compile(r"(?<![\\&A-Za-z])[A-Za-z]{3,}")
@@ -161,7 +159,7 @@ def perturb_preexisting(truth: str, history: list[str]) -> str:
     """Rewrite every word of content that is neither deterministic nor metadata, keeping the syntax."""
     items = items_of(truth, history)
     to_raw = raw_line_index(truth)
-    fixed_lines = {to_raw[item.line_index] for item in items if item.kind == "line"}
+    fixed_lines = {to_raw[item.line_index] for item in items if item.kind == "line" and item.line_index is not None}
     values = [item.text for item in items if item.kind == "value"]
     fmt = text_format(truth)
     out = []
@@ -242,8 +240,7 @@ def score(domain: str, case: dict, prediction: str) -> float:
 
 def calibrate(domain: str) -> dict[str, float]:
     cases = load_cases(domain)
-    altered = [(case, alter_deterministic(case["truth"], case["history"])) for case in cases]
-    altered = [(case, text) for case, text in altered if text is not None]
+    altered = [(case, text) for case in cases if (text := alter_deterministic(case["truth"], case["history"])) is not None]
     unrelated = [score(domain, c, other) for c, other in zip(cases, unrelated_truths(cases))]
     preexisting = [score(domain, c, perturb_preexisting(c["truth"], c["history"])) for c in cases]
     return {

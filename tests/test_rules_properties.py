@@ -4,26 +4,25 @@ masking prefilter that never changes a mask."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 import re
 import sys
+from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DOMAINS, OBSERVATION_MARKER
-from awbench.judging.rules import rule_score
-from awbench.judging.rules import masking, structure
+from awbench.judging.rules import masking, rule_score, structure
 from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.masking import mask
 from awbench.judging.rules.text import (
     PLACEHOLDER_RE,
+    WORD_RE,
     _is_word_char,
     contains_bounded,
     content_chars,
     count_bounded,
     has_content_chars,
-    WORD_RE,
     normalize_line,
     words,
     words_of,

@@ -13,6 +13,7 @@ import json
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -115,7 +116,8 @@ def full_size_trajectory(domain: str, turns: int | None = None, mean_history_cha
         actions.append(f"### Turn {t + 1}\n{ACTION_HEADING}{action}")
         observations.append("\n".join(_vary(observation, sample_pass * copies + c) for c in range(copies)))
     trajectory = f"{domain}/full-size"
-    out, history = [], []
+    out: list[Turn] = []
+    history: list[str] = []
     for t in range(turns):
         truth = observations[t]
         previous = observations[t - 1] if t else ""
@@ -190,5 +192,5 @@ def test_an_action_without_heading_is_read_as_history_once_it_is_not_last() -> N
 def test_scorer_rejects_an_empty_cache_and_scores_an_empty_history() -> None:
     with pytest.raises(ValueError):
         RuleScorer(max_trajectories=0)
-    args = {"domain": "terminal", "ground_truth": "x y z", "prediction": "x y z", "history": []}
+    args: dict[str, Any] = {"domain": "terminal", "ground_truth": "x y z", "prediction": "x y z", "history": []}
     assert RuleScorer().score(trajectory="t", **args) == rule_score(**args)

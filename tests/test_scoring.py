@@ -47,7 +47,7 @@ def run_records():
 
 
 def test_failed_generation_scores_minimum_by_default(run_records):
-    table = score_table("llm", *run_records, policy="minimum")
+    table = score_table("llm", run_records[0], run_records[1], run_records[2], policy="minimum")
     # mcp: 100, 50 and a failure at 0 -> 50; os: 50. Macro (50 + 50) / 2, micro (100 + 50 + 0 + 50) / 4.
     assert table.domains["mcp"].score == pytest.approx(50.0)
     assert table.domains["mcp"].failed == 1 and table.domains["mcp"].scored == 3
@@ -57,7 +57,7 @@ def test_failed_generation_scores_minimum_by_default(run_records):
 
 
 def test_exclude_policy_reproduces_the_reference_script(run_records):
-    table = score_table("llm", *run_records, policy="exclude")
+    table = score_table("llm", run_records[0], run_records[1], run_records[2], policy="exclude")
     assert table.domains["mcp"].score == pytest.approx(75.0)
     assert table.domains["mcp"].scored == 2 and table.domains["mcp"].failed == 1
     assert table.overall == pytest.approx((75.0 + 50.0) / 2)

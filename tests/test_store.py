@@ -231,7 +231,7 @@ def test_a_misspelt_run_gets_the_closest_names(tmp_path):
 
 
 def test_reading_a_directory_without_run_json_says_so(tmp_path):
-    with pytest.raises(StoreError, match="has no run.json"):
+    with pytest.raises(StoreError, match=r"has no run.json"):
         RunStore(tmp_path).read_manifest()
 
 

@@ -13,13 +13,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from fake_openai import FakeOpenAIServer, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from fake_openai import FakeOpenAIServer, Reply
 from judge_requests import judge_request_for
 from test_reference_protocol import write_checkout
 

@@ -17,13 +17,11 @@ import typer
 from judge_requests import judge_request_for
 from test_backend_vllm import awbench, read_jsonl, stop_soon, trajectory
 from tokenizers import Tokenizer
-from vllm_fixtures import (  # noqa: F401
+from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
-    offline_backend,
     offline_settings,
     require_vllm,
-    tiny_model,
 )
 
 from awbench.backends import vllm_offline
@@ -32,8 +30,8 @@ from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
 from awbench.judging import create_judges, openai_judge, requests_of
-from awbench.judging.verdicts import verdict_seed
 from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.judging.verdicts import verdict_seed
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
 from awbench.run import pipeline
@@ -179,7 +177,7 @@ def judge_on(backend: VLLMBackend, **changes: Any) -> tuple[VLLMJudge, Recording
                               "max_retries": 0, "extra_body": terse(Path(backend.settings.model))}
     settings = JudgeSettings(**(fields | changes))
     engine = RecordingLLM(backend.llm)
-    return VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template), engine), engine  # type: ignore[arg-type]
+    return VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template), engine), engine
 
 
 def judge_all(judge: VLLMJudge, requests: list[JudgeRequest]) -> list[JudgmentRecord]:
@@ -341,9 +339,11 @@ def test_a_pipelined_run_shares_the_candidates_engine(offline_backend: VLLMBacke
     def users() -> int:
         return sum(e.users for e in vllm_offline._OPEN.values() if e.llm is offline_backend.llm)
 
-    before = users()  # the session fixture's (one per test module that imports it, on one engine)
+    before = users()  # the session fixture's (conftest.py)
     outcome = asyncio.run(pipeline.run(config))
-    judgments = read_jsonl(tmp_path / "shared" / "judges" / outcome.scores.judge_id / "judgments.jsonl")
+    judge_id = outcome.scores.judge_id
+    assert judge_id is not None
+    judgments = read_jsonl(tmp_path / "shared" / "judges" / judge_id / "judgments.jsonl")
     assert len(judgments) == 3 and all(j["status"] == "ok" for j in judgments)
     assert outcome.scores.overall is not None
     assert before >= 1 and users() == before  # the run's candidate and judge used it, and released it

@@ -1,16 +1,14 @@
-"""Session-scoped fixtures that run the real vLLM engine on CPU with the tiny random model: one offline engine
-and one OpenAI-compatible server per test run, each started on first use. `running_server` starts the same
-server for the benchmarks.
+"""What the real-vLLM tests share: the tiny random model's engine settings on CPU, `require_vllm`, and
+`running_server`, the OpenAI-compatible server that the `vllm_server` fixture (conftest.py) and the benchmarks
+start. The fixtures `tiny_model`, `offline_backend` and `vllm_server` live in conftest.py: one offline engine and
+one server per test run, each started on first use.
 
-    from vllm_fixtures import offline_backend, tiny_model, vllm_server  # noqa: F401  (pytest finds them by name)
-
-vLLM is optional: without it these fixtures skip their tests and say why, unless the environment sets
+vLLM is optional: without it those fixtures skip their tests and say why, unless the environment sets
 AWBENCH_REQUIRE_VLLM=1 (a host meant to have vLLM), where that is a failure instead.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -24,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tiny_model import ensure_tiny_model
 
 from awbench.config import ModelSettings
 
@@ -55,22 +52,6 @@ def offline_settings(model: Path, **changes: object) -> ModelSettings:
         "engine_args": {"kv_cache_memory_bytes": str(KV_CACHE_BYTES), "enforce_eager": "true"},
     }
     return ModelSettings(**(base | changes))
-
-
-@pytest.fixture(scope="session")
-def tiny_model() -> Path:
-    require_vllm()
-    return ensure_tiny_model()
-
-
-@pytest.fixture(scope="session")
-def offline_backend(tiny_model: Path) -> Iterator[object]:
-    """The offline backend made by `create`, as the CLI makes it; its engine lives for the whole session."""
-    from awbench.backends.vllm_offline import create
-
-    backend = create(offline_settings(tiny_model))
-    yield backend
-    asyncio.run(backend.aclose())
 
 
 @dataclass(frozen=True)
@@ -134,11 +115,3 @@ def running_server(model: Path, log: Path, extra_args: Sequence[str] = ()) -> It
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-
-
-@pytest.fixture(scope="session")
-def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """The tiny model served with the qwen3 reasoning parser, as thinking models usually are."""
-    log = tmp_path_factory.mktemp("vllm-server") / "server.log"
-    with running_server(tiny_model, log, ["--reasoning-parser", "qwen3", "--enforce-eager"]) as server:
-        yield server

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import io
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,7 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
         left, top = x0 + PLOT_LEFT, y0 + PLOT_TOP
         bottom = top + PLOT_H
 
-        def y(value: float) -> float:
+        def y(value: float, bottom: float = bottom) -> float:
             return bottom - PLOT_H * max(0.0, min(value, 100.0)) / 100
 
         weight = ' font-weight="700"' if series.total else ' font-weight="600"'
@@ -307,7 +308,7 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
             colour = _mpl_color(series.color)
             present = [(x, point) for x, point in zip(xs, series.points) if point is not None]
             # Joined where neighbouring bins both have a point, as in the SVG.
-            for (x0, a), (x1, b) in zip(present, present[1:]):
+            for (x0, a), (x1, b) in itertools.pairwise(present):
                 if x1 == x0 + 1:
                     ax.plot([x0, x1], [a.mean, b.mean], color=colour, linewidth=2 if series.total else 1.4)
             for x, point in present:

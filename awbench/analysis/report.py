@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from string import Template
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -441,7 +442,7 @@ def build_report(
     stores = list(stores)
     datas = [load_run_data(store) for store in stores]
     loaded = {store.path.resolve(): data for store, data in zip(stores, datas)}
-    common = dict(judge=judge, ci=ci, resamples=resamples, seed=seed, loaded=loaded)
+    common: dict[str, Any] = dict(judge=judge, ci=ci, resamples=resamples, seed=seed, loaded=loaded)
     domain_board = build_leaderboard(stores, reference=reference, notes=list(notes), **common)
     dimension_board = build_leaderboard(stores, view="dimension", **common)
     judged: list[tuple[RunData, str]] = []

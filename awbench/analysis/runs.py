@@ -21,6 +21,7 @@ from awbench.records import JudgeKind, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.pipeline import run_samples
 from awbench.run.scoring import (
     Completeness,
+    FailurePolicy,
     GenKey,
     Point,
     ScoresFile,
@@ -104,7 +105,7 @@ class RunData:
         return self.manifest.config.model.generations
 
     @property
-    def policy(self) -> str:
+    def policy(self) -> FailurePolicy:
         return self.manifest.config.scoring.failure_policy
 
     @property
@@ -129,7 +130,7 @@ class RunData:
         if judge_id not in self._points:
             keys = [(s.key, s.domain) for s in self.samples.values()]
             self._points[judge_id] = sample_points(evaluation.kind, keys, self.predictions, evaluation.judgments,
-                                                   self.policy, self.generations)  # type: ignore[arg-type]
+                                                   self.policy, self.generations)
         return self._points[judge_id]
 
     def completeness(self, judge: str) -> Completeness:
@@ -137,7 +138,7 @@ class RunData:
         records themselves (a scores.json may be older)."""
         evaluation = self.evaluation(judge)
         keys = [(s.key, s.domain) for s in self.samples.values()]
-        return score_table(evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy,  # type: ignore[arg-type]
+        return score_table(evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy,
                            self.generations).completeness()
 
     @cached_property
@@ -153,9 +154,9 @@ def load_run_data(store: RunStore) -> RunData:
         raw = evaluation.read_scores_json()
         evaluations[evaluation.id] = Judged(
             info=evaluation.read_info(), scores=ScoresFile.model_validate(raw) if raw else None,
-            judgments=evaluation.judgments.load(),  # type: ignore[arg-type]
+            judgments=evaluation.judgments.load(),
         )
-    return RunData(store=store, manifest=manifest, predictions=store.predictions.load(), samples=samples,  # type: ignore[arg-type]
+    return RunData(store=store, manifest=manifest, predictions=store.predictions.load(), samples=samples,
                    evaluations=evaluations)
 
 
@@ -191,7 +192,7 @@ def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
     """As `point_matrix`, with each sample's K generations: (n, K, 1 + dimensions), NaN where not in the means."""
     evaluation = data.evaluation(judge)
     keys = [(s.key, s.domain) for s in data.samples.values()]
-    per_domain = generation_points(evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy,  # type: ignore[arg-type]
+    per_domain = generation_points(evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy,
                                    data.generations)
     blank = [np.nan] * (1 + len(DIMENSIONS))
     out = {}

@@ -93,7 +93,7 @@ def flagged_keys(data: RunData, judge_id: str, domain: str | None = None) -> lis
     """Samples whose judgment carries a flag (suspected_injection) or whose texts were repaired."""
     judgments = data.evaluation(judge_id).judgments
     return [key for key, sample in data.samples.items() if domain in (None, sample.domain)
-            and any((j := judgments.get((key, g))) and j.flags or (p := data.prediction(key, g)) and p.flags
+            and any(((j := judgments.get((key, g))) and j.flags) or ((p := data.prediction(key, g)) and p.flags)
                     for g in range(data.generations))]
 
 

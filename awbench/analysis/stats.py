@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL  # noqa: F401 (re-exported)
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 
 # --------------------------------------------------------------------------- bootstrap
 
@@ -35,7 +35,7 @@ class Clustered:
     clusters: list[str]  # (n,) trajectory ids
 
     @classmethod
-    def of(cls, rows: Sequence[Sequence[float]], clusters: Sequence[str]) -> Clustered:
+    def of(cls, rows: Sequence[Sequence[float]] | np.ndarray, clusters: Sequence[str]) -> Clustered:
         values = np.asarray(rows, dtype=float).reshape(len(rows), -1) if len(rows) else np.empty((0, 1))
         if len(clusters) != len(values):
             raise ValueError(f"{len(values)} rows but {len(clusters)} cluster ids")

@@ -16,7 +16,6 @@ from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import BenchmarkRecord, Generation
 
-
 Prediction = tuple[str, str | None]  # the text, and why it is empty when it is
 
 

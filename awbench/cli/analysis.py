@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console, RenderableType
@@ -39,10 +39,10 @@ if TYPE_CHECKING:
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
 
-JudgeOpt = Annotated[Optional[str], typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
+JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
+OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -79,7 +79,7 @@ def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
     return buffer.getvalue()
 
 
-RunsArg = Annotated[Optional[list[str]], typer.Argument(
+RunsArg = Annotated[list[str] | None, typer.Argument(
     help="Runs or directories of runs, each a path or a name under --output (default: --output).", show_default=False)]
 
 
@@ -128,7 +128,7 @@ def leaderboard(
     dirs: RunsArg = None,
     output: OutputOption = Path("results"),
     by: Annotated[View, typer.Option("--by", help="Columns: domain scores, or rubric dimensions.")] = "domain",
-    domain: Annotated[Optional[str], typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
     judge: JudgeOpt = None,
     ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals [lo, hi] (resampling whole trajectories; loads the data).")] = False,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
@@ -149,8 +149,8 @@ def leaderboard(
         to_json,
         to_markdown,
     )
-    from awbench.analysis.report import leaderboard_page
     from awbench.analysis.listing import locate_runs
+    from awbench.analysis.report import leaderboard_page
     from awbench.analysis.runs import discover_runs
     from awbench.cli.analysis_views import leaderboard_renderables
 
@@ -192,8 +192,8 @@ def _load(run: str, output: Path) -> RunData:
 
 def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
-    run_b: Annotated[Optional[str], typer.Argument(help="Run B (not with --judges).")] = None,
-    judges: Annotated[Optional[tuple[str, str]], typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
+    run_b: Annotated[str | None, typer.Argument(help="Run B (not with --judges).")] = None,
+    judges: Annotated[tuple[str, str] | None, typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
     output: OutputOption = Path("results"),
     judge: JudgeOpt = None,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
@@ -205,7 +205,7 @@ def compare(
 
     Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
     """
-    from awbench.analysis.compare import CompareError, compare_judges, compare_runs
+    from awbench.analysis.compare import CompareError, Comparison, JudgeComparison, compare_judges, compare_runs
     from awbench.cli.analysis_views import (
         comparison_renderables,
         judge_comparison_renderables,
@@ -214,6 +214,7 @@ def compare(
     if (run_b is None) == (judges is None):
         fail("give a second run, or --judges A B to compare two judges of one run")
     a = _load(run_a, output)
+    result: Comparison | JudgeComparison
     try:
         if judges is not None:
             result = compare_judges(a, judges[0], judges[1], resamples=resamples, seed=seed)
@@ -223,21 +224,21 @@ def compare(
         fail(str(error))
     if fmt == "json":
         _emit(result.model_dump_json(indent=2) + "\n", None)
-    elif judges is not None:
-        console.print(*judge_comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
+    elif isinstance(result, JudgeComparison):
+        console.print(*judge_comparison_renderables(result), sep="\n")
     else:
-        console.print(*comparison_renderables(result), sep="\n")  # type: ignore[arg-type]
+        console.print(*comparison_renderables(result), sep="\n")
 
 
 def show(
     run: Annotated[str, typer.Argument(help="A run directory, or a name under --output.")],
     output: OutputOption = Path("results"),
-    sample: Annotated[Optional[str], typer.Option("--sample", help="Show this sample key.")] = None,
-    worst: Annotated[Optional[int], typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
+    sample: Annotated[str | None, typer.Option("--sample", help="Show this sample key.")] = None,
+    worst: Annotated[int | None, typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
     failed: Annotated[bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")] = False,
     flagged: Annotated[bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")] = False,
-    domain: Annotated[Optional[str], typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
-    dimension: Annotated[Optional[str], typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
+    dimension: Annotated[str | None, typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
     diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
     by_turn: Annotated[bool, typer.Option("--by-turn", help="Scores by turn-index bin and domain, with intervals and the trend per doubling of the turn index.")] = False,
     by_context: Annotated[bool, typer.Option("--by-context", help="Scores by context-length bin (tokens ≈ characters / 4) and domain, with the trend.")] = False,
@@ -280,7 +281,8 @@ def show(
         fail(f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
              f"judge's evaluation (--judge llm, or its id)")
     if by_turn or by_context:
-        axes: list[Axis] = [axis for axis, chosen in (("turn", by_turn), ("context", by_context)) if chosen]
+        choices: tuple[tuple[Axis, bool], ...] = (("turn", by_turn), ("context", by_context))
+        axes = [axis for axis, chosen in choices if chosen]
         with pipeline_errors():
             growth = run_growth(data, judge_id, resamples, seed)
         if fmt == "json":
@@ -332,7 +334,7 @@ def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
-    png: Annotated[Optional[Path], typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
+    png: Annotated[Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
     judge: JudgeOpt = None,
     reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")] = False,
@@ -346,8 +348,8 @@ def report(
     Example: awbench report results/ -o report.html --png charts/
     """
     from awbench.analysis.charts import write_line_pngs, write_pngs
-    from awbench.analysis.report import build_report
     from awbench.analysis.listing import locate_runs
+    from awbench.analysis.report import build_report
     from awbench.analysis.runs import discover_runs
 
     refuse_run_outputs({"--out": out, "--png": png})

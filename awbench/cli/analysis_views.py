@@ -305,7 +305,7 @@ def _growth_cell(cell: GrowthCell | None, signed: bool = False, domains: int | N
 def _trend_cell(trend: Trend | None) -> Text:
     if trend is None or trend.slope is None:
         return Text("–", style="dim")
-    text = Text(fmt_points(trend.slope, signed=True), style="bold" if trend.clear else None)
+    text = Text(fmt_points(trend.slope, signed=True), style="bold" if trend.clear else "")
     bounds = fmt_spread(trend, signed=True)
     if bounds:
         text.append("\n" + bounds, style="dim")
@@ -391,6 +391,6 @@ def run_list_table(listing: RunList) -> Table:
     for entry in listing.runs:
         finished = entry.finished_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if entry.finished_at else "–"
         table.add_row(Text.assemble(entry.run, "\n", (entry.model, "dim")), Text("\n".join(entry.judges) or "–"),
-                      Text(entry.state_label(), style="red" if entry.state == "incomplete" else None),
+                      Text(entry.state_label(), style="red" if entry.state == "incomplete" else ""),
                       fmt_number(entry.overall), finished)
     return table

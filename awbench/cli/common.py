@@ -68,19 +68,19 @@ def option_name(model: str, location: tuple[int | str, ...], names: Mapping[str,
     return names.get(f"{model}.{dotted}") or names.get(dotted) or "--" + field.replace("_", "-")
 
 
-def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:  # noqa: B006 (read only)
+def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
 @contextmanager
-def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:  # noqa: B006
+def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:
     """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback.
     Settings that fail validation are named by their options (`names`: see `option_name`)."""
     try:
         yield
     except ValidationError as error:
         fail("\n".join(validation_lines(error, names)))
-    except (StoreError, *kinds) as error:
+    except (StoreError, *kinds) as error:  # type: ignore[misc]  # mypy cannot read a starred tuple of types
         fail(str(error))
 
 
@@ -99,7 +99,7 @@ class Command(TyperCommand):
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
                 param = error.param
-                label = max(param.opts, key=len) if param.param_type_name == "option" else param.human_readable_name
+                label = max(param.opts, key=len) if param.param_type_name == "option" else param.display_name_raw
                 fail(f"{label}: {plain_message(cause.errors()[0])}")
             raise
 

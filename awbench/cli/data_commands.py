@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 
 from awbench.analysis.data_info import DataInfo, data_info
 from awbench.cli.common import EXIT_USAGE, Group, console, plural
-from awbench.cli.fitting import FittingTable
 from awbench.cli.errors import pipeline_errors
+from awbench.cli.fitting import FittingTable
 from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import Sample
@@ -79,7 +79,7 @@ def _info_table(info: DataInfo) -> FittingTable:
 @data_app.command()
 def info(
     source: SourceArg,
-    tokenizer: Annotated[Optional[str], typer.Option("--tokenizer", help="A Hugging Face tokenizer to count context tokens with.")] = None,
+    tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="A Hugging Face tokenizer to count context tokens with.")] = None,
 ) -> None:
     """Samples per domain, average turns, context size; beside the published statistics for the full benchmark.
 

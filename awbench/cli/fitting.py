@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.segment import Segment
+from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
@@ -47,7 +48,7 @@ class FittingTable(Table):
     def _with(self, columns: list[int]) -> Table:
         """A plain table of these columns of this one (same rows, styles and box), without title or caption."""
         part = copy.copy(self)
-        part.__class__ = Table
+        part.__class__ = Table  # type: ignore[assignment]  # a plain Table: it renders as one part
         part.title = part.caption = None
         part.columns = [replace(self.columns[c], _index=i) for i, c in enumerate(columns)]
         return part
@@ -94,7 +95,7 @@ class FittingTable(Table):
         return groups
 
 
-def _paragraph(text: str | Text, style: str) -> Text:
+def _paragraph(text: str | Text, style: str | Style) -> Text:
     if isinstance(text, Text):
         return text
     return Text(text, style=style)

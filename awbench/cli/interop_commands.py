@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -16,16 +16,16 @@ from awbench.run import pipeline
 
 def export(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
-    official: Annotated[Optional[Path], typer.Option(
+    official: Annotated[Path | None, typer.Option(
         "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")] = None,
-    hf_eval_results: Annotated[Optional[Path], typer.Option(
+    hf_eval_results: Annotated[Path | None, typer.Option(
         "--hf-eval-results", help="Directory (a model repository's checkout) to write the Hugging Face Hub's "
         "evaluation results into: .eval_results/agentworldbench.yaml, Overall and the seven domains.")] = None,
     allow_subset: Annotated[bool, typer.Option(
         "--allow-subset", help="With --hf-eval-results: write a run on part of the benchmark, said in the notes.")] = False,
-    hf_source_url: Annotated[Optional[str], typer.Option(
+    hf_source_url: Annotated[str | None, typer.Option(
         "--hf-source-url", help="With --hf-eval-results: a link to the run's files or logs, shown as the source.")] = None,
-    judge: Annotated[Optional[str], typer.Option(
+    judge: Annotated[str | None, typer.Option(
         "--judge", help="Which LLM evaluation to export: a judge id. \\[default: the primary]")] = None,
     output: OutputOption = Path("results"),
 ) -> None:
@@ -76,9 +76,9 @@ def _print_problem(problem: Problem) -> None:
 def import_(
     file: Annotated[Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl.")],
     run_name: Annotated[str, typer.Option("--run-name", help="Name of the run to create.")],
-    model: Annotated[Optional[str], typer.Option(
+    model: Annotated[str | None, typer.Option(
         "--model", help="Model name to record (default: the run name; the rows do not name it).")] = None,
-    judge_model: Annotated[Optional[str], typer.Option(
+    judge_model: Annotated[str | None, typer.Option(
         "--judge-model", help="Judge that produced judged.jsonl (recorded as the evaluation's judge).")] = None,
     output: OutputOption = Path("results"),
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a run of that name.")] = False,

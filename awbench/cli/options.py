@@ -133,7 +133,7 @@ def with_default(help: str, shown: str) -> str:
     return f"{help} \\[default: {shown}]".strip()
 
 
-def _shown_default(opt: Opt, default: Any) -> str | bool:
+def _shown_default(opt: Opt, default: Any) -> str | Literal[False]:
     if opt.default_text is not None:
         return opt.default_text
     if default is None or (opt.type is bool and opt.flag is None):
@@ -152,7 +152,7 @@ def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
                         rich_help_panel=group.title)
     if opt.required:
         return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[opt.type, info])
-    kind = opt.type if default is not None else Optional[opt.type]
+    kind = opt.type if default is not None else Optional[opt.type]  # noqa: UP045 (any opt.type, even a typing form)
     return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
 
 
@@ -304,7 +304,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
 
 
 def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[inspect.Parameter]:
-    def read(ctx: typer.Context, path: Optional[Path]) -> Optional[Path]:
+    def read(ctx: typer.Context, path: Path | None) -> Path | None:
         if path is not None:
             try:
                 flags = [opt for param in ctx.command.params for opt in param.opts]
@@ -317,7 +317,7 @@ def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[ins
                           help="Options from a TOML file: keys are the option names with underscores "
                                "(judge_model = \"...\"), lists where an option repeats; flags given override it.")
     printed = typer.Option("--print-config", help="Print the options given (file and flags) as a config file, and exit.")
-    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Optional[Path], config]),
+    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]),
             inspect.Parameter("print_config", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, printed])]
 
 
@@ -342,8 +342,10 @@ def _file_type(opt: Opt) -> TypeAdapter[Any]:
     base = str if opt.type is Path else opt.type
     if get_origin(base) is list:
         return TypeAdapter(list[str], config=_STRICT)
-    bounds = {k: v for k, v in (("ge", opt.min), ("le", opt.max)) if v is not None}
-    return TypeAdapter(Annotated[base, Field(**bounds)] if bounds else base, config=_STRICT)
+    if opt.min is None and opt.max is None:
+        return TypeAdapter(base, config=_STRICT)
+    bounded = Annotated[base, Field(ge=opt.min, le=opt.max)]  # type: ignore[valid-type]  # a type made at run time
+    return TypeAdapter(bounded, config=_STRICT)
 
 
 def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flags: list[str]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -68,10 +68,10 @@ def _config(options: Options, judged: bool) -> RunConfig:
     """One RunConfig from a command's options."""
     with user_errors(ValueError, names=OPTION_NAMES):
         data = DataSettings(**options.settings(DATA))
-        model = options.settings(MODEL)
-        model["backend"] = model["backend"] or infer_backend_name(model["model"], model["base_urls"])
-        _refuse_unused(model["backend"], options.settings(MODEL, given_only=True))
-        model = ModelSettings(**model, seed=data.seed)  # --seed: the sample's and the sampling's
+        chosen = options.settings(MODEL)
+        chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
+        _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True))
+        model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
         judge = cli_judge_settings(None, options) if judged else None
         output = options.settings(OUTPUT)
         return RunConfig(
@@ -114,7 +114,7 @@ def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
 def judge(
     run: RunArgument,
     reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
-    judge_id: Annotated[Optional[str], typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
+    judge_id: Annotated[str | None, typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
     dry_run: DryRunOpt = False,
     *, options: Options,
 ) -> None:
@@ -154,8 +154,8 @@ def judge(
 @command(SCORING.defaulting_to("the run's"), OUTPUT.only("output"))
 def score(
     run: RunArgument,
-    judge: Annotated[Optional[str], typer.Option("--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary"))] = None,
-    reward: Annotated[Optional[Path], typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary"))] = None,
+    reward: Annotated[Path | None, typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
     fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr).")] = "table",
     *, options: Options,
 ) -> None:
@@ -198,5 +198,5 @@ def scoring_change_note(run: str, before: ScoringSettings, after: ScoringSetting
 
 
 def register(app: typer.Typer) -> None:
-    for command in (run, infer, judge, score):
-        app.command()(command)
+    for function in (run, infer, judge, score):
+        app.command()(function)

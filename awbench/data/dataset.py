@@ -30,8 +30,8 @@ from awbench.data.problems import DataError, Problem
 from awbench.data.selection import select, unmatched_ids
 from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
-from awbench.suggest import close_names, suggestion
 from awbench.resources import sample_dir
+from awbench.suggest import close_names, suggestion
 
 SAMPLE_SOURCE = "sample"
 HUB_PREFIX = "hf:"
@@ -160,7 +160,7 @@ def _directory_files(directory: Path) -> list[Path]:
     files = [p for p in directory.glob(f"*{FILE_SUFFIX}") if p.is_file()]
     if not files:
         raise DataError(f"no *{FILE_SUFFIX} files in directory {directory}")
-    rank = {domain: i for i, domain in enumerate(DOMAINS)}
+    rank: dict[str | None, int] = {domain: i for i, domain in enumerate(DOMAINS)}
     return sorted(files, key=lambda p: (rank.get(_file_domain(p), len(rank)), p.name))
 
 
@@ -241,7 +241,7 @@ def _parse_line(line: list[bytes], number: int, start: int, label: str) -> tuple
     if _fast_loads is not None and len(raw) <= LONG_LINE:
         try:
             obj = _fast_loads(raw)
-        except Exception:  # noqa: BLE001 - whatever it is, the standard reader below reads the line or says why
+        except Exception:
             pass
         else:
             if type(obj) is dict:

@@ -55,7 +55,7 @@ def hub_unreachable() -> str | None:
 
     try:
         get_session().head(constants.ENDPOINT, timeout=constants.HF_HUB_ETAG_TIMEOUT)
-    except Exception as e:  # noqa: BLE001 - whatever kept the request from an answer means the same here
+    except Exception as e:
         return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
     return None
 

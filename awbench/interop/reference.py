@@ -296,7 +296,7 @@ def _structure_problems(obj: dict[str, Any], repeated: dict[int, list[tuple[str,
                 problems.append(Problem(label, number, path, message))
             for key, item in value.items():
                 if not key.isascii() and (bad := _surrogate(key)):
-                    problems.append(Problem(label, number, where, f"key {ascii(key)} has {bad}: {_NOT_UNICODE}"))
+                    problems.append(Problem(label, number, where, f"key {key!a} has {bad}: {_NOT_UNICODE}"))
                 children.append((f"{where}.{_name(key)}" if where else _name(key), item, depth + 1))
         else:
             children = [(f"{where}.{i}", item, depth + 1) for i, item in enumerate(value)]

@@ -53,7 +53,13 @@ from awbench.judging.batch_state import (
     custom_id,
     parse_custom_id,
 )
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, batch_price, estimate_prompt_tokens, usage_cost
+from awbench.judging.cost import (
+    OUTPUT_TOKENS_PER_VERDICT,
+    CostEstimate,
+    batch_price,
+    estimate_prompt_tokens,
+    usage_cost,
+)
 from awbench.judging.llm import LLMJudge
 from awbench.judging.prompts import render_messages
 from awbench.judging.verdicts import combine

@@ -33,7 +33,7 @@ class VerdictAttempts:
     def best(self) -> VerdictRecord | None:
         best = None
         for attempt in sorted(self.answers):
-            best = better(best, self.answers[attempt].verdict)
+            best = better(best, self.answers[attempt].answered())
         return best
 
     def done(self, budget: int) -> bool:
@@ -42,7 +42,7 @@ class VerdictAttempts:
             return True
         if self.in_flight:
             return False
-        verdicts = [a.verdict for a in self.answers.values()]
+        verdicts = [a.answered() for a in self.answers.values()]
         best = self.best()
         if (best is not None and settled(best, self.attempts())) or any(v.status == "error" and not v.transient for v in verdicts):
             return True
@@ -51,7 +51,7 @@ class VerdictAttempts:
     def usage(self) -> Usage:
         usage = Usage()
         for answer in self.answers.values():
-            usage = add_usage(usage, answer.verdict.usage)
+            usage = add_usage(usage, answer.answered().usage)
         return usage
 
     def cost(self) -> float:
@@ -59,7 +59,7 @@ class VerdictAttempts:
 
     def outcome(self) -> tuple[VerdictRecord, float]:
         if self.final_answer is not None:
-            return self.final_answer.verdict, self.final_answer.cost_usd
+            return self.final_answer.answered(), self.final_answer.cost_usd
         best = self.best()
         assert best is not None
         return best.model_copy(update={"attempts": self.attempts(), "usage": self.usage()}), self.cost()

@@ -113,7 +113,7 @@ class BatchAPI:
         while True:
             ended = []
             for number, entry in enumerate(entries, start=1):
-                batch = await self._api(lambda: self.sdk.batches.retrieve(entry.batch_id), "look at a batch",
+                batch = await self._api(lambda: self.sdk.batches.retrieve(entry.batch_id), "look at a batch",  # noqa: B023 (awaited here)
                                         attempts=POLL_ATTEMPTS)
                 counts = batch.request_counts
                 new_counts = {"total": counts.total, "completed": counts.completed, "failed": counts.failed} if counts else {}

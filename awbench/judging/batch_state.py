@@ -62,6 +62,11 @@ class BatchAnswer(BaseModel):
     # offered again (a judgment that failed transiently), its verdicts start afresh, as the direct judge's do.
     recorded: bool = False
 
+    def answered(self) -> VerdictRecord:
+        """The verdict of an answer, which every answer but a `recorded` marker has."""
+        assert self.verdict is not None, self.custom_id
+        return self.verdict
+
 
 def custom_id(cache_key: str, key: str, generation: int, index: int, attempt: int) -> str:
     return f"{key}|{generation}|{index}|{attempt}|{cache_key[:16]}"

@@ -126,7 +126,7 @@ def _asks(text: str, match: re.Match[str]) -> bool:
 
 
 _STATEMENT_SUBJECTS = frozenset(
-    "i we they he she you'd i'd we'd they'd would could might i'll we'll critics reviewers users people".split()
+    ["i", "we", "they", "he", "she", "you'd", "i'd", "we'd", "they'd", "would", "could", "might", "i'll", "we'll", "critics", "reviewers", "users", "people"]
 )
 
 
@@ -158,7 +158,7 @@ def _grader_addressed(text: str, match: re.Match[str]) -> bool:
         called = (
             _CALLED.search(before) is not None
             or (then != "" and _AS_THE.search(before) is not None)
-            or then[:1] in (":", ",", "=", "-") and _VOCATIVE_START.search(before) is not None
+            or (then[:1] in (":", ",", "=", "-") and _VOCATIVE_START.search(before) is not None)
             or then in ("must", "should")  # "the grader should give ..."
         )
     return called and _asks(text, match)
@@ -369,16 +369,16 @@ def _signals(text: str) -> tuple[set[str], bytes]:
     masked = one_byte.translate(_WORD_MASK)
     words = _GATE_WORDS.intersection(masked.split())
     found = set()
-    if _FINAL_WORDS <= words and _FINAL_TAG.search(latin):
+    if words >= _FINAL_WORDS and _FINAL_TAG.search(latin):
         found.add(FINAL_EVALUATION_TAG)
     if not _DIMENSION_WORDS.isdisjoint(words):
         found |= _verdict_signals(latin)
     for rule in _TEXT_RULES:
-        if rule.code not in found and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates):
-            if _search(rule, latin, masked, words):
-                found.add(rule.code)
+        if (rule.code not in found and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates)
+                and _search(rule, latin, masked, words)):
+            found.add(rule.code)
     if IGNORE_INSTRUCTIONS not in found and (
-        not _FOREIGN_WORDS.isdisjoint(words) or not plain.isascii() and any(n in plain for n in _FOREIGN_SCRIPTS)
+        not _FOREIGN_WORDS.isdisjoint(words) or (not plain.isascii() and any(n in plain for n in _FOREIGN_SCRIPTS))
     ):
         lower = plain.lower()
         if any(pattern.search(lower) for pattern in _FOREIGN_OVERRIDES):

@@ -313,7 +313,7 @@ class VLLMJudge(JudgeBase):
             with engine_lock(llm):
                 self.calls += 1
                 return list(llm.chat(
-                    [c.pending.messages for c in calls], [self.params_for(c) for c in calls],  # type: ignore[misc]
+                    [c.pending.messages for c in calls], [self.params_for(c) for c in calls],
                     use_tqdm=False, chat_template_kwargs=self._template_kwargs or None,
                 ))  # fmt: skip
         except VLLMClientError as error:

@@ -10,13 +10,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from awbench.judging.verdicts import consistency_stats
-from awbench.records import JudgmentRecord, PredictionRecord, Sample
+from awbench.records import JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.failures import failure_groups
 from awbench.run.reference_scores import reference_scores
 from awbench.run.scoring import GenKey, ScoresFile, score_table
+from awbench.run.store import Evaluation, RunStore, match_judge
 
 REFERENCE_PROTOCOLS = ("reference", "imported")  # evaluations whose verdicts carry the reference's reading
-from awbench.run.store import Evaluation, RunStore, match_judge
 
 
 def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False) -> dict[str, ScoresFile]:
@@ -120,7 +120,7 @@ def _total_cost(records: Iterable[JudgmentRecord]) -> float | None:
     return sum(costs) if costs else None
 
 
-def usage_totals(usages: Iterable) -> dict[str, int]:  # type: ignore[type-arg]
+def usage_totals(usages: Iterable[Usage]) -> dict[str, int]:
     totals: dict[str, int] = {}
     for usage in usages:
         for name, value in usage.model_dump(exclude={"schema_version"}).items():

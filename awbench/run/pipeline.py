@@ -292,7 +292,8 @@ def _note_reuse(work: Plan, store: RunStore, progress: Progress, infer: bool) ->
 
 async def _check_endpoints(backend: Backend | None, judges: list[Judge]) -> None:
     """Every endpoint that will be used answers, before the first sample: a dead one costs nothing."""
-    for party in [*([backend] if backend else []), *judges]:
+    parties: list[Backend | Judge] = [*([backend] if backend else []), *judges]
+    for party in parties:
         await party.check()
 
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
@@ -246,11 +246,11 @@ def _lazy_appender(stage: JudgeStage):  # type: ignore[no-untyped-def]
         yield first_or_next
 
 
-async def _all_or_none(coroutines: list) -> None:  # type: ignore[type-arg]
+async def _all_or_none(coroutines: list[Awaitable[Any]]) -> None:
     """Run together; the first exception cancels the rest and is raised (BudgetExhausted after the others)."""
     tasks = [asyncio.ensure_future(c) for c in coroutines]
     try:
-        done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         errors = [t.exception() for t in done if t.exception() is not None]
         if errors:
             budget = [e for e in errors if isinstance(e, BudgetExhausted)]

@@ -24,7 +24,7 @@ import re
 import shutil
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
@@ -131,7 +131,7 @@ class RunLock:
 
     def acquire(self) -> None:
         while True:
-            handle = open(self.path, "a+", encoding="utf-8")
+            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the lock is: release() closes it)
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -148,8 +148,8 @@ class RunLock:
             self.taken_over = _describe_holder(left)
         handle.seek(0)
         handle.truncate()
-        holder = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": datetime.now(timezone.utc).isoformat()}
-        handle.write(json.dumps(holder) + "\n")
+        mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": datetime.now(timezone.utc).isoformat()}
+        handle.write(json.dumps(mine) + "\n")
         handle.flush()
         self._handle = handle
 
@@ -312,7 +312,7 @@ class RunStore:
         for kind, judge_id in ids.items():
             assert settings is not None  # ids are made from the judge settings
             evaluation = self.evaluation(judge_id)
-            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),  # type: ignore[arg-type]
+            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),
                                         described=manifest.judges.get(kind, {})))
             evaluation.judgments.rewrite(by_kind.get(kind, []))
         primary = legacy_primary(settings, ids)
@@ -350,7 +350,7 @@ class RunStore:
         return read_json(self.scores_path) if self.scores_path.exists() else None
 
 
-def match_judge(run_name: str, kinds: dict[str, str], wanted: str | None) -> str:
+def match_judge(run_name: str, kinds: Mapping[str, str], wanted: str | None) -> str:
     """A judge id of a run (`kinds`: id -> kind, the primary first) by id, id prefix, or kind (`llm`,
     `rules`) when that is unambiguous; the primary when nothing is asked for."""
     if not kinds:

@@ -26,7 +26,13 @@ from collections.abc import Callable
 from typing import Any
 
 from awbench.redact import (
-    MASK, redact, register_secret, register_url_secrets, url_has_credentials, url_holds_mask, url_secrets_masked,
+    MASK,
+    redact,
+    register_secret,
+    register_url_secrets,
+    url_has_credentials,
+    url_holds_mask,
+    url_secrets_masked,
 )
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import (
@@ -264,7 +270,8 @@ class Endpoints:
         """`tpm`/`rpm`: limits known up front (the smallest given for the URL holds until the server says)."""
         key = normalize_url(url)
         if key not in self._limits:
-            note = (lambda text: self._note(f"{key}: {text}")) if self._note else None
+            tell = self._note
+            note = (lambda text: tell(f"{key}: {text}")) if tell else None
             self._limits[key] = SharedLimit(size, RateControl(tpm, rpm, size, note=note))
         else:
             self._limits[key].grow(size)

@@ -22,21 +22,21 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
 from functools import lru_cache
+from typing import NamedTuple
 
 from awbench.domains import OBSERVATION_MARKER
 from awbench.judging.rules.jsonish import NOT_JSON, parse_json, walk
 from awbench.judging.rules.masking import mask, mask_line
 from awbench.judging.rules.text import (
-    has_content_chars,
     contains_bounded,
     count_bounded,
-    words_of,
-    words,
+    has_content_chars,
     line_key,
     normalize_line,
     split_lines,
+    words,
+    words_of,
 )
 
 ACTION_HEADING = "**Action:**"
@@ -111,7 +111,7 @@ class _Prefix:
                     break
                 reusable += 1
         for i, item in enumerate(items):
-            prefix._add(item, known.seen[i] if i < reusable else None)
+            prefix._add(item, known.seen[i] if known is not None and i < reusable else None)
         return prefix
 
     def starts(self, items: list[str]) -> bool:
@@ -416,10 +416,10 @@ def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryInd
     if near_actions and history.in_actions(key, key_words):
         return [Item("line", key, index, key not in history.previous_keys)]
     if facts.command is not None and contains_bounded(history.current_command, facts.command):
-        if history.has_prompt(facts.prompt):
+        if facts.prompt is not None and history.has_prompt(facts.prompt):
             return [Item("line", key, index, True)]
         return [Item("value", facts.command, index, True)]
-    seen_before = (facts.stripped, *facts.values) if facts.stripped_has_content else facts.values
+    seen_before = (facts.stripped, *facts.values) if facts.stripped_has_content and facts.stripped else facts.values
     values = [
         v for v in seen_before if history.has_fragment(v) or history.has_key(v) or (near_actions and history.in_actions(v))
     ]

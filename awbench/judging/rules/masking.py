@@ -219,11 +219,8 @@ _SCANS: tuple[tuple[re.Pattern[str], Callable[[str], object] | None, bool], ...]
 
 def may_match(line: str) -> bool:
     """False when no detector can change `line`."""
-    lowered = None
     for scan, confirm, on_lowered in _SCANS:
-        if on_lowered:
-            lowered = line.lower()
-        if scan.search(lowered if on_lowered else line) and (confirm is None or confirm(line)):
+        if scan.search(line.lower() if on_lowered else line) and (confirm is None or confirm(line)):
             return True
     return False
 

@@ -45,8 +45,8 @@ def _length_similarity(truth_lines: list[str], prediction_lines: list[str]) -> f
 def combine(parts: dict[str, float | None]) -> float:
     """The score of a non-exact, non-empty prediction from its parts; a part that is None had nothing to check
     and leaves the weighting (it is neither credited nor held against the prediction)."""
-    checked = {name: weight for name, weight in SHAPE_WEIGHTS.items() if parts.get(name) is not None}
-    shape = sum(weight * parts[name] for name, weight in checked.items()) / sum(checked.values())
+    checked = {name: (weight, part) for name, weight in SHAPE_WEIGHTS.items() if (part := parts.get(name)) is not None}
+    shape = sum(weight * part for weight, part in checked.values()) / sum(weight for weight, _ in checked.values())
     recall = parts.get("deterministic_recall")
     if recall is None:
         return NON_EXACT_CEILING * shape

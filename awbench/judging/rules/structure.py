@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import html
 import re
-from xml.parsers import expat
 from collections import Counter
 from difflib import SequenceMatcher
 from functools import lru_cache
+from xml.parsers import expat
 
 from awbench.judging.rules.deterministic import PROMPT_RE
 from awbench.judging.rules.jsonish import NOT_JSON, key_paths, parse_json
@@ -24,7 +24,7 @@ FORMAT_PENALTY = 0.2  # share of the similarity a prediction in another format t
 MAX_RUNS = 300  # bounds difflib's work on line-kind sequences
 MAX_MARKUP_CHARS = 400_000  # longer markup is compared on its beginning
 PATH_DEPTH = 6  # tag paths are suffixes of this many elements, so deep trees cost no more than shallow ones
-VOID_TAGS = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+VOID_TAGS = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"])
 
 LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("status", re.compile(r"^\[[^\]]*\]$|^\([^)]*\)$")),  # "[exit code: 1]", "(no output)"
