@@ -29,9 +29,11 @@ def refuse_credentials(url: str | None, key_option: str) -> str | None:
     """A base URL's user name or password would be written wherever the URL is (run.json, messages): the key
     goes in an environment variable instead."""
     if url is not None and url_has_credentials(url):
-        raise ValueError(f"a URL with a user name or password (user:key@host) is refused, so that the key is "
-                         f"never recorded: give the URL without it, and the key in an environment variable "
-                         f"named with {key_option}")
+        raise ValueError(
+            f"a URL with a user name or password (user:key@host) is refused, so that the key is "
+            f"never recorded: give the URL without it, and the key in an environment variable "
+            f"named with {key_option}"
+        )
     return url
 
 
@@ -97,9 +99,19 @@ class ModelSettings(_Settings):
 
 
 ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
-ENGINE_FIELDS = ("max_model_len", "dtype", "engine_args", "overlength", "tensor_parallel_size", "data_parallel_size",
-                 "gpu_memory_utilization", "trust_remote_code", "enable_prefix_caching", "distributed_executor_backend",
-                 "batch_size")
+ENGINE_FIELDS = (
+    "max_model_len",
+    "dtype",
+    "engine_args",
+    "overlength",
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "gpu_memory_utilization",
+    "trust_remote_code",
+    "enable_prefix_caching",
+    "distributed_executor_backend",
+    "batch_size",
+)
 # Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
 UNUSED_MODEL_FIELDS = {
     "openai": (ENGINE_FIELDS, "the endpoint's server runs the model with its own engine settings and context window"),
@@ -193,8 +205,9 @@ class JudgeSettings(_Settings):
 RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
 
 
-def judge_settings(base: JudgeSettings | None, changes: Mapping[str, Any],
-                   names: Mapping[str, str] = {}) -> JudgeSettings:
+def judge_settings(
+    base: JudgeSettings | None, changes: Mapping[str, Any], names: Mapping[str, str] = {}
+) -> JudgeSettings:
     """The judge asked for: `changes` (JudgeSettings fields; `engine` a dict of some of its engine's fields) over
     `base` (a run's primary judge; None: the defaults). What the CLI's judge options and the Python API both mean:
     - a `base_url` means the HTTP judge (`backend` openai), as an endpoint means the openai candidate backend;
@@ -202,6 +215,7 @@ def judge_settings(base: JudgeSettings | None, changes: Mapping[str, Any],
       itself asked for, which is refused.
     ValueError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
     field's name); ValidationError when a value is out of range."""
+
     def name(field: str) -> str:
         return names.get(f"JudgeSettings.{field}", field)
 
@@ -212,10 +226,14 @@ def judge_settings(base: JudgeSettings | None, changes: Mapping[str, Any],
     llm_fields = [field for field in changes if field not in RULE_JUDGE_FIELDS]
     if llm_fields and given.get("kind", base.kind) == "rules":
         if "kind" in given:
-            listed = ", ".join(name(f"engine.{e}") if f == "engine" else name(f)
-                               for f in llm_fields for e in (changes["engine"] if f == "engine" else [f]))
-            raise ValueError(f"{listed} set an LLM judge, which {name('kind')} rules does not use: "
-                             f"use {name('kind')} llm or both")
+            listed = ", ".join(
+                name(f"engine.{e}") if f == "engine" else name(f)
+                for f in llm_fields
+                for e in (changes["engine"] if f == "engine" else [f])
+            )
+            raise ValueError(
+                f"{listed} set an LLM judge, which {name('kind')} rules does not use: use {name('kind')} llm or both"
+            )
         given["kind"] = "llm"
     values = base.model_dump()
     engine = {**values["engine"], **given.pop("engine", {})}
@@ -233,12 +251,15 @@ def check_run_name(name: str) -> str:
     its own right under `output`, never `..` or a path elsewhere. Printable (str.isprintable: no control, format
     or line-separator character), since the name reaches terminals, logs and reports."""
     if not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ValueError(f"must be a plain name (no '/', not starting with '.'): the run's directory under "
-                         f"--output; got {name!r}")
+        raise ValueError(
+            f"must be a plain name (no '/', not starting with '.'): the run's directory under --output; got {name!r}"
+        )
     if not name.isprintable():
         bad = next(c for c in name if not c.isprintable())
-        raise ValueError(f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
-                         f"at position {name.index(bad)}; got {name!r}")
+        raise ValueError(
+            f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
+            f"at position {name.index(bad)}; got {name!r}"
+        )
     return name
 
 

@@ -17,8 +17,11 @@ from typing import Any, Literal
 Group = Literal["awbench.backends", "awbench.judges"]
 
 BUILTIN: dict[Group, dict[str, str]] = {
-    "awbench.backends": {"baseline": "awbench.backends.baseline", "openai": "awbench.backends.openai_api",
-                         "vllm": "awbench.backends.vllm_offline"},
+    "awbench.backends": {
+        "baseline": "awbench.backends.baseline",
+        "openai": "awbench.backends.openai_api",
+        "vllm": "awbench.backends.vllm_offline",
+    },
     "awbench.judges": {"openai": "awbench.judging.openai_judge", "vllm": "awbench.judging.vllm_judge"},
 }
 _WHAT = {"awbench.backends": "backend", "awbench.judges": "judge backend"}

@@ -181,7 +181,7 @@ _to_json = pydantic_core.to_json
 
 def _choose_json_string() -> Callable[[str], bytes]:
     """The fast way when it gives the exact bytes on every character class that JSON escapes or may."""
-    probe = "".join(map(chr, range(0x80))) + "\u00e9\u00ff\u0100\u2028\u2029\ufeff\U0001f600 \"/\\"
+    probe = "".join(map(chr, range(0x80))) + '\u00e9\u00ff\u0100\u2028\u2029\ufeff\U0001f600 "/\\'
     try:
         if _fast_json_string(probe) == _exact_json_string(probe):
             return _fast_json_string

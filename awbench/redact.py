@@ -48,8 +48,11 @@ def url_has_credentials(url: str) -> bool:
 
 
 def _secret_parameters(url: str) -> list[str]:
-    return [value for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True)
-            if re.fullmatch(_SECRET_PARAMETER, name, re.I)]
+    return [
+        value
+        for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True)
+        if re.fullmatch(_SECRET_PARAMETER, name, re.I)
+    ]
 
 
 def register_url_secrets(url: str) -> None:

@@ -1,4 +1,4 @@
-""""Did you mean": the names closest to one that matched nothing (a run, a sample key, a data folder), for the
+""" "Did you mean": the names closest to one that matched nothing (a run, a sample key, a data folder), for the
 message that refuses it. One rule everywhere: difflib's similarity ratio, the closest first."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def close_names(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutof
 
 
 def did_you_mean(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cutoff: float = CUTOFF) -> str:
-    """"; did you mean 'alpha'?", "; did you mean 'alpha' or 'alpha-2'?" (the closest first), or "" when no
+    """ "; did you mean 'alpha'?", "; did you mean 'alpha' or 'alpha-2'?" (the closest first), or "" when no
     name is close: a suffix for the one-line message that refuses `name`."""
     return suggestion(close_names(name, names, n, cutoff))
 

@@ -46,8 +46,16 @@ sys.exit(main())
 
 
 def make_run(scale: float, keep: Path, data: Path | None) -> Path:
-    command = [sys.executable, str(REPO / "bench" / "full_run.py"), "--delay", "0.05", "--scale", str(scale),
-               "--keep", str(keep)] + (["--data", str(data)] if data else [])
+    command = [
+        sys.executable,
+        str(REPO / "bench" / "full_run.py"),
+        "--delay",
+        "0.05",
+        "--scale",
+        str(scale),
+        "--keep",
+        str(keep),
+    ] + (["--data", str(data)] if data else [])
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return keep / "bench"
 
@@ -60,7 +68,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", type=Path, help="a finished run directory (default: made with full_run.py)")
     parser.add_argument("--scale", type=float, default=1.0, help="of the synthetic data, when the run is made here")
-    parser.add_argument("--data", type=Path, help="synthetic data directory for the run made here (default: full_run's)")
+    parser.add_argument(
+        "--data", type=Path, help="synthetic data directory for the run made here (default: full_run's)"
+    )
     parser.add_argument("--copies", type=int, default=10)
     args = parser.parse_args()
 
@@ -72,27 +82,57 @@ def main() -> None:
         for i in range(args.copies):
             shutil.copytree(run, results / f"copy-{i:02d}", ignore=shutil.ignore_patterns(".lock", "logs"))
         opens = work / "opens.json"
-        env = dict(os.environ, AWBENCH_BENCH_ROOTS=json.dumps([str(results.resolve()), str(data)]),
-                   AWBENCH_BENCH_OPENS=str(opens), COLUMNS="160",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        env = dict(
+            os.environ,
+            AWBENCH_BENCH_ROOTS=json.dumps([str(results.resolve()), str(data)]),
+            AWBENCH_BENCH_OPENS=str(opens),
+            COLUMNS="160",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        )
         commands = {
             "leaderboard --ci": ["leaderboard", str(results), "--ci"],
             "report": ["report", str(results), "-o", str(work / "report.html")],
         }
         rows = []
         for label, arguments in commands.items():
-            measured = run_measured(label.split()[0], [sys.executable, "-c", BOOTSTRAP, *arguments], env, work, 3600, {})
+            measured = run_measured(
+                label.split()[0], [sys.executable, "-c", BOOTSTRAP, *arguments], env, work, 3600, {}
+            )
             reads = json.loads(opens.read_text()) if opens.exists() else {}
             opens.unlink(missing_ok=True)
             if measured.exit_code != 0:
                 print(f"{label}: exit {measured.exit_code}\n{measured.stderr_tail}")
-            rows.append([f"awbench {label}", str(measured.exit_code), measured.wall_s, measured.cpu_s,
-                         measured.peak_rss_bytes / 1e6, len(reads), max(reads.values(), default=0),
-                         sum(1 for n in reads.values() if n > 1)])
+            rows.append(
+                [
+                    f"awbench {label}",
+                    str(measured.exit_code),
+                    measured.wall_s,
+                    measured.cpu_s,
+                    measured.peak_rss_bytes / 1e6,
+                    len(reads),
+                    max(reads.values(), default=0),
+                    sum(1 for n in reads.values() if n > 1),
+                ]
+            )
         print(f"machine: {machine()}")
-        print(f"runs: {args.copies} copies of {run} ({size(run) / 1e6:,.1f} MB each); data {data} ({size(data) / 1e6:,.1f} MB)")
-        print(table(["command", "exit", "wall s", "CPU s", "peak RSS MB", "files read", "most reads of one file",
-                     "files read more than once"], rows))
+        print(
+            f"runs: {args.copies} copies of {run} ({size(run) / 1e6:,.1f} MB each); data {data} ({size(data) / 1e6:,.1f} MB)"
+        )
+        print(
+            table(
+                [
+                    "command",
+                    "exit",
+                    "wall s",
+                    "CPU s",
+                    "peak RSS MB",
+                    "files read",
+                    "most reads of one file",
+                    "files read more than once",
+                ],
+                rows,
+            )
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

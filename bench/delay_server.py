@@ -118,8 +118,10 @@ class Bucket:
 
     def headers(self, kind: str) -> str:
         reset = (self.capacity - self.level) / self.rate
-        return (f"x-ratelimit-limit-{kind}: {self.per_minute}\r\nx-ratelimit-remaining-{kind}: {max(0, int(self.level))}\r\n"
-                f"x-ratelimit-reset-{kind}: {openai_duration(reset)}\r\n")
+        return (
+            f"x-ratelimit-limit-{kind}: {self.per_minute}\r\nx-ratelimit-remaining-{kind}: {max(0, int(self.level))}\r\n"
+            f"x-ratelimit-reset-{kind}: {openai_duration(reset)}\r\n"
+        )
 
 
 class RateLimits:
@@ -142,8 +144,9 @@ class RateLimits:
         return "".join(b.headers(kind) for kind, b in self.buckets.items()) if self.send_headers else ""
 
 
-REFUSAL = json.dumps({"error": {"message": "Rate limit reached for requests", "type": "requests",
-                                "code": "rate_limit_exceeded"}}).encode()
+REFUSAL = json.dumps(
+    {"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}
+).encode()
 
 
 class PrefixCache:
@@ -187,7 +190,9 @@ def candidate_reply(messages: list[dict[str, Any]], max_chars: int) -> str:
     previous = next((_text(m.get("content")) for m in reversed(messages) if m.get("role") == "assistant"), None)
     if previous is None:
         action = _text(messages[-1].get("content")) if messages else ""
-        observation = f"(synthetic output for: {action.strip().splitlines()[-1][:200] if action.strip() else 'no action'})"
+        observation = (
+            f"(synthetic output for: {action.strip().splitlines()[-1][:200] if action.strip() else 'no action'})"
+        )
     else:
         observation = previous.removeprefix(MARKER).lstrip("\n")[:max_chars]
     return f"<predicted_observation>\n{MARKER}\n{observation}\n</predicted_observation>"
@@ -211,30 +216,41 @@ def judge_reply(body: bytes) -> str:
 
 def completion(model: str, content: str, prompt_tokens: int, cached_tokens: int) -> bytes:
     completion_tokens = max(1, len(content) // 4)
-    return json.dumps({
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": cached_tokens},
-        },
-    }).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
+            },
+        }
+    ).encode()
 
 
 def http_response(status: int, body: bytes, headers: str = "") -> bytes:
     reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests"}.get(status, "Error")
-    head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{headers}\r\n"
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n{headers}\r\n"
+    )
     return head.encode() + body
 
 
 class Server:
-    def __init__(self, delay_s: float, role: str, models: list[str], cache_block: int, max_reply_chars: int,
-                 limits: RateLimits | None = None) -> None:
+    def __init__(
+        self,
+        delay_s: float,
+        role: str,
+        models: list[str],
+        cache_block: int,
+        max_reply_chars: int,
+        limits: RateLimits | None = None,
+    ) -> None:
         self.delay_s = delay_s
         self.limits = limits
         self.role = role
@@ -407,7 +423,9 @@ def main() -> None:
     parser.add_argument("--model", action="append", help="model names for /v1/models (repeatable; default: bench)")
     parser.add_argument("--cache-block", type=int, default=1024, help="bytes per block of the simulated prompt cache")
     parser.add_argument("--max-reply-chars", type=int, default=8000, help="longest candidate prediction")
-    parser.add_argument("--tpm", type=int, help="tokens per minute (prompt + max_tokens of each request); default: no limit")
+    parser.add_argument(
+        "--tpm", type=int, help="tokens per minute (prompt + max_tokens of each request); default: no limit"
+    )
     parser.add_argument("--rpm", type=int, help="requests per minute; default: no limit")
     parser.add_argument("--burst", type=float, default=1.0, help="seconds of each limit that may be spent at once")
     parser.add_argument("--no-headers", action="store_true", help="send no x-ratelimit-* headers: 429s only")

@@ -84,8 +84,14 @@ def tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text.rstrip("\n").split("\n")[-lines:])
 
 
-def awbench_command(args: argparse.Namespace, data: Path, output: Path, candidate: str | None, judge: str | None) -> list[str]:
-    model = ["--model", "synth-model", "--base-url", candidate or ""] if args.candidate == "server" else ["--model", "baseline:oracle"]
+def awbench_command(
+    args: argparse.Namespace, data: Path, output: Path, candidate: str | None, judge: str | None
+) -> list[str]:
+    model = (
+        ["--model", "synth-model", "--base-url", candidate or ""]
+        if args.candidate == "server"
+        else ["--model", "baseline:oracle"]
+    )
     command = [
         sys.executable, "-c", BOOTSTRAP, "run", *model, "--data", str(data),
         "--concurrency", str(args.concurrency), "--output", str(output), "--run-name", "bench",
@@ -130,7 +136,9 @@ def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path
         server_stats=stats,
         stderr_tail=tail(err) if exit_code != 0 else "",
         stdout_tail=tail(out, 25),
-        stage_lines=[line for line in out.read_text(errors="replace").split("\n") if line.startswith(("infer", "judge"))],
+        stage_lines=[
+            line for line in out.read_text(errors="replace").split("\n") if line.startswith(("infer", "judge"))
+        ],
     )
 
 
@@ -216,15 +224,23 @@ def fmt(value: float | None, spec: str = ",.2f") -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--delay", type=float, default=0.5, help="server delay per request, seconds")
-    parser.add_argument("--scale", type=float, default=1.0, help="of the synthetic benchmark (1.0: 2,170 samples, ~400 MB)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="of the synthetic benchmark (1.0: 2,170 samples, ~400 MB)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--judge-concurrency", type=int, help="default: --concurrency")
     parser.add_argument("--judge", choices=("llm", "rules"), default="llm")
-    parser.add_argument("--candidate", choices=("server", "oracle"), default="server",
-                        help="server: the delay server's model; oracle: --model baseline:oracle, no candidate server")
+    parser.add_argument(
+        "--candidate",
+        choices=("server", "oracle"),
+        default="server",
+        help="server: the delay server's model; oracle: --model baseline:oracle, no candidate server",
+    )
     parser.add_argument("--data", type=Path, help="synthetic data directory (default: a temporary one, reused)")
-    parser.add_argument("--keep", type=Path, help="write the run under this directory and keep it (default: a temporary one, removed)")
+    parser.add_argument(
+        "--keep", type=Path, help="write the run under this directory and keep it (default: a temporary one, removed)"
+    )
     parser.add_argument("--timeout", type=float, default=3600.0, help="kill an awbench run after this many seconds")
     parser.add_argument("--extra-arg", action="append", help="one more argument for `awbench run` (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this JSON file")
@@ -239,7 +255,10 @@ def main() -> None:
     logs = output / "logs"
     logs.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
-    env |= {"OPENAI_API_KEY": "bench-key", "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    env |= {
+        "OPENAI_API_KEY": "bench-key",
+        "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+    }
     env.setdefault("COLUMNS", "120")
 
     load_before = os.getloadavg()[0]
@@ -251,7 +270,9 @@ def main() -> None:
             servers["judge"] = DelayServer(args.delay, role="judge", models=["synth-judge"])
         for server in servers.values():
             server.__enter__()  # exited in the finally below, started or not
-        command = awbench_command(args, data, output, *(servers[n].url if n in servers else None for n in ("candidate", "judge")))
+        command = awbench_command(
+            args, data, output, *(servers[n].url if n in servers else None for n in ("candidate", "judge"))
+        )
         print(f"awbench: {REPO} (python {sys.executable})")
         print("command: awbench " + " ".join(command[3:]), flush=True)
         first = run_measured("run", command, env, logs, args.timeout, servers)
@@ -266,28 +287,63 @@ def main() -> None:
     baseline = json_loads_loop(data)
 
     # One stage's worth of delays; none when no stage waits for a server.
-    ideal = samples * args.delay / min(args.concurrency, args.judge_concurrency if args.judge == "llm" else args.concurrency)
+    ideal = (
+        samples
+        * args.delay
+        / min(args.concurrency, args.judge_concurrency if args.judge == "llm" else args.concurrency)
+    )
     ideal = ideal if servers else None
     stages = len(servers)
     print()
-    print(f"host load average (1 min) before the runs {load_before:.2f}, after {os.getloadavg()[0]:.2f}: other work on the host slows every number")
+    print(
+        f"host load average (1 min) before the runs {load_before:.2f}, after {os.getloadavg()[0]:.2f}: other work on the host slows every number"
+    )
     print(f"machine: {os.cpu_count()} cores; data: {data} ({samples:,} samples, {data_bytes / 1e6:,.1f} MB, synthetic)")
-    print(f"candidate {args.candidate}, delay {args.delay * 1000:.0f} ms, concurrency {args.concurrency}, judge {args.judge}"
-          + (f" (concurrency {args.judge_concurrency})" if args.judge == "llm" else ""))
+    print(
+        f"candidate {args.candidate}, delay {args.delay * 1000:.0f} ms, concurrency {args.concurrency}, judge {args.judge}"
+        + (f" (concurrency {args.judge_concurrency})" if args.judge == "llm" else "")
+    )
     if ideal is not None:
-        print(f"ideal (one stage) = {samples:,} x {args.delay} s / {args.concurrency} = {ideal:.2f} s"
-              + (f"; stages one after the other: {stages * ideal:.2f} s" if stages > 1 else ""))
+        print(
+            f"ideal (one stage) = {samples:,} x {args.delay} s / {args.concurrency} = {ideal:.2f} s"
+            + (f"; stages one after the other: {stages * ideal:.2f} s" if stages > 1 else "")
+        )
     print(f"run directory: {output / 'bench'}: {predictions:,} predictions, {judgments:,} judgments")
     print()
-    header = ["", "exit", "wall s", "wall / ideal", "calls (cand + judge)", "max in flight", "CPU s", "CPU ms / request",
-              "peak RSS MB (+ workers)", "peak RSS / data", "at once MB (polled)", "at once / data"]
+    header = [
+        "",
+        "exit",
+        "wall s",
+        "wall / ideal",
+        "calls (cand + judge)",
+        "max in flight",
+        "CPU s",
+        "CPU ms / request",
+        "peak RSS MB (+ workers)",
+        "peak RSS / data",
+        "at once MB (polled)",
+        "at once / data",
+    ]
     rows = []
     for m in (first, rerun):
         in_flight = " + ".join(str(s.get("in_flight_max", 0)) for s in m.server_stats.values())
         per_request = m.cpu_s / m.calls * 1000 if m.calls else None
-        rows.append([m.label, str(m.exit_code), fmt(m.wall_s), fmt(m.wall_s / ideal if ideal else None), f"{m.candidate_calls} + {m.judge_calls}",
-                     in_flight, fmt(m.cpu_s), fmt(per_request), _rss(m), fmt(m.total_peak_rss_bytes / data_bytes),
-                     fmt(m.together_peak_rss_bytes / 1e6, ",.0f"), fmt(m.together_peak_rss_bytes / data_bytes)])
+        rows.append(
+            [
+                m.label,
+                str(m.exit_code),
+                fmt(m.wall_s),
+                fmt(m.wall_s / ideal if ideal else None),
+                f"{m.candidate_calls} + {m.judge_calls}",
+                in_flight,
+                fmt(m.cpu_s),
+                fmt(per_request),
+                _rss(m),
+                fmt(m.total_peak_rss_bytes / data_bytes),
+                fmt(m.together_peak_rss_bytes / 1e6, ",.0f"),
+                fmt(m.together_peak_rss_bytes / data_bytes),
+            ]
+        )
     rows.append(["json.loads loop", "", fmt(baseline), *[""] * (len(header) - 3)])
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join(" --- " for _ in header) + "|")
@@ -299,19 +355,27 @@ def main() -> None:
     if first.calls:
         # What a call costs beyond what any run of this data costs (starting, loading, validating): the rerun
         # does all of that and makes no call.
-        marginal = [(a - b) / first.calls * 1000 for a, b in
-                    ((first.cpu_s, rerun.cpu_s), (first.user_s, rerun.user_s), (first.sys_s, rerun.sys_s))]
-        print(f"marginal CPU per request, (run - rerun) / {first.calls:,} calls: {marginal[0]:.2f} ms "
-              f"(user {marginal[1]:.2f}, sys {marginal[2]:.2f})")
+        marginal = [
+            (a - b) / first.calls * 1000
+            for a, b in ((first.cpu_s, rerun.cpu_s), (first.user_s, rerun.user_s), (first.sys_s, rerun.sys_s))
+        ]
+        print(
+            f"marginal CPU per request, (run - rerun) / {first.calls:,} calls: {marginal[0]:.2f} ms "
+            f"(user {marginal[1]:.2f}, sys {marginal[2]:.2f})"
+        )
     for name, stats in first.server_stats.items():
         share = stats["cached_tokens"] / stats["prompt_tokens"] if stats.get("prompt_tokens") else 0.0
-        print(f"{name} server (run): {stats['requests']} requests, {stats['bytes_received'] / 1e6:,.0f} MB received, "
-              f"simulated prompt cache {share:.1%} of {stats['prompt_tokens']:,} prompt tokens, server CPU {stats['cpu_s']:.1f} s since start")
+        print(
+            f"{name} server (run): {stats['requests']} requests, {stats['bytes_received'] / 1e6:,.0f} MB received, "
+            f"simulated prompt cache {share:.1%} of {stats['prompt_tokens']:,} prompt tokens, server CPU {stats['cpu_s']:.1f} s since start"
+        )
     if first.stage_lines:
         print("awbench's own stage lines (run):\n  " + "\n  ".join(first.stage_lines))
     for m in (first, rerun):
         if m.exit_code != 0:
-            print(f"\n{m.label}: awbench exited {m.exit_code}; stderr tail:\n{m.stderr_tail}\nstdout tail:\n{m.stdout_tail}")
+            print(
+                f"\n{m.label}: awbench exited {m.exit_code}; stderr tail:\n{m.stderr_tail}\nstdout tail:\n{m.stdout_tail}"
+            )
     if args.json:
         result = {
             "samples": samples, "data_bytes": data_bytes, "delay_s": args.delay, "concurrency": args.concurrency,

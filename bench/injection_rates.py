@@ -43,15 +43,19 @@ def main() -> None:
     alone = Counter(a.source for a in tried if injection_signals(a.text))
     inside = Counter(a.source for a in tried if injection_signals(inserted(a, corpus)))
     total = Counter(a.source for a in tried)
-    print(f"injection attempts: {sum(alone.values())} of {len(tried)} flagged alone, "
-          f"{sum(inside.values())} inside an observation; {len(total)} classes")
+    print(
+        f"injection attempts: {sum(alone.values())} of {len(tried)} flagged alone, "
+        f"{sum(inside.values())} inside an observation; {len(total)} classes"
+    )
     for kind, n in sorted(total.items()):
         print(f"  {kind:<24} {alone[kind]:>3}/{n:<3} alone  {inside[kind]:>3}/{n:<3} inside")
     new_attempts, new_ordinary = held_out()
     missed = [a for a in new_attempts if not injection_signals(a.text)]
     wrong = [o for o in new_ordinary if injection_signals(o.text)]
-    print(f"held out (never tuned on): {len(new_attempts) - len(missed)} of {len(new_attempts)} attempts flagged, "
-          f"{len(wrong)} of {len(new_ordinary)} ordinary texts flagged")
+    print(
+        f"held out (never tuned on): {len(new_attempts) - len(missed)} of {len(new_attempts)} attempts flagged, "
+        f"{len(wrong)} of {len(new_ordinary)} ordinary texts flagged"
+    )
     for text in missed + wrong:
         print(f"  {'missed' if text in missed else 'flagged'} {text.source}: {text.text[:80]!r}")
 

@@ -58,8 +58,12 @@ def best_time(check, texts: list[str], rounds: int) -> tuple[float, list[list[st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, help="synthetic data directory (default: one made in $TMPDIR)")
-    parser.add_argument("--scale", type=float, default=1.0,
-                        help="of the synthetic data (DIR is reused when it holds this scale, else written again)")
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="of the synthetic data (DIR is reused when it holds this scale, else written again)",
+    )
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     truths, attacked = predictions(synth.ensure(args.data, scale=args.scale))

@@ -38,7 +38,9 @@ def make_input(directory: Path, size_mb: int) -> None:
     trajectories = {d: _trajectories(d) for d in DOMAINS}
 
     def size(scale: float) -> int:
-        return sum(len(_line(d, i, scale, trajectories[d]).encode()) + 1 for d in DOMAINS for i in range(PUBLISHED_STATS[d][0]))
+        return sum(
+            len(_line(d, i, scale, trajectories[d]).encode()) + 1 for d in DOMAINS for i in range(PUBLISHED_STATS[d][0])
+        )
 
     one, two = size(1), size(2)  # the size grows (about) linearly with the scale
     scale = max(1.0, (size_mb * 1_000_000 - (2 * one - two)) / (two - one))
@@ -126,8 +128,11 @@ def main() -> None:
     size = sum((directory / f"{d}{FILE_SUFFIX}").stat().st_size for d in DOMAINS)
     print(machine())
     print(f"input: {directory}, {size / 1e6:,.0f} MB, {awbench_load(directory):,} samples")
-    cases = {"plain json.loads loop": plain_loop, "awbench load": awbench_load,
-             "awbench load, .hash read again": awbench_load_and_hash_again}
+    cases = {
+        "plain json.loads loop": plain_loop,
+        "awbench load": awbench_load,
+        "awbench load, .hash read again": awbench_load_and_hash_again,
+    }
     best = {name: (float("inf"), float("inf")) for name in cases}
     for _ in range(args.repeat):  # interleaved, so that a busy moment of the machine hits every case alike
         for name, function in cases.items():

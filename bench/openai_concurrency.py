@@ -25,7 +25,13 @@ from awbench.config import ModelSettings
 
 async def awbench_wall(url: str, requests: list[GenerationRequest], concurrency: int) -> float:
     settings = ModelSettings(
-        model="fake", backend="openai", base_urls=[url], concurrency=concurrency, max_tokens=16, max_retries=0, request_timeout=60
+        model="fake",
+        backend="openai",
+        base_urls=[url],
+        concurrency=concurrency,
+        max_tokens=16,
+        max_retries=0,
+        request_timeout=60,
     )
     backend = create(settings)
     started = time.perf_counter()
@@ -53,7 +59,9 @@ async def raw_httpx_wall(url: str, requests: list[GenerationRequest], concurrenc
 
     async def one(client: httpx2.AsyncClient, request: GenerationRequest) -> None:
         async with gate:
-            response = await client.post(f"{url}/chat/completions", json={"model": "fake", "messages": request.messages})
+            response = await client.post(
+                f"{url}/chat/completions", json={"model": "fake", "messages": request.messages}
+            )
             response.raise_for_status()
 
     async with httpx2.AsyncClient(limits=httpx2.Limits(max_connections=concurrency), timeout=60) as client:
@@ -93,27 +101,54 @@ def main() -> None:
         wall = asyncio.run(sequential_wall(server.url, requests))
         ideal = args.n * args.delay
         in_flight = server.stats(reset=True)["in_flight_max"]
-        rows.append(["sequential loop (reference style)", 1, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        rows.append(
+            ["sequential loop (reference style)", 1, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight]
+        )
         for concurrency in args.concurrency:
             wall = asyncio.run(awbench_wall(server.url, requests, concurrency))
             ideal = args.n * args.delay / concurrency
             in_flight = server.stats(reset=True)["in_flight_max"]
-            rows.append(["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+            rows.append(
+                ["awbench openai backend", concurrency, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight]
+            )
         top = max(args.concurrency)
         wall = asyncio.run(raw_httpx_wall(server.url, requests, top))
         ideal = args.n * args.delay / top
         in_flight = server.stats(reset=True)["in_flight_max"]
-        rows.append(["plain httpx2, no SDK (reference floor)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        rows.append(
+            [
+                "plain httpx2, no SDK (reference floor)",
+                top,
+                wall,
+                args.n / wall,
+                ideal,
+                f"{ideal / wall:.0%}",
+                in_flight,
+            ]
+        )
         wall = asyncio.run(aiohttp_sdk_wall(server.url, requests, top))
         in_flight = server.stats(reset=True)["in_flight_max"]
-        rows.append(["openai SDK over aiohttp (DefaultAioHttpClient)", top, wall, args.n / wall, ideal, f"{ideal / wall:.0%}", in_flight])
+        rows.append(
+            [
+                "openai SDK over aiohttp (DefaultAioHttpClient)",
+                top,
+                wall,
+                args.n / wall,
+                ideal,
+                f"{ideal / wall:.0%}",
+                in_flight,
+            ]
+        )
     print(f"machine: {_common.machine()}")
     print(f"n={args.n} requests, server delay {args.delay * 1000:.0f} ms each\n")
     header = ["client", "concurrency", "wall s", "requests/s", "ideal s", "efficiency", "max in flight"]
     print(_common.table(header, rows))
     sequential = rows[0][2]
     awbench_rows = [r for r in rows if r[0] == "awbench openai backend"]
-    print("\nawbench's speed-up over the sequential loop: " + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in awbench_rows))
+    print(
+        "\nawbench's speed-up over the sequential loop: "
+        + ", ".join(f"c={r[1]}: {sequential / r[2]:.1f}x" for r in awbench_rows)
+    )
 
 
 if __name__ == "__main__":

@@ -68,7 +68,9 @@ def main() -> None:
     for name, runs in results.items():
         prompt, completion, cached = _common.token_totals(runs[-1][1])
         walls = [wall for wall, _ in runs]
-        rows.append([name, prompt, cached, f"{cached / prompt:.1%}", min(walls), sum(walls) / len(walls), prompt / min(walls)])
+        rows.append(
+            [name, prompt, cached, f"{cached / prompt:.1%}", min(walls), sum(walls) / len(walls), prompt / min(walls)]
+        )
     print(f"machine: {_common.machine()}")
     print(
         f"{len(requests)} requests (bundled sample x{args.copies}), batch size {args.batch_size}, KV cache "

@@ -41,8 +41,12 @@ REPO = Path(__file__).resolve().parent.parent
 BOOTSTRAP = "import sys; from awbench.cli import main; sys.argv[0] = 'awbench'; sys.exit(main())"
 SAMPLE_SIZE = 65  # the samples of `--data sample`
 # (label, tokens per minute, requests per minute, verdicts per sample): each run takes 6-9 s at the defaults
-LIMITS = [("6M TPM", 6_000_000, None, 2), ("15M TPM", 15_000_000, None, 4), ("1,200 RPM", None, 1_200, 2),
-          ("9M TPM + 1,500 RPM", 9_000_000, 1_500, 2)]
+LIMITS = [
+    ("6M TPM", 6_000_000, None, 2),
+    ("15M TPM", 15_000_000, None, 4),
+    ("1,200 RPM", None, 1_200, 2),
+    ("9M TPM + 1,500 RPM", 9_000_000, 1_500, 2),
+]
 
 
 def judged(run_dir: Path) -> int:
@@ -57,33 +61,48 @@ def judged(run_dir: Path) -> int:
 
 def used_share(stats: dict, tpm: int | None, rpm: int | None, burst_s: float) -> float:
     span = stats["admitted_span_s"]
-    shares = [admitted / (limit / 60 * (burst_s + span))
-              for admitted, limit in ((stats["admitted_tokens"], tpm), (stats["admitted_requests"], rpm)) if limit]
+    shares = [
+        admitted / (limit / 60 * (burst_s + span))
+        for admitted, limit in ((stats["admitted_tokens"], tpm), (stats["admitted_requests"], rpm))
+        if limit
+    ]
     return max(shares)
 
 
-def measure(tpm: int | None, rpm: int | None, samples: int, concurrency: int, args: argparse.Namespace, output: Path) -> dict:
-    with DelayServer(args.delay, role="judge", tpm=tpm, rpm=rpm, burst_s=args.burst, rate_headers=not args.no_headers) as server:
+def measure(
+    tpm: int | None, rpm: int | None, samples: int, concurrency: int, args: argparse.Namespace, output: Path
+) -> dict:
+    with DelayServer(
+        args.delay, role="judge", tpm=tpm, rpm=rpm, burst_s=args.burst, rate_headers=not args.no_headers
+    ) as server:
         command = [sys.executable, "-c", BOOTSTRAP, "run", "--model", "baseline:oracle", "--data", "sample",
                    "--judge-base-url", server.url, "--judge-model", "bench", "--judge-samples", str(samples),
                    "--judge-concurrency", str(concurrency), "--judge-max-tokens", str(args.max_tokens),
                    "--output", str(output), "--run-name", f"c{concurrency}-{tpm}-{rpm}"]  # fmt: skip
         env = os.environ | {"PYTHONPATH": str(REPO), "OPENAI_API_KEY": "bench-key", "AWBENCH_BROWSER": "none"}
         started = time.perf_counter()
-        done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=args.timeout, check=False)
+        done = subprocess.run(
+            command, env=env, cwd=REPO, capture_output=True, text=True, timeout=args.timeout, check=False
+        )
         wall = time.perf_counter() - started
         stats = server.stats()
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
-    return {"exit": done.returncode, "wall_s": wall, "stats": stats,
-            "used": used_share(stats, tpm, rpm, args.burst),
-            "refused": stats["refused"] / max(1, stats["requests"]),
-            "judged": judged(output / f"c{concurrency}-{tpm}-{rpm}")}
+    return {
+        "exit": done.returncode,
+        "wall_s": wall,
+        "stats": stats,
+        "used": used_share(stats, tpm, rpm, args.burst),
+        "refused": stats["refused"] / max(1, stats["requests"]),
+        "judged": judged(output / f"c{concurrency}-{tpm}-{rpm}"),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=float, default=1.0, help="times each limit's verdicts per sample (--judge-samples)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="times each limit's verdicts per sample (--judge-samples)"
+    )
     parser.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
     parser.add_argument("--delay", type=float, default=0.2, help="the judge server's seconds per answer")
     parser.add_argument("--max-tokens", type=int, default=2000, help="--judge-max-tokens (counts against the limit)")
@@ -93,9 +112,11 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args()
     limits = [LIMITS[i] for i in args.limits] if args.limits else LIMITS
-    print(f"{machine()}; judge server delay {args.delay} s, burst {args.burst} s, "
-          f"{'no headers (429s only)' if args.no_headers else 'x-ratelimit headers'}; "
-          f"{SAMPLE_SIZE} samples, --judge-max-tokens {args.max_tokens}")
+    print(
+        f"{machine()}; judge server delay {args.delay} s, burst {args.burst} s, "
+        f"{'no headers (429s only)' if args.no_headers else 'x-ratelimit headers'}; "
+        f"{SAMPLE_SIZE} samples, --judge-max-tokens {args.max_tokens}"
+    )
     rows, met = [], True
     with tempfile.TemporaryDirectory(prefix="awbench-ratelimits-") as tmp:
         for label, tpm, rpm, samples in limits:
@@ -105,12 +126,38 @@ def main() -> None:
                 asked = SAMPLE_SIZE * samples
                 ok = m["used"] >= 0.9 and m["refused"] <= 0.05 and m["judged"] == asked and m["exit"] == 0
                 met &= ok
-                rows.append([label, concurrency, f"{m['wall_s']:.1f}", m["stats"]["requests"], m["stats"]["refused"],
-                             f"{m['used']:.1%}", f"{m['refused']:.1%}", f"{m['judged']}/{asked}", m["exit"],
-                             "yes" if ok else "NO"])
+                rows.append(
+                    [
+                        label,
+                        concurrency,
+                        f"{m['wall_s']:.1f}",
+                        m["stats"]["requests"],
+                        m["stats"]["refused"],
+                        f"{m['used']:.1%}",
+                        f"{m['refused']:.1%}",
+                        f"{m['judged']}/{asked}",
+                        m["exit"],
+                        "yes" if ok else "NO",
+                    ]
+                )
                 print(rows[-1], flush=True)
-    print(table(["limit", "concurrency", "wall s", "requests", "refused", "used", "refused %", "judged", "exit",
-                 "targets met"], rows))
+    print(
+        table(
+            [
+                "limit",
+                "concurrency",
+                "wall s",
+                "requests",
+                "refused",
+                "used",
+                "refused %",
+                "judged",
+                "exit",
+                "targets met",
+            ],
+            rows,
+        )
+    )
     print("every target met" if met else "some targets NOT met")
 
 

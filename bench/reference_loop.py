@@ -88,7 +88,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.5, help="server delay per request, seconds")
     parser.add_argument("--scale", type=float, default=1.0, help="of the synthetic benchmark (generated if missing)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--data", type=Path, help="a synthetic data directory (default: bench/synth.py's temporary one)")
+    parser.add_argument(
+        "--data", type=Path, help="a synthetic data directory (default: bench/synth.py's temporary one)"
+    )
     args = parser.parse_args()
 
     data = synth.ensure(args.data, args.seed, args.scale) if args.data is None or not args.data.is_dir() else args.data
@@ -120,14 +122,20 @@ def main() -> None:
 
     infer_s, judge_s, wall = inferred - started, finished - inferred, finished - started
     per_sample = wall / n
-    print(f"data: {data} ({total} samples); ran {n} samples spread evenly over it; server delay {args.delay * 1000:.0f} ms")
+    print(
+        f"data: {data} ({total} samples); ran {n} samples spread evenly over it; server delay {args.delay * 1000:.0f} ms"
+    )
     print(f"calls: candidate {calls[0]}, judge {calls[1]}; verdicts parsed {sum(s is not None for s in scores)} of {n}")
     print(f"measured wall for {n}: {wall:.2f} s (inference {infer_s:.2f} s, judging {judge_s:.2f} s)")
-    print(f"per sample: {per_sample:.3f} s (candidate {infer_s / n:.3f} s + judge {judge_s / n:.3f} s; "
-          f"the two delays alone are {2 * args.delay:.3f} s, so {(per_sample - 2 * args.delay) * 1000:.1f} ms of client and transfer overhead)")
+    print(
+        f"per sample: {per_sample:.3f} s (candidate {infer_s / n:.3f} s + judge {judge_s / n:.3f} s; "
+        f"the two delays alone are {2 * args.delay:.3f} s, so {(per_sample - 2 * args.delay) * 1000:.1f} ms of client and transfer overhead)"
+    )
     print(f"host load average (1 min): {os.getloadavg()[0]:.2f}")
-    print(f"extrapolated wall for {total}: {per_sample * total:,.0f} s ({per_sample * total / 60:.1f} min) "
-          f"= {wall:.2f} s / {n} x {total} (linear: sequential requests, nothing overlaps; the sample mirrors the domain mix)")
+    print(
+        f"extrapolated wall for {total}: {per_sample * total:,.0f} s ({per_sample * total / 60:.1f} min) "
+        f"= {wall:.2f} s / {n} x {total} (linear: sequential requests, nothing overlaps; the sample mirrors the domain mix)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,14 +34,20 @@ from awbench.judging.rules.score import clear_caches
 
 def cold(turn: Turn) -> RuleResult:
     clear_caches()
-    return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
+    return rule_score(
+        domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history
+    )
 
 
 def warm(turn: Turn) -> RuleResult:
-    return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
+    return rule_score(
+        domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history
+    )
 
 
-def run(trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleResult]) -> tuple[dict[str, tuple[float, float]], list[RuleResult]]:
+def run(
+    trajectories: dict[str, list[Turn]], score: Callable[[Turn], RuleResult]
+) -> tuple[dict[str, tuple[float, float]], list[RuleResult]]:
     """(wall, CPU) ms/sample per domain, and the results in order."""
     clear_caches()
     gc.collect()
@@ -87,7 +93,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--domains", default=",".join(DOMAINS))
-    parser.add_argument("--workers", type=int, default=available_workers(), help="for the last way (default: one per CPU)")
+    parser.add_argument(
+        "--workers", type=int, default=available_workers(), help="for the last way (default: one per CPU)"
+    )
     args = parser.parse_args()
     domains = [d for d in args.domains.split(",") if d]
 
@@ -106,12 +114,14 @@ def main() -> None:
         "rule_score, cold caches per sample": lambda: cold,
         "rule_score, trajectory order": lambda: warm,
         "RuleScorer, trajectory order": lambda: (
-            lambda scorer: lambda turn: scorer.score(
-                domain=turn.domain,
-                trajectory=turn.trajectory,
-                ground_truth=turn.ground_truth,
-                prediction=turn.prediction,
-                history=turn.history,
+            lambda scorer: (
+                lambda turn: scorer.score(
+                    domain=turn.domain,
+                    trajectory=turn.trajectory,
+                    ground_truth=turn.ground_truth,
+                    prediction=turn.prediction,
+                    history=turn.history,
+                )
             )
         )(RuleScorer()),
     }
@@ -144,8 +154,10 @@ def main() -> None:
             print(f"  {name:34s}" + "".join(f"{per_domain[d][column]:9.1f}" for d in domains) + f"{overall:9.2f}")
     if workers_best:
         wall, cpu = (value * 1000 / samples for value in workers_best)
-        print(f"RuleWorkers, {args.workers} workers, all domains at once (each trajectory on one worker, once the workers "
-              f"are up): wall clock {wall:.2f}, CPU time (this process and the workers) {cpu:.2f}")
+        print(
+            f"RuleWorkers, {args.workers} workers, all domains at once (each trajectory on one worker, once the workers "
+            f"are up): wall clock {wall:.2f}, CPU time (this process and the workers) {cpu:.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -32,7 +32,10 @@ def reference_messages(record: dict) -> list[dict[str, str]]:
     """System prompt (if any), then user(action) / assistant(observation) per earlier turn, then user(action)."""
     messages = [{"role": "system", "content": record["system_str"]}] if record["system_str"] else []
     for i in range(record["turn_idx"] - 1):
-        messages += [{"role": "user", "content": record["prompt"][i]}, {"role": "assistant", "content": record["response"][i]}]
+        messages += [
+            {"role": "user", "content": record["prompt"][i]},
+            {"role": "assistant", "content": record["response"][i]},
+        ]
     messages.append({"role": "user", "content": record["prompt"][record["turn_idx"] - 1]})
     return messages
 
@@ -49,9 +52,14 @@ def request_bodies(scale: float, judge: bool) -> list[bytes]:
                 messages = reference_messages(json.loads(line))
                 if judge:  # the shape of a judge request: one system prompt, one long user prompt
                     history = "\n\n".join(m["content"] for m in messages[1:])
-                    messages = [{"role": "system", "content": "You are a strict judge."},
-                                {"role": "user", "content": history + "\n\nFinish with <final_evaluation>."}]
-                body = json.dumps({"model": "bench", "messages": messages, "temperature": 0.6, "max_tokens": 32768}, ensure_ascii=False).encode()
+                    messages = [
+                        {"role": "system", "content": "You are a strict judge."},
+                        {"role": "user", "content": history + "\n\nFinish with <final_evaluation>."},
+                    ]
+                body = json.dumps(
+                    {"model": "bench", "messages": messages, "temperature": 0.6, "max_tokens": 32768},
+                    ensure_ascii=False,
+                ).encode()
                 if MIN_BODY <= len(body) <= MAX_BODY:
                     bodies.append(body)
     return bodies
@@ -84,7 +92,11 @@ async def load(port: int, requests: list[bytes], n: int, concurrency: int) -> tu
             sent = time.perf_counter()
             writer.write(requests[index % len(requests)])
             head = await reader.readuntil(b"\r\n\r\n")
-            length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":", 1)[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
             await reader.readexactly(length)
             latencies.append(time.perf_counter() - sent)
             failures += not head.startswith(b"HTTP/1.1 200")
@@ -119,15 +131,21 @@ def main() -> None:
         stats = server.stats()
     ideal = args.n * args.delay / args.concurrency
     sent = sum(sizes[i % len(sizes)] for i in range(args.n))
-    print(f"{args.n} requests ({args.role}), concurrency {args.concurrency}, delay {args.delay * 1000:.0f} ms; "
-          f"{len(bodies)} distinct bodies of {min(sizes) / 1e3:.0f}-{max(sizes) / 1e3:.0f} KB (mean {statistics.fmean(sizes) / 1e3:.0f} KB), "
-          f"{sent / 1e6:.0f} MB sent")
-    print(f"server: {stats['requests']} requests, max in flight {stats['in_flight_max']}, "
-          f"{stats['bytes_received'] / 1e6:.0f} MB received, CPU {stats['cpu_s'] - server_cpu:.2f} s "
-          f"({(stats['cpu_s'] - server_cpu) / args.n * 1000:.2f} ms/request); load generator CPU {client_cpu:.2f} s; failures {failures}")
+    print(
+        f"{args.n} requests ({args.role}), concurrency {args.concurrency}, delay {args.delay * 1000:.0f} ms; "
+        f"{len(bodies)} distinct bodies of {min(sizes) / 1e3:.0f}-{max(sizes) / 1e3:.0f} KB (mean {statistics.fmean(sizes) / 1e3:.0f} KB), "
+        f"{sent / 1e6:.0f} MB sent"
+    )
+    print(
+        f"server: {stats['requests']} requests, max in flight {stats['in_flight_max']}, "
+        f"{stats['bytes_received'] / 1e6:.0f} MB received, CPU {stats['cpu_s'] - server_cpu:.2f} s "
+        f"({(stats['cpu_s'] - server_cpu) / args.n * 1000:.2f} ms/request); load generator CPU {client_cpu:.2f} s; failures {failures}"
+    )
     latencies.sort()
-    print(f"latency: mean {statistics.fmean(latencies) * 1000:.1f} ms, p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
-          f"p99 {latencies[int(len(latencies) * 0.99)] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms")
+    print(
+        f"latency: mean {statistics.fmean(latencies) * 1000:.1f} ms, p50 {latencies[len(latencies) // 2] * 1000:.1f} ms, "
+        f"p99 {latencies[int(len(latencies) * 0.99)] * 1000:.1f} ms, max {latencies[-1] * 1000:.1f} ms"
+    )
     print(f"host load average (1 min): {os.getloadavg()[0]:.2f}")
     print(f"wall {wall:.2f} s, ideal {ideal:.2f} s, efficiency {ideal / wall:.3f}")
 

@@ -146,7 +146,9 @@ def plan(domain: str, n: int, rng: random.Random) -> list[Trajectory]:
             totals[j] += step
         i += 1
     ids = sorted(rng.sample(range(1, 20 * len(sizes) + 1), len(sizes)))
-    trajectories = [Trajectory(id_, total, sorted(rng.sample(range(1, total + 1), k))) for id_, total, k in zip(ids, totals, sizes)]
+    trajectories = [
+        Trajectory(id_, total, sorted(rng.sample(range(1, total + 1), k))) for id_, total, k in zip(ids, totals, sizes)
+    ]
     if domain == DUPLICATE_DOMAIN:
         # One repeated (id, turn_idx): the trajectory keeps its row count, one of its turns appears twice.
         # The first trajectory has min(3, n) >= 2 rows (android always has n >= 2), so there is always one.
@@ -216,7 +218,9 @@ def write_domain(domain: str, out: Path, seed: int, scale: float, pool: Pool | N
             for turn in range(1, needed + 1):
                 table = _permutation(rng)
                 action = pool.actions[rng.randrange(len(pool.actions))].translate(table)
-                length = max(40, round(per_observation * math.exp(rng.gauss(0, OBSERVATION_SIGMA) - OBSERVATION_SIGMA**2 / 2)))
+                length = max(
+                    40, round(per_observation * math.exp(rng.gauss(0, OBSERVATION_SIGMA) - OBSERVATION_SIGMA**2 / 2))
+                )
                 observation = _observation(pool, length, rng).translate(table)
                 actions.append(f"### Turn {turn}\n**Action:**\n{action}")
                 observations.append(MARKER + observation)
@@ -284,7 +288,10 @@ def matches(out: Path, seed: int, scale: float) -> bool:
         return False
     if (meta.get("version"), meta.get("seed"), meta.get("scale")) != (VERSION, seed, scale):
         return False
-    return all((out / f"{d}_test.jsonl").is_file() and (out / f"{d}_test.jsonl").stat().st_size == meta["domains"][d]["bytes"] for d in PUBLISHED)
+    return all(
+        (out / f"{d}_test.jsonl").is_file() and (out / f"{d}_test.jsonl").stat().st_size == meta["domains"][d]["bytes"]
+        for d in PUBLISHED
+    )
 
 
 def default_dir(seed: int = 0, scale: float = 1.0) -> Path:
@@ -306,7 +313,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the number of samples (0.02: a CI-sized set)")
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="multiplies the number of samples (0.02: a CI-sized set)"
+    )
     args = parser.parse_args()
     if args.scale <= 0:
         parser.error("--scale must be positive")

@@ -26,9 +26,13 @@ from awbench.transport.chat_client import ChatClient
 # About 150 KB, some of it outside ASCII, as a long trajectory's prompt is.
 BODY = {
     "model": "bench",
-    "messages": [{"role": "system", "content": "You simulate the environment."},
-                 {"role": "user", "content": ("x" * 50 + "é\n") * 3000}, {"role": "user", "content": "ls -la"}],
-    "max_tokens": 64, "temperature": 0.6,
+    "messages": [
+        {"role": "system", "content": "You simulate the environment."},
+        {"role": "user", "content": ("x" * 50 + "é\n") * 3000},
+        {"role": "user", "content": "ls -la"},
+    ],
+    "max_tokens": 64,
+    "temperature": 0.6,
 }
 
 
@@ -90,16 +94,27 @@ def main() -> None:
         sdk = cpu_ms_per_request(with_sdk, url, args.requests, args.concurrency, args.repeat)
         own = cpu_ms_per_request(with_awbench, url, args.requests, args.concurrency, args.repeat)
     print(f"machine: {machine()}")
-    print(f"{args.requests} requests of {len(orjson.dumps(BODY)) / 1000:.0f} KB, {args.concurrency} at a time, best of {args.repeat}")
-    print(table(["client", "CPU ms / request", "ratio to awbench"],
-                [["openai.AsyncOpenAI", sdk, sdk / own], ["awbench ChatClient (aiohttp, orjson, jiter)", own, 1.0]]))
+    print(
+        f"{args.requests} requests of {len(orjson.dumps(BODY)) / 1000:.0f} KB, {args.concurrency} at a time, best of {args.repeat}"
+    )
+    print(
+        table(
+            ["client", "CPU ms / request", "ratio to awbench"],
+            [["openai.AsyncOpenAI", sdk, sdk / own], ["awbench ChatClient (aiohttp, orjson, jiter)", own, 1.0]],
+        )
+    )
     print()
     rounds = max(args.requests, 100)
-    print(table(["encoder", "MB/s"], [
-        ["json.dumps", encoder_mb_per_s(lambda b: json.dumps(b).encode(), rounds)],
-        ["pydantic_core.to_json", encoder_mb_per_s(pydantic_core.to_json, rounds)],
-        ["orjson.dumps", encoder_mb_per_s(orjson.dumps, rounds)],
-    ]))
+    print(
+        table(
+            ["encoder", "MB/s"],
+            [
+                ["json.dumps", encoder_mb_per_s(lambda b: json.dumps(b).encode(), rounds)],
+                ["pydantic_core.to_json", encoder_mb_per_s(pydantic_core.to_json, rounds)],
+                ["orjson.dumps", encoder_mb_per_s(orjson.dumps, rounds)],
+            ],
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,9 @@ async def passes(backend: object, requests: list[GenerationRequest]) -> list[tup
     return [await timed(backend, requests) for _ in range(2)]
 
 
-async def run_openai(url: str, requests: list[GenerationRequest], max_tokens: int, concurrency: int) -> list[tuple[float, list[Generation]]]:
+async def run_openai(
+    url: str, requests: list[GenerationRequest], max_tokens: int, concurrency: int
+) -> list[tuple[float, list[Generation]]]:
     settings = ModelSettings(
         model="tiny", backend="openai", base_urls=[url], max_tokens=max_tokens, temperature=1.0, concurrency=concurrency
     )
@@ -52,7 +54,9 @@ def rows_for(name: str, startup: float, runs: list[tuple[float, list[Generation]
         failed = sum(1 for g in generations if g.error or g.overlength)
         prompt, completion, cached = _common.token_totals(generations)
         rate = f"{cached / max(prompt, 1):.0%}"
-        rows.append([name, startup, number, wall, len(generations) / wall, prompt / wall, completion / wall, rate, failed])
+        rows.append(
+            [name, startup, number, wall, len(generations) / wall, prompt / wall, completion / wall, rate, failed]
+        )
     return rows
 
 
@@ -88,8 +92,20 @@ def main() -> None:
     rows += rows_for(f"offline vllm backend (batch size {args.batch_size})", startup, runs)
 
     print(f"machine: {_common.machine()}")
-    print(f"{len(requests)} requests (bundled sample x{args.copies}), max_tokens {args.max_tokens}, tiny random Qwen3 model\n")
-    header = ["backend", "engine start s", "pass", "wall s", "requests/s", "prompt tok/s", "completion tok/s", "cached prompt", "failed"]
+    print(
+        f"{len(requests)} requests (bundled sample x{args.copies}), max_tokens {args.max_tokens}, tiny random Qwen3 model\n"
+    )
+    header = [
+        "backend",
+        "engine start s",
+        "pass",
+        "wall s",
+        "requests/s",
+        "prompt tok/s",
+        "completion tok/s",
+        "cached prompt",
+        "failed",
+    ]
     print(_common.table(header, rows))
     ratios = ", ".join(f"pass {i + 1}: {rows[i][3] / rows[i + 2][3]:.2f}x" for i in range(2))
     print(f"\noffline throughput over the server's (server wall / offline wall): {ratios}")

@@ -23,8 +23,15 @@ CANDIDATES = ("/usr/bin/chromium", "chromium", "chromium-browser", "google-chrom
 # No first-run UI, no network chatter (the report must render offline), no GPU in containers;
 # --no-sandbox because tests run as root.
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
 )
 TIMEOUT_S = 120
 
@@ -54,7 +61,9 @@ def _run(chromium: str, *args: str) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory(prefix="awbench-chromium-") as profile:
         result = subprocess.run(
             [chromium, *FLAGS, f"--user-data-dir={profile}", *args],
-            capture_output=True, text=True, timeout=TIMEOUT_S,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
         )
     if result.returncode != 0:
         raise RuntimeError(f"chromium exited with {result.returncode}: {result.stderr[-2000:]}")

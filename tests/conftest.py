@@ -25,14 +25,17 @@ def sample_path() -> Path:
 def make_config(tmp_path):
     """A RunConfig on the bundled sample, writing under tmp_path."""
 
-    def make(model_name: str = "baseline:oracle", judge: str | None = "rules", judge_options: dict | None = None,
-             **changes) -> RunConfig:
+    def make(
+        model_name: str = "baseline:oracle", judge: str | None = "rules", judge_options: dict | None = None, **changes
+    ) -> RunConfig:
         backend = "baseline" if model_name.startswith("baseline:") else changes.pop("backend", "openai")
         model_settings = ModelSettings(model=model_name, backend=backend, **changes.pop("model", {}))
         return RunConfig(
-            run_name=changes.pop("run_name", "run"), output=tmp_path / "results",
+            run_name=changes.pop("run_name", "run"),
+            output=tmp_path / "results",
             data=DataSettings(**{"source": "sample", **changes.pop("data", {})}),
-            model=model_settings, judge=JudgeSettings(kind=judge, **(judge_options or {})) if judge else None,
+            model=model_settings,
+            judge=JudgeSettings(kind=judge, **(judge_options or {})) if judge else None,
             **changes,
         )
 

@@ -63,19 +63,33 @@ class FakeBatch:
 
     def json(self) -> dict[str, Any]:
         return {
-            "id": self.id, "object": "batch", "endpoint": "/v1/chat/completions", "completion_window": "24h",
-            "input_file_id": self.input_file_id, "status": self.status, "created_at": self.created_at,
-            "output_file_id": self.output_file_id, "error_file_id": self.error_file_id,
+            "id": self.id,
+            "object": "batch",
+            "endpoint": "/v1/chat/completions",
+            "completion_window": "24h",
+            "input_file_id": self.input_file_id,
+            "status": self.status,
+            "created_at": self.created_at,
+            "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id,
             "errors": {"object": "list", "data": self.errors} if self.errors else None,
-            "request_counts": dict(self.counts), "metadata": self.metadata,
-            "expires_at": self.created_at + 86400, "in_progress_at": None, "completed_at": None,
+            "request_counts": dict(self.counts),
+            "metadata": self.metadata,
+            "expires_at": self.created_at + 86400,
+            "in_progress_at": None,
+            "completed_at": None,
         }
 
 
 class FakeBatchAPI:
-    def __init__(self, responder: Callable[[dict], Reply] | None = None,
-                 outcome: Callable[[int, int], Outcome] | None = None, hold: bool = False,
-                 chat_responder: Callable[[dict], Reply] | None = None, upload_status: int = 200) -> None:
+    def __init__(
+        self,
+        responder: Callable[[dict], Reply] | None = None,
+        outcome: Callable[[int, int], Outcome] | None = None,
+        hold: bool = False,
+        chat_responder: Callable[[dict], Reply] | None = None,
+        upload_status: int = 200,
+    ) -> None:
         self.responder = responder or (lambda body: Reply())
         self.chat_responder = chat_responder or self.responder
         self.outcome = outcome or (lambda number, requests: Outcome())
@@ -132,9 +146,17 @@ class FakeBatchAPI:
 
     def _add_file(self, filename: str, purpose: str, content: bytes) -> dict[str, Any]:
         file_id = f"file-{uuid.uuid4().hex[:24]}"
-        info = {"id": file_id, "object": "file", "bytes": len(content), "created_at": int(time.time()),
-                "filename": filename, "purpose": purpose, "status": "processed", "expires_at": None,
-                "status_details": None}
+        info = {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
         self.files[file_id] = {"json": info, "content": content}
         return info
 
@@ -145,8 +167,13 @@ class FakeBatchAPI:
         if body.get("endpoint") != "/v1/chat/completions" or body.get("completion_window") != "24h":
             return 400, _error("unsupported endpoint or completion window")
         lines = [json.loads(line) for line in self.files[file_id]["content"].splitlines() if line.strip()]
-        batch = FakeBatch(id=f"batch_{uuid.uuid4().hex[:24]}", input_file_id=file_id, metadata=body.get("metadata") or {},
-                          created_at=int(time.time()), outcome=self.outcome(len(self.created) + 1, len(lines)))
+        batch = FakeBatch(
+            id=f"batch_{uuid.uuid4().hex[:24]}",
+            input_file_id=file_id,
+            metadata=body.get("metadata") or {},
+            created_at=int(time.time()),
+            outcome=self.outcome(len(self.created) + 1, len(lines)),
+        )
         batch.counts["total"] = len(lines)
         self.batches[batch.id] = batch
         self.created.append(batch.id)
@@ -180,19 +207,40 @@ class FakeBatchAPI:
         for number, line in enumerate(lines):
             if number >= answered:
                 code = "batch_expired" if outcome.status == "expired" else "batch_cancelled"
-                errors.append({"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": line["custom_id"], "response": None,
-                               "error": {"code": code, "message": "This request could not be executed before the completion window expired."}})
+                errors.append(
+                    {
+                        "id": f"batch_req_{uuid.uuid4().hex[:16]}",
+                        "custom_id": line["custom_id"],
+                        "response": None,
+                        "error": {
+                            "code": code,
+                            "message": "This request could not be executed before the completion window expired.",
+                        },
+                    }
+                )
                 continue
             reply = self.responder(line["body"])
             self.answered.append(line["body"])
             if reply.status == 200:
                 body = completion_json(reply, line["body"])
-                output.append({"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": line["custom_id"],
-                               "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": body}, "error": None})
+                output.append(
+                    {
+                        "id": f"batch_req_{uuid.uuid4().hex[:16]}",
+                        "custom_id": line["custom_id"],
+                        "response": {"status_code": 200, "request_id": uuid.uuid4().hex, "body": body},
+                        "error": None,
+                    }
+                )
             else:
                 body = {"error": {"message": reply.error_message, "type": "fake_error", "param": None, "code": None}}
-                errors.append({"id": f"batch_req_{uuid.uuid4().hex[:16]}", "custom_id": line["custom_id"],
-                               "response": {"status_code": reply.status, "request_id": uuid.uuid4().hex, "body": body}, "error": None})
+                errors.append(
+                    {
+                        "id": f"batch_req_{uuid.uuid4().hex[:16]}",
+                        "custom_id": line["custom_id"],
+                        "response": {"status_code": reply.status, "request_id": uuid.uuid4().hex, "body": body},
+                        "error": None,
+                    }
+                )
         if output:
             batch.output_file_id = self._add_file(f"{batch.id}_output.jsonl", "batch_output", _jsonl(output))["id"]
         if errors:
@@ -215,10 +263,15 @@ def _page(items: list[dict], query: dict[str, list[str]]) -> dict:
     after = query.get("after", [None])[0]
     if after is not None:
         ids = [i["id"] for i in items]
-        items = items[ids.index(after) + 1:] if after in ids else []
+        items = items[ids.index(after) + 1 :] if after in ids else []
     page = items[:limit]
-    return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
-            "last_id": page[-1]["id"] if page else None, "has_more": len(items) > limit}
+    return {
+        "object": "list",
+        "data": page,
+        "first_id": page[0]["id"] if page else None,
+        "last_id": page[-1]["id"] if page else None,
+        "has_more": len(items) > limit,
+    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -240,11 +293,20 @@ def _handler_for(api: FakeBatchAPI) -> type[BaseHTTPRequestHandler]:
             parts = path.split("/")[2:]  # after /v1
             with api._lock:
                 if parts == ["models"]:
-                    self._send(200, {"object": "list", "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}]})
+                    self._send(
+                        200,
+                        {
+                            "object": "list",
+                            "data": [{"id": "fake", "object": "model", "created": 0, "owned_by": "fake"}],
+                        },
+                    )
                 elif parts == ["files"]:
                     api.files_listed += 1
-                    files = [f["json"] for f in reversed(api.files.values())
-                             if "purpose" not in query or f["json"]["purpose"] == query["purpose"][0]]
+                    files = [
+                        f["json"]
+                        for f in reversed(api.files.values())
+                        if "purpose" not in query or f["json"]["purpose"] == query["purpose"][0]
+                    ]
                     self._send(200, _page(files, query))
                 elif len(parts) == 2 and parts[0] == "files" and parts[1] in api.files:
                     self._send(200, api.files[parts[1]]["json"])
@@ -310,7 +372,9 @@ def _handler_for(api: FakeBatchAPI) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             self._send_bytes(status, json.dumps(payload).encode(), "application/json", headers)
 
-        def _send_bytes(self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        def _send_bytes(
+            self, status: int, payload: bytes, content_type: str, headers: dict[str, str] | None = None
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))

@@ -231,8 +231,13 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
             self._send_bytes(status, json.dumps(payload).encode(), headers)
 
-        def _send_bytes(self, status: int, payload: bytes, headers: dict[str, str] | None = None,
-                        content_type: str = "application/json") -> None:
+        def _send_bytes(
+            self,
+            status: int,
+            payload: bytes,
+            headers: dict[str, str] | None = None,
+            content_type: str = "application/json",
+        ) -> None:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(payload)))

@@ -41,7 +41,9 @@ def candidate_text(body: dict) -> str:
 
 
 def verdict_text(scores: dict[str, int], strengths: str = "keeps the format") -> str:
-    body = json.dumps({"strengths": [strengths], "weaknesses": ["invents a value"], "scores": scores}, ensure_ascii=False)
+    body = json.dumps(
+        {"strengths": [strengths], "weaknesses": ["invents a value"], "scores": scores}, ensure_ascii=False
+    )
     return f"Compared line by line.\n<final_evaluation>\n```json\n{body}\n```\n</final_evaluation>"
 
 
@@ -82,13 +84,17 @@ def awbench_process(*args: object, log: Path, env: dict[str, str] | None = None)
     """`awbench ARGS` started as a process from the worktree root (so its awbench is the one imported), its
     stdout and stderr going to the file `log` (a pipe nobody reads could fill up and stall it)."""
     with open(log, "w", encoding="utf-8") as out:
-        return subprocess.Popen(awbench_command(*args), cwd=REPO, env=env or clean_env(), stdout=out,
-                                stderr=subprocess.STDOUT, text=True)
+        return subprocess.Popen(
+            awbench_command(*args), cwd=REPO, env=env or clean_env(), stdout=out, stderr=subprocess.STDOUT, text=True
+        )
 
 
-def awbench(*args: object, env: dict[str, str] | None = None, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(awbench_command(*args), cwd=REPO, env=env or clean_env(), capture_output=True, text=True,
-                          timeout=timeout_s)
+def awbench(
+    *args: object, env: dict[str, str] | None = None, timeout_s: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        awbench_command(*args), cwd=REPO, env=env or clean_env(), capture_output=True, text=True, timeout=timeout_s
+    )
 
 
 def cli(*args: object, env: dict[str, str | None] | None = None):

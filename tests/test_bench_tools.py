@@ -58,7 +58,16 @@ def test_synth_shape(synth_dir):
         records = _records(synth_dir, domain)
         assert len(records) == max(2 if domain == "android" else 1, round(PUBLISHED_STATS[domain][0] * SCALE))
         for record in records:
-            assert list(record) == ["task", "id", "prompt", "response", "current_prompt", "system_str", "turn_idx", "total_turns"]
+            assert list(record) == [
+                "task",
+                "id",
+                "prompt",
+                "response",
+                "current_prompt",
+                "system_str",
+                "turn_idx",
+                "total_turns",
+            ]
             assert record["task"] == f"agentworld/{domain}"
             assert len(record["prompt"]) == len(record["response"]) == record["turn_idx"] <= record["total_turns"]
             assert record["current_prompt"] == record["prompt"][-1]
@@ -141,9 +150,14 @@ def test_delay_server_candidate_and_judge(server):
 def test_delay_server_simulates_a_prompt_cache(server):
     client = openai.OpenAI(base_url=server.url, api_key="bench-key", max_retries=0)
     history: list[ChatCompletionMessageParam] = [
-        {"role": "system", "content": "system prompt " * 500}, {"role": "user", "content": "turn one " * 800}]
+        {"role": "system", "content": "system prompt " * 500},
+        {"role": "user", "content": "turn one " * 800},
+    ]
     first = client.chat.completions.create(model="m", messages=history)
-    longer: list[ChatCompletionMessageParam] = history + [{"role": "assistant", "content": "observation " * 800}, {"role": "user", "content": "turn two " * 800}]
+    longer: list[ChatCompletionMessageParam] = history + [
+        {"role": "assistant", "content": "observation " * 800},
+        {"role": "user", "content": "turn two " * 800},
+    ]
     second = client.chat.completions.create(model="m", messages=longer)
     third = client.chat.completions.create(model="m", messages=longer + [{"role": "user", "content": "x" * 9000}])
     cached = [_cached(r) for r in (first, second, third)]

@@ -41,7 +41,9 @@ def _no_secret_in(directory):
 def test_quickstart_main_job_reports_first_turn_failures(out):
     samples, _ = read_source("sample")
     first_turns = sum(s.record.turn_idx == 1 for s in samples)
-    result = invoke("run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample", "--output", out)
+    result = invoke(
+        "run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample", "--output", out
+    )
     assert result.exit_code == 1, result.output  # the persistence baseline has nothing to predict on turn 1
     assert "Overall (macro)" in result.output and "rule score" in result.output
     assert f"{first_turns} of {len(samples)} samples failed or were not scored" in result.output
@@ -60,9 +62,24 @@ def test_oracle_with_rules_exits_0_and_scores_100(out):
 
 def test_llm_judge_end_to_end_over_http(out):
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
-        result = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os,web",
-                        "--judge-model", "judge-x", "--judge-base-url", server.url, "--judge-structured",
-                        "--run-name", "r", "--output", out)
+        result = invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "os,web",
+            "--judge-model",
+            "judge-x",
+            "--judge-base-url",
+            server.url,
+            "--judge-structured",
+            "--run-name",
+            "r",
+            "--output",
+            out,
+        )
     assert result.exit_code == 0, result.output
     samples = [s for s in read_source("sample")[0] if s.domain in ("os", "web")]
     assert len(server.requests) == len(samples)
@@ -76,10 +93,27 @@ def test_llm_judge_end_to_end_over_http(out):
 
 
 def test_an_interrupted_judging_resumes_without_asking_again(out):
-    args = ["run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
-            "--judge-concurrency", "1", "--run-name", "r", "--output", out]
+    args = [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--data",
+        "sample",
+        "--domains",
+        "os",
+        "--judge-model",
+        "j",
+        "--judge-concurrency",
+        "1",
+        "--run-name",
+        "r",
+        "--output",
+        out,
+    ]
     n = sum(s.domain == "os" for s in read_source("sample")[0])
-    with FakeOpenAIServer(script=[Reply(verdict()), Reply(verdict()), Reply(status=401, error_message="key revoked")]) as server:
+    with FakeOpenAIServer(
+        script=[Reply(verdict()), Reply(verdict()), Reply(status=401, error_message="key revoked")]
+    ) as server:
         first = invoke(*args, "--judge-base-url", server.url)
     assert first.exit_code == 2 and "key revoked" in first.output
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
@@ -90,8 +124,20 @@ def test_an_interrupted_judging_resumes_without_asking_again(out):
 
 def test_dry_run_spends_nothing_and_writes_nothing(out):
     with FakeOpenAIServer() as server:
-        result = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--judge-model", "gpt-5.2",
-                        "--judge-base-url", server.url, "--dry-run", "--output", out)
+        result = invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--judge-model",
+            "gpt-5.2",
+            "--judge-base-url",
+            server.url,
+            "--dry-run",
+            "--output",
+            out,
+        )
     assert result.exit_code == 0, result.output
     assert server.requests == [] and not out.exists()
     samples, _ = read_source("sample")
@@ -117,26 +163,47 @@ def test_bad_data_names_file_line_and_field_without_traceback(out, tmp_path):
 
 def test_data_validate_lists_every_problem(tmp_path):
     bad = tmp_path / "os_test.jsonl"
-    bad.write_text('{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
+    bad.write_text(
+        '{"task": "os"}\n[1]\n{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n'
+    )
     result = invoke("data", "validate", bad)
     assert result.exit_code == 2
-    assert result.output.count("error") >= 3 and ":1:" in result.output and ":2:" in result.output and ":3:" in result.output
+    assert (
+        result.output.count("error") >= 3
+        and ":1:" in result.output
+        and ":2:" in result.output
+        and ":3:" in result.output
+    )
 
 
 def test_data_validate_reports_each_missing_field_of_the_schema(tmp_path):
     """Records without `total_turns`, `system_str` or `current_prompt` used to pass with 0 errors."""
-    full = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "s",
-            "turn_idx": 1, "total_turns": 1}
-    lines = [json.dumps(full)] + [json.dumps({k: v for k, v in full.items() if k != name} | {"id": n})
-                                  for n, name in enumerate(["total_turns", "system_str", "current_prompt"], 2)]
+    full = {
+        "task": "os",
+        "id": 1,
+        "prompt": ["a"],
+        "response": ["b"],
+        "current_prompt": "a",
+        "system_str": "s",
+        "turn_idx": 1,
+        "total_turns": 1,
+    }
+    lines = [json.dumps(full)] + [
+        json.dumps({k: v for k, v in full.items() if k != name} | {"id": n})
+        for n, name in enumerate(["total_turns", "system_str", "current_prompt"], 2)
+    ]
     path = tmp_path / "os_test.jsonl"
     path.write_text("\n".join(lines) + "\n")
     result = invoke("data", "validate", path)
-    assert (result.exit_code, result.output) == (2, (
-        f"error: {path}:2: total_turns: missing field\n"
-        f"error: {path}:3: system_str: missing field\n"
-        f"error: {path}:4: current_prompt: missing field\n"
-        "1 valid sample; 3 errors; 0 warnings\n"))
+    assert (result.exit_code, result.output) == (
+        2,
+        (
+            f"error: {path}:2: total_turns: missing field\n"
+            f"error: {path}:3: system_str: missing field\n"
+            f"error: {path}:4: current_prompt: missing field\n"
+            "1 valid sample; 3 errors; 0 warnings\n"
+        ),
+    )
 
 
 def test_data_validate_accepts_the_sample_with_its_duplicate_note():
@@ -154,7 +221,10 @@ def test_data_info_shows_every_domain():
 
 
 def test_infer_then_judge_then_score_with_another_policy(out):
-    assert invoke("infer", "--model", "baseline:empty", "--data", "sample", "--run-name", "e", "--output", out).exit_code == 0
+    assert (
+        invoke("infer", "--model", "baseline:empty", "--data", "sample", "--run-name", "e", "--output", out).exit_code
+        == 0
+    )
     judged = invoke("judge", "e", "--judge", "rules", "--output", out)
     # every generation failed: `judge` exits 1, as `score` does for the same state
     assert judged.exit_code == 1 and f"judge {RuleJudge.id}: 0 judged" in judged.output
@@ -165,7 +235,19 @@ def test_infer_then_judge_then_score_with_another_policy(out):
 
 
 def test_changed_settings_are_refused(out):
-    base = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--run-name", "x", "--output", out]
+    base = [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--judge",
+        "rules",
+        "--data",
+        "sample",
+        "--run-name",
+        "x",
+        "--output",
+        out,
+    ]
     assert invoke(*base).exit_code == 0
     result = invoke(*base, "--temperature", "0.1")
     assert result.exit_code == 2 and "model.temperature: 0.6 -> 0.1" in result.output
@@ -173,15 +255,37 @@ def test_changed_settings_are_refused(out):
 
 def test_export_then_import_round_trips_the_reference_format(out, tmp_path):
     with FakeOpenAIServer(responder=lambda body: Reply(verdict(quality=4))) as server:
-        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--judge-model", "j",
-                      "--judge-base-url", server.url, "--run-name", "orig", "--output", out).exit_code == 0
+        assert (
+            invoke(
+                "run",
+                "--model",
+                "baseline:oracle",
+                "--data",
+                "sample",
+                "--judge-model",
+                "j",
+                "--judge-base-url",
+                server.url,
+                "--run-name",
+                "orig",
+                "--output",
+                out,
+            ).exit_code
+            == 0
+        )
     official = tmp_path / "official"
     assert invoke("export", "orig", "--official", official, "--output", out).exit_code == 0
     rows = [json.loads(line) for line in (official / "judged.jsonl").read_text().split("\n") if line]
     samples, _ = read_source("sample")
     assert len(rows) == len(samples)
     assert {k: rows[0][k] for k in ("format", "factuality", "consistency", "realism", "quality", "failed")} == {
-        "format": 5.0, "factuality": 4.0, "consistency": 3.0, "realism": 4.0, "quality": 4.0, "failed": 0.0}
+        "format": 5.0,
+        "factuality": 4.0,
+        "consistency": 3.0,
+        "realism": 4.0,
+        "quality": 4.0,
+        "failed": 0.0,
+    }
     assert rows[0]["total_score"] == pytest.approx(4.0) and rows[0]["gen"] == samples[0].record.ground_truth
 
     imported = invoke("import", official / "judged.jsonl", "--run-name", "back", "--judge-model", "j", "--output", out)
@@ -189,12 +293,29 @@ def test_export_then_import_round_trips_the_reference_format(out, tmp_path):
     original = json.loads((out / "orig" / "scores.json").read_text())
     back = json.loads((out / "back" / "scores.json").read_text())
     assert back["overall"] == pytest.approx(original["overall"]) == pytest.approx(75.0)
-    assert json.loads((out / "back" / "run.json").read_text())["data_fingerprint"] == json.loads(
-        (out / "orig" / "run.json").read_text())["data_fingerprint"]
+    assert (
+        json.loads((out / "back" / "run.json").read_text())["data_fingerprint"]
+        == json.loads((out / "orig" / "run.json").read_text())["data_fingerprint"]
+    )
 
 
 def test_import_of_predictions_only_can_be_judged_later(out, tmp_path):
-    assert invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--run-name", "o", "--output", out).exit_code == 0
+    assert (
+        invoke(
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--run-name",
+            "o",
+            "--output",
+            out,
+        ).exit_code
+        == 0
+    )
     assert invoke("export", "o", "--official", tmp_path, "--output", out).exit_code == 0
     assert invoke("import", tmp_path / "predictions.jsonl", "--run-name", "p", "--output", out).exit_code == 0
     result = invoke("judge", "p", "--judge", "rules", "--output", out)
@@ -203,8 +324,23 @@ def test_import_of_predictions_only_can_be_judged_later(out, tmp_path):
     assert json.loads((out / "p" / "scores.json").read_text())["overall"] == pytest.approx(100.0)
 
 
-@pytest.mark.parametrize("command", [["run"], ["infer"], ["judge"], ["score"], ["export"], ["import"], ["leaderboard"],
-                                     ["compare"], ["show"], ["report"], ["data", "validate"], ["data", "info"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run"],
+        ["infer"],
+        ["judge"],
+        ["score"],
+        ["export"],
+        ["import"],
+        ["leaderboard"],
+        ["compare"],
+        ["show"],
+        ["report"],
+        ["data", "validate"],
+        ["data", "info"],
+    ],
+)
 def test_every_command_has_help_with_an_example(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0 and "Example" in result.output
@@ -212,8 +348,26 @@ def test_every_command_has_help_with_an_example(command):
 
 def test_reparse_applies_the_current_parser_without_calls(out):
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
-        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
-                      "--judge-base-url", server.url, "--run-name", "r", "--output", out).exit_code == 0
+        assert (
+            invoke(
+                "run",
+                "--model",
+                "baseline:oracle",
+                "--data",
+                "sample",
+                "--domains",
+                "os",
+                "--judge-model",
+                "j",
+                "--judge-base-url",
+                server.url,
+                "--run-name",
+                "r",
+                "--output",
+                out,
+            ).exit_code
+            == 0
+        )
     (evaluation,) = RunStore(out / "r").evaluations()
     path = evaluation.judgments.path
     lines = path.read_text().split("\n")
@@ -236,9 +390,28 @@ def test_reparse_under_the_reference_protocol_reads_what_the_judge_was_asked(out
 
     checkout = write_checkout(tmp_path / "checkout")
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
-        assert invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-model", "j",
-                      "--judge-base-url", server.url, "--judge-prompts", str(checkout), "--run-name", "r",
-                      "--output", out).exit_code == 0
+        assert (
+            invoke(
+                "run",
+                "--model",
+                "baseline:oracle",
+                "--data",
+                "sample",
+                "--domains",
+                "os",
+                "--judge-model",
+                "j",
+                "--judge-base-url",
+                server.url,
+                "--judge-prompts",
+                str(checkout),
+                "--run-name",
+                "r",
+                "--output",
+                out,
+            ).exit_code
+            == 0
+        )
     (evaluation,) = RunStore(out / "r").evaluations()
     before = evaluation.judgments.load()
     assert before and all(v.reference is not None for record in before.values() for v in record.verdicts)
@@ -250,8 +423,22 @@ def test_reparse_under_the_reference_protocol_reads_what_the_judge_was_asked(out
 
 
 def test_judge_dry_run_counts_only_what_is_missing(out):
-    assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "web", "--run-name", "w",
-                  "--output", out).exit_code == 0
+    assert (
+        invoke(
+            "infer",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "web",
+            "--run-name",
+            "w",
+            "--output",
+            out,
+        ).exit_code
+        == 0
+    )
     n = sum(s.domain == "web" for s in read_source("sample")[0])
     result = invoke("judge", "w", "--judge-model", "gpt-5.2-2025-12-11", "--dry-run", "--output", out)
     assert result.exit_code == 0, result.output
@@ -265,8 +452,9 @@ def test_skip_invalid_runs_the_valid_records_and_says_how_many_it_skipped(out, t
     data.write_text("\n".join([good[0], '{"task": "os", "id": 9}', good[1], "{broken"]) + "\n")
     refused = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data, "--output", out)
     assert refused.exit_code == 2 and f"{data}:2:" in refused.output and f"{data}:4:" in refused.output
-    result = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data, "--skip-invalid",
-                    "--output", out)
+    result = invoke(
+        "run", "--model", "baseline:oracle", "--judge", "rules", "--data", data, "--skip-invalid", "--output", out
+    )
     assert result.exit_code == 0, result.output
     assert "skipped 2 invalid records" in result.output
     assert json.loads((out / "baseline-oracle__rules" / "scores.json").read_text())["domains"]["os"]["n"] == 2
@@ -274,9 +462,27 @@ def test_skip_invalid_runs_the_valid_records_and_says_how_many_it_skipped(out, t
 
 def test_both_judges_give_agreement_and_rl_rewards(out, tmp_path):
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
-        result = invoke("run", "--model", "baseline:last-observation", "--judge", "both", "--data", "sample",
-                        "--domains", "terminal", "--judge-model", "j", "--judge-base-url", server.url,
-                        "--run-name", "b", "--output", out, "--max-failure-rate", "1")
+        result = invoke(
+            "run",
+            "--model",
+            "baseline:last-observation",
+            "--judge",
+            "both",
+            "--data",
+            "sample",
+            "--domains",
+            "terminal",
+            "--judge-model",
+            "j",
+            "--judge-base-url",
+            server.url,
+            "--run-name",
+            "b",
+            "--output",
+            out,
+            "--max-failure-rate",
+            "1",
+        )
     assert result.exit_code == 0, result.output
     assert "rule score vs LLM judge, Spearman: overall" in result.output
     scores = json.loads((out / "b" / "scores.json").read_text())
@@ -300,19 +506,47 @@ def test_engine_args_are_typed_from_json_when_they_parse():
     from awbench.cli.options import engine_args as _engine_args
 
     pairs = ["language_model_only=true", "swap=4", "ratio=0.5", 'limits={"image": 0}', "name=fp8", "max-num-seqs=3"]
-    assert _engine_args(pairs) == {"language_model_only": True, "swap": 4, "ratio": 0.5, "limits": {"image": 0},
-                                   "name": "fp8", "max_num_seqs": 3}
+    assert _engine_args(pairs) == {
+        "language_model_only": True,
+        "swap": 4,
+        "ratio": 0.5,
+        "limits": {"image": 0},
+        "name": "fp8",
+        "max_num_seqs": 3,
+    }
     result = invoke("infer", "--model", "m", "--engine-arg", "no-equals-sign", "--data", "sample")
     assert result.exit_code == 2 and "--engine-arg expects KEY=VALUE" in result.output
 
 
 def test_a_model_behind_an_endpoint_reports_the_prefix_cache_hit_rate(out):
-    usage = {"prompt_tokens": 100, "completion_tokens": 5, "total_tokens": 105, "prompt_tokens_details": {"cached_tokens": 40}}
+    usage = {
+        "prompt_tokens": 100,
+        "completion_tokens": 5,
+        "total_tokens": 105,
+        "prompt_tokens_details": {"cached_tokens": 40},
+    }
     answer = "<think>plan</think><predicted_observation>done</predicted_observation>"
     with FakeOpenAIServer(responder=lambda body: Reply(answer, usage=usage)) as server:
-        result = invoke("run", "--model", "world-model", "--base-url", server.url, "--data", "sample", "--domains", "os",
-                        "--judge", "rules", "--run-name", "m", "--output", out)
+        result = invoke(
+            "run",
+            "--model",
+            "world-model",
+            "--base-url",
+            server.url,
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--judge",
+            "rules",
+            "--run-name",
+            "m",
+            "--output",
+            out,
+        )
     assert result.exit_code == 0, result.output
     assert "prefix cache: 40.0% of" in result.output
     predictions = [json.loads(line) for line in (out / "m" / "predictions.jsonl").read_text().split("\n") if line]
-    assert {p["prediction"] for p in predictions} == {"done"} and all(p["usage"]["cached_tokens"] == 40 for p in predictions)
+    assert {p["prediction"] for p in predictions} == {"done"} and all(
+        p["usage"]["cached_tokens"] == 40 for p in predictions
+    )

@@ -14,19 +14,99 @@ from awbench.cli import app
 
 runner = CliRunner()
 
-SCORES_KEYS = ["schema_version", "run", "judge", "judge_id", "failure_policy", "generations", "overall", "overall_micro",
-               "domains", "reference", "rules", "agreement", "judge_consistency", "cost_usd", "usage", "judge_usage",
-               "failures", "completeness"]
-DOMAIN_KEYS = ["score", "n", "scored", "failed", "unscored", "pending", "suspected_injection", "generation_spread",
-               "dimensions"]
-SUMMARY_KEYS = ["schema_version", "view", "run", "judge", "kind", "judges", "completeness", "generations", "domains",
-                "length_bias", "turn_trend", "consistency", "agreement"]
-SAMPLE_KEYS = ["key", "domain", "trajectory", "origin", "context", "earlier_turns", "action", "prediction",
-               "ground_truth", "status", "error", "score", "dimensions", "rule_parts", "flags", "reasons"]
-COMPARISON_KEYS = ["schema_version", "run_a", "run_b", "judge", "judge_b", "rows", "only_a", "only_b", "warnings",
-                   "judge_agreement", "length_bias", "growth"]
-PAIRED_KEYS = ["name", "n", "mean_a", "mean_b", "diff", "lo", "hi", "a_better", "trajectories", "wins", "ties",
-               "losses", "too_few"]
+SCORES_KEYS = [
+    "schema_version",
+    "run",
+    "judge",
+    "judge_id",
+    "failure_policy",
+    "generations",
+    "overall",
+    "overall_micro",
+    "domains",
+    "reference",
+    "rules",
+    "agreement",
+    "judge_consistency",
+    "cost_usd",
+    "usage",
+    "judge_usage",
+    "failures",
+    "completeness",
+]
+DOMAIN_KEYS = [
+    "score",
+    "n",
+    "scored",
+    "failed",
+    "unscored",
+    "pending",
+    "suspected_injection",
+    "generation_spread",
+    "dimensions",
+]
+SUMMARY_KEYS = [
+    "schema_version",
+    "view",
+    "run",
+    "judge",
+    "kind",
+    "judges",
+    "completeness",
+    "generations",
+    "domains",
+    "length_bias",
+    "turn_trend",
+    "consistency",
+    "agreement",
+]
+SAMPLE_KEYS = [
+    "key",
+    "domain",
+    "trajectory",
+    "origin",
+    "context",
+    "earlier_turns",
+    "action",
+    "prediction",
+    "ground_truth",
+    "status",
+    "error",
+    "score",
+    "dimensions",
+    "rule_parts",
+    "flags",
+    "reasons",
+]
+COMPARISON_KEYS = [
+    "schema_version",
+    "run_a",
+    "run_b",
+    "judge",
+    "judge_b",
+    "rows",
+    "only_a",
+    "only_b",
+    "warnings",
+    "judge_agreement",
+    "length_bias",
+    "growth",
+]
+PAIRED_KEYS = [
+    "name",
+    "n",
+    "mean_a",
+    "mean_b",
+    "diff",
+    "lo",
+    "hi",
+    "a_better",
+    "trajectories",
+    "wins",
+    "ties",
+    "losses",
+    "too_few",
+]
 
 
 def invoke(*args: object):
@@ -44,8 +124,13 @@ def results(tmp_path: Path) -> Path:
     out = tmp_path / "results"
     # alpha: one failed generation (a note on stderr); its MCP[1] prediction holds text rich would take for an
     # emoji and for markup, which JSON keeps as written
-    make_run(out, "alpha", data, {MCP[0]: 4, MCP[1]: 2, MCP[2]: 5, SEARCH[0]: 3, SEARCH[1]: None},
-             predictions={MCP[1]: "done :smile: [bold]x[/bold]"})
+    make_run(
+        out,
+        "alpha",
+        data,
+        {MCP[0]: 4, MCP[1]: 2, MCP[2]: 5, SEARCH[0]: 3, SEARCH[1]: None},
+        predictions={MCP[1]: "done :smile: [bold]x[/bold]"},
+    )
     make_run(out, "beta", data, {MCP[0]: 3, MCP[1]: 2, MCP[2]: 5, SEARCH[0]: 4, SEARCH[1]: 4})
     make_run(out, "partial", data, {MCP[0]: 4, MCP[1]: 2})  # incomplete: 2 of 5 judged
     return out
@@ -63,7 +148,8 @@ def test_score_json_is_the_evaluations_scores_json(results: Path, tmp_path: Path
     assert result.stderr == (
         "1 of 5 samples failed or were not scored (tolerated: 5%):\n"
         "  1 error predictions: HTTP N (e.g. search/s1/1: HTTP 500)\n"
-        f"look at them with `awbench show {results / 'alpha'} --failed`\n")
+        f"look at them with `awbench show {results / 'alpha'} --failed`\n"
+    )
 
 
 def test_score_json_of_an_incomplete_evaluation_says_so_on_stderr(results: Path) -> None:
@@ -78,12 +164,23 @@ def test_show_json_summary(results: Path) -> None:
     assert (result.exit_code, result.stderr) == (0, "")
     summary = as_json(result)
     assert list(summary) == SUMMARY_KEYS
-    assert (summary["schema_version"], summary["view"], summary["run"], summary["judge"], summary["kind"],
-            summary["judges"]) == (1, "summary", "alpha", "llm-alpha", "llm", ["llm-alpha"])
+    assert (
+        summary["schema_version"],
+        summary["view"],
+        summary["run"],
+        summary["judge"],
+        summary["kind"],
+        summary["judges"],
+    ) == (1, "summary", "alpha", "llm-alpha", "llm", ["llm-alpha"])
     assert list(summary["domains"]) == ["mcp", "search", "overall"]
     assert summary["domains"]["overall"] == {
-        "n": 5, "score": pytest.approx(45.8333333), "lo": None, "hi": None,  # too few trajectories for an interval
-        "dimensions": dict.fromkeys(["format", "factuality", "consistency", "realism", "quality"], pytest.approx(45.8333333)),
+        "n": 5,
+        "score": pytest.approx(45.8333333),
+        "lo": None,
+        "hi": None,  # too few trajectories for an interval
+        "dimensions": dict.fromkeys(
+            ["format", "factuality", "consistency", "realism", "quality"], pytest.approx(45.8333333)
+        ),
     }
     assert list(summary["length_bias"]) == ["<0.5", "0.5-0.8", "0.8-1.25", "1.25-2", ">2"]
     assert summary["length_bias"]["0.8-1.25"] == [4, 62.5]  # [n, mean score] of the generations that did not fail
@@ -97,12 +194,15 @@ def test_show_json_samples_keep_their_text_and_notes_go_to_stderr(results: Path)
     (sample,) = listed["samples"]
     assert list(sample) == SAMPLE_KEYS
     assert (sample["key"], sample["prediction"], sample["score"]) == (MCP[1], "done :smile: [bold]x[/bold]", 25.0)
-    assert sample["reasons"] == [{"status": "complete", "strengths": ["keeps the format"],
-                                  "weaknesses": ["invents a file"]}]
+    assert sample["reasons"] == [
+        {"status": "complete", "strengths": ["keeps the format"], "weaknesses": ["invents a file"]}
+    ]
 
     failed = invoke("show", "alpha", "--output", results, "--format", "json", "--failed")
     assert failed.stderr == "alpha: 1 failed or unscored samples (judge llm-alpha); showing 1\n"
-    assert [(s["key"], s["status"], s["error"]) for s in as_json(failed)["samples"]] == [(SEARCH[1], "error", "HTTP 500")]
+    assert [(s["key"], s["status"], s["error"]) for s in as_json(failed)["samples"]] == [
+        (SEARCH[1], "error", "HTTP 500")
+    ]
     none = invoke("show", "beta", "--output", results, "--format", "json", "--failed")
     assert none.stderr == "beta: no failed or unscored samples (judge llm-beta)\n"
     assert (as_json(none)["matched"], as_json(none)["samples"]) == (0, [])
@@ -130,6 +230,7 @@ def test_compare_json(results: Path) -> None:
     assert [row["name"] for row in comparison["rows"]] == ["mcp", "search", "overall"]
     assert all(list(row) == PAIRED_KEYS for row in comparison["rows"])
     assert list(comparison["growth"]) == ["turn", "context"]
+
 
 def test_compare_judges_json(tmp_path: Path) -> None:
     data = write_data(tmp_path / "data", SMALL)

@@ -32,8 +32,9 @@ def results(tmp_path: Path) -> Path:
     make_run(out, "alpha", data, {MCP[0]: 4, MCP[1]: 2, MCP[2]: 5, SEARCH[0]: 3, SEARCH[1]: None}, model="org/model-a")
     make_run(out, "beta", data, {MCP[0]: 4, MCP[1]: 2}, model="org/model-b")
     make_run(out, "gamma", data, dict.fromkeys([*MCP, *SEARCH], 5), model="org/model-c")
-    (out / "gamma" / ".lock").write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                                      "started_at": "2026-12-03T04:00:00+00:00"}) + "\n")
+    (out / "gamma" / ".lock").write_text(
+        json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started_at": "2026-12-03T04:00:00+00:00"}) + "\n"
+    )
     inferred = make_run(out, "delta", data, {MCP[0]: 4}, model="org/model-d")
     shutil.rmtree(inferred.path / "judges")
     inferred.scores_path.unlink()
@@ -58,16 +59,21 @@ def test_ls_lists_every_run_with_its_state(results: Path) -> None:
         "org/model-d",
     ]
     # the holder's description (pid, host) wraps in its column; Overall and the time stay whole
-    assert lines[8].startswith("gamma        llm-gamma  running (process ") and lines[8].endswith("100.00               –")
+    assert lines[8].startswith("gamma        llm-gamma  running (process ") and lines[8].endswith(
+        "100.00               –"
+    )
     assert "".join(line[24:57].replace(" ", "") for line in lines[8:]) == f"running ({holder})".replace(" ", "")
     assert all(len(line) <= 80 for line in lines)
     # JSON: every run, its exact keys, nothing else on stdout
     listing = json.loads(invoke("ls", "--output", results, "--format", "json").stdout)
     assert listing["schema_version"] == 1 and list(listing) == ["schema_version", "runs"]
-    assert [list(run) for run in listing["runs"]] == [[
-        "run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at"]] * 4
-    assert [(r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])
-            for r in listing["runs"]] == [
+    assert [list(run) for run in listing["runs"]] == [
+        ["run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at"]
+    ] * 4
+    assert [
+        (r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])
+        for r in listing["runs"]
+    ] == [
         ("alpha", "org/model-a", ["llm-alpha"], "complete", 5, 5, None, pytest.approx(45.8333333)),
         ("beta", "org/model-b", ["llm-beta"], "incomplete", 2, 5, None, 50.0),
         ("delta", "org/model-d", [], "not scored", None, None, None, None),
@@ -93,44 +99,62 @@ def test_ls_takes_runs_and_directories_and_says_what_it_skipped(results: Path, t
     result = invoke("ls", "--output", empty)
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", f"note: no runs under {empty}\n")
     result = invoke("ls", "alpah", "--output", results)
-    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'alpah': neither alpah nor "
-                                                    f"{results / 'alpah'} is a directory; did you mean 'alpha'?\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: no run or directory of runs 'alpah': neither alpah nor "
+        f"{results / 'alpah'} is a directory; did you mean 'alpha'?\n",
+    )
 
 
 def test_a_lock_left_by_a_dead_process_is_not_running(results: Path) -> None:
     child = subprocess.Popen(["true"])
     child.wait()
-    (results / "gamma" / ".lock").write_text(json.dumps({"pid": child.pid, "host": socket.gethostname(),
-                                                         "started_at": "t0"}))
+    (results / "gamma" / ".lock").write_text(
+        json.dumps({"pid": child.pid, "host": socket.gethostname(), "started_at": "t0"})
+    )
     listing = json.loads(invoke("ls", results / "gamma", "--format", "json").stdout)
     assert [(r["state"], r["holder"]) for r in listing["runs"]] == [("complete", None)]
 
 
-@pytest.mark.parametrize("command", [
-    ["score", "alpah"], ["judge", "alpah"], ["show", "alpah"], ["compare", "alpah", "beta"],
-    ["compare", "beta", "alpah"], ["export", "alpah", "--official", "OUT"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["score", "alpah"],
+        ["judge", "alpah"],
+        ["show", "alpah"],
+        ["compare", "alpah", "beta"],
+        ["compare", "beta", "alpah"],
+        ["export", "alpah", "--official", "OUT"],
+    ],
+)
 def test_every_command_that_takes_a_run_suggests_the_closest(results: Path, command: list[str], tmp_path: Path) -> None:
     args = [str(tmp_path / "official") if a == "OUT" else a for a in command]
     result = invoke(*args, "--output", results)
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"error: no run 'alpah': neither alpah nor {results / 'alpah'} holds a run.json; "
-                             "did you mean 'alpha'?\n")
+    assert result.stderr == (
+        f"error: no run 'alpah': neither alpah nor {results / 'alpah'} holds a run.json; did you mean 'alpha'?\n"
+    )
 
 
 @pytest.mark.parametrize("command", [["leaderboard"], ["report", "-o", "OUT"]])
-def test_commands_that_take_runs_or_directories_suggest_the_closest(results: Path, command: list[str],
-                                                                    tmp_path: Path) -> None:
+def test_commands_that_take_runs_or_directories_suggest_the_closest(
+    results: Path, command: list[str], tmp_path: Path
+) -> None:
     args = [str(tmp_path / "r.html") if a == "OUT" else a for a in command]
     result = invoke(*args, "gama", "--output", results)
-    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'gama': neither gama nor "
-                                                    f"{results / 'gama'} is a directory; did you mean 'gamma'?\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: no run or directory of runs 'gama': neither gama nor "
+        f"{results / 'gama'} is a directory; did you mean 'gamma'?\n",
+    )
 
 
 def test_a_misspelt_sample_key_gets_the_closest_keys(results: Path) -> None:
     result = invoke("show", "alpha", "--output", results, "--sample", "mcp/m0/3")
-    assert (result.exit_code, result.stderr) == (2, "error: alpha has no sample 'mcp/m0/3'; did you mean "
-                                                    "'mcp/m0/1', 'mcp/m0/2' or 'mcp/m1/1'?\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: alpha has no sample 'mcp/m0/3'; did you mean 'mcp/m0/1', 'mcp/m0/2' or 'mcp/m1/1'?\n",
+    )
     result = invoke("show", "alpha", "--output", results, "--sample", "terminal/x")
     assert (result.exit_code, result.stderr) == (2, "error: alpha has no sample 'terminal/x'\n")
 

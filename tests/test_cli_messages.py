@@ -28,17 +28,23 @@ def no_key(monkeypatch):
 
 
 def test_a_missing_candidate_key_does_not_suggest_the_rule_judge_already_given(no_key, tmp_path):
-    result = invoke("run", "--model", "gpt-4o", "--backend", "openai", "--judge", "rules", "--data", "sample",
-                    "--output", tmp_path)
-    assert (result.exit_code, result.stderr) == (2, "error: the candidate: no API key: set the environment variable "
-                                                    "OPENAI_API_KEY\n")
+    result = invoke(
+        "run", "--model", "gpt-4o", "--backend", "openai", "--judge", "rules", "--data", "sample", "--output", tmp_path
+    )
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: the candidate: no API key: set the environment variable OPENAI_API_KEY\n",
+    )
 
 
 def test_a_missing_judge_key_suggests_the_rule_judge(no_key, tmp_path):
     result = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--output", tmp_path)
-    assert (result.exit_code, result.stderr) == (2, "error: the judge: no API key: set the environment variable "
-                                                    "OPENAI_API_KEY. For a free offline score without any API, use "
-                                                    "--judge rules\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: the judge: no API key: set the environment variable "
+        "OPENAI_API_KEY. For a free offline score without any API, use "
+        "--judge rules\n",
+    )
     assert not tmp_path.exists() or not any(tmp_path.iterdir())
 
 
@@ -56,8 +62,10 @@ def test_a_refused_key_names_the_endpoint_that_refused(monkeypatch, tmp_path, pa
             args = ["--model", "baseline:oracle", "--judge-model", "j", "--judge-base-url", url]
         result = invoke("run", *args, "--data", "sample", "--output", tmp_path)
     assert result.exit_code == 2, result.output
-    assert result.stderr == (f"error: the {party} endpoint {server.url}?api-key=*** refused the request: HTTP 401: "
-                             f"Incorrect API key provided; retrying cannot help\n")
+    assert result.stderr == (
+        f"error: the {party} endpoint {server.url}?api-key=*** refused the request: HTTP 401: "
+        f"Incorrect API key provided; retrying cannot help\n"
+    )
     assert SECRET not in result.output
 
 
@@ -67,8 +75,10 @@ def test_data_hints_name_no_option_data_info_does_not_have(monkeypatch, tmp_path
     result = invoke("data", "info", "nobody-here/no-such-benchmark")
     assert result.exit_code == 2
     assert "--data" not in result.stderr
-    assert result.stderr.endswith("or give instead a local directory of {domain}_test.jsonl files, or `sample` for "
-                                  "the small sample bundled with awbench.\n")
+    assert result.stderr.endswith(
+        "or give instead a local directory of {domain}_test.jsonl files, or `sample` for "
+        "the small sample bundled with awbench.\n"
+    )
 
 
 def test_help_shows_no_type_beside_a_flag():
@@ -85,19 +95,29 @@ def test_help_shows_no_type_beside_a_flag():
 def results(tmp_path: Path) -> Path:
     data = write_data(tmp_path / "data", SMALL)
     out = tmp_path / "results"
-    make_run(out, "ruled", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4}, rules={MCP[0]: 1.0, SEARCH[0]: 0.5},
-             llm=False)
+    make_run(
+        out, "ruled", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4}, rules={MCP[0]: 1.0, SEARCH[0]: 0.5}, llm=False
+    )
     make_run(out, "llm-only", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4})
     make_run(out, "both", data, {MCP[0]: 3, MCP[1]: None, SEARCH[0]: 4}, rules={MCP[0]: 1.0, SEARCH[0]: 0.5})
     return out
 
 
-@pytest.mark.parametrize(("run", "message"), [
-    ("ruled", "error: --reward needs an LLM judge's evaluation (the rubric, 90% of the reward), which ruled does "
-              "not have: add it with `awbench judge ruled --judge llm`\n"),
-    ("llm-only", "error: --reward needs a rule evaluation (the exact match, 10% of the reward), which llm-only does "
-                 "not have: add it with `awbench judge llm-only --judge rules`\n"),
-])
+@pytest.mark.parametrize(
+    ("run", "message"),
+    [
+        (
+            "ruled",
+            "error: --reward needs an LLM judge's evaluation (the rubric, 90% of the reward), which ruled does "
+            "not have: add it with `awbench judge ruled --judge llm`\n",
+        ),
+        (
+            "llm-only",
+            "error: --reward needs a rule evaluation (the exact match, 10% of the reward), which llm-only does "
+            "not have: add it with `awbench judge llm-only --judge rules`\n",
+        ),
+    ],
+)
 def test_rewards_need_both_evaluations(results, tmp_path, run, message):
     rewards = tmp_path / "rewards.jsonl"
     before = (results / run / "run.json").read_text()
@@ -115,30 +135,48 @@ def test_rewards_of_a_run_with_both_judges(results, tmp_path):
     as_json = invoke("score", "both", "--output", results, "--reward", rewards, "--format", "json")
     assert as_json.stderr.startswith(f"wrote 3 rewards to {rewards}\n")  # stdout holds the JSON alone
     assert json.loads(as_json.stdout)["judge_id"] == "llm-both"
-    assert by_key == {MCP[0]: pytest.approx(0.9 * 15 + 2.5), MCP[1]: pytest.approx(4.5),
-                      SEARCH[0]: pytest.approx(0.9 * 20)}
+    assert by_key == {
+        MCP[0]: pytest.approx(0.9 * 15 + 2.5),
+        MCP[1]: pytest.approx(4.5),
+        SEARCH[0]: pytest.approx(0.9 * 20),
+    }
 
 
 def test_a_scoring_option_given_to_score_is_said_to_stay(results):
     result = invoke("score", "llm-only", "--output", results, "--failure-policy", "exclude")
-    assert ("llm-only: --failure-policy minimum -> exclude, saved in its run.json for every later command (back "
-            "with `awbench score llm-only --failure-policy minimum`)\n") in result.stdout
+    assert (
+        "llm-only: --failure-policy minimum -> exclude, saved in its run.json for every later command (back "
+        "with `awbench score llm-only --failure-policy minimum`)\n"
+    ) in result.stdout
     assert RunStore(results / "llm-only").read_manifest().config.scoring.failure_policy == "exclude"
     again = invoke("score", "llm-only", "--output", results, "--failure-policy", "exclude")
     assert "saved in its run.json" not in again.stdout  # nothing changed this time
-    both = invoke("score", "llm-only", "--output", results, "--failure-policy", "minimum", "--max-failure-rate", "1",
-                  "--format", "json")
+    both = invoke(
+        "score",
+        "llm-only",
+        "--output",
+        results,
+        "--failure-policy",
+        "minimum",
+        "--max-failure-rate",
+        "1",
+        "--format",
+        "json",
+    )
     assert json.loads(both.stdout)["failure_policy"] == "minimum"  # the note goes to stderr: stdout is the JSON
     assert both.stderr.startswith(
         "llm-only: --failure-policy exclude -> minimum, --max-failure-rate 0.05 -> 1.0, saved in its run.json for "
-        "every later command (back with `awbench score llm-only --failure-policy exclude --max-failure-rate 0.05`)\n")
+        "every later command (back with `awbench score llm-only --failure-policy exclude --max-failure-rate 0.05`)\n"
+    )
 
 
 def test_show_dimension_on_a_rule_evaluation_says_it_has_no_dimensions(results):
     result = invoke("show", "ruled", "--output", results, "--worst", "2", "--dimension", "realism")
     assert (result.exit_code, result.stderr) == (
-        2, "error: the rule judge scores no rubric dimension (format, factuality, consistency, realism, quality): "
-           "--dimension needs an LLM judge's evaluation (--judge llm, or its id)\n")
+        2,
+        "error: the rule judge scores no rubric dimension (format, factuality, consistency, realism, quality): "
+        "--dimension needs an LLM judge's evaluation (--judge llm, or its id)\n",
+    )
     assert invoke("show", "both", "--output", results, "--worst", "2", "--dimension", "realism").exit_code == 0
 
 
@@ -152,8 +190,9 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
     result = invoke("import", tmp_path / "official" / "judged.jsonl", "--run-name", "qwen-official", "--output", out)
     assert result.exit_code == 0, result.output
     assert RunStore(out / "qwen-official").read_manifest().config.model.model == "qwen-official"
-    given = invoke("import", tmp_path / "official" / "predictions.jsonl", "--run-name", "p", "--model", "Qwen/Q",
-                   "--output", out)
+    given = invoke(
+        "import", tmp_path / "official" / "predictions.jsonl", "--run-name", "p", "--model", "Qwen/Q", "--output", out
+    )
     assert given.exit_code == 0 and RunStore(out / "p").read_manifest().config.model.model == "Qwen/Q"
     # an imported evaluation's prompts have no hash: its group says `prompts imported`, never `imported@`
     board = invoke("leaderboard", "--output", out)
@@ -163,23 +202,44 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
 # --------------------------------------------------------------------------- options a backend does not use
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--max-model-len", "4096", "--overlength",
-      "truncate-history"],
-     "error: --max-model-len, --overlength do not apply to the openai backend (the endpoint's server runs the model "
-     "with its own engine settings and context window): leave them out\n"),
-    (["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
-     "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
-     "out\n"),
-    (["--model", "baseline:oracle", "--concurrency", "3"],
-     "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n"),
-    (["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
-     "error: --request-timeout does not apply to the vllm backend (they are for an OpenAI-compatible endpoint, "
-     "--base-url): leave it out\n"),
-    (["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
-     "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
-     "in-process judge, --judge-backend vllm): leave them out\n"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            [
+                "--model",
+                "m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--max-model-len",
+                "4096",
+                "--overlength",
+                "truncate-history",
+            ],
+            "error: --max-model-len, --overlength do not apply to the openai backend (the endpoint's server runs the model "
+            "with its own engine settings and context window): leave them out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
+            "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
+            "out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--concurrency", "3"],
+            "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n",
+        ),
+        (
+            ["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
+            "error: --request-timeout does not apply to the vllm backend (they are for an OpenAI-compatible endpoint, "
+            "--base-url): leave it out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
+            "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
+            "in-process judge, --judge-backend vllm): leave them out\n",
+        ),
+    ],
+)
 def test_options_the_backend_does_not_use_are_refused_by_name(tmp_path, args, message):
     result = invoke("run", *args, "--data", "sample", "--output", tmp_path / "results")
     assert (result.exit_code, result.stderr) == (2, message)
@@ -192,13 +252,39 @@ def test_options_the_backend_does_not_use_are_refused_by_name(tmp_path, args, me
 def test_stop_strings_reach_the_candidate_and_the_judge_requests(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    verdict = ('<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 4, '
-               '"factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```\n</final_evaluation>')
-    with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate, \
-            FakeOpenAIServer(responder=lambda body: Reply(verdict)) as judge:
-        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--stop", "### Turn", "--stop", "\n\n",
-                        "--judge-model", "j", "--judge-base-url", judge.url, "--judge-stop", "</final_evaluation>",
-                        "--data", "sample", "--domains", "os", "--limit", "1", "--output", tmp_path)
+    verdict = (
+        '<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 4, '
+        '"factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}\n```\n</final_evaluation>'
+    )
+    with (
+        FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate,
+        FakeOpenAIServer(responder=lambda body: Reply(verdict)) as judge,
+    ):
+        result = invoke(
+            "run",
+            "--model",
+            "base",
+            "--base-url",
+            candidate.url,
+            "--stop",
+            "### Turn",
+            "--stop",
+            "\n\n",
+            "--judge-model",
+            "j",
+            "--judge-base-url",
+            judge.url,
+            "--judge-stop",
+            "</final_evaluation>",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--limit",
+            "1",
+            "--output",
+            tmp_path,
+        )
     assert result.exit_code == 0, result.output
     assert [body["stop"] for body in candidate.requests] == [["### Turn", "\n\n"]]
     assert [body["stop"] for body in judge.requests] == [["</final_evaluation>"]]
@@ -212,13 +298,30 @@ def test_without_stop_no_request_has_one_and_judge_ids_stay(monkeypatch, tmp_pat
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with FakeOpenAIServer(responder=lambda body: Reply("x")) as candidate:
-        result = invoke("run", "--model", "base", "--base-url", candidate.url, "--judge", "rules", "--data", "sample",
-                        "--domains", "os", "--limit", "1", "--output", tmp_path)
+        result = invoke(
+            "run",
+            "--model",
+            "base",
+            "--base-url",
+            candidate.url,
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--limit",
+            "1",
+            "--output",
+            tmp_path,
+        )
     assert result.exit_code in (0, 1), result.output
     assert ["stop" in body for body in candidate.requests] == [False]
     # a judge without stop strings keeps the id it had before the option existed
     assert llm_judge_id(JudgeSettings(), "rubric", "0" * 64) == "gpt-5.2-2025-12-11-rubric-61c0c0"  # as in 0.3.0
-    assert llm_judge_id(JudgeSettings(stop=["x"]), "rubric", "0" * 64) != llm_judge_id(JudgeSettings(), "rubric", "0" * 64)
+    assert llm_judge_id(JudgeSettings(stop=["x"]), "rubric", "0" * 64) != llm_judge_id(
+        JudgeSettings(), "rubric", "0" * 64
+    )
 
 
 # --------------------------------------------------------------------------- unscored samples are counted

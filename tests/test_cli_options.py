@@ -33,7 +33,10 @@ CASES = [
     (RUN + ["--failure-policy", "worst"], "--failure-policy: 'worst' is not one of 'minimum', 'exclude'"),
     (RUN + ["--overlength", "cut"], "--overlength: 'cut' is not one of 'skip', 'truncate-history'"),
     (RUN + ["--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'"),
-    (["infer", "--model", "m", "--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'"),
+    (
+        ["infer", "--model", "m", "--backend", "imported"],
+        "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'",
+    ),
     (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'"),
     (["score", "r", "--failure-policy", "zero"], "--failure-policy: 'zero' is not one of 'minimum', 'exclude'"),
     (["leaderboard", "--by", "model"], "--by: 'model' is not one of 'domain', 'dimension'"),
@@ -91,7 +94,9 @@ def test_a_bad_option_value_is_one_line_naming_the_option(args, message, tmp_pat
 
 def test_backend_help_offers_only_what_a_user_can_choose():
     result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
-    assert "baseline, openai, vllm, or one an installed package adds" in result.stdout and "imported" not in result.stdout
+    assert (
+        "baseline, openai, vllm, or one an installed package adds" in result.stdout and "imported" not in result.stdout
+    )
 
 
 def _no_pydantic(text: str) -> None:
@@ -103,18 +108,37 @@ def test_settings_that_fail_validation_are_named_by_their_options(capsys):
         cli_judge_settings(None, Options({}, {"judge_samples": 0, "judge_concurrency": 0}))
     assert stopped.value.exit_code == 2
     err = capsys.readouterr().err
-    assert err == "error: --judge-samples: must be at least 1, got 0\nerror: --judge-concurrency: must be at least 1, got 0\n"
+    assert (
+        err
+        == "error: --judge-samples: must be at least 1, got 0\nerror: --judge-concurrency: must be at least 1, got 0\n"
+    )
     _no_pydantic(err)
 
 
-@pytest.mark.parametrize(("build", "lines"), [
-    (lambda: ModelSettings(model="m", backend="openai", temperature="hot", max_tokens=0),
-     ["--temperature: expected a number, got 'hot'", "--max-tokens: must be at least 1, got 0"]),
-    (lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", **{"bogus": 1}),
-     ["--base-url: invalid value 'x'", "--engine-arg: invalid value [1]", "--bogus: is not a setting awbench knows"]),
-    (lambda: JudgeSettings(kind="llm", structured="maybe", temperature="warm"),
-     ["--judge-temperature: expected a number, got 'warm'", "--judge-structured: expected true or false, got 'maybe'"]),
-])
+@pytest.mark.parametrize(
+    ("build", "lines"),
+    [
+        (
+            lambda: ModelSettings(model="m", backend="openai", temperature="hot", max_tokens=0),
+            ["--temperature: expected a number, got 'hot'", "--max-tokens: must be at least 1, got 0"],
+        ),
+        (
+            lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", **{"bogus": 1}),
+            [
+                "--base-url: invalid value 'x'",
+                "--engine-arg: invalid value [1]",
+                "--bogus: is not a setting awbench knows",
+            ],
+        ),
+        (
+            lambda: JudgeSettings(kind="llm", structured="maybe", temperature="warm"),
+            [
+                "--judge-temperature: expected a number, got 'warm'",
+                "--judge-structured: expected true or false, got 'maybe'",
+            ],
+        ),
+    ],
+)
 def test_user_errors_turns_a_validation_error_into_option_lines(build, lines, capsys):
     with pytest.raises(typer.Exit), user_errors(ValueError, names=OPTION_NAMES):
         build()
@@ -145,9 +169,27 @@ extra_body = { chat_template_kwargs = { enable_thinking = false } }
 skip_invalid = true
 run_name = "r"
 """
-RUN_FLAGS = ["--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--domains", "mcp",
-             "--seed", "3", "--temperature", "0.2", "--extra-body", '{"chat_template_kwargs": {"enable_thinking": false}}',
-             "--skip-invalid", "--run-name", "r"]
+RUN_FLAGS = [
+    "--model",
+    "baseline:oracle",
+    "--judge",
+    "rules",
+    "--data",
+    "sample",
+    "--domains",
+    "os",
+    "--domains",
+    "mcp",
+    "--seed",
+    "3",
+    "--temperature",
+    "0.2",
+    "--extra-body",
+    '{"chat_template_kwargs": {"enable_thinking": false}}',
+    "--skip-invalid",
+    "--run-name",
+    "r",
+]
 
 
 def _run_config(run_dir: Path) -> dict:
@@ -165,15 +207,32 @@ def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tm
     assert from_file.stdout == from_flags.stdout.replace(str(tmp_path / "b"), str(tmp_path / "a"))
     settings = _run_config(tmp_path / "a" / "r")
     assert settings == _run_config(tmp_path / "b" / "r")
-    assert (settings["data"]["domains"], settings["model"]["temperature"], settings["judge"]["kind"]) == (["os", "mcp"], 0.2, "rules")
+    assert (settings["data"]["domains"], settings["model"]["temperature"], settings["judge"]["kind"]) == (
+        ["os", "mcp"],
+        0.2,
+        "rules",
+    )
     assert settings["model"]["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}
 
 
 def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     config = tmp_path / "run.toml"
     config.write_text(RUN_TOML)
-    result = runner.invoke(app, ["run", "--config", str(config), "--temperature", "0.7", "--ids", "a,b", "--print-config",
-                                 "--output", str(tmp_path / "results")])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--config",
+            str(config),
+            "--temperature",
+            "0.7",
+            "--ids",
+            "a,b",
+            "--print-config",
+            "--output",
+            str(tmp_path / "results"),
+        ],
+    )
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
         'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "baseline:oracle"\n'
@@ -190,7 +249,9 @@ def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
 
 def test_infer_and_judge_read_a_config_file_too(tmp_path):
     config = tmp_path / "infer.toml"
-    config.write_text(f'model = "baseline:oracle"\ndata = "sample"\ndomains = "os"\nrun_name = "r"\noutput = "{tmp_path / "out"}"\n')
+    config.write_text(
+        f'model = "baseline:oracle"\ndata = "sample"\ndomains = "os"\nrun_name = "r"\noutput = "{tmp_path / "out"}"\n'
+    )
     inferred = runner.invoke(app, ["infer", "--config", str(config)])
     assert inferred.exit_code == 0, inferred.output
     assert _run_config(tmp_path / "out" / "r")["data"]["domains"] == ["os"]
@@ -203,9 +264,14 @@ def test_infer_and_judge_read_a_config_file_too(tmp_path):
 
 
 BAD_FILES = [
-    ('model = "m"\njudge_modle = "x"\n',
-     "line 2: judge_modle: not an option of `awbench run`; did you mean judge_model, judge_samples, judge_max_model_len?"),
-    ('model = "m"\noverwrite = true\n', "line 2: overwrite: give --overwrite on the command line; a config file holds settings only"),
+    (
+        'model = "m"\njudge_modle = "x"\n',
+        "line 2: judge_modle: not an option of `awbench run`; did you mean judge_model, judge_samples, judge_max_model_len?",
+    ),
+    (
+        'model = "m"\noverwrite = true\n',
+        "line 2: overwrite: give --overwrite on the command line; a config file holds settings only",
+    ),
     ('model = "m"\n\nconcurrency = "4"\n', "line 3: concurrency: expected a whole number, got '4'"),
     ("concurrency = 0\n", "line 1: concurrency: must be at least 1, got 0"),
     ('temperature = "hot"\n', "line 1: temperature: expected a number, got 'hot'"),
@@ -233,20 +299,44 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_key(text, message, tm
 
 def test_a_missing_config_file_is_named(tmp_path):
     result = runner.invoke(app, ["infer", "--config", str(tmp_path / "none.toml")])
-    assert (result.exit_code, result.stderr) == (2, f"error: {tmp_path / 'none.toml'}: cannot read the config file: No such file or directory\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {tmp_path / 'none.toml'}: cannot read the config file: No such file or directory\n",
+    )
 
 
 def test_a_judge_config_file_takes_only_judge_options(tmp_path):
     config = tmp_path / "judge.toml"
     config.write_text('model = "m"\n')
     result = runner.invoke(app, ["judge", "r", "--config", str(config)])
-    assert (result.exit_code, result.stderr) == (2, f"error: {config}, line 1: model: not an option of `awbench judge`; "
-                                                    "did you mean judge_model?\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {config}, line 1: model: not an option of `awbench judge`; did you mean judge_model?\n",
+    )
 
 
-@pytest.mark.parametrize("value", [
-    "plain", 'quote " and \\ backslash', "new\nline\ttab", "ünï ✓ 😀", "del \x7f and bell \x07", "", 3, -2, 0.1, 1e300,
-    float("inf"), True, False, ["a", "b"], [], [1, 2.5], {"a": {"b": [True, "x"]}, "key with space": 1}, {},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain",
+        'quote " and \\ backslash',
+        "new\nline\ttab",
+        "ünï ✓ 😀",
+        "del \x7f and bell \x07",
+        "",
+        3,
+        -2,
+        0.1,
+        1e300,
+        float("inf"),
+        True,
+        False,
+        ["a", "b"],
+        [],
+        [1, 2.5],
+        {"a": {"b": [True, "x"]}, "key with space": 1},
+        {},
+    ],
+)
 def test_toml_values_read_back_as_written(value):
     assert tomllib.loads(toml_document({"key": value})) == {"key": value}

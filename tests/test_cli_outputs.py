@@ -42,19 +42,39 @@ def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_pa
     assert shown.exit_code == 0 and f"{first_turns} failed or unscored samples" in shown.stdout
 
 
-BASELINE_MESSAGE = ("error: unknown baseline 'baseline:orcale'; choose one of: baseline:oracle, "
-                    "baseline:last-observation, baseline:empty\n")
+BASELINE_MESSAGE = (
+    "error: unknown baseline 'baseline:orcale'; choose one of: baseline:oracle, "
+    "baseline:last-observation, baseline:empty\n"
+)
 
 
 @pytest.mark.parametrize("existing", [False, True])
 def test_a_misspelt_baseline_leaves_no_run_directory(tmp_path, existing):
     out = tmp_path / "results"
     if existing:  # a results directory with a run already in it is left as it was
-        assert runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                   "--domains", "os", "--output", str(out)]).exit_code == 0
+        assert (
+            runner.invoke(
+                app,
+                [
+                    "run",
+                    "--model",
+                    "baseline:oracle",
+                    "--judge",
+                    "rules",
+                    "--data",
+                    "sample",
+                    "--domains",
+                    "os",
+                    "--output",
+                    str(out),
+                ],
+            ).exit_code
+            == 0
+        )
     before = tree(out)
-    result = runner.invoke(app, ["run", "--model", "baseline:orcale", "--judge", "rules", "--data", "sample",
-                                 "--output", str(out)])
+    result = runner.invoke(
+        app, ["run", "--model", "baseline:orcale", "--judge", "rules", "--data", "sample", "--output", str(out)]
+    )
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", BASELINE_MESSAGE)
     assert tree(out) == before and not (out / "baseline-orcale__rules").exists()
 
@@ -65,27 +85,57 @@ def test_bad_judge_prompts_fail_before_anything_is_written_or_sent(tmp_path, mon
     empty = tmp_path / "prompts"
     (empty / "os").mkdir(parents=True)
     with FakeOpenAIServer() as server:
-        base = ["run", "--model", "baseline:oracle", "--data", "sample", "--judge-base-url", server.url, "--output", str(out)]
+        base = [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--judge-base-url",
+            server.url,
+            "--output",
+            str(out),
+        ]
         result = runner.invoke(app, [*base, "--judge-prompts", str(empty)])
         missing = runner.invoke(app, [*base, "--judge-prompts", str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.endswith(
         f"error: no judge prompts in {empty}: expected {{domain}}.md files (with user_template.md), or a "
-        "Qwen-AgentWorld checkout (prompts/{domain}/judge_system_prompt.txt and eval/lwm_eval_utils/task_configs.py)\n")
+        "Qwen-AgentWorld checkout (prompts/{domain}/judge_system_prompt.txt and eval/lwm_eval_utils/task_configs.py)\n"
+    )
     assert missing.exit_code == 2 and missing.stderr.endswith(
-        f"error: judge prompts '{tmp_path / 'nowhere'}': neither a built-in set (rubric) nor a directory\n")
+        f"error: judge prompts '{tmp_path / 'nowhere'}': neither a built-in set (rubric) nor a directory\n"
+    )
     assert server.requests == [] and tree(out) == []
 
 
-RUN_NAME_MESSAGE = ("error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory "
-                    "under --output; got {!r}\n")
+RUN_NAME_MESSAGE = (
+    "error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory "
+    "under --output; got {!r}\n"
+)
 
 
 @pytest.mark.parametrize("name", ["..", ".", "a/../..", "./x", "/etc", "a/b", ".hidden"])
 def test_a_run_name_must_stay_inside_output(tmp_path, name):
     (tmp_path / "keep.txt").write_text("someone else's")
-    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                 "--domains", "os", "--run-name", name, "--output", str(tmp_path / "results")])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--run-name",
+            name,
+            "--output",
+            str(tmp_path / "results"),
+        ],
+    )
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", RUN_NAME_MESSAGE.format(name))
     assert tree(tmp_path) == ["keep.txt"]
 
@@ -98,11 +148,28 @@ UNPRINTABLE = ["a\nb", "a\tb", "a\x00b", "a\x7fb", "a\x85b", "a\x9bb", "a\u2028b
 @pytest.mark.parametrize("name", UNPRINTABLE)
 def test_a_run_name_must_be_printable(tmp_path, command, name):
     judge = ["--judge", "rules"] if command == "run" else []
-    result = runner.invoke(app, [command, "--model", "baseline:oracle", *judge, "--data", "sample", "--domains", "os",
-                                 "--run-name", name, "--output", str(tmp_path / "results")])
+    result = runner.invoke(
+        app,
+        [
+            command,
+            "--model",
+            "baseline:oracle",
+            *judge,
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--run-name",
+            name,
+            "--output",
+            str(tmp_path / "results"),
+        ],
+    )
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"error: --run-name: must be printable (no control characters such as a newline or "
-                             f"tab): U+{ord(name[1]):04X} at position 1; got {name!r}\n")
+    assert result.stderr == (
+        f"error: --run-name: must be printable (no control characters such as a newline or "
+        f"tab): U+{ord(name[1]):04X} at position 1; got {name!r}\n"
+    )
     assert result.stderr[:-1].isprintable() and tree(tmp_path) == []
 
 
@@ -110,8 +177,9 @@ def test_a_run_name_must_be_printable(tmp_path, command, name):
 def test_a_run_named_with_a_control_character_is_reported_on_one_line(tmp_path, command):
     result = runner.invoke(app, [command, "a\nb", "--output", str(tmp_path)])
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == ("error: no run 'a\\nb': a run's name is printable, and no run directory has a control "
-                             "character\n")
+    assert result.stderr == (
+        "error: no run 'a\\nb': a run's name is printable, and no run directory has a control character\n"
+    )
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
@@ -119,26 +187,67 @@ def test_a_directory_that_is_not_a_run_is_never_emptied(tmp_path, overwrite):
     foreign = tmp_path / "results" / "notes"
     foreign.mkdir(parents=True)
     (foreign / "mine.txt").write_text("someone else's")
-    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                 "--domains", "os", "--run-name", "notes", "--output", str(tmp_path / "results"),
-                                 *overwrite])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--run-name",
+            "notes",
+            "--output",
+            str(tmp_path / "results"),
+            *overwrite,
+        ],
+    )
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.endswith(f"error: {foreign} is not empty and is not an awbench run (it has no run.json): "
-                                  "nothing was written; choose another --run-name or --output\n")
+    assert result.stderr.endswith(
+        f"error: {foreign} is not empty and is not an awbench run (it has no run.json): "
+        "nothing was written; choose another --run-name or --output\n"
+    )
     assert tree(foreign) == ["mine.txt"] and (foreign / "mine.txt").read_text() == "someone else's"
 
 
 def test_import_never_replaces_a_directory_that_is_not_a_run(tmp_path):
     out = tmp_path / "results"
-    assert runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                               "--run-name", "o", "--output", str(out)]).exit_code == 0
-    assert runner.invoke(app, ["export", "o", "--official", str(tmp_path / "official"), "--output", str(out)]).exit_code == 0
+    assert (
+        runner.invoke(
+            app,
+            [
+                "run",
+                "--model",
+                "baseline:oracle",
+                "--judge",
+                "rules",
+                "--data",
+                "sample",
+                "--run-name",
+                "o",
+                "--output",
+                str(out),
+            ],
+        ).exit_code
+        == 0
+    )
+    assert (
+        runner.invoke(app, ["export", "o", "--official", str(tmp_path / "official"), "--output", str(out)]).exit_code
+        == 0
+    )
     (out / "notes").mkdir()
     (out / "notes" / "mine.txt").write_text("someone else's")
     predictions = str(tmp_path / "official" / "predictions.jsonl")
     result = runner.invoke(app, ["import", predictions, "--run-name", "notes", "--overwrite", "--output", str(out)])
-    assert (result.exit_code, result.stderr) == (2, f"error: {out / 'notes'} exists and is not an awbench run "
-                                                    "(it has no run.json); choose another --run-name, or remove it\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {out / 'notes'} exists and is not an awbench run "
+        "(it has no run.json); choose another --run-name, or remove it\n",
+    )
     assert tree(out / "notes") == ["mine.txt"]
     result = runner.invoke(app, ["import", predictions, "--run-name", "..", "--overwrite", "--output", str(out)])
     assert result.exit_code == 2 and result.stderr.startswith("error: --run-name: must be a plain name")

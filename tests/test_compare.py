@@ -25,7 +25,10 @@ BETA = dict(zip(MCP + SEARCH, [3, 3, 3, 5, None]))
 def pair(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     results = tmp_path / "results"
-    return (load_run_data(make_run(results, "alpha", data, ALPHA)), load_run_data(make_run(results, "beta", data, BETA)))
+    return (
+        load_run_data(make_run(results, "alpha", data, ALPHA)),
+        load_run_data(make_run(results, "beta", data, BETA)),
+    )
 
 
 def test_paired_differences_and_counts(pair):
@@ -67,8 +70,9 @@ def test_warns_when_judges_differ_on_different_predictions(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     results = tmp_path / "results"
     a = make_run(results, "a", data, ALPHA)
-    b = make_run(results, "b", data, ALPHA, prompt_set="strict", prompt_sha="9" * 64,
-                 predictions={"mcp/m0/1": "something else"})
+    b = make_run(
+        results, "b", data, ALPHA, prompt_set="strict", prompt_sha="9" * 64, predictions={"mcp/m0/1": "something else"}
+    )
     c = compare_runs(load_run_data(a), load_run_data(b))
     assert len(c.warnings) == 1 and c.warnings[0].startswith("the runs differ in prompt set")
     assert c.judge_agreement is None
@@ -99,7 +103,9 @@ def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path)
     # Failed generations are never judged: such a run has no judgment records, yet it has scores.
     data = write_data(tmp_path / "data", SMALL)
     results = tmp_path / "results"
-    a = make_run(results, "some", data, dict.fromkeys(MCP + SEARCH, 3), rules=dict.fromkeys(MCP + SEARCH, 0.5), llm=False)
+    a = make_run(
+        results, "some", data, dict.fromkeys(MCP + SEARCH, 3), rules=dict.fromkeys(MCP + SEARCH, 0.5), llm=False
+    )
     b = make_run(results, "none", data, dict.fromkeys(MCP + SEARCH), rules={}, llm=False)
     assert not load_run_data(b).evaluation("rules").judgments
     c = compare_runs(load_run_data(a), load_run_data(b), judge="rules")
@@ -110,6 +116,7 @@ def test_a_run_whose_generations_all_failed_is_compared_at_the_minimum(tmp_path)
 
 def test_judge_consistency_over_repeated_verdicts(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
+
     def twice(g: int) -> list[dict[str, int]]:
         return [dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), g)]
 
@@ -131,14 +138,23 @@ def test_judge_consistency_over_repeated_verdicts(tmp_path):
 
 def test_length_bias_bins_and_leaves_out_failures(tmp_path, pair):
     assert run_length_bias(pair[1], "llm") == {
-        "<0.5": (0, None), "0.5-0.8": (0, None), "0.8-1.25": (4, 62.5), "1.25-2": (0, None), ">2": (0, None),
+        "<0.5": (0, None),
+        "0.5-0.8": (0, None),
+        "0.8-1.25": (4, 62.5),
+        "1.25-2": (0, None),
+        ">2": (0, None),
     }
     data = write_data(tmp_path / "data2", SMALL)
     # Ground truths are 23 characters ("mcp output 0.1\nline two"); predictions of 5 and 60 characters.
-    run = make_run(tmp_path / "results", "lengths", data, {MCP[0]: 2, MCP[1]: 4},
-                   predictions={MCP[0]: "x" * 5, MCP[1]: "y" * 60})
+    run = make_run(
+        tmp_path / "results", "lengths", data, {MCP[0]: 2, MCP[1]: 4}, predictions={MCP[0]: "x" * 5, MCP[1]: "y" * 60}
+    )
     assert run_length_bias(load_run_data(run), "llm") == {
-        "<0.5": (1, 25.0), "0.5-0.8": (0, None), "0.8-1.25": (0, None), "1.25-2": (0, None), ">2": (1, 75.0),
+        "<0.5": (1, 25.0),
+        "0.5-0.8": (0, None),
+        "0.8-1.25": (0, None),
+        "1.25-2": (0, None),
+        ">2": (1, 75.0),
     }
 
 
@@ -161,7 +177,9 @@ def test_cli_compare_json_and_names_under_output(pair):
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert [(r["name"], r["wins"], r["ties"], r["losses"]) for r in data["rows"]] == [
-        ("mcp", 1, 1, 1), ("search", 1, 0, 1), ("overall", 2, 1, 2),
+        ("mcp", 1, 1, 1),
+        ("search", 1, 0, 1),
+        ("overall", 2, 1, 2),
     ]
 
 

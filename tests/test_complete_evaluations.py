@@ -35,9 +35,28 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run_args(url: str, out: Path, name: str, *extra: object) -> list[object]:
-    return ["run", "--model", "baseline:oracle", "--data", "sample", "--judge-model", "judge-x", "--judge-base-url", url,
-            "--judge-price-in", "1", "--judge-price-out", "1", "--judge-concurrency", "1", "--run-name", name,
-            "--output", out, *extra]
+    return [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--data",
+        "sample",
+        "--judge-model",
+        "judge-x",
+        "--judge-base-url",
+        url,
+        "--judge-price-in",
+        "1",
+        "--judge-price-out",
+        "1",
+        "--judge-concurrency",
+        "1",
+        "--run-name",
+        name,
+        "--output",
+        out,
+        *extra,
+    ]
 
 
 def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) -> None:
@@ -45,14 +64,18 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
         stopped = invoke(*run_args(server.url, out, "capped", "--max-cost", "0.05"))
         assert stopped.exit_code == 1 and "judge spend would pass the cap" in stopped.output
-        assert ("run the same command again with a higher --max-cost; until then its evaluation is incomplete, and "
-                "never ranked nor exported") in " ".join(stopped.output.split())
+        assert (
+            "run the same command again with a higher --max-cost; until then its evaluation is incomplete, and "
+            "never ranked nor exported"
+        ) in " ".join(stopped.output.split())
         judged = len(server.requests)
         assert 0 < judged < SAMPLES
         assert invoke(*run_args(server.url, out, "full")).exit_code == 0
     # The advice for a run without scores leads to finishing it, not to scoring it as it is.
     board = invoke("leaderboard", "--output", out)
-    assert f"skipped {out / 'capped'}: no scores.json yet; finish it with the same `awbench run` command" in board.stderr
+    assert (
+        f"skipped {out / 'capped'}: no scores.json yet; finish it with the same `awbench run` command" in board.stderr
+    )
 
     # Scored anyway: exit 1, and scores.json says what is missing.
     scored = invoke("score", "capped", "--output", out)
@@ -70,8 +93,10 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     (group,) = json.loads(board.stdout)["groups"]
     rows = [(r["run"], r["rank"], r["incomplete"]) for r in group["rows"]]
     assert rows == [("full", 1, None), ("capped", None, f"incomplete ({judged} of {SAMPLES} judged)")]
-    assert (f"note: capped ({scores['judge_id']}) is not ranked: incomplete ({judged} of {SAMPLES} judged); finish it "
-            "with the same `awbench run` command") in board.stderr
+    assert (
+        f"note: capped ({scores['judge_id']}) is not ranked: incomplete ({judged} of {SAMPLES} judged); finish it "
+        "with the same `awbench run` command"
+    ) in board.stderr
     table = invoke("leaderboard", "--output", out)
     assert f"incomplete ({judged} of {SAMPLES} judged)" in table.stdout
     markdown = invoke("leaderboard", "--output", out, "--format", "markdown").stdout
@@ -86,7 +111,8 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     assert compared.exit_code == 0, compared.output
     assert json.loads(compared.stdout)["warnings"] == [
         f"capped is {mark}: its scores are not final, and only samples both runs judged are compared",
-        f"left out samples scored by one run only: 0 of capped, {SAMPLES - judged} of full"]
+        f"left out samples scored by one run only: 0 of capped, {SAMPLES - judged} of full",
+    ]
     page = tmp_path / "report.html"
     assert invoke("report", "--output", out, "-o", page, "--no-ci").exit_code == 0
     assert f'capped <span class="badge">{mark}</span>' in page.read_text()
@@ -95,8 +121,10 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     for extra in ([], ["--allow-subset"]):
         refused = invoke("export", out / "capped", "--hf-eval-results", tmp_path / "repo", *extra)
         assert refused.exit_code == 2 and "Traceback" not in refused.output
-        assert (f"error: run capped is incomplete ({judged} of {SAMPLES} judged) by judge {scores['judge_id']}: only "
-                "complete evaluations are written") in refused.output
+        assert (
+            f"error: run capped is incomplete ({judged} of {SAMPLES} judged) by judge {scores['judge_id']}: only "
+            "complete evaluations are written"
+        ) in refused.output
     assert not (tmp_path / "repo").exists()
     # --allow-subset still writes a data subset (the bundled sample) whose selected samples are all judged
     assert invoke("export", out / "full", "--hf-eval-results", tmp_path / "repo", "--allow-subset").exit_code == 0
@@ -108,20 +136,44 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
         assert len(server.requests) == SAMPLES - judged
     board = json.loads(invoke("leaderboard", "--output", out, "--format", "json").stdout)
     assert [(r["run"], r["rank"], r["incomplete"]) for r in board["groups"][0]["rows"]] == [
-        ("capped", 1, None), ("full", 2, None)]
+        ("capped", 1, None),
+        ("full", 2, None),
+    ]
 
 
 @pytest.mark.parametrize("batch", [False, True], ids=["direct", "batch"])
 def test_judge_exits_1_when_every_verdict_failed_as_run_and_score_do(tmp_path: Path, batch: bool) -> None:
     out = tmp_path / "results"
-    assert invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--run-name", "r",
-                  "--output", out).exit_code == 0
+    assert (
+        invoke(
+            "infer",
+            "--model",
+            "baseline:oracle",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--run-name",
+            "r",
+            "--output",
+            out,
+        ).exit_code
+        == 0
+    )
     unusable = lambda body: Reply("no verdict here")
     options = ["--judge-model", "judge-x", "--judge-max-retries", "0", "--output", out]
     if batch:
         with FakeBatchAPI(responder=unusable) as api:
-            judged = invoke("judge", "r", "--judge-base-url", api.url, "--judge-batch",
-                            "--judge-batch-poll-interval", "0.02", *options)
+            judged = invoke(
+                "judge",
+                "r",
+                "--judge-base-url",
+                api.url,
+                "--judge-batch",
+                "--judge-batch-poll-interval",
+                "0.02",
+                *options,
+            )
     else:
         with FakeOpenAIServer(responder=unusable) as server:
             judged = invoke("judge", "r", "--judge-base-url", server.url, *options)

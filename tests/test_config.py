@@ -19,8 +19,11 @@ from awbench.run import pipeline
 from awbench.run.store import RunStore
 
 SCORES = {"format": 5, "factuality": 4, "consistency": 3, "realism": 4, "quality": 2}
-VERDICT = ('<final_evaluation>\n```json\n{"strengths": ["s"], "weaknesses": ["w"], "scores": '
-           + json.dumps(SCORES) + '}\n```\n</final_evaluation>')
+VERDICT = (
+    '<final_evaluation>\n```json\n{"strengths": ["s"], "weaknesses": ["w"], "scores": '
+    + json.dumps(SCORES)
+    + "}\n```\n</final_evaluation>"
+)
 
 
 def _config(**model):
@@ -39,7 +42,10 @@ def test_differing_settings_names_each_difference():
 
 
 def test_default_run_name_is_a_safe_directory_name():
-    assert default_run_name("Qwen/Qwen-AgentWorld-35B-A3B", JudgeSettings()) == "Qwen-Qwen-AgentWorld-35B-A3B__gpt-5.2-2025-12-11"
+    assert (
+        default_run_name("Qwen/Qwen-AgentWorld-35B-A3B", JudgeSettings())
+        == "Qwen-Qwen-AgentWorld-35B-A3B__gpt-5.2-2025-12-11"
+    )
     assert default_run_name("baseline:oracle", JudgeSettings(kind="rules")) == "baseline-oracle__rules"
     assert default_run_name("m", JudgeSettings(kind="both")) == "m__gpt-5.2-2025-12-11+rules"
     assert default_run_name("m", None) == "m__unjudged"
@@ -48,12 +54,17 @@ def test_default_run_name_is_a_safe_directory_name():
 
 
 def test_run_dir_joins_output_and_name():
-    config = RunConfig(run_name="x", output=Path("/tmp/out"), data=DataSettings(source="sample"),
-                       model=ModelSettings(model="baseline:oracle", backend="baseline"))
+    config = RunConfig(
+        run_name="x",
+        output=Path("/tmp/out"),
+        data=DataSettings(source="sample"),
+        model=ModelSettings(model="baseline:oracle", backend="baseline"),
+    )
     assert config.run_dir == Path("/tmp/out/x")
 
 
 # --- Merging judge options into a run's judge (the CLI's `awbench judge RUN --judge-...` and the Python API) ---
+
 
 def test_judge_options_merge_over_the_base_judge():
     base = JudgeSettings(model="j", temperature=0.0, engine={"batch_size": 8})
@@ -70,11 +81,17 @@ def test_llm_judge_settings_on_a_rule_judge_ask_for_an_llm_judge():
     assert judge_settings(rules, {"rule_workers": 0, "max_cost": 1.0}).kind == "rules"  # the rule judge's own
     with pytest.raises(ValueError) as refused:
         judge_settings(None, {"kind": "rules", "model": "j", "engine": {"dtype": "half"}})
-    assert str(refused.value) == "model, engine.dtype set an LLM judge, which kind rules does not use: use kind llm or both"
+    assert (
+        str(refused.value)
+        == "model, engine.dtype set an LLM judge, which kind rules does not use: use kind llm or both"
+    )
     names = {"JudgeSettings.kind": "--judge", "JudgeSettings.model": "--judge-model"}
     with pytest.raises(ValueError) as refused:
         judge_settings(None, {"kind": "rules", "model": "j"}, names=names)
-    assert str(refused.value) == "--judge-model set an LLM judge, which --judge rules does not use: use --judge llm or both"
+    assert (
+        str(refused.value)
+        == "--judge-model set an LLM judge, which --judge rules does not use: use --judge llm or both"
+    )
 
 
 def test_a_judge_endpoint_means_the_http_judge():

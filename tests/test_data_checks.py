@@ -78,11 +78,13 @@ ERRORS = [
     pytest.param(line_with(f', "deep": {deep(500)}'), [f"1: deep: {TOO_DEEP}"], id="deep-500"),
     pytest.param(line_with(f', "deep": {deep(MAX_NESTING)}'), [f"1: deep: {TOO_DEEP}"], id="deep-100"),
     pytest.param(
-        line_with(', "turn_idx": 1'), ["1: turn_idx: duplicate JSON key 'turn_idx': given 2 times in one object"],
+        line_with(', "turn_idx": 1'),
+        ["1: turn_idx: duplicate JSON key 'turn_idx': given 2 times in one object"],
         id="duplicate-key",
     ),
     pytest.param(
-        line_with(', "gen": {"a": 1, "a": 2, "a": 3}'), ["1: gen.a: duplicate JSON key 'a': given 3 times in one object"],
+        line_with(', "gen": {"a": 1, "a": 2, "a": 3}'),
+        ["1: gen.a: duplicate JSON key 'a': given 3 times in one object"],
         id="duplicate-key-nested",
     ),
     pytest.param(
@@ -91,15 +93,18 @@ ERRORS = [
         id="duplicate-key-in-list",
     ),
     pytest.param(
-        json.dumps(rec(total_turns=0)), ["1: total_turns: total_turns 0 is below 1; a trajectory has at least one turn"],
+        json.dumps(rec(total_turns=0)),
+        ["1: total_turns: total_turns 0 is below 1; a trajectory has at least one turn"],
         id="total_turns-0",
     ),
     pytest.param(
-        json.dumps(rec(total_turns=-3)), ["1: total_turns: total_turns -3 is below 1; a trajectory has at least one turn"],
+        json.dumps(rec(total_turns=-3)),
+        ["1: total_turns: total_turns -3 is below 1; a trajectory has at least one turn"],
         id="total_turns-negative",
     ),
     pytest.param(
-        json.dumps(rec(prompt=["", "act 1 2"], current_prompt="")), ["1: prompt.0: the current action is empty"],
+        json.dumps(rec(prompt=["", "act 1 2"], current_prompt="")),
+        ["1: prompt.0: the current action is empty"],
         id="empty-action",
     ),
     pytest.param(
@@ -151,7 +156,8 @@ WARNINGS = [
         rec(turn_idx=2, total_turns=1), "1: total_turns: total_turns 1 is less than turn_idx 2", id="total-below-turn"
     ),
     pytest.param(
-        rec(response=["", "b"]), "1: response.0: the ground truth (the current turn's observation) is empty",
+        rec(response=["", "b"]),
+        "1: response.0: the ground truth (the current turn's observation) is empty",
         id="empty-ground-truth",
     ),
     pytest.param(
@@ -196,7 +202,7 @@ def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path
     if dataset._fast_loads is None:
         pytest.skip("jiter (installed with openai) is not available, so there is one reader only")
     lines: list[dict | str | bytes] = [
-        rec(id=1, response=["line\u2028sep \U0001f600 \\ \" \x7f", "b"]),
+        rec(id=1, response=['line\u2028sep \U0001f600 \\ " \x7f', "b"]),
         json.dumps(rec(id=2, response=["\\u00e9 \ud83d\ude00", "b"])),  # escapes, and a surrogate pair
         json.dumps(rec(id=3, response=["\ud800", "b"])),
         line_with(', "turn_idx": 1', id=4),
@@ -244,8 +250,14 @@ text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 )
 def test_record_hash_is_the_hash_of_the_canonical_json(task, id, turns, current_prompt, system_str, total_turns, extra):
     fields = dict(
-        task=task, id=id, prompt=[p for p, _ in turns], response=[r for _, r in turns], current_prompt=current_prompt,
-        system_str=system_str, turn_idx=len(turns), total_turns=total_turns,
+        task=task,
+        id=id,
+        prompt=[p for p, _ in turns],
+        response=[r for _, r in turns],
+        current_prompt=current_prompt,
+        system_str=system_str,
+        turn_idx=len(turns),
+        total_turns=total_turns,
     )
     record = BenchmarkRecord.model_validate({**{f"x{k}": v for k, v in extra.items()}, **fields})
     assert record_hash(record) == old_hash(record)
@@ -258,8 +270,16 @@ def test_fast_json_strings_are_exact_for_every_character():
 
 
 def test_record_hash_refuses_a_lone_surrogate_like_content_hash():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a\ud800"], response=["b"], current_prompt="a", system_str="",
-                             turn_idx=1, total_turns=1)
+    record = BenchmarkRecord(
+        task="os",
+        id=1,
+        prompt=["a\ud800"],
+        response=["b"],
+        current_prompt="a",
+        system_str="",
+        turn_idx=1,
+        total_turns=1,
+    )
     for hash_of in (record_hash, old_hash):
         with pytest.raises(UnicodeEncodeError):
             hash_of(record)
@@ -283,8 +303,9 @@ def test_hash_is_computed_once_per_sample_and_unchanged(monkeypatch, sample_path
 
 
 def test_sample_made_without_a_hash_computes_it():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1,
-                             total_turns=1)
+    record = BenchmarkRecord(
+        task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1, total_turns=1
+    )
     assert Sample(key="os/1/1", record=record, origin="x").hash == old_hash(record)
 
 
@@ -334,7 +355,7 @@ def test_a_50_mb_record_is_validated_within_three_times_its_size(tmp_path, text)
 def test_a_long_string_is_hashed_in_pieces_as_it_would_be_whole(monkeypatch):
     """Pieces of 7 characters, so escapes, non-ASCII and astral characters fall on every side of a cut."""
     monkeypatch.setattr(records, "HASHED_PIECE", 7)
-    texts = ["", "short", "a\n\"b\\c\u2028d\x00e\u00e9\U0001f600" * 5, "\U0001f600" * 15, "x" * 14]
+    texts = ["", "short", 'a\n"b\\c\u2028d\x00e\u00e9\U0001f600' * 5, "\U0001f600" * 15, "x" * 14]
     for text in texts:
         record = BenchmarkRecord.model_validate(rec(response=["obs", text], turn_idx=2))
         assert record_hash(record, {}) == record_hash(record) == old_hash(record), text
@@ -522,7 +543,10 @@ def test_the_command_line_fails_fast_without_a_hub(tmp_path):
 def test_missing_tokenizer_directory(tmp_path):
     with pytest.raises(DataError) as e:
         data_info(info_fixture(), "x", tokenizer=str(tmp_path / "no-such-tokenizer"))
-    assert str(e.value) == f"no such tokenizer directory: {tmp_path}/no-such-tokenizer (a Hub tokenizer is named owner/name)"
+    assert (
+        str(e.value)
+        == f"no such tokenizer directory: {tmp_path}/no-such-tokenizer (a Hub tokenizer is named owner/name)"
+    )
 
 
 # --- The optional `tokens` extra ------------------------------------------------------------------------
@@ -581,8 +605,10 @@ def test_validate_prints_new_problems_without_a_traceback(tmp_path):
 def test_info_says_how_repeated_keys_are_evaluated_and_what_was_left_out(tmp_path):
     result = runner.invoke(app, ["data", "info", "sample"])
     assert result.exit_code == 0, result.output
-    assert ("note: 1 sample key repeats (android/4/3, on 2 rows); every row is evaluated, the repeats as "
-            "android/4/3#2 and so on") in result.output
+    assert (
+        "note: 1 sample key repeats (android/4/3, on 2 rows); every row is evaluated, the repeats as "
+        "android/4/3#2 and so on"
+    ) in result.output
     path = write(tmp_path / "mcp_test.jsonl", rec(id=1), rec(id=2, total_turns=0), rec(id=3, response=["", "b"]))
     result = runner.invoke(app, ["data", "info", str(path)])
     assert result.exit_code == 0, result.output
@@ -593,11 +619,16 @@ def test_info_tokenizer_without_transformers_is_one_line_and_exit_2(monkeypatch)
     monkeypatch.setitem(sys.modules, "transformers", None)
     result = runner.invoke(app, ["data", "info", "sample", "--tokenizer", "Qwen/Qwen3-8B"])
     assert result.exit_code == 2
-    assert result.output.strip() == f"error: counting tokens (--tokenizer) needs transformers, which is not installed: {TOKENS}"
+    assert (
+        result.output.strip()
+        == f"error: counting tokens (--tokenizer) needs transformers, which is not installed: {TOKENS}"
+    )
 
 
 def test_a_run_does_not_repeat_the_duplicate_key_note(tmp_path):
     out = tmp_path / "results"
-    result = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--output", str(out)])
+    result = runner.invoke(
+        app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--output", str(out)]
+    )
     assert result.exit_code == 0, result.output
     assert "android/4/3" not in result.output and "key repeats" not in result.output  # data info's note

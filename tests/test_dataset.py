@@ -308,7 +308,10 @@ def test_hub_path_loads_through_datasets(tmp_path, offline_hub):
     data = tmp_path / "bench"
     write(data / "android_test.jsonl", rec("android", 5, 2, current_prompt="changed"), rec("android", 5, 2))
     write(
-        data / "mcp_test.jsonl", rec("x/mcp", "abc", response=["line\u2028sep", "b"]), rec("mcp", 7), rec("mcp", 8, total_turns=None)
+        data / "mcp_test.jsonl",
+        rec("x/mcp", "abc", response=["line\u2028sep", "b"]),
+        rec("mcp", 7),
+        rec("mcp", 8, total_turns=None),
     )
     samples, problems = read_source(f"hf:{data}")
     label = f"hf:{data}[test]"
@@ -360,8 +363,10 @@ def test_offline_hub_suggests_local_data(offline_hub):
         "Cannot load the dataset 'nobody-here/no-such-benchmark': HF_HUB_OFFLINE is set and no copy is cached under "
         "HF_HOME ("
     )
-    assert ("Unset HF_HUB_OFFLINE to download it, set HF_HOME to where a copy is cached, or give instead a local "
-            "directory of {domain}_test.jsonl files, or `sample` for the small sample bundled with awbench.") in message
+    assert (
+        "Unset HF_HUB_OFFLINE to download it, set HF_HOME to where a copy is cached, or give instead a local "
+        "directory of {domain}_test.jsonl files, or `sample` for the small sample bundled with awbench."
+    ) in message
     assert "--data" not in message  # `awbench data info` has no --data option
     assert "\n" not in message
 
@@ -471,7 +476,8 @@ def test_load_samples_warns_about_ids_that_match_nothing(tmp_path):
     # a misspelt key gets the closest names an id may be given by (id, key, domain/id)
     loaded = load_samples(DataSettings(source=str(path), ids=["mcp/1/2"]))
     assert [str(p) for p in loaded.problems] == [
-        f"{path.resolve()}: ids: 'mcp/1/2' matches no sample; did you mean 'mcp/1/1' or 'mcp/1'?"]
+        f"{path.resolve()}: ids: 'mcp/1/2' matches no sample; did you mean 'mcp/1/1' or 'mcp/1'?"
+    ]
 
 
 def test_fingerprint_follows_records_and_selection(tmp_path):
@@ -491,8 +497,16 @@ def info_fixture() -> list[Sample]:
     records = [
         {**trajectory, "current_prompt": "p1", "turn_idx": 1, "total_turns": 2},  # sys + p1 = 5 chars
         {**trajectory, "current_prompt": "p22", "turn_idx": 2, "total_turns": 2},  # sys + p1 + r1 + p22 = 10 chars
-        {"task": "android", "id": 2, "prompt": ["xxxxx"], "response": ["y"], "current_prompt": "xxxxx", "system_str": "",
-         "turn_idx": 1, "total_turns": 1},  # 5 chars
+        {
+            "task": "android",
+            "id": 2,
+            "prompt": ["xxxxx"],
+            "response": ["y"],
+            "current_prompt": "xxxxx",
+            "system_str": "",
+            "turn_idx": 1,
+            "total_turns": 1,
+        },  # 5 chars
     ]
     out = []
     for r in records:

@@ -22,8 +22,11 @@ from awbench.run.scoring import generation_spread
 def falling(trajectories: int, domain: str = "terminal", start: float = 100.0) -> list[Unit]:
     """Trajectories of four turns, each falling 10 points per doubling of the turn index (from a start that differs
     a little per trajectory, so that resamples differ)."""
-    return [Unit(f"{domain}/t{i}/{t}", f"t{i}", t, (start - i - 10 * math.log2(t),))
-            for i in range(trajectories) for t in range(1, 5)]
+    return [
+        Unit(f"{domain}/t{i}/{t}", f"t{i}", t, (start - i - 10 * math.log2(t),))
+        for i in range(trajectories)
+        for t in range(1, 5)
+    ]
 
 
 def test_the_threshold_is_five():
@@ -34,8 +37,9 @@ def test_a_trend_from_four_trajectories_is_too_few_to_tell_and_from_five_it_fall
     few = trends({"terminal": falling(4)}, TURN_BINS, resamples=500, seed=0)["terminal"]
     assert few.slope == pytest.approx(-10) and few.trajectories == 4 and few.too_few
     assert (few.lo, few.hi) == (None, None) and not few.clear
-    assert trend_phrase(few, "turn") == ("-10.0 points per doubling of the turn index (too few to tell: 4 trajectories) "
-                                         "(turn 1 to turns 4-7)")
+    assert trend_phrase(few, "turn") == (
+        "-10.0 points per doubling of the turn index (too few to tell: 4 trajectories) (turn 1 to turns 4-7)"
+    )
     enough = trends({"terminal": falling(5)}, TURN_BINS, resamples=500, seed=0)["terminal"]
     assert enough.hi is not None
     assert not enough.too_few and enough.clear and enough.hi < 0
@@ -54,29 +58,34 @@ def test_two_samples_of_one_trajectory_give_no_interval_and_no_claim():
 
 
 def test_an_all_100_run_neither_rises_nor_falls():
-    units = {domain: [Unit(f"{domain}/t{i}/{t}", f"{domain}{i}", t, (100.0,)) for i in range(6) for t in (1, 2, 3, 5, 9)]
-             for domain in ("android", "web")}
+    units = {
+        domain: [Unit(f"{domain}/t{i}/{t}", f"{domain}{i}", t, (100.0,)) for i in range(6) for t in (1, 2, 3, 5, 9)]
+        for domain in ("android", "web")
+    }
     table = growth_table(units, "turn", resamples=500, seed=0)
     for domain in ("android", "web", OVERALL):
         trend = table.trend[domain]
         assert (trend.slope, trend.lo, trend.hi, trend.clear) == (0.0, 0.0, 0.0, False)
     summary = growth_summary(table)
-    assert summary == ("Per doubling of the turn index, no domain's score changes clearly (every interval holds 0, or "
-                       "there is none)")
+    assert summary == (
+        "Per doubling of the turn index, no domain's score changes clearly (every interval holds 0, or there is none)"
+    )
     assert "falls" not in summary and "rises" not in summary
 
 
 def test_a_trend_is_called_a_fall_only_when_its_interval_leaves_out_zero():
     # Five trajectories: three fall 10 points per doubling, two rise 10: the interval holds 0.
-    mixed = falling(3) + [Unit(f"terminal/r{i}/{t}", f"r{i}", t, (50 + 10 * math.log2(t),)) for i in range(2)
-                          for t in range(1, 5)]
+    mixed = falling(3) + [
+        Unit(f"terminal/r{i}/{t}", f"r{i}", t, (50 + 10 * math.log2(t),)) for i in range(2) for t in range(1, 5)
+    ]
     table = growth_table({"terminal": mixed, "web": falling(6, "web")}, "turn", resamples=2000, seed=0)
     terminal, web = table.trend["terminal"], table.trend["web"]
     assert terminal.lo is not None and terminal.hi is not None and web.hi is not None
     assert not terminal.too_few and terminal.lo < 0 < terminal.hi and not terminal.clear
     assert web.clear and web.hi < 0
-    assert growth_summary(table) == ("Per doubling of the turn index, the score falls in Web -10.0 [-10.0, -10.0]; "
-                                     "no clear change elsewhere")
+    assert growth_summary(table) == (
+        "Per doubling of the turn index, the score falls in Web -10.0 [-10.0, -10.0]; no clear change elsewhere"
+    )
 
 
 def test_paired_rows_from_too_few_trajectories_have_no_interval():
@@ -85,7 +94,12 @@ def test_paired_rows_from_too_few_trajectories_have_no_interval():
     trajectories = {"m/1": "m0", "m/2": "m1", **{f"s/{i}": f"s{i}" for i in range(5)}}
     rows = {r.name: r for r in paired_rows(a, b, trajectories, resamples=500, seed=0)[0]}
     assert (rows["mcp"].diff, rows["mcp"].lo, rows["mcp"].hi, rows["mcp"].a_better, rows["mcp"].too_few) == (
-        25.0, None, None, None, True)
+        25.0,
+        None,
+        None,
+        None,
+        True,
+    )
     assert not rows["search"].too_few and rows["search"].lo == pytest.approx(10.8, abs=1.3)
     assert (rows[OVERALL].trajectories, rows[OVERALL].too_few) == (7, False)
 
@@ -103,16 +117,29 @@ def test_leaderboard_cells_from_too_few_trajectories_say_so(tmp_path):
     assert ",MCP lo,MCP hi," in to_csv(board).splitlines()[0] and ",,," in to_csv(board).splitlines()[1]
     table = invoke("leaderboard", str(store.path), "--ci", "--resamples", "2000")
     assert table.exit_code == 0, table.output
-    assert table.stdout.count("too few") == 4 and "[" not in table.stdout.split("Intervals:")[0]  # 2 cells, 2 in the note
+    assert (
+        table.stdout.count("too few") == 4 and "[" not in table.stdout.split("Intervals:")[0]
+    )  # 2 cells, 2 in the note
 
 
 def test_generation_spread_is_the_sample_standard_deviation():
     def judged(key: str, g: int, score: float | None) -> JudgmentRecord:
-        return JudgmentRecord(key=key, domain="os", judge="rules", cache_key="c", status="ok" if score is not None
-                              else "failed", score=score)
+        return JudgmentRecord(
+            key=key,
+            domain="os",
+            judge="rules",
+            cache_key="c",
+            status="ok" if score is not None else "failed",
+            score=score,
+        )
 
-    judgments = {("a", 0): judged("a", 0, 100.0), ("a", 1): judged("a", 1, 50.0), ("a", 2): judged("a", 2, 0.0),
-                 ("b", 0): judged("b", 0, 80.0), ("b", 1): judged("b", 1, None)}  # b: one scored generation
+    judgments = {
+        ("a", 0): judged("a", 0, 100.0),
+        ("a", 1): judged("a", 1, 50.0),
+        ("a", 2): judged("a", 2, 0.0),
+        ("b", 0): judged("b", 0, 80.0),
+        ("b", 1): judged("b", 1, None),
+    }  # b: one scored generation
     spread = generation_spread([("a", "os"), ("b", "os")], judgments, 3)
     assert spread == {"os": pytest.approx(50.0)} and stdev([100.0, 50.0, 0.0]) == 50.0  # n - 1: not 40.82
     assert generation_spread([("b", "os")], judgments, 3) == {}  # a single generation has no spread

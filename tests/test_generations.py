@@ -27,8 +27,28 @@ def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path
 
     out = tmp_path / "results"
     with FakeOpenAIServer(responder=answer) as server:
-        result = runner.invoke(app, ["run", "--model", "m", "--base-url", server.url, "--data", "sample", "--domains", "os",
-                                     "--generations", "3", "--judge", "rules", "--run-name", "k3", "--output", str(out)])
+        result = runner.invoke(
+            app,
+            [
+                "run",
+                "--model",
+                "m",
+                "--base-url",
+                server.url,
+                "--data",
+                "sample",
+                "--domains",
+                "os",
+                "--generations",
+                "3",
+                "--judge",
+                "rules",
+                "--run-name",
+                "k3",
+                "--output",
+                str(out),
+            ],
+        )
     assert result.exit_code == 0, result.output
     n = len(truths)
     assert len(server.requests) == 3 * n
@@ -40,14 +60,18 @@ def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path
     assert sorted({p["generation"] for p in predictions}) == [0, 1, 2] and len(predictions) == 3 * n
     scores = json.loads((out / "k3" / "scores.json").read_text())
     assert scores["generations"] == 3 and scores["domains"]["os"]["n"] == n
-    judged = {(j["key"], j["generation"]): j["score"]
-              for j in map(json.loads, next((out / "k3" / "judges").glob("*/judgments.jsonl")).read_text().splitlines())}
+    judged = {
+        (j["key"], j["generation"]): j["score"]
+        for j in map(json.loads, next((out / "k3" / "judges").glob("*/judgments.jsonl")).read_text().splitlines())
+    }
     means = [np.mean([judged[(key, g)] for g in range(3)]) for key in {k for k, _ in judged}]
     assert scores["domains"]["os"]["score"] == pytest.approx(float(np.mean(means)))
     spreads = [np.std([judged[(key, g)] for g in range(3)], ddof=1) for key in {k for k, _ in judged}]
     assert scores["domains"]["os"]["generation_spread"] == pytest.approx(float(np.mean(spreads)))
-    note = (f"3 generations per sample (a sample scores their mean); spread between generations, the mean "
-            f"per-sample standard deviation (n - 1; 0..100): OS {scores['domains']['os']['generation_spread']:.2f}")
+    note = (
+        f"3 generations per sample (a sample scores their mean); spread between generations, the mean "
+        f"per-sample standard deviation (n - 1; 0..100): OS {scores['domains']['os']['generation_spread']:.2f}"
+    )
     assert note in " ".join(result.output.split())
     shown = runner.invoke(app, ["show", str(out / "k3")])
     assert shown.exit_code == 0, shown.output
@@ -82,17 +106,41 @@ def test_the_leaderboard_shows_k_when_a_run_has_several_generations(tmp_path, mo
     out = tmp_path / "results"
     with FakeOpenAIServer(responder=lambda body: Reply("<predicted_observation>x</predicted_observation>")) as server:
         for k in ("1", "2"):
-            result = runner.invoke(app, ["run", "--model", "m", "--base-url", server.url, "--data", "sample", "--domains",
-                                         "os", "--generations", k, "--judge", "rules", "--run-name", f"k{k}",
-                                         "--output", str(out), "--max-failure-rate", "1"])
+            result = runner.invoke(
+                app,
+                [
+                    "run",
+                    "--model",
+                    "m",
+                    "--base-url",
+                    server.url,
+                    "--data",
+                    "sample",
+                    "--domains",
+                    "os",
+                    "--generations",
+                    k,
+                    "--judge",
+                    "rules",
+                    "--run-name",
+                    f"k{k}",
+                    "--output",
+                    str(out),
+                    "--max-failure-rate",
+                    "1",
+                ],
+            )
             assert result.exit_code == 0, result.output
     board = runner.invoke(app, ["leaderboard", "--output", str(out), "--format", "markdown"])
     assert board.exit_code == 0, board.output
     header = next(line for line in board.stdout.splitlines() if line.startswith("| # |"))
     assert "| Failed | Unscored | K | Judge |" in header
     # one domain of seven: each run is marked partial beside its name
-    rows = {line.split(" | ")[1].split(" *(")[0]: line.split(" | ") for line in board.stdout.splitlines()
-            if line.startswith("| ") and " k" in line}
+    rows = {
+        line.split(" | ")[1].split(" *(")[0]: line.split(" | ")
+        for line in board.stdout.splitlines()
+        if line.startswith("| ") and " k" in line
+    }
     assert rows["k1"][header.split(" | ").index("K")] == "1" and rows["k2"][header.split(" | ").index("K")] == "2"
     csv = runner.invoke(app, ["leaderboard", "--output", str(out), "--format", "csv"])
     assert "generations" in csv.stdout.splitlines()[0]

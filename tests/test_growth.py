@@ -42,15 +42,34 @@ from awbench.domains import DOMAIN_LABELS
 def test_turn_bins_double():
     assert [b[0] for b in TURN_BINS] == ["1", "2-3", "4-7", "8-15", "16-31", "32+"]
     got = {t: bin_label(t, TURN_BINS) for t in (1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 500)}
-    assert got == {1: "1", 2: "2-3", 3: "2-3", 4: "4-7", 7: "4-7", 8: "8-15", 15: "8-15", 16: "16-31", 31: "16-31",
-                   32: "32+", 500: "32+"}
+    assert got == {
+        1: "1",
+        2: "2-3",
+        3: "2-3",
+        4: "4-7",
+        7: "4-7",
+        8: "8-15",
+        15: "8-15",
+        16: "16-31",
+        31: "16-31",
+        32: "32+",
+        500: "32+",
+    }
 
 
 def test_context_bins_are_tokens_of_four_characters(tmp_path):
     assert [b[0] for b in CONTEXT_BINS] == ["<2K", "2-8K", "8-16K", "16-32K", "32-64K", "64-128K", "128K+"]
     got = {t: bin_label(t, CONTEXT_BINS) for t in (0, 2047.75, 2048, 8191, 8192, 131071, 131072, 10**7)}
-    assert got == {0: "<2K", 2047.75: "<2K", 2048: "2-8K", 8191: "2-8K", 8192: "8-16K", 131071: "64-128K",
-                   131072: "128K+", 10**7: "128K+"}
+    assert got == {
+        0: "<2K",
+        2047.75: "<2K",
+        2048: "2-8K",
+        8191: "2-8K",
+        8192: "8-16K",
+        131071: "64-128K",
+        131072: "128K+",
+        10**7: "128K+",
+    }
     data = write_data(tmp_path / "data", {"mcp": [2]})
     second = next(s for s in load_samples(DataSettings(source=str(data))).samples if s.key == "mcp/m0/2")
     record = second.record
@@ -66,7 +85,8 @@ SHAPE = {"mcp": [2], "search": [4, 4], "terminal": [8, 4]}
 RULES = {
     **{f"terminal/t0/{t}": r for t, r in zip(range(1, 9), (1.0, 0.8, 0.6, 0.5, 0.5, 0.5, 0.5, 0.2))},
     **{f"terminal/t1/{t}": r for t, r in zip(range(1, 5), (0.6, 0.4, 0.4, 0.1))},
-    "mcp/m0/1": 0.9, "mcp/m0/2": 0.7,
+    "mcp/m0/1": 0.9,
+    "mcp/m0/2": 0.7,
     **{f"search/s0/{t}": 1.0 - 0.1 * math.log2(t) for t in range(1, 5)},
     **{f"search/s1/{t}": 0.6 - 0.1 * math.log2(t) for t in range(1, 5)},
 }
@@ -80,8 +100,10 @@ def shaped(tmp_path):
 
 
 def _cells(table, row):
-    return {b: (c.n, round(c.mean, 6), None if c.lo is None else round(c.lo, 6), None if c.hi is None else round(c.hi, 6))
-            for b, c in table.rows[row].items()}
+    return {
+        b: (c.n, round(c.mean, 6), None if c.lo is None else round(c.lo, 6), None if c.hi is None else round(c.hi, 6))
+        for b, c in table.rows[row].items()
+    }
 
 
 def test_scores_by_turn_bin_with_trajectory_intervals(shaped, any_trajectories):
@@ -91,7 +113,10 @@ def test_scores_by_turn_bin_with_trajectory_intervals(shaped, any_trajectories):
     # Terminal "1": t0 100, t1 60; whole-trajectory resamples have mean 100, 80 or 60, each end with p = 1/4.
     # "4-7": t0 has four samples at 50, t1 one at 10: resamples 50, 210 / 5 = 42 or 10. "8-15": t0 alone.
     assert _cells(table, "terminal") == {
-        "1": (2, 80.0, 60.0, 100.0), "2-3": (4, 55.0, 40.0, 70.0), "4-7": (5, 42.0, 10.0, 50.0), "8-15": (1, 20.0, 20.0, 20.0),
+        "1": (2, 80.0, 60.0, 100.0),
+        "2-3": (4, 55.0, 40.0, 70.0),
+        "4-7": (5, 42.0, 10.0, 50.0),
+        "8-15": (1, 20.0, 20.0, 20.0),
     }
     # One trajectory: every resample is the data itself, so the interval is a point.
     assert _cells(table, "mcp") == {"1": (1, 90.0, 90.0, 90.0), "2-3": (1, 70.0, 70.0, 70.0)}
@@ -100,8 +125,10 @@ def test_scores_by_turn_bin_with_trajectory_intervals(shaped, any_trajectories):
     overall = table.rows[OVERALL]
     search_23 = (90 + 100 - 10 * math.log2(3) + 50 + 60 - 10 * math.log2(3)) / 4
     assert {b: (c.n, c.domains, c.mean) for b, c in overall.items()} == {
-        "1": (5, 3, pytest.approx((80 + 90 + 80) / 3)), "2-3": (9, 3, pytest.approx((55 + 70 + search_23) / 3)),
-        "4-7": (7, 2, pytest.approx((42 + 60) / 2)), "8-15": (1, 1, 20.0),
+        "1": (5, 3, pytest.approx((80 + 90 + 80) / 3)),
+        "2-3": (9, 3, pytest.approx((55 + 70 + search_23) / 3)),
+        "4-7": (7, 2, pytest.approx((42 + 60) / 2)),
+        "8-15": (1, 1, 20.0),
     }
     # Terminal and Search are drawn independently: both at their low end (p = 1/16) is past the 2.5% tail.
     assert (overall["1"].lo, overall["1"].hi) == pytest.approx(((60 + 90 + 60) / 3, (100 + 90 + 100) / 3))
@@ -131,13 +158,19 @@ def test_trend_is_the_slope_per_doubling(shaped, any_trajectories):
     assert trend[OVERALL].domains == 3
     assert (trend[OVERALL].lo, trend[OVERALL].hi) == pytest.approx(((min(alone) - 30) / 3, (max(alone) - 30) / 3))
     assert trend_sentence("search", trend["search"], "turn") == (
-        "Search: -10.0 points per doubling of the turn index [-10.0, -10.0] (turn 1 to turns 4-7)")
+        "Search: -10.0 points per doubling of the turn index [-10.0, -10.0] (turn 1 to turns 4-7)"
+    )
 
 
 def test_by_context(shaped):
     table = run_growth(shaped, "rules", resamples=200, seed=0).context
     assert table.bins == ["<2K"]  # every context here is a few hundred characters
-    assert {d: cells["<2K"].n for d, cells in table.rows.items()} == {"mcp": 2, "search": 8, "terminal": 12, OVERALL: 22}
+    assert {d: cells["<2K"].n for d, cells in table.rows.items()} == {
+        "mcp": 2,
+        "search": 8,
+        "terminal": 12,
+        OVERALL: 22,
+    }
     # Context grows with the turn in each trajectory, so the scores fall with it too.
     assert all((table.trend[d].slope or 0) < 0 for d in ("mcp", "search", "terminal"))
 
@@ -170,7 +203,10 @@ def test_undefined_slopes_and_intervals(tmp_path):
 def test_two_level_intervals_with_generations(any_trajectories):
     # One sample of one trajectory with generations 0 and 100: the generations are redrawn in every resample,
     # so its mean is 0, 50 or 100 (p = 1/4, 1/2, 1/4). A generation not in the means (NaN) is never drawn.
-    units = {"terminal": [Unit("terminal/a/1", "a", 1, (0.0, 100.0))], "mcp": [Unit("mcp/b/1", "b", 1, (100.0, math.nan))]}
+    units = {
+        "terminal": [Unit("terminal/a/1", "a", 1, (0.0, 100.0))],
+        "mcp": [Unit("mcp/b/1", "b", 1, (100.0, math.nan))],
+    }
     table = growth_table(units, "turn", resamples=2000, seed=0)
     assert _cells(table, "terminal") == {"1": (1, 50.0, 0.0, 100.0)}
     assert _cells(table, "mcp") == {"1": (1, 100.0, 100.0, 100.0)}
@@ -238,9 +274,28 @@ def test_a_run_with_k_generations(tmp_path, monkeypatch, any_trajectories):
         return Reply(f"<predicted_observation>{truth if body['seed'] % 2 == 0 else 'x'}</predicted_observation>")
 
     with FakeOpenAIServer(responder=answer) as server:
-        result = CliRunner().invoke(app, ["run", "--model", "m", "--base-url", server.url, "--data", "sample", "--domains",
-                                          "os", "--generations", "3", "--judge", "rules", "--run-name", "k3",
-                                          "--output", str(tmp_path)])
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "--model",
+                "m",
+                "--base-url",
+                server.url,
+                "--data",
+                "sample",
+                "--domains",
+                "os",
+                "--generations",
+                "3",
+                "--judge",
+                "rules",
+                "--run-name",
+                "k3",
+                "--output",
+                str(tmp_path),
+            ],
+        )
     assert result.exit_code == 0, result.output
     run = load_run_data(discover_runs([tmp_path / "k3"])[0][0])
     units = run_units(run, "rules", "turn")["os"]
@@ -265,17 +320,35 @@ def test_empty_bins_between_are_shown_and_outer_ones_are_not():
     assert table.bins == ["2-3", "4-7", "8-15"] and set(table.rows["os"]) == {"2-3", "8-15"}
 
 
-@pytest.mark.parametrize(("diffs", "slope", "bounds", "expected"), [
-    ([("1", -2.0), ("16-31", -9.8)], -2.5, (-3.9, -1.1), "B's lead grows with turn index: A − B is -2.0 at turn 1 "
-     "and -9.8 at turns 16-31 (-2.5 per doubling [-3.9, -1.1])"),
-    ([("1", 2.1), ("16-31", 9.8)], 2.0, (0.5, 3.0), "A's lead grows with turn index"),
-    ([("1", -4.0), ("16-31", 6.0)], 2.0, (0.5, 3.0), "A overtakes B as the turn index grows"),
-    ([("1", 0.0), ("16-31", 6.0)], 2.0, (0.5, 3.0), "A pulls ahead of B as the turn index grows"),
-    ([("1", 8.0), ("16-31", 2.0)], -2.0, (-3.0, -0.5), "A's lead shrinks with turn index"),
-    ([("1", 8.0), ("16-31", 2.0)], -2.0, (-3.0, 0.5), "no clear change of A − B with turn index (-2.0 per doubling "
-     "[-3.0, +0.5]; its interval holds 0): A − B is +8.0 at turn 1 and +2.0 at turns 16-31"),
-    ([("1", 8.0), ("16-31", 2.0)], -2.0, None, "no clear change of A − B with turn index (-2.0 per doubling; no interval)"),
-])
+@pytest.mark.parametrize(
+    ("diffs", "slope", "bounds", "expected"),
+    [
+        (
+            [("1", -2.0), ("16-31", -9.8)],
+            -2.5,
+            (-3.9, -1.1),
+            "B's lead grows with turn index: A − B is -2.0 at turn 1 "
+            "and -9.8 at turns 16-31 (-2.5 per doubling [-3.9, -1.1])",
+        ),
+        ([("1", 2.1), ("16-31", 9.8)], 2.0, (0.5, 3.0), "A's lead grows with turn index"),
+        ([("1", -4.0), ("16-31", 6.0)], 2.0, (0.5, 3.0), "A overtakes B as the turn index grows"),
+        ([("1", 0.0), ("16-31", 6.0)], 2.0, (0.5, 3.0), "A pulls ahead of B as the turn index grows"),
+        ([("1", 8.0), ("16-31", 2.0)], -2.0, (-3.0, -0.5), "A's lead shrinks with turn index"),
+        (
+            [("1", 8.0), ("16-31", 2.0)],
+            -2.0,
+            (-3.0, 0.5),
+            "no clear change of A − B with turn index (-2.0 per doubling "
+            "[-3.0, +0.5]; its interval holds 0): A − B is +8.0 at turn 1 and +2.0 at turns 16-31",
+        ),
+        (
+            [("1", 8.0), ("16-31", 2.0)],
+            -2.0,
+            None,
+            "no clear change of A − B with turn index (-2.0 per doubling; no interval)",
+        ),
+    ],
+)
 def test_lead_summary(diffs, slope, bounds, expected):
     lo, hi = bounds or (None, None)
     text = lead_summary("turn", diffs, Trend(slope=slope, lo=lo, hi=hi, n=10, trajectories=5))
@@ -286,13 +359,15 @@ def test_one_trajectory_is_never_a_clear_change():
     trend = Trend(slope=-5.0, lo=-5.0, hi=-5.0, n=4, trajectories=1)
     assert not trend.clear
     assert lead_summary("turn", [("1", 1.0), ("4-7", -9.0)], trend).startswith(
-        "no clear change of A − B with turn index (-5.0 per doubling [-5.0, -5.0]; too few to tell: 1 trajectory)")
+        "no clear change of A − B with turn index (-5.0 per doubling [-5.0, -5.0]; too few to tell: 1 trajectory)"
+    )
 
 
 def test_lead_summary_without_a_trend():
     assert lead_summary("context", [], None).startswith("no samples both runs scored")
     assert lead_summary("context", [("<2K", 3.0)], Trend(slope=None, n=2)) == (
-        "no trend with context length (the samples both runs scored are all at one position): A − B is +3.0 at <2K tokens")
+        "no trend with context length (the samples both runs scored are all at one position): A − B is +3.0 at <2K tokens"
+    )
 
 
 # --------------------------------------------------------------------------- compare
@@ -316,8 +391,12 @@ def test_compare_along_trajectories(lead_pair, any_trajectories):
     c = compare_runs(lead_pair[0], lead_pair[1], resamples=2000, seed=0)
     g = c.growth["turn"]
     assert g.bins == ["1", "2-3", "4-7", "8-15"]
-    expected = {"1": -2.0, "2-3": -2 - 10 * (1 + math.log2(3)) / 2, "4-7": -2 - 10 * np.mean(np.log2([4, 5, 6, 7])),
-                "8-15": -32.0}
+    expected = {
+        "1": -2.0,
+        "2-3": -2 - 10 * (1 + math.log2(3)) / 2,
+        "4-7": -2 - 10 * np.mean(np.log2([4, 5, 6, 7])),
+        "8-15": -32.0,
+    }
     for label, diff in expected.items():
         terminal, overall = g.rows[label]
         assert (terminal.name, overall.name) == ("terminal", OVERALL)
@@ -326,8 +405,10 @@ def test_compare_along_trajectories(lead_pair, any_trajectories):
     # Both trajectories have the same scores, so every resample of trajectories is the data itself.
     assert (g.rows["8-15"][0].lo, g.rows["8-15"][0].hi) == pytest.approx((-32, -32))
     assert (g.trend["terminal"].slope, g.trend["terminal"].lo, g.trend["terminal"].hi) == pytest.approx((-10, -10, -10))
-    assert g.summary == ("B's lead grows with turn index: A − B is -2.0 at turn 1 and -32.0 at turns 8-15 "
-                         "(-10.0 per doubling [-10.0, -10.0])")
+    assert g.summary == (
+        "B's lead grows with turn index: A − B is -2.0 at turn 1 and -32.0 at turns 8-15 "
+        "(-10.0 per doubling [-10.0, -10.0])"
+    )
     assert c.growth["context"].bins == ["<2K"] and (c.growth["context"].trend["terminal"].slope or 0) < 0
 
 
@@ -353,7 +434,10 @@ def test_cli_compare_shows_and_writes_where_runs_differ(lead_pair, any_trajector
     data = json.loads(result.output)
     turn = data["growth"]["turn"]
     assert turn["bins"] == ["1", "2-3", "4-7", "8-15"] and turn["summary"].startswith("B's lead grows")
-    assert [(r["name"], r["n"], round(r["diff"], 6)) for r in turn["rows"]["8-15"]] == [("terminal", 2, -32.0), ("overall", 2, -32.0)]
+    assert [(r["name"], r["n"], round(r["diff"], 6)) for r in turn["rows"]["8-15"]] == [
+        ("terminal", 2, -32.0),
+        ("overall", 2, -32.0),
+    ]
     assert turn["trend"]["overall"]["slope"] == pytest.approx(-10)
     assert set(data["growth"]) == {"turn", "context"}
 
@@ -380,14 +464,20 @@ def test_show_by_turn(shaped):
     assert overall.split()[1:3] == [f"{(80 + 90 + 80) / 3:.1f}", f"{(55 + 70 + search_23) / 3:.1f}"]
     assert "n=1 · 1 dom." in out  # "8-15" has Terminal only
     assert "Per doubling of the turn index, too few trajectories to tell (under 5) in MCP, Search, Terminal\n" in out
-    assert ("From fewer than 5 trajectories, a cell or trend has no interval (too few to tell) and is never called a "
-            "rise or a fall.") in " ".join(out.split())
+    assert (
+        "From fewer than 5 trajectories, a cell or trend has no interval (too few to tell) and is never called a "
+        "rise or a fall."
+    ) in " ".join(out.split())
 
 
 def test_show_by_context_and_both(shaped):
     result = invoke("show", str(shaped.store.path), "--by-context")
     assert result.exit_code == 0, result.output
-    assert "score by context length" in result.output and "<2K" in result.output and "turn index (judge" not in result.output
+    assert (
+        "score by context length" in result.output
+        and "<2K" in result.output
+        and "turn index (judge" not in result.output
+    )
     both = invoke("show", str(shaped.store.path), "--by-turn", "--by-context").output
     assert both.index("score by turn index") < both.index("score by context length")
 
@@ -424,7 +514,7 @@ def test_report_has_a_growth_section_per_run(long_runs):
     assert set(report.charts) == {"chart-domains-1", "chart-dimensions-1"}  # the bar charts, as before
     # Terminal reaches turn 40: every turn bin; the turn table has a row per domain and Overall.
     assert page.count('<tr data-row="') == 2 * (4 + 4)
-    assert '<th>32+</th>' in page and "trend / doubling" in page
+    assert "<th>32+</th>" in page and "trend / doubling" in page
     no_ci = build_report(stores, worst_n=0, ci=False).html
     assert 'class="errorbar"' not in no_ci and 'class="point"' in no_ci
 
@@ -436,7 +526,11 @@ def test_report_writes_the_growth_charts_as_png_too(long_runs, tmp_path):
     result = invoke("report", "--output", str(long_runs), "-o", str(out), "--worst", "0", "--no-ci", "--png", str(png))
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in png.glob("growth-*.png")) == [
-        "growth-0-context.png", "growth-0-turn.png", "growth-1-context.png", "growth-1-turn.png"]
+        "growth-0-context.png",
+        "growth-0-turn.png",
+        "growth-1-context.png",
+        "growth-1-turn.png",
+    ]
     width, height = _png_size(png / "growth-0-turn.png")
     assert width > 900 and height > 250
 
@@ -465,7 +559,14 @@ def test_report_growth_chart_in_a_browser(long_runs, tmp_path):
         assert layout[chart]["panels"] == ["MCP", "Terminal", "Android", "Overall"]
         # Every panel labels every bin; a point per bin with samples, and its interval, where it has one (from
         # five trajectories or more), as an error bar.
-        assert layout[chart]["bins"] == 4 * len(table.bins) and table.bins == ["1", "2-3", "4-7", "8-15", "16-31", "32+"]
+        assert layout[chart]["bins"] == 4 * len(table.bins) and table.bins == [
+            "1",
+            "2-3",
+            "4-7",
+            "8-15",
+            "16-31",
+            "32+",
+        ]
         points = dom.find("circle", inside=chart, cls="point")
         cells = {(d, b): c for d, row in table.rows.items() for b, c in row.items()}
         assert len(points) == len(cells) == 6 + 4 + 2 + 6

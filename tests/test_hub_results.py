@@ -33,8 +33,15 @@ REFERENCE_SHA = "9f" * 32
 FINISHED = datetime(2026, 1, 15, 10, 30, 5, 123456, tzinfo=timezone.utc)
 # Grades of the full-size run: one turn per trajectory, as many trajectories as the published samples.
 # Domain scores (failures left out): MCP 100, Search 75, Terminal 50, SWE 65 (mean 3.6), Android 25, Web 75, OS 0.
-GRADES: dict[str, Grade] = {"mcp": 5, "search": 4, "terminal": 3, "swe": dict(format=5, factuality=4, consistency=3, realism=4, quality=2),
-          "android": 2, "web": 4, "os": 1}
+GRADES: dict[str, Grade] = {
+    "mcp": 5,
+    "search": 4,
+    "terminal": 3,
+    "swe": dict(format=5, factuality=4, consistency=3, realism=4, quality=2),
+    "android": 2,
+    "web": 4,
+    "os": 1,
+}
 
 
 def invoke(*args):
@@ -54,14 +61,33 @@ def as_reference_protocol(store: RunStore, judge_id: str, finished: datetime | N
     records), its verdicts read by the reference as by awbench, rescored, and the run finished at `finished`."""
     evaluation = store.evaluation(judge_id)
     info = evaluation.read_info()
-    described = {"protocol": "reference", "prompt_set": "/checkouts/Qwen-AgentWorld", "prompt_sha256": REFERENCE_SHA,
-                 "prompt_source": "/checkouts/Qwen-AgentWorld", "parser_version": "1"}
+    described = {
+        "protocol": "reference",
+        "prompt_set": "/checkouts/Qwen-AgentWorld",
+        "prompt_sha256": REFERENCE_SHA,
+        "prompt_source": "/checkouts/Qwen-AgentWorld",
+        "parser_version": "1",
+    }
     evaluation.info_path.write_text(info.model_copy(update={"described": described}).model_dump_json(indent=2))
-    evaluation.judgments.rewrite([
-        j.model_copy(update={"verdicts": [v.model_copy(update={"reference": ReferenceReading(
-            success=True, scores=v.scores, total_score=sum(v.scores.values()) / 5, attempt=1)}) for v in j.verdicts]})
-        for j in evaluation.judgments.load().values()
-    ])
+    evaluation.judgments.rewrite(
+        [
+            j.model_copy(
+                update={
+                    "verdicts": [
+                        v.model_copy(
+                            update={
+                                "reference": ReferenceReading(
+                                    success=True, scores=v.scores, total_score=sum(v.scores.values()) / 5, attempt=1
+                                )
+                            }
+                        )
+                        for v in j.verdicts
+                    ]
+                }
+            )
+            for j in evaluation.judgments.load().values()
+        ]
+    )
     manifest = store.read_manifest()
     store.write_manifest(manifest.model_copy(update={"primary_described": described, "finished_at": finished}))
     score_run(store, run_samples(store))
@@ -122,7 +148,9 @@ def check_eval_results(text: str) -> list[dict]:
         if "source" in entry:
             source = entry["source"]
             assert isinstance(source, dict) and "url" in source and set(source) <= SOURCE_KEYS
-            assert all(isinstance(v, str) for v in source.values()) and source["url"].startswith(("https://", "http://"))
+            assert all(isinstance(v, str) for v in source.values()) and source["url"].startswith(
+                ("https://", "http://")
+            )
         if "notes" in entry:
             assert isinstance(entry["notes"], str) and entry["notes"]
     assert len(tasks) == len(set(tasks)), tasks
@@ -146,13 +174,15 @@ def check_with_huggingface_hub(text: str) -> list:
 
 def expected_notes(store: RunStore, what: str, counts: str) -> str:
     manifest = store.read_manifest()
-    return (f"{what}. Judge: gpt-5.2-2025-12-11 (temperature 0.6, 1 verdict per prediction), reference protocol (the "
-            f"judge prompts of the Qwen-AgentWorld release, byte for byte; prompts sha256 {REFERENCE_SHA}). {counts} "
-            "Scored as the reference eval.py prints it, from the same generations and judge answers (the rows it does "
-            "not judge or cannot read are left out); awbench''s strict score differs in 0 samples. "
-            "Comparable with the published leaderboard: yes (the reference protocol with the published judge, on the "
-            f"full benchmark, scored as the reference script scores). Source: awbench {manifest.awbench_version}, run qwen-aw, evaluation "
-            f"llm-qwen-aw, data fingerprint {manifest.data_fingerprint[:12]}.")
+    return (
+        f"{what}. Judge: gpt-5.2-2025-12-11 (temperature 0.6, 1 verdict per prediction), reference protocol (the "
+        f"judge prompts of the Qwen-AgentWorld release, byte for byte; prompts sha256 {REFERENCE_SHA}). {counts} "
+        "Scored as the reference eval.py prints it, from the same generations and judge answers (the rows it does "
+        "not judge or cannot read are left out); awbench''s strict score differs in 0 samples. "
+        "Comparable with the published leaderboard: yes (the reference protocol with the published judge, on the "
+        f"full benchmark, scored as the reference script scores). Source: awbench {manifest.awbench_version}, run qwen-aw, evaluation "
+        f"llm-qwen-aw, data fingerprint {manifest.data_fingerprint[:12]}."
+    )
 
 
 def test_a_full_run_gives_overall_and_the_seven_domains_exactly(full, tmp_path):
@@ -169,22 +199,49 @@ def test_a_full_run_gives_overall_and_the_seven_domains_exactly(full, tmp_path):
     ]
     assert sorted(p.name for p in (repo / EVAL_RESULTS_FOLDER).iterdir()) == [FILE_NAME]  # no temporary file left
 
-    rows = [("overall", "55.71", "AgentWorldBench Overall (0-100): the mean of the 7 domain scores",
-             "Samples: 2,170; scored: 2,168; failed: 1; unscored by the judge: 1.")]
-    labels = {"mcp": "MCP", "search": "Search", "terminal": "Terminal", "swe": "SWE", "android": "Android",
-              "web": "Web", "os": "OS"}
-    values = {"mcp": "100.0", "search": "75.0", "terminal": "50.0", "swe": "65.0", "android": "25.0", "web": "75.0",
-              "os": "0.0"}
+    rows = [
+        (
+            "overall",
+            "55.71",
+            "AgentWorldBench Overall (0-100): the mean of the 7 domain scores",
+            "Samples: 2,170; scored: 2,168; failed: 1; unscored by the judge: 1.",
+        )
+    ]
+    labels = {
+        "mcp": "MCP",
+        "search": "Search",
+        "terminal": "Terminal",
+        "swe": "SWE",
+        "android": "Android",
+        "web": "Web",
+        "os": "OS",
+    }
+    values = {
+        "mcp": "100.0",
+        "search": "75.0",
+        "terminal": "50.0",
+        "swe": "65.0",
+        "android": "25.0",
+        "web": "75.0",
+        "os": "0.0",
+    }
     for d in DOMAINS:
         n = PUBLISHED_STATS[d][0]
         failed, unscored = int(d == "mcp"), int(d == "web")
-        rows.append((d, values[d], f"AgentWorldBench {labels[d]} domain score (0-100)",
-                     f"Samples: {n:,}; scored: {n - failed - unscored:,}; failed: {failed}; unscored by the judge: "
-                     f"{unscored}."))
+        rows.append(
+            (
+                d,
+                values[d],
+                f"AgentWorldBench {labels[d]} domain score (0-100)",
+                f"Samples: {n:,}; scored: {n - failed - unscored:,}; failed: {failed}; unscored by the judge: "
+                f"{unscored}.",
+            )
+        )
     expected = "".join(
         f"- dataset:\n    id: Qwen/AgentWorldBench\n    task_id: {task}\n  value: {value}\n"
         f"  date: '2026-01-15T10:30:05Z'\n  notes: '{expected_notes(store, what, counts)}'\n"
-        for task, value, what, counts in rows)
+        for task, value, what, counts in rows
+    )
     text = path.read_text(encoding="utf-8")
     assert text == expected
 
@@ -218,8 +275,9 @@ def test_a_source_url_becomes_the_source_of_every_entry(full, tmp_path):
 
     bad = invoke("export", store.path, "--hf-eval-results", tmp_path / "other", "--hf-source-url", "logs/")
     assert bad.exit_code == 2
-    assert errors_of(bad.output) == ["error: --hf-source-url 'logs/' is not an http(s) URL: the Hub links the result's "
-                                     "source to it"]
+    assert errors_of(bad.output) == [
+        "error: --hf-source-url 'logs/' is not an http(s) URL: the Hub links the result's source to it"
+    ]
     assert not (tmp_path / "other").exists()
 
 
@@ -229,15 +287,19 @@ def test_a_rubric_evaluation_with_failures_at_zero_says_why_it_is_not_comparable
     store = make_run(tmp_path / "results", "rubric", data, grades)
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo")
     assert result.exit_code == 0, result.output
-    assert ("run rubric has no finish date (it was not made by `awbench run` in one go): `date` is left out, and the Hub "
-            "shows the commit's time instead") in result.output.splitlines()
+    assert (
+        "run rubric has no finish date (it was not made by `awbench run` in one go): `date` is left out, and the Hub "
+        "shows the commit's time instead"
+    ) in result.output.splitlines()
     entries = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
     assert all("date" not in e for e in entries)
     notes = entries[0]["notes"]
     assert "awbench protocol (the rubric prompts of awbench; prompts sha256 1a2b3c" in notes
     assert "Failure policy minimum: failed generations score 0 and count as scored." in notes
-    assert ("Comparable with the published leaderboard: no (not the reference protocol; failure policy minimum, where "
-            "the published scores leave failures out).") in notes
+    assert (
+        "Comparable with the published leaderboard: no (not the reference protocol; failure policy minimum, where "
+        "the published scores leave failures out)."
+    ) in notes
 
 
 # --- What the format cannot hold -----------------------------------------------------------------------------
@@ -249,18 +311,25 @@ def test_a_subset_is_refused_unless_allowed_and_then_said(small, tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert errors_of(result.output) == [
         "error: run small is not the full benchmark (5 of 2,170 samples): the Hub ranks its results with full-benchmark "
-        "scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"]
+        "scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"
+    ]
     assert not repo.exists()
 
     result = invoke("export", small.path, "--hf-eval-results", repo, "--allow-subset")
     assert result.exit_code == 0, result.output
-    assert ("run small is a subset (5 of 2,170 samples): written because of --allow-subset, and said in every entry's "
-            "notes") in result.output.splitlines()
+    assert (
+        "run small is a subset (5 of 2,170 samples): written because of --allow-subset, and said in every entry's notes"
+    ) in result.output.splitlines()
     data = check_eval_results((repo / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
     check_with_huggingface_hub((repo / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
-    assert [(e["dataset"]["task_id"], e["value"]) for e in data] == [("overall", 54.17), ("mcp", 58.33), ("search", 50.0)]
-    assert data[0]["notes"].startswith("AgentWorldBench Overall (0-100) of a subset: the mean of its 2 domain scores "
-                                       "(MCP, Search). ")
+    assert [(e["dataset"]["task_id"], e["value"]) for e in data] == [
+        ("overall", 54.17),
+        ("mcp", 58.33),
+        ("search", 50.0),
+    ]
+    assert data[0]["notes"].startswith(
+        "AgentWorldBench Overall (0-100) of a subset: the mean of its 2 domain scores (MCP, Search). "
+    )
     assert all("Subset, not the full benchmark: 5 of 2,170 samples." in e["notes"] for e in data)
     assert all("Comparable with the published leaderboard: no (" in e["notes"] for e in data)
     assert "not the full benchmark with one generation per sample" in data[0]["notes"]
@@ -270,29 +339,35 @@ def test_a_selection_is_named_in_the_subset(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     store = make_run(tmp_path / "results", "sel", data, judged({"mcp/m0/1": 4}))
     manifest = store.read_manifest()
-    config = manifest.config.model_copy(update={"data": manifest.config.data.model_copy(update={
-        "domains": ["mcp"], "limit": 2})})
+    config = manifest.config.model_copy(
+        update={"data": manifest.config.data.model_copy(update={"domains": ["mcp"], "limit": 2})}
+    )
     store.write_manifest(manifest.model_copy(update={"config": config}))
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo")
     assert errors_of(result.output) == [
         "error: run sel is not the full benchmark (5 of 2,170 samples, --domains mcp --limit 2): the Hub ranks its "
-        "results with full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"]
+        "results with full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"
+    ]
 
 
 def test_the_rule_judge_is_refused_and_an_llm_evaluation_beside_it_is_taken(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     rules_only = make_run(tmp_path / "results", "ro", data, {"mcp/m0/1": 4}, rules={"mcp/m0/1": 0.5}, llm=False)
-    refusal = ("error: judge rules-v1 of run {run} is the rule judge: its scores are a rule-based similarity to the "
-               "ground truth, not AgentWorldBench's metric (the LLM judge's rubric score), and the Hub's format has no "
-               "field to tell them apart, so they would be ranked as LLM-judge scores; judge the run with an LLM "
-               "(`awbench judge {run} --judge-model MODEL`) and export that evaluation")
+    refusal = (
+        "error: judge rules-v1 of run {run} is the rule judge: its scores are a rule-based similarity to the "
+        "ground truth, not AgentWorldBench's metric (the LLM judge's rubric score), and the Hub's format has no "
+        "field to tell them apart, so they would be ranked as LLM-judge scores; judge the run with an LLM "
+        "(`awbench judge {run} --judge-model MODEL`) and export that evaluation"
+    )
     for extra in ([], ["--judge", "rules"], ["--allow-subset"]):
         result = invoke("export", rules_only.path, "--hf-eval-results", tmp_path / "repo", *extra)
         assert result.exit_code == 2 and "Traceback" not in result.output
         assert errors_of(result.output) == [refusal.format(run="ro")]
     assert not (tmp_path / "repo").exists()
 
-    both = make_run(tmp_path / "results", "both", data, judged({"mcp/m0/1": 4, "search/s0/1": 4}), rules={"mcp/m0/1": 0.5})
+    both = make_run(
+        tmp_path / "results", "both", data, judged({"mcp/m0/1": 4, "search/s0/1": 4}), rules={"mcp/m0/1": 0.5}
+    )
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--judge", "rules", "--allow-subset")
     assert errors_of(result.output) == [refusal.format(run="both")]
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
@@ -308,13 +383,19 @@ def test_a_run_without_scores_is_refused(small, tmp_path):
     assert errors_of(result.output) == [
         f"error: run small has no scores from judge llm-small yet: finish it with the same `awbench run` command or "
         f"`awbench judge {small.path}` (with a higher --max-cost if the cap stopped it); `awbench score` shows an "
-        "unfinished run's scores, which are never ranked"]
+        "unfinished run's scores, which are never ranked"
+    ]
 
     manifest = small.read_manifest()
     unjudged = RunStore(tmp_path / "results" / "unjudged")
-    unjudged.create(RunManifest(config=manifest.config.model_copy(update={"run_name": "unjudged", "judge": None}),
-                                data_source=manifest.data_source, data_fingerprint=manifest.data_fingerprint,
-                                samples=manifest.samples))
+    unjudged.create(
+        RunManifest(
+            config=manifest.config.model_copy(update={"run_name": "unjudged", "judge": None}),
+            data_source=manifest.data_source,
+            data_fingerprint=manifest.data_fingerprint,
+            samples=manifest.samples,
+        )
+    )
     result = invoke("export", unjudged.path, "--hf-eval-results", tmp_path / "repo")
     assert result.exit_code == 2
     assert errors_of(result.output) == ["error: run unjudged has not been judged yet: run `awbench judge unjudged`"]
@@ -328,7 +409,8 @@ def test_a_domain_without_a_score_is_refused(tmp_path):
     assert result.exit_code == 2
     assert errors_of(result.output) == [
         "error: run gap has no Search score from judge llm-gap (nothing in the domain was scored): its Overall leaves "
-        "the domain out, which the benchmark's Overall does not"]
+        "the domain out, which the benchmark's Overall does not"
+    ]
 
 
 def test_an_unknown_judge_is_refused(tmp_path):
@@ -338,7 +420,8 @@ def test_an_unknown_judge_is_refused(tmp_path):
     assert result.exit_code == 2
     assert errors_of(result.output) == [
         "error: the judge of llm-anon is not known (the run was imported without --judge-model): the results must name "
-        "the judge model; import the file again with --judge-model"]
+        "the judge model; import the file again with --judge-model"
+    ]
 
 
 def test_dir_a_file_is_refused_naming_it(small, tmp_path):
@@ -348,7 +431,8 @@ def test_dir_a_file_is_refused_naming_it(small, tmp_path):
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert errors_of(result.output) == [
         f"error: --hf-eval-results {target} is a file: give a directory (a checkout of the model's repository, or an "
-        f"empty one) to write .eval_results/{FILE_NAME} into"]
+        f"empty one) to write .eval_results/{FILE_NAME} into"
+    ]
     assert target.read_text() == "keep me"
 
     repo = tmp_path / "repo"
@@ -358,7 +442,8 @@ def test_dir_a_file_is_refused_naming_it(small, tmp_path):
     assert result.exit_code == 2
     assert errors_of(result.output) == [
         f"error: {repo / EVAL_RESULTS_FOLDER} is a file: the Hub reads evaluation results from a folder of that name; "
-        "move the file away"]
+        "move the file away"
+    ]
 
 
 def test_the_file_is_replaced_whole_and_a_refusal_leaves_it(small, tmp_path):
@@ -381,12 +466,15 @@ def test_the_file_is_replaced_whole_and_a_refusal_leaves_it(small, tmp_path):
 def test_export_needs_one_destination_and_can_write_both(small, tmp_path):
     result = invoke("export", small.path)
     assert result.exit_code == 2
-    assert errors_of(result.output) == ["error: give --official DIR (the reference script's files) or --hf-eval-results "
-                                        "DIR (the Hub's evaluation results), or both"]
+    assert errors_of(result.output) == [
+        "error: give --official DIR (the reference script's files) or --hf-eval-results "
+        "DIR (the Hub's evaluation results), or both"
+    ]
     result = invoke("export", small.path, "--official", tmp_path / "o", "--allow-subset")
     assert errors_of(result.output) == ["error: --allow-subset and --hf-source-url go with --hf-eval-results"]
-    result = invoke("export", small.path, "--official", tmp_path / "o", "--hf-eval-results", tmp_path / "m",
-                    "--allow-subset")
+    result = invoke(
+        "export", small.path, "--official", tmp_path / "o", "--hf-eval-results", tmp_path / "m", "--allow-subset"
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "o" / "judged.jsonl").is_file() and (tmp_path / "m" / EVAL_RESULTS_FOLDER / FILE_NAME).is_file()
 

@@ -29,7 +29,9 @@ def test_the_ordinary_corpus_covers_every_domain_and_source(corpus: list[Text]) 
     assert Counter(text.source for text in corpus) == {"hand-written": 204, "sample": 95, "synthetic": 354}
 
 
-def test_at_most_one_percent_of_ordinary_observations_are_flagged_and_exactly_the_known_ones(corpus: list[Text]) -> None:
+def test_at_most_one_percent_of_ordinary_observations_are_flagged_and_exactly_the_known_ones(
+    corpus: list[Text],
+) -> None:
     flagged = {text.text: tuple(injection_signals(text.text)) for text in corpus}
     assert {t: s for t, s in flagged.items() if s} == {text.text: text.signals for text in corpus if text.signals}
     assert sum(map(bool, flagged.values())) / len(corpus) <= 0.01

@@ -134,8 +134,11 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
     (tmp_path / "official" / "prompts" / "mcp" / "judge_system_prompt.txt").write_text("x")
     (tmp_path / "official" / "eval" / "lwm_eval_utils").mkdir(parents=True)
     (tmp_path / "official" / "eval" / "lwm_eval_utils" / "task_configs.py").write_text(
-        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n')
-    with pytest.raises(PromptError, match=re.escape(str(tmp_path / "official" / "prompts" / "search" / "judge_system_prompt.txt"))):
+        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n'
+    )
+    with pytest.raises(
+        PromptError, match=re.escape(str(tmp_path / "official" / "prompts" / "search" / "judge_system_prompt.txt"))
+    ):
         load_prompt_set(str(tmp_path / "official"))
 
     with pytest.raises(PromptError, match=re.escape(str(tmp_path / "nothing.md"))):

@@ -39,9 +39,17 @@ def imported(path: Path, at_runtime: bool = False) -> list[tuple[int, str]]:
     """(line, module) of every awbench module `path` imports, anywhere in it; `at_runtime`: not those only
     type checkers read (`if TYPE_CHECKING:`), which never run."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    type_only = {id(inner) for node in ast.walk(tree)
-                 if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                 for statement in node.body for inner in ast.walk(statement)} if at_runtime else set()
+    type_only = (
+        {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+            for statement in node.body
+            for inner in ast.walk(statement)
+        }
+        if at_runtime
+        else set()
+    )
     found = []
     for node in ast.walk(tree):
         if id(node) in type_only:
@@ -115,8 +123,10 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def runtime_imports() -> dict[str, set[str]]:
     """module -> the awbench modules it imports when run, lazy imports inside functions included."""
-    return {module_name(path): {target for _, target in imported(path, at_runtime=True)} - {"awbench"}
-            for path in package_files()}
+    return {
+        module_name(path): {target for _, target in imported(path, at_runtime=True)} - {"awbench"}
+        for path in package_files()
+    }
 
 
 def test_no_import_cycle():
@@ -129,15 +139,20 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     """The check itself can fail: two modules importing each other, one of them inside a function, are a
     cycle; an import only type checkers read is not."""
     upper = tmp_path / "upper.py"
-    upper.write_text("from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
-                     "if TYPE_CHECKING:\n    from awbench.judging.rule_judge import RuleJudge\n", encoding="utf-8")
+    upper.write_text(
+        "from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
+        "if TYPE_CHECKING:\n    from awbench.judging.rule_judge import RuleJudge\n",
+        encoding="utf-8",
+    )
     lower = tmp_path / "lower.py"
     lower.write_text("def f():\n    from awbench.judging.batch import BatchJudge\n", encoding="utf-8")
     assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm")]
     assert len(imported(upper)) == 2
-    graph = {"awbench.judging.llm": {target for _, target in imported(lower)},
-             "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
-             "awbench.judging.rule_judge": {"awbench.judging.llm"}}
+    graph = {
+        "awbench.judging.llm": {target for _, target in imported(lower)},
+        "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
+        "awbench.judging.rule_judge": {"awbench.judging.llm"},
+    }
     assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
 
 
@@ -156,7 +171,12 @@ def judge_introspection(path: Path) -> list[str]:
 def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
     assert [hit for path in sorted((PACKAGE / "run").glob("*.py")) for hit in judge_introspection(path)] == []
     probe = tmp_path / "probe.py"
-    probe.write_text("def f(judge_, stage):\n    isinstance(stage.judge, BatchJudge)\n"
-                     "    return getattr(judge_, 'spent_usd', None)\n", encoding="utf-8")
-    assert judge_introspection(probe) == ["probe.py:2: isinstance(stage.judge, BatchJudge)",
-                                          "probe.py:3: getattr(judge_, 'spent_usd', None)"]
+    probe.write_text(
+        "def f(judge_, stage):\n    isinstance(stage.judge, BatchJudge)\n"
+        "    return getattr(judge_, 'spent_usd', None)\n",
+        encoding="utf-8",
+    )
+    assert judge_introspection(probe) == [
+        "probe.py:2: isinstance(stage.judge, BatchJudge)",
+        "probe.py:3: getattr(judge_, 'spent_usd', None)",
+    ]

@@ -108,8 +108,10 @@ def test_a_different_judge_model_is_a_different_group(tmp_path, data_dir):
     assert board.notes[0] == "2 groups are ranked separately: they differ in judge"
     # the search samples have no prediction: both are incomplete
     assert [r.incomplete for g in board.groups for r in g.rows] == ["incomplete (3 of 5 judged)"] * 2
-    assert board.notes[1].startswith("a (llm-a) is not ranked: incomplete (3 of 5 judged); finish it with the same "
-                                     "`awbench run` command or `awbench judge ")
+    assert board.notes[1].startswith(
+        "a (llm-a) is not ranked: incomplete (3 of 5 judged); finish it with the same "
+        "`awbench run` command or `awbench judge "
+    )
 
 
 def test_rules_judge_table(tmp_path, data_dir):
@@ -138,8 +140,10 @@ def test_csv_exact(runs):
     stores = [RunStore(runs / "alpha"), RunStore(runs / "beta")]
     fp = stores[0].read_manifest().data_fingerprint[:6]
     text = to_csv(build_leaderboard(stores))
-    header = ("group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,unscored,"
-              "judge,prompts,data,cost_usd,source,status")
+    header = (
+        "group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,unscored,"
+        "judge,prompts,data,cost_usd,source,status"
+    )
     group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
     assert text.splitlines() == [
         header,
@@ -173,13 +177,35 @@ def test_markdown_exact(runs):
 def test_json_exact(runs):
     board = build_leaderboard([RunStore(runs / "beta")])
     data = json.loads(to_json(board))
-    assert data["view"] == "domain" and data["columns"] == ["mcp", "search", "terminal", "swe", "android", "web", "os", "overall"]
+    assert data["view"] == "domain" and data["columns"] == [
+        "mcp",
+        "search",
+        "terminal",
+        "swe",
+        "android",
+        "web",
+        "os",
+        "overall",
+    ]
     row = data["groups"][0]["rows"][0]
     assert {k: v["value"] for k, v in row["cells"].items()} == {
-        "mcp": 50.0, "search": 50.0, "terminal": None, "swe": None, "android": None, "web": None, "os": None,
+        "mcp": 50.0,
+        "search": 50.0,
+        "terminal": None,
+        "swe": None,
+        "android": None,
+        "web": None,
+        "os": None,
         "overall": None,
     }
-    assert (row["run"], row["rank"], row["scored"], row["failed"], row["n"], row["published"]) == ("beta", None, 5, 1, 5, False)
+    assert (row["run"], row["rank"], row["scored"], row["failed"], row["n"], row["published"]) == (
+        "beta",
+        None,
+        5,
+        1,
+        5,
+        False,
+    )
     assert (row["partial"], row["incomplete"]) == ("partial (2 of 7 domains)", None)
     assert (row["judge"], row["prompts"], row["cost_usd"]) == ("gpt-5.2-2025-12-11", "rubric@1a2b3c", None)
 
@@ -195,7 +221,12 @@ def test_dimension_view(tmp_path, data_dir):
     # mean over domains: format (100 + 100) / 2, factuality (0 + 100) / 2, the others (50 + 100) / 2;
     # the total: MCP's mean grade 3 -> 50, Search 100 -> 75
     assert {c: row.cells[c].value for c in board.columns} == {
-        "format": 100.0, "factuality": 50.0, "consistency": 75.0, "realism": 75.0, "quality": 75.0, "overall": None,
+        "format": 100.0,
+        "factuality": 50.0,
+        "consistency": 75.0,
+        "realism": 75.0,
+        "quality": 75.0,
+        "overall": None,
     }  # two domains of seven: no Overall
     board = _board(results, view="dimension", scope="mcp")
     row = board.groups[0].rows[0]
@@ -313,8 +344,23 @@ def test_csv_reads_as_numbers(runs, any_trajectories):
     result = invoke("leaderboard", str(runs), "--ci", "--reference", "--format", "csv")
     assert result.exit_code == 0, result.output
     frame = pandas.read_csv(io.StringIO(result.stdout))
-    columns = ["MCP", "Search", "Terminal", "SWE", "Android", "Web", "OS", "Overall", "MCP lo", "Overall hi",
-               "Terminal lo", "rank", "scored", "failed", "cost_usd"]
+    columns = [
+        "MCP",
+        "Search",
+        "Terminal",
+        "SWE",
+        "Android",
+        "Web",
+        "OS",
+        "Overall",
+        "MCP lo",
+        "Overall hi",
+        "Terminal lo",
+        "rank",
+        "scored",
+        "failed",
+        "cost_usd",
+    ]
     assert all(frame[c].dtype == "float64" for c in columns), frame.dtypes
     alpha = frame[frame["run"] == "alpha"].iloc[0]
     assert (alpha["MCP"], alpha["MCP lo"], alpha["MCP hi"]) == (50.0, 0.0, 75.0) and pandas.isna(alpha["rank"])
@@ -332,8 +378,10 @@ def test_intervals_show_both_ends_in_every_format(runs, tmp_path, any_trajectori
     assert "Intervals: [lo, hi], 95% bootstrap over whole trajectories" in table.stdout
     markdown = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "markdown").stdout
     assert "| 50.00 [0.00, 75.00] | 75.00 [75.00, 75.00] |" in markdown and "±" not in markdown
-    assert ('\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; "too few to tell" (in a terminal, "too '
-            'few"): fewer than five trajectories, no interval.\n') in markdown
+    assert (
+        '\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; "too few to tell" (in a terminal, "too '
+        'few"): fewer than five trajectories, no interval.\n'
+    ) in markdown
     page = tmp_path / "board.html"
     assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0
     assert '50.00<br><span class="ci">[0.00, 75.00]</span>' in page.read_text() and "±" not in page.read_text()
@@ -367,15 +415,22 @@ def test_nothing_to_show_exits_1_and_says_so(tmp_path, data_dir):
     )
     result = invoke("leaderboard", "--output", str(results), "--judge", "llm")
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr.endswith("note: left out r2: it has no llm scores\nerror: nothing to show: no run here has llm scores\n")
+    assert result.stderr.endswith(
+        "note: left out r2: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
+    )
     # the published rows have no dimensions either
     result = invoke("leaderboard", "--output", str(results), "--by", "dimension", "--reference")
-    assert result.exit_code == 1 and "note: published rows left out: the release gives no per-dimension scores\n" in result.stderr
+    assert (
+        result.exit_code == 1
+        and "note: published rows left out: the release gives no per-dimension scores\n" in result.stderr
+    )
     unscored = tmp_path / "unscored"
     make_run(unscored, "u", data_dir, dict.fromkeys(MCP, 3))
     (unscored / "u" / "scores.json").unlink()
     result = invoke("leaderboard", str(unscored))
-    assert result.exit_code == 2 and result.stderr.startswith(f"note: skipped {unscored / 'u'}: no scores.json yet; finish")
+    assert result.exit_code == 2 and result.stderr.startswith(
+        f"note: skipped {unscored / 'u'}: no scores.json yet; finish"
+    )
     assert result.stderr.endswith(f"never ranked\nerror: no scored runs under {unscored}\n")
 
 
@@ -393,5 +448,7 @@ def test_runs_by_name_under_output(runs):
     assert result.exit_code == 0, result.output
     assert [line.split(",")[2] for line in result.stdout.splitlines()[1:]] == ["alpha", "gamma"]
     result = invoke("leaderboard", "nobody", "--output", str(runs))
-    assert (result.exit_code, result.stderr) == (2, f"error: no run or directory of runs 'nobody': neither nobody nor "
-                                                    f"{runs / 'nobody'} is a directory\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: no run or directory of runs 'nobody': neither nobody nor {runs / 'nobody'} is a directory\n",
+    )

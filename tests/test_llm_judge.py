@@ -26,14 +26,26 @@ SECRET = "sk-test-SECRET123"
 
 
 def verdict_text(format: int = 5, factuality: int = 4, consistency: int = 3, realism: int = 4, quality: int = 2) -> str:
-    scores = {"format": format, "factuality": factuality, "consistency": consistency, "realism": realism, "quality": quality}
+    scores = {
+        "format": format,
+        "factuality": factuality,
+        "consistency": consistency,
+        "realism": realism,
+        "quality": quality,
+    }
     body = json.dumps({"strengths": ["right error type"], "weaknesses": ["wrong size"], "scores": scores})
     return f"The listing matches.\n<final_evaluation>\n```json\n{body}\n```\n</final_evaluation>"
 
 
 def make_request(i: int = 0, domain: str = "terminal") -> JudgeRequest:
-    return judge_request_for(prediction="hello {world}", ground_truth="hello world", action=f"cat a.txt  # {i}",
-                             history=["ls", "a.txt  b.txt"], domain=domain, sample_id=i)
+    return judge_request_for(
+        prediction="hello {world}",
+        ground_truth="hello world",
+        action=f"cat a.txt  # {i}",
+        history=["ls", "a.txt  b.txt"],
+        domain=domain,
+        sample_id=i,
+    )
 
 
 def settings(server: FakeOpenAIServer | None, **changes: Any) -> JudgeSettings:
@@ -57,7 +69,9 @@ async def collect(judge: Any, requests: list[JudgeRequest], into: list[JudgmentR
     return into
 
 
-def judge_all(judge_settings: JudgeSettings, requests: list[JudgeRequest], into: list[JudgmentRecord] | None = None) -> list[JudgmentRecord]:
+def judge_all(
+    judge_settings: JudgeSettings, requests: list[JudgeRequest], into: list[JudgmentRecord] | None = None
+) -> list[JudgmentRecord]:
     return asyncio.run(collect(create(judge_settings), requests, [] if into is None else into))
 
 
@@ -68,8 +82,13 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_verdict_becomes_exact_scores() -> None:
-    usage = {"prompt_tokens": 1000, "completion_tokens": 200, "total_tokens": 1200,
-             "prompt_tokens_details": {"cached_tokens": 100}, "completion_tokens_details": {"reasoning_tokens": 150}}
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 200,
+        "total_tokens": 1200,
+        "prompt_tokens_details": {"cached_tokens": 100},
+        "completion_tokens_details": {"reasoning_tokens": 150},
+    }
     with FakeOpenAIServer(script=[Reply(verdict_text(), reasoning="let me think", usage=usage)]) as server:
         (record,) = judge_all(settings(server, price_in=2.0, price_out=10.0), [make_request()])
     assert record.status == "ok" and record.judge == "llm" and record.key == "terminal/0/2"
@@ -87,7 +106,10 @@ def test_a_verdict_becomes_exact_scores() -> None:
 def test_the_request_carries_the_settings() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text())) as server:
         extra = {"chat_template_kwargs": {"enable_thinking": False}}
-        judge_all(settings(server, temperature=0.3, max_tokens=4096, reasoning_effort="low", extra_body=extra), [make_request()])
+        judge_all(
+            settings(server, temperature=0.3, max_tokens=4096, reasoning_effort="low", extra_body=extra),
+            [make_request()],
+        )
     (body,) = server.requests
     assert body["model"] == "judge-model" and body["temperature"] == 0.3
     assert body["max_tokens"] == 4096 and "max_completion_tokens" not in body
@@ -157,7 +179,10 @@ def test_a_fatal_error_stops_the_other_requests_too() -> None:
 
 
 def test_a_prompt_too_long_for_the_judge_fails_only_that_prediction() -> None:
-    overflow = Reply(status=400, error_message="This model's maximum context length is 8192 tokens. However, your prompt contains 9000 input tokens.")
+    overflow = Reply(
+        status=400,
+        error_message="This model's maximum context length is 8192 tokens. However, your prompt contains 9000 input tokens.",
+    )
     with FakeOpenAIServer(script=[overflow], responder=lambda body: Reply(verdict_text())) as server:
         records = judge_all(settings(server, concurrency=1), [make_request(0), make_request(1)])
     assert [r.status for r in records] == ["failed", "ok"]
@@ -229,7 +254,13 @@ def test_one_failed_sample_of_two_makes_a_partial_record() -> None:
 
 
 def test_structured_output_sends_the_schema_and_reads_bare_json() -> None:
-    bare = json.dumps({"strengths": [], "weaknesses": [], "scores": {"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality": 2}})
+    bare = json.dumps(
+        {
+            "strengths": [],
+            "weaknesses": [],
+            "scores": {"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality": 2},
+        }
+    )
     with FakeOpenAIServer(responder=lambda body: Reply(bare)) as server:
         (record,) = judge_all(settings(server, structured=True), [make_request()])
     response_format = server.requests[0]["response_format"]
@@ -261,8 +292,13 @@ def test_cache_key_covers_what_changes_a_verdict(tmp_path: Any) -> None:
         settings(None, template=str(template)),
     ]
     assert all(create(s).cache_key(request) != base for s in changed)
-    same = [settings(None, concurrency=99), settings(None, max_retries=9), settings(None, request_timeout=5.0),
-            settings(None, base_url="http://127.0.0.1:10/v1"), settings(None, max_cost=100.0, price_in=1, price_out=1)]
+    same = [
+        settings(None, concurrency=99),
+        settings(None, max_retries=9),
+        settings(None, request_timeout=5.0),
+        settings(None, base_url="http://127.0.0.1:10/v1"),
+        settings(None, max_cost=100.0, price_in=1, price_out=1),
+    ]
     assert all(create(s).cache_key(request) == base for s in same)
     assert create(settings(None)).cache_key(make_request(1)) != base
 
@@ -302,7 +338,9 @@ def test_estimate_spends_nothing() -> None:
     assert server.requests == []
     assert unknown.calls == 10 and unknown.completion_tokens == 10 * OUTPUT_TOKENS_PER_VERDICT
     assert unknown.prompt_tokens > 10 * 1000 and unknown.cost_usd is None
-    assert known.calls == 5 and known.cost_usd == pytest.approx((known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6)
+    assert known.calls == 5 and known.cost_usd == pytest.approx(
+        (known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6
+    )
 
 
 def test_prices_come_from_settings_or_the_table() -> None:
@@ -335,7 +373,9 @@ def test_the_api_key_is_sent_but_never_recorded() -> None:
     assert "cannot process request" in (records[1].error or "")
     assert all(SECRET not in r.model_dump_json() for r in records)
 
-    with FakeOpenAIServer(responder=lambda body: Reply(status=401, error_message=f"Incorrect API key provided: {SECRET}")) as server:
+    with FakeOpenAIServer(
+        responder=lambda body: Reply(status=401, error_message=f"Incorrect API key provided: {SECRET}")
+    ) as server:
         with pytest.raises(FatalAPIError) as raised:
             judge_all(settings(server), [make_request()])
     assert SECRET not in str(raised.value) and "Incorrect API key" in str(raised.value)
@@ -354,10 +394,17 @@ def test_the_openai_api_without_a_key_is_refused_before_any_call(monkeypatch: py
 
 def test_consistency_stats() -> None:
     def record(*totals: tuple[int, ...]) -> JudgmentRecord:
-        verdicts = [VerdictRecord(status="complete", scores=dict(zip(("format", "factuality", "consistency", "realism", "quality"), t))) for t in totals]
+        verdicts = [
+            VerdictRecord(
+                status="complete", scores=dict(zip(("format", "factuality", "consistency", "realism", "quality"), t))
+            )
+            for t in totals
+        ]
         return JudgmentRecord(key="k", domain="os", judge="llm", cache_key="c", status="ok", verdicts=verdicts)
 
-    stats = consistency_stats([record((5, 5, 5, 5, 5), (5, 5, 5, 5, 4)), record((1, 1, 1, 1, 1), (3, 3, 3, 3, 3)), record((2, 2, 2, 2, 2))])
+    stats = consistency_stats(
+        [record((5, 5, 5, 5, 5), (5, 5, 5, 5, 4)), record((1, 1, 1, 1, 1), (3, 3, 3, 3, 3)), record((2, 2, 2, 2, 2))]
+    )
     assert stats["samples"] == 2
     assert stats["mean_total_std"] == pytest.approx((0.5 + 5.0) / 2)
     assert stats["share_within_one_point"] == 0.5

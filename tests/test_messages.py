@@ -6,7 +6,11 @@ OBS = "**Environment Observation:**\n"
 
 def _record(turn_idx=3, system="You simulate a shell."):
     return BenchmarkRecord(
-        task="agentworld/terminal", id=7, system_str=system, turn_idx=turn_idx, total_turns=5,
+        task="agentworld/terminal",
+        id=7,
+        system_str=system,
+        turn_idx=turn_idx,
+        total_turns=5,
         prompt=[f"### Turn {i}\n**Action:**\ncmd{i}" for i in range(1, turn_idx + 1)],
         response=[f"{OBS}out{i}" for i in range(1, turn_idx + 1)],
         current_prompt=f"### Turn {turn_idx}\n**Action:**\ncmd{turn_idx}",
@@ -40,5 +44,10 @@ def test_dropping_the_oldest_turns_keeps_system_and_action():
 
 
 def test_judge_history_strips_markers_and_stops_before_the_current_turn():
-    assert judge_history(_record()) == ["### Turn 1\n**Action:**\ncmd1", "out1", "### Turn 2\n**Action:**\ncmd2", "out2"]
+    assert judge_history(_record()) == [
+        "### Turn 1\n**Action:**\ncmd1",
+        "out1",
+        "### Turn 2\n**Action:**\ncmd2",
+        "out2",
+    ]
     assert judge_history(_record(turn_idx=1)) == []

@@ -122,8 +122,11 @@ def test_show_at_80_columns_cuts_no_number(runs, narrow):
     assert len(numbers) == 8 * 8
     assert_fits(out, numbers)
     # The run's whole name in the length-bias table (folded, never cut), with its count.
-    bias = out[out.index("Mean score by prediction"):]
-    assert first_column(bias) == ["run", A] and f"n={sum(n for n, _, _ in point_summary(data.points(judge)).values()) // 2}" in bias
+    bias = out[out.index("Mean score by prediction") :]
+    assert (
+        first_column(bias) == ["run", A]
+        and f"n={sum(n for n, _, _ in point_summary(data.points(judge)).values()) // 2}" in bias
+    )
 
 
 @pytest.mark.parametrize("axis", ["turn", "context"])
@@ -145,9 +148,17 @@ def test_compare_at_80_columns_cuts_no_number_nor_a_run_name(runs, narrow):
     result = json.loads(narrow("compare", runs / A, runs / B, "--resamples", RESAMPLES, "--format", "json"))
     numbers = []
     for row in result["rows"]:
-        numbers += [str(row["n"]), fmt_number(row["mean_a"]), fmt_number(row["mean_b"]), f"{row['diff']:+.2f}",
-                    f"[{fmt_number(row['lo'])}, {fmt_number(row['hi'])}]", f"{row['a_better']:.1%}",
-                    str(row["wins"]), str(row["ties"]), str(row["losses"])]
+        numbers += [
+            str(row["n"]),
+            fmt_number(row["mean_a"]),
+            fmt_number(row["mean_b"]),
+            f"{row['diff']:+.2f}",
+            f"[{fmt_number(row['lo'])}, {fmt_number(row['hi'])}]",
+            f"{row['a_better']:.1%}",
+            str(row["wins"]),
+            str(row["ties"]),
+            str(row["losses"]),
+        ]
     for bias in result["length_bias"].values():
         numbers += [fmt_number(mean, 1) for n, mean in bias.values() if n]
     for growth in result["growth"].values():
@@ -158,7 +169,7 @@ def test_compare_at_80_columns_cuts_no_number_nor_a_run_name(runs, narrow):
     assert_fits(out, numbers)
     # win/tie/loss stacked below, and both length-bias rows named in full (issue 26: both read `baseline-…`)
     assert out.count("│ Overall  │") == 2
-    assert first_column(out[out.index("Mean score by prediction"):]) == ["run", A + B]
+    assert first_column(out[out.index("Mean score by prediction") :]) == ["run", A + B]
 
 
 def test_leaderboard_at_80_columns_cuts_no_number(runs, narrow):
@@ -181,8 +192,11 @@ def test_data_info_at_80_columns_cuts_no_number(narrow):
 
     out = narrow("data", "info", "sample").split("\nnote:")[0]  # the table (the note below is prose)
     info = data_info(read_source("sample")[0], resolve_source("sample"), None)
-    numbers = [f"{n:,}" if isinstance(n, int) else f"{n:,.0f}" for d in [*info.domains, info.total]
-               for n in (d.samples, d.trajectories, d.avg_context_chars, d.max_context_chars)]
+    numbers = [
+        f"{n:,}" if isinstance(n, int) else f"{n:,.0f}"
+        for d in [*info.domains, info.total]
+        for n in (d.samples, d.trajectories, d.avg_context_chars, d.max_context_chars)
+    ]
     assert_fits(out, numbers + [f"{d.avg_turns:.1f}" for d in info.domains])
 
 
@@ -194,9 +208,26 @@ PROGRESS_LINE = re.compile(r"(infer|judge) \S+: (\d+)/(\d+) \(\d+%\), \d+ failed
 
 def test_progress_in_a_pipe_is_whole_lines(tmp_path):
     env = {**os.environ, "COLUMNS": "40", "PYTHONPATH": os.pathsep.join(sys.path)}
-    done = subprocess.run([sys.executable, "-c", "from awbench.cli import main; main()", "run", "--model",
-                           "baseline:last-observation", "--judge", "rules", "--data", "sample", "--output",
-                           str(tmp_path / "results")], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from awbench.cli import main; main()",
+            "run",
+            "--model",
+            "baseline:last-observation",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--output",
+            str(tmp_path / "results"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr  # the quickstart's first turns fail, as the README says
     lines = [line for line in done.stderr.splitlines() if line.startswith(("infer ", "judge "))]
     assert [PROGRESS_LINE.fullmatch(line) is not None for line in lines] == [True] * len(lines), lines

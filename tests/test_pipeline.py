@@ -65,7 +65,11 @@ def test_rerunning_a_finished_run_computes_nothing(make_config):
 def test_changed_settings_are_refused_with_their_names(make_config):
     asyncio.run(pipeline.infer(make_config("baseline:oracle", judge=None, model={"temperature": 0.6})))
     with pytest.raises(pipeline.PipelineError) as error:
-        asyncio.run(pipeline.infer(make_config("baseline:oracle", judge=None, model={"temperature": 1.0}, data={"domains": ["mcp"]})))
+        asyncio.run(
+            pipeline.infer(
+                make_config("baseline:oracle", judge=None, model={"temperature": 1.0}, data={"domains": ["mcp"]})
+            )
+        )
     message = str(error.value)
     assert "model.temperature: 0.6 -> 1.0" in message
     assert "data.domains: None -> ['mcp']" in message
@@ -94,7 +98,14 @@ def test_run_json_records_the_environment_and_no_secret(make_config, monkeypatch
     asyncio.run(pipeline.run(make_config("baseline:oracle")))
     run_dir = make_config().run_dir
     manifest = (run_dir / "run.json").read_text()
-    for field in ('"awbench_version"', '"python"', '"data_fingerprint"', '"started_at"', '"finished_at"', '"primary_judge": "rules-v'):
+    for field in (
+        '"awbench_version"',
+        '"python"',
+        '"data_fingerprint"',
+        '"started_at"',
+        '"finished_at"',
+        '"primary_judge": "rules-v',
+    ):
         assert field in manifest
     assert '"rules_version"' in (run_dir / "judges" / RuleJudge.id / "judge.json").read_text()
     for path in run_dir.rglob("*"):
@@ -154,4 +165,5 @@ def test_the_readme_python_api_example_runs_as_written(tmp_path):
     assert done.stdout.split() == ["100.0", "100.0"]
     assert (tmp_path / "results" / "oracle" / "scores.json").is_file()
     import awbench
+
     assert awbench.pipeline is pipeline  # `from awbench import pipeline` is the run's API

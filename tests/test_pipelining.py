@@ -14,8 +14,10 @@ from awbench.judging.rule_judge import RuleJudge
 from awbench.run import pipeline
 
 ANSWER = "<predicted_observation>out</predicted_observation>"
-VERDICT = ('<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 3, "factuality": 3, '
-           '"consistency": 3, "realism": 3, "quality": 3}}\n```\n</final_evaluation>')
+VERDICT = (
+    '<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": {"format": 3, "factuality": 3, '
+    '"consistency": 3, "realism": 3, "quality": 3}}\n```\n</final_evaluation>'
+)
 
 
 def is_judge(body: dict) -> bool:
@@ -25,9 +27,13 @@ def is_judge(body: dict) -> bool:
 def test_judging_starts_before_inference_ends_and_one_endpoint_shares_one_limit(make_config, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelining")
     with FakeOpenAIServer(responder=lambda body: Reply(VERDICT if is_judge(body) else ANSWER), delay_s=0.05) as server:
-        config = make_config("world-model", judge="llm", model={"base_urls": [server.url], "concurrency": 4},
-                             judge_options={"model": "judge", "base_url": server.url, "concurrency": 2},
-                             data={"domains": ["os", "web"]})
+        config = make_config(
+            "world-model",
+            judge="llm",
+            model={"base_urls": [server.url], "concurrency": 4},
+            judge_options={"model": "judge", "base_url": server.url, "concurrency": 2},
+            data={"domains": ["os", "web"]},
+        )
         outcome = asyncio.run(pipeline.run(config))
     n = sum(s.domain in ("os", "web") for s in read_source("sample")[0])
     assert outcome.exit_code == 0 and outcome.scores.overall == 50.0
@@ -58,7 +64,9 @@ def test_the_rule_judge_starts_on_baseline_predictions_before_the_last_is_made(m
 def test_judge_calls_of_a_trajectory_go_out_together(make_config, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-pipelining")
     with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as judge:
-        config = make_config("baseline:oracle", judge="llm", judge_options={"model": "judge", "base_url": judge.url, "concurrency": 1})
+        config = make_config(
+            "baseline:oracle", judge="llm", judge_options={"model": "judge", "base_url": judge.url, "concurrency": 1}
+        )
         asyncio.run(pipeline.run(config))
     samples = {s.record.action: s for s in read_source("sample")[0]}
     order = []

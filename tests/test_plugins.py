@@ -88,32 +88,60 @@ def installed(tmp_path: Path) -> Path:
     info = site / "shouting-0.1.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: shouting\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent("""\
+    (info / "entry_points.txt").write_text(
+        textwrap.dedent("""\
         [awbench.backends]
         shouting = shouting
 
         [awbench.judges]
         case-blind = shouting.judge
-        """))
+        """)
+    )
     return site
 
 
 def awbench(site: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
     paths = [*([str(site)] if site else []), str(REPO)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "AWBENCH_BROWSER": "none", "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-c", "from awbench.cli import main; main()", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", "from awbench.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def test_a_run_uses_a_backend_and_a_judge_an_installed_package_adds(installed: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    result = awbench(installed, "run", "--backend", "shouting", "--model", "loud", "--judge-backend", "case-blind",
-                     "--data", "sample", "--domains", "os", "--limit", "2", "--output", str(out), "--run-name", "r")
+    result = awbench(
+        installed,
+        "run",
+        "--backend",
+        "shouting",
+        "--model",
+        "loud",
+        "--judge-backend",
+        "case-blind",
+        "--data",
+        "sample",
+        "--domains",
+        "os",
+        "--limit",
+        "2",
+        "--output",
+        str(out),
+        "--run-name",
+        "r",
+    )
     assert result.returncode == 0, result.stderr
     predictions = [json.loads(line) for line in (out / "r" / "predictions.jsonl").read_text().splitlines()]
     assert [p["key"] for p in predictions] == ["os/2/1", "os/2/2"]
     assert all(p["status"] == "ok" and p["prediction"] == p["prediction"].upper() != "" for p in predictions)
-    judgments = [json.loads(line) for line in (out / "r" / "judges" / "case-blind-v1" / "judgments.jsonl").read_text().splitlines()]
+    judgments = [
+        json.loads(line)
+        for line in (out / "r" / "judges" / "case-blind-v1" / "judgments.jsonl").read_text().splitlines()
+    ]
     assert [(j["key"], j["judge"], j["score"]) for j in judgments] == [("os/2/1", "llm", 75.0), ("os/2/2", "llm", 75.0)]
     scores = json.loads((out / "r" / "scores.json").read_text())
     assert scores["overall"] == 75.0 and scores["domains"]["os"]["dimensions"]["realism"] == 75.0
@@ -124,21 +152,44 @@ def test_a_run_uses_a_backend_and_a_judge_an_installed_package_adds(installed: P
 
 def test_a_package_backend_s_own_checks_run_before_anything_is_written(installed: Path, tmp_path: Path) -> None:
     out = tmp_path / "runs"
-    result = awbench(installed, "run", "--backend", "shouting", "--model", "quiet", "--judge", "rules",
-                     "--data", "sample", "--limit", "1", "--output", str(out), "--run-name", "r")
+    result = awbench(
+        installed,
+        "run",
+        "--backend",
+        "shouting",
+        "--model",
+        "quiet",
+        "--judge",
+        "rules",
+        "--data",
+        "sample",
+        "--limit",
+        "1",
+        "--output",
+        str(out),
+        "--run-name",
+        "r",
+    )
     assert result.returncode != 0 and "shouting has no model 'quiet'" in result.stderr
     assert not out.exists()
 
 
-def test_an_unknown_name_is_refused_naming_the_known_ones_installed_ones_included(installed: Path, tmp_path: Path) -> None:
+def test_an_unknown_name_is_refused_naming_the_known_ones_installed_ones_included(
+    installed: Path, tmp_path: Path
+) -> None:
     result = awbench(installed, "run", "--backend", "whisper", "--model", "m", "--output", str(tmp_path))
     assert result.returncode == 2
     assert "--backend: 'whisper' is not one of 'baseline', 'openai', 'vllm', 'shouting'" in result.stderr
-    result = awbench(installed, "run", "--model", "baseline:oracle", "--judge-backend", "nope", "--output", str(tmp_path))
+    result = awbench(
+        installed, "run", "--model", "baseline:oracle", "--judge-backend", "nope", "--output", str(tmp_path)
+    )
     assert result.returncode == 2
     assert "--judge-backend: 'nope' is not one of 'openai', 'vllm', 'case-blind'" in result.stderr
     without = awbench(None, "run", "--backend", "shouting", "--model", "loud", "--output", str(tmp_path))
-    assert without.returncode == 2 and "--backend: 'shouting' is not one of 'baseline', 'openai', 'vllm'\n" in without.stderr
+    assert (
+        without.returncode == 2
+        and "--backend: 'shouting' is not one of 'baseline', 'openai', 'vllm'\n" in without.stderr
+    )
 
 
 def test_the_registry_loads_only_the_name_used() -> None:
@@ -146,8 +197,11 @@ def test_the_registry_loads_only_the_name_used() -> None:
     assert plugins.names("awbench.judges")[:2] == ["openai", "vllm"]
     with pytest.raises(plugins.UnknownPlugin, match=r"unknown backend 'whisper'; known: baseline, openai, vllm"):
         plugins.load("awbench.backends", "whisper")
-    code = ("import sys; from awbench import plugins; plugins.load('awbench.backends', 'baseline'); "
-            "print('awbench.backends.vllm_offline' in sys.modules, 'openai' in sys.modules)")
+    code = (
+        "import sys; from awbench import plugins; plugins.load('awbench.backends', 'baseline'); "
+        "print('awbench.backends.vllm_offline' in sys.modules, 'openai' in sys.modules)"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                          check=True).stdout.split() == ["False", "False"]
+    assert subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    ).stdout.split() == ["False", "False"]

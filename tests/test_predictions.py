@@ -9,8 +9,9 @@ from awbench.world_model.predictions import prediction_record
 
 @pytest.fixture
 def sample():
-    record = BenchmarkRecord(task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1,
-                             total_turns=1)
+    record = BenchmarkRecord(
+        task="os", id=1, prompt=["a"], response=["b"], current_prompt="a", system_str="", turn_idx=1, total_turns=1
+    )
     return Sample(key="os/1/1", record=record, origin="f:1")
 
 
@@ -35,7 +36,12 @@ def test_status_of_each_outcome(sample, generation, status, prediction):
 
 def test_reasoning_and_usage_are_kept(sample):
     record = prediction_record(sample, Generation(key=sample.key, text="out", reasoning="why", latency_s=0.5))
-    assert (record.prediction, record.reasoning, record.latency_s, record.sample_hash) == ("out", "why", 0.5, sample.hash)
+    assert (record.prediction, record.reasoning, record.latency_s, record.sample_hash) == (
+        "out",
+        "why",
+        0.5,
+        sample.hash,
+    )
 
 
 # --- predictions.jsonl: the raw text only where it differs from the prediction ------------------------------
@@ -59,11 +65,14 @@ def test_an_answer_that_is_its_own_prediction_is_stored_once(sample, tmp_path):
     assert back == record and back.raw == back.prediction == long_answer.strip()
 
 
-@pytest.mark.parametrize(("text", "prediction"), [
-    ("<think>x</think><predicted_observation>ls</predicted_observation>", "ls"),
-    ("  ls\n", "ls"),  # surrounding whitespace is stripped from the prediction: the raw text differs
-    ("<think>only thinking</think>", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "prediction"),
+    [
+        ("<think>x</think><predicted_observation>ls</predicted_observation>", "ls"),
+        ("  ls\n", "ls"),  # surrounding whitespace is stripped from the prediction: the raw text differs
+        ("<think>only thinking</think>", ""),
+    ],
+)
 def test_an_answer_that_differs_from_its_prediction_keeps_its_raw_text(sample, tmp_path, text, prediction):
     line, back = stored(prediction_record(sample, Generation(key=sample.key, text=text)), tmp_path)
     assert (line["raw"], line["prediction"]) == (text, prediction)
@@ -85,11 +94,16 @@ def test_an_empty_answer_reads_back_empty_not_null(sample, tmp_path):
 def test_lines_written_before_with_both_texts_still_load(tmp_path):
     """predictions.jsonl as earlier versions wrote it: `raw` always given, equal to the prediction or not."""
     common = {"schema_version": 1, "domain": "os", "sample_hash": "h", "status": "ok", "generation": 0}
-    rows = [{**common, "key": "os/1/1", "prediction": "ls", "raw": "ls"},
-            {**common, "key": "os/2/1", "prediction": "ls", "raw": "<predicted_observation>ls"},
-            {**common, "key": "os/3/1", "status": "error", "prediction": "", "raw": None}]
+    rows = [
+        {**common, "key": "os/1/1", "prediction": "ls", "raw": "ls"},
+        {**common, "key": "os/2/1", "prediction": "ls", "raw": "<predicted_observation>ls"},
+        {**common, "key": "os/3/1", "status": "error", "prediction": "", "raw": None},
+    ]
     path = tmp_path / "predictions.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     loaded = JsonlTable(path, PredictionRecord, key=lambda r: r.key).load()
-    assert [(r.raw, r.prediction) for r in loaded.values()] == [("ls", "ls"), ("<predicted_observation>ls", "ls"),
-                                                                 (None, "")]
+    assert [(r.raw, r.prediction) for r in loaded.values()] == [
+        ("ls", "ls"),
+        ("<predicted_observation>ls", "ls"),
+        (None, ""),
+    ]

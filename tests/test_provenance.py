@@ -107,8 +107,22 @@ def test_the_changelog_has_a_section_for_this_release():
 
 def test_a_run_records_the_release_beside_the_commit(tmp_path):
     out = tmp_path / "results"
-    result = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                      "--domains", "os", "--output", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--output",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     manifest = json.loads((out / "baseline-oracle__rules" / "run.json").read_text(encoding="utf-8"))
     assert manifest["awbench_version"] == awbench.__version__
@@ -116,7 +130,8 @@ def test_a_run_records_the_release_beside_the_commit(tmp_path):
 
 
 needs_build_backend = pytest.mark.skipif(
-    importlib.util.find_spec("hatchling") is None, reason="hatchling is not installed (pip install '.[dev]')",
+    importlib.util.find_spec("hatchling") is None,
+    reason="hatchling is not installed (pip install '.[dev]')",
 )
 needs_checkout = pytest.mark.skipif(
     not (REPO / ".git").exists() or shutil.which("git") is None,
@@ -127,8 +142,13 @@ needs_checkout = pytest.mark.skipif(
 def build(source: Path, out: Path, *targets: str) -> list[Path]:
     """The built files, in the order of `targets`."""
     args = [a for t in targets for a in ("-t", t)]
-    result = subprocess.run([sys.executable, "-m", "hatchling", "build", *args, "-d", str(out)], cwd=source,
-                            env=GIT_ENV, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", *args, "-d", str(out)],
+        cwd=source,
+        env=GIT_ENV,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     suffix = {"sdist": ".tar.gz", "wheel": ".whl"}
     return [next(p for p in out.iterdir() if p.name.endswith(suffix[t])) for t in targets]
@@ -182,13 +202,24 @@ def test_built_packages_carry_the_release_version_and_the_license(tmp_path):
 
     # Installed inside the other repository, awbench reports the built version and records no git commit.
     site = other / "site-packages"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site),
-                    str(wheel)], check=True, capture_output=True)
-    probe = ("import awbench, awbench.run.store as s; from pathlib import Path; "
-             "print(Path(awbench.__file__).parent.parent, awbench.__version__, s.environment_facts()['git_commit'])")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    probe = (
+        "import awbench, awbench.run.store as s; from pathlib import Path; "
+        "print(Path(awbench.__file__).parent.parent, awbench.__version__, s.environment_facts()['git_commit'])"
+    )
     env = {**GIT_ENV, "PYTHONPATH": str(site)}
     out = subprocess.run([sys.executable, "-c", probe], cwd=other, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(site), version, "None"]
-    cli = subprocess.run([sys.executable, "-c", "from awbench.cli import main; main()", "--version"], cwd=other,
-                         env=env, capture_output=True, text=True, check=True)
+    cli = subprocess.run(
+        [sys.executable, "-c", "from awbench.cli import main; main()", "--version"],
+        cwd=other,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert cli.stdout == f"awbench {version}\n"

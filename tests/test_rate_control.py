@@ -37,35 +37,69 @@ MAX_TOKENS = 1000
 
 
 def judge_settings(url: str, **changes: object) -> JudgeSettings:
-    fields = {"model": "bench", "base_url": url, "concurrency": 16, "max_retries": 0, "max_tokens": MAX_TOKENS,
-              "request_timeout": 10.0}
+    fields = {
+        "model": "bench",
+        "base_url": url,
+        "concurrency": 16,
+        "max_retries": 0,
+        "max_tokens": MAX_TOKENS,
+        "request_timeout": 10.0,
+    }
     return JudgeSettings(**(fields | changes))
 
 
 def request_cost(i: int = 0) -> int:
     """What the client estimates one judge request of `make_request(i)` costs (the server counts a little more:
     the roles' markers)."""
-    return request_tokens({"messages": render_messages(load_prompt_set("rubric"), make_request(i)), "max_tokens": MAX_TOKENS})
+    return request_tokens(
+        {"messages": render_messages(load_prompt_set("rubric"), make_request(i)), "max_tokens": MAX_TOKENS}
+    )
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("6m0s", 360.0), ("1s", 1.0), ("120ms", 0.12), ("1h2m3.5s", 3723.5),
-                                               ("0.5", 0.5), ("17", 17.0), ("", None), ("soon", None), ("5s later", None)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("6m0s", 360.0),
+        ("1s", 1.0),
+        ("120ms", 0.12),
+        ("1h2m3.5s", 3723.5),
+        ("0.5", 0.5),
+        ("17", 17.0),
+        ("", None),
+        ("soon", None),
+        ("5s later", None),
+    ],
+)
 def test_reset_durations_in_openai_format(text: str, seconds: float | None) -> None:
     assert parse_duration(text) == (pytest.approx(seconds) if seconds is not None else None)
 
 
 def test_rate_headers_are_read_and_absent_ones_are_none() -> None:
-    headers = {"x-ratelimit-limit-tokens": "150000", "x-ratelimit-remaining-tokens": "149000",
-               "x-ratelimit-reset-tokens": "400ms", "x-ratelimit-limit-requests": "500",
-               "x-ratelimit-remaining-requests": "499", "x-ratelimit-reset-requests": "120ms"}
-    assert read_rate_headers(headers) == RateHeaders(tokens=Allowance(150000, 149000, 0.4), requests=Allowance(500, 499, 0.12))
+    headers = {
+        "x-ratelimit-limit-tokens": "150000",
+        "x-ratelimit-remaining-tokens": "149000",
+        "x-ratelimit-reset-tokens": "400ms",
+        "x-ratelimit-limit-requests": "500",
+        "x-ratelimit-remaining-requests": "499",
+        "x-ratelimit-reset-requests": "120ms",
+    }
+    assert read_rate_headers(headers) == RateHeaders(
+        tokens=Allowance(150000, 149000, 0.4), requests=Allowance(500, 499, 0.12)
+    )
     assert read_rate_headers({"content-type": "application/json"}) is None
-    assert read_rate_headers({"x-ratelimit-limit-requests": "60"}) == RateHeaders(tokens=None, requests=Allowance(60, None, None))
+    assert read_rate_headers({"x-ratelimit-limit-requests": "60"}) == RateHeaders(
+        tokens=None, requests=Allowance(60, None, None)
+    )
 
 
 def test_a_request_costs_its_prompt_estimate_plus_its_completion_allowance() -> None:
-    body = {"messages": [{"role": "system", "content": "x" * 400}, {"role": "user", "content": [{"type": "text", "text": "y" * 41}]}],
-            "max_completion_tokens": 100}
+    body = {
+        "messages": [
+            {"role": "system", "content": "x" * 400},
+            {"role": "user", "content": [{"type": "text", "text": "y" * 41}]},
+        ],
+        "max_completion_tokens": 100,
+    }
     assert request_tokens(body) == 100 + 11 + 100
 
 
@@ -122,7 +156,9 @@ def test_a_requests_per_minute_limit_paces_the_candidate() -> None:
     """10 requests a second, a burst of 5: 25 generations take at least 2 s, none refused more than once."""
     with DelayServer(0.02, role="candidate", rpm=600, burst_s=0.5) as server:
         started = time.perf_counter()
-        generations = run(settings_for(server.url, concurrency=8, max_retries=0), [generation_request(i) for i in range(25)])
+        generations = run(
+            settings_for(server.url, concurrency=8, max_retries=0), [generation_request(i) for i in range(25)]
+        )
         elapsed = time.perf_counter() - started
         stats = server.stats()
     assert all(g.error is None for g in generations) and len(generations) == 25
@@ -166,8 +202,22 @@ def invoke(*args: str):
 def test_dry_run_gives_the_judge_wall_time_at_the_limits_given(tmp_path: Path) -> None:
     """The tokens the limit counts are the prompts' estimate plus --judge-max-tokens per call; the wall time is
     the binding limit's (here the requests: 65 calls at 13 a minute take 5 minutes, the tokens far less)."""
-    common = ("run", "--model", "baseline:oracle", "--data", "sample", "--judge-model", "gpt-5.2", "--judge-base-url",
-              "http://127.0.0.1:9/v1", "--judge-max-tokens", "1000", "--dry-run", "--output", str(tmp_path / "out"))
+    common = (
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--data",
+        "sample",
+        "--judge-model",
+        "gpt-5.2",
+        "--judge-base-url",
+        "http://127.0.0.1:9/v1",
+        "--judge-max-tokens",
+        "1000",
+        "--dry-run",
+        "--output",
+        str(tmp_path / "out"),
+    )
     unlimited = invoke(*common)
     limited = invoke(*common, "--judge-tpm", "100000000", "--judge-rpm", "13")
     assert unlimited.exit_code == 0 and limited.exit_code == 0, limited.output

@@ -28,7 +28,9 @@ from awbench.resources import sample_dir
 from awbench.run.store import RunStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "reference"
-GENERATIONS = [json.loads(line) for line in (FIXTURES / "generations.jsonl").read_text(encoding="utf-8").split("\n") if line]
+GENERATIONS = [
+    json.loads(line) for line in (FIXTURES / "generations.jsonl").read_text(encoding="utf-8").split("\n") if line
+]
 VERDICTS = [json.loads(line) for line in (FIXTURES / "verdicts.jsonl").read_text(encoding="utf-8").split("\n") if line]
 BY_DOMAIN: dict[str, list[dict]] = defaultdict(list)
 for _row in GENERATIONS:
@@ -78,14 +80,18 @@ def printed(rows: dict[str, list[dict | None]]) -> dict[str, float | None]:
 
 
 def records(data: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted(data.glob("*_test.jsonl"))
-            for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
+    return [
+        json.loads(line)
+        for path in sorted(data.glob("*_test.jsonl"))
+        for line in path.read_text(encoding="utf-8").split("\n")
+        if line.strip()
+    ]
 
 
 def clean(text: str) -> str:
     """The reference's marker cleaning of a ground truth (our samples hold the marker at the start)."""
     marker = "**Environment Observation:**"
-    return text[len(marker):].strip() if text.startswith(marker) else text.replace(marker, "").strip()
+    return text[len(marker) :].strip() if text.startswith(marker) else text.replace(marker, "").strip()
 
 
 def domain_of(job: dict) -> str:
@@ -141,7 +147,7 @@ def servers(data: Path):
 
     def judge(body: dict) -> Reply:
         user = body["messages"][-1]["content"]
-        truth = user[user.index(TRUTH_OPEN) + len(TRUTH_OPEN):].split(TRUTH_CLOSE, 1)[0]
+        truth = user[user.index(TRUTH_OPEN) + len(TRUTH_OPEN) :].split(TRUTH_CLOSE, 1)[0]
         ask = asks[truth]
         asks[truth] += 1
         return Reply(content=answer_for(truth, ask)["answer"])
@@ -160,9 +166,25 @@ def test_a_reference_protocol_run_scores_what_eval_py_prints(tmp_path, data, ser
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
     out = tmp_path / "results"
-    result = invoke("run", "--model", "wm", "--base-url", model.url, "--data", data, "--output", out,
-                    "--run-name", "ref", "--judge-base-url", judging.url, "--judge-prompts", checkout,
-                    "--max-failure-rate", "1")
+    result = invoke(
+        "run",
+        "--model",
+        "wm",
+        "--base-url",
+        model.url,
+        "--data",
+        data,
+        "--output",
+        out,
+        "--run-name",
+        "ref",
+        "--judge-base-url",
+        judging.url,
+        "--judge-prompts",
+        checkout,
+        "--max-failure-rate",
+        "1",
+    )
     assert result.exit_code == 0, result.output
     jobs = records(data)
     rows = expected_rows(jobs)
@@ -195,7 +217,7 @@ def test_a_reference_protocol_run_scores_what_eval_py_prints(tmp_path, data, ser
     asked = set()
     for body in bodies:
         user = body["messages"][-1]["content"]
-        asked.add(user[user.index(SHOWN_OPEN) + len(SHOWN_OPEN): user.index("\n```\n\n" + TRUTH_OPEN)])
+        asked.add(user[user.index(SHOWN_OPEN) + len(SHOWN_OPEN) : user.index("\n```\n\n" + TRUTH_OPEN)])
     sent = [generation_for(domain_of(j), action_of(j))[0] for j in jobs]
     assert asked == {shown[g["generation"]] for g in sent if g is not None and g["generation"]}
 
@@ -217,13 +239,27 @@ def judged_rows(jobs: list[dict]) -> list[dict]:
         if not gen:
             out.append({**row, "failed": 1.0, "error_message": "No model generation"})
             continue
-        reading = next((r for ask in range(REFERENCE_ASKS)
-                        if (r := answer_for(clean(job["response"][turn]), ask)["reference"])["success"]), None)
+        reading = next(
+            (
+                r
+                for ask in range(REFERENCE_ASKS)
+                if (r := answer_for(clean(job["response"][turn]), ask)["reference"])["success"]
+            ),
+            None,
+        )
         if reading is None:
             out.append({**row, "total_score": 0, "failed": 1.0, "error_message": "Judge scoring failed"})
         else:
-            out.append({**row, "total_score": reading["total_score"], **reading["scores"], "failed": 0.0,
-                        "strengths": reading["strengths"], "weaknesses": reading["weaknesses"]})
+            out.append(
+                {
+                    **row,
+                    "total_score": reading["total_score"],
+                    **reading["scores"],
+                    "failed": 0.0,
+                    "strengths": reading["strengths"],
+                    "weaknesses": reading["weaknesses"],
+                }
+            )
     return out
 
 
@@ -249,8 +285,14 @@ def eval_py_printout(checkout: Path, judged: Path) -> dict[str, float]:
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "eval.py", "score", "--predictions", str(judged)], cwd=checkout / "eval",
-                          capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "eval.py", "score", "--predictions", str(judged)],
+        cwd=checkout / "eval",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     numbers: dict[str, float] = {}
     domain = None
     for line in done.stdout.splitlines():

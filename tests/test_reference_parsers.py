@@ -99,7 +99,8 @@ def test_the_checks_can_fail() -> None:
     choice = dict(CHOICES[0], reference={"success": True, "choice": "B"})
     assert mismatches([verdict], verdict_fields, "answer") == ["row 0 total_score: expected 3, got 3.2"]
     assert mismatches([generation], generation_fields, "generation", "domain") == [
-        f"row 0 shown_to_judge: expected '{OBSERVATION_MARKER}\\nfile.txt', got 'file.txt'"]
+        f"row 0 shown_to_judge: expected '{OBSERVATION_MARKER}\\nfile.txt', got 'file.txt'"
+    ]
     assert mismatches([choice], choice_fields, "answer") == ["row 0 choice: expected 'B', got 'A'"]
 
 

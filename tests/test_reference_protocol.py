@@ -26,7 +26,7 @@ from awbench.records import BenchmarkRecord, JudgeRequest, Sample
 from awbench.resources import sample_dir
 
 MARKER = "**Environment Observation:**"
-TEMPLATE = '''{context}
+TEMPLATE = """{context}
 
 {world_model_input}
 
@@ -39,7 +39,7 @@ End with <final_evaluation>
 ```json
 {{"scores": {{"format": 1}}}}
 ```
-</final_evaluation>'''
+</final_evaluation>"""
 
 
 def write_checkout(root: Path, template_source: str | None = None) -> Path:
@@ -82,7 +82,7 @@ def expected_messages(job: dict, model_output: str, system_prompts: dict[str, st
     truth = responses[turn] if turn < len(responses) else ""
 
     def clean(text: str) -> str:
-        return text[len(MARKER):].strip() if text.startswith(MARKER) else text.replace(MARKER, "").strip()
+        return text[len(MARKER) :].strip() if text.startswith(MARKER) else text.replace(MARKER, "").strip()
 
     user = template.format(
         context=context,
@@ -120,7 +120,11 @@ def test_every_sample_record_gives_the_reference_messages_byte_for_byte(checkout
 @pytest.mark.parametrize("case", ["first_turn", "empty_system", "backticks", "marker_inside", "current_prompt_differs"])
 def test_edge_records(checkout: Path, case: str) -> None:
     job: dict[str, Any] = {
-        "task": "agentworld/terminal", "id": 3, "turn_idx": 2, "total_turns": 4, "system_str": "You are a shell.",
+        "task": "agentworld/terminal",
+        "id": 3,
+        "turn_idx": 2,
+        "total_turns": 4,
+        "system_str": "You are a shell.",
         "prompt": ["### Turn 1\n**Action:**\n```bash\nls\n```", "### Turn 2\n**Action:**\necho '```'"],
         "response": [f"{MARKER}\na.txt\n", f"{MARKER}\n```\n"],
         "current_prompt": "",  # empty: the reference takes the prompt entry instead
@@ -139,7 +143,9 @@ def test_edge_records(checkout: Path, case: str) -> None:
         job["current_prompt"] = "### Turn 2\n**Action:**\npwd"
     prompt_set = load_prompt_set(str(checkout))
     systems = {d: prompt_set.system[d] for d in DOMAINS}
-    assert reference_messages(prompt_set, request_for(job, prediction)) == expected_messages(job, prediction, systems, TEMPLATE)
+    assert reference_messages(prompt_set, request_for(job, prediction)) == expected_messages(
+        job, prediction, systems, TEMPLATE
+    )
 
 
 def test_the_checkout_may_be_given_as_its_prompts_folder_and_is_hashed(checkout: Path, tmp_path: Path) -> None:
@@ -153,18 +159,26 @@ def test_the_checkout_may_be_given_as_its_prompts_folder_and_is_hashed(checkout:
 
 
 def test_implicit_concatenation_is_one_constant(tmp_path: Path) -> None:
-    source = 'JUDGE_USER_PROMPT = (\n    "{context}|{world_model_input}|"\n    "{predicted_observation}|{ground_truth}"\n)\n'
+    source = (
+        'JUDGE_USER_PROMPT = (\n    "{context}|{world_model_input}|"\n    "{predicted_observation}|{ground_truth}"\n)\n'
+    )
     checkout = write_checkout(tmp_path / "c", source)
-    assert load_prompt_set(str(checkout)).user_template == "{context}|{world_model_input}|{predicted_observation}|{ground_truth}"
+    assert (
+        load_prompt_set(str(checkout)).user_template
+        == "{context}|{world_model_input}|{predicted_observation}|{ground_truth}"
+    )
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("X = 1\n", "no top-level JUDGE_USER_PROMPT"),
-    ("JUDGE_USER_PROMPT = make()\n", "task_configs.py:1: JUDGE_USER_PROMPT is not a string literal"),
-    ('JUDGE_USER_PROMPT = "{context} {world_model_input} {ground_truth}"\n', "has the fields"),
-    ('JUDGE_USER_PROMPT = "{context} {oops"\n', "is not a format string"),
-    ("def broken(:\n", "cannot read it as Python source"),
-])
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("X = 1\n", "no top-level JUDGE_USER_PROMPT"),
+        ("JUDGE_USER_PROMPT = make()\n", "task_configs.py:1: JUDGE_USER_PROMPT is not a string literal"),
+        ('JUDGE_USER_PROMPT = "{context} {world_model_input} {ground_truth}"\n', "has the fields"),
+        ('JUDGE_USER_PROMPT = "{context} {oops"\n', "is not a format string"),
+        ("def broken(:\n", "cannot read it as Python source"),
+    ],
+)
 def test_a_bad_task_configs_is_named(tmp_path: Path, source: str, message: str) -> None:
     checkout = write_checkout(tmp_path / "c", source)
     with pytest.raises(PromptError, match=message):

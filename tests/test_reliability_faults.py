@@ -52,16 +52,51 @@ COMMON = ["--data", "sample", "--domains", "os", "--limit", str(N), "--run-name"
 
 def args_for(role: str, url: str, output: Path, *extra: str) -> list[str]:
     if role == "candidate":
-        return ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--max-retries", str(BUDGET - 1),
-                "--request-timeout", str(TIMEOUT_S), "--concurrency", str(N), *COMMON, "--output", str(output), *extra]
-    return ["run", "--model", "baseline:oracle", "--judge-model", JUDGE_MODEL, "--judge-base-url", url,
-            "--judge-max-retries", str(BUDGET - 1), "--judge-request-timeout", str(TIMEOUT_S),
-            "--judge-concurrency", str(N), *COMMON, "--output", str(output), *extra]
+        return [
+            "run",
+            "--model",
+            CANDIDATE_MODEL,
+            "--base-url",
+            url,
+            "--judge",
+            "rules",
+            "--max-retries",
+            str(BUDGET - 1),
+            "--request-timeout",
+            str(TIMEOUT_S),
+            "--concurrency",
+            str(N),
+            *COMMON,
+            "--output",
+            str(output),
+            *extra,
+        ]
+    return [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        url,
+        "--judge-max-retries",
+        str(BUDGET - 1),
+        "--judge-request-timeout",
+        str(TIMEOUT_S),
+        "--judge-concurrency",
+        str(N),
+        *COMMON,
+        "--output",
+        str(output),
+        *extra,
+    ]
 
 
 def completion_body(message: dict | None = None, **fields: object) -> bytes:
     choice = {"index": 0, "message": message, "finish_reason": "stop"}
-    return json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice], **fields}).encode()
+    return json.dumps(
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice], **fields}
+    ).encode()
 
 
 OVERFLOW = "This model's maximum context length is 4096 tokens. However, your prompt contains 9000 input tokens."
@@ -71,13 +106,19 @@ REFUSAL = "The response was filtered due to the prompt triggering Azure OpenAI's
 def surrogate_answer(body: dict) -> Reply:
     """A JSON `\\ud800` escape inside the answer: a lone surrogate, which UTF-8 cannot encode."""
     if body["model"] == JUDGE_MODEL:
-        return Reply(verdict_text({"format": 5, "factuality": 4, "consistency": 4, "realism": 3, "quality": 4}, "bad \ud800 byte"))
+        return Reply(
+            verdict_text(
+                {"format": 5, "factuality": 4, "consistency": 4, "realism": 3, "quality": 4}, "bad \ud800 byte"
+            )
+        )
     return Reply(candidate_text(body).replace("observation ", "observation \ud800 "))
 
 
 def unreadable_usage(body: dict) -> Reply:
     """A good answer whose usage is not counts: the answer is used, the usage left unknown."""
-    return Reply(deterministic(body).content, usage={"prompt_tokens": "many", "completion_tokens": -1, "total_tokens": None})
+    return Reply(
+        deterministic(body).content, usage={"prompt_tokens": "many", "completion_tokens": -1, "total_tokens": None}
+    )
 
 
 @dataclass(frozen=True)
@@ -98,29 +139,85 @@ def always(reply: Reply) -> Callable[[dict], Reply]:
 FAULTS = [
     Fault("connection closed mid-request", always(Reply(close=True)), "transient", "ConnectionFailed"),
     Fault("timeout", always(Reply(delay_s=TIMEOUT_S + 1.0)), "transient", "RequestTimeout"),
-    Fault("429 with Retry-After", always(Reply(status=429, headers={"Retry-After": str(RETRY_AFTER_S)}, error_message="rate limited")),
-          "transient", "HTTP 429"),
+    Fault(
+        "429 with Retry-After",
+        always(Reply(status=429, headers={"Retry-After": str(RETRY_AFTER_S)}, error_message="rate limited")),
+        "transient",
+        "HTTP 429",
+    ),
     Fault("500", always(Reply(status=500, error_message="internal error")), "transient", "HTTP 500"),
     Fault("503", always(Reply(status=503, error_message="overloaded")), "transient", "HTTP 503"),
     Fault("malformed JSON body", always(Reply(raw_body=b'{"choices": [ not json')), "transient", "MalformedResponse"),
-    Fault("HTML page with status 200", always(Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", content_type="text/html")),
-          "transient", "MalformedResponse"),
-    Fault("200 without choices", always(Reply(raw_body=b'{"id": "x", "object": "chat.completion", "choices": []}')),
-          "transient", "MalformedResponse"),
-    Fault("200 whose choice has no message", always(Reply(raw_body=completion_body(None))), "transient", "MalformedResponse"),
-    Fault("200 whose content is not text", always(Reply(raw_body=completion_body({"role": "assistant", "content": [{"type": "text"}]}))),
-          "transient", "MalformedResponse"),
-    Fault("200 whose choices are not a list", always(Reply(raw_body=b'{"id": "x", "choices": "none"}')), "transient", "MalformedResponse"),
-    Fault("lone surrogate in an error message", always(Reply(status=500, error_message="upstream \ud800 failed")),
-          "transient", "upstream \ufffd failed"),
-    Fault("400 context overflow", always(Reply(status=400, error_message=OVERFLOW)), "permanent", "maximum context length", "overlength"),
-    Fault("400 content-policy refusal", always(Reply(status=400, error_message=REFUSAL)), "permanent", "content management policy"),
-    Fault("judge answers without a verdict", always(Reply("I cannot judge this.")), "permanent", "no JSON object",
-          roles=("judge",), reasked=True),
+    Fault(
+        "HTML page with status 200",
+        always(Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", content_type="text/html")),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 without choices",
+        always(Reply(raw_body=b'{"id": "x", "object": "chat.completion", "choices": []}')),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose choice has no message",
+        always(Reply(raw_body=completion_body(None))),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose content is not text",
+        always(Reply(raw_body=completion_body({"role": "assistant", "content": [{"type": "text"}]}))),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose choices are not a list",
+        always(Reply(raw_body=b'{"id": "x", "choices": "none"}')),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "lone surrogate in an error message",
+        always(Reply(status=500, error_message="upstream \ud800 failed")),
+        "transient",
+        "upstream \ufffd failed",
+    ),
+    Fault(
+        "400 context overflow",
+        always(Reply(status=400, error_message=OVERFLOW)),
+        "permanent",
+        "maximum context length",
+        "overlength",
+    ),
+    Fault(
+        "400 content-policy refusal",
+        always(Reply(status=400, error_message=REFUSAL)),
+        "permanent",
+        "content management policy",
+    ),
+    Fault(
+        "judge answers without a verdict",
+        always(Reply("I cannot judge this.")),
+        "permanent",
+        "no JSON object",
+        roles=("judge",),
+        reasked=True,
+    ),
     Fault("401", always(Reply(status=401, error_message="Incorrect API key provided")), "fatal", "HTTP 401"),
-    Fault("401 with a lone surrogate in its message", always(Reply(status=401, error_message="bad key \ud800")), "fatal",
-          "HTTP 401"),
-    Fault("404 model not found", always(Reply(status=404, error_message="The model `x` does not exist")), "fatal", "HTTP 404"),
+    Fault(
+        "401 with a lone surrogate in its message",
+        always(Reply(status=401, error_message="bad key \ud800")),
+        "fatal",
+        "HTTP 401",
+    ),
+    Fault(
+        "404 model not found",
+        always(Reply(status=404, error_message="The model `x` does not exist")),
+        "fatal",
+        "HTTP 404",
+    ),
     Fault("lone surrogate in the content", surrogate_answer, "ok", "\ufffd"),
     Fault("200 with unreadable usage", unreadable_usage, "ok", ""),
 ]
@@ -139,7 +236,9 @@ def asked(role: str, requests: list[dict], run_dir: Path) -> list[str]:
         return sorted(seeds[b["seed"]] for b in requests)
     prompts = load_prompt_set("rubric")
     predictions = {r["key"]: r["prediction"] for r in jsonl_lines(run_dir / "predictions.jsonl")}
-    keys = {digest(render_messages(prompts, JudgeRequest(sample=s, prediction=predictions[s.key]))): s.key for s in SAMPLES}
+    keys = {
+        digest(render_messages(prompts, JudgeRequest(sample=s, prediction=predictions[s.key]))): s.key for s in SAMPLES
+    }
     return sorted(keys[digest(b["messages"])] for b in requests)
 
 
@@ -159,7 +258,9 @@ def assert_failed(role: str, record: dict, fault: Fault, transient: bool) -> Non
         assert record["status"] == (fault.status if not transient else "error"), record
     else:
         assert record["status"] == "failed" and record["score"] is None, record
-        assert all(v["status"] != "complete" for v in record["verdicts"]) and record["verdicts"][0]["attempts"] <= BUDGET
+        assert (
+            all(v["status"] != "complete" for v in record["verdicts"]) and record["verdicts"][0]["attempts"] <= BUDGET
+        )
     assert record["transient"] is transient, record
     assert fault.reason in record["error"], record
 
@@ -220,7 +321,9 @@ def test_fault(fault: Fault, role: str, tmp_path: Path) -> None:
         for body, at in zip(server.requests, server.received_at):
             by_request[digest(body["messages"])].append(at)
         gaps = [b - a for times in by_request.values() for a, b in itertools.pairwise(times)]
-        assert len(gaps) == N * (per_attempt * BUDGET - 1) and min(gaps) >= RETRY_AFTER_S - 0.05, by_request  # the server's wait
+        assert len(gaps) == N * (per_attempt * BUDGET - 1) and min(gaps) >= RETRY_AFTER_S - 0.05, (
+            by_request
+        )  # the server's wait
 
     again, healthy_server = rerun(role, server.port, output)
     if transient:  # healed: exactly the failed samples asked again, once each
@@ -252,7 +355,10 @@ def test_an_unreachable_endpoint_exits_2_at_once_and_leaves_no_run(role: str, tm
     assert time.monotonic() - started < 8
     no_traceback(result)
     assert result.exit_code == 2
-    assert f"{role} endpoint http://127.0.0.1:{port}/v1 cannot be reached" in result.output and "nothing was sent" in result.output
+    assert (
+        f"{role} endpoint http://127.0.0.1:{port}/v1 cannot be reached" in result.output
+        and "nothing was sent" in result.output
+    )
     assert list(tmp_path.iterdir()) == []  # not even the --output directory made for it
 
 
@@ -274,7 +380,9 @@ def test_a_key_refused_at_the_endpoint_check_exits_2_and_sends_nothing(role: str
 
 
 @pytest.mark.parametrize("role", ["candidate", "judge"])
-def test_an_endpoint_that_stops_listening_after_the_check_fails_transiently_then_heals(role: str, tmp_path: Path) -> None:
+def test_an_endpoint_that_stops_listening_after_the_check_fails_transiently_then_heals(
+    role: str, tmp_path: Path
+) -> None:
     output = tmp_path / "results"
     with FakeOpenAIServer(responder=healthy, stop_after_models=True) as server:
         first = cli(*args_for(role, server.url, output))
@@ -297,9 +405,25 @@ def test_32_consecutive_connection_failures_stop_the_run_resumably(fault: str, t
     """With every connection failing, the run stops after DEAD_WINDOW (32) attempts instead of trying all 65
     samples, exits 2 saying so, and the same command later finishes it."""
     output = tmp_path / "results"
-    args = lambda url: ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",
-                        "--max-retries", "0", "--concurrency", "1" if fault == "reset" else "4", "--run-name", "r",
-                        "--output", str(output)]
+    args = lambda url: [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        url,
+        "--judge",
+        "rules",
+        "--data",
+        "sample",
+        "--max-retries",
+        "0",
+        "--concurrency",
+        "1" if fault == "reset" else "4",
+        "--run-name",
+        "r",
+        "--output",
+        str(output),
+    ]
     reply = always(Reply(close=True))
     with FakeOpenAIServer(responder=reply, stop_after_models=fault == "refused") as server:
         first = cli(*args(server.url))

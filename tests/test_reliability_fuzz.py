@@ -37,13 +37,26 @@ from awbench.run.store import StoreError
 from awbench.world_model.parsing import extract_prediction
 from awbench.world_model.predictions import prediction_record
 
-EXAMPLES = {"loader": 150, "extract": 500, "prediction_record": 300, "parse_verdict": 400, "verdict_record": 200,
-            "importer": 80, "edge_case": 20}
+EXAMPLES = {
+    "loader": 150,
+    "extract": 500,
+    "prediction_record": 300,
+    "parse_verdict": 400,
+    "verdict_record": 200,
+    "importer": 80,
+    "edge_case": 20,
+}
 
 
 def fuzz(target: str):
-    return settings(max_examples=EXAMPLES[target], database=None, deadline=None, derandomize=True,
-                    report_multiple_bugs=False, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=EXAMPLES[target],
+        database=None,
+        deadline=None,
+        derandomize=True,
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # --- Strategies -------------------------------------------------------------------------------------------------
@@ -79,8 +92,13 @@ RECORDS = st.fixed_dictionaries(
         "response": sometimes_wrong(st.lists(texts(), min_size=1, max_size=3)),
         "turn_idx": sometimes_wrong(st.integers(-1, 4)),
     },
-    optional={"current_prompt": sometimes_wrong(texts()), "system_str": sometimes_wrong(texts()),
-              "total_turns": sometimes_wrong(st.integers(0, 5)), "gen": JSON_VALUES, "extra": JSON_VALUES},
+    optional={
+        "current_prompt": sometimes_wrong(texts()),
+        "system_str": sometimes_wrong(texts()),
+        "total_turns": sometimes_wrong(st.integers(0, 5)),
+        "gen": JSON_VALUES,
+        "extra": JSON_VALUES,
+    },
 )
 
 
@@ -133,7 +151,10 @@ def write_source(layout: str, data: bytes, root: Path) -> str:
 
 @fuzz("loader")
 @given(layout=LAYOUTS, data=FILES)
-@example(layout="os_test.jsonl", data=b'{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n')
+@example(
+    layout="os_test.jsonl",
+    data=b'{"task": "web", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}\n',
+)
 @example(layout="data.jsonl", data=b"\xef\xbb\xbf\xff\xfe\n{\n[1]\nnull\n")
 def test_loader_reports_problems_and_never_raises_anything_else(layout: str, data: bytes) -> None:
     with tempfile.TemporaryDirectory() as root:
@@ -142,8 +163,13 @@ def test_loader_reports_problems_and_never_raises_anything_else(layout: str, dat
 
 def nested(depth: int, opener: str) -> bytes:
     closer = {"[": "]", '{"a": ': "}"}[opener]
-    return ('{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "x": '
-            + opener * depth + "1" + closer * depth + "}\n").encode()
+    return (
+        '{"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1, "x": '
+        + opener * depth
+        + "1"
+        + closer * depth
+        + "}\n"
+    ).encode()
 
 
 @fuzz("edge_case")
@@ -165,12 +191,24 @@ def test_loader_on_huge_integers(digits: int, field: str) -> None:
 
 
 @fuzz("edge_case")
-@given(field=st.sampled_from(["id", "prompt", "response", "system_str", "current_prompt"]), text=texts(10),
-       surrogate=SURROGATE)
+@given(
+    field=st.sampled_from(["id", "prompt", "response", "system_str", "current_prompt"]),
+    text=texts(10),
+    surrogate=SURROGATE,
+)
 @example(field="id", text="", surrogate="\ud800")
 def test_loader_on_lone_surrogates(field: str, text: str, surrogate: str) -> None:
     value = text + surrogate
-    record = {"task": "os", "id": 1, "prompt": ["a"], "response": ["b"], "current_prompt": "a", "system_str": "", "turn_idx": 1, "total_turns": 1}
+    record = {
+        "task": "os",
+        "id": 1,
+        "prompt": ["a"],
+        "response": ["b"],
+        "current_prompt": "a",
+        "system_str": "",
+        "turn_idx": 1,
+        "total_turns": 1,
+    }
     record[field] = [value] if field in ("prompt", "response") else value
     if field == "current_prompt":
         record["prompt"] = [value]
@@ -180,9 +218,23 @@ def test_loader_on_lone_surrogates(field: str, text: str, surrogate: str) -> Non
 
 # --- The generation parser --------------------------------------------------------------------------------------
 
-GENERATION_PIECES = ["<think>", "</think>", "<THINK>", "</Think>", "<predicted_observation>", "</predicted_observation>",
-                     "<PREDICTED_OBSERVATION>", "**Environment Observation:**", "\n", "```", " ", "<final_evaluation>"]
-GENERATIONS = st.lists(st.one_of(st.sampled_from(GENERATION_PIECES), texts(20, surrogates=True)), max_size=12).map("".join)
+GENERATION_PIECES = [
+    "<think>",
+    "</think>",
+    "<THINK>",
+    "</Think>",
+    "<predicted_observation>",
+    "</predicted_observation>",
+    "<PREDICTED_OBSERVATION>",
+    "**Environment Observation:**",
+    "\n",
+    "```",
+    " ",
+    "<final_evaluation>",
+]
+GENERATIONS = st.lists(st.one_of(st.sampled_from(GENERATION_PIECES), texts(20, surrogates=True)), max_size=12).map(
+    "".join
+)
 SAMPLE = read_source("sample")[0][0]
 
 
@@ -198,20 +250,59 @@ def test_extract_prediction_never_raises(text: str) -> None:
 
 
 @fuzz("prediction_record")
-@given(text=st.none() | GENERATIONS, reasoning=st.none() | texts(20, surrogates=True),
-       finish_reason=st.none() | st.sampled_from(["stop", "length", "content_filter", ""]) | texts(8, surrogates=True),
-       error=st.none() | texts(30, surrogates=True), note=st.none() | texts(20, surrogates=True), transient=st.booleans(),
-       overlength=st.booleans(), generation=st.integers(0, 3), dropped=st.integers(0, 5),
-       tokens=st.none() | st.integers(0, 10**6))
-@example(text="ok", reasoning=None, finish_reason="st\ud800op", error=None, note=None, transient=False, overlength=False,
-         generation=0, dropped=0, tokens=None)
-@example(text="", reasoning=None, finish_reason="stop", error=None, note="empty \udfff", transient=False, overlength=False,
-         generation=0, dropped=0, tokens=None)
-def test_prediction_record_is_always_writable(text, reasoning, finish_reason, error, note, transient, overlength,
-                                              generation, dropped, tokens) -> None:
-    produced = Generation(key=SAMPLE.key, generation=generation, text=text, reasoning=reasoning, finish_reason=finish_reason,
-                          error=error, transient=transient, note=note, overlength=overlength, dropped_turns=dropped,
-                          usage=Usage(prompt_tokens=tokens), latency_s=0.1)
+@given(
+    text=st.none() | GENERATIONS,
+    reasoning=st.none() | texts(20, surrogates=True),
+    finish_reason=st.none() | st.sampled_from(["stop", "length", "content_filter", ""]) | texts(8, surrogates=True),
+    error=st.none() | texts(30, surrogates=True),
+    note=st.none() | texts(20, surrogates=True),
+    transient=st.booleans(),
+    overlength=st.booleans(),
+    generation=st.integers(0, 3),
+    dropped=st.integers(0, 5),
+    tokens=st.none() | st.integers(0, 10**6),
+)
+@example(
+    text="ok",
+    reasoning=None,
+    finish_reason="st\ud800op",
+    error=None,
+    note=None,
+    transient=False,
+    overlength=False,
+    generation=0,
+    dropped=0,
+    tokens=None,
+)
+@example(
+    text="",
+    reasoning=None,
+    finish_reason="stop",
+    error=None,
+    note="empty \udfff",
+    transient=False,
+    overlength=False,
+    generation=0,
+    dropped=0,
+    tokens=None,
+)
+def test_prediction_record_is_always_writable(
+    text, reasoning, finish_reason, error, note, transient, overlength, generation, dropped, tokens
+) -> None:
+    produced = Generation(
+        key=SAMPLE.key,
+        generation=generation,
+        text=text,
+        reasoning=reasoning,
+        finish_reason=finish_reason,
+        error=error,
+        transient=transient,
+        note=note,
+        overlength=overlength,
+        dropped_turns=dropped,
+        usage=Usage(prompt_tokens=tokens),
+        latency_s=0.1,
+    )
     record = prediction_record(SAMPLE, produced)
     assert PredictionRecord.model_validate_json(record.model_dump_json()) == record
     if overlength:
@@ -225,15 +316,39 @@ def test_prediction_record_is_always_writable(text, reasoning, finish_reason, er
 
 # --- The verdict parser -----------------------------------------------------------------------------------------
 
-SCORE_VALUES = st.one_of(st.integers(-3, 9), st.floats(), st.sampled_from(["4/5", "five", "3.5", " 2", ""]), JSON_VALUES)
+SCORE_VALUES = st.one_of(
+    st.integers(-3, 9), st.floats(), st.sampled_from(["4/5", "five", "3.5", " 2", ""]), JSON_VALUES
+)
 VERDICT_OBJECTS = st.fixed_dictionaries(
-    {"scores": st.one_of(st.dictionaries(st.sampled_from([*DIMENSIONS, "Format", "QUALITY", "other"]), SCORE_VALUES, max_size=6),
-                         JSON_VALUES)},
+    {
+        "scores": st.one_of(
+            st.dictionaries(st.sampled_from([*DIMENSIONS, "Format", "QUALITY", "other"]), SCORE_VALUES, max_size=6),
+            JSON_VALUES,
+        )
+    },
     optional={"strengths": JSON_VALUES, "weaknesses": JSON_VALUES},
 ).map(json.dumps)
-VERDICT_PIECES = ["<final_evaluation>", "</final_evaluation>", "<think>", "</think>", "```json\n", "```\n", "\n```", "{", "}",
-                  '"scores": ', '{"format": 5}', ": ", ", ", "> ", "\n", "..."]
-VERDICTS = st.lists(st.one_of(st.sampled_from(VERDICT_PIECES), VERDICT_OBJECTS, texts(20, surrogates=True)), max_size=10).map("".join)
+VERDICT_PIECES = [
+    "<final_evaluation>",
+    "</final_evaluation>",
+    "<think>",
+    "</think>",
+    "```json\n",
+    "```\n",
+    "\n```",
+    "{",
+    "}",
+    '"scores": ',
+    '{"format": 5}',
+    ": ",
+    ", ",
+    "> ",
+    "\n",
+    "...",
+]
+VERDICTS = st.lists(
+    st.one_of(st.sampled_from(VERDICT_PIECES), VERDICT_OBJECTS, texts(20, surrogates=True)), max_size=10
+).map("".join)
 
 
 @fuzz("parse_verdict")
@@ -250,9 +365,13 @@ def test_parse_verdict_never_raises(raw: str, prediction: str) -> None:
 
 
 @fuzz("verdict_record")
-@given(content=st.none() | VERDICTS, reasoning=st.none() | texts(30, surrogates=True),
-       finish_reason=st.none() | st.sampled_from(["stop", "length"]) | texts(6, surrogates=True),
-       seed=st.none() | st.integers(0, 2**31 - 1), prediction=texts(40, surrogates=True))
+@given(
+    content=st.none() | VERDICTS,
+    reasoning=st.none() | texts(30, surrogates=True),
+    finish_reason=st.none() | st.sampled_from(["stop", "length"]) | texts(6, surrogates=True),
+    seed=st.none() | st.integers(0, 2**31 - 1),
+    prediction=texts(40, surrogates=True),
+)
 def test_verdict_record_is_always_writable(content, reasoning, finish_reason, seed, prediction) -> None:
     record = verdict_record(content, reasoning, finish_reason, seed, prediction)
     assert VerdictRecord.model_validate_json(record.model_dump_json()) == record
@@ -261,18 +380,35 @@ def test_verdict_record_is_always_writable(content, reasoning, finish_reason, se
 
 # --- The importer -----------------------------------------------------------------------------------------------
 
-BENCHMARK_ROW = {"task": "os", "id": 1, "prompt": ["ls"], "response": ["a.txt"], "current_prompt": "ls", "system_str": "", "turn_idx": 1, "total_turns": 1}
+BENCHMARK_ROW = {
+    "task": "os",
+    "id": 1,
+    "prompt": ["ls"],
+    "response": ["a.txt"],
+    "current_prompt": "ls",
+    "system_str": "",
+    "turn_idx": 1,
+    "total_turns": 1,
+}
 NUMBERS = st.one_of(st.integers(-2, 8), st.floats(), st.booleans())
 TEXT_LISTS = st.one_of(st.none(), st.lists(texts(15), max_size=3))
 JUDGED_FIELDS = st.fixed_dictionaries(
     {},
-    optional={"total_score": NUMBERS, **{d: NUMBERS for d in DIMENSIONS}, "failed": st.sampled_from([0.0, 1.0, 0, 1, True]),
-              "strengths": TEXT_LISTS, "weaknesses": TEXT_LISTS, "extracted_output": texts(), "judge_raw_output": st.none() | texts(),
-              "error_message": st.none() | texts()},
+    optional={
+        "total_score": NUMBERS,
+        **{d: NUMBERS for d in DIMENSIONS},
+        "failed": st.sampled_from([0.0, 1.0, 0, 1, True]),
+        "strengths": TEXT_LISTS,
+        "weaknesses": TEXT_LISTS,
+        "extracted_output": texts(),
+        "judge_raw_output": st.none() | texts(),
+        "error_message": st.none() | texts(),
+    },
 )
 REFERENCE_ROWS = st.lists(
     st.tuples(st.integers(1, 3), st.integers(1, 2), st.one_of(texts(40), st.just("")), JUDGED_FIELDS),
-    min_size=1, max_size=4,
+    min_size=1,
+    max_size=4,
 )
 
 
@@ -280,8 +416,13 @@ def reference_file(rows: list[tuple[int, int, str, dict]], root: Path, ensure_as
     lines = []
     for i, (turns, turn, gen, judged) in enumerate(rows):
         turn = min(turn, turns)
-        record = {"task": "os", "id": i, "prompt": [f"cmd {t}" for t in range(turns)],
-                  "response": [f"out {t}" for t in range(turns)], "turn_idx": turn}
+        record = {
+            "task": "os",
+            "id": i,
+            "prompt": [f"cmd {t}" for t in range(turns)],
+            "response": [f"out {t}" for t in range(turns)],
+            "turn_idx": turn,
+        }
         lines.append(json.dumps({**record, "gen": gen, **judged}, ensure_ascii=ensure_ascii))
     path = root / "judged.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -332,8 +473,14 @@ def one_row(**fields: object) -> list[tuple[int, int, str, dict]]:
 
 
 @fuzz("edge_case")
-@given(field=st.sampled_from(["gen", "judge_raw_output", "error_message", "strengths"]),
-       value=st.one_of(st.integers(), st.lists(st.integers(), min_size=1, max_size=2), st.dictionaries(texts(3), st.integers(), min_size=1)))
+@given(
+    field=st.sampled_from(["gen", "judge_raw_output", "error_message", "strengths"]),
+    value=st.one_of(
+        st.integers(),
+        st.lists(st.integers(), min_size=1, max_size=2),
+        st.dictionaries(texts(3), st.integers(), min_size=1),
+    ),
+)
 @example(field="gen", value=5)
 def test_importer_on_fields_of_the_wrong_type(field: str, value: object) -> None:
     if field == "strengths":
@@ -360,8 +507,11 @@ def test_importer_on_strengths_that_are_a_number(field: str, value: object) -> N
 
 
 @fuzz("edge_case")
-@given(field=st.sampled_from(["strengths", "weaknesses", "judge_raw_output", "error_message"]), text=texts(8),
-       surrogate=SURROGATE)
+@given(
+    field=st.sampled_from(["strengths", "weaknesses", "judge_raw_output", "error_message"]),
+    text=texts(8),
+    surrogate=SURROGATE,
+)
 @example(field="strengths", text="", surrogate="\ud800")
 def test_importer_on_lone_surrogates(field: str, text: str, surrogate: str) -> None:
     value = [text + surrogate] if field in ("strengths", "weaknesses") else text + surrogate

@@ -63,10 +63,31 @@ TOTAL_CALLS = 2 * len(WANTED)  # one generation and one verdict per (sample, gen
 
 
 def run_args(candidate_url: str, judge_url: str, output: Path) -> list[str]:
-    return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate_url, "--judge-model", JUDGE_MODEL,
-            "--judge-base-url", judge_url, "--data", "sample", "--domains", ",".join(DOMAINS),
-            "--generations", str(GENERATIONS), "--concurrency", "4", "--judge-concurrency", "3",
-            "--run-name", "kill", "--output", str(output)]
+    return [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        candidate_url,
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        judge_url,
+        "--data",
+        "sample",
+        "--domains",
+        ",".join(DOMAINS),
+        "--generations",
+        str(GENERATIONS),
+        "--concurrency",
+        "4",
+        "--judge-concurrency",
+        "3",
+        "--run-name",
+        "kill",
+        "--output",
+        str(output),
+    ]
 
 
 class KillSwitch:
@@ -111,8 +132,12 @@ class Trial:
 
 def final_records(run_dir: Path) -> tuple[dict, dict]:
     """(key -> prediction text, key -> judged dimensions), from the files as written."""
-    predictions = {(r["key"], r["generation"]): (r["status"], r["prediction"]) for r in jsonl_lines(run_dir / "predictions.jsonl")}
-    judgments = {(r["key"], r["generation"]): (r["status"], r["dimensions"]) for r in jsonl_lines(judgments_path(run_dir))}
+    predictions = {
+        (r["key"], r["generation"]): (r["status"], r["prediction"]) for r in jsonl_lines(run_dir / "predictions.jsonl")
+    }
+    judgments = {
+        (r["key"], r["generation"]): (r["status"], r["dimensions"]) for r in jsonl_lines(judgments_path(run_dir))
+    }
     return predictions, judgments
 
 
@@ -156,16 +181,21 @@ def run_trial(kill_at: int, output: Path, prompt_keys: dict[bytes, tuple[str, in
     missing_predictions = WANTED - set(predictions)
     missing_judgments = WANTED - set(judgments)
 
-    with IN_PROCESS, FakeOpenAIServer(responder=healthy, port=ports[0]) as candidate, \
-            FakeOpenAIServer(responder=healthy, port=ports[1]) as judge:
+    with (
+        IN_PROCESS,
+        FakeOpenAIServer(responder=healthy, port=ports[0]) as candidate,
+        FakeOpenAIServer(responder=healthy, port=ports[1]) as judge,
+    ):
         again = cli(*args)
     assert again.exit_code == 0, again.output
     trial.rerun_stderr = again.stderr
     trial.calls_after = (len(candidate.requests), len(judge.requests))
     asked_generations = [CANDIDATE_KEYS[b["seed"]] for b in candidate.requests]
     asked_judgments = [prompt_keys.get(digest(b["messages"]), ("unknown prompt", -1)) for b in judge.requests]
-    trial.missing_asked = (sorted(asked_generations) == sorted(missing_predictions),
-                           sorted(asked_judgments) == sorted(missing_judgments))
+    trial.missing_asked = (
+        sorted(asked_generations) == sorted(missing_predictions),
+        sorted(asked_judgments) == sorted(missing_judgments),
+    )
     run_dir = output / "kill"
     trial.counts = (dict(count_per_key(run_dir / "predictions.jsonl")), dict(count_per_key(judgments_path(run_dir))))
     trial.scores = json.loads((run_dir / "scores.json").read_text())
@@ -212,4 +242,6 @@ def test_sigkill_at_seeded_points_then_rerun_ends_as_an_uninterrupted_run(tmp_pa
         assert t.counts == ({k: 1 for k in WANTED}, {k: 1 for k in WANTED}), t.kill_at
         assert t.records == reference_records, t.kill_at
         assert t.scores == reference_scores, t.kill_at
-        assert "took over the lock of" in t.rerun_stderr and f"left by process {t.killed_pid} on {host}" in t.rerun_stderr
+        assert (
+            "took over the lock of" in t.rerun_stderr and f"left by process {t.killed_pid} on {host}" in t.rerun_stderr
+        )

@@ -36,9 +36,31 @@ HOLDER = re.compile(r"is in use by process (\d+) on (\S+) \(started ([^)]+)\)")
 
 
 def args_for(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output) -> list[str]:
-    return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--judge-model", JUDGE_MODEL,
-            "--judge-base-url", judge.url, "--data", "sample", "--domains", "os", "--limit", str(N),
-            "--concurrency", "1", "--judge-concurrency", "1", "--run-name", "locked", "--output", str(output)]
+    return [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        candidate.url,
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        judge.url,
+        "--data",
+        "sample",
+        "--domains",
+        "os",
+        "--limit",
+        str(N),
+        "--concurrency",
+        "1",
+        "--judge-concurrency",
+        "1",
+        "--run-name",
+        "locked",
+        "--output",
+        str(output),
+    ]
 
 
 def gated(gate: threading.Event):
@@ -106,7 +128,10 @@ def test_a_lock_left_by_a_killed_process_is_taken_over_with_a_note(tmp_path):
         second = awbench(*args, timeout_s=60)
     assert second.returncode == 0, second.stderr
     note = second.stderr.replace("\n", "")
-    assert f"took over the lock of {tmp_path / 'results' / 'locked'} left by process {first.pid} on {socket.gethostname()}" in note
+    assert (
+        f"took over the lock of {tmp_path / 'results' / 'locked'} left by process {first.pid} on {socket.gethostname()}"
+        in note
+    )
     assert "which is no longer running" in note
     assert (len(candidate.requests) - calls_before[0], len(judge.requests) - calls_before[1]) == (N, N)
     assert not lock.exists()
@@ -138,7 +163,9 @@ def test_a_lock_file_removed_by_its_holder_while_another_process_locks_it_leaves
     assert not (tmp_path / ".lock").exists()
 
 
-def test_a_run_made_by_another_process_while_this_one_waited_for_the_lock_is_resumed_not_wiped(make_config, monkeypatch):
+def test_a_run_made_by_another_process_while_this_one_waited_for_the_lock_is_resumed_not_wiped(
+    make_config, monkeypatch
+):
     """Whether the run is new must be decided under the lock: decided before it, a run that another process
     made (and paid for) in the meantime would be cleared as if it were this process's own fresh directory."""
     config = make_config("baseline:oracle", data={"domains": ["os"]})

@@ -14,7 +14,19 @@ import pytest
 from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
 from runs_helpers import MCP, SMALL, make_run, write_data
 
-RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]
+RUN = [
+    "run",
+    "--model",
+    "baseline:oracle",
+    "--judge",
+    "rules",
+    "--data",
+    "sample",
+    "--domains",
+    "os",
+    "--run-name",
+    "r",
+]
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
@@ -154,8 +166,14 @@ def test_a_file_size_limit_reached_mid_run(tmp_path: Path) -> None:
     limit then completes the run, each sample once."""
     results = tmp_path / "results"
     command = awbench_command(*RUN, "--output", results)
-    limited = subprocess.run([sys.executable, "-c", LIMITED, "6000", *command], cwd=REPO, env=clean_env(),
-                             capture_output=True, text=True, timeout=120)
+    limited = subprocess.run(
+        [sys.executable, "-c", LIMITED, "6000", *command],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     no_traceback(limited)
     assert limited.returncode == 2, limited.stderr
     assert "error: cannot write " in limited.stderr and "File too large" in limited.stderr, limited.stderr
@@ -171,21 +189,42 @@ def test_a_file_size_limit_reached_mid_run(tmp_path: Path) -> None:
 
 INTO_THE_RUN = {  # name -> (the command's arguments after the results directory, the option, the path under tmp_path)
     "report onto run.json": (["report", "{run}", "-o", "{run}/run.json", "--no-ci"], "--out", "results/r/run.json"),
-    "leaderboard onto predictions.jsonl": (["leaderboard", "--output", "{results}", "--format", "csv", "-o",
-                                            "{run}/predictions.jsonl"], "--out", "results/r/predictions.jsonl"),
-    "report as a new file inside": (["report", "{run}", "-o", "{run}/judges/report.html", "--no-ci"], "--out",
-                                    "results/r/judges/report.html"),
-    "report charts into the run": (["report", "{run}", "-o", "{tmp}/report.html", "--no-ci", "--png", "{run}"], "--png",
-                                   "results/r"),
-    "official export into the run": (["export", "r", "--output", "{results}", "--official", "{run}/official"],
-                                     "--official", "results/r/official"),
-    "hub export into the run": (["export", "r", "--output", "{results}", "--hf-eval-results", "{run}"],
-                                "--hf-eval-results", "results/r"),
-    "rewards inside the run": (["score", "r", "--output", "{results}", "--reward", "{run}/rewards.jsonl"], "--reward",
-                               "results/r/rewards.jsonl"),
+    "leaderboard onto predictions.jsonl": (
+        ["leaderboard", "--output", "{results}", "--format", "csv", "-o", "{run}/predictions.jsonl"],
+        "--out",
+        "results/r/predictions.jsonl",
+    ),
+    "report as a new file inside": (
+        ["report", "{run}", "-o", "{run}/judges/report.html", "--no-ci"],
+        "--out",
+        "results/r/judges/report.html",
+    ),
+    "report charts into the run": (
+        ["report", "{run}", "-o", "{tmp}/report.html", "--no-ci", "--png", "{run}"],
+        "--png",
+        "results/r",
+    ),
+    "official export into the run": (
+        ["export", "r", "--output", "{results}", "--official", "{run}/official"],
+        "--official",
+        "results/r/official",
+    ),
+    "hub export into the run": (
+        ["export", "r", "--output", "{results}", "--hf-eval-results", "{run}"],
+        "--hf-eval-results",
+        "results/r",
+    ),
+    "rewards inside the run": (
+        ["score", "r", "--output", "{results}", "--reward", "{run}/rewards.jsonl"],
+        "--reward",
+        "results/r/rewards.jsonl",
+    ),
     "a run made inside a run": ([*RUN, "--output", "{run}/nested"], "--output", "results/r/nested"),
-    "a link to run.json": (["leaderboard", "--output", "{results}", "--format", "json", "-o", "{tmp}/board.json"], "--out",
-                           "board.json"),
+    "a link to run.json": (
+        ["leaderboard", "--output", "{results}", "--format", "json", "-o", "{tmp}/board.json"],
+        "--out",
+        "board.json",
+    ),
 }
 
 
@@ -204,8 +243,14 @@ def test_an_output_into_a_run_is_refused_and_the_run_is_untouched(case: str, res
 
 
 def limited(limit: int, *args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", LIMITED, str(limit), *awbench_command(*args)], cwd=REPO,
-                          env=clean_env(), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", LIMITED, str(limit), *awbench_command(*args)],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("command", ["report", "leaderboard", "official"])  # (score rewrites scores.json first)
@@ -216,9 +261,11 @@ def test_a_failed_write_leaves_the_previous_file_as_it_was(command: str, results
     out.mkdir()
     target = out / {"report": "report.html", "leaderboard": "board.json", "official": "predictions.jsonl"}[command]
     target.write_bytes(b"the previous file\n")
-    args = {"report": ["report", results / "r", "-o", target, "--no-ci"],
-            "leaderboard": ["leaderboard", "--output", results, "--format", "json", "-o", target],
-            "official": ["export", "r", "--output", results, "--official", out]}[command]
+    args = {
+        "report": ["report", results / "r", "-o", target, "--no-ci"],
+        "leaderboard": ["leaderboard", "--output", results, "--format", "json", "-o", target],
+        "official": ["export", "r", "--output", results, "--official", out],
+    }[command]
     run_before = tree(results)
     result = limited(300, *args)
     no_traceback(result)

@@ -66,17 +66,43 @@ def echoing(key: str):
 
 
 def run_args(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output: Path, name: str) -> list[str]:
-    return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--api-key-env", "CANDIDATE_CRED",
-            "--judge-model", JUDGE_MODEL, "--judge-base-url", judge.url, "--judge-api-key-env", "GRADER_CRED",
-            "--data", "sample", "--max-retries", "0", "--judge-max-retries", "0", "--concurrency", "8",
-            "--run-name", name, "--output", str(output)]
+    return [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        candidate.url,
+        "--api-key-env",
+        "CANDIDATE_CRED",
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        judge.url,
+        "--judge-api-key-env",
+        "GRADER_CRED",
+        "--data",
+        "sample",
+        "--max-retries",
+        "0",
+        "--judge-max-retries",
+        "0",
+        "--concurrency",
+        "8",
+        "--run-name",
+        name,
+        "--output",
+        str(output),
+    ]
 
 
 def test_keys_echoed_by_endpoints_are_written_and_printed_nowhere(tmp_path: Path) -> None:
     results = tmp_path / "results"
     outputs: list[tuple[str, str]] = []  # (what, text) of every command
 
-    with FakeOpenAIServer(responder=echoing(CANDIDATE_KEY)) as candidate, FakeOpenAIServer(responder=echoing(JUDGE_KEY)) as judge:
+    with (
+        FakeOpenAIServer(responder=echoing(CANDIDATE_KEY)) as candidate,
+        FakeOpenAIServer(responder=echoing(JUDGE_KEY)) as judge,
+    ):
         first = awbench(*run_args(candidate, judge, results, "echo"), env=ENV)
     outputs.append(("run", first.stdout + first.stderr))
     assert first.returncode == 1, first.stderr  # many failures, on purpose
@@ -90,12 +116,17 @@ def test_keys_echoed_by_endpoints_are_written_and_printed_nowhere(tmp_path: Path
 
     # A key refused on a chat request, and a key refused by the endpoint check: both stop the run with a message.
     refusing = Reply(status=401, error_message=f"Incorrect API key provided: {CANDIDATE_KEY}")
-    with FakeOpenAIServer(responder=lambda body: refusing) as candidate, FakeOpenAIServer(responder=deterministic) as judge:
+    with (
+        FakeOpenAIServer(responder=lambda body: refusing) as candidate,
+        FakeOpenAIServer(responder=deterministic) as judge,
+    ):
         fatal = awbench(*run_args(candidate, judge, results, "refused"), env=ENV)
     outputs.append(("run (401)", fatal.stdout + fatal.stderr))
     assert fatal.returncode == 2 and "HTTP 401" in fatal.stderr
-    with FakeOpenAIServer(responder=deterministic) as candidate, \
-            FakeOpenAIServer(models=Reply(status=401, error_message=f"bad key {JUDGE_KEY}")) as judge:
+    with (
+        FakeOpenAIServer(responder=deterministic) as candidate,
+        FakeOpenAIServer(models=Reply(status=401, error_message=f"bad key {JUDGE_KEY}")) as judge,
+    ):
         check = awbench(*run_args(candidate, judge, results, "checked"), env=ENV)
     outputs.append(("run (check 401)", check.stdout + check.stderr))
     assert check.returncode == 2 and "refused the key" in check.stderr
@@ -103,9 +134,16 @@ def test_keys_echoed_by_endpoints_are_written_and_printed_nowhere(tmp_path: Path
     report = tmp_path / "report.html"
     official = tmp_path / "official"
     failed_key = next(p["key"] for p in predictions if p["status"] == "error")
-    for args in (["show", "echo", "--failed", "--limit", "100"], ["show", "echo"], ["show", "echo", "--sample", failed_key],
-                 ["score", "echo"], ["leaderboard"], ["leaderboard", "--format", "json"],
-                 ["report", results / "echo", "-o", report], ["export", "echo", "--official", official]):
+    for args in (
+        ["show", "echo", "--failed", "--limit", "100"],
+        ["show", "echo"],
+        ["show", "echo", "--sample", failed_key],
+        ["score", "echo"],
+        ["leaderboard"],
+        ["leaderboard", "--format", "json"],
+        ["report", results / "echo", "-o", report],
+        ["export", "echo", "--official", official],
+    ):
         result = cli(*args, "--output", results) if args[0] != "report" else cli(*args)
         no_traceback(result)
         assert result.exit_code in (0, 1), (args, result.output)
@@ -121,13 +159,34 @@ def test_keys_echoed_by_endpoints_are_written_and_printed_nowhere(tmp_path: Path
 
 
 @pytest.mark.parametrize("option", ["--api-key-env", "--judge-api-key-env"])
-def test_an_unset_key_variable_named_explicitly_exits_2_naming_it_and_sends_nothing(option: str, tmp_path: Path) -> None:
+def test_an_unset_key_variable_named_explicitly_exits_2_naming_it_and_sends_nothing(
+    option: str, tmp_path: Path
+) -> None:
     with FakeOpenAIServer(responder=deterministic) as server:
         if option == "--api-key-env":
-            args = ["run", "--model", CANDIDATE_MODEL, "--base-url", server.url, option, "AWBENCH_MISSING_VAR", "--judge", "rules"]
+            args = [
+                "run",
+                "--model",
+                CANDIDATE_MODEL,
+                "--base-url",
+                server.url,
+                option,
+                "AWBENCH_MISSING_VAR",
+                "--judge",
+                "rules",
+            ]
         else:
-            args = ["run", "--model", "baseline:oracle", "--judge-model", JUDGE_MODEL, "--judge-base-url", server.url,
-                    option, "AWBENCH_MISSING_VAR"]
+            args = [
+                "run",
+                "--model",
+                "baseline:oracle",
+                "--judge-model",
+                JUDGE_MODEL,
+                "--judge-base-url",
+                server.url,
+                option,
+                "AWBENCH_MISSING_VAR",
+            ]
         result = cli(*args, "--data", "sample", "--output", tmp_path / "results", env={"AWBENCH_MISSING_VAR": None})
     no_traceback(result)
     assert result.exit_code == 2
@@ -143,9 +202,26 @@ def test_a_key_like_variable_awbench_does_not_use_is_masked_too(tmp_path: Path) 
     results = tmp_path / "results"
     echo = Reply(status=500, error_message=f"upstream saw {token}")
     with FakeOpenAIServer(responder=lambda body: echo) as candidate:
-        result = awbench("run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--judge", "rules",
-                         "--data", "sample", "--domains", "os", "--max-retries", "0", "--run-name", "t",
-                         "--output", results, env=clean_env(HF_TOKEN=token))
+        result = awbench(
+            "run",
+            "--model",
+            CANDIDATE_MODEL,
+            "--base-url",
+            candidate.url,
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--max-retries",
+            "0",
+            "--run-name",
+            "t",
+            "--output",
+            results,
+            env=clean_env(HF_TOKEN=token),
+        )
     no_traceback(result)
     assert result.returncode == 1 and len(candidate.requests) > 0
     errors = {p["error"] for p in jsonl_lines(results / "t" / "predictions.jsonl")}
@@ -163,16 +239,42 @@ URL_KEY = "sk-awbench-URLCANARY-3141592653"
 def url_with_key(url: str, position: str) -> str:
     """The fake server's URL with the canary key as a user name's password, as the user name, or in the query."""
     scheme, rest = url.split("://")
-    return {"password": f"{scheme}://user:{URL_KEY}@{rest}", "user": f"{scheme}://{URL_KEY}@{rest}",
-            "query": f"{url}?api-version=2024-10-21&api_key={URL_KEY}"}[position]
+    return {
+        "password": f"{scheme}://user:{URL_KEY}@{rest}",
+        "user": f"{scheme}://{URL_KEY}@{rest}",
+        "query": f"{url}?api-version=2024-10-21&api_key={URL_KEY}",
+    }[position]
 
 
 def url_run(option: str, url: str, other: FakeOpenAIServer, results: Path, *extra: str) -> list[str]:
     """A run whose candidate (--base-url) or judge (--judge-base-url) endpoint is `url`, the other one `other`."""
     candidate, judge = (url, other.url) if option == "--base-url" else (other.url, url)
-    return ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate, "--judge-model", JUDGE_MODEL,
-            "--judge-base-url", judge, "--data", "sample", "--domains", "os,search", "--limit", "3",
-            "--max-retries", "0", "--judge-max-retries", "0", "--run-name", "u", "--output", str(results), *extra]
+    return [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        candidate,
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        judge,
+        "--data",
+        "sample",
+        "--domains",
+        "os,search",
+        "--limit",
+        "3",
+        "--max-retries",
+        "0",
+        "--judge-max-retries",
+        "0",
+        "--run-name",
+        "u",
+        "--output",
+        str(results),
+        *extra,
+    ]
 
 
 def nothing_leaked(results: Path, *outputs: str) -> None:
@@ -184,8 +286,9 @@ def nothing_leaked(results: Path, *outputs: str) -> None:
 
 @pytest.mark.parametrize("option", ["--base-url", "--judge-base-url"])
 @pytest.mark.parametrize("position", ["password", "user"])
-def test_a_user_name_or_password_in_a_base_url_is_refused_naming_the_option(option: str, position: str,
-                                                                             tmp_path: Path) -> None:
+def test_a_user_name_or_password_in_a_base_url_is_refused_naming_the_option(
+    option: str, position: str, tmp_path: Path
+) -> None:
     results = tmp_path / "results"
     with FakeOpenAIServer(responder=deterministic) as server:
         result = awbench(*url_run(option, url_with_key(server.url, position), server, results))
@@ -201,10 +304,22 @@ def test_a_user_name_or_password_in_a_base_url_is_refused_naming_the_option(opti
 
 def test_a_user_name_or_password_in_openai_base_url_is_refused(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=deterministic) as server:
-        result = awbench("run", "--model", CANDIDATE_MODEL, "--backend", "openai", "--judge", "rules", "--data", "sample",
-                         "--domains", "os",
-                         "--output", tmp_path / "results",
-                         env=clean_env(OPENAI_BASE_URL=url_with_key(server.url, "password")))
+        result = awbench(
+            "run",
+            "--model",
+            CANDIDATE_MODEL,
+            "--backend",
+            "openai",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--domains",
+            "os",
+            "--output",
+            tmp_path / "results",
+            env=clean_env(OPENAI_BASE_URL=url_with_key(server.url, "password")),
+        )
     no_traceback(result)
     assert result.returncode == 2, result.stderr
     assert "has a user name or password" in result.stderr and "***@127.0.0.1" in result.stderr
@@ -227,7 +342,11 @@ def test_a_key_in_a_base_url_query_is_sent_and_kept_nowhere(option: str, tmp_pat
     assert first.returncode == 1, first.stderr  # the echoed errors are failures, on purpose
     assert endpoint.requests and set(endpoint.queries) == {f"api-version=2024-10-21&api_key={URL_KEY}"}
     manifest = json.loads((results / "u" / "run.json").read_text())
-    recorded = manifest["config"]["model"]["base_urls"][0] if option == "--base-url" else manifest["config"]["judge"]["base_url"]
+    recorded = (
+        manifest["config"]["model"]["base_urls"][0]
+        if option == "--base-url"
+        else manifest["config"]["judge"]["base_url"]
+    )
     assert recorded == f"{endpoint.url}?api-version=2024-10-21&api_key=***"
     errors = [p["error"] for p in jsonl_lines(results / "u" / "predictions.jsonl") if p["error"]]
     if option == "--base-url":
@@ -235,8 +354,13 @@ def test_a_key_in_a_base_url_query_is_sent_and_kept_nowhere(option: str, tmp_pat
 
     report, official = tmp_path / "report.html", tmp_path / "official"
     outputs = [first.stdout, first.stderr]
-    for args in (["show", "u", "--failed", "--limit", "100"], ["score", "u"], ["leaderboard", "--format", "json"],
-                 ["report", results / "u", "-o", report], ["export", "u", "--official", official]):
+    for args in (
+        ["show", "u", "--failed", "--limit", "100"],
+        ["score", "u"],
+        ["leaderboard", "--format", "json"],
+        ["report", results / "u", "-o", report],
+        ["export", "u", "--official", official],
+    ):
         read = cli(*args, "--output", results) if args[0] != "report" else cli(*args)
         no_traceback(read)
         outputs.append(read.output)
@@ -249,12 +373,29 @@ def test_a_key_in_a_base_url_query_is_sent_and_kept_nowhere(option: str, tmp_pat
     nothing_leaked(tmp_path, *outputs)
 
 
-@pytest.mark.parametrize("name", ["key", "api_key", "API-KEY", "apikey", "x-api-key", "token", "access_token",
-                                  "Secret", "client_secret", "password", "sig", "Signature", "subscription-key"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "key",
+        "api_key",
+        "API-KEY",
+        "apikey",
+        "x-api-key",
+        "token",
+        "access_token",
+        "Secret",
+        "client_secret",
+        "password",
+        "sig",
+        "Signature",
+        "subscription-key",
+    ],
+)
 def test_key_like_query_parameters_are_masked_in_any_text(name: str) -> None:
     text = f"POST https://h.example/v1/chat?api-version=2024-10-21&{name}=abc123&model=m failed; see http://u:pw@h.example/"
-    assert url_secrets_masked(text) == (f"POST https://h.example/v1/chat?api-version=2024-10-21&{name}=***&model=m "
-                                        "failed; see http://***@h.example/")
+    assert url_secrets_masked(text) == (
+        f"POST https://h.example/v1/chat?api-version=2024-10-21&{name}=***&model=m failed; see http://***@h.example/"
+    )
     assert url_holds_mask(url_secrets_masked(text.split()[1])) and not url_holds_mask(text.split()[1])
 
 
@@ -266,12 +407,27 @@ def test_ordinary_query_parameters_are_kept(name: str) -> None:
 
 def test_a_source_link_with_a_key_is_not_published(tmp_path: Path) -> None:
     results = tmp_path / "results"
-    made = cli("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os",
-               "--run-name", "r", "--output", results)
+    made = cli(
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--judge",
+        "rules",
+        "--data",
+        "sample",
+        "--domains",
+        "os",
+        "--run-name",
+        "r",
+        "--output",
+        results,
+    )
     assert made.exit_code == 0, made.output
     link = f"https://logs.example/run-r?X-Amz-Signature={URL_KEY}"
     result = cli("export", "r", "--output", results, "--hf-eval-results", tmp_path / "model", "--hf-source-url", link)
     no_traceback(result)
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user")
+    assert result.stderr.startswith(
+        "error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user"
+    )
     assert not leaked(result.output, (URL_KEY,)) and not (tmp_path / "model").exists()

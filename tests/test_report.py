@@ -31,9 +31,15 @@ def run(tmp_path):
         MCP[2]: 4,  # 75
         SEARCH[0]: None,  # failed generation: 0
     }
-    store = make_run(tmp_path / "results", "viewed", data, grades,
-                     predictions={MCP[1]: "mcp output 0.2\nline 2 (predicted)"},
-                     strengths=("right exit status",), weaknesses=("wrong second line",))
+    store = make_run(
+        tmp_path / "results",
+        "viewed",
+        data,
+        grades,
+        predictions={MCP[1]: "mcp output 0.2\nline 2 (predicted)"},
+        strengths=("right exit status",),
+        weaknesses=("wrong second line",),
+    )
     return load_run_data(store)
 
 
@@ -73,8 +79,20 @@ def test_show_sample_side_by_side(run):
     result = invoke("show", str(run.store.path), "--sample", MCP[1])
     assert result.exit_code == 0, result.output
     out = result.output
-    for part in (MCP[1], "earlier turn", "run mcp 0 step 1", "action", "run mcp 0 step 2", "ground truth",
-                 "prediction", "line 2 (predicted)", "line two", "25.0", "+ right exit status", "- wrong second line"):
+    for part in (
+        MCP[1],
+        "earlier turn",
+        "run mcp 0 step 1",
+        "action",
+        "run mcp 0 step 2",
+        "ground truth",
+        "prediction",
+        "line 2 (predicted)",
+        "line two",
+        "25.0",
+        "+ right exit status",
+        "- wrong second line",
+    ):
         assert part in out, part
 
 
@@ -99,7 +117,7 @@ def test_show_overview(run):
     # MCP[1]'s prediction is 34 characters against 23 (ratio 1.48); the others match their ground truth
     assert "Mean score by prediction / ground-truth length" in out
     # each cell: the mean, its count below it
-    bias = out[out.index("Mean score by prediction"):].splitlines()
+    bias = out[out.index("Mean score by prediction") :].splitlines()
     row = next(i for i, line in enumerate(bias) if line.startswith("│ viewed"))
     assert [c.strip() for c in bias[row].split("│")[2:-1]] == ["–", "–", "70.0", "25.0", "–"]
     assert [c.strip() for c in bias[row + 1].split("│")[2:-1]] == ["n=0", "n=0", "n=2", "n=1", "n=0"]
@@ -115,7 +133,9 @@ def test_show_errors(run):
 
 
 def test_bar_chart_has_one_bar_per_value():
-    svg = bar_chart_svg("c", "T", ["A", "B"], [Series(name="x", values=[10.0, None]), Series(name="y<", values=[50.0, 100.0])])
+    svg = bar_chart_svg(
+        "c", "T", ["A", "B"], [Series(name="x", values=[10.0, None]), Series(name="y<", values=[50.0, 100.0])]
+    )
     assert svg.count('class="bar"') == 3  # None draws no bar
     assert 'data-series="y&lt;"' in svg and 'data-value="100.00"' in svg
 
@@ -174,8 +194,11 @@ class _Dom(HTMLParser):
                 self.text[ident] = self.text.get(ident, "") + data
 
     def find(self, tag: str, inside: str | None = None, cls: str | None = None) -> list[dict[str, str]]:
-        return [a for t, a, ids in self.elements if t == tag and (inside is None or inside in ids)
-                and (cls is None or cls in a.get("class", "").split())]
+        return [
+            a
+            for t, a, ids in self.elements
+            if t == tag and (inside is None or inside in ids) and (cls is None or cls in a.get("class", "").split())
+        ]
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -210,8 +233,14 @@ def test_report_in_a_browser(report_runs, tmp_path):
         assert bar["data-value"] == f"{scores['domains'][domain]['score']:.2f}"
     overall = next(b for b in bars if b["data-series"] == "model-b" and b["data-category"] == "Overall")
     assert overall["data-value"] == f"{scores['overall']:.2f}"
-    assert len(dom.find("rect", inside="chart-dimensions-1", cls="bar")) == 3 * 6  # 5 dimensions + Overall, computed only
-    assert [a["id"] for a in dom.find("svg", cls="chart")] == ["chart-domains-1", "chart-domains-2", "chart-dimensions-1"]
+    assert (
+        len(dom.find("rect", inside="chart-dimensions-1", cls="bar")) == 3 * 6
+    )  # 5 dimensions + Overall, computed only
+    assert [a["id"] for a in dom.find("svg", cls="chart")] == [
+        "chart-domains-1",
+        "chart-domains-2",
+        "chart-dimensions-1",
+    ]
 
     # The inline script ran: it indexed every sample and wrote the count.
     body = dom.find("body")[0]
@@ -274,21 +303,31 @@ def test_report_of_no_runs_exits_2(tmp_path):
 
 def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     out = tmp_path / "r.html"
-    for args in (["model-a", "--output", str(report_runs)], [str(report_runs / "model-a")],
-                 ["--output", str(report_runs / "model-a")]):
+    for args in (
+        ["model-a", "--output", str(report_runs)],
+        [str(report_runs / "model-a")],
+        ["--output", str(report_runs / "model-a")],
+    ):
         result = invoke("report", *args, "-o", str(out), "--no-ci")
-        assert (result.exit_code, result.stdout) == (0, f"wrote {out} (1 run; 2 leaderboard charts, 2 along "
-                                                         "trajectories)\n"), result.output
+        assert (result.exit_code, result.stdout) == (
+            0,
+            f"wrote {out} (1 run; 2 leaderboard charts, 2 along trajectories)\n",
+        ), result.output
     result = invoke("report", "model-a", "model-c", "--output", str(report_runs), "-o", str(out), "--no-ci")
     assert result.stdout == f"wrote {out} (2 runs; 2 leaderboard charts, 4 along trajectories)\n"
-    assert invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout == \
-        f"wrote {out} (3 runs; 2 leaderboard charts, 6 along trajectories)\n"
+    assert (
+        invoke("report", "--output", str(report_runs), "-o", str(out), "--no-ci").stdout
+        == f"wrote {out} (3 runs; 2 leaderboard charts, 6 along trajectories)\n"
+    )
     html = out.read_text()  # the count is the report's: every chart is one <svg> of its own id
     assert (html.count('<svg id="chart-'), html.count('<svg id="growth-')) == (2, 6)
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
-    assert (result.exit_code, result.stderr) == (2, "error: no run or directory of runs 'model-z': neither model-z nor "
-                                                    f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
-                                                    "'model-b' or 'model-c'?\n")
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: no run or directory of runs 'model-z': neither model-z nor "
+        f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
+        "'model-b' or 'model-c'?\n",
+    )
 
 
 def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
@@ -299,14 +338,31 @@ def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
     make_run(results, "rules-only", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.25), llm=False)
     stores, _ = discover_runs([results])
     report = build_report(stores, worst_n=0, reference=True, ci=False)
-    charts = {name: (title.split("\n"), [s.name for s in series], any(s.published for s in series))
-              for name, (title, _, series) in report.charts.items()}
+    charts = {
+        name: (title.split("\n"), [s.name for s in series], any(s.published for s in series))
+        for name, (title, _, series) in report.charts.items()
+    }
     assert charts == {
-        "chart-domains-1": (["Score by domain (0–100)", charts["chart-domains-1"][0][1]], ["both", "llm-1"], False),  # unranked (partial): by name
-        "chart-domains-2": (["Rule score by domain (0–100)", charts["chart-domains-2"][0][1]], ["both", "rules-only"], False),
-        "chart-domains-3": (["Published score by domain (0–100)", charts["chart-domains-3"][0][1]], charts["chart-domains-3"][1], True),
-        "chart-dimensions-1": (["Score by rubric dimension, mean over domains (0–100)", charts["chart-dimensions-1"][0][1]],
-                               ["both", "llm-1"], False),
+        "chart-domains-1": (
+            ["Score by domain (0–100)", charts["chart-domains-1"][0][1]],
+            ["both", "llm-1"],
+            False,
+        ),  # unranked (partial): by name
+        "chart-domains-2": (
+            ["Rule score by domain (0–100)", charts["chart-domains-2"][0][1]],
+            ["both", "rules-only"],
+            False,
+        ),
+        "chart-domains-3": (
+            ["Published score by domain (0–100)", charts["chart-domains-3"][0][1]],
+            charts["chart-domains-3"][1],
+            True,
+        ),
+        "chart-dimensions-1": (
+            ["Score by rubric dimension, mean over domains (0–100)", charts["chart-dimensions-1"][0][1]],
+            ["both", "llm-1"],
+            False,
+        ),
     }
     assert charts["chart-domains-1"][0][1].startswith("judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c")
     assert charts["chart-domains-2"][0][1].startswith("judge rules · prompts rules@1")
@@ -329,7 +385,6 @@ def test_each_run_is_loaded_once(report_runs, monkeypatch):
     stores, _ = discover_runs([report_runs])
     build_report(stores, worst_n=1, resamples=2000, reference=True)
     assert sorted(loads) == ["model-a", "model-b", "model-c"]
-
 
 
 _OPENED: list[str] | None = None  # files opened while a test records them (an audit hook cannot be removed)
@@ -375,6 +430,7 @@ def test_each_file_is_read_once(report_runs):
     with_ci = _opens(lambda: build_leaderboard(stores, ci=True, resamples=200))
     assert set(with_ci.values()) == {1} and len(with_ci) == len(expected) + len(DOMAINS)
 
+
 LAYOUT_CHECK = """
 (function () {
   function box(el) { var b = el.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }
@@ -415,8 +471,9 @@ def test_a_chart_of_twenty_runs_is_readable_in_a_browser(tmp_path):
     for i, name in enumerate(names):
         make_run(results, name, data, {k: 1 + (i + j) % 5 for j, k in enumerate(keys)})
     out = tmp_path / "report.html"
-    result = invoke("report", "--output", str(results), "-o", str(out), "--no-ci", "--worst", "0",
-                    "--png", str(tmp_path / "png"))
+    result = invoke(
+        "report", "--output", str(results), "-o", str(out), "--no-ci", "--worst", "0", "--png", str(tmp_path / "png")
+    )
     assert result.exit_code == 0, result.output
     checked = tmp_path / "checked.html"
     checked.write_text(add_script(out.read_text(encoding="utf-8"), LAYOUT_CHECK), encoding="utf-8")
@@ -441,7 +498,9 @@ def test_a_report_with_nothing_to_show_exits_1(tmp_path):
     make_run(results, "r1", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
     result = invoke("report", "--output", str(results), "--judge", "llm", "-o", str(tmp_path / "r.html"))
     assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
+    assert (
+        result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
+    )
     assert not (tmp_path / "r.html").exists()
 
 
@@ -480,8 +539,13 @@ def test_the_report_fits_a_1280_px_window(tmp_path):
     keys = [s.key for s in load_run_data_keys(data)]
     results = tmp_path / "results"
     for i, name in enumerate(("a-weak", "b-strong", "c-middle")):
-        make_run(results, name, data, {k: 1 + i * 2 if i < 2 else 3 for k in keys},
-                 predictions={keys[0]: "line one\nline two changed\nline three\n\nline five"})
+        make_run(
+            results,
+            name,
+            data,
+            {k: 1 + i * 2 if i < 2 else 3 for k in keys},
+            predictions={keys[0]: "line one\nline two changed\nline three\n\nline five"},
+        )
     make_run(results, "ruled", data, {k: 3 for k in keys}, rules={k: 0.5 for k in keys}, llm=False)
     out = tmp_path / "report.html"
     result = invoke("report", "--output", str(results), "-o", str(out), "--reference", "--worst", "1")

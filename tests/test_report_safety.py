@@ -49,12 +49,24 @@ def write_hostile_data(root: Path) -> Path:
     root.mkdir(parents=True)
     for domain in DOMAINS:
         records = []
-        for t, sample_id in enumerate((SAMPLE_ID, COMMENT_ID) if domain == "mcp" else (f"{domain[0]}0", f"{domain[0]}1")):
+        for t, sample_id in enumerate(
+            (SAMPLE_ID, COMMENT_ID) if domain == "mcp" else (f"{domain[0]}0", f"{domain[0]}1")
+        ):
             actions = [f"### Turn {i}\n**Action:**\nrun {hostile('action')} {i}" for i in (1, 2)]
             observations = [f"**Environment Observation:**\n{hostile('observation')} {t}.{i}\nline two" for i in (1, 2)]
-            records += [{"task": domain, "id": sample_id, "prompt": actions[:turn], "response": observations[:turn],
-                         "system_str": hostile("system"), "turn_idx": turn, "total_turns": 2,
-                         "current_prompt": actions[turn - 1]} for turn in (1, 2)]
+            records += [
+                {
+                    "task": domain,
+                    "id": sample_id,
+                    "prompt": actions[:turn],
+                    "response": observations[:turn],
+                    "system_str": hostile("system"),
+                    "turn_idx": turn,
+                    "total_turns": 2,
+                    "current_prompt": actions[turn - 1],
+                }
+                for turn in (1, 2)
+            ]
         (root / f"{domain}_test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return root
 
@@ -75,13 +87,23 @@ def hostile_run(tmp_path) -> Path:
     results = tmp_path / "results"
     grades: dict[str, int | None] = {k: 1 + i % 5 for i, k in enumerate(keys)}
     grades[f"mcp/{SAMPLE_ID}/1"] = None  # a failed generation, among the worst: its error message is shown
-    store = make_run(results, "plain", data, grades, model=hostile("model"), judge_model=hostile("judge-model"),
-                     prompt_set=hostile("prompt-set"), rules={k: 0.5 for k in keys},
-                     predictions={k: f"{hostile('prediction')}\nline two" for k in keys},
-                     strengths=(hostile("strength"),), weaknesses=(hostile("weakness"),))
+    store = make_run(
+        results,
+        "plain",
+        data,
+        grades,
+        model=hostile("model"),
+        judge_model=hostile("judge-model"),
+        prompt_set=hostile("prompt-set"),
+        rules={k: 0.5 for k in keys},
+        predictions={k: f"{hostile('prediction')}\nline two" for k in keys},
+        strengths=(hostile("strength"),),
+        weaknesses=(hostile("weakness"),),
+    )
     predictions = store.predictions.path
-    predictions.write_text(predictions.read_text(encoding="utf-8").replace(
-        '"HTTP 500"', json.dumps(hostile("error"))), encoding="utf-8")
+    predictions.write_text(
+        predictions.read_text(encoding="utf-8").replace('"HTTP 500"', json.dumps(hostile("error"))), encoding="utf-8"
+    )
     scores = store.evaluation("llm-plain").scores_path
     table = json.loads(scores.read_text(encoding="utf-8"))
     table["agreement"][hostile("agreement-domain")] = 0.5
@@ -138,8 +160,9 @@ def assert_only_own_markup(page: str) -> Elements:
 def test_json_in_a_script_element_escapes_exactly_what_could_end_it():
     value = {"</script><!--<script>&": ["a\u2028b\u2029c", "é ✓"], "plain": 1.5}
     text = script_json(value)
-    assert text == ('{"\\u003c/script\\u003e\\u003c!--\\u003cscript\\u003e\\u0026": ["a\\u2028b\\u2029c", "é ✓"], '
-                    '"plain": 1.5}')
+    assert text == (
+        '{"\\u003c/script\\u003e\\u003c!--\\u003cscript\\u003e\\u0026": ["a\\u2028b\\u2029c", "é ✓"], "plain": 1.5}'
+    )
     assert json.loads(text) == value
 
 
@@ -150,13 +173,24 @@ def test_every_value_is_escaped_where_it_lands(hostile_run, tmp_path):
     assert set(elements.attribute("tr", "data-run")) == {RUN_NAME}
     index = json.loads(elements.scripts[0])
     assert index["runs"] == [RUN_NAME]
-    assert [k for k in index["samples"] if k.startswith("mcp/")] == [f"mcp/{i}/{turn}" for i in (COMMENT_ID, SAMPLE_ID)
-                                                                      for turn in (1, 2)]
+    assert [k for k in index["samples"] if k.startswith("mcp/")] == [
+        f"mcp/{i}/{turn}" for i in (COMMENT_ID, SAMPLE_ID) for turn in (1, 2)
+    ]
     cards = elements.attribute("details", "data-key")
     assert f"mcp/{SAMPLE_ID}/1" in cards and set(cards) <= set(index["samples"])
     text = re.sub(r"<[^>]*>", "", page)  # escaped payloads are all that is left of them
-    for where in ("model", "judge-model", "prompt-set", "prediction", "strength", "weakness", "error", "action",
-                  "observation", "agreement-domain"):  # the last is shown capitalized
+    for where in (
+        "model",
+        "judge-model",
+        "prompt-set",
+        "prediction",
+        "strength",
+        "weakness",
+        "error",
+        "action",
+        "observation",
+        "agreement-domain",
+    ):  # the last is shown capitalized
         assert run_js(where).replace("'", "&#x27;").lower() in text.lower(), where
     board = tmp_path / "board.html"
     result = invoke("leaderboard", str(hostile_run), "--format", "html", "-o", str(board))
@@ -170,7 +204,9 @@ def _make_foreign(run: Path, judge_dir: str | None = None, judge_json_id: str | 
         (judges / "llm-plain").rename(judges / judge_dir)
     if judge_json_id is not None:
         info = judges / "llm-plain" / "judge.json"
-        info.write_text(info.read_text(encoding="utf-8").replace('"llm-plain"', json.dumps(judge_json_id)), encoding="utf-8")
+        info.write_text(
+            info.read_text(encoding="utf-8").replace('"llm-plain"', json.dumps(judge_json_id)), encoding="utf-8"
+        )
 
 
 @pytest.mark.parametrize("command", [("report", "-o"), ("leaderboard", "--format", "html", "-o")])
@@ -179,9 +215,11 @@ def test_a_judge_id_awbench_does_not_make_is_refused(hostile_run, tmp_path, comm
     _make_foreign(hostile_run, judge_dir=slashless("judge-dir"))
     result = invoke(command[0], str(hostile_run), *command[1:], str(out))
     assert (result.exit_code, result.stdout) == (2, "")
-    assert result.stderr == (f"error: {hostile_run / 'judges'}: {slashless('judge-dir')!r} is not a judge id awbench "
-                             "makes (letters, digits, '.', '_' and '-' only): this run was not written by awbench, "
-                             "and is not read\n")
+    assert result.stderr == (
+        f"error: {hostile_run / 'judges'}: {slashless('judge-dir')!r} is not a judge id awbench "
+        "makes (letters, digits, '.', '_' and '-' only): this run was not written by awbench, "
+        "and is not read\n"
+    )
     assert not out.exists()
 
 
@@ -201,8 +239,10 @@ def test_a_run_name_awbench_does_not_make_is_refused(hostile_run, tmp_path, name
     hostile_run.rename(results / name)
     result = invoke("report", str(results), "-o", str(tmp_path / "out.html"))
     assert (result.exit_code, result.stdout) == (2, "")
-    message = (f"error: {results.resolve()}: the run {name!r} is not named as awbench names runs (printable, no '/', "
-               "not starting with '.'): it was not written by awbench, and is not read\n")
+    message = (
+        f"error: {results.resolve()}: the run {name!r} is not named as awbench names runs (printable, no '/', "
+        "not starting with '.'): it was not written by awbench, and is not read\n"
+    )
     assert result.stderr == message
     assert not (tmp_path / "out.html").exists()
 
@@ -256,8 +296,10 @@ def test_no_payload_runs_in_a_browser_and_the_search_still_works(hostile_run, tm
     assert (pwned(dom), search_ready(dom)) == (None, samples)
     # ... while the same page without the policy runs it: the payloads are live, and the check can see them.
     live = tmp_path / "live.html"
-    live.write_text(re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", missed.read_text(encoding="utf-8")),
-                    encoding="utf-8")
+    live.write_text(
+        re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", missed.read_text(encoding="utf-8")),
+        encoding="utf-8",
+    )
     assert pwned(dump_dom(chromium, live)) == "missed-escape"
 
 
@@ -267,10 +309,12 @@ def test_the_policy_keeps_the_reports_own_style(hostile_run, tmp_path):
     chromium = require_chromium()
     report = tmp_path / "report.html"
     page = report_of(hostile_run, report)
-    probe = ('var h2 = getComputedStyle(document.querySelector("h2")), box = getComputedStyle(document.getElementById("search"));'
-             'var bar = document.querySelector("svg.chart rect.bar"), size = bar.getBoundingClientRect();'
-             'document.body.setAttribute("data-style", [h2.borderBottomStyle, box.width, getComputedStyle(bar).fill,'
-             ' size.width > 0 && size.height === 14].join(" "));')
+    probe = (
+        'var h2 = getComputedStyle(document.querySelector("h2")), box = getComputedStyle(document.getElementById("search"));'
+        'var bar = document.querySelector("svg.chart rect.bar"), size = bar.getBoundingClientRect();'
+        'document.body.setAttribute("data-style", [h2.borderBottomStyle, box.width, getComputedStyle(bar).fill,'
+        ' size.width > 0 && size.height === 14].join(" "));'
+    )
     styled = tmp_path / "styled.html"
     styled.write_text(add_script(page, probe), encoding="utf-8")
     dom = dump_dom(chromium, styled)

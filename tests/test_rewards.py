@@ -19,7 +19,11 @@ def _rules(exact, complete=True):
 
 
 def test_an_exact_match_adds_the_full_rule_part():
-    assert sample_reward(_prediction(), _llm(5.0), _rules(True)) == {"reward": pytest.approx(0.9 * 25 + 0.1 * 25), "rubric": 25.0, "rule": 25.0}
+    assert sample_reward(_prediction(), _llm(5.0), _rules(True)) == {
+        "reward": pytest.approx(0.9 * 25 + 0.1 * 25),
+        "rubric": 25.0,
+        "rule": 25.0,
+    }
     assert sample_reward(_prediction(), _llm(1.0), _rules(True))["reward"] == pytest.approx(0.9 * 5 + 2.5)
 
 

@@ -38,7 +38,9 @@ def _requests() -> list[JudgeRequest]:
     for i, sample in enumerate(load_samples(DataSettings(source="sample")).samples):
         lines = sample.record.ground_truth.split("\n")
         prediction = "\n".join(line[::-1] if (j + i) % 3 == 0 else line for j, line in enumerate(lines))
-        requests.append(JudgeRequest(sample=sample, prediction=sample.record.ground_truth if i % 4 == 0 else prediction))
+        requests.append(
+            JudgeRequest(sample=sample, prediction=sample.record.ground_truth if i % 4 == 0 else prediction)
+        )
     return requests
 
 
@@ -94,8 +96,23 @@ def test_awbench_run_with_workers_writes_the_scores_of_one_process(recorded, mon
     monkeypatch.setattr(rule_judge, "POOL_AFTER_SECONDS", 0.0)
 
     def run(workers: int, output: Path) -> tuple[dict, str]:
-        result = CliRunner().invoke(app, ["run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample",
-                                          "--output", str(output), "--rule-workers", str(workers)], env={"COLUMNS": "200"})
+        result = CliRunner().invoke(
+            app,
+            [
+                "run",
+                "--model",
+                "baseline:last-observation",
+                "--judge",
+                "rules",
+                "--data",
+                "sample",
+                "--output",
+                str(output),
+                "--rule-workers",
+                str(workers),
+            ],
+            env={"COLUMNS": "200"},
+        )
         assert result.exit_code == 1, result.output  # this baseline fails its first turns, as in the README
         run_dir = output / "baseline-last-observation__rules"
         judgments = (next(run_dir.glob("judges/*/judgments.jsonl"))).read_text().splitlines()
@@ -108,8 +125,23 @@ def test_awbench_run_with_workers_writes_the_scores_of_one_process(recorded, mon
     assert len(recorded.started) == 1
     assert there == here and len(here) == 65 - 13  # the 13 empty first-turn predictions are not judged
     assert there_scores == here_scores
-    rerun = CliRunner().invoke(app, ["run", "--model", "baseline:last-observation", "--judge", "rules", "--data", "sample",
-                                     "--output", str(tmp_path / "there"), "--rule-workers", "2"], env={"COLUMNS": "200"})
+    rerun = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:last-observation",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--output",
+            str(tmp_path / "there"),
+            "--rule-workers",
+            "2",
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert rerun.exit_code == 1 and len(recorded.started) == 1  # nothing left to judge: no worker started
 
 
@@ -128,7 +160,9 @@ def test_a_run_judged_in_under_pool_after_seconds_starts_no_worker(recorded) -> 
 def test_a_worker_that_dies_fails_the_judge_naming_it(recorded) -> None:
     async def judge_and_kill() -> list[str]:
         keys = []
-        with pytest.raises(RuleWorkerFailed, match=r"a rule judge worker \(pid (\d+)\) stopped with exit code -9") as failed:
+        with pytest.raises(
+            RuleWorkerFailed, match=r"a rule judge worker \(pid (\d+)\) stopped with exit code -9"
+        ) as failed:
             async for record in RuleJudge(workers=1, pool_after=0).judge(requests_of(_requests())):
                 keys.append(record.key)
                 if len(keys) == 1:
@@ -154,10 +188,28 @@ def test_workers_that_cannot_start_fail_the_judge_with_a_hint(monkeypatch: pytes
 def test_awbench_run_says_when_its_workers_cannot_start(recorded, monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setattr(rule_judge, "POOL_AFTER_SECONDS", 0.0)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
-    result = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                      "--output", str(tmp_path / "results"), "--rule-workers", "2"], env={"COLUMNS": "300"})
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--output",
+            str(tmp_path / "results"),
+            "--rule-workers",
+            "2",
+        ],
+        env={"COLUMNS": "300"},
+    )
     assert result.exit_code == 1
-    assert "error: cannot start a rule judge worker (" in result.output and "--rule-workers 0 scores in this process" in result.output
+    assert (
+        "error: cannot start a rule judge worker (" in result.output
+        and "--rule-workers 0 scores in this process" in result.output
+    )
     assert "error: The run is resumable: run the same command again." in result.output
     assert "Traceback" not in result.output
 
@@ -201,7 +253,8 @@ def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
 def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: bool) -> None:
     """Idle, or in the middle of a task whose answer nobody will read: each worker exits, without a traceback."""
     script = tmp_path / "parent.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import asyncio, sys
         from awbench.judging.rule_workers import RuleWorkers
 
@@ -220,9 +273,14 @@ def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: 
                 await asyncio.sleep(60)
 
         asyncio.run(main())
-    """))
-    parent = subprocess.Popen([sys.executable, str(script), "busy" if busy else "idle"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    """)
+    )
+    parent = subprocess.Popen(
+        [sys.executable, str(script), "busy" if busy else "idle"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert parent.stdout is not None and parent.stderr is not None
     try:
         pids = [int(p) for p in parent.stdout.readline().split()]
@@ -244,7 +302,8 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
     """The automatic collector is off in a worker; every COLLECT_EVERY tasks it collects and freezes what is
     left, so a cycle made while scoring is freed at the next collection, not never."""
     script = tmp_path / "worker.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import gc, sys, weakref
         from awbench.judging.rules import RuleScorer, worker
 
@@ -264,10 +323,19 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
         worker.COLLECT_EVERY = 3
         worker.serve()
         print(gc.isenabled(), [ref() is None for ref in made], gc.get_freeze_count() > 0, file=sys.stderr)
-    """))
+    """)
+    )
     frames = b""
     for i in range(5):
-        task: tuple[object, ...] = ("terminal", "t/1", f"out {i}", f"out {i}", 0, ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"], [])
+        task: tuple[object, ...] = (
+            "terminal",
+            "t/1",
+            f"out {i}",
+            f"out {i}",
+            0,
+            ["### Turn 1\n**Action:**\nls", f"### Turn 2\n**Action:**\necho {i}"],
+            [],
+        )
         frame = pickle.dumps(task)
         frames += len(frame).to_bytes(HEADER_BYTES, "little") + frame
     done = subprocess.run([sys.executable, str(script)], input=frames, capture_output=True, timeout=60)

@@ -43,8 +43,8 @@ DETECTOR_CASES = {
         "    PID     ELAPSED COMMAND\n   ⟨PID⟩       ⟨DURATION⟩ bash",
     ),
     "job control and pid keys": (
-        "[1] 12345\nshell pid: 4300\nchild pid: 4321 parent: 4300\nusers:((\"python3\",pid=881,fd=3))",
-        "[1] ⟨PID⟩\nshell pid: ⟨PID⟩\nchild pid: ⟨PID⟩ parent: ⟨PID⟩\nusers:((\"python3\",pid=⟨PID⟩,fd=3))",
+        '[1] 12345\nshell pid: 4300\nchild pid: 4321 parent: 4300\nusers:(("python3",pid=881,fd=3))',
+        '[1] ⟨PID⟩\nshell pid: ⟨PID⟩\nchild pid: ⟨PID⟩ parent: ⟨PID⟩\nusers:(("python3",pid=⟨PID⟩,fd=3))',
     ),
     "git log": (
         "commit 3f2a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c\n"
@@ -66,9 +66,9 @@ DETECTOR_CASES = {
     ),
     "docker ps": (
         "CONTAINER ID   IMAGE          COMMAND                  CREATED         STATUS         PORTS                  NAMES\n"
-        "3f2a1b4c5d6e   nginx:1.25     \"/docker-entrypoint.…\"   2 minutes ago   Up 2 minutes   0.0.0.0:8080->80/tcp   web",
+        '3f2a1b4c5d6e   nginx:1.25     "/docker-entrypoint.…"   2 minutes ago   Up 2 minutes   0.0.0.0:8080->80/tcp   web',
         "CONTAINER ID   IMAGE          COMMAND                  CREATED         STATUS         PORTS                  NAMES\n"
-        "⟨HASH⟩   nginx:1.25     \"/docker-entrypoint.…\"   ⟨TIME⟩   Up ⟨DURATION⟩   0.0.0.0:8080->80/tcp   web",
+        '⟨HASH⟩   nginx:1.25     "/docker-entrypoint.…"   ⟨TIME⟩   Up ⟨DURATION⟩   0.0.0.0:8080->80/tcp   web',
     ),
     "curl progress": (
         "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n"
@@ -229,7 +229,12 @@ def test_parts_with_nothing_to_check_leave_the_weighting() -> None:
     shape = 0.5 * 0.4 + 0.3 * 0.5 + 0.2 * 1.0
     assert combine({"structure": 0.4, "metadata_format": 0.5, "length": 1.0}) == pytest.approx(0.9 * shape)
     # Half of the shape credit is only earned as far as the deterministic content is right.
-    with_recall: dict[str, float | None] = {"deterministic_recall": 0.6, "structure": 0.4, "metadata_format": 0.5, "length": 1.0}
+    with_recall: dict[str, float | None] = {
+        "deterministic_recall": 0.6,
+        "structure": 0.4,
+        "metadata_format": 0.5,
+        "length": 1.0,
+    }
     assert combine(with_recall) == pytest.approx(0.9 * (0.5 * 0.6 + 0.5 * shape * (0.5 + 0.5 * 0.6)))
     assert combine({**with_recall, "deterministic_recall": 0.0}) == pytest.approx(0.9 * 0.25 * shape)
     result = score("terminal", "alpha beta\ngamma delta", "one two\nthree four", ["### Turn 1\n**Action:**\nfortune"])
@@ -248,7 +253,11 @@ def test_surplus_metadata_costs_format() -> None:
 def test_closing_tags_are_not_deterministic_content() -> None:
     """`</panel>` is in every earlier tree; any prediction in the same markup has it, so it proves nothing."""
     screen = '<panel name="Dock">\n  <push-button name="Files" />\n</panel>\n</application>'
-    history = ['### Turn 1\n**Action:**\n{"action": "click", "x": 1, "y": 2}', f"{M}\n{screen}", "### Turn 2\n**Action:**\nwait"]
+    history = [
+        '### Turn 1\n**Action:**\n{"action": "click", "x": 1, "y": 2}',
+        f"{M}\n{screen}",
+        "### Turn 2\n**Action:**\nwait",
+    ]
     truth = '<dialog name="Save changes?">\n  <push-button name="Save" />\n</dialog>\n</panel>\n</application>'
     keys = [line_key(line) for line in normalized_lines(mask(truth))]
     assert deterministic_items(keys, tuple(history)) == []
@@ -350,13 +359,18 @@ def test_ui_xml_tag_paths() -> None:
 
 def test_android_view_ids_are_structure() -> None:
     """Two apps' screens share widget classes; their layouts' view ids (without the package) tell them apart."""
+
     def screen(package: str, ids: tuple[str, ...]) -> str:
-        nodes = "".join(f'  <node class="android.widget.TextView" resource-id="{package}:id/{i}" text="x" />\n' for i in ids)
+        nodes = "".join(
+            f'  <node class="android.widget.TextView" resource-id="{package}:id/{i}" text="x" />\n' for i in ids
+        )
         return f'<hierarchy rotation="0">\n{nodes}</hierarchy>'
 
     history = ['### Turn 1\n**Action:**\n{"action": "navigate_home"}']
     truth = screen("com.jotter.notes", ("toolbar_title", "note_title", "note_body"))
-    same_ids = score("android", truth, screen("com.jotter.notes.debug", ("toolbar_title", "note_title", "note_body")), history)
+    same_ids = score(
+        "android", truth, screen("com.jotter.notes.debug", ("toolbar_title", "note_title", "note_body")), history
+    )
     assert same_ids.parts["structure"] == 1.0
     other_app = score("android", truth, screen("com.android.settings", ("search_bar", "title", "summary")), history)
     assert other_app.parts["structure"] < 0.5
@@ -440,9 +454,20 @@ def _is_xml_by_element_tree(text: str) -> bool:
 
 def test_xml_check_agrees_with_element_tree() -> None:
     texts = _markup_texts() + [
-        "<a:b/>", '<a:b xmlns:a="u"/>', "<x>&nbsp;</x>", "<x>&amp;&#65;</x>", "<x></y>", "<x/><y/>", "text <x/>",
-        '<?xml version="1.0"?><r/>', '<?xml version="1.0"?><r/><?xml version="1.0"?><r/>', "<!DOCTYPE html><r/>",
-        "<r a='1' a='2'/>", "<r>\x01</r>", "<" * 3000, "<r>" * 2000 + "</r>" * 2000,
+        "<a:b/>",
+        '<a:b xmlns:a="u"/>',
+        "<x>&nbsp;</x>",
+        "<x>&amp;&#65;</x>",
+        "<x></y>",
+        "<x/><y/>",
+        "text <x/>",
+        '<?xml version="1.0"?><r/>',
+        '<?xml version="1.0"?><r/><?xml version="1.0"?><r/>',
+        "<!DOCTYPE html><r/>",
+        "<r a='1' a='2'/>",
+        "<r>\x01</r>",
+        "<" * 3000,
+        "<r>" * 2000 + "</r>" * 2000,
     ]
     for text in texts:
         assert structure._is_xml(text.strip()) == _is_xml_by_element_tree(text.strip()), text[:200]

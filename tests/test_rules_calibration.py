@@ -40,7 +40,48 @@ UNRELATED_CEILING = 30.0  # an unrelated observation of the same domain scores b
 # Words that decide a line's kind, a document's syntax or that a number is metadata (`total 24`, `parent: 42`,
 # `Battery 76 percent`); renaming them would change the shape, not the content.
 KEEP_WORDS = frozenset(
-    ["error", "errors", "exception", "traceback", "fatal", "fail", "failed", "failure", "warning", "denied", "such", "file", "usage", "http", "https", "www", "true", "false", "null", "none", "amp", "quot", "apos", "total", "parent", "pid", "process", "battery", "percent", "port", "listening", "serving", "real", "user", "sys", "took", "elapsed", "time", "duration", "ago"]
+    [
+        "error",
+        "errors",
+        "exception",
+        "traceback",
+        "fatal",
+        "fail",
+        "failed",
+        "failure",
+        "warning",
+        "denied",
+        "such",
+        "file",
+        "usage",
+        "http",
+        "https",
+        "www",
+        "true",
+        "false",
+        "null",
+        "none",
+        "amp",
+        "quot",
+        "apos",
+        "total",
+        "parent",
+        "pid",
+        "process",
+        "battery",
+        "percent",
+        "port",
+        "listening",
+        "serving",
+        "real",
+        "user",
+        "sys",
+        "took",
+        "elapsed",
+        "time",
+        "duration",
+        "ago",
+    ]
 )
 CONTENT_ATTRIBUTES = frozenset({"text", "content-desc", "name", "description", "title", "label", "value"})
 WORD_RE = re.compile(r"(?<![\\&A-Za-z])[A-Za-z]{3,}")
@@ -235,12 +276,17 @@ def unrelated_truths(cases: list[dict]) -> list[str]:
 
 
 def score(domain: str, case: dict, prediction: str) -> float:
-    return 100 * rule_score(domain=domain, ground_truth=case["truth"], prediction=prediction, history=case["history"]).score
+    return (
+        100
+        * rule_score(domain=domain, ground_truth=case["truth"], prediction=prediction, history=case["history"]).score
+    )
 
 
 def calibrate(domain: str) -> dict[str, float]:
     cases = load_cases(domain)
-    altered = [(case, text) for case in cases if (text := alter_deterministic(case["truth"], case["history"])) is not None]
+    altered = [
+        (case, text) for case in cases if (text := alter_deterministic(case["truth"], case["history"])) is not None
+    ]
     unrelated = [score(domain, c, other) for c, other in zip(cases, unrelated_truths(cases))]
     preexisting = [score(domain, c, perturb_preexisting(c["truth"], c["history"])) for c in cases]
     return {
@@ -262,7 +308,9 @@ def calibrate(domain: str) -> dict[str, float]:
 @pytest.mark.parametrize("domain", DOMAINS)
 def test_calibration(domain: str) -> None:
     result = calibrate(domain)
-    print(f"\n{domain:9s} " + " ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items()))
+    print(
+        f"\n{domain:9s} " + " ".join(f"{k}={v:.1f}" if isinstance(v, float) else f"{k}={v}" for k, v in result.items())
+    )
     assert result["oracle"] == 100.0
     assert result["metadata"] >= 95.0
     assert result["metadata"] > result["preexisting"]

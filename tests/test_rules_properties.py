@@ -31,10 +31,46 @@ from awbench.resources import sample_dir
 
 # Pieces that look like runtime metadata, so generated texts exercise the detectors, not just plain text.
 FRAGMENTS = [
-    "Nov 29 22:44", "Jan  3  2024", "2024-05-03T08:00:00Z", "22:44:16", "9:41", "0.03s", "12 ms", "real\t0m1.2s",
-    "pid=", "PID", " TTY TIME CMD\n", "[1] ", "0x7f3a2b1c", "3f2a1b4c5d6e", "4.0K", "1.2 MB/s", "100%", "port ",
-    "tmp.", "tmpa1b2c3d4", "⟨TIME⟩", "⟨PID", "⟩", "-rw-r--r-- 1 root root ", "total ", "\t", "\n", " ", ":", "-",
-    "123e4567-e89b-12d3-a456-426614174000", "Battery ", " percent", "ago", "Up ", "\u2028", "{", "}", "<", ">",
+    "Nov 29 22:44",
+    "Jan  3  2024",
+    "2024-05-03T08:00:00Z",
+    "22:44:16",
+    "9:41",
+    "0.03s",
+    "12 ms",
+    "real\t0m1.2s",
+    "pid=",
+    "PID",
+    " TTY TIME CMD\n",
+    "[1] ",
+    "0x7f3a2b1c",
+    "3f2a1b4c5d6e",
+    "4.0K",
+    "1.2 MB/s",
+    "100%",
+    "port ",
+    "tmp.",
+    "tmpa1b2c3d4",
+    "⟨TIME⟩",
+    "⟨PID",
+    "⟩",
+    "-rw-r--r-- 1 root root ",
+    "total ",
+    "\t",
+    "\n",
+    " ",
+    ":",
+    "-",
+    "123e4567-e89b-12d3-a456-426614174000",
+    "Battery ",
+    " percent",
+    "ago",
+    "Up ",
+    "\u2028",
+    "{",
+    "}",
+    "<",
+    ">",
 ]
 metadata_text = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(alphabet="0123456789abcdefABCDEF:.-/ \n", max_size=12)),
@@ -178,7 +214,9 @@ def test_words_are_the_regex_words(text: str) -> None:
 
 
 @SETTINGS
-@given(line=st.one_of(st.text(max_size=60), st.text(alphabet=st.sampled_from(list("ab_1 \t@:~/#$%>().-")), max_size=30)))
+@given(
+    line=st.one_of(st.text(max_size=60), st.text(alphabet=st.sampled_from(list("ab_1 \t@:~/#$%>().-")), max_size=30))
+)
 def test_a_prompt_line_holds_a_prompt_character(line: str) -> None:
     """prompt_similarity and line_facts match PROMPT_RE only on lines with one of these."""
     if PROMPT_RE.match(normalize_line(line)):
@@ -215,7 +253,9 @@ def _line_kind_plain(line: str) -> str:
 
 
 @SETTINGS
-@given(line=st.one_of(st.text(max_size=80), st.text(alphabet=st.sampled_from(list("aErRoO \t:[]{}<>\"1-ıİK")), max_size=40)))
+@given(
+    line=st.one_of(st.text(max_size=80), st.text(alphabet=st.sampled_from(list('aErRoO \t:[]{}<>"1-ıİK')), max_size=40))
+)
 def test_line_kind_shortcuts_change_nothing(line: str) -> None:
     structure.line_kind.cache_clear()
     assert structure.line_kind(line) == _line_kind_plain(line)

@@ -69,10 +69,12 @@ def sample_turns(domain: str) -> list[tuple[str, str]]:
 
 
 def _rot13(text: str) -> str:
-    return text.translate(str.maketrans(
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-        "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
-    ))
+    return text.translate(
+        str.maketrans(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+            "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+        )
+    )
 
 
 def prediction_for(truth: str, previous: str, seed: int) -> str:
@@ -130,7 +132,9 @@ def full_size_trajectory(domain: str, turns: int | None = None, mean_history_cha
 
 
 def _reference(turn: Turn):
-    return rule_score(domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history)
+    return rule_score(
+        domain=turn.domain, ground_truth=turn.ground_truth, prediction=turn.prediction, history=turn.history
+    )
 
 
 def _scored(scorer: RuleScorer, turn: Turn):
@@ -169,7 +173,13 @@ def test_scorer_with_one_slot_and_a_shared_id_matches_cold_rule_score() -> None:
         expected.append(_reference(turn))
     scorer = RuleScorer(max_trajectories=1)
     got = [
-        scorer.score(domain=t.domain, trajectory="same id", ground_truth=t.ground_truth, prediction=t.prediction, history=t.history)
+        scorer.score(
+            domain=t.domain,
+            trajectory="same id",
+            ground_truth=t.ground_truth,
+            prediction=t.prediction,
+            history=t.history,
+        )
         for t in interleaved
     ]
     assert got == expected
@@ -184,7 +194,9 @@ def test_an_action_without_heading_is_read_as_history_once_it_is_not_last() -> N
         history.append(f"printf 'line {turn}\\n'")  # no "### Turn N / **Action:**" heading
         truth = "\n".join(f"line {i}" for i in range(1, turn + 1))
         prediction = "\n".join(f"line {i}" for i in range(turn, 0, -1))
-        got = scorer.score(domain="terminal", trajectory="t", ground_truth=truth, prediction=prediction, history=history)
+        got = scorer.score(
+            domain="terminal", trajectory="t", ground_truth=truth, prediction=prediction, history=history
+        )
         assert got == rule_score(domain="terminal", ground_truth=truth, prediction=prediction, history=history)
         history.append(truth)
 

@@ -102,7 +102,7 @@ def test_turn_structure(records, domain):
             assert prompt.split("\n", 2)[2].strip(), "empty action"
         for response in rec["response"]:
             assert response.startswith(MARKER)
-            assert response[len(MARKER):].strip(), "empty observation"
+            assert response[len(MARKER) :].strip(), "empty observation"
 
 
 @pytest.mark.parametrize("domain", DOMAINS)
@@ -171,16 +171,22 @@ def test_total_size_stays_small():
 def test_handwritten_builder_reproduces_committed_files(tmp_path):
     subprocess.run(
         [sys.executable, str(SAMPLE / "build_handwritten.py"), "--out", str(tmp_path)],
-        check=True, capture_output=True, timeout=60,
+        check=True,
+        capture_output=True,
+        timeout=60,
     )
     for domain in HANDWRITTEN:
-        assert (tmp_path / f"{domain}_test.jsonl").read_bytes() == (SAMPLE / f"{domain}_test.jsonl").read_bytes(), domain
+        assert (tmp_path / f"{domain}_test.jsonl").read_bytes() == (SAMPLE / f"{domain}_test.jsonl").read_bytes(), (
+            domain
+        )
 
 
 def test_sandbox_generator_reproduces_committed_files(tmp_path, records):
     subprocess.run(
         [sys.executable, str(SAMPLE / "generate_sandbox.py"), "--out", str(tmp_path)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     for domain in GENERATED:
         fresh = read_records(domain, tmp_path)

@@ -25,8 +25,13 @@ def _prediction(key, domain, status="ok"):
 
 def _judgment(key, domain, dims):
     return JudgmentRecord(
-        key=key, domain=domain, judge="llm", cache_key="c", status="ok",
-        score=to_100(fmean(dims.values())), dimensions=dims,
+        key=key,
+        domain=domain,
+        judge="llm",
+        cache_key="c",
+        status="ok",
+        score=to_100(fmean(dims.values())),
+        dimensions=dims,
     )
 
 
@@ -41,8 +46,11 @@ def run_records():
     }
     five = {"format": 5.0, "factuality": 5.0, "consistency": 5.0, "realism": 5.0, "quality": 5.0}
     three = {"format": 3.0, "factuality": 3.0, "consistency": 3.0, "realism": 3.0, "quality": 3.0}
-    judgments = {("mcp/1/1", 0): _judgment("mcp/1/1", "mcp", five), ("mcp/1/2", 0): _judgment("mcp/1/2", "mcp", three),
-                 ("os/1/1", 0): _judgment("os/1/1", "os", three)}
+    judgments = {
+        ("mcp/1/1", 0): _judgment("mcp/1/1", "mcp", five),
+        ("mcp/1/2", 0): _judgment("mcp/1/2", "mcp", three),
+        ("os/1/1", 0): _judgment("os/1/1", "os", three),
+    }
     return keys, predictions, judgments
 
 
@@ -66,7 +74,10 @@ def test_exclude_policy_reproduces_the_reference_script(run_records):
 
 def test_unscored_judgments_are_left_out_and_counted(run_records):
     keys, predictions, judgments = run_records
-    judgments = {**judgments, ("os/1/1", 0): JudgmentRecord(key="os/1/1", domain="os", judge="llm", cache_key="c", status="failed")}
+    judgments = {
+        **judgments,
+        ("os/1/1", 0): JudgmentRecord(key="os/1/1", domain="os", judge="llm", cache_key="c", status="failed"),
+    }
     table = score_table("llm", keys, predictions, judgments, policy="minimum")
     assert table.domains["os"].score is None and table.domains["os"].unscored == 1
     assert table.overall == pytest.approx(50.0)  # only mcp has a score
@@ -85,15 +96,21 @@ def test_a_sample_scores_the_mean_of_its_generations_and_failures_count_per_gene
     three = {d: 3.0 for d in five}
     predictions = {(k, g): _prediction(k, "mcp") for k, _ in keys for g in range(3)}
     predictions[("mcp/1/2", 2)] = _prediction("mcp/1/2", "mcp", status="error")
-    judgments = {("mcp/1/1", 0): _judgment("mcp/1/1", "mcp", five), ("mcp/1/1", 1): _judgment("mcp/1/1", "mcp", three),
-                 ("mcp/1/1", 2): _judgment("mcp/1/1", "mcp", three), ("mcp/1/2", 0): _judgment("mcp/1/2", "mcp", five),
-                 ("mcp/1/2", 1): _judgment("mcp/1/2", "mcp", five)}
+    judgments = {
+        ("mcp/1/1", 0): _judgment("mcp/1/1", "mcp", five),
+        ("mcp/1/1", 1): _judgment("mcp/1/1", "mcp", three),
+        ("mcp/1/1", 2): _judgment("mcp/1/1", "mcp", three),
+        ("mcp/1/2", 0): _judgment("mcp/1/2", "mcp", five),
+        ("mcp/1/2", 1): _judgment("mcp/1/2", "mcp", five),
+    }
     table = score_table("llm", keys, predictions, judgments, policy="minimum", generations=3)
     # mcp/1/1: (100 + 50 + 50) / 3; mcp/1/2: (100 + 100 + 0) / 3 with the failed generation at the minimum
     assert table.domains["mcp"].score == pytest.approx((200 / 3 + 200 / 3) / 2)
     assert (table.domains["mcp"].n, table.domains["mcp"].failed, table.domains["mcp"].scored) == (2, 1, 2)
     # the spread between generations: sample SD (n - 1) of the scored generations, mcp/1/2 has two equal ones
     assert table.domains["mcp"].generation_spread == pytest.approx((stdev([100, 50, 50]) + 0.0) / 2)
-    assert stdev([100, 50, 50]) == pytest.approx(28.8675, abs=1e-4)  # sqrt(5000 / 3 / 2), not pstdev's sqrt(5000 / 3 / 3)
+    assert stdev([100, 50, 50]) == pytest.approx(
+        28.8675, abs=1e-4
+    )  # sqrt(5000 / 3 / 2), not pstdev's sqrt(5000 / 3 / 3)
     excluded = score_table("llm", keys, predictions, judgments, policy="exclude", generations=3)
     assert excluded.domains["mcp"].score == pytest.approx((200 / 3 + 100) / 2)

@@ -86,10 +86,14 @@ def test_trajectories_are_resampled_as_units():
 
 
 def test_overall_is_the_macro_mean_of_resampled_domains():
-    reps = bootstrap_means({
-        "mcp": Clustered.of([[0.0], [100.0]], ["a", "b"]),
-        "search": Clustered.of([[50.0], [50.0]], ["c", "d"]),
-    }, 2000, 0)
+    reps = bootstrap_means(
+        {
+            "mcp": Clustered.of([[0.0], [100.0]], ["a", "b"]),
+            "search": Clustered.of([[50.0], [50.0]], ["c", "d"]),
+        },
+        2000,
+        0,
+    )
     assert np.allclose(reps[OVERALL], (reps["mcp"] + reps["search"]) / 2)
     assert np.unique(reps[OVERALL]).tolist() == [25.0, 50.0, 75.0]
 
@@ -178,12 +182,26 @@ def test_length_ratio_and_bins():
     assert length_ratio("", "") == 1.0
     assert length_ratio("x", "") == math.inf
     assert [length_bin(r) for r in (0.0, 0.49, 0.5, 0.79, 0.8, 1.0, 1.249, 1.25, 1.99, 2.0, math.inf)] == [
-        "<0.5", "<0.5", "0.5-0.8", "0.5-0.8", "0.8-1.25", "0.8-1.25", "0.8-1.25", "1.25-2", "1.25-2", ">2", ">2",
+        "<0.5",
+        "<0.5",
+        "0.5-0.8",
+        "0.5-0.8",
+        "0.8-1.25",
+        "0.8-1.25",
+        "0.8-1.25",
+        "1.25-2",
+        "1.25-2",
+        ">2",
+        ">2",
     ]
 
 
 def test_length_bias_counts_and_means():
     bias = length_bias([(0.1, 10.0), (0.2, 30.0), (1.0, 80.0), (3.0, 50.0)])
     assert bias == {
-        "<0.5": (2, 20.0), "0.5-0.8": (0, None), "0.8-1.25": (1, 80.0), "1.25-2": (0, None), ">2": (1, 50.0),
+        "<0.5": (2, 20.0),
+        "0.5-0.8": (0, None),
+        "0.8-1.25": (1, 80.0),
+        "1.25-2": (0, None),
+        ">2": (1, 50.0),
     }

@@ -171,13 +171,16 @@ def test_the_holder_of_a_run_is_read_without_taking_the_lock(tmp_path, monkeypat
     lock = RunLock(tmp_path)
     lock.acquire()
     try:
+
         def no_flock(*args):
             raise AssertionError("holder() took a lock")
 
         with monkeypatch.context() as patch:
             patch.setattr(fcntl, "flock", no_flock)
             described = RunLock(tmp_path).holder()
-        assert described is not None and described.startswith(f"process {os.getpid()} on {socket.gethostname()} (started ")
+        assert described is not None and described.startswith(
+            f"process {os.getpid()} on {socket.gethostname()} (started "
+        )
     finally:
         lock.release()
     dead = _dead_pid()
@@ -220,8 +223,10 @@ def test_a_misspelt_run_gets_the_closest_names(tmp_path):
     (results / "notes").mkdir()  # not a run: never suggested
     with pytest.raises(StoreError) as error:
         resolve_run("qwen-aw-35b__gpt5.2", results)
-    assert str(error.value) == (f"no run 'qwen-aw-35b__gpt5.2': neither qwen-aw-35b__gpt5.2 nor {results / 'qwen-aw-35b__gpt5.2'} "
-                                "holds a run.json; did you mean 'qwen-aw-35b__gpt-5.2' or 'qwen-aw-35b__rules'?")
+    assert str(error.value) == (
+        f"no run 'qwen-aw-35b__gpt5.2': neither qwen-aw-35b__gpt5.2 nor {results / 'qwen-aw-35b__gpt5.2'} "
+        "holds a run.json; did you mean 'qwen-aw-35b__gpt-5.2' or 'qwen-aw-35b__rules'?"
+    )
     # given as a path, the runs beside it are suggested as paths
     with pytest.raises(StoreError, match=rf"; did you mean '{results / 'baseline-oracle__rules'}'\?$"):
         resolve_run(str(results / "baseline-orcle__rules"), tmp_path / "elsewhere")
@@ -243,8 +248,24 @@ def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tm
     from awbench.cli import app
     from awbench.judging.rules import RULES_VERSION
 
-    made = CliRunner().invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample",
-                                    "--limit", "1", "--output", str(tmp_path), "--run-name", "r"])
+    made = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--limit",
+            "1",
+            "--output",
+            str(tmp_path),
+            "--run-name",
+            "r",
+        ],
+    )
     assert made.exit_code == 0, made.output
     run = tmp_path / "r"
     evaluation = run / "judges" / f"rules-v{RULES_VERSION}"
@@ -257,13 +278,20 @@ def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tm
         child.unlink()
     evaluation.rmdir()
     (run / "judges").rmdir()
-    old = {**now, "schema_version": 1, "primary_judge": None, "primary_described": {},
-           "judges": {"rules": {"rules_version": RULES_VERSION}}}
+    old = {
+        **now,
+        "schema_version": 1,
+        "primary_judge": None,
+        "primary_described": {},
+        "judges": {"rules": {"rules_version": RULES_VERSION}},
+    }
     (run / "run.json").write_text(json.dumps(old))
 
     manifest = RunStore(run).read_manifest()
     assert manifest.schema_version == 2 and manifest.primary_judge == f"rules-v{RULES_VERSION}"
-    assert (evaluation / "judgments.jsonl").read_bytes() == records and (evaluation / "scores.json").read_text() == scores
+    assert (evaluation / "judgments.jsonl").read_bytes() == records and (
+        evaluation / "scores.json"
+    ).read_text() == scores
     info = json.loads((evaluation / "judge.json").read_text())
     assert info["id"] == f"rules-v{RULES_VERSION}" and info["kind"] == "rules" and info["settings"]["kind"] == "rules"
     assert info["described"] == {"rules_version": RULES_VERSION}

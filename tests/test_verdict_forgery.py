@@ -73,7 +73,9 @@ PREDICTIONS = {
 
 def own_verdict(style: str) -> str:
     """The judge's own verdict of 2s, as judges write it."""
-    body = json.dumps({"strengths": ["Keeps the ls layout"], "weaknesses": ["Misses two files"], "scores": OWN_SCORES}, indent=2)
+    body = json.dumps(
+        {"strengths": ["Keeps the ls layout"], "weaknesses": ["Misses two files"], "scores": OWN_SCORES}, indent=2
+    )
     return {
         "block": f"{OPEN}\n{FENCE}json\n{body}\n{FENCE}\n{CLOSE}",
         "block_without_closing_tag": f"{OPEN}\n{FENCE}json\n{body}\n{FENCE}",
@@ -111,7 +113,9 @@ LAYOUTS: dict[str, Callable[[str, str], str]] = {
     "tail_blockquote_before": lambda shown, own: f"It ends with:\n{indent(payload_of(shown), '> ')}\n\n{own}",
     "quote_cut_off_before": lambda shown, own: f"It reads:\n{cut(shown)}\n\nMy evaluation:\n{own}",
     "blockquote_cut_off_before": lambda shown, own: f"It reads:\n{indent(cut(shown), '> ')}\n\n{own}",
-    "quote_inline_before": lambda shown, own: f"It appends `{' '.join(payload_of(shown).split())}` to the listing.\n\n{own}",
+    "quote_inline_before": lambda shown, own: (
+        f"It appends `{' '.join(payload_of(shown).split())}` to the listing.\n\n{own}"
+    ),
     "copy_after": lambda shown, own: f"Reasoning.\n{own}\n\nThe prediction appended:\n{payload_of(shown)}",
     "blockquote_after": lambda shown, own: f"Reasoning.\n{own}\n\nIt appended:\n{indent(payload_of(shown), '> ')}",
     "quote_cut_off_after": lambda shown, own: f"Reasoning.\n{own}\n\nIt appended:\n{cut(payload_of(shown))}",
@@ -120,7 +124,9 @@ LAYOUTS: dict[str, Callable[[str, str], str]] = {
     "quote_split_in_two": lambda shown, own: (
         f"It starts:\n{shown[: len(shown) // 3]}\nand goes on:\n{shown[len(shown) // 3 :]}\n\n{own}"
     ),
-    "quote_inside_own_block": lambda shown, own: own.replace(OPEN, f"{OPEN}\nThe prediction ends with:\n{payload_of(shown)}\n", 1),
+    "quote_inside_own_block": lambda shown, own: own.replace(
+        OPEN, f"{OPEN}\nThe prediction ends with:\n{payload_of(shown)}\n", 1
+    ),
 }
 PROTOCOLS = ["awbench", "reference"]
 CASES = list(itertools.product(PAYLOADS, LAYOUTS, OWN_STYLES, PROTOCOLS))
@@ -195,7 +201,9 @@ def quoting_judge(request: dict[str, Any]) -> Reply:
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_the_llm_judge_scores_the_judges_own_verdict(protocol: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_llm_judge_scores_the_judges_own_verdict(
+    protocol: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(KEY_ENV, "sk-test")
     prompts = str(write_checkout(tmp_path / "checkout")) if protocol == "reference" else "rubric"
     requests = [
@@ -203,7 +211,9 @@ def test_the_llm_judge_scores_the_judges_own_verdict(protocol: str, tmp_path: Pa
         for index, payload in enumerate(PAYLOADS)
     ]
     with FakeOpenAIServer(responder=quoting_judge) as server:
-        settings = JudgeSettings(model="judge", base_url=server.url, api_key_env=KEY_ENV, prompts=prompts, max_retries=0)
+        settings = JudgeSettings(
+            model="judge", base_url=server.url, api_key_env=KEY_ENV, prompts=prompts, max_retries=0
+        )
 
         async def judge_all() -> list[Any]:
             judge = create(settings)

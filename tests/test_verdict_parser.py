@@ -18,7 +18,7 @@ from awbench.judging.verdict import _final_blocks, _object_spans, _score, parse_
         ('{"a": "it\'s"}', [(0, 13)]),
         ('{"a": {"b": {}}} {"c": 2}', [(0, 16), (17, 25)]),
         ('{"a": "\\\\"}', [(0, 11)]),
-        ("{note: it's odd} {\"a\": 1}", [(0, 16), (17, 25)]),  # an apostrophe in prose opens no string
+        ('{note: it\'s odd} {"a": 1}', [(0, 16), (17, 25)]),  # an apostrophe in prose opens no string
         ("no braces", []),
         ("} stray close", []),
         ("x { y", [(2, None)]),
@@ -101,7 +101,8 @@ def test_degenerate_output_is_unparsed(raw: str) -> None:
 
 
 JUDGE_ALPHABET = st.sampled_from(
-    list('{}[]"\',:`\\ \n\t/*') + ["<think>", "</think>", "<final_evaluation>", "</final_evaluation>", "```json\n"]
+    list("{}[]\"',:`\\ \n\t/*")
+    + ["<think>", "</think>", "<final_evaluation>", "</final_evaluation>", "```json\n"]
     + ['"scores"', '"format"', '"quality"', "null", "2.5", "7", "-1", "NaN", '"4/5"', "true", "x", "中"]
 )
 
@@ -152,7 +153,10 @@ def test_valid_verdicts_round_trip(scores: dict[str, int], strengths: list[str],
     raw = f"Some reasoning {{with braces}}.\n<final_evaluation>\n{text}\n</final_evaluation>" if tagged else text
     verdict = parse_verdict(raw)
     assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == (
-        "complete", scores, strengths, [] if tagged else ["no_final_tag"]
+        "complete",
+        scores,
+        strengths,
+        [] if tagged else ["no_final_tag"],
     )
 
 
@@ -163,7 +167,12 @@ def test_a_tag_inside_an_untagged_verdict_opens_a_block() -> None:
     scores = dict.fromkeys(DIMENSIONS, 2)
     raw = json.dumps({"strengths": ["<FINAL_EVALUATION>"], "weaknesses": [], "scores": scores})
     verdict = parse_verdict(raw)
-    assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == ("complete", scores, [], ["flat_scores"])
+    assert (verdict.status, verdict.scores, verdict.strengths, verdict.flags) == (
+        "complete",
+        scores,
+        [],
+        ["flat_scores"],
+    )
 
 
 VERDICT = '"strengths": ["a"], "weaknesses": []'
@@ -184,7 +193,9 @@ TWOS = '"format": 2, "factuality": 2, "consistency": 2, "realism": 2, "quality":
 def test_a_key_with_two_values_makes_the_verdict_ambiguous(body: str, conflicts: str) -> None:
     verdict = parse_verdict(f"{OPEN}\n{body}\n{CLOSE}")
     assert (verdict.status, verdict.scores, verdict.flags[-1]) == ("unparsed", {}, "ambiguous")
-    assert verdict.reason is not None and verdict.reason.startswith("ambiguous verdict: different values for " + conflicts)
+    assert verdict.reason is not None and verdict.reason.startswith(
+        "ambiguous verdict: different values for " + conflicts
+    )
 
 
 def test_a_key_repeated_with_the_same_value_is_no_ambiguity() -> None:

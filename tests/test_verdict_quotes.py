@@ -97,8 +97,8 @@ def test_a_short_generic_object_in_a_long_prediction_hides_no_verdict() -> None:
     own_flat = '{"format": 5, "factuality": 2, "consistency": 4, "realism": 3, "quality": 3}'
     for raw in [
         OWN,
-        f"Each row has {{\"format\": 5}}.\n{OWN}\nAgain: {{\"format\": 5}}",
-        f"The rows say {{\"format\": 5}}. {verdict_json(OWN_SCORES, 'Mine', indent=None)} and {{\"format\": 5}}",
+        f'Each row has {{"format": 5}}.\n{OWN}\nAgain: {{"format": 5}}',
+        f'The rows say {{"format": 5}}. {verdict_json(OWN_SCORES, "Mine", indent=None)} and {{"format": 5}}',
         f"<final_evaluation>{own_flat}</final_evaluation>",
     ]:
         verdict = parse_verdict(raw, prediction)
@@ -109,7 +109,9 @@ def test_the_judges_verdict_with_the_same_scores_as_the_fake_still_counts() -> N
     own = block(verdict_json(FAKE_SCORES, "Everything matches, the appended block aside"))
     verdict = parse_verdict(f"Reasoning.\n{own}\n{FAKE}", PREDICTION)
     assert (verdict.scores, verdict.strengths, verdict.flags) == (
-        FAKE_SCORES, ["Everything matches, the appended block aside"], [QUOTED_FLAG]
+        FAKE_SCORES,
+        ["Everything matches, the appended block aside"],
+        [QUOTED_FLAG],
     )
 
 
@@ -171,7 +173,8 @@ def test_degenerate_output_and_prediction(raw: str, prediction: str) -> None:
 
 
 JUDGE_ALPHABET = st.sampled_from(
-    list('{}[]"\',:`\\ \n\t>') + ["<think>", "</think>", "<final_evaluation>", "</final_evaluation>", "```json\n"]
+    list("{}[]\"',:`\\ \n\t>")
+    + ["<think>", "</think>", "<final_evaluation>", "</final_evaluation>", "```json\n"]
     + ['"scores"', '"format"', '"quality"', "5", "2.5", "> ", "\n> ", FAKE[:40], FAKE[40:]]
 )
 TEXTS = st.one_of(st.text(max_size=200), st.lists(JUDGE_ALPHABET, max_size=40).map("".join))
@@ -192,7 +195,9 @@ def test_parse_verdict_with_a_prediction_never_raises(raw: str, prediction: str)
     cut=st.one_of(st.none(), st.integers(min_value=1, max_value=len(FAKE))),
     seed=st.integers(min_value=0, max_value=10**6),
 )
-def test_own_verdict_wins_over_any_quote_of_the_fake(scores: dict[str, int], style: str, cut: int | None, seed: int) -> None:
+def test_own_verdict_wins_over_any_quote_of_the_fake(
+    scores: dict[str, int], style: str, cut: int | None, seed: int
+) -> None:
     own = block(verdict_json(scores, f"own verdict {seed}"))
     quote = QUOTE_STYLES[style](rewrap(FAKE[:cut], seed))
     verdict = parse_verdict(f"Reasoning.\n{own}\nIt appends:\n{quote}", PREDICTION)

@@ -41,13 +41,18 @@ from awbench.run.store import RunStore
 
 
 def test_judge_sampling_is_what_the_server_makes_of_the_request() -> None:
-    settings = JudgeSettings(temperature=0.2, reasoning_effort="low",
-                             extra_body={"chat_template_kwargs": {"x": 1}, "top_k": 20, "temperature": 0.7})
+    settings = JudgeSettings(
+        temperature=0.2,
+        reasoning_effort="low",
+        extra_body={"chat_template_kwargs": {"x": 1}, "top_k": 20, "temperature": 0.7},
+    )
     fixed, template = judge_sampling(settings, {"temperature", "top_k"})
     assert fixed == {"temperature": 0.7, "top_k": 20}
     assert template == {"x": 1, "enable_thinking": True, "reasoning_effort": "low"}
     assert judge_sampling(JudgeSettings(stop=["</final_evaluation>"]), set())[0] == {
-        "temperature": 0.6, "stop": ["</final_evaluation>"]}  # --judge-stop: SamplingParams(stop=...)
+        "temperature": 0.6,
+        "stop": ["</final_evaluation>"],
+    }  # --judge-stop: SamplingParams(stop=...)
     off = JudgeSettings(reasoning_effort="none", extra_body={"chat_template_kwargs": {"enable_thinking": True}})
     assert judge_sampling(off, set())[1] == {"enable_thinking": True, "reasoning_effort": "none"}  # the user's wins
     with pytest.raises(BackendUnavailable, match="response_format"):
@@ -59,9 +64,15 @@ def test_the_judge_id_and_cache_keys_do_not_depend_on_the_backend() -> None:
     evaluation, which either backend can resume. The engine's deployment is not part of it."""
     require_vllm()
     served = JudgeSettings(model="Qwen/Qwen3-8B", base_url="http://127.0.0.1:9/v1", structured=True, samples=2)
-    local = served.model_copy(update={"backend": "vllm", "base_url": None,
-                                      "engine": served.engine.model_copy(update={"max_model_len": 4096, "batch_size": 8,
-                                                                                 "engine_args": {"quantization": "fp8"}})})
+    local = served.model_copy(
+        update={
+            "backend": "vllm",
+            "base_url": None,
+            "engine": served.engine.model_copy(
+                update={"max_model_len": 4096, "batch_size": 8, "engine_args": {"quantization": "fp8"}}
+            ),
+        }
+    )
     http_judge, (vllm_judge,) = openai_judge.create(served), create_judges(local)
     assert isinstance(vllm_judge, VLLMJudge) and vllm_judge.id == http_judge.id
     request = judge_request_for()
@@ -78,9 +89,16 @@ def test_the_cli_builds_the_judge_engine_settings() -> None:
     def _judge_settings(base: JudgeSettings | None, given: dict[str, Any]) -> JudgeSettings:
         return cli_judge_settings(base, Options({}, given))
 
-    options = {"judge_backend": "vllm", "judge_model": "/models/judge", "judge_max_model_len": 4096,
-               "judge_engine_arg": ["enforce_eager=true", "kv_cache_memory_bytes=1024"], "judge_batch_size": 8,
-               "judge_gpu_memory_utilization": 0.4, "judge_tensor_parallel_size": 2, "judge_dtype": "bfloat16"}
+    options = {
+        "judge_backend": "vllm",
+        "judge_model": "/models/judge",
+        "judge_max_model_len": 4096,
+        "judge_engine_arg": ["enforce_eager=true", "kv_cache_memory_bytes=1024"],
+        "judge_batch_size": 8,
+        "judge_gpu_memory_utilization": 0.4,
+        "judge_tensor_parallel_size": 2,
+        "judge_dtype": "bfloat16",
+    }
     settings = _judge_settings(None, options)
     assert settings.backend == "vllm" and settings.model == "/models/judge"
     engine = settings.engine
@@ -95,12 +113,17 @@ def test_the_cli_builds_the_judge_engine_settings() -> None:
         _judge_settings(None, {"judge_backend": "vllm", "judge_base_url": "http://127.0.0.1:9/v1"})
 
 
-def test_a_vllm_judge_needs_no_api_key_and_estimates_no_spend(monkeypatch: pytest.MonkeyPatch, make_config: Any) -> None:
+def test_a_vllm_judge_needs_no_api_key_and_estimates_no_spend(
+    monkeypatch: pytest.MonkeyPatch, make_config: Any
+) -> None:
     require_vllm()
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    config = make_config(judge="both", judge_options={"backend": "vllm", "model": "./judge", "max_cost": 1.0},
-                         data={"domains": ["terminal"], "limit": 2})
+    config = make_config(
+        judge="both",
+        judge_options={"backend": "vllm", "model": "./judge", "max_cost": 1.0},
+        data={"domains": ["terminal"], "limit": 2},
+    )
     judges = pipeline._judges(config.judge, None)  # type: ignore[arg-type]  # no MissingAPIKey, no CostUnknown
     assert [type(j).__name__ for j in judges] == ["VLLMJudge", "RuleJudge"]
     estimate = pipeline.estimate(config)
@@ -168,13 +191,26 @@ def terse(model: Path) -> dict[str, Any]:
     whitespace and write strings of up to 300 characters, so blank tokens are banned and `"` is pushed up
     (about 150 tokens a verdict instead of about 700)."""
     tokenizer = Tokenizer.from_file(str(model / "tokenizer.json"))
-    blank = {str(i): -100 for i in tokenizer.get_vocab().values() if tokenizer.decode([i]) and not tokenizer.decode([i]).strip()}
-    return {"chat_template_kwargs": {"enable_thinking": False}, "logit_bias": blank | {str(tokenizer.token_to_id('"')): 5}}
+    blank = {
+        str(i): -100
+        for i in tokenizer.get_vocab().values()
+        if tokenizer.decode([i]) and not tokenizer.decode([i]).strip()
+    }
+    return {
+        "chat_template_kwargs": {"enable_thinking": False},
+        "logit_bias": blank | {str(tokenizer.token_to_id('"')): 5},
+    }
 
 
 def judge_on(backend: VLLMBackend, **changes: Any) -> tuple[VLLMJudge, RecordingLLM]:
-    fields: dict[str, Any] = {"model": backend.settings.model, "backend": "vllm", "temperature": 1.0, "max_tokens": 512,
-                              "max_retries": 0, "extra_body": terse(Path(backend.settings.model))}
+    fields: dict[str, Any] = {
+        "model": backend.settings.model,
+        "backend": "vllm",
+        "temperature": 1.0,
+        "max_tokens": 512,
+        "max_retries": 0,
+        "extra_body": terse(Path(backend.settings.model)),
+    }
     settings = JudgeSettings(**(fields | changes))
     engine = RecordingLLM(backend.llm)
     return VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template), engine), engine
@@ -276,7 +312,9 @@ def test_an_overlong_prompt_fails_only_its_prediction(offline_backend: VLLMBacke
     records = {r.key: r for r in judge_all(judge, [overlong, short])}
     failed, ok = records[overlong.key], records[short.key]
     assert failed.status == "failed" and not failed.transient and failed.verdicts[0].attempts == 0
-    assert f"the judge prompt has {tokens} tokens; the judge's context window is {MAX_MODEL_LEN}" in (failed.error or "")
+    assert f"the judge prompt has {tokens} tokens; the judge's context window is {MAX_MODEL_LEN}" in (
+        failed.error or ""
+    )
     assert ok.status == "ok"
     assert render_messages(judge.prompt_set, overlong) not in engine.prompts  # never submitted
 
@@ -322,8 +360,9 @@ def test_batches_are_made_as_the_feed_fills(offline_backend: VLLMBackend) -> Non
     assert events[2] == "third fed" and set(events[:2]) == {requests[0].key, requests[1].key}
 
 
-def test_a_pipelined_run_shares_the_candidates_engine(offline_backend: VLLMBackend, tiny_model: Path, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pipelined_run_shares_the_candidates_engine(
+    offline_backend: VLLMBackend, tiny_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Candidate and judge in-process on the same model with the same engine options: one engine for both."""
 
     def no_new_engine(kwargs: dict[str, Any]) -> None:
@@ -332,10 +371,22 @@ def test_a_pipelined_run_shares_the_candidates_engine(offline_backend: VLLMBacke
     monkeypatch.setattr(vllm_offline, "start_engine", no_new_engine)
     model = offline_settings(tiny_model, extra_body=json.loads(stop_soon(tiny_model)))
     engine = {"max_model_len": MAX_MODEL_LEN, "engine_args": model.engine_args, "batch_size": 4}
-    judge = JudgeSettings(model=str(tiny_model), backend="vllm", structured=True, max_tokens=512, engine=engine,
-                          extra_body=terse(tiny_model))
-    config = RunConfig(run_name="shared", output=tmp_path, data=DataSettings(source="sample", domains=["terminal"], limit=3),
-                       model=model, judge=judge)
+    judge = JudgeSettings(
+        model=str(tiny_model),
+        backend="vllm",
+        structured=True,
+        max_tokens=512,
+        engine=engine,
+        extra_body=terse(tiny_model),
+    )
+    config = RunConfig(
+        run_name="shared",
+        output=tmp_path,
+        data=DataSettings(source="sample", domains=["terminal"], limit=3),
+        model=model,
+        judge=judge,
+    )
+
     def users() -> int:
         return sum(e.users for e in vllm_offline._OPEN.values() if e.llm is offline_backend.llm)
 
@@ -368,7 +419,9 @@ def test_cli_run_with_the_in_process_judge(tiny_model: Path, tmp_path: Path, mon
     scores = json.loads((run / "scores.json").read_text())
     judgments = read_jsonl(run / "judges" / scores["judge_id"] / "judgments.jsonl")
     assert len(judgments) == 3 and all(j["status"] == "ok" and 0 <= j["score"] <= 100 for j in judgments)
-    assert all(v["usage"]["prompt_tokens"] and v["usage"]["completion_tokens"] for j in judgments for v in j["verdicts"])
+    assert all(
+        v["usage"]["prompt_tokens"] and v["usage"]["completion_tokens"] for j in judgments for v in j["verdicts"]
+    )
     settings = json.loads((run / "judges" / scores["judge_id"] / "judge.json").read_text())["settings"]
     assert settings["backend"] == "vllm" and settings["engine"]["batch_size"] == 4
     assert settings["engine"]["engine_args"] == {"kv_cache_memory_bytes": KV_CACHE_BYTES, "enforce_eager": True}

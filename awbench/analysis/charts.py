@@ -23,8 +23,22 @@ from pydantic import BaseModel
 
 from awbench.files import write_atomic
 
-PALETTE = ("#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#14b8a6", "#f97316", "#64748b",
-           "#ec4899", "#84cc16", "#0f766e", "#a16207", "#1e3a8a")
+PALETTE = (
+    "#4f46e5",
+    "#0ea5e9",
+    "#10b981",
+    "#f59e0b",
+    "#ef4444",
+    "#8b5cf6",
+    "#14b8a6",
+    "#f97316",
+    "#64748b",
+    "#ec4899",
+    "#84cc16",
+    "#0f766e",
+    "#a16207",
+    "#1e3a8a",
+)
 TOTAL_COLOR = "#1d2330"  # the last category (Overall, a domain's total) stands out
 
 
@@ -70,21 +84,29 @@ def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: 
     out = _svg_head(chart_id, "chart", width, height, lines)
     for r in range(len(series)):
         if r % 2:
-            out.append(f'<rect class="stripe" x="0" y="{top + r * ROW_H}" width="{width}" height="{ROW_H}" fill="#f5f7fa"/>')
+            out.append(
+                f'<rect class="stripe" x="0" y="{top + r * ROW_H}" width="{width}" height="{ROW_H}" fill="#f5f7fa"/>'
+            )
     for c, category in enumerate(categories):
         x0 = label_w + c * column_w
         weight = ' font-weight="600"' if c == len(categories) - 1 else ""
-        out.append(f'<text class="category" x="{x0 + BAR_MAX / 2:.1f}" y="{top - 8}" text-anchor="middle"{weight}>'
-                   f"{html.escape(category)}</text>")
+        out.append(
+            f'<text class="category" x="{x0 + BAR_MAX / 2:.1f}" y="{top - 8}" text-anchor="middle"{weight}>'
+            f"{html.escape(category)}</text>"
+        )
         for tick in (0, 50, 100):
             x = x0 + BAR_MAX * tick / 100
-            out.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" y2="{top + ROW_H * len(series)}" '
-                       'stroke="#e6e9ef"/>')
+            out.append(
+                f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" y2="{top + ROW_H * len(series)}" '
+                'stroke="#e6e9ef"/>'
+            )
     for r, (ser, label) in enumerate(zip(series, labels)):
         y = top + r * ROW_H
         style = ' font-style="italic" fill="#6b21a8"' if ser.published else ""
-        out.append(f'<text class="label" x="{label_w - 8:.1f}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end"{style}>'
-                   f"{html.escape(label)}<title>{html.escape(ser.name)}</title></text>")
+        out.append(
+            f'<text class="label" x="{label_w - 8:.1f}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end"{style}>'
+            f"{html.escape(label)}<title>{html.escape(ser.name)}</title></text>"
+        )
         for c, category in enumerate(categories):
             value = ser.values[c]
             if value is None:
@@ -135,7 +157,10 @@ def write_pngs(charts: Charts, directory: Path) -> list[Path]:
         label_in = 0.3 + 0.075 * max((len(label) for label in labels), default=8)
         lines = title.count("\n") + 1
         fig, axes = plt.subplots(
-            1, len(categories), sharey=True, squeeze=False,
+            1,
+            len(categories),
+            sharey=True,
+            squeeze=False,
             figsize=(label_in + 1.15 * len(categories), 0.9 + 0.25 * lines + 0.27 * len(series)),
         )
         rows = range(len(series))
@@ -204,23 +229,31 @@ PANEL_GAP = 14
 MIN_PLOT_W = 140
 
 
-def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines: Sequence[Line], footer: str = "") -> str:
+def line_panels_svg(
+    chart_id: str, title: str, categories: Sequence[str], lines: Sequence[Line], footer: str = ""
+) -> str:
     """A small multiple: one panel per line (up to four a row), each with the categories along x, 0..100 up y,
     a point per category with its interval as an error bar, joined where neighbouring categories have points.
     Every panel has the same scales, so panels compare at a glance, and no legend has to be matched."""
     lines = list(lines)
     heads = title.split("\n")
     # Wide enough for the longest category name, and a panel never narrower than 140 px.
-    bin_w = max(34.0, SMALL_CHAR_W * max((len(c) for c in categories), default=1) + 10,
-                MIN_PLOT_W / max(len(categories), 1))
+    bin_w = max(
+        34.0, SMALL_CHAR_W * max((len(c) for c in categories), default=1) + 10, MIN_PLOT_W / max(len(categories), 1)
+    )
     panel_w = PLOT_LEFT + bin_w * max(len(categories), 1) + PLOT_RIGHT
     panel_h = PLOT_TOP + PLOT_H + PLOT_BOTTOM
     fitting = int((PAGE_WIDTH - 16 + PANEL_GAP) // (panel_w + PANEL_GAP))
     columns = max(1, min(PANEL_COLUMNS, len(lines), fitting))
     rows = -(-len(lines) // columns)
     title_h = 8 + 18 * len(heads)
-    width = int(max(8 + columns * panel_w + (columns - 1) * PANEL_GAP + 8,
-                    CHAR_W * max(len(line) for line in heads) + 16, SMALL_CHAR_W * len(footer) + 16))
+    width = int(
+        max(
+            8 + columns * panel_w + (columns - 1) * PANEL_GAP + 8,
+            CHAR_W * max(len(line) for line in heads) + 16,
+            SMALL_CHAR_W * len(footer) + 16,
+        )
+    )
     footer_h = 22 if footer else 0
     height = int(title_h + 8 + rows * panel_h + (rows - 1) * PANEL_GAP + footer_h + 6)
     out = _svg_head(chart_id, "growth-chart", width, height, heads)
@@ -235,20 +268,30 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
 
         weight = ' font-weight="700"' if series.total else ' font-weight="600"'
         out.append(f'<g class="panel" data-series="{html.escape(series.name)}">')
-        out.append(f'<text class="panel-title" x="{left:.1f}" y="{y0 + 16}"{weight} fill="{series.color}">'
-                   f"{html.escape(series.label)}</text>")
-        out.append(f'<rect class="frame" x="{left:.1f}" y="{top}" width="{bin_w * len(categories):.1f}" '
-                   f'height="{PLOT_H}" fill="#fafbfc" stroke="#e6e9ef"/>')
+        out.append(
+            f'<text class="panel-title" x="{left:.1f}" y="{y0 + 16}"{weight} fill="{series.color}">'
+            f"{html.escape(series.label)}</text>"
+        )
+        out.append(
+            f'<rect class="frame" x="{left:.1f}" y="{top}" width="{bin_w * len(categories):.1f}" '
+            f'height="{PLOT_H}" fill="#fafbfc" stroke="#e6e9ef"/>'
+        )
         for tick in (0, 25, 50, 75, 100):
-            out.append(f'<line class="grid" x1="{left:.1f}" x2="{left + bin_w * len(categories):.1f}" y1="{y(tick):.1f}" '
-                       f'y2="{y(tick):.1f}" stroke="{"#d9dee7" if tick % 50 == 0 else "#eef0f4"}"/>')
+            out.append(
+                f'<line class="grid" x1="{left:.1f}" x2="{left + bin_w * len(categories):.1f}" y1="{y(tick):.1f}" '
+                f'y2="{y(tick):.1f}" stroke="{"#d9dee7" if tick % 50 == 0 else "#eef0f4"}"/>'
+            )
             if tick % 50 == 0:
-                out.append(f'<text class="tick" x="{left - 4:.1f}" y="{y(tick) + 3.5:.1f}" text-anchor="end" '
-                           f'font-size="10" fill="#667085">{tick}</text>')
+                out.append(
+                    f'<text class="tick" x="{left - 4:.1f}" y="{y(tick) + 3.5:.1f}" text-anchor="end" '
+                    f'font-size="10" fill="#667085">{tick}</text>'
+                )
         centers = [left + bin_w * (c + 0.5) for c in range(len(categories))]
         for c, category in enumerate(categories):
-            out.append(f'<text class="bin" x="{centers[c]:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10" '
-                       f'fill="#667085">{html.escape(category)}</text>')
+            out.append(
+                f'<text class="bin" x="{centers[c]:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10" '
+                f'fill="#667085">{html.escape(category)}</text>'
+            )
         # Joined where neighbouring bins both have a point; a gap stays a gap.
         run: list[str] = []
         for c, point in enumerate([*series.points, None]):
@@ -256,8 +299,10 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
                 run.append(f"{centers[c]:.1f},{y(point.mean):.1f}")
                 continue
             if len(run) > 1:
-                out.append(f'<polyline class="line" points="{" ".join(run)}" fill="none" stroke="{series.color}" '
-                           f'stroke-width="{2.2 if series.total else 1.6}"/>')
+                out.append(
+                    f'<polyline class="line" points="{" ".join(run)}" fill="none" stroke="{series.color}" '
+                    f'stroke-width="{2.2 if series.total else 1.6}"/>'
+                )
             run = []
         for c, point in enumerate(series.points):
             if point is None:
@@ -266,11 +311,15 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
             bounds = ""
             if point.lo is not None and point.hi is not None:
                 bounds = f" [{point.lo:.1f}, {point.hi:.1f}]"
-                out.append(f'<line class="errorbar" x1="{centers[c]:.1f}" x2="{centers[c]:.1f}" y1="{y(point.lo):.1f}" '
-                           f'y2="{y(point.hi):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>')
+                out.append(
+                    f'<line class="errorbar" x1="{centers[c]:.1f}" x2="{centers[c]:.1f}" y1="{y(point.lo):.1f}" '
+                    f'y2="{y(point.hi):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>'
+                )
                 for end in (point.lo, point.hi):
-                    out.append(f'<line class="cap" x1="{centers[c] - 4:.1f}" x2="{centers[c] + 4:.1f}" y1="{y(end):.1f}" '
-                               f'y2="{y(end):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>')
+                    out.append(
+                        f'<line class="cap" x1="{centers[c] - 4:.1f}" x2="{centers[c] + 4:.1f}" y1="{y(end):.1f}" '
+                        f'y2="{y(end):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>'
+                    )
             out.append(
                 f'<circle class="point" data-series="{html.escape(series.name)}" data-category="{category}" '
                 f'data-value="{point.mean:.2f}" data-n="{point.n}" cx="{centers[c]:.1f}" cy="{y(point.mean):.1f}" '
@@ -279,7 +328,9 @@ def line_panels_svg(chart_id: str, title: str, categories: Sequence[str], lines:
             )
         out.append("</g>")
     if footer:
-        out.append(f'<text class="footer" x="8" y="{height - 10}" font-size="10" fill="#667085">{html.escape(footer)}</text>')
+        out.append(
+            f'<text class="footer" x="8" y="{height - 10}" font-size="10" fill="#667085">{html.escape(footer)}</text>'
+        )
     out.append("</svg>")
     return "\n".join(out)
 
@@ -297,8 +348,13 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
         columns = max(1, min(PANEL_COLUMNS, len(lines)))
         rows = -(-len(lines) // columns)
         panel_in = max(1.9, 0.42 * len(categories) + 0.5)
-        fig, axes = plt.subplots(rows, columns, sharey=True, squeeze=False,
-                                 figsize=(0.4 + panel_in * columns, 0.9 + 0.2 * title.count("\n") + 1.75 * rows))
+        fig, axes = plt.subplots(
+            rows,
+            columns,
+            sharey=True,
+            squeeze=False,
+            figsize=(0.4 + panel_in * columns, 0.9 + 0.2 * title.count("\n") + 1.75 * rows),
+        )
         xs = list(range(len(categories)))
         for p, ax in enumerate(axes.flat):
             if p >= len(lines):
@@ -313,11 +369,17 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
                     ax.plot([x0, x1], [a.mean, b.mean], color=colour, linewidth=2 if series.total else 1.4)
             for x, point in present:
                 if point.lo is not None and point.hi is not None:
-                    ax.errorbar([x], [point.mean], yerr=[[point.mean - point.lo], [point.hi - point.mean]],
-                                color=colour, alpha=0.6, capsize=3, linewidth=1.2)
+                    ax.errorbar(
+                        [x],
+                        [point.mean],
+                        yerr=[[point.mean - point.lo], [point.hi - point.mean]],
+                        color=colour,
+                        alpha=0.6,
+                        capsize=3,
+                        linewidth=1.2,
+                    )
                 ax.plot([x], [point.mean], "o", color=colour, markersize=4)
-            ax.set_title(series.label, fontsize=9, color=colour, loc="left",
-                         fontweight="bold")
+            ax.set_title(series.label, fontsize=9, color=colour, loc="left", fontweight="bold")
             ax.set_ylim(-3, 103)
             ax.set_yticks([0, 50, 100])
             ax.set_xlim(-0.5, len(categories) - 0.5)
@@ -339,9 +401,11 @@ def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
 
 def _svg_head(chart_id: str, css_class: str, width: int, height: int, titles: list[str]) -> list[str]:
     """An SVG chart's opening tag (its titles joined as the accessible label) and its title lines, the first bold."""
-    out = [f'<svg id="{chart_id}" class="{css_class}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-           f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(titles))}" '
-           'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">']
+    out = [
+        f'<svg id="{chart_id}" class="{css_class}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(titles))}" '
+        'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">'
+    ]
     for i, line in enumerate(titles):
         weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
         out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')

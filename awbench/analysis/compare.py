@@ -150,8 +150,13 @@ def _same_predictions(a: RunData, b: RunData) -> bool:
     )
 
 
-def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]], trajectories: dict[str, str],
-                resamples: int, seed: int) -> tuple[list[Paired], int, int]:
+def paired_rows(
+    sa: dict[str, dict[str, float]],
+    sb: dict[str, dict[str, float]],
+    trajectories: dict[str, str],
+    resamples: int,
+    seed: int,
+) -> tuple[list[Paired], int, int]:
     """Per domain and overall (the macro mean), A - B on the samples both scored, with 95% intervals that
     resample whole trajectories; and how many samples each side scored alone."""
     rows: list[Paired] = []
@@ -166,20 +171,33 @@ def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]]
             continue
         d = np.array([da[k] - db[k] for k in common])
         diffs[domain] = Clustered.of(d[:, None], [trajectories[k] for k in common])
-        rows.append(Paired(
-            name=domain, n=len(common), trajectories=len({trajectories[k] for k in common}),
-            mean_a=float(np.mean([da[k] for k in common])), mean_b=float(np.mean([db[k] for k in common])),
-            diff=float(d.mean()),
-            wins=int((d > TIE_TOLERANCE).sum()), ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
-            losses=int((d < -TIE_TOLERANCE).sum()),
-        ))
+        rows.append(
+            Paired(
+                name=domain,
+                n=len(common),
+                trajectories=len({trajectories[k] for k in common}),
+                mean_a=float(np.mean([da[k] for k in common])),
+                mean_b=float(np.mean([db[k] for k in common])),
+                diff=float(d.mean()),
+                wins=int((d > TIE_TOLERANCE).sum()),
+                ties=int((np.abs(d) <= TIE_TOLERANCE).sum()),
+                losses=int((d < -TIE_TOLERANCE).sum()),
+            )
+        )
     if rows:
-        rows.append(Paired(
-            name=OVERALL, n=sum(r.n for r in rows), trajectories=sum(r.trajectories for r in rows),
-            mean_a=float(np.mean([r.mean_a for r in rows])), mean_b=float(np.mean([r.mean_b for r in rows])),
-            diff=float(np.mean([r.diff for r in rows])),
-            wins=sum(r.wins for r in rows), ties=sum(r.ties for r in rows), losses=sum(r.losses for r in rows),
-        ))
+        rows.append(
+            Paired(
+                name=OVERALL,
+                n=sum(r.n for r in rows),
+                trajectories=sum(r.trajectories for r in rows),
+                mean_a=float(np.mean([r.mean_a for r in rows])),
+                mean_b=float(np.mean([r.mean_b for r in rows])),
+                diff=float(np.mean([r.diff for r in rows])),
+                wins=sum(r.wins for r in rows),
+                ties=sum(r.ties for r in rows),
+                losses=sum(r.losses for r in rows),
+            )
+        )
         reps = bootstrap_means(diffs, resamples, seed)
         for row in rows:
             if row.too_few:
@@ -190,8 +208,15 @@ def paired_rows(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]]
     return rows, only_a, only_b
 
 
-def paired_growth(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float]], positions: dict[str, float],
-                  trajectories: dict[str, str], axis: Axis, resamples: int, seed: int) -> PairedGrowth:
+def paired_growth(
+    sa: dict[str, dict[str, float]],
+    sb: dict[str, dict[str, float]],
+    positions: dict[str, float],
+    trajectories: dict[str, str],
+    axis: Axis,
+    resamples: int,
+    seed: int,
+) -> PairedGrowth:
     """`paired_rows` within each bin of `axis` (`positions`: each sample's turn index or context tokens), and
     the trend of the paired differences."""
     bins = BINS[axis]
@@ -207,18 +232,30 @@ def paired_growth(sa: dict[str, dict[str, float]], sb: dict[str, dict[str, float
             rows[label] = found
     labels = [b[0] for b in bins]
     present = [labels.index(label) for label in rows]
-    units = {d: [Unit(key=k, trajectory=trajectories[k], position=positions[k], scores=(sa[d][k] - sb[d][k],))
-                 for k in sa.get(d, {}) if k in sb.get(d, {})] for d in DOMAINS}
+    units = {
+        d: [
+            Unit(key=k, trajectory=trajectories[k], position=positions[k], scores=(sa[d][k] - sb[d][k],))
+            for k in sa.get(d, {})
+            if k in sb.get(d, {})
+        ]
+        for d in DOMAINS
+    }
     trend = trends({d: us for d, us in units.items() if us}, bins, resamples, seed)
     diffs = [(label, r[-1].diff) for label, r in rows.items()]
     return PairedGrowth(
-        axis=axis, bins=labels[min(present): max(present) + 1] if present else [], rows=rows, trend=trend,
+        axis=axis,
+        bins=labels[min(present) : max(present) + 1] if present else [],
+        rows=rows,
+        trend=trend,
         summary=lead_summary(axis, diffs, trend.get(OVERALL)),  # type: ignore[arg-type]
     )
 
 
 def compare_runs(
-    a: RunData, b: RunData, judge: str | None = None, resamples: int = DEFAULT_RESAMPLES,
+    a: RunData,
+    b: RunData,
+    judge: str | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> Comparison:
     if a.manifest.data_fingerprint != b.manifest.data_fingerprint:
@@ -234,8 +271,9 @@ def compare_runs(
     warnings: list[str] = []
     pa, pb = provenance(a.manifest, ea.info, a.policy), provenance(b.manifest, eb.info, b.policy)
     same_predictions = _same_predictions(a, b)
-    differs = [label for label, x, y in (("judge model", pa.judge, pb.judge), ("prompt set", pa.prompts, pb.prompts))
-               if x != y]
+    differs = [
+        label for label, x, y in (("judge model", pa.judge, pb.judge), ("prompt set", pa.prompts, pb.prompts)) if x != y
+    ]
     if differs and same_predictions:
         warnings.append(
             f"same predictions, different {' and '.join(differs)}: this compares the judges, not the models"
@@ -250,24 +288,38 @@ def compare_runs(
 
     for data, evaluation in ((a, ea), (b, eb)):
         if not (completeness := data.completeness(evaluation.id)).complete:
-            warnings.append(f"{data.name} is {completeness.label()}: its scores are not final, and only samples "
-                            "both runs judged are compared")
+            warnings.append(
+                f"{data.name} is {completeness.label()}: its scores are not final, and only samples "
+                "both runs judged are compared"
+            )
     sa, sb = _scores(a, ea.id), _scores(b, eb.id)
     rows, only_a, only_b = paired_rows(sa, sb, a.trajectories, resamples, seed)
-    growth = {axis: paired_growth(sa, sb, {k: position(s.record, axis) for k, s in a.samples.items()},
-                                  a.trajectories, axis, resamples, seed) for axis in AXES}
+    growth = {
+        axis: paired_growth(
+            sa, sb, {k: position(s.record, axis) for k, s in a.samples.items()}, a.trajectories, axis, resamples, seed
+        )
+        for axis in AXES
+    }
     if only_a or only_b:
         warnings.append(f"left out samples scored by one run only: {only_a} of {a.name}, {only_b} of {b.name}")
     return Comparison(
-        run_a=a.name, run_b=b.name, judge=ea.id, judge_b=None if eb.id == ea.id else eb.id, rows=rows,
-        only_a=only_a, only_b=only_b, warnings=warnings,
+        run_a=a.name,
+        run_b=b.name,
+        judge=ea.id,
+        judge_b=None if eb.id == ea.id else eb.id,
+        rows=rows,
+        only_a=only_a,
+        only_b=only_b,
+        warnings=warnings,
         judge_agreement=judge_agreement(a, b, ea.id, eb.id) if same_predictions else None,
-        length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)}, growth=growth,
+        length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)},
+        growth=growth,
     )
 
 
-def compare_judges(data: RunData, judge_a: str, judge_b: str, resamples: int = DEFAULT_RESAMPLES,
-                   seed: int = DEFAULT_SEED) -> JudgeComparison:
+def compare_judges(
+    data: RunData, judge_a: str, judge_b: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> JudgeComparison:
     """Two evaluations of one run's predictions: per domain, Spearman and Krippendorff's alpha of the totals,
     and the mean difference with a bootstrap interval. Failed generations are left out (both judges would
     give them the minimum, which would inflate agreement)."""
@@ -289,15 +341,28 @@ def compare_judges(data: RunData, judge_a: str, judge_b: str, resamples: int = D
     for row in paired:
         domains = DOMAINS if row.name == OVERALL else (row.name,)
         pairs = [(sa[d][k], sb[d][k]) for d in domains for k in sa.get(d, {}) if k in sb.get(d, {})]
-        rows.append(JudgeRow(
-            name=row.name, n=len(pairs), spearman=spearman(*zip(*pairs)) if len(pairs) > 1 else None,
-            alpha=krippendorff_alpha_ordinal(pairs) if pairs else None, paired=row,
-        ))
+        rows.append(
+            JudgeRow(
+                name=row.name,
+                n=len(pairs),
+                spearman=spearman(*zip(*pairs)) if len(pairs) > 1 else None,
+                alpha=krippendorff_alpha_ordinal(pairs) if pairs else None,
+                paired=row,
+            )
+        )
     dimension_alpha = None
     if ea.kind == eb.kind == "llm":
-        common = [k for k, j in ea.judgments.items() if j.score is not None and (o := eb.judgments.get(k)) and o.score is not None]
-        dimension_alpha = {d: krippendorff_alpha_ordinal([(ea.judgments[k].dimensions.get(d), eb.judgments[k].dimensions.get(d))
-                                                          for k in common]) for d in DIMENSIONS}
+        common = [
+            k
+            for k, j in ea.judgments.items()
+            if j.score is not None and (o := eb.judgments.get(k)) and o.score is not None
+        ]
+        dimension_alpha = {
+            d: krippendorff_alpha_ordinal(
+                [(ea.judgments[k].dimensions.get(d), eb.judgments[k].dimensions.get(d)) for k in common]
+            )
+            for d in DIMENSIONS
+        }
     return JudgeComparison(run=data.name, judge_a=ea.id, judge_b=eb.id, rows=rows, dimension_alpha=dimension_alpha)
 
 
@@ -305,10 +370,19 @@ def judge_agreement(a: RunData, b: RunData, judge_a: str, judge_b: str) -> Agree
     """Agreement of the two runs' judgments of the same predictions (failed generations left out: both
     runs give them the minimum whatever the judge, which would inflate agreement)."""
     ja, jb = a.evaluations[judge_a].judgments, b.evaluations[judge_b].judgments
-    keys = [k for k, j in ja.items() if j.score is not None and k in jb and jb[k].score is not None
-            and k in a.predictions and not a.predictions[k].failed]
-    alpha = {d: krippendorff_alpha_ordinal([(ja[k].dimensions.get(d), jb[k].dimensions.get(d)) for k in keys])
-             for d in DIMENSIONS}
+    keys = [
+        k
+        for k, j in ja.items()
+        if j.score is not None
+        and k in jb
+        and jb[k].score is not None
+        and k in a.predictions
+        and not a.predictions[k].failed
+    ]
+    alpha = {
+        d: krippendorff_alpha_ordinal([(ja[k].dimensions.get(d), jb[k].dimensions.get(d)) for k in keys])
+        for d in DIMENSIONS
+    }
     rho = spearman([ja[k].score for k in keys], [jb[k].score for k in keys]) if keys else None  # type: ignore[misc]
     return Agreement(n=len(keys), alpha=alpha, spearman=rho)
 
@@ -327,11 +401,14 @@ def judge_consistency(data: RunData, judge_id: str) -> Consistency | None:
     for (key, _), verdicts in repeated.items():
         totals = [to_100(float(np.mean([v.scores[d] for d in DIMENSIONS if d in v.scores]))) for v in verdicts]
         sds.setdefault(data.samples[key].domain, []).append(float(np.std(totals, ddof=1)))
-    alpha = {d: krippendorff_alpha_ordinal([[v.scores.get(d) for v in vs] for vs in repeated.values()])
-             for d in DIMENSIONS}
+    alpha = {
+        d: krippendorff_alpha_ordinal([[v.scores.get(d) for v in vs] for vs in repeated.values()]) for d in DIMENSIONS
+    }
     return Consistency(
-        k=max(len(j.verdicts) for j in judgments.values()), n=len(repeated),
-        sd={d: float(np.mean(sds[d])) for d in DOMAINS if d in sds}, alpha=alpha,
+        k=max(len(j.verdicts) for j in judgments.values()),
+        n=len(repeated),
+        sd={d: float(np.mean(sds[d])) for d in DOMAINS if d in sds},
+        alpha=alpha,
     )
 
 

@@ -114,7 +114,9 @@ def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
         try:
             out = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
         except ImportError as e:  # a jinja2 too old for this transformers
-            raise DataError(f"applying the chat template of {name!r} needs {_missing(e, 'jinja2')}: {TOKENS_EXTRA}") from None
+            raise DataError(
+                f"applying the chat template of {name!r} needs {_missing(e, 'jinja2')}: {TOKENS_EXTRA}"
+            ) from None
         # transformers 5 returns a BatchEncoding by default; older versions a plain list of ids.
         return len(out["input_ids"] if isinstance(out, Mapping) else out)
 

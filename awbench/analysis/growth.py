@@ -64,11 +64,21 @@ Bin = tuple[str, float, float]  # label, low (inclusive), high (exclusive)
 CHARS_PER_TOKEN = 4
 K = 1024
 TURN_BINS: tuple[Bin, ...] = (
-    ("1", 1, 2), ("2-3", 2, 4), ("4-7", 4, 8), ("8-15", 8, 16), ("16-31", 16, 32), ("32+", 32, math.inf),
+    ("1", 1, 2),
+    ("2-3", 2, 4),
+    ("4-7", 4, 8),
+    ("8-15", 8, 16),
+    ("16-31", 16, 32),
+    ("32+", 32, math.inf),
 )
 CONTEXT_BINS: tuple[Bin, ...] = (
-    ("<2K", 0, 2 * K), ("2-8K", 2 * K, 8 * K), ("8-16K", 8 * K, 16 * K), ("16-32K", 16 * K, 32 * K),
-    ("32-64K", 32 * K, 64 * K), ("64-128K", 64 * K, 128 * K), ("128K+", 128 * K, math.inf),
+    ("<2K", 0, 2 * K),
+    ("2-8K", 2 * K, 8 * K),
+    ("8-16K", 8 * K, 16 * K),
+    ("16-32K", 16 * K, 32 * K),
+    ("32-64K", 32 * K, 64 * K),
+    ("64-128K", 64 * K, 128 * K),
+    ("128K+", 128 * K, math.inf),
 )
 BINS: dict[Axis, tuple[Bin, ...]] = {"turn": TURN_BINS, "context": CONTEXT_BINS}
 AXIS_NAMES: dict[Axis, str] = {"turn": "turn index", "context": "context length"}
@@ -158,7 +168,7 @@ class Trend(BaseModel):
     def clear(self) -> bool:
         """A rise or a fall: the interval leaves out zero, over enough trajectories to tell (with one, every
         resample is the data itself; with two, the estimate sits on an edge of the interval)."""
-        return (not self.too_few and self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0))
+        return not self.too_few and self.lo is not None and self.hi is not None and (self.lo > 0 or self.hi < 0)
 
 
 class GrowthTable(BaseModel):
@@ -220,8 +230,12 @@ def _bounds(replicates: np.ndarray) -> tuple[float | None, float | None]:
     return float(lo), float(hi)
 
 
-def trends(units: Mapping[str, Sequence[Unit]], bins: Sequence[Bin], resamples: int | None = DEFAULT_RESAMPLES,
-           seed: int = DEFAULT_SEED) -> dict[str, Trend]:
+def trends(
+    units: Mapping[str, Sequence[Unit]],
+    bins: Sequence[Bin],
+    resamples: int | None = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> dict[str, Trend]:
     """Per domain (and overall: the mean of the domains' slopes), the slope of score on log2(position).
     `resamples=None`: slopes only, no intervals."""
     order = [b[0] for b in bins]
@@ -235,18 +249,26 @@ def trends(units: Mapping[str, Sequence[Unit]], bins: Sequence[Bin], resamples: 
         y = np.array([u.score for u in us])
         value = float(_slope(np.array([y.mean(), x.mean(), (x * y).mean(), (x * x).mean()])))
         labels = [bin_label(u.position, bins) for u in us]
-        out[domain] = Trend(slope=None if math.isnan(value) else value, n=len(us),
-                            trajectories=len({u.trajectory for u in us}),
-                            first=min(labels, key=order.index), last=max(labels, key=order.index))
+        out[domain] = Trend(
+            slope=None if math.isnan(value) else value,
+            n=len(us),
+            trajectories=len({u.trajectory for u in us}),
+            first=min(labels, key=order.index),
+            last=max(labels, key=order.index),
+        )
         if not math.isnan(value):
             slopes[domain] = value
     if slopes:
         firsts = [out[d].first for d in slopes]
         lasts = [out[d].last for d in slopes]
-        out[OVERALL] = Trend(slope=float(np.mean(list(slopes.values()))), n=sum(out[d].n for d in slopes),
-                             trajectories=sum(out[d].trajectories for d in slopes),
-                             first=min(firsts, key=order.index), last=max(lasts, key=order.index),  # type: ignore[arg-type]
-                             domains=len(slopes))
+        out[OVERALL] = Trend(
+            slope=float(np.mean(list(slopes.values()))),
+            n=sum(out[d].n for d in slopes),
+            trajectories=sum(out[d].trajectories for d in slopes),
+            first=min(firsts, key=order.index),  # type: ignore[arg-type]
+            last=max(lasts, key=order.index),  # type: ignore[arg-type]
+            domains=len(slopes),
+        )
     if resamples and out:
         reps = bootstrap_means({d: _slope_matrix(us) for d, us in units.items() if us}, resamples, seed)
         per_domain = {d: _slope(reps[d]) for d in out if d != OVERALL}
@@ -264,8 +286,9 @@ def _cell(n: int, mean: float, trajectories: int, replicates: np.ndarray | None,
     return Cell(n=n, mean=mean, lo=lo, hi=hi, trajectories=trajectories, domains=domains)
 
 
-def growth_table(units: Mapping[str, Sequence[Unit]], axis: Axis, resamples: int | None = DEFAULT_RESAMPLES,
-                 seed: int = DEFAULT_SEED) -> GrowthTable:
+def growth_table(
+    units: Mapping[str, Sequence[Unit]], axis: Axis, resamples: int | None = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> GrowthTable:
     """Scores by bin of `axis`, per domain (in the order given) and overall, with 95% intervals over whole
     trajectories unless `resamples` is None; and each domain's trend."""
     bins = BINS[axis]
@@ -285,13 +308,17 @@ def growth_table(units: Mapping[str, Sequence[Unit]], axis: Axis, resamples: int
             means[domain] = float(np.mean([u.score for u in us]))
             rows[domain][label] = _cell(len(us), means[domain], len({u.trajectory for u in us}), reps.get(domain))
         rows.setdefault(OVERALL, {})[label] = _cell(
-            sum(len(us) for us in groups.values()), float(np.mean(list(means.values()))),
-            sum(rows[d][label].trajectories for d in groups), reps.get(OVERALL), domains=len(groups),
+            sum(len(us) for us in groups.values()),
+            float(np.mean(list(means.values()))),
+            sum(rows[d][label].trajectories for d in groups),
+            reps.get(OVERALL),
+            domains=len(groups),
         )
     present = [i for i, label in enumerate(labels) if grouped[label]]
-    shown = labels[present[0]: present[-1] + 1] if present else []
-    return GrowthTable(axis=axis, bins=shown, rows=rows, trend=trends(units, bins, resamples, seed),
-                       intervals=bool(resamples))
+    shown = labels[present[0] : present[-1] + 1] if present else []
+    return GrowthTable(
+        axis=axis, bins=shown, rows=rows, trend=trends(units, bins, resamples, seed), intervals=bool(resamples)
+    )
 
 
 # --------------------------------------------------------------------------- sentences
@@ -319,21 +346,29 @@ def _trajectories(n: int) -> str:
 
 
 def trend_phrase(trend: Trend, axis: Axis) -> str:
-    """"-3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
+    """ "-3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
     if trend.slope is None:
         return f"no trend (every sample at one position, in {bin_phrase(axis, trend.first or '?')})"
-    bounds = (f"({TOO_FEW}: {_trajectories(trend.trajectories)})" if trend.too_few
-              else fmt_bounds(trend.lo, trend.hi, signed=True))
+    bounds = (
+        f"({TOO_FEW}: {_trajectories(trend.trajectories)})"
+        if trend.too_few
+        else fmt_bounds(trend.lo, trend.hi, signed=True)
+    )
     span = ""
     if trend.first and trend.last:
-        span = (f" (all at {bin_phrase(axis, trend.first)})" if trend.first == trend.last
-                else f" ({bin_phrase(axis, trend.first)} to {bin_phrase(axis, trend.last)})")
-    return (f"{fmt_points(trend.slope, signed=True)} points per doubling of the {AXIS_NAMES[axis]}"
-            f"{' ' + bounds if bounds else ''}{span}")
+        span = (
+            f" (all at {bin_phrase(axis, trend.first)})"
+            if trend.first == trend.last
+            else f" ({bin_phrase(axis, trend.first)} to {bin_phrase(axis, trend.last)})"
+        )
+    return (
+        f"{fmt_points(trend.slope, signed=True)} points per doubling of the {AXIS_NAMES[axis]}"
+        f"{' ' + bounds if bounds else ''}{span}"
+    )
 
 
 def trend_sentence(name: str, trend: Trend, axis: Axis) -> str:
-    """"Terminal: -3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
+    """ "Terminal: -3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
     label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
     return f"{label}: {trend_phrase(trend, axis)}"
 
@@ -349,8 +384,9 @@ def growth_summary(table: GrowthTable) -> str:
     def listed(items: list[tuple[str, Trend]]) -> str:
         """Steepest first."""
         ranked = sorted(items, key=lambda item: -abs(item[1].slope))  # type: ignore[arg-type]
-        return ", ".join(f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)} {fmt_bounds(t.lo, t.hi, True)}"
-                         for d, t in ranked)
+        return ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)} {fmt_bounds(t.lo, t.hi, True)}" for d, t in ranked
+        )
 
     parts = []
     if falling:
@@ -358,14 +394,19 @@ def growth_summary(table: GrowthTable) -> str:
     if rising:
         parts.append(f"{'' if falling else 'the score '}rises in {listed(rising)}")
     if not table.intervals:
-        parts = [f"the score changes by {', '.join(f'{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}' for d, t in rows)} "
-                 "(no intervals)"]
+        parts = [
+            f"the score changes by {', '.join(f'{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}' for d, t in rows)} "
+            "(no intervals)"
+        ]
     else:
         few = [DOMAIN_LABELS.get(d, d) for d, t in rows if t.too_few]
         told = len(rows) - len(few)
         if not parts and told:
-            parts.append("no domain's score changes clearly (every interval holds 0, or there is none)"
-                         if not few else "no clear change where there are enough trajectories to tell")
+            parts.append(
+                "no domain's score changes clearly (every interval holds 0, or there is none)"
+                if not few
+                else "no clear change where there are enough trajectories to tell"
+            )
         elif parts and len(falling) + len(rising) < told:
             parts.append("no clear change elsewhere")
         if few:
@@ -382,16 +423,24 @@ def lead_summary(axis: Axis, diffs: Sequence[tuple[str, float]], trend: Trend | 
     if not diffs:
         return f"no samples both runs scored, so nothing to say along the {name}"
     (first, d0), (last, d1) = diffs[0], diffs[-1]
-    where = (f"A − B is {fmt_points(d0, True)} at {bin_phrase(axis, first)}" if first == last else
-             f"A − B is {fmt_points(d0, True)} at {bin_phrase(axis, first)} and {fmt_points(d1, True)} at "
-             f"{bin_phrase(axis, last)}")
+    where = (
+        f"A − B is {fmt_points(d0, True)} at {bin_phrase(axis, first)}"
+        if first == last
+        else f"A − B is {fmt_points(d0, True)} at {bin_phrase(axis, first)} and {fmt_points(d1, True)} at "
+        f"{bin_phrase(axis, last)}"
+    )
     if trend is None or trend.slope is None:
         return f"no trend with {name} (the samples both runs scored are all at one position): {where}"
     bounds = fmt_bounds(trend.lo, trend.hi, signed=True)
     slope = f"{fmt_points(trend.slope, True)} per doubling{' ' + bounds if bounds else ''}"
     if not trend.clear:
-        why = (f"{TOO_FEW}: {_trajectories(trend.trajectories)}" if trend.too_few
-               else "no interval" if not bounds else "its interval holds 0")
+        why = (
+            f"{TOO_FEW}: {_trajectories(trend.trajectories)}"
+            if trend.too_few
+            else "no interval"
+            if not bounds
+            else "its interval holds 0"
+        )
         return f"no clear change of A − B with {name} ({slope}; {why}): {where}"
     gainer, other = ("A", "B") if trend.slope > 0 else ("B", "A")
     # Seen from the side that gains along the axis: positive means it is ahead.
@@ -419,20 +468,31 @@ def run_units(data: RunData, judge_id: str, axis: Axis) -> dict[str, list[Unit]]
     out: dict[str, list[Unit]] = {}
     if data.generations > 1:
         keys = [(s.key, s.domain) for s in data.samples.values()]
-        per_domain = generation_points(evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy,
-                                       data.generations)
-        scored = {d: [(key, tuple(math.nan if g is None else g[0] for g in gens)) for key, gens in samples
-                      if any(g is not None for g in gens)] for d, samples in per_domain.items()}
+        per_domain = generation_points(
+            evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy, data.generations
+        )
+        scored = {
+            d: [
+                (key, tuple(math.nan if g is None else g[0] for g in gens))
+                for key, gens in samples
+                if any(g is not None for g in gens)
+            ]
+            for d, samples in per_domain.items()
+        }
     else:
         scored = {d: [(key, (score,)) for key, score, _ in pts] for d, pts in data.points(judge_id).items()}
     for domain in DOMAINS:
         if scored.get(domain):
-            out[domain] = [Unit(key=key, trajectory=data.trajectories[key], position=position(records[key], axis),
-                                scores=scores) for key, scores in scored[domain]]
+            out[domain] = [
+                Unit(key=key, trajectory=data.trajectories[key], position=position(records[key], axis), scores=scores)
+                for key, scores in scored[domain]
+            ]
     return out
 
 
-def run_growth(data: RunData, judge_id: str, resamples: int | None = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> RunGrowth:
+def run_growth(
+    data: RunData, judge_id: str, resamples: int | None = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> RunGrowth:
     """Both views of one run's evaluation `judge_id`; `resamples=None`: means and slopes without intervals."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample in which no trajectory has a value

@@ -64,7 +64,10 @@ class Provenance:
 
 
 _PROVENANCE_FIELDS = {
-    "judge": ("judge",), "prompt set": ("prompt_set", "prompt_hash"), "data": ("data",), "failure policy": ("policy",),
+    "judge": ("judge",),
+    "prompt set": ("prompt_set", "prompt_hash"),
+    "data": ("data",),
+    "failure policy": ("policy",),
 }
 
 
@@ -72,20 +75,40 @@ def provenance(manifest: RunManifest, info: JudgeInfo, policy: str, reference: b
     """`reference`: the evaluation's scores have the reference's reading, and are ranked by it."""
     described = info.described
     if info.kind == "llm":
-        judge, name, sha = info.settings.model, str(described.get("prompt_set", "?")), str(described.get("prompt_sha256", "?"))
+        judge, name, sha = (
+            info.settings.model,
+            str(described.get("prompt_set", "?")),
+            str(described.get("prompt_sha256", "?")),
+        )
     else:
         judge, name, sha = "rules", "rules", str(described.get("rules_version", "?"))
-    official = (info.kind == "llm" and described.get("protocol") == "reference" and published_judge(info.settings)
-                and full_benchmark(manifest) and reference)
+    official = (
+        info.kind == "llm"
+        and described.get("protocol") == "reference"
+        and published_judge(info.settings)
+        and full_benchmark(manifest)
+        and reference
+    )
     policy = REFERENCE_ARITHMETIC if reference else policy
-    return Provenance(judge=judge, prompt_set=name, prompt_hash=sha, data=manifest.data_fingerprint, policy=policy,
-                      published_protocol=official)
+    return Provenance(
+        judge=judge,
+        prompt_set=name,
+        prompt_hash=sha,
+        data=manifest.data_fingerprint,
+        policy=policy,
+        published_protocol=official,
+    )
 
 
 def published_judge(settings: JudgeSettings) -> bool:
     """The release's judge: gpt-5.2-2025-12-11 at temperature 0.6, one free-form verdict per prediction."""
-    return (settings.model == DEFAULT_JUDGE_MODEL and settings.temperature == 0.6 and settings.samples == 1
-            and not settings.structured and not settings.extra_body)
+    return (
+        settings.model == DEFAULT_JUDGE_MODEL
+        and settings.temperature == 0.6
+        and settings.samples == 1
+        and not settings.structured
+        and not settings.extra_body
+    )
 
 
 def full_benchmark(manifest: RunManifest) -> bool:
@@ -165,8 +188,11 @@ def load_published(path: Path | None = None) -> list[PublishedRow]:
     with open(path, newline="", encoding="utf-8") as handle:
         return [
             PublishedRow(
-                model=row["model"], domains={d: float(row[DOMAIN_LABELS[d]]) for d in DOMAINS},
-                overall=float(row["Overall"]), judge=row["judge"], source=row["source"],
+                model=row["model"],
+                domains={d: float(row[DOMAIN_LABELS[d]]) for d in DOMAINS},
+                overall=float(row["Overall"]),
+                judge=row["judge"],
+                source=row["source"],
             )
             for row in csv.DictReader(handle)
         ]
@@ -227,6 +253,7 @@ def rankable(row: Row) -> bool:
 
 def _rank(rows: list[Row]) -> list[Row]:
     """Ranked rows by their total, then the others, unranked and marked: partial, then incomplete."""
+
     def sort_key(row: Row) -> tuple[bool, bool, float, str]:
         value = row.cells[OVERALL].value
         return (not rankable(row), row.incomplete is not None, -(value or 0.0), row.run)
@@ -239,7 +266,8 @@ def _rank(rows: list[Row]) -> list[Row]:
 
 def _differences(keys: list[Provenance]) -> str:
     return ", ".join(
-        label for label, names in _PROVENANCE_FIELDS.items()
+        label
+        for label, names in _PROVENANCE_FIELDS.items()
         if len({tuple(getattr(k, n) for n in names) for k in keys}) > 1
     )
 
@@ -274,8 +302,9 @@ def build_leaderboard(
             if shared:
                 loaded[path] = data  # else it is let go with the next run: ten full runs need not fit at once
         manifest = data.manifest if data else store.read_manifest()
-        judged = ({i: (e.info, e.scores) for i, e in data.evaluations.items()} if data
-                  else _read_evaluations(store, manifest))
+        judged = (
+            {i: (e.info, e.scores) for i, e in data.evaluations.items()} if data else _read_evaluations(store, manifest)
+        )
         for info, scores in _scored(store.name, judged, judge, notes):
             key = provenance(manifest, info, scores.failure_policy, scores.reference is not None)
             scores = scores.ranked()
@@ -285,25 +314,38 @@ def build_leaderboard(
                 continue
             cells = _cells(table, view, scope)
             if ci and key.policy == REFERENCE_ARITHMETIC:
-                notes.append(f"no intervals for {store.name} ({info.id}): its numbers follow eval.py's arithmetic, "
-                             "which the trajectory bootstrap does not")
+                notes.append(
+                    f"no intervals for {store.name} ({info.id}): its numbers follow eval.py's arithmetic, "
+                    "which the trajectory bootstrap does not"
+                )
             elif ci:
                 assert data is not None
                 _with_intervals(cells, run_intervals(data, info.id, resamples, seed), view, scope)
                 notes += _stale(data, info.id, table)
             completeness = scores.completeness
             if not completeness.complete:
-                notes.append(f"{store.name} ({info.id}) is not ranked: {completeness.label()}; "
-                             f"{resume_advice(store.path)}")
-            by_group.setdefault(key, []).append(Row(
-                run=store.name, model=manifest.config.model.model, judge_id=info.id, cells=cells,
-                scored=sum(d.scored for d in table.domains.values()), failed=table.failed,
-                unscored=table.unscored - table.pending, n=table.n,
-                judge=key.judge, prompts=key.prompts, data=key.data[:6], cost_usd=scores.cost_usd,
-                generations=scores.generations,
-                incomplete=None if completeness.complete else completeness.label(),
-                partial=partial_mark(table) if view == "domain" or scope == OVERALL else None,
-            ))
+                notes.append(
+                    f"{store.name} ({info.id}) is not ranked: {completeness.label()}; {resume_advice(store.path)}"
+                )
+            by_group.setdefault(key, []).append(
+                Row(
+                    run=store.name,
+                    model=manifest.config.model.model,
+                    judge_id=info.id,
+                    cells=cells,
+                    scored=sum(d.scored for d in table.domains.values()),
+                    failed=table.failed,
+                    unscored=table.unscored - table.pending,
+                    n=table.n,
+                    judge=key.judge,
+                    prompts=key.prompts,
+                    data=key.data[:6],
+                    cost_usd=scores.cost_usd,
+                    generations=scores.generations,
+                    incomplete=None if completeness.complete else completeness.label(),
+                    partial=partial_mark(table) if view == "domain" or scope == OVERALL else None,
+                )
+            )
 
     groups = [Group(header=key.header, rows=_rank(rows), rules=key.judge == "rules") for key, rows in by_group.items()]
     official = next((g for g, key in zip(groups, by_group) if key.published_protocol), None)
@@ -317,8 +359,10 @@ def build_leaderboard(
             official.rows = _rank(official.rows + published)
             official.published = True
         elif published and mix_reference and any(not g.rules for g in groups):
-            notes.append("published rows are ranked with computed rows (--mix-reference): their judge runs, "
-                         "prompts and data version are not checked to match")
+            notes.append(
+                "published rows are ranked with computed rows (--mix-reference): their judge runs, "
+                "prompts and data version are not checked to match"
+            )
             if any(g.rules for g in groups):
                 notes.append("published rows are not ranked with rule scores: they are LLM-judge scores")
             for group in groups:
@@ -339,8 +383,9 @@ def _read_evaluations(store: RunStore, manifest: RunManifest) -> dict[str, tuple
     return out
 
 
-def _scored(run: str, evaluations: dict[str, tuple[JudgeInfo, ScoresFile | None]], judge: str | None,
-            notes: list[str]) -> list[tuple[JudgeInfo, ScoresFile]]:
+def _scored(
+    run: str, evaluations: dict[str, tuple[JudgeInfo, ScoresFile | None]], judge: str | None, notes: list[str]
+) -> list[tuple[JudgeInfo, ScoresFile]]:
     """The run's scored evaluations: all of them, or the one `judge` names."""
     if judge is not None:
         try:
@@ -368,8 +413,18 @@ def _published_rows(view: View, judge: str | None, notes: list[str]) -> list[Row
     rows = []
     for p in load_published():
         cells = {d: Cell(value=p.domains[d]) for d in DOMAINS} | {OVERALL: Cell(value=p.overall)}
-        rows.append(Row(run=p.model, model=p.model, published=True, cells=cells, judge=p.judge,
-                        prompts="published", data="AgentWorldBench", source=p.source))
+        rows.append(
+            Row(
+                run=p.model,
+                model=p.model,
+                published=True,
+                cells=cells,
+                judge=p.judge,
+                prompts="published",
+                data="AgentWorldBench",
+                source=p.source,
+            )
+        )
     # Published order is by Overall too, so a reader can scan it like the computed groups.
     return sorted(rows, key=lambda r: -(r.cells[OVERALL].value or 0.0))
 
@@ -385,8 +440,10 @@ def _stale(data: RunData, judge_id: str, table: ScoreTable) -> list[str]:
         else:
             stale = abs(recomputed - ds.score) > 1e-6
         if stale:
-            return [f"{data.name}: scores.json does not match its judgments ({domain}); re-score the run "
-                    "before trusting its intervals"]
+            return [
+                f"{data.name}: scores.json does not match its judgments ({domain}); re-score the run "
+                "before trusting its intervals"
+            ]
     return []
 
 
@@ -417,8 +474,10 @@ def fmt_cell(cell: Cell) -> str:
     return f"{fmt_number(cell.value)} {fmt_interval(cell)}".rstrip()
 
 
-INTERVALS_NOTE = (f"Intervals: [lo, hi], 95% bootstrap over whole trajectories; \"{TOO_FEW}\" (in a terminal, "
-                  "\"too few\"): fewer than five trajectories, no interval")
+INTERVALS_NOTE = (
+    f'Intervals: [lo, hi], 95% bootstrap over whole trajectories; "{TOO_FEW}" (in a terminal, '
+    '"too few"): fewer than five trajectories, no interval'
+)
 
 
 def fmt_cost(cost: float | None) -> str:
@@ -434,8 +493,13 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
     out = []
     for group in board.groups:
         for row in group.rows:
-            record = {"group": group.header, "rank": "" if row.rank is None else str(row.rank),
-                      "run": row.run, "model": row.model, "published": "yes" if row.published else "no"}
+            record = {
+                "group": group.header,
+                "rank": "" if row.rank is None else str(row.rank),
+                "run": row.run,
+                "model": row.model,
+                "published": "yes" if row.published else "no",
+            }
             record |= {board.labels[c]: _csv_number(row.cells[c].value) for c in board.columns}
             if board.ci:
                 for c in board.columns:
@@ -446,8 +510,11 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
                 "failed": "" if row.failed is None else str(row.failed),
                 "unscored": "" if row.unscored is None else str(row.unscored),
                 **({"generations": str(row.generations)} if shows_generations(board) else {}),
-                "judge": row.judge, "prompts": row.prompts, "data": row.data,
-                "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}", "source": row.source or "",
+                "judge": row.judge,
+                "prompts": row.prompts,
+                "data": row.data,
+                "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}",
+                "source": row.source or "",
                 "status": "; ".join(row.marks()),
             }
             out.append(record)
@@ -475,11 +542,34 @@ def _md_escape(text: str) -> str:
 
 def to_markdown(board: Leaderboard) -> str:
     k = shows_generations(board)
-    heads = ["#", "Run", "Model", *(board.labels[c] for c in board.columns), "Scored", "Failed", "Unscored",
-             *(["K"] if k else []),
-             "Judge", "Prompts", "Data", "Cost"]
-    align = ["--:", ":--", ":--", *(["--:"] * len(board.columns)), "--:", "--:", "--:", *(["--:"] if k else []), ":--", ":--",
-             ":--", "--:"]
+    heads = [
+        "#",
+        "Run",
+        "Model",
+        *(board.labels[c] for c in board.columns),
+        "Scored",
+        "Failed",
+        "Unscored",
+        *(["K"] if k else []),
+        "Judge",
+        "Prompts",
+        "Data",
+        "Cost",
+    ]
+    align = [
+        "--:",
+        ":--",
+        ":--",
+        *(["--:"] * len(board.columns)),
+        "--:",
+        "--:",
+        "--:",
+        *(["--:"] if k else []),
+        ":--",
+        ":--",
+        ":--",
+        "--:",
+    ]
     parts: list[str] = []
     for group in board.groups:
         parts.append(f"**{'rule scores · ' if group.rules else ''}{_md_escape(group.header)}**\n")
@@ -489,11 +579,18 @@ def to_markdown(board: Leaderboard) -> str:
             run = f"{row.run} *(published)*" if row.published else row.run
             run += "".join(f" *({mark})*" for mark in row.marks())
             cells = [
-                "" if row.rank is None else str(row.rank), _md_escape(run), _md_escape(row.model),
+                "" if row.rank is None else str(row.rank),
+                _md_escape(run),
+                _md_escape(row.model),
                 *(fmt_cell(row.cells[c]) for c in board.columns),
-                "" if row.scored is None else str(row.scored), "" if row.failed is None else str(row.failed),
-                "" if row.unscored is None else str(row.unscored), *([str(row.generations)] if k else []),
-                _md_escape(row.judge), _md_escape(row.prompts), row.data, fmt_cost(row.cost_usd),
+                "" if row.scored is None else str(row.scored),
+                "" if row.failed is None else str(row.failed),
+                "" if row.unscored is None else str(row.unscored),
+                *([str(row.generations)] if k else []),
+                _md_escape(row.judge),
+                _md_escape(row.prompts),
+                row.data,
+                fmt_cost(row.cost_usd),
             ]
             parts.append("| " + " | ".join(cells) + " |")
         parts.append("")

@@ -31,7 +31,7 @@ class RunEntry(BaseModel):
     finished_at: datetime | None
 
     def state_label(self) -> str:
-        """"running (process 12 on host, started ...)", "complete", "incomplete (11 of 65 judged)", "not scored"."""
+        """ "running (process 12 on host, started ...)", "complete", "incomplete (11 of 65 judged)", "not scored"."""
         if self.state == "running":
             return f"running ({self.holder})"
         if self.state == "incomplete":
@@ -60,8 +60,10 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
         elif under_output.is_dir():
             found.append(under_output)
         else:
-            raise StoreError(f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory"
-                             + closest_runs(item, output))
+            raise StoreError(
+                f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory"
+                + closest_runs(item, output)
+            )
     return found
 
 
@@ -82,13 +84,26 @@ def run_entry(store: RunStore) -> RunEntry:
         raise StoreError(f"{store.scores_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
     holder = RunLock(store.path).holder()
     completeness = scores.completeness if scores else None
-    state: RunState = ("running" if holder else "not scored" if completeness is None
-                       else "complete" if completeness.complete else "incomplete")
+    state: RunState = (
+        "running"
+        if holder
+        else "not scored"
+        if completeness is None
+        else "complete"
+        if completeness.complete
+        else "incomplete"
+    )
     return RunEntry(
-        run=store.name, path=str(store.path), model=manifest.config.model.model,
-        judges=[evaluation.id for evaluation in store.evaluations(manifest)], state=state,
-        judged=completeness.judged if completeness else None, selected=completeness.selected if completeness else None,
-        holder=holder, overall=scores.overall if scores else None, finished_at=manifest.finished_at,
+        run=store.name,
+        path=str(store.path),
+        model=manifest.config.model.model,
+        judges=[evaluation.id for evaluation in store.evaluations(manifest)],
+        state=state,
+        judged=completeness.judged if completeness else None,
+        selected=completeness.selected if completeness else None,
+        holder=holder,
+        overall=scores.overall if scores else None,
+        finished_at=manifest.finished_at,
     )
 
 

@@ -87,9 +87,11 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
     1280 px window with intervals and the published rows."""
     heads = ["#", "Run", *(board.labels[c] for c in board.columns), "Scored / failed / unscored", "Cost"]
     text_cols = {"Run"}
-    out = [f'<div class="scroll"><table id="{table_id}" class="leaderboard"><thead><tr>'
-           + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
-           + "</tr></thead><tbody>"]
+    out = [
+        f'<div class="scroll"><table id="{table_id}" class="leaderboard"><thead><tr>'
+        + "".join(f'<th class="{"text" if h in text_cols else ""}">{_e(h)}</th>' for h in heads)
+        + "</tr></thead><tbody>"
+    ]
     for group in board.groups:
         header = ("rule scores · " if group.rules else "") + group.header
         out.append(f'<tr class="group"><th colspan="{len(heads)}">{_e(header)}</th></tr>')
@@ -98,8 +100,10 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
             name = _e(row.run) + (' <span class="badge">published</span>' if row.published else "")
             name += "".join(f' <span class="badge">{_e(mark)}</span>' for mark in row.marks())
             model = "" if row.published or row.model == row.run else f'<br><span class="meta">{_e(row.model)}</span>'
-            cells = "".join(f'<td class="{"overall" if c == OVERALL else ""}">{_cell_html(row.cells[c])}</td>'
-                            for c in board.columns)
+            cells = "".join(
+                f'<td class="{"overall" if c == OVERALL else ""}">{_cell_html(row.cells[c])}</td>'
+                for c in board.columns
+            )
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"
             out.append(
                 f'<tr class="{css}" data-run="{_e(row.run)}"><td>{"" if row.rank is None else row.rank}</td>'
@@ -127,19 +131,28 @@ def _diff_html(lines: list[str], max_lines: int = 300) -> str:
 
 
 def sample_card(view: SampleView, run: str, anchor: str) -> str:
-    dims = "".join(f"<span>{_e(DIMENSION_LABELS[d])} {view.dimensions[d]:.0f}</span>"
-                   for d in DIMENSIONS if d in view.dimensions)
-    dims += "".join(f'<span class="rule-part">rule {_e(name)} {value * 100:.0f}</span>'
-                    for name, value in (view.rule_parts or {}).items())
+    dims = "".join(
+        f"<span>{_e(DIMENSION_LABELS[d])} {view.dimensions[d]:.0f}</span>" for d in DIMENSIONS if d in view.dimensions
+    )
+    dims += "".join(
+        f'<span class="rule-part">rule {_e(name)} {value * 100:.0f}</span>'
+        for name, value in (view.rule_parts or {}).items()
+    )
     reasons = []
     for i, r in enumerate(view.reasons, start=1):
         label = f"verdict {i} ({r.status})" if len(view.reasons) > 1 else f"judge ({r.status})"
         reasons.append(
             f"<h4>{_e(label)}</h4>"
-            + ('<ul class="reasons strengths">' + "".join(f"<li>{_e(s)}</li>" for s in r.strengths) + "</ul>"
-               if r.strengths else "")
-            + ('<ul class="reasons weaknesses">' + "".join(f"<li>{_e(w)}</li>" for w in r.weaknesses) + "</ul>"
-               if r.weaknesses else "")
+            + (
+                '<ul class="reasons strengths">' + "".join(f"<li>{_e(s)}</li>" for s in r.strengths) + "</ul>"
+                if r.strengths
+                else ""
+            )
+            + (
+                '<ul class="reasons weaknesses">' + "".join(f"<li>{_e(w)}</li>" for w in r.weaknesses) + "</ul>"
+                if r.weaknesses
+                else ""
+            )
         )
     status = "" if view.status in (None, "ok") else f' <span class="warn">[{_e(view.status)}]</span>'
     error = f'<p class="warn">{_e(view.error)}</p>' if view.error else ""
@@ -149,16 +162,18 @@ def sample_card(view: SampleView, run: str, anchor: str) -> str:
         f'<div class="scores">{dims}</div>{error}'
         f"<h4>action</h4><pre>{_e(clip(view.action, 1500))}</pre>"
         "<h4>ground truth → prediction (unified diff)</h4>"
-        f"{_diff_html(unified_diff(view.ground_truth, view.prediction))}"
-        + "".join(reasons) + "</details>"
+        f"{_diff_html(unified_diff(view.ground_truth, view.prediction))}" + "".join(reasons) + "</details>"
     )
 
 
 def _length_bias_html(bias: LengthBias) -> str:
-    cells = "".join(f"<tr><td class='text'>{_e(b)}</td><td>{n}</td><td>{fmt_number(m)}</td></tr>"
-                    for b, (n, m) in bias.items())
-    return ("<table class='length-bias'><thead><tr><th class='text'>prediction / truth length</th><th>n</th>"
-            f"<th>mean score</th></tr></thead><tbody>{cells}</tbody></table>")
+    cells = "".join(
+        f"<tr><td class='text'>{_e(b)}</td><td>{n}</td><td>{fmt_number(m)}</td></tr>" for b, (n, m) in bias.items()
+    )
+    return (
+        "<table class='length-bias'><thead><tr><th class='text'>prediction / truth length</th><th>n</th>"
+        f"<th>mean score</th></tr></thead><tbody>{cells}</tbody></table>"
+    )
 
 
 def _consistency_html(c: Consistency | None, agreement: dict[str, float | None] | None) -> str:
@@ -166,13 +181,17 @@ def _consistency_html(c: Consistency | None, agreement: dict[str, float | None] 
     if c:
         sd = ", ".join(f"{DOMAIN_LABELS[d]} {v:.1f}" for d, v in c.sd.items())
         alpha = ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(a)}" for d, a in c.alpha.items())
-        parts.append(f"<p>Repeated verdicts (up to {c.k} per prediction, {c.n} predictions): mean SD of the total "
-                     f"per domain: {_e(sd)}; Krippendorff's α (ordinal): {_e(alpha)}</p>")
+        parts.append(
+            f"<p>Repeated verdicts (up to {c.k} per prediction, {c.n} predictions): mean SD of the total "
+            f"per domain: {_e(sd)}; Krippendorff's α (ordinal): {_e(alpha)}</p>"
+        )
     if agreement:
         rho = ", ".join(f"{DOMAIN_LABELS.get(d, d.capitalize())} {fmt_number(v)}" for d, v in agreement.items())
         parts.append(f"<p>Rule score vs LLM total, Spearman: {_e(rho)}</p>")
-    return "".join(parts) or ('<p class="note">Nothing to show: no repeated verdicts (--judge-samples) and no '
-                              "rule-vs-LLM comparison (--judge both) in this run.</p>")
+    return "".join(parts) or (
+        '<p class="note">Nothing to show: no repeated verdicts (--judge-samples) and no '
+        "rule-vs-LLM comparison (--judge both) in this run.</p>"
+    )
 
 
 class RunSection(BaseModel):
@@ -189,18 +208,26 @@ class RunSection(BaseModel):
     notes: list[str] = []  # its K generations and their spread; predictions flagged as addressing the judge
 
 
-def run_section(data: RunData, judge_id: str, worst_n: int, resamples: int | None = DEFAULT_RESAMPLES,
-                seed: int = DEFAULT_SEED) -> RunSection:
+def run_section(
+    data: RunData, judge_id: str, worst_n: int, resamples: int | None = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> RunSection:
     """`resamples=None`: the scores along trajectories without intervals (`report --no-ci`)."""
     evaluation = data.evaluation(judge_id)
     scores = evaluation.scores
     return RunSection(
-        name=data.name, judge=judge_id,
-        worst={d: [sample_view(data, k, judge_id) for k in worst_keys(data, judge_id, worst_n, domain=d)] for d in DOMAINS},
-        length_bias=run_length_bias(data, judge_id), consistency=judge_consistency(data, judge_id),
-        agreement=scores.agreement if scores else None, growth=run_growth(data, judge_id, resamples, seed),
+        name=data.name,
+        judge=judge_id,
+        worst={
+            d: [sample_view(data, k, judge_id) for k in worst_keys(data, judge_id, worst_n, domain=d)] for d in DOMAINS
+        },
+        length_bias=run_length_bias(data, judge_id),
+        consistency=judge_consistency(data, judge_id),
+        agreement=scores.agreement if scores else None,
+        growth=run_growth(data, judge_id, resamples, seed),
         rules=evaluation.kind == "rules",
-        notes=[n for n in (scores.generations_note(), scores.flagged_note(str(data.store.path))) if n] if scores else [],
+        notes=[n for n in (scores.generations_note(), scores.flagged_note(str(data.store.path))) if n]
+        if scores
+        else [],
     )
 
 
@@ -209,10 +236,19 @@ def growth_lines(table: GrowthTable) -> list[Line]:
     lines = []
     for name, cells in table.rows.items():
         total = name == OVERALL
-        points = [None if (c := cells.get(b)) is None or c.mean is None else LinePoint(mean=c.mean, lo=c.lo, hi=c.hi, n=c.n)
-                  for b in table.bins]
-        lines.append(Line(name=name, label="Overall" if total else DOMAIN_LABELS.get(name, name), points=points,
-                          color=TOTAL_COLOR if total else color(DOMAINS.index(name)), total=total))
+        points = [
+            None if (c := cells.get(b)) is None or c.mean is None else LinePoint(mean=c.mean, lo=c.lo, hi=c.hi, n=c.n)
+            for b in table.bins
+        ]
+        lines.append(
+            Line(
+                name=name,
+                label="Overall" if total else DOMAIN_LABELS.get(name, name),
+                points=points,
+                color=TOTAL_COLOR if total else color(DOMAINS.index(name)),
+                total=total,
+            )
+        )
     return lines
 
 
@@ -221,30 +257,42 @@ def growth_chart(section: RunSection, table: GrowthTable) -> LineChart:
     what = "Rule score" if section.rules else "Score"
     title = f"{what} by {AXIS_NAMES[table.axis]} (0–100), per domain\n{section.name} · judge {section.judge}"
     axis = "turn index (turn_idx)" if table.axis == "turn" else "context, tokens ≈ characters / 4"
-    footer = f"x: bins of the {axis}" + ("; bars: 95% bootstrap intervals over whole trajectories" if table.intervals else "")
+    footer = f"x: bins of the {axis}" + (
+        "; bars: 95% bootstrap intervals over whole trajectories" if table.intervals else ""
+    )
     return title, table.bins, growth_lines(table), footer
 
 
 def growth_charts(sections: Sequence[RunSection]) -> LineCharts:
     """Every run's charts along trajectories, by id: `growth-{run index}-{axis}`."""
-    return {f"growth-{i}-{axis}": growth_chart(section, section.growth.table(axis))
-            for i, section in enumerate(sections) if section.growth is not None
-            for axis in AXES if section.growth.table(axis).rows}
+    return {
+        f"growth-{i}-{axis}": growth_chart(section, section.growth.table(axis))
+        for i, section in enumerate(sections)
+        if section.growth is not None
+        for axis in AXES
+        if section.growth.table(axis).rows
+    }
 
 
 def _growth_cell_html(mean: float | None, bounds: str = "", extra: str = "", signed: bool = False) -> str:
     """The mean, and below it its interval (or "too few to tell") and `extra`."""
     if mean is None:
         return "<td class='empty'>–</td>"
-    return (f"<td>{_e(fmt_points(mean, signed))}" + (f'<br><span class="ci">{_e(bounds)}</span>' if bounds else "")
-            + (f'<br><span class="ci">{_e(extra)}</span>' if extra else "") + "</td>")
+    return (
+        f"<td>{_e(fmt_points(mean, signed))}"
+        + (f'<br><span class="ci">{_e(bounds)}</span>' if bounds else "")
+        + (f'<br><span class="ci">{_e(extra)}</span>' if extra else "")
+        + "</td>"
+    )
 
 
 def growth_table_html(table: GrowthTable, table_id: str) -> str:
     """Domains x bins: mean, [lo, hi] and n; the trend per doubling in the last column."""
     heads = "".join(f"<th>{_e(b)}</th>" for b in table.bins)
-    out = [f'<div class="scroll"><table class="growth" id="{table_id}" data-axis="{table.axis}"><thead><tr>'
-           f'<th class="text">{_e(AXIS_NAMES[table.axis])}</th>{heads}<th>trend / doubling</th></tr></thead><tbody>']
+    out = [
+        f'<div class="scroll"><table class="growth" id="{table_id}" data-axis="{table.axis}"><thead><tr>'
+        f'<th class="text">{_e(AXIS_NAMES[table.axis])}</th>{heads}<th>trend / doubling</th></tr></thead><tbody>'
+    ]
     domains = sum(1 for name in table.rows if name != OVERALL)
     for name, cells in table.rows.items():
         tds = []
@@ -253,7 +301,9 @@ def growth_table_html(table: GrowthTable, table_id: str) -> str:
             if c is None:
                 tds.append(_growth_cell_html(None))
                 continue
-            extra = f"n={c.n}" + (f" · {c.domains} of {domains} domains" if c.domains is not None and c.domains < domains else "")
+            extra = f"n={c.n}" + (
+                f" · {c.domains} of {domains} domains" if c.domains is not None and c.domains < domains else ""
+            )
             tds.append(_growth_cell_html(c.mean, fmt_spread(c), extra))
         t = table.trend.get(name)
         trend = _growth_cell_html(t.slope, fmt_spread(t, signed=True), signed=True) if t else _growth_cell_html(None)
@@ -264,43 +314,61 @@ def growth_table_html(table: GrowthTable, table_id: str) -> str:
     return "\n".join(out)
 
 
-GROWTH_NOTE = ("Cells: mean score, its 95% interval (bootstrap over whole trajectories) and n samples. Overall: the "
-               "mean over the domains present in the bin. Trend: least-squares slope of the score on log2 of the "
-               "turn index (or of the context tokens), in points per doubling, with its interval; Overall's is the "
-               f"mean of the domains' slopes. From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no "
-               f"interval ({TOO_FEW}).")
+GROWTH_NOTE = (
+    "Cells: mean score, its 95% interval (bootstrap over whole trajectories) and n samples. Overall: the "
+    "mean over the domains present in the bin. Trend: least-squares slope of the score on log2 of the "
+    "turn index (or of the context tokens), in points per doubling, with its interval; Overall's is the "
+    f"mean of the domains' slopes. From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no "
+    f"interval ({TOO_FEW})."
+)
 
 
 def _growth_html(section: RunSection, index: int, charts: LineCharts) -> str:
     """One run along trajectories: by turn index, then by context length, each a chart, a table and a line."""
     growth = section.growth
-    out = [f'<section class="growth-section" id="growth-{index}" data-run="{_e(section.name)}">'
-           f"<h3>{_e(section.name)}</h3>", f'<p class="note">judge: {_e(section.judge)}</p>']
+    out = [
+        f'<section class="growth-section" id="growth-{index}" data-run="{_e(section.name)}">'
+        f"<h3>{_e(section.name)}</h3>",
+        f'<p class="note">judge: {_e(section.judge)}</p>',
+    ]
     if growth is None or not any(growth.table(axis).rows for axis in AXES):
         out.append('<p class="note">No scored samples.</p>')
     else:
         for axis in AXES:
             table = growth.table(axis)
             chart_id = f"growth-{index}-{axis}"
-            out += [f"<h4>By {_e(AXIS_NAMES[axis])}</h4>",
-                    f'<div class="scroll">{line_panels_svg(chart_id, *charts[chart_id])}</div>',
-                    growth_table_html(table, f"{chart_id}-table"),
-                    f'<p class="growth-summary">{_e(growth_summary(table))}</p>']
+            out += [
+                f"<h4>By {_e(AXIS_NAMES[axis])}</h4>",
+                f'<div class="scroll">{line_panels_svg(chart_id, *charts[chart_id])}</div>',
+                growth_table_html(table, f"{chart_id}-table"),
+                f'<p class="growth-summary">{_e(growth_summary(table))}</p>',
+            ]
     out.append("</section>")
     return "\n".join(out)
 
 
 def growth_section_html(sections: Sequence[RunSection], charts: LineCharts) -> str:
     """The report's "Along trajectories": what the bins are, then a subsection per run."""
-    intro = ("Scores by bins of the turn index (1, 2-3, 4-7, 8-15, 16-31, 32+) and of the context the candidate is "
-             "shown (system prompt, earlier turns, action; tokens ≈ characters / 4, K = 1,024). " + GROWTH_NOTE)
-    return "\n".join(['<section id="growth"><h2>Along trajectories</h2>', f'<p class="note">{_e(intro)}</p>',
-                      *(_growth_html(s, i, charts) for i, s in enumerate(sections)), "</section>"])
+    intro = (
+        "Scores by bins of the turn index (1, 2-3, 4-7, 8-15, 16-31, 32+) and of the context the candidate is "
+        "shown (system prompt, earlier turns, action; tokens ≈ characters / 4, K = 1,024). " + GROWTH_NOTE
+    )
+    return "\n".join(
+        [
+            '<section id="growth"><h2>Along trajectories</h2>',
+            f'<p class="note">{_e(intro)}</p>',
+            *(_growth_html(s, i, charts) for i, s in enumerate(sections)),
+            "</section>",
+        ]
+    )
 
 
 def _section_html(section: RunSection, index: int) -> str:
-    out = [f'<section class="run-section" id="run-{index}"><h3>{_e(section.name)}</h3>',
-           f'<p class="note">judge: {_e(section.judge)}</p>', *(f"<p>{_e(note)}</p>" for note in section.notes)]
+    out = [
+        f'<section class="run-section" id="run-{index}"><h3>{_e(section.name)}</h3>',
+        f'<p class="note">judge: {_e(section.judge)}</p>',
+        *(f"<p>{_e(note)}</p>" for note in section.notes),
+    ]
     out.append("<h4>Score by prediction length</h4>" + _length_bias_html(section.length_bias))
     out.append("<h4>Judge agreement</h4>" + _consistency_html(section.consistency, section.agreement))
     for domain in DOMAINS:
@@ -335,15 +403,22 @@ def content_security_policy(template: str) -> str:
     A value that escaped escaping still runs nothing. The hashed elements hold no template placeholder."""
     scripts = re.findall(r"<script>(.*?)</script>", template, re.S)
     styles = re.findall(r"<style>(.*?)</style>", template, re.S)
-    return (f"default-src 'none'; script-src {' '.join(map(_csp_hash, scripts))}; "
-            f"style-src {' '.join(map(_csp_hash, styles))}; base-uri 'none'; form-action 'none'")
+    return (
+        f"default-src 'none'; script-src {' '.join(map(_csp_hash, scripts))}; "
+        f"style-src {' '.join(map(_csp_hash, styles))}; base-uri 'none'; form-action 'none'"
+    )
 
 
 def render_page(title: str, subtitle: str, body: str, nav: str = "", index: dict | None = None) -> str:
     text = resources.files("awbench.analysis").joinpath("templates/report.html").read_text(encoding="utf-8")
     return Template(text).substitute(
-        csp=_e(content_security_policy(text)), title=_e(title), subtitle=_e(subtitle), body=body, nav=nav,
-        index=script_json(index or {"runs": [], "samples": {}}), version=awbench.__version__,
+        csp=_e(content_security_policy(text)),
+        title=_e(title),
+        subtitle=_e(subtitle),
+        body=body,
+        nav=nav,
+        index=script_json(index or {"runs": [], "samples": {}}),
+        version=awbench.__version__,
     )
 
 
@@ -358,8 +433,10 @@ def _stamp() -> str:
 
 def chart_series(group: Group, board: Leaderboard) -> list[Series]:
     """One series per row of the group, in its order; the last category is the board's total."""
-    return [Series(name=row.run, values=[row.cells[c].value for c in board.columns], published=row.published)
-            for row in group.rows]
+    return [
+        Series(name=row.run, values=[row.cells[c].value for c in board.columns], published=row.published)
+        for row in group.rows
+    ]
 
 
 def chart_title(kind: str, group: Group) -> str:
@@ -404,12 +481,17 @@ def _dimension_notes(charts: Charts, dimension_board: Leaderboard) -> list[str]:
 
 
 def report_html(
-    domain_board: Leaderboard, dimension_board: Leaderboard, sections: Sequence[RunSection], index: dict,
+    domain_board: Leaderboard,
+    dimension_board: Leaderboard,
+    sections: Sequence[RunSection],
+    index: dict,
     title: str = "AgentWorldBench report",
 ) -> str:
     charts = report_charts(domain_board, dimension_board)
     body = [
-        '<section id="leaderboard-section"><h2>Leaderboard</h2>', leaderboard_html(domain_board), "</section>",
+        '<section id="leaderboard-section"><h2>Leaderboard</h2>',
+        leaderboard_html(domain_board),
+        "</section>",
         '<section id="charts"><h2>Charts</h2>',
         *(f'<div class="scroll">{bar_chart_svg(name, t, cats, ser)}</div>' for name, (t, cats, ser) in charts.items()),
         *(f'<p class="note">{_e(note)}</p>' for note in _dimension_notes(charts, dimension_board)),
@@ -421,9 +503,11 @@ def report_html(
         *(_section_html(s, i) for i, s in enumerate(sections)),
         "</section>",
     ]
-    nav = ('<a href="#leaderboard-section">Leaderboard</a><a href="#charts">Charts</a>'
-           '<a href="#growth">Along trajectories</a><a href="#samples">Samples</a>'
-           + "".join(f'<a href="#run-{i}">{_e(s.name)}</a>' for i, s in enumerate(sections)))
+    nav = (
+        '<a href="#leaderboard-section">Leaderboard</a><a href="#charts">Charts</a>'
+        '<a href="#growth">Along trajectories</a><a href="#samples">Samples</a>'
+        + "".join(f'<a href="#run-{i}">{_e(s.name)}</a>' for i, s in enumerate(sections))
+    )
     return render_page(title, _stamp(), "\n".join(body), nav, index)
 
 
@@ -435,8 +519,15 @@ class Report(BaseModel):
 
 
 def build_report(
-    stores: Sequence[RunStore], *, judge: str | None = None, worst_n: int = 3, reference: bool = False,
-    ci: bool = True, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED, notes: Sequence[str] = (),
+    stores: Sequence[RunStore],
+    *,
+    judge: str | None = None,
+    worst_n: int = 3,
+    reference: bool = False,
+    ci: bool = True,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    notes: Sequence[str] = (),
 ) -> Report:
     """Each run is read once, for both leaderboards and its section."""
     stores = list(stores)
@@ -453,12 +544,14 @@ def build_report(
             continue
     # The runs' sections in the leaderboard's order (the best first), those it does not rank after them.
     ranked = [(row.run, row.judge_id) for group in domain_board.groups for row in group.rows if not row.published]
-    judged.sort(key=lambda pair: ranked.index((pair[0].name, pair[1])) if (pair[0].name, pair[1]) in ranked
-                else len(ranked))
+    judged.sort(
+        key=lambda pair: ranked.index((pair[0].name, pair[1])) if (pair[0].name, pair[1]) in ranked else len(ranked)
+    )
     sections = [run_section(data, judge_id, worst_n, resamples if ci else None, seed) for data, judge_id in judged]
     index = sample_index([d for d, _ in judged], [j for _, j in judged])
     return Report(
         html=report_html(domain_board, dimension_board, sections, index),
-        charts=report_charts(domain_board, dimension_board), growth_charts=growth_charts(sections),
+        charts=report_charts(domain_board, dimension_board),
+        growth_charts=growth_charts(sections),
         notes=domain_board.notes,
     )

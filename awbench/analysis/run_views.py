@@ -69,18 +69,28 @@ def run_summary(data: RunData, judge_id: str, resamples: int, seed: int) -> RunS
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
     domains = {
-        name: DomainSummary(n=n, score=score, lo=ci[name]["score"][0] if name in ci else None,
-                            hi=ci[name]["score"][1] if name in ci else None,
-                            dimensions=dims if evaluation.kind == "llm" else {})
+        name: DomainSummary(
+            n=n,
+            score=score,
+            lo=ci[name]["score"][0] if name in ci else None,
+            hi=ci[name]["score"][1] if name in ci else None,
+            dimensions=dims if evaluation.kind == "llm" else {},
+        )
         for name, (n, score, dims) in point_summary(data.points(judge_id)).items()
     }
     scores = evaluation.scores
     return RunSummary(
-        run=data.name, judge=judge_id, kind=evaluation.kind, judges=list(data.evaluations),
-        completeness=data.completeness(judge_id), generations=data.generations, domains=domains,
+        run=data.name,
+        judge=judge_id,
+        kind=evaluation.kind,
+        judges=list(data.evaluations),
+        completeness=data.completeness(judge_id),
+        generations=data.generations,
+        domains=domains,
         length_bias=run_length_bias(data, judge_id),
         turn_trend=trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL),
-        consistency=judge_consistency(data, judge_id), agreement=scores.agreement if scores else None,
+        consistency=judge_consistency(data, judge_id),
+        agreement=scores.agreement if scores else None,
     )
 
 

@@ -50,8 +50,10 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
             where = run_dir.resolve()
             if not named_by_awbench(where.name):
                 # Refused rather than shown: a report puts the name in front of whoever reads it.
-                raise StoreError(f"{where.parent}: the run {where.name!r} is not named as awbench names runs (printable, "
-                                 "no '/', not starting with '.'): it was not written by awbench, and is not read")
+                raise StoreError(
+                    f"{where.parent}: the run {where.name!r} is not named as awbench names runs (printable, "
+                    "no '/', not starting with '.'): it was not written by awbench, and is not read"
+                )
             found.setdefault(where, RunStore(run_dir))
     return list(found.values()), notes
 
@@ -129,8 +131,9 @@ class RunData:
         judge_id = evaluation.id
         if judge_id not in self._points:
             keys = [(s.key, s.domain) for s in self.samples.values()]
-            self._points[judge_id] = sample_points(evaluation.kind, keys, self.predictions, evaluation.judgments,
-                                                   self.policy, self.generations)
+            self._points[judge_id] = sample_points(
+                evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
+            )
         return self._points[judge_id]
 
     def completeness(self, judge: str) -> Completeness:
@@ -138,8 +141,9 @@ class RunData:
         records themselves (a scores.json may be older)."""
         evaluation = self.evaluation(judge)
         keys = [(s.key, s.domain) for s in self.samples.values()]
-        return score_table(evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy,
-                           self.generations).completeness()
+        return score_table(
+            evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
+        ).completeness()
 
     @cached_property
     def trajectories(self) -> dict[str, str]:
@@ -153,11 +157,13 @@ def load_run_data(store: RunStore) -> RunData:
     for evaluation in store.evaluations(manifest):
         raw = evaluation.read_scores_json()
         evaluations[evaluation.id] = Judged(
-            info=evaluation.read_info(), scores=ScoresFile.model_validate(raw) if raw else None,
+            info=evaluation.read_info(),
+            scores=ScoresFile.model_validate(raw) if raw else None,
             judgments=evaluation.judgments.load(),
         )
-    return RunData(store=store, manifest=manifest, predictions=store.predictions.load(), samples=samples,
-                   evaluations=evaluations)
+    return RunData(
+        store=store, manifest=manifest, predictions=store.predictions.load(), samples=samples, evaluations=evaluations
+    )
 
 
 def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float]]]:
@@ -192,15 +198,18 @@ def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
     """As `point_matrix`, with each sample's K generations: (n, K, 1 + dimensions), NaN where not in the means."""
     evaluation = data.evaluation(judge)
     keys = [(s.key, s.domain) for s in data.samples.values()]
-    per_domain = generation_points(evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy,
-                                   data.generations)
+    per_domain = generation_points(
+        evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy, data.generations
+    )
     blank = [np.nan] * (1 + len(DIMENSIONS))
     out = {}
     for domain in DOMAINS:
         samples = [(key, gens) for key, gens in per_domain.get(domain, []) if any(g is not None for g in gens)]
         if samples:
-            rows = [[blank if g is None else [g[0], *(g[1].get(d, np.nan) for d in DIMENSIONS)] for g in gens]
-                    for _, gens in samples]
+            rows = [
+                [blank if g is None else [g[0], *(g[1].get(d, np.nan) for d in DIMENSIONS)] for g in gens]
+                for _, gens in samples
+            ]
             out[domain] = Clustered.of_generations(rows, [data.trajectories[key] for key, _ in samples])
     return out
 
@@ -212,7 +221,11 @@ def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> In
     report's two leaderboards and its run sections ask for the same ones."""
     if (judge_id, resamples, seed) in data._intervals:
         return data._intervals[(judge_id, resamples, seed)]
-    matrix = generation_matrix(data, judge_id) if data.generations > 1 else point_matrix(data.points(judge_id), data.trajectories)
+    matrix = (
+        generation_matrix(data, judge_id)
+        if data.generations > 1
+        else point_matrix(data.points(judge_id), data.trajectories)
+    )
     reps = bootstrap_means(matrix, resamples, seed)
     trajectories = {name: len(set(m.clusters)) for name, m in matrix.items()}
     trajectories[OVERALL] = sum(trajectories.values())

@@ -47,19 +47,26 @@ def sample_view(data: RunData, key: str, judge_id: str, context_turns: int = 2) 
     judgment = data.judgment(judge_id, key)
     history = range(max(0, record.turn_idx - 1 - context_turns), record.turn_idx - 1)
     return SampleView(
-        key=key, domain=sample.domain, trajectory=record.trajectory_id, origin=sample.origin,
+        key=key,
+        domain=sample.domain,
+        trajectory=record.trajectory_id,
+        origin=sample.origin,
         context=[(record.prompt[i], strip_observation_marker(record.response[i])) for i in history],
-        earlier_turns=max(0, record.turn_idx - 1 - context_turns), action=record.action,
+        earlier_turns=max(0, record.turn_idx - 1 - context_turns),
+        action=record.action,
         prediction=strip_observation_marker(prediction.prediction) if prediction else "",
         ground_truth=strip_observation_marker(record.ground_truth),
         status=prediction.status if prediction else None,
         error=(prediction.error if prediction else None) or (judgment.error if judgment else None),
         # Only the LLM judge has rubric dimensions (sample_points gives failures zeros for any judge).
-        score=point[1] if point else None, dimensions=point[2] if point and kind == "llm" else {},
+        score=point[1] if point else None,
+        dimensions=point[2] if point and kind == "llm" else {},
         rule_parts=judgment.rule.parts if judgment and judgment.rule else None,
         flags=[*(prediction.flags if prediction else []), *(judgment.flags if judgment else [])],
-        reasons=[Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
-                 for v in (judgment.verdicts if judgment else [])],
+        reasons=[
+            Reasons(status=v.status, strengths=v.strengths, weaknesses=v.weaknesses)
+            for v in (judgment.verdicts if judgment else [])
+        ],
     )
 
 
@@ -92,15 +99,23 @@ def failed_keys(data: RunData, judge_id: str, domain: str | None = None) -> list
 def flagged_keys(data: RunData, judge_id: str, domain: str | None = None) -> list[str]:
     """Samples whose judgment carries a flag (suspected_injection) or whose texts were repaired."""
     judgments = data.evaluation(judge_id).judgments
-    return [key for key, sample in data.samples.items() if domain in (None, sample.domain)
-            and any(((j := judgments.get((key, g))) and j.flags) or ((p := data.prediction(key, g)) and p.flags)
-                    for g in range(data.generations))]
+    return [
+        key
+        for key, sample in data.samples.items()
+        if domain in (None, sample.domain)
+        and any(
+            ((j := judgments.get((key, g))) and j.flags) or ((p := data.prediction(key, g)) and p.flags)
+            for g in range(data.generations)
+        )
+    ]
 
 
 def unified_diff(ground_truth: str, prediction: str) -> list[str]:
-    return list(difflib.unified_diff(
-        ground_truth.splitlines(), prediction.splitlines(), "ground truth", "prediction", lineterm=""
-    ))
+    return list(
+        difflib.unified_diff(
+            ground_truth.splitlines(), prediction.splitlines(), "ground truth", "prediction", lineterm=""
+        )
+    )
 
 
 def clip(text: str, limit: int) -> str:
@@ -108,4 +123,4 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = limit * 2 // 3
-    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[-(limit - head):]}"
+    return f"{text[:head]}\n… [{len(text) - limit} characters cut] …\n{text[-(limit - head) :]}"

@@ -92,8 +92,9 @@ def _cluster_totals(values: np.ndarray, index: np.ndarray, clusters: int) -> tup
 TWO_LEVEL_CHUNK = 2_000_000  # values drawn at once: resamples are done in chunks of about this many
 
 
-def _two_level(values: np.ndarray, index: np.ndarray, clusters: int, draws: np.ndarray,
-               rng: np.random.Generator) -> np.ndarray:
+def _two_level(
+    values: np.ndarray, index: np.ndarray, clusters: int, draws: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """With K generations per sample: in each resample, trajectories are drawn (`draws`), and each sample's
     generations in the means (c of its K) are drawn c times with replacement; a sample's value is their mean.
     Rows are ordered per sample by the total (column 0): a generation not in the means has NaN there.
@@ -112,7 +113,7 @@ def _two_level(values: np.ndarray, index: np.ndarray, clusters: int, draws: np.n
     step = max(1, TWO_LEVEL_CHUNK // max(1, n * k * m))
     rows = np.arange(n)[None, :, None]
     for start in range(0, len(draws), step):
-        weights = draws[start:start + step]
+        weights = draws[start : start + step]
         r = len(weights)
         picked = (rng.random((r, n, k)) * present[None, :, None]).astype(int)
         chosen = ordered[rows, picked]  # (r, n, k, m)
@@ -127,13 +128,16 @@ def _two_level(values: np.ndarray, index: np.ndarray, clusters: int, draws: np.n
         sums = np.empty((r, clusters, m))
         counts = np.empty_like(sums)
         for j in range(m):
-            sums[:, :, j] = np.bincount(cells, np.where(have[:, :, j], means[:, :, j], 0.0).ravel(),
-                                        minlength=r * clusters).reshape(r, clusters)
-            counts[:, :, j] = np.bincount(cells, have[:, :, j].ravel().astype(float),
-                                          minlength=r * clusters).reshape(r, clusters)
+            sums[:, :, j] = np.bincount(
+                cells, np.where(have[:, :, j], means[:, :, j], 0.0).ravel(), minlength=r * clusters
+            ).reshape(r, clusters)
+            counts[:, :, j] = np.bincount(cells, have[:, :, j].ravel().astype(float), minlength=r * clusters).reshape(
+                r, clusters
+            )
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + r] = (np.matmul(weights[:, None, :], sums)[:, 0]
-                                    / np.matmul(weights[:, None, :], counts)[:, 0])
+            out[start : start + r] = (
+                np.matmul(weights[:, None, :], sums)[:, 0] / np.matmul(weights[:, None, :], counts)[:, 0]
+            )
     return out
 
 

@@ -59,7 +59,9 @@ def check_baseline(model: str) -> None:
     """Raises UnknownBaseline for a name that is not one of BASELINES (before any file is written)."""
     name = model.removeprefix("baseline:")
     if name not in BASELINES:
-        raise UnknownBaseline(f"unknown baseline {model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}")
+        raise UnknownBaseline(
+            f"unknown baseline {model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}"
+        )
 
 
 def preflight(settings: ModelSettings) -> None:

@@ -62,7 +62,9 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
 def to_generation(request: GenerationRequest, completion: Completion, latency_s: float) -> Generation:
     """Raw content and reasoning are kept as the server sent them: the pipeline parses thinking. With a
     reasoning parser and thinking never closed, vLLM sends `content: null` and everything as reasoning."""
-    refused = "the endpoint's content filter refused to answer" if completion.finish_reason == "content_filter" else None
+    refused = (
+        "the endpoint's content filter refused to answer" if completion.finish_reason == "content_filter" else None
+    )
     return Generation(
         key=request.key,
         generation=request.generation,
@@ -137,7 +139,12 @@ class OpenAIBackend:
 
     @staticmethod
     def _failed(request: GenerationRequest, error: Exception, latency: float, url: str) -> Generation:
-        common = {"key": request.key, "generation": request.generation, "error": error_summary(error), "latency_s": latency}
+        common = {
+            "key": request.key,
+            "generation": request.generation,
+            "error": error_summary(error),
+            "latency_s": latency,
+        }
         if is_retryable(error):
             return Generation(**common, transient=True)
         if isinstance(error, StatusError):
@@ -198,14 +205,22 @@ def preflight(settings: ModelSettings) -> None:
 
 
 def clients(settings: ModelSettings) -> list[tuple[str | None, ChatClient]]:
-    return [(url, ChatClient(url, api_key(url, settings.api_key_env), settings.request_timeout)) for url in endpoint_urls(settings)]
+    return [
+        (url, ChatClient(url, api_key(url, settings.api_key_env), settings.request_timeout))
+        for url in endpoint_urls(settings)
+    ]
 
 
 def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenAIBackend:
     """`endpoints`: the run's, so that a judge on the same URL shares each endpoint's limit and watch."""
     shared = endpoints or Endpoints()
     made = [
-        _Endpoint(url=normalize_url(url), client=client, limit=shared.limit(url, settings.concurrency, settings.tpm, settings.rpm), watch=shared.watch(url))
+        _Endpoint(
+            url=normalize_url(url),
+            client=client,
+            limit=shared.limit(url, settings.concurrency, settings.tpm, settings.rpm),
+            watch=shared.watch(url),
+        )
         for url, client in clients(settings)
     ]
     return OpenAIBackend(settings, made)

@@ -98,7 +98,9 @@ def sampling_options(settings: ModelSettings, allowed: set[str]) -> tuple[dict[s
     template_kwargs = extra.pop("chat_template_kwargs", None) or {}
     unknown = sorted(set(extra) - allowed)
     if unknown:
-        raise BackendUnavailable(f"--extra-body keys {unknown} are neither vLLM sampling parameters nor chat_template_kwargs")
+        raise BackendUnavailable(
+            f"--extra-body keys {unknown} are neither vLLM sampling parameters nor chat_template_kwargs"
+        )
     fixed: dict[str, Any] = {"temperature": settings.temperature}
     if settings.top_p is not None:
         fixed["top_p"] = settings.top_p
@@ -121,7 +123,8 @@ def count_chat_tokens(tokenizer: Any, messages: Messages, template_kwargs: dict[
 def output_generation(plan: Plan, output: RequestOutput, latency_s: float) -> Generation:
     completion = output.outputs[0]
     return Generation(
-        key=plan.request.key, generation=plan.request.generation,
+        key=plan.request.key,
+        generation=plan.request.generation,
         text=completion.text,
         finish_reason=completion.finish_reason,
         dropped_turns=plan.dropped_turns,
@@ -137,8 +140,16 @@ def output_generation(plan: Plan, output: RequestOutput, latency_s: float) -> Ge
 def rejected_generation(plan: Plan, error: Exception) -> Generation:
     """A request the engine refused although our count said it fits: the message tells which kind it is."""
     if "maximum context length" in str(error):
-        return Generation(key=plan.request.key, generation=plan.request.generation, overlength=True, error=str(error), usage=Usage(prompt_tokens=plan.prompt_tokens))
-    return Generation(key=plan.request.key, generation=plan.request.generation, error=f"{type(error).__name__}: {error}")
+        return Generation(
+            key=plan.request.key,
+            generation=plan.request.generation,
+            overlength=True,
+            error=str(error),
+            usage=Usage(prompt_tokens=plan.prompt_tokens),
+        )
+    return Generation(
+        key=plan.request.key, generation=plan.request.generation, error=f"{type(error).__name__}: {error}"
+    )
 
 
 class VLLMBackend:
@@ -198,7 +209,10 @@ class VLLMBackend:
         ready = [p for p in plans if p.messages is not None]
         generations = [
             Generation(
-                key=p.request.key, generation=p.request.generation, overlength=True, usage=Usage(prompt_tokens=p.prompt_tokens),
+                key=p.request.key,
+                generation=p.request.generation,
+                overlength=True,
+                usage=Usage(prompt_tokens=p.prompt_tokens),
                 error=f"the prompt has {p.prompt_tokens} tokens; the context window is {self.max_model_len}",
             )
             for p in plans
@@ -210,7 +224,9 @@ class VLLMBackend:
             latency = (time.perf_counter() - started) / len(ready)
             for plan, result in zip(ready, results, strict=True):
                 generations.append(
-                    rejected_generation(plan, result) if isinstance(result, Exception) else output_generation(plan, result, latency)
+                    rejected_generation(plan, result)
+                    if isinstance(result, Exception)
+                    else output_generation(plan, result, latency)
                 )
         return generations
 

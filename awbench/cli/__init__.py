@@ -33,8 +33,10 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_print_version,
-                                          help="Print awbench's version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print awbench's version and exit."),
+    ] = False,
 ) -> None:
     """Evaluate language world models on AgentWorldBench: infer, judge, score, compare."""
 

@@ -39,7 +39,13 @@ if TYPE_CHECKING:
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
 
-JudgeOpt = Annotated[str | None, typer.Option("--judge", help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]")]
+JudgeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge",
+        help="Which judge evaluation: a judge id (or its start), or llm/rules when a run has one of that kind. \\[default: each run's primary; the leaderboard: every evaluation]",
+    ),
+]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
@@ -53,7 +59,10 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report)
 
 
-JsonFormat = Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json (documented in the README; notes go to stderr).")]
+JsonFormat = Annotated[
+    Literal["table", "json"],
+    typer.Option("--format", help="table, or json (documented in the README; notes go to stderr)."),
+]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -79,8 +88,13 @@ def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
     return buffer.getvalue()
 
 
-RunsArg = Annotated[list[str] | None, typer.Argument(
-    help="Runs or directories of runs, each a path or a name under --output (default: --output).", show_default=False)]
+RunsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Runs or directories of runs, each a path or a name under --output (default: --output).",
+        show_default=False,
+    ),
+]
 
 
 def _print_notes(notes: list[str]) -> None:
@@ -128,13 +142,25 @@ def leaderboard(
     dirs: RunsArg = None,
     output: OutputOption = Path("results"),
     by: Annotated[View, typer.Option("--by", help="Columns: domain scores, or rubric dimensions.")] = "domain",
-    domain: Annotated[str | None, typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")] = None,
+    domain: Annotated[
+        str | None, typer.Option("--domain", help="With --by dimension: one domain instead of the mean over domains.")
+    ] = None,
     judge: JudgeOpt = None,
-    ci: Annotated[bool, typer.Option("--ci", help="95% bootstrap intervals [lo, hi] (resampling whole trajectories; loads the data).")] = False,
+    ci: Annotated[
+        bool,
+        typer.Option("--ci", help="95% bootstrap intervals [lo, hi] (resampling whole trajectories; loads the data)."),
+    ] = False,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
-    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard, as its own group.")] = False,
-    mix_reference: Annotated[bool, typer.Option("--mix-reference", help="Rank the published rows with the computed runs (LLM-judged groups only).")] = False,
+    reference: Annotated[
+        bool, typer.Option("--reference", help="Add the published leaderboard, as its own group.")
+    ] = False,
+    mix_reference: Annotated[
+        bool,
+        typer.Option(
+            "--mix-reference", help="Rank the published rows with the computed runs (LLM-judged groups only)."
+        ),
+    ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, markdown, csv, json or html.")] = "table",
     out: OutOpt = None,
 ) -> None:
@@ -164,8 +190,16 @@ def leaderboard(
             _print_notes(notes)
             fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
         board = build_leaderboard(
-            stores, view=by, scope=domain or OVERALL, judge=judge, ci=ci, resamples=resamples, seed=seed,
-            reference=reference or mix_reference, mix_reference=mix_reference, notes=notes,
+            stores,
+            view=by,
+            scope=domain or OVERALL,
+            judge=judge,
+            ci=ci,
+            resamples=resamples,
+            seed=seed,
+            reference=reference or mix_reference,
+            mix_reference=mix_reference,
+            notes=notes,
         )
     if not board.groups:
         _print_notes(board.notes)
@@ -193,7 +227,10 @@ def _load(run: str, output: Path) -> RunData:
 def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
     run_b: Annotated[str | None, typer.Argument(help="Run B (not with --judges).")] = None,
-    judges: Annotated[tuple[str, str] | None, typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules).")] = None,
+    judges: Annotated[
+        tuple[str, str] | None,
+        typer.Option("--judges", help="Compare two judges of RUN_A instead: judge ids (or llm/rules)."),
+    ] = None,
     output: OutputOption = Path("results"),
     judge: JudgeOpt = None,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
@@ -235,16 +272,39 @@ def show(
     output: OutputOption = Path("results"),
     sample: Annotated[str | None, typer.Option("--sample", help="Show this sample key.")] = None,
     worst: Annotated[int | None, typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
-    failed: Annotated[bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")] = False,
-    flagged: Annotated[bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")] = False,
-    domain: Annotated[str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")] = None,
-    dimension: Annotated[str | None, typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")] = None,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")
+    ] = False,
+    flagged: Annotated[
+        bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")
+    ] = False,
+    domain: Annotated[
+        str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")
+    ] = None,
+    dimension: Annotated[
+        str | None, typer.Option("--dimension", help="With --worst: rank by this rubric dimension.")
+    ] = None,
     diff: Annotated[bool, typer.Option("--diff", help="A unified diff instead of side by side.")] = False,
-    by_turn: Annotated[bool, typer.Option("--by-turn", help="Scores by turn-index bin and domain, with intervals and the trend per doubling of the turn index.")] = False,
-    by_context: Annotated[bool, typer.Option("--by-context", help="Scores by context-length bin (tokens ≈ characters / 4) and domain, with the trend.")] = False,
+    by_turn: Annotated[
+        bool,
+        typer.Option(
+            "--by-turn",
+            help="Scores by turn-index bin and domain, with intervals and the trend per doubling of the turn index.",
+        ),
+    ] = False,
+    by_context: Annotated[
+        bool,
+        typer.Option(
+            "--by-context", help="Scores by context-length bin (tokens ≈ characters / 4) and domain, with the trend."
+        ),
+    ] = False,
     judge: JudgeOpt = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="With --failed or --flagged: at most this many samples.")] = 20,
-    max_chars: Annotated[int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")] = 4000,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, help="With --failed or --flagged: at most this many samples.")
+    ] = 20,
+    max_chars: Annotated[
+        int, typer.Option("--max-chars", min=200, help="Clip each text to this many characters.")
+    ] = 4000,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
     fmt: JsonFormat = "table",
@@ -278,8 +338,10 @@ def show(
     with pipeline_errors():
         judge_id = data.evaluation(judge).id
     if dimension is not None and data.evaluation(judge_id).kind == "rules":
-        fail(f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
-             f"judge's evaluation (--judge llm, or its id)")
+        fail(
+            f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
+            f"judge's evaluation (--judge llm, or its id)"
+        )
     if by_turn or by_context:
         choices: tuple[tuple[Axis, bool], ...] = (("turn", by_turn), ("context", by_context))
         axes = [axis for axis, chosen in choices if chosen]
@@ -334,10 +396,14 @@ def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
     out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
-    png: Annotated[Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")] = None,
+    png: Annotated[
+        Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")
+    ] = None,
     worst: Annotated[int, typer.Option("--worst", min=0, help="Worst-scored samples shown per domain and run.")] = 3,
     judge: JudgeOpt = None,
-    reference: Annotated[bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")] = False,
+    reference: Annotated[
+        bool, typer.Option("--reference", help="Add the published leaderboard to the table, and its own chart.")
+    ] = False,
     ci: Annotated[bool, typer.Option("--ci/--no-ci", help="95% bootstrap intervals in the leaderboard.")] = True,
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
@@ -359,8 +425,9 @@ def report(
         if not stores:
             _print_notes(notes)
             fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
-        result = build_report(stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples,
-                              seed=seed, notes=notes)
+        result = build_report(
+            stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples, seed=seed, notes=notes
+        )
     if not result.charts:
         _print_notes(result.notes)
         fail(_nothing_to_show(judge), EXIT_FAILURES)

@@ -76,9 +76,15 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
         # domains are stacked below the run names again.
         title = ("rule scores · " if group.rules else "") + group.header
         intervals = any(interval(cell) is not None or cell.too_few for row in group.rows for cell in row.cells.values())
-        table = FittingTable(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, keys=2,
-                             title_style="bold magenta" if group.published else "bold",
-                             caption=Text(INTERVALS_NOTE) if intervals else None)
+        table = FittingTable(
+            title=title,
+            box=box.SIMPLE_HEAD,
+            padding=(0, 1),
+            pad_edge=False,
+            keys=2,
+            title_style="bold magenta" if group.published else "bold",
+            caption=Text(INTERVALS_NOTE) if intervals else None,
+        )
         table.add_column("#", justify="right", no_wrap=True)
         table.add_column("Run", overflow="fold")
         for c in board.columns:
@@ -100,9 +106,14 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
             for mark in row.marks():
                 run += Text(f"\n{mark}", style="yellow")
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"
-            table.add_row("" if row.rank is None else str(row.rank), run,
-                          *(_stacked(row.cells[c]) for c in board.columns), counts,
-                          *([str(row.generations)] if k else []), *([fmt_cost(row.cost_usd)] if costs else []))
+            table.add_row(
+                "" if row.rank is None else str(row.rank),
+                run,
+                *(_stacked(row.cells[c]) for c in board.columns),
+                counts,
+                *([str(row.generations)] if k else []),
+                *([fmt_cost(row.cost_usd)] if costs else []),
+            )
         out.append(table)
     if notes:
         out += [note_text(note) for note in board.notes]
@@ -125,10 +136,17 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
         label = "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name]
         style = "bold" if row.name == OVERALL else None
         table.add_row(
-            label, str(row.n), fmt_number(row.mean_a), fmt_number(row.mean_b), f"{row.diff:+.2f}",
+            label,
+            str(row.n),
+            fmt_number(row.mean_a),
+            fmt_number(row.mean_b),
+            f"{row.diff:+.2f}",
             TOO_FEW if row.too_few else f"[{fmt_number(row.lo)}, {fmt_number(row.hi)}]",
             f"{row.a_better:.1%}" if row.a_better is not None else "–",
-            str(row.wins), str(row.ties), str(row.losses), style=style,
+            str(row.wins),
+            str(row.ties),
+            str(row.losses),
+            style=style,
         )
     out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
     out.append(table)
@@ -155,15 +173,30 @@ def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
     for row in c.rows:
         p = row.paired
         table.add_row(
-            "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name], str(row.n), fmt_number(row.spearman, 3),
-            fmt_number(row.alpha, 3), fmt_number(p.mean_a), fmt_number(p.mean_b), f"{p.diff:+.2f}" if p.diff is not None else "–",
-            TOO_FEW if p.too_few else f"[{fmt_number(p.lo)}, {fmt_number(p.hi)}]", style="bold" if row.name == OVERALL else None,
+            "Overall" if row.name == OVERALL else DOMAIN_LABELS[row.name],
+            str(row.n),
+            fmt_number(row.spearman, 3),
+            fmt_number(row.alpha, 3),
+            fmt_number(p.mean_a),
+            fmt_number(p.mean_b),
+            f"{p.diff:+.2f}" if p.diff is not None else "–",
+            TOO_FEW if p.too_few else f"[{fmt_number(p.lo)}, {fmt_number(p.hi)}]",
+            style="bold" if row.name == OVERALL else None,
         )
-    out: list[RenderableType] = [table, Text("α: ordinal Krippendorff's alpha of the 0..100 totals; the interval "
-                                             "resamples whole trajectories", style="dim")]
+    out: list[RenderableType] = [
+        table,
+        Text(
+            "α: ordinal Krippendorff's alpha of the 0..100 totals; the interval resamples whole trajectories",
+            style="dim",
+        ),
+    ]
     if c.dimension_alpha:
-        out.append(Text("per dimension α: " + ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(v, 3)}"
-                                                         for d, v in c.dimension_alpha.items())))
+        out.append(
+            Text(
+                "per dimension α: "
+                + ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(v, 3)}" for d, v in c.dimension_alpha.items())
+            )
+        )
     return out
 
 
@@ -179,13 +212,16 @@ def length_bias_table(biases: dict[str, LengthBias]) -> Table:
     return table
 
 
-def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLES,
-                 seed: int = DEFAULT_SEED) -> list[RenderableType]:
+def run_overview(
+    data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> list[RenderableType]:
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
     label = "rule scores" if evaluation.kind == "rules" else "scores"
-    table = FittingTable(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
-                         + (" and generations" if data.generations > 1 else ""))
+    table = FittingTable(
+        title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
+        + (" and generations" if data.generations > 1 else "")
+    )
     dimensions = DIMENSIONS if evaluation.kind == "llm" else ()  # the rule judge has no rubric dimensions
     table.add_column("domain", overflow="fold")
     for name in ("n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
@@ -194,35 +230,62 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
         table.add_column(name, justify="right", no_wrap=True)
     for name, (n, score, dims) in point_summary(data.points(judge_id)).items():
         table.add_row(
-            "Overall" if name == OVERALL else DOMAIN_LABELS[name], str(n), fmt_number(score),
+            "Overall" if name == OVERALL else DOMAIN_LABELS[name],
+            str(n),
+            fmt_number(score),
             f"[{ci[name]['score'][0]:.2f}, {ci[name]['score'][1]:.2f}]" if name in ci else TOO_FEW,
-            *(fmt_number(dims.get(d), 1) for d in dimensions), style="bold" if name == OVERALL else None,
+            *(fmt_number(dims.get(d), 1) for d in dimensions),
+            style="bold" if name == OVERALL else None,
         )
     out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
     if not (completeness := data.completeness(judge_id)).complete:
-        out.insert(0, Text(f"{completeness.label()}: not ranked by the leaderboard nor exported; "
-                           f"{resume_advice(data.store.path)}", style="bold red"))
+        out.insert(
+            0,
+            Text(
+                f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(data.store.path)}",
+                style="bold red",
+            ),
+        )
     overall = trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL)
     if overall is not None:
-        out.append(Text(f"Along trajectories, overall {trend_phrase(overall, 'turn')}; by bin and domain: "
-                        f"`awbench show {data.store.path} --by-turn` (or --by-context)"))
+        out.append(
+            Text(
+                f"Along trajectories, overall {trend_phrase(overall, 'turn')}; by bin and domain: "
+                f"`awbench show {data.store.path} --by-turn` (or --by-context)"
+            )
+        )
     if len(data.evaluations) > 1:
-        out.append(Text("judges of this run: " + ", ".join(
-            f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations) + "; choose one with --judge ID"))
+        out.append(
+            Text(
+                "judges of this run: "
+                + ", ".join(f"{i}{' (primary)' if i == data.primary else ''}" for i in data.evaluations)
+                + "; choose one with --judge ID"
+            )
+        )
     consistency = judge_consistency(data, judge_id)
     if consistency:
-        rep = FittingTable(title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)")
+        rep = FittingTable(
+            title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)"
+        )
         rep.add_column("", overflow="fold")
         for d in consistency.sd:
             rep.add_column(DOMAIN_LABELS[d], justify="right", no_wrap=True)
         rep.add_row("mean SD of totals", *(f"{v:.1f}" for v in consistency.sd.values()))
         out.append(rep)
-        out.append(Text("Krippendorff's alpha (ordinal) between verdicts: " + ", ".join(
-            f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())))
+        out.append(
+            Text(
+                "Krippendorff's alpha (ordinal) between verdicts: "
+                + ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())
+            )
+        )
     scores = evaluation.scores
     if scores and scores.agreement:
-        out.append(Text("Rule score vs LLM total, Spearman: " + ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in scores.agreement.items())))
+        out.append(
+            Text(
+                "Rule score vs LLM total, Spearman: "
+                + ", ".join(f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in scores.agreement.items())
+            )
+        )
     if scores and (note := scores.generations_note()):
         out.append(Text(note))
     if scores and (note := scores.flagged_note(str(data.store.path))):
@@ -232,34 +295,58 @@ def run_overview(data: RunData, judge_id: str, resamples: int = DEFAULT_RESAMPLE
 
 def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[RenderableType]:
     status = "" if view.status in (None, "ok") else f"  [{view.status}]"
-    head = Text.assemble((view.key, "bold cyan"), f"  · {DOMAIN_LABELS[view.domain]} · trajectory {view.trajectory}",
-                         (f" · {view.origin}", "dim"), (status, "bold red"))
+    head = Text.assemble(
+        (view.key, "bold cyan"),
+        f"  · {DOMAIN_LABELS[view.domain]} · trajectory {view.trajectory}",
+        (f" · {view.origin}", "dim"),
+        (status, "bold red"),
+    )
     out: list[RenderableType] = [Text(""), head]
     if view.earlier_turns:
         out.append(Text(f"… {view.earlier_turns} earlier turn(s) not shown", style="dim"))
     for action, observation in view.context:
-        out.append(Panel(Group(Text(clip(action, 600)), Text(clip(observation, 600), style="dim")),
-                     title="earlier turn", title_align="left", border_style="dim"))
+        out.append(
+            Panel(
+                Group(Text(clip(action, 600)), Text(clip(observation, 600), style="dim")),
+                title="earlier turn",
+                title_align="left",
+                border_style="dim",
+            )
+        )
     out.append(Panel(Text(clip(view.action, max_chars)), title="action", title_align="left", border_style="cyan"))
     if diff:
-        text = "\n".join(unified_diff(view.ground_truth, view.prediction)) or "(prediction and ground truth are identical)"
-        out.append(Panel(Syntax(clip(text, max_chars * 2), "diff", word_wrap=True), title="ground truth → prediction",
-                         title_align="left"))
+        text = (
+            "\n".join(unified_diff(view.ground_truth, view.prediction)) or "(prediction and ground truth are identical)"
+        )
+        out.append(
+            Panel(
+                Syntax(clip(text, max_chars * 2), "diff", word_wrap=True),
+                title="ground truth → prediction",
+                title_align="left",
+            )
+        )
     else:
         side = Table.grid(expand=True, padding=(0, 1))
         side.add_column(ratio=1)
         side.add_column(ratio=1)
         side.add_row(
-            Panel(Text(clip(view.ground_truth, max_chars)), title="ground truth", title_align="left", border_style="green"),
-            Panel(Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"),
+            Panel(
+                Text(clip(view.ground_truth, max_chars)), title="ground truth", title_align="left", border_style="green"
+            ),
+            Panel(
+                Text(clip(view.prediction, max_chars)), title="prediction", title_align="left", border_style="yellow"
+            ),
         )
         out.append(side)
     scores = FittingTable(title="scores (0..100)", min_width=24, keys=0)
     columns = ["total", *(DIMENSION_LABELS[d] for d in DIMENSIONS if d in view.dimensions), *(view.rule_parts or {})]
     for name in columns:
         scores.add_column(name, justify="right", no_wrap=True)
-    scores.add_row(fmt_number(view.score, 1), *(fmt_number(view.dimensions[d], 1) for d in DIMENSIONS if d in view.dimensions),
-                   *(fmt_number(v * 100, 1) for v in (view.rule_parts or {}).values()))
+    scores.add_row(
+        fmt_number(view.score, 1),
+        *(fmt_number(view.dimensions[d], 1) for d in DIMENSIONS if d in view.dimensions),
+        *(fmt_number(v * 100, 1) for v in (view.rule_parts or {}).values()),
+    )
     out.append(scores)
     if view.error:
         out.append(Text(f"error: {view.error}", style="red"))
@@ -276,16 +363,22 @@ def sample_renderables(view: SampleView, diff: bool, max_chars: int) -> list[Ren
 
 # --------------------------------------------------------------------------- along trajectories
 
-CELL_NOTE = ("Cells: mean score, its 95% bootstrap interval over whole trajectories, and n samples; Overall: the mean "
-             "over the domains in the bin (with how many when some are missing).")
-FEW_NOTE = (f"From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no interval ({TOO_FEW}) and is "
-            "never called a rise or a fall.")
-TREND_NOTE = ("Trend: least-squares slope of the score on log2({what}), in points per doubling, with its "
-              "interval; Overall: the mean of the domains' slopes.")
+CELL_NOTE = (
+    "Cells: mean score, its 95% bootstrap interval over whole trajectories, and n samples; Overall: the mean "
+    "over the domains in the bin (with how many when some are missing)."
+)
+FEW_NOTE = (
+    f"From fewer than {MIN_TRAJECTORIES} trajectories, a cell or trend has no interval ({TOO_FEW}) and is "
+    "never called a rise or a fall."
+)
+TREND_NOTE = (
+    "Trend: least-squares slope of the score on log2({what}), in points per doubling, with its "
+    "interval; Overall: the mean of the domains' slopes."
+)
 BIN_NOTES: dict[Axis, str] = {
     "turn": "Bins of the turn index (turn_idx): 1, 2-3, 4-7, 8-15, 16-31, 32+.",
     "context": "Bins of the candidate's context (system prompt, earlier turns, action) in tokens ≈ characters / 4, "
-               "K = 1,024.",
+    "K = 1,024.",
 }
 
 
@@ -296,8 +389,9 @@ def _growth_cell(cell: GrowthCell | None, signed: bool = False, domains: int | N
     bounds = fmt_spread(cell, signed)
     if bounds:
         text.append("\n" + bounds, style="dim")
-    count = f"n={cell.n}" + (f" · {cell.domains} dom." if cell.domains is not None and domains
-                             and cell.domains < domains else "")
+    count = f"n={cell.n}" + (
+        f" · {cell.domains} dom." if cell.domains is not None and domains and cell.domains < domains else ""
+    )
     text.append("\n" + count, style="dim")
     return text
 
@@ -312,8 +406,9 @@ def _trend_cell(trend: Trend | None) -> Text:
     return text
 
 
-def _bins_table(title: str, bins: list[str], rows: dict[str, dict[str, GrowthCell]], trend: dict[str, Trend],
-                signed: bool = False) -> Table:
+def _bins_table(
+    title: str, bins: list[str], rows: dict[str, dict[str, GrowthCell]], trend: dict[str, Trend], signed: bool = False
+) -> Table:
     table = FittingTable(title=title, box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False)
     table.add_column("domain", overflow="fold")
     for label in bins:
@@ -321,10 +416,13 @@ def _bins_table(title: str, bins: list[str], rows: dict[str, dict[str, GrowthCel
     table.add_column("trend /\ndoubling", justify="right", no_wrap=True)
     domains = sum(1 for name in rows if name != OVERALL)
     for name, cells in rows.items():
-        table.add_row("Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name),
-                      *(_growth_cell(cells.get(label), signed, domains) for label in bins),
-                      _trend_cell(trend.get(name)), style="bold" if name == OVERALL else None,
-                      end_section=name != OVERALL and list(rows)[-2:-1] == [name])
+        table.add_row(
+            "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name),
+            *(_growth_cell(cells.get(label), signed, domains) for label in bins),
+            _trend_cell(trend.get(name)),
+            style="bold" if name == OVERALL else None,
+            end_section=name != OVERALL and list(rows)[-2:-1] == [name],
+        )
     return table
 
 
@@ -335,8 +433,14 @@ def growth_table_renderables(growth: GrowthTable, run: str, judge_id: str) -> li
         return [Text(f"{title}: no scored samples")]
     table = _bins_table(title, growth.bins, growth.rows, growth.trend)
     what = "turn index" if growth.axis == "turn" else "context tokens"
-    notes = [BIN_NOTES[growth.axis], CELL_NOTE if growth.intervals else CELL_NOTE.replace(
-        ", its 95% bootstrap interval over whole trajectories,", ""), TREND_NOTE.format(what=what), FEW_NOTE]
+    notes = [
+        BIN_NOTES[growth.axis],
+        CELL_NOTE
+        if growth.intervals
+        else CELL_NOTE.replace(", its 95% bootstrap interval over whole trajectories,", ""),
+        TREND_NOTE.format(what=what),
+        FEW_NOTE,
+    ]
     return [table, *(Text(note, style="dim") for note in notes), Text(growth_summary(growth))]
 
 
@@ -362,19 +466,43 @@ def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
         if row is None:
             table.add_row(label, "0", *("–",) * 5)
             continue
-        table.add_row(label, str(row.n), fmt_number(row.mean_a, 1), fmt_number(row.mean_b, 1), fmt_points(row.diff, True),
-                      TOO_FEW if row.too_few else fmt_bounds(row.lo, row.hi, True) or "–",
-                      f"{row.a_better:.1%}" if row.a_better is not None else "–")
+        table.add_row(
+            label,
+            str(row.n),
+            fmt_number(row.mean_a, 1),
+            fmt_number(row.mean_b, 1),
+            fmt_points(row.diff, True),
+            TOO_FEW if row.too_few else fmt_bounds(row.lo, row.hi, True) or "–",
+            f"{row.a_better:.1%}" if row.a_better is not None else "–",
+        )
     trend = g.trend.get(OVERALL)
     if trend is not None:
-        table.add_row("trend / doubling", "", "", "", fmt_points(trend.slope, True),
-                      fmt_spread(trend, True) or "–", "", style="bold", end_section=False)
+        table.add_row(
+            "trend / doubling",
+            "",
+            "",
+            "",
+            fmt_points(trend.slope, True),
+            fmt_spread(trend, True) or "–",
+            "",
+            style="bold",
+            end_section=False,
+        )
     domains = [(d, t) for d, t in g.trend.items() if d != OVERALL and t.slope is not None]
     out: list[RenderableType] = [table, Text(g.summary, style="bold")]
     if domains:
-        out.append(Text("A − B per doubling of the " + AXIS_NAMES[g.axis] + ": " + ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_spread(t, True)) else ''}"
-            for d, t in domains), style="dim"))
+        out.append(
+            Text(
+                "A − B per doubling of the "
+                + AXIS_NAMES[g.axis]
+                + ": "
+                + ", ".join(
+                    f"{DOMAIN_LABELS.get(d, d)} {fmt_points(t.slope, True)}{' ' + b if (b := fmt_spread(t, True)) else ''}"
+                    for d, t in domains
+                ),
+                style="dim",
+            )
+        )
     return out
 
 
@@ -385,12 +513,21 @@ def run_list_table(listing: RunList) -> Table:
     """One row per run, its model below its name: names, ids and states wrap in a narrow terminal, numbers and
     times never do."""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, collapse_padding=True)
-    for name, numeric in (("run / model", False), ("judges", False), ("state", False), ("Overall", True),
-                          ("finished (UTC)", True)):
+    for name, numeric in (
+        ("run / model", False),
+        ("judges", False),
+        ("state", False),
+        ("Overall", True),
+        ("finished (UTC)", True),
+    ):
         table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
     for entry in listing.runs:
         finished = entry.finished_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if entry.finished_at else "–"
-        table.add_row(Text.assemble(entry.run, "\n", (entry.model, "dim")), Text("\n".join(entry.judges) or "–"),
-                      Text(entry.state_label(), style="red" if entry.state == "incomplete" else ""),
-                      fmt_number(entry.overall), finished)
+        table.add_row(
+            Text.assemble(entry.run, "\n", (entry.model, "dim")),
+            Text("\n".join(entry.judges) or "–"),
+            Text(entry.state_label(), style="red" if entry.state == "incomplete" else ""),
+            fmt_number(entry.overall),
+            finished,
+        )
     return table

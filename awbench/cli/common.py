@@ -38,8 +38,12 @@ def _number(value: Any) -> str:
 def plain_message(error: Mapping[str, Any]) -> str:
     """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL."""
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
-    bounds = {"greater_than_equal": ("at least", "ge"), "greater_than": ("greater than", "gt"),
-              "less_than_equal": ("at most", "le"), "less_than": ("less than", "lt")}
+    bounds = {
+        "greater_than_equal": ("at least", "ge"),
+        "greater_than": ("greater than", "gt"),
+        "less_than_equal": ("at most", "le"),
+        "less_than": ("less than", "lt"),
+    }
     if kind in bounds:
         words, key = bounds[kind]
         return f"must be {words} {_number(ctx[key])}, got {_number(given)}"

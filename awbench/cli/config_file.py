@@ -52,7 +52,11 @@ def unknown_key(path: Path, key: str, known: list[str], command: str, flags: lis
     if flag in flags:
         return ConfigFileError(f"{where}: give {flag} on the command line; a config file holds settings only")
     close = close_names(key, known)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; the keys are the options of `awbench {command}` with underscores"
+    hint = (
+        f"; did you mean {', '.join(close)}?"
+        if close
+        else f"; the keys are the options of `awbench {command}` with underscores"
+    )
     return ConfigFileError(f"{where}: not an option of `awbench {command}`{hint}")
 
 

@@ -18,7 +18,9 @@ from awbench.records import Sample
 
 data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True, cls=Group)
 
-SourceArg = Annotated[str, typer.Argument(help="'sample', a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")]
+SourceArg = Annotated[
+    str, typer.Argument(help="'sample', a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.")
+]
 
 
 @data_app.command()
@@ -51,8 +53,10 @@ def _repeats_line(samples: list[Sample]) -> str | None:
     shown = ", ".join(repeated[:3]) + (", ..." if len(repeated) > 3 else "")
     rows = sum(counts[key] for key in repeated)
     verb = "repeats" if len(repeated) == 1 else "repeat"
-    return (f"note: {plural(len(repeated), 'sample key')} {verb} ({shown}, on {rows} rows); every row is "
-            f"evaluated, the repeats as {repeated[0]}#2 and so on")
+    return (
+        f"note: {plural(len(repeated), 'sample key')} {verb} ({shown}, on {rows} rows); every row is "
+        f"evaluated, the repeats as {repeated[0]}#2 and so on"
+    )
 
 
 def _info_table(info: DataInfo) -> FittingTable:
@@ -67,8 +71,14 @@ def _info_table(info: DataInfo) -> FittingTable:
             table.start_group()
         table.add_column(column, justify="right", no_wrap=True)
     for d in [*info.domains, info.total]:
-        row = [DOMAIN_LABELS.get(d.domain, d.domain), str(d.samples), str(d.trajectories), f"{d.avg_turns:.1f}",
-               f"{d.avg_context_chars:,.0f}", f"{d.max_context_chars:,}"]
+        row = [
+            DOMAIN_LABELS.get(d.domain, d.domain),
+            str(d.samples),
+            str(d.trajectories),
+            f"{d.avg_turns:.1f}",
+            f"{d.avg_context_chars:,.0f}",
+            f"{d.max_context_chars:,}",
+        ]
         row += [f"{d.avg_context_tokens:,.0f}" if d.avg_context_tokens is not None else "-"] if with_tokens else []
         if info.is_full_benchmark:
             row += [str(d.published_samples or "-"), f"{d.published_avg_turns:.1f}" if d.published_avg_turns else "-"]
@@ -79,7 +89,9 @@ def _info_table(info: DataInfo) -> FittingTable:
 @data_app.command()
 def info(
     source: SourceArg,
-    tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="A Hugging Face tokenizer to count context tokens with.")] = None,
+    tokenizer: Annotated[
+        str | None, typer.Option("--tokenizer", help="A Hugging Face tokenizer to count context tokens with.")
+    ] = None,
 ) -> None:
     """Samples per domain, average turns, context size; beside the published statistics for the full benchmark.
 
@@ -96,4 +108,6 @@ def info(
     if count["error"] or count["warning"]:
         bad = len({(p.path, p.line) for p in problems if p.severity == "error"})
         left_out = f"{plural(bad, 'invalid record')} left out, {plural(count['warning'], 'warning')}"
-        console.print(escape(f"{left_out}: `awbench data validate {source}` lists them"), highlight=False, soft_wrap=True)
+        console.print(
+            escape(f"{left_out}: `awbench data validate {source}` lists them"), highlight=False, soft_wrap=True
+        )

@@ -43,20 +43,33 @@ def pipeline_errors() -> Iterator[None]:
         for problem in error.problems[:MAX_PROBLEMS_SHOWN]:
             err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
         if len(error.problems) > MAX_PROBLEMS_SHOWN:
-            err_console.print(f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)")
+            err_console.print(
+                f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)"
+            )
         fail(str(error))
     except MissingAPIKey as error:
         fail(str(error))
     except FatalAPIError as error:
         fail(f"{error}; retrying cannot help")
     except BudgetExhausted as error:
-        fail(f"{error}. The run is resumable: run the same command again with a higher --max-cost; until then its "
-             "evaluation is incomplete, and never ranked nor exported.", EXIT_FAILURES)
+        fail(
+            f"{error}. The run is resumable: run the same command again with a higher --max-cost; until then its "
+            "evaluation is incomplete, and never ranked nor exported.",
+            EXIT_FAILURES,
+        )
     except EndpointDown as error:
         fail(str(error))
     except RuleWorkerFailed as error:
         fail(f"{error}\nThe run is resumable: run the same command again.", EXIT_FAILURES)
-    except (PipelineError, StoreError, BackendUnavailable, UnknownBaseline, UnknownPlugin, PromptError, CostUnknown) as error:
+    except (
+        PipelineError,
+        StoreError,
+        BackendUnavailable,
+        UnknownBaseline,
+        UnknownPlugin,
+        PromptError,
+        CostUnknown,
+    ) as error:
         fail(str(error), EXIT_USAGE)
     except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...
         if error.filename is None:

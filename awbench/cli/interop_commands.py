@@ -16,17 +16,32 @@ from awbench.run import pipeline
 
 def export(
     run: Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")],
-    official: Annotated[Path | None, typer.Option(
-        "--official", help="Directory to write predictions.jsonl and judged.jsonl into.")] = None,
-    hf_eval_results: Annotated[Path | None, typer.Option(
-        "--hf-eval-results", help="Directory (a model repository's checkout) to write the Hugging Face Hub's "
-        "evaluation results into: .eval_results/agentworldbench.yaml, Overall and the seven domains.")] = None,
-    allow_subset: Annotated[bool, typer.Option(
-        "--allow-subset", help="With --hf-eval-results: write a run on part of the benchmark, said in the notes.")] = False,
-    hf_source_url: Annotated[str | None, typer.Option(
-        "--hf-source-url", help="With --hf-eval-results: a link to the run's files or logs, shown as the source.")] = None,
-    judge: Annotated[str | None, typer.Option(
-        "--judge", help="Which LLM evaluation to export: a judge id. \\[default: the primary]")] = None,
+    official: Annotated[
+        Path | None, typer.Option("--official", help="Directory to write predictions.jsonl and judged.jsonl into.")
+    ] = None,
+    hf_eval_results: Annotated[
+        Path | None,
+        typer.Option(
+            "--hf-eval-results",
+            help="Directory (a model repository's checkout) to write the Hugging Face Hub's "
+            "evaluation results into: .eval_results/agentworldbench.yaml, Overall and the seven domains.",
+        ),
+    ] = None,
+    allow_subset: Annotated[
+        bool,
+        typer.Option(
+            "--allow-subset", help="With --hf-eval-results: write a run on part of the benchmark, said in the notes."
+        ),
+    ] = False,
+    hf_source_url: Annotated[
+        str | None,
+        typer.Option(
+            "--hf-source-url", help="With --hf-eval-results: a link to the run's files or logs, shown as the source."
+        ),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="Which LLM evaluation to export: a judge id. \\[default: the primary]")
+    ] = None,
     output: OutputOption = Path("results"),
 ) -> None:
     """Write a run in the reference eval.py's formats (predictions.jsonl with `gen`, judged.jsonl with scores),
@@ -38,8 +53,10 @@ def export(
     hf upload ORG/MODEL ./my-model/.eval_results/agentworldbench.yaml .eval_results/agentworldbench.yaml --create-pr)
     """
     if official is None and hf_eval_results is None:
-        fail("give --official DIR (the reference script's files) or --hf-eval-results DIR (the Hub's evaluation "
-             "results), or both")
+        fail(
+            "give --official DIR (the reference script's files) or --hf-eval-results DIR (the Hub's evaluation "
+            "results), or both"
+        )
     if hf_eval_results is None and (allow_subset or hf_source_url is not None):
         fail("--allow-subset and --hf-source-url go with --hf-eval-results")
     refuse_run_outputs({"--official": official, "--hf-eval-results": hf_eval_results})
@@ -57,15 +74,21 @@ def export(
         )
 
         with pipeline_errors():
-            results = export_hub_results(store, hf_eval_results, judge, allow_subset=allow_subset,
-                                         source_url=hf_source_url)
+            results = export_hub_results(
+                store, hf_eval_results, judge, allow_subset=allow_subset, source_url=hf_source_url
+            )
         values = ", ".join(f"{e['dataset']['task_id']} {e['value']:.2f}" for e in results.entries)
         console.print(f"wrote {results.path} ({values})", highlight=False, markup=False, soft_wrap=True)
         for note in results.notes:
             err_console.print(note, highlight=False, markup=False, soft_wrap=True)
         inside = results.path.relative_to(hf_eval_results).as_posix()
-        console.print(f"to open it as a pull request on the model's repository: hf upload ORG/MODEL {results.path} "
-                      f"{inside} --create-pr", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"to open it as a pull request on the model's repository: hf upload ORG/MODEL {results.path} "
+            f"{inside} --create-pr",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
 
 
 def _print_problem(problem: Problem) -> None:
@@ -76,10 +99,14 @@ def _print_problem(problem: Problem) -> None:
 def import_(
     file: Annotated[Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl.")],
     run_name: Annotated[str, typer.Option("--run-name", help="Name of the run to create.")],
-    model: Annotated[str | None, typer.Option(
-        "--model", help="Model name to record (default: the run name; the rows do not name it).")] = None,
-    judge_model: Annotated[str | None, typer.Option(
-        "--judge-model", help="Judge that produced judged.jsonl (recorded as the evaluation's judge).")] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Model name to record (default: the run name; the rows do not name it)."),
+    ] = None,
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Judge that produced judged.jsonl (recorded as the evaluation's judge)."),
+    ] = None,
     output: OutputOption = Path("results"),
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a run of that name.")] = False,
 ) -> None:
@@ -100,15 +127,24 @@ def import_(
         _print_problem(problem)
     for note in result.notes:
         err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"imported {result.predictions} predictions and {result.judgments} judgments into "
-                  f"{result.store.path}", highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        f"imported {result.predictions} predictions and {result.judgments} judgments into {result.store.path}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
     if result.judge_id is None:
         return
     failed = result.without_generation + result.judge_failed
     if failed:
-        console.print(f"{failed} rows failed (failed 1.0: {result.without_generation} without a generation, "
-                      f"{result.judge_failed} the judge could not score): left out of the scores, as the reference "
-                      "leaves them out (failure policy exclude)", highlight=False, markup=False, soft_wrap=True)
+        console.print(
+            f"{failed} rows failed (failed 1.0: {result.without_generation} without a generation, "
+            f"{result.judge_failed} the judge could not score): left out of the scores, as the reference "
+            "leaves them out (failure policy exclude)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     scores = result.scores
     if scores is None or scores.overall is None:
         console.print("nothing scored")

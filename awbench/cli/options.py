@@ -148,111 +148,357 @@ def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
     default = group.default(opt)
     shown = _shown_default(opt, default)
     text = opt.help if shown is False else with_default(opt.help, shown)
-    info = typer.Option(opt.flag or opt.option, help=text, show_default=False, min=opt.min, max=opt.max,
-                        rich_help_panel=group.title)
+    info = typer.Option(
+        opt.flag or opt.option, help=text, show_default=False, min=opt.min, max=opt.max, rich_help_panel=group.title
+    )
     if opt.required:
         return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[opt.type, info])
     kind = opt.type if default is not None else Optional[opt.type]  # noqa: UP045 (any opt.type, even a typing form)
-    return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info])
+    return inspect.Parameter(
+        opt.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[kind, info]
+    )
 
 
 # --- The groups ------------------------------------------------------------------------------------------------
 
-DATA = Group("Data and selection", DataSettings, (
-    Opt("data", "source", str, "'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id."),
-    Opt("domains", "domains", list[str], "Only these domains (repeat or comma-separate).", convert=_csv),
-    Opt("limit", "limit", int, "At most N samples per domain.", min=1),
-    Opt("ids", "ids", list[str], "Only these ids or sample keys (repeat or comma-separate).", convert=_csv),
-    Opt("sample", "sample", int, "A stratified random subset of N samples.", min=1),
-    Opt("seed", "seed", int, "Seed of --sample, and of sampling (each sample gets its own seed)."),
-    Opt("skip_invalid", "skip_invalid", bool, "Leave invalid records out instead of refusing the data."),
-))
+DATA = Group(
+    "Data and selection",
+    DataSettings,
+    (
+        Opt(
+            "data",
+            "source",
+            str,
+            "'sample' (bundled), a directory of *_test.jsonl, a JSONL file, or a Hugging Face dataset id.",
+        ),
+        Opt("domains", "domains", list[str], "Only these domains (repeat or comma-separate).", convert=_csv),
+        Opt("limit", "limit", int, "At most N samples per domain.", min=1),
+        Opt("ids", "ids", list[str], "Only these ids or sample keys (repeat or comma-separate).", convert=_csv),
+        Opt("sample", "sample", int, "A stratified random subset of N samples.", min=1),
+        Opt("seed", "seed", int, "Seed of --sample, and of sampling (each sample gets its own seed)."),
+        Opt("skip_invalid", "skip_invalid", bool, "Leave invalid records out instead of refusing the data."),
+    ),
+)
 
-MODEL = Group("Model and sampling", ModelSettings, (
-    Opt("model", "model", str, "A model path or id, or baseline:oracle|last-observation|empty.", required=True),
-    Opt("backend", "backend", str, "baseline, openai, vllm, or one an installed package adds (docs/extending.md). Default: from --model and --base-url.",
-        convert=lambda value, option: _registered("awbench.backends", value, option)),
-    Opt("base_url", "base_urls", list[str], "OpenAI-compatible endpoint; repeat to spread requests over several.", convert=_list),
-    Opt("api_key_env", "api_key_env", str, "Environment variable that holds the endpoint's API key."),
-    Opt("temperature", "temperature", float, min=0.0),
-    Opt("top_p", "top_p", float, min=0.0, max=1.0),
-    Opt("max_tokens", "max_tokens", int, "Generation budget per sample, thinking included.", min=1),
-    Opt("generations", "generations", int, "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.", min=1),
-    Opt("extra_body", "extra_body", str, 'JSON merged into each request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
-        convert=_json_object, json_object=True),
-    Opt("stop", "stop", list[str], "A string that ends a generation (repeatable), e.g. for a base model: '### Turn'.", convert=_list),
-    Opt("concurrency", "concurrency", int, "Requests in flight (openai backend).", min=1),
-    Opt("request_timeout", "request_timeout", float, "Seconds per request before it is retried.", min=0.001),
-    Opt("max_retries", "max_retries", int, "At most 1 + N calls per generation (transient errors only are retried; rate-limit refusals wait and do not count).", min=0),
-    Opt("tpm", "tpm", int, "The endpoint's tokens per minute (prompt + --max-tokens per request), paced from the start.", min=1, default_text="learnt from its x-ratelimit headers"),
-    Opt("rpm", "rpm", int, "The endpoint's requests per minute, paced from the start.", min=1, default_text="learnt from its x-ratelimit headers"),
-    Opt("max_model_len", "max_model_len", int, "Context window (vllm backend).", min=1),
-    Opt("dtype", "dtype", str),
-    Opt("engine_arg", "engine_args", list[str], "KEY=VALUE passed to vllm.LLM, repeatable.", convert=engine_args),
-    Opt("overlength", "overlength", Literal["skip", "truncate-history"], "For prompts over the context window."),
-    Opt("tensor_parallel_size", "tensor_parallel_size", int, min=1),
-    Opt("data_parallel_size", "data_parallel_size", int, min=1),
-    Opt("gpu_memory_utilization", "gpu_memory_utilization", float, "On CPU: the share of RAM for the KV cache.", min=0.01, max=1.0),
-    Opt("trust_remote_code", "trust_remote_code", bool),
-    Opt("prefix_caching", "enable_prefix_caching", bool, flag="--prefix-caching/--no-prefix-caching"),
-    Opt("distributed_executor_backend", "distributed_executor_backend", str, "e.g. ray, for multi-node models."),
-    Opt("batch_size", "batch_size", int, "Samples per offline vLLM batch (results are saved after each).", min=1),
-))
+MODEL = Group(
+    "Model and sampling",
+    ModelSettings,
+    (
+        Opt("model", "model", str, "A model path or id, or baseline:oracle|last-observation|empty.", required=True),
+        Opt(
+            "backend",
+            "backend",
+            str,
+            "baseline, openai, vllm, or one an installed package adds (docs/extending.md). Default: from --model and --base-url.",
+            convert=lambda value, option: _registered("awbench.backends", value, option),
+        ),
+        Opt(
+            "base_url",
+            "base_urls",
+            list[str],
+            "OpenAI-compatible endpoint; repeat to spread requests over several.",
+            convert=_list,
+        ),
+        Opt("api_key_env", "api_key_env", str, "Environment variable that holds the endpoint's API key."),
+        Opt("temperature", "temperature", float, min=0.0),
+        Opt("top_p", "top_p", float, min=0.0, max=1.0),
+        Opt("max_tokens", "max_tokens", int, "Generation budget per sample, thinking included.", min=1),
+        Opt(
+            "generations",
+            "generations",
+            int,
+            "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.",
+            min=1,
+        ),
+        Opt(
+            "extra_body",
+            "extra_body",
+            str,
+            'JSON merged into each request, e.g. \'{"chat_template_kwargs": {"enable_thinking": false}}\'.',
+            convert=_json_object,
+            json_object=True,
+        ),
+        Opt(
+            "stop",
+            "stop",
+            list[str],
+            "A string that ends a generation (repeatable), e.g. for a base model: '### Turn'.",
+            convert=_list,
+        ),
+        Opt("concurrency", "concurrency", int, "Requests in flight (openai backend).", min=1),
+        Opt("request_timeout", "request_timeout", float, "Seconds per request before it is retried.", min=0.001),
+        Opt(
+            "max_retries",
+            "max_retries",
+            int,
+            "At most 1 + N calls per generation (transient errors only are retried; rate-limit refusals wait and do not count).",
+            min=0,
+        ),
+        Opt(
+            "tpm",
+            "tpm",
+            int,
+            "The endpoint's tokens per minute (prompt + --max-tokens per request), paced from the start.",
+            min=1,
+            default_text="learnt from its x-ratelimit headers",
+        ),
+        Opt(
+            "rpm",
+            "rpm",
+            int,
+            "The endpoint's requests per minute, paced from the start.",
+            min=1,
+            default_text="learnt from its x-ratelimit headers",
+        ),
+        Opt("max_model_len", "max_model_len", int, "Context window (vllm backend).", min=1),
+        Opt("dtype", "dtype", str),
+        Opt("engine_arg", "engine_args", list[str], "KEY=VALUE passed to vllm.LLM, repeatable.", convert=engine_args),
+        Opt("overlength", "overlength", Literal["skip", "truncate-history"], "For prompts over the context window."),
+        Opt("tensor_parallel_size", "tensor_parallel_size", int, min=1),
+        Opt("data_parallel_size", "data_parallel_size", int, min=1),
+        Opt(
+            "gpu_memory_utilization",
+            "gpu_memory_utilization",
+            float,
+            "On CPU: the share of RAM for the KV cache.",
+            min=0.01,
+            max=1.0,
+        ),
+        Opt("trust_remote_code", "trust_remote_code", bool),
+        Opt("prefix_caching", "enable_prefix_caching", bool, flag="--prefix-caching/--no-prefix-caching"),
+        Opt("distributed_executor_backend", "distributed_executor_backend", str, "e.g. ray, for multi-node models."),
+        Opt("batch_size", "batch_size", int, "Samples per offline vLLM batch (results are saved after each).", min=1),
+    ),
+)
 
-OUTPUT = Group("Output", RunConfig, (
-    Opt("run_name", "run_name", str, "Run directory name (default: from model and judge)."),
-    Opt("output", "output", Path, "Directory that holds the runs."),
-    Opt("retry_failed", "retry_failed", bool, "Also redo permanent failures (overlength, refusals, unusable verdicts); transient ones are always redone."),
-))
+OUTPUT = Group(
+    "Output",
+    RunConfig,
+    (
+        Opt("run_name", "run_name", str, "Run directory name (default: from model and judge)."),
+        Opt("output", "output", Path, "Directory that holds the runs."),
+        Opt(
+            "retry_failed",
+            "retry_failed",
+            bool,
+            "Also redo permanent failures (overlength, refusals, unusable verdicts); transient ones are always redone.",
+        ),
+    ),
+)
 
-JUDGE = Group("Judge", JudgeSettings, (
-    Opt("judge", "kind", Literal["llm", "rules", "both"], "llm, rules (offline, free) or both."),
-    Opt("judge_model", "model", str, "The judge model.", default_text=f"{DEFAULT_JUDGE_MODEL}, the published setting"),
-    Opt("judge_backend", "backend", str, "openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine; or one an installed package adds (docs/extending.md).",
-        convert=lambda value, option: _registered("awbench.judges", value, option)),
-    Opt("judge_base_url", "base_url", str, "OpenAI-compatible judge endpoint.", default_text="OPENAI_BASE_URL, else OpenAI"),
-    Opt("judge_api_key_env", "api_key_env", str, "Variable holding the judge's API key; when given, it must be set.", default_text="OPENAI_API_KEY"),
-    Opt("judge_temperature", "temperature", float, "Judge sampling temperature.", min=0.0),
-    Opt("judge_max_tokens", "max_tokens", int, "Completion budget per verdict; counts against the endpoint's tokens per minute on every request.", min=1),
-    Opt("judge_reasoning_effort", "reasoning_effort", str, "e.g. low, medium, high.", default_text="the model's"),
-    Opt("judge_extra_body", "extra_body", str, "JSON merged into each judge request.", default_text="none", convert=_json_object, json_object=True),
-    Opt("judge_stop", "stop", list[str], "A string that ends a verdict (repeatable).", default_text="none", convert=_list),
-    Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1),
-    Opt("judge_max_retries", "max_retries", int, "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts (rate-limit refusals wait and do not count).", min=0),
-    Opt("judge_tpm", "tpm", int, "The judge endpoint's tokens per minute (prompt + --judge-max-tokens per request), paced from the start.", min=1, default_text="learnt from its x-ratelimit headers"),
-    Opt("judge_rpm", "rpm", int, "The judge endpoint's requests per minute, paced from the start.", min=1, default_text="learnt from its x-ratelimit headers"),
-    Opt("rule_workers", "rule_workers", int, "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
-        min=0, default_text="one per CPU, at most 4"),
-    Opt("judge_request_timeout", "request_timeout", float, "Seconds per judge request before it is retried.", min=0.001),
-    Opt("judge_structured", "structured", bool, "Ask for a JSON-schema verdict.", flag="--judge-structured/--no-judge-structured"),
-    Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
-    Opt("judge_price_in", "price_in", float, "USD per million prompt tokens.", min=0.0, default_text="known models' list price"),
-    Opt("judge_price_out", "price_out", float, "USD per million completion tokens.", min=0.0, default_text="known models' list price"),
-    Opt("judge_prompts", "prompts", str, "'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte)."),
-    Opt("judge_template", "template", str, "User-prompt template file (our layout only).", default_text="the prompt set's"),
-    # The in-process judge's engine (--judge-backend vllm), as the candidate's options.
-    Opt("judge_max_model_len", "engine.max_model_len", int, "The judge's context window (vllm judge).", min=1, default_text="the model's"),
-    Opt("judge_dtype", "engine.dtype", str, "vllm judge."),
-    Opt("judge_engine_arg", "engine.engine_args", list[str], "KEY=VALUE passed to the judge's vllm.LLM, repeatable.", default_text="none", convert=engine_args),
-    Opt("judge_tensor_parallel_size", "engine.tensor_parallel_size", int, "vllm judge.", min=1),
-    Opt("judge_gpu_memory_utilization", "engine.gpu_memory_utilization", float, "vllm judge; on CPU the share of RAM.", min=0.0, max=1.0),
-    Opt("judge_batch_size", "engine.batch_size", int, "Verdict prompts per offline vLLM batch.", min=1),
-    # The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
-    Opt("judge_batch", "batch", bool, "Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches.",
-        flag="--judge-batch/--no-judge-batch"),
-    Opt("judge_batch_fallback", "batch_fallback", Literal["batch", "direct"], "How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price."),
-    Opt("judge_batch_poll_interval", "batch_poll_interval", float, "Seconds between looks at the batches in flight.", min=0.001),
-    Opt("max_cost", "max_cost", float, "Stop (resumably) before judge spend would pass this many USD.", min=0.0, default_text="no limit"),
-))
+JUDGE = Group(
+    "Judge",
+    JudgeSettings,
+    (
+        Opt("judge", "kind", Literal["llm", "rules", "both"], "llm, rules (offline, free) or both."),
+        Opt(
+            "judge_model",
+            "model",
+            str,
+            "The judge model.",
+            default_text=f"{DEFAULT_JUDGE_MODEL}, the published setting",
+        ),
+        Opt(
+            "judge_backend",
+            "backend",
+            str,
+            "openai: an OpenAI-compatible endpoint; vllm: --judge-model (a path or id) in this process, with vLLM's offline engine; or one an installed package adds (docs/extending.md).",
+            convert=lambda value, option: _registered("awbench.judges", value, option),
+        ),
+        Opt(
+            "judge_base_url",
+            "base_url",
+            str,
+            "OpenAI-compatible judge endpoint.",
+            default_text="OPENAI_BASE_URL, else OpenAI",
+        ),
+        Opt(
+            "judge_api_key_env",
+            "api_key_env",
+            str,
+            "Variable holding the judge's API key; when given, it must be set.",
+            default_text="OPENAI_API_KEY",
+        ),
+        Opt("judge_temperature", "temperature", float, "Judge sampling temperature.", min=0.0),
+        Opt(
+            "judge_max_tokens",
+            "max_tokens",
+            int,
+            "Completion budget per verdict; counts against the endpoint's tokens per minute on every request.",
+            min=1,
+        ),
+        Opt("judge_reasoning_effort", "reasoning_effort", str, "e.g. low, medium, high.", default_text="the model's"),
+        Opt(
+            "judge_extra_body",
+            "extra_body",
+            str,
+            "JSON merged into each judge request.",
+            default_text="none",
+            convert=_json_object,
+            json_object=True,
+        ),
+        Opt(
+            "judge_stop",
+            "stop",
+            list[str],
+            "A string that ends a verdict (repeatable).",
+            default_text="none",
+            convert=_list,
+        ),
+        Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1),
+        Opt(
+            "judge_max_retries",
+            "max_retries",
+            int,
+            "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts (rate-limit refusals wait and do not count).",
+            min=0,
+        ),
+        Opt(
+            "judge_tpm",
+            "tpm",
+            int,
+            "The judge endpoint's tokens per minute (prompt + --judge-max-tokens per request), paced from the start.",
+            min=1,
+            default_text="learnt from its x-ratelimit headers",
+        ),
+        Opt(
+            "judge_rpm",
+            "rpm",
+            int,
+            "The judge endpoint's requests per minute, paced from the start.",
+            min=1,
+            default_text="learnt from its x-ratelimit headers",
+        ),
+        Opt(
+            "rule_workers",
+            "rule_workers",
+            int,
+            "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
+            min=0,
+            default_text="one per CPU, at most 4",
+        ),
+        Opt(
+            "judge_request_timeout",
+            "request_timeout",
+            float,
+            "Seconds per judge request before it is retried.",
+            min=0.001,
+        ),
+        Opt(
+            "judge_structured",
+            "structured",
+            bool,
+            "Ask for a JSON-schema verdict.",
+            flag="--judge-structured/--no-judge-structured",
+        ),
+        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
+        Opt(
+            "judge_price_in",
+            "price_in",
+            float,
+            "USD per million prompt tokens.",
+            min=0.0,
+            default_text="known models' list price",
+        ),
+        Opt(
+            "judge_price_out",
+            "price_out",
+            float,
+            "USD per million completion tokens.",
+            min=0.0,
+            default_text="known models' list price",
+        ),
+        Opt(
+            "judge_prompts",
+            "prompts",
+            str,
+            "'rubric', a directory of our layout, or a Qwen-AgentWorld checkout (the published protocol, byte for byte).",
+        ),
+        Opt(
+            "judge_template",
+            "template",
+            str,
+            "User-prompt template file (our layout only).",
+            default_text="the prompt set's",
+        ),
+        # The in-process judge's engine (--judge-backend vllm), as the candidate's options.
+        Opt(
+            "judge_max_model_len",
+            "engine.max_model_len",
+            int,
+            "The judge's context window (vllm judge).",
+            min=1,
+            default_text="the model's",
+        ),
+        Opt("judge_dtype", "engine.dtype", str, "vllm judge."),
+        Opt(
+            "judge_engine_arg",
+            "engine.engine_args",
+            list[str],
+            "KEY=VALUE passed to the judge's vllm.LLM, repeatable.",
+            default_text="none",
+            convert=engine_args,
+        ),
+        Opt("judge_tensor_parallel_size", "engine.tensor_parallel_size", int, "vllm judge.", min=1),
+        Opt(
+            "judge_gpu_memory_utilization",
+            "engine.gpu_memory_utilization",
+            float,
+            "vllm judge; on CPU the share of RAM.",
+            min=0.0,
+            max=1.0,
+        ),
+        Opt("judge_batch_size", "engine.batch_size", int, "Verdict prompts per offline vLLM batch.", min=1),
+        # The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+        Opt(
+            "judge_batch",
+            "batch",
+            bool,
+            "Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches.",
+            flag="--judge-batch/--no-judge-batch",
+        ),
+        Opt(
+            "judge_batch_fallback",
+            "batch_fallback",
+            Literal["batch", "direct"],
+            "How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price.",
+        ),
+        Opt(
+            "judge_batch_poll_interval",
+            "batch_poll_interval",
+            float,
+            "Seconds between looks at the batches in flight.",
+            min=0.001,
+        ),
+        Opt(
+            "max_cost",
+            "max_cost",
+            float,
+            "Stop (resumably) before judge spend would pass this many USD.",
+            min=0.0,
+            default_text="no limit",
+        ),
+    ),
+)
 
-SCORING = Group("Scoring", ScoringSettings, (
-    Opt("failure_policy", "failure_policy", Literal["minimum", "exclude"], "minimum: failed generations score 0; exclude: left out, as the reference script."),
-    Opt("max_failure_rate", "max_failure_rate", float, "Exit 1 when failures exceed this share.", min=0.0, max=1.0),
-))
+SCORING = Group(
+    "Scoring",
+    ScoringSettings,
+    (
+        Opt(
+            "failure_policy",
+            "failure_policy",
+            Literal["minimum", "exclude"],
+            "minimum: failed generations score 0; exclude: left out, as the reference script.",
+        ),
+        Opt("max_failure_rate", "max_failure_rate", float, "Exit 1 when failures exceed this share.", min=0.0, max=1.0),
+    ),
+)
 
 # Settings field -> its option, for messages about values that fail validation (other fields: --field-name).
 OPTION_NAMES = {
-    f"{group.settings.__name__}.{opt.field}": opt.option for group in (DATA, MODEL, OUTPUT, JUDGE, SCORING)
+    f"{group.settings.__name__}.{opt.field}": opt.option
+    for group in (DATA, MODEL, OUTPUT, JUDGE, SCORING)
     for opt in group.options
 }
 
@@ -279,8 +525,11 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     opts = [opt for group in groups for opt in group.options]
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
-        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-               for p in inspect.signature(function, eval_str=True).parameters.values() if p.name != "options"]
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+            for p in inspect.signature(function, eval_str=True).parameters.values()
+            if p.name != "options"
+        ]
         own.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context))
         if config_file:
             own += _config_parameters(function.__name__, groups)
@@ -292,12 +541,18 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             options = Options(values, {n: v for n, v in values.items() if ctx.get_parameter_source(n).name in _GIVEN})
             kwargs.pop("config", None)
             if kwargs.pop("print_config", False):
-                typer.echo(toml_document({o.name: _toml_form(o, options.given[o.name]) for o in opts if o.name in options.given}), nl=False)
+                typer.echo(
+                    toml_document(
+                        {o.name: _toml_form(o, options.given[o.name]) for o in opts if o.name in options.given}
+                    ),
+                    nl=False,
+                )
                 raise typer.Exit(0)
             return function(**kwargs, options=options)
 
         with_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)])
+            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)]
+        )
         return with_options
 
     return decorate
@@ -313,12 +568,25 @@ def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[ins
                 fail(str(error))
         return path
 
-    config = typer.Option("--config", is_eager=True, callback=read, metavar="FILE.toml",
-                          help="Options from a TOML file: keys are the option names with underscores "
-                               "(judge_model = \"...\"), lists where an option repeats; flags given override it.")
-    printed = typer.Option("--print-config", help="Print the options given (file and flags) as a config file, and exit.")
-    return [inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]),
-            inspect.Parameter("print_config", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, printed])]
+    config = typer.Option(
+        "--config",
+        is_eager=True,
+        callback=read,
+        metavar="FILE.toml",
+        help="Options from a TOML file: keys are the option names with underscores "
+        '(judge_model = "..."), lists where an option repeats; flags given override it.',
+    )
+    printed = typer.Option(
+        "--print-config", help="Print the options given (file and flags) as a config file, and exit."
+    )
+    return [
+        inspect.Parameter(
+            "config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[Path | None, config]
+        ),
+        inspect.Parameter(
+            "print_config", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, printed]
+        ),
+    ]
 
 
 def _toml_form(opt: Opt, value: Any) -> Any:
@@ -361,8 +629,9 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as error:
-                raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: not valid JSON "
-                                      f"({error.msg} at character {error.pos})") from None
+                raise ConfigFileError(
+                    f"{path}{key_line(path, key)}: {key}: not valid JSON ({error.msg} at character {error.pos})"
+                ) from None
         if get_origin(opt.type) is list and isinstance(value, str):
             value = [value]
         try:

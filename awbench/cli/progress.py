@@ -72,8 +72,12 @@ class _LineStage:
     def _print(self) -> None:
         share = f" ({self.done / self.total:.0%})" if self.total else ""
         elapsed = timedelta(seconds=int(time.monotonic() - self._started))
-        err_console.print(f"{self.name}: {self.done}/{self.total}{share}, {self.failures} failed, {elapsed} elapsed",
-                          highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"{self.name}: {self.done}/{self.total}{share}, {self.failures} failed, {elapsed} elapsed",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
         self._printed = time.monotonic()
 
 

@@ -32,7 +32,9 @@ from awbench.run.rewards import reward_evaluations, write_rewards
 
 RunArgument = Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")
+]
 
 
 def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSettings:
@@ -41,8 +43,11 @@ def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSet
     with user_errors(ValueError, names=OPTION_NAMES):
         settings = judge_settings(base, given, names=OPTION_NAMES)
     if settings.backend == "openai" and given.get("engine"):
-        _refuse([OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]], "openai judge",
-                "they are for the in-process judge, --judge-backend vllm")
+        _refuse(
+            [OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]],
+            "openai judge",
+            "they are for the in-process judge, --judge-backend vllm",
+        )
     return settings
 
 
@@ -75,8 +80,11 @@ def _config(options: Options, judged: bool) -> RunConfig:
         judge = cli_judge_settings(None, options) if judged else None
         output = options.settings(OUTPUT)
         return RunConfig(
-            run_name=output["run_name"] or default_run_name(model.model, judge), output=output["output"],
-            data=data, model=model, judge=judge,
+            run_name=output["run_name"] or default_run_name(model.model, judge),
+            output=output["output"],
+            data=data,
+            model=model,
+            judge=judge,
             scoring=_scoring_settings(ScoringSettings(), options) if judged else ScoringSettings(),
             retry_failed=output["retry_failed"],
         )
@@ -107,16 +115,23 @@ def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
     config = _config(options, judged=False)
     with pipeline_errors():
         summary = asyncio.run(pipeline.infer(config, overwrite, RichProgress()))
-    console.print(f"infer: {summary.computed} generated ({summary.failed} failed), {summary.reused} reused; run saved in {config.run_dir}")
+    console.print(
+        f"infer: {summary.computed} generated ({summary.failed} failed), {summary.reused} reused; run saved in {config.run_dir}"
+    )
 
 
 @command(JUDGE.defaulting_to("the run's primary judge's"), OUTPUT.only("output", "retry_failed"), config_file=True)
 def judge(
     run: RunArgument,
-    reparse: Annotated[bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")] = False,
-    judge_id: Annotated[str | None, typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")] = None,
+    reparse: Annotated[
+        bool, typer.Option("--reparse", help="Re-parse the saved raw verdicts with the current parser; no API call.")
+    ] = False,
+    judge_id: Annotated[
+        str | None, typer.Option("--judge-id", help="With --reparse: which evaluation (default: the primary).")
+    ] = None,
     dry_run: DryRunOpt = False,
-    *, options: Options,
+    *,
+    options: Options,
 ) -> None:
     """Add or resume one judge's evaluation of a run's predictions, beside the others; nothing else of the run
     changes.
@@ -154,10 +169,22 @@ def judge(
 @command(SCORING.defaulting_to("the run's"), OUTPUT.only("output"))
 def score(
     run: RunArgument,
-    judge: Annotated[str | None, typer.Option("--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary"))] = None,
-    reward: Annotated[Path | None, typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.")] = None,
-    fmt: Annotated[Literal["table", "json"], typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr).")] = "table",
-    *, options: Options,
+    judge: Annotated[
+        str | None,
+        typer.Option(
+            "--judge", help=with_default("Which evaluation to print: a judge id, or llm/rules.", "the primary")
+        ),
+    ] = None,
+    reward: Annotated[
+        Path | None,
+        typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file."),
+    ] = None,
+    fmt: Annotated[
+        Literal["table", "json"],
+        typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr)."),
+    ] = "table",
+    *,
+    options: Options,
 ) -> None:
     """Compute scores.json of every evaluation of a run from its predictions and judgments; print one.
 
@@ -171,17 +198,23 @@ def score(
         manifest = store.read_manifest()
         scoring = _scoring_settings(manifest.config.scoring, options)
         if scoring != manifest.config.scoring:
-            store.write_manifest(manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})}))
+            store.write_manifest(
+                manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})})
+            )
             (err_console if fmt == "json" else console).print(
-                scoring_change_note(store.path.name, manifest.config.scoring, scoring), highlight=False, markup=False,
-                soft_wrap=True)
+                scoring_change_note(store.path.name, manifest.config.scoring, scoring),
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
         chosen = resolve_judge(store, judge)
         samples = pipeline.run_samples(store)
         scores = pipeline.score(store, samples)[chosen.id]
         if reward is not None:
             count = write_rewards(store, samples, reward)
-            (err_console if fmt == "json" else console).print(f"wrote {count} rewards to {reward}", highlight=False,
-                                                              markup=False, soft_wrap=True)
+            (err_console if fmt == "json" else console).print(
+                f"wrote {count} rewards to {reward}", highlight=False, markup=False, soft_wrap=True
+            )
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
     print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
     raise typer.Exit(code)
@@ -191,8 +224,10 @@ def scoring_change_note(run: str, before: ScoringSettings, after: ScoringSetting
     """Scoring options given to `score` are the run's from now on (run.json): later `score`, `show`, `leaderboard`
     and `report` use them. Said, with how to go back."""
     changed = [field for field in type(after).model_fields if getattr(before, field) != getattr(after, field)]
-    what = ", ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)} -> {getattr(after, field)}"
-                     for field in changed)
+    what = ", ".join(
+        f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)} -> {getattr(after, field)}"
+        for field in changed
+    )
     back = " ".join(f"{OPTION_NAMES[f'ScoringSettings.{field}']} {getattr(before, field)}" for field in changed)
     return f"{run}: {what}, saved in its run.json for every later command (back with `awbench score {run} {back}`)"
 

@@ -44,13 +44,24 @@ def scores_table(scores: ScoresFile) -> Table:
             row.append(_fmt(rules_domain.score if rules_domain else None))
         table.add_row(*row)
     table.add_section()
-    overall = ["Overall (macro)", str(sum(d.n for d in scores.domains.values())),
-               str(sum(d.failed for d in scores.domains.values())),
-               str(sum(d.unscored for d in scores.domains.values())), _fmt(scores.overall)]
+    overall = [
+        "Overall (macro)",
+        str(sum(d.n for d in scores.domains.values())),
+        str(sum(d.failed for d in scores.domains.values())),
+        str(sum(d.unscored for d in scores.domains.values())),
+        _fmt(scores.overall),
+    ]
     tail = [""] * len(DIMENSIONS) if show_dims else []
     table.add_row(*overall, *tail, *([_fmt(scores.rules.overall)] if scores.rules else []))
-    table.add_row("Overall (micro)", "", "", "", _fmt(scores.overall_micro), *tail,
-                  *([_fmt(scores.rules.overall_micro)] if scores.rules else []))
+    table.add_row(
+        "Overall (micro)",
+        "",
+        "",
+        "",
+        _fmt(scores.overall_micro),
+        *tail,
+        *([_fmt(scores.rules.overall_micro)] if scores.rules else []),
+    )
     return table
 
 
@@ -64,8 +75,10 @@ def reference_lines(scores: ScoresFile) -> list[str]:
     if reference is None:
         return []
     domains = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt(r.score)}" for d, r in reference.domains.items())
-    lines = [f"as the reference eval.py prints it (what the leaderboard ranks): {domains}; Overall "
-             f"{_fmt(reference.overall)} (macro), eval.py's own Overall line {_fmt(reference.overall_printed)}"]
+    lines = [
+        f"as the reference eval.py prints it (what the leaderboard ranks): {domains}; Overall "
+        f"{_fmt(reference.overall)} (macro), eval.py's own Overall line {_fmt(reference.overall_printed)}"
+    ]
     if note := reference.differences_note():
         lines.append(note)
     return lines
@@ -82,8 +95,13 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     completeness = scores.completeness
     if not completeness.complete:
-        err_console.print(f"{completeness.label()}: not ranked by the leaderboard nor exported; "
-                          f"{resume_advice(run_dir)}", style="red", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(run_dir)}",
+            style="red",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if not as_json:
         _print_details(scores)
     _print_problems(scores, code, max_failure_rate, run_dir)
@@ -95,12 +113,18 @@ def _print_details(scores: ScoresFile) -> None:
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
     if scores.agreement:
-        per_domain = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall")
-        console.print(f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})")
+        per_domain = ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall"
+        )
+        console.print(
+            f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})"
+        )
     if scores.judge_consistency and scores.judge_consistency.get("samples"):
         c = scores.judge_consistency
-        console.print(f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
-                      f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point")
+        console.print(
+            f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
+            f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point"
+        )
     if note := scores.generations_note():
         console.print(note, highlight=False)
     for label, usage in (("prefix cache", scores.usage), ("judge prompt cache", scores.judge_usage)):
@@ -116,14 +140,19 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
     bad = sum(d.failed + d.unscored for d in scores.domains.values())
     if bad:
         style = "red" if code else "yellow"
-        err_console.print(f"[{style}]{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
-                          f"or were not scored (tolerated: {max_failure_rate:.0%}):", highlight=False)
+        err_console.print(
+            f"[{style}]{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
+            f"or were not scored (tolerated: {max_failure_rate:.0%}):",
+            highlight=False,
+        )
         lines = describe(scores.failures)
         for line in lines[:MAX_REASONS_SHOWN]:
             err_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         if len(lines) > MAX_REASONS_SHOWN:
             err_console.print(f"  ... and {len(lines) - MAX_REASONS_SHOWN} more reasons", highlight=False)
-        err_console.print(f"look at them with `awbench show {run_dir} --failed`", highlight=False, markup=False, soft_wrap=True)
+        err_console.print(
+            f"look at them with `awbench show {run_dir} --failed`", highlight=False, markup=False, soft_wrap=True
+        )
 
 
 def judge_time(estimate: DryRunEstimate) -> str:
@@ -151,5 +180,6 @@ def print_estimate(estimate: DryRunEstimate) -> None:
         f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
         f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}"
         f"{'; ' + judge_time(estimate) if estimate.judge_calls else ''}. Nothing was spent.",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )

@@ -135,17 +135,21 @@ def _missing_path(source: str) -> str | None:
             return message + _did_you_mean(source)
         owner = source.split("/", 1)[0]
         if Path(owner).is_dir():
-            return (f"{message}{_did_you_mean(source)} (taken for a path since {owner}/ is a local directory; for "
-                    f"the Hugging Face dataset {source}, pass hf:{source})")
+            return (
+                f"{message}{_did_you_mean(source)} (taken for a path since {owner}/ is a local directory; for "
+                f"the Hugging Face dataset {source}, pass hf:{source})"
+            )
         return None
     if close_names(source.lower(), [SAMPLE_SOURCE], n=1, cutoff=0.8):
-        return (f"{message}; did you mean 'sample', the sample bundled with awbench? (For a Hugging Face dataset "
-                f"of this name, pass hf:{source})")
+        return (
+            f"{message}; did you mean 'sample', the sample bundled with awbench? (For a Hugging Face dataset "
+            f"of this name, pass hf:{source})"
+        )
     return None
 
 
 def _did_you_mean(source: str) -> str:
-    """"; did you mean './data/AgentWorldBench'?" when the missing name's folder has a close one."""
+    """ "; did you mean './data/AgentWorldBench'?" when the missing name's folder has a close one."""
     trimmed = source.rstrip("/\\") or source
     folder, name = os.path.split(trimmed)
     try:
@@ -198,7 +202,9 @@ def _read_file(path: Path) -> _Read:
                 if obj is None:
                     continue
                 _share_turns(obj, shared)
-                if len(encoded) > ENCODED_KEPT:  # the turns of the trajectories read last are what the next records repeat
+                if (
+                    len(encoded) > ENCODED_KEPT
+                ):  # the turns of the trajectories read last are what the next records repeat
                     encoded.clear()
                 entry, problems = _validate(obj, label, number, f"{label}:{number}", "line", expected_domain, encoded)
                 read.problems += problems
@@ -348,7 +354,12 @@ _EXPECTED = {"int_type": "int", "string_type": "str", "list_type": "list"}
 
 
 def _validate(
-    obj: dict[str, Any], path: str, line: int, origin: str, unit: str, expected_domain: str | None,
+    obj: dict[str, Any],
+    path: str,
+    line: int,
+    origin: str,
+    unit: str,
+    expected_domain: str | None,
     encoded: dict[str, bytes] | None = None,
 ) -> tuple[_Entry | None, list[Problem]]:
     problems: list[Problem] = []
@@ -418,7 +429,7 @@ def _value_problems(fields: Iterable[tuple[str, Any]], path: str, line: int) -> 
 
 
 def _surrogate(text: str) -> str | None:
-    """"a lone surrogate \\ud800 at character 17", or None for text that encodes."""
+    """ "a lone surrogate \\ud800 at character 17", or None for text that encodes."""
     try:
         text.encode()
     except UnicodeEncodeError as e:
@@ -448,8 +459,10 @@ def _content_problems(record: BenchmarkRecord, path: str, line: int) -> list[Pro
         message = "the current action is empty" + ("" if start is None else " apart from its heading")
         problems.append(Problem(path, line, f"prompt.{turn}", message))
     start = _text_start(observation)
-    if start is None or (observation.startswith(OBSERVATION_MARKER, start)
-                         and _text_start(observation, start + len(OBSERVATION_MARKER)) is None):
+    if start is None or (
+        observation.startswith(OBSERVATION_MARKER, start)
+        and _text_start(observation, start + len(OBSERVATION_MARKER)) is None
+    ):
         message = "the ground truth (the current turn's observation) is empty"
         message += "" if start is None else f" apart from the {OBSERVATION_MARKER} marker"
         problems.append(Problem(path, line, f"response.{turn}", message, "warning"))

@@ -106,16 +106,22 @@ def no_hub(offline: bool, unreachable: str | None) -> str:
 
     cached = f"no copy is cached under HF_HOME ({constants.HF_HOME})"
     if offline:
-        return (f"HF_HUB_OFFLINE is set and {cached}. Unset HF_HUB_OFFLINE to download it, set HF_HOME to "
-                f"where a copy is cached")
-    return (f"the Hugging Face Hub ({constants.ENDPOINT}) cannot be reached ({unreachable}) and {cached}. Set "
-            f"HF_HOME to where a copy is cached (HF_HUB_OFFLINE=1 then skips asking the Hub)")
+        return (
+            f"HF_HUB_OFFLINE is set and {cached}. Unset HF_HUB_OFFLINE to download it, set HF_HOME to "
+            f"where a copy is cached"
+        )
+    return (
+        f"the Hugging Face Hub ({constants.ENDPOINT}) cannot be reached ({unreachable}) and {cached}. Set "
+        f"HF_HOME to where a copy is cached (HF_HUB_OFFLINE=1 then skips asking the Hub)"
+    )
 
 
 def _unavailable_message(ref: str, error: Exception, offline: bool, unreachable: str | None) -> str:
     # Worded for both `run --data` and the SOURCE argument of `awbench data`.
-    local = (f"give instead a local directory of {{domain}}{FILE_SUFFIX} files, or `sample` for the small sample "
-             f"bundled with awbench")
+    local = (
+        f"give instead a local directory of {{domain}}{FILE_SUFFIX} files, or `sample` for the small sample "
+        f"bundled with awbench"
+    )
     if offline or unreachable:
         return f"Cannot load the dataset {ref!r}: {no_hub(offline, unreachable)}, or {local}."
     return (

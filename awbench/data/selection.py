@@ -41,8 +41,11 @@ def select(samples: list[Sample], settings: DataSettings) -> list[Sample]:
 def unmatched_ids(samples: list[Sample], ids: list[str], source: str) -> list[Problem]:
     """A warning for each `ids` value that picks none of `samples`, with the closest that would."""
     known = set().union(*(_names(s) for s in samples))
-    return [Problem(source, None, "ids", f"{i!r} matches no sample{did_you_mean(i, known)}", "warning")
-            for i in ids if i not in known]
+    return [
+        Problem(source, None, "ids", f"{i!r} matches no sample{did_you_mean(i, known)}", "warning")
+        for i in ids
+        if i not in known
+    ]
 
 
 def _names(sample: Sample) -> set[str]:

@@ -64,25 +64,37 @@ class HubResults:
     notes: list[str] = field(default_factory=list)  # what the user should know, beyond the file
 
 
-def export_hub_results(store: RunStore, directory: Path, judge: str | None = None, *, allow_subset: bool = False,
-                       source_url: str | None = None) -> HubResults:
+def export_hub_results(
+    store: RunStore,
+    directory: Path,
+    judge: str | None = None,
+    *,
+    allow_subset: bool = False,
+    source_url: str | None = None,
+) -> HubResults:
     """Write `directory/.eval_results/agentworldbench.yaml` from an LLM evaluation of the run (the named one,
     else the primary, else the first), replacing the file atomically. StoreError, naming what is wrong, for
     what the format cannot hold."""
     folder = directory / EVAL_RESULTS_FOLDER
     refuse_run_output("--hf-eval-results", directory)
     if directory.exists() and not directory.is_dir():
-        raise StoreError(f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
-                         f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into")
+        raise StoreError(
+            f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
+            f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into"
+        )
     if folder.exists() and not folder.is_dir():
-        raise StoreError(f"{folder} is a file: the Hub reads evaluation results from a folder of that name; "
-                         "move the file away")
+        raise StoreError(
+            f"{folder} is a file: the Hub reads evaluation results from a folder of that name; move the file away"
+        )
     if source_url is not None and not _URL.fullmatch(source_url):
-        raise StoreError(f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source "
-                         "to it")
+        raise StoreError(
+            f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source to it"
+        )
     if source_url is not None and url_secrets_masked(source_url) != source_url:
-        raise StoreError(f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
-                         "file is published; give a link without them")
+        raise StoreError(
+            f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
+            "file is published; give a link without them"
+        )
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
@@ -98,43 +110,55 @@ class _Dumper(yaml.SafeDumper):
 
 
 def to_yaml(entries: list[dict[str, Any]]) -> str:
-    return yaml.dump(entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False,
-                     width=100_000)
+    return yaml.dump(
+        entries, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100_000
+    )
 
 
-def eval_results_entries(store: RunStore, judge: str | None = None, *, allow_subset: bool = False,
-                         source_url: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+def eval_results_entries(
+    store: RunStore, judge: str | None = None, *, allow_subset: bool = False, source_url: str | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """The file's entries (Overall first, then the domains in the published order), and notes for the user."""
     manifest = store.read_manifest()
     evaluation = _llm_evaluation(store, judge)
     info = evaluation.read_info()
     if info.settings.model == IMPORTED_PROMPT_SET:
-        raise StoreError(f"the judge of {info.id} is not known (the run was imported without --judge-model): the "
-                         "results must name the judge model; import the file again with --judge-model")
+        raise StoreError(
+            f"the judge of {info.id} is not known (the run was imported without --judge-model): the "
+            "results must name the judge model; import the file again with --judge-model"
+        )
     raw = evaluation.read_scores_json()
     if raw is None:
         raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}")
     scores = ScoresFile.model_validate(raw).ranked()
     completeness = scores.completeness
     if not completeness.complete:
-        raise StoreError(f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
-                         f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}")
+        raise StoreError(
+            f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
+            f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}"
+        )
     if scores.overall is None:
         raise StoreError(f"judge {info.id} scored nothing of run {store.name}: there is no value to write")
     subset = subset_reason(manifest)
     if subset is not None and not allow_subset:
-        raise StoreError(f"run {store.name} is not the full benchmark ({subset}): the Hub ranks its results with "
-                         "full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in "
-                         "the notes")
+        raise StoreError(
+            f"run {store.name} is not the full benchmark ({subset}): the Hub ranks its results with "
+            "full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in "
+            "the notes"
+        )
     foreign = [d for d in scores.domains if d not in DOMAINS]
     if foreign:
-        raise StoreError(f"run {store.name} has domains that are not AgentWorldBench's ({', '.join(foreign)}): its "
-                         f"scores are not of {DATASET_ID}")
+        raise StoreError(
+            f"run {store.name} has domains that are not AgentWorldBench's ({', '.join(foreign)}): its "
+            f"scores are not of {DATASET_ID}"
+        )
     missing = [DOMAIN_LABELS[d] for d, ds in scores.domains.items() if ds.score is None]
     if missing:
-        raise StoreError(f"run {store.name} has no {', '.join(missing)} score from judge {info.id} (nothing in the "
-                         "domain was scored): its Overall leaves the domain out, which the benchmark's Overall does "
-                         "not")
+        raise StoreError(
+            f"run {store.name} has no {', '.join(missing)} score from judge {info.id} (nothing in the "
+            "domain was scored): its Overall leaves the domain out, which the benchmark's Overall does "
+            "not"
+        )
 
     common = _common_notes(store, manifest, info, scores, subset)
     date = manifest.finished_at
@@ -144,24 +168,33 @@ def eval_results_entries(store: RunStore, judge: str | None = None, *, allow_sub
     if source_url is not None:
         base["source"] = {"url": source_url, "name": f"awbench {manifest.awbench_version}, run {store.name}"}
     rows: list[tuple[str, float, str]] = [(OVERALL_TASK, scores.overall, _overall_what(scores, subset))]
-    rows += [(d, ds.score, f"AgentWorldBench {DOMAIN_LABELS[d]} domain score (0-100)")
-             for d, ds in _ordered(scores.domains) if ds.score is not None]
+    rows += [
+        (d, ds.score, f"AgentWorldBench {DOMAIN_LABELS[d]} domain score (0-100)")
+        for d, ds in _ordered(scores.domains)
+        if ds.score is not None
+    ]
     entries = []
     for task, value, what in rows:
         counts = _counts(scores, None if task == OVERALL_TASK else task)
-        entries.append({
-            "dataset": {"id": DATASET_ID, "task_id": TASK_IDS[task]},
-            "value": round(value, DIGITS),
-            **copy.deepcopy(base),
-            "notes": " ".join([what + ".", *common[:1], counts, *common[1:]]),
-        })
+        entries.append(
+            {
+                "dataset": {"id": DATASET_ID, "task_id": TASK_IDS[task]},
+                "value": round(value, DIGITS),
+                **copy.deepcopy(base),
+                "notes": " ".join([what + ".", *common[:1], counts, *common[1:]]),
+            }
+        )
     notes = []
     if date is None:
-        notes.append(f"run {store.name} has no finish date (it was not made by `awbench run` in one go): `date` is "
-                     "left out, and the Hub shows the commit's time instead")
+        notes.append(
+            f"run {store.name} has no finish date (it was not made by `awbench run` in one go): `date` is "
+            "left out, and the Hub shows the commit's time instead"
+        )
     if subset is not None:
-        notes.append(f"run {store.name} is a subset ({subset}): written because of --allow-subset, and said in every "
-                     "entry's notes")
+        notes.append(
+            f"run {store.name} is a subset ({subset}): written because of --allow-subset, and said in every "
+            "entry's notes"
+        )
     return entries, notes
 
 
@@ -195,16 +228,21 @@ def _llm_evaluation(store: RunStore, judge: str | None) -> Evaluation:
             f"judge {chosen.id} of run {store.name} is the rule judge: its scores are a rule-based similarity to the "
             "ground truth, not AgentWorldBench's metric (the LLM judge's rubric score), and the Hub's format has no "
             "field to tell them apart, so they would be ranked as LLM-judge scores; judge the run with an LLM "
-            f"(`awbench judge {store.name} --judge-model MODEL`) and export that evaluation")
+            f"(`awbench judge {store.name} --judge-model MODEL`) and export that evaluation"
+        )
     return chosen
 
 
-def _common_notes(store: RunStore, manifest: RunManifest, info: JudgeInfo, scores: ScoresFile,
-                  subset: str | None) -> list[str]:
+def _common_notes(
+    store: RunStore, manifest: RunManifest, info: JudgeInfo, scores: ScoresFile, subset: str | None
+) -> list[str]:
     """[judge and protocol, failure policy, (subset), comparability, provenance]: the same in every entry."""
     settings = info.settings
-    judge = f"Judge: {settings.model} (temperature {settings.temperature:g}, {settings.samples} verdict" + (
-        "s" if settings.samples > 1 else "") + " per prediction"
+    judge = (
+        f"Judge: {settings.model} (temperature {settings.temperature:g}, {settings.samples} verdict"
+        + ("s" if settings.samples > 1 else "")
+        + " per prediction"
+    )
     if settings.structured:
         judge += ", structured output"
     if settings.reasoning_effort:
@@ -213,12 +251,16 @@ def _common_notes(store: RunStore, manifest: RunManifest, info: JudgeInfo, score
         judge += ", extra request fields"
     judge += f"), {_protocol(info)}."
     if scores.reference is not None:
-        scoring = ("Scored as the reference eval.py prints it, from the same generations and judge answers (the rows "
-                   "it does not judge or cannot read are left out); awbench's strict score differs in "
-                   f"{scores.reference.differing} samples.")
+        scoring = (
+            "Scored as the reference eval.py prints it, from the same generations and judge answers (the rows "
+            "it does not judge or cannot read are left out); awbench's strict score differs in "
+            f"{scores.reference.differing} samples."
+        )
     else:
-        policy = {"minimum": "failed generations score 0 and count as scored",
-                  "exclude": "failed generations are left out, as the reference script leaves them out"}[scores.failure_policy]
+        policy = {
+            "minimum": "failed generations score 0 and count as scored",
+            "exclude": "failed generations are left out, as the reference script leaves them out",
+        }[scores.failure_policy]
         scoring = f"Failure policy {scores.failure_policy}: {policy}."
     notes = [judge, scoring]
     if scores.generations > 1:
@@ -227,14 +269,18 @@ def _common_notes(store: RunStore, manifest: RunManifest, info: JudgeInfo, score
         notes.append(f"Subset, not the full benchmark: {subset}.")
     key = provenance(manifest, info, scores.failure_policy, scores.reference is not None)
     if key.published_protocol:
-        notes.append("Comparable with the published leaderboard: yes (the reference protocol with the published "
-                     "judge, on the full benchmark, scored as the reference script scores).")
+        notes.append(
+            "Comparable with the published leaderboard: yes (the reference protocol with the published "
+            "judge, on the full benchmark, scored as the reference script scores)."
+        )
     else:
         reasons = "; ".join(_not_comparable(manifest, info, scores))
         notes.append(f"Comparable with the published leaderboard: no ({reasons}).")
     commit = f", commit {manifest.git_commit[:12]}" if manifest.git_commit else ""
-    notes.append(f"Source: awbench {manifest.awbench_version}{commit}, run {store.name}, evaluation {info.id}, data "
-                 f"fingerprint {manifest.data_fingerprint[:12]}.")
+    notes.append(
+        f"Source: awbench {manifest.awbench_version}{commit}, run {store.name}, evaluation {info.id}, data "
+        f"fingerprint {manifest.data_fingerprint[:12]}."
+    )
     return notes
 
 
@@ -243,8 +289,10 @@ def _protocol(info: JudgeInfo) -> str:
     protocol = described.get("protocol")
     sha = described.get("prompt_sha256") or "not recorded"
     if protocol == "reference":
-        return ("reference protocol (the judge prompts of the Qwen-AgentWorld release, byte for byte; prompts sha256 "
-                f"{sha})")
+        return (
+            "reference protocol (the judge prompts of the Qwen-AgentWorld release, byte for byte; prompts sha256 "
+            f"{sha})"
+        )
     if protocol == "imported":
         return "judged outside awbench (imported from a judged.jsonl of the reference script; its prompts not recorded)"
     prompts = described.get("prompt_set")
@@ -282,8 +330,10 @@ def _counts(scores: ScoresFile, domain: str | None) -> str:
     k = scores.generations
     if k == 1:
         return f"Samples: {n:,}; scored: {scored:,}; failed: {failed:,}; unscored by the judge: {unscored:,}."
-    return (f"Samples: {n:,}, {k} generations each; samples scored: {scored:,}; generations failed: {failed:,}, "
-            f"unscored by the judge: {unscored:,}.")
+    return (
+        f"Samples: {n:,}, {k} generations each; samples scored: {scored:,}; generations failed: {failed:,}, "
+        f"unscored by the judge: {unscored:,}."
+    )
 
 
 def _ordered(domains: dict[str, DomainScore]) -> list[tuple[str, DomainScore]]:

@@ -99,8 +99,9 @@ def _scored_verdict(judgment: JudgmentRecord) -> dict[str, int] | None:
     return None
 
 
-def official_judged(sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None,
-                    judge_id: str = "") -> dict[str, Any]:
+def official_judged(
+    sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None, judge_id: str = ""
+) -> dict[str, Any]:
     """One judged.jsonl row. What was not scored is a `failed: 1.0` row with the reason in error_message:
     without a generation as the reference writes it (no total_score), else with total_score 0."""
     row = official_prediction(sample, prediction)
@@ -143,26 +144,32 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
     first), since the reference format holds five rubric scores, which the rule judge does not give. Only
     what the format can hold is written: generation 0 of each sample, one verdict per sample."""
     if directory.exists() and not directory.is_dir():
-        raise StoreError(f"--official {directory} is a file: give a directory to write predictions.jsonl and "
-                         "judged.jsonl into")
+        raise StoreError(
+            f"--official {directory} is a file: give a directory to write predictions.jsonl and judged.jsonl into"
+        )
     refuse_run_output("--official", directory)
     manifest = store.read_manifest()
     predictions = store.predictions.load()
     evaluations = [e for e in store.evaluations() if e.read_info().kind == "llm"]
     chosen = resolve_judge(store, judge) if judge is not None else (evaluations[0] if evaluations else None)
     if chosen is not None and chosen.read_info().kind != "llm":
-        raise StoreError(f"judge {chosen.id} is the rule judge: judged.jsonl holds the five rubric scores of an "
-                         "LLM judge")
+        raise StoreError(
+            f"judge {chosen.id} is the rule judge: judged.jsonl holds the five rubric scores of an LLM judge"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
     write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get((s.key, 0)))) for s in samples))
     written, notes = [pred_path], []
     if chosen is None:
-        notes.append(f"judged.jsonl not written: run {store.name} has no LLM-judge scores, and the reference format "
-                     "holds five rubric scores per sample (rule scores have none)")
+        notes.append(
+            f"judged.jsonl not written: run {store.name} has no LLM-judge scores, and the reference format "
+            "holds five rubric scores per sample (rule scores have none)"
+        )
         if judged_path.exists():
-            notes.append(f"{judged_path} was left as it was: it is not from this export; remove it, so that it is "
-                         "not read with the new predictions.jsonl")
+            notes.append(
+                f"{judged_path} was left as it was: it is not from this export; remove it, so that it is "
+                "not read with the new predictions.jsonl"
+            )
     else:
         judgments = chosen.judgments.load()
         rows = [official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
@@ -170,16 +177,22 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
         written.append(judged_path)
         unscored = sum(row["failed"] != 0.0 for row in rows)
         if unscored:
-            notes.append(f"{unscored} of {len(rows)} samples have no score from judge {chosen.id}: written as failed "
-                         "(failed 1.0) with the reason in error_message")
+            notes.append(
+                f"{unscored} of {len(rows)} samples have no score from judge {chosen.id}: written as failed "
+                "(failed 1.0) with the reason in error_message"
+            )
         verdicts = max([chosen.read_info().settings.samples, *(len(j.verdicts) for j in judgments.values())])
         if verdicts > 1:
-            notes.append(f"judged.jsonl holds one verdict per sample, the first scored one (judge {chosen.id} gave up "
-                         f"to {verdicts}): the reference format holds one; awbench's scores are their mean")
+            notes.append(
+                f"judged.jsonl holds one verdict per sample, the first scored one (judge {chosen.id} gave up "
+                f"to {verdicts}): the reference format holds one; awbench's scores are their mean"
+            )
     generations = manifest.config.model.generations
     if generations > 1:
-        notes.append(f"only generation 0 of each sample's {generations} generations was exported: the reference "
-                     "format holds one per sample")
+        notes.append(
+            f"only generation 0 of each sample's {generations} generations was exported: the reference "
+            "format holds one per sample"
+        )
     return Export(written=written, notes=notes)
 
 
@@ -269,8 +282,9 @@ def _parse_line(raw: bytes, number: int, label: str) -> tuple[dict[str, Any] | N
     return obj, _structure_problems(obj, repeated, label, number)
 
 
-def _structure_problems(obj: dict[str, Any], repeated: dict[int, list[tuple[str, int]]], label: str,
-                        number: int) -> list[Problem]:
+def _structure_problems(
+    obj: dict[str, Any], repeated: dict[int, list[tuple[str, int]]], label: str, number: int
+) -> list[Problem]:
     problems: list[Problem] = []
     too_deep: set[str] = set()
     stack: list[tuple[str | None, Any, int]] = [(None, obj, 1)]
@@ -329,8 +343,10 @@ def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
     else:
         shown = run_dir if path.is_absolute() else Path(os.path.relpath(run_dir))
         use = f"awbench score {shown}, awbench leaderboard {shown.parent}"
-    return DataError(f"{label} is {kind}, not a file of the reference script: awbench runs are used as they are, "
-                     f"without importing ({use})")
+    return DataError(
+        f"{label} is {kind}, not a file of the reference script: awbench runs are used as they are, "
+        f"without importing ({use})"
+    )
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
@@ -377,9 +393,11 @@ def _read(path: Path, label: str) -> _Reading:
     if first_line_read is False:
         _refuse_json_document(path, label, data)
     if reading.rows and not any("gen" in row.fields for row in reading.rows.values()):
-        raise DataError(f"{label}: no row has a 'gen' field, so this is not the reference script's predictions.jsonl "
-                        f"or judged.jsonl (they add the model's generation, 'gen', to each benchmark record); "
-                        f"benchmark data is evaluated with `awbench run --data {label}`")
+        raise DataError(
+            f"{label}: no row has a 'gen' field, so this is not the reference script's predictions.jsonl "
+            f"or judged.jsonl (they add the model's generation, 'gen', to each benchmark record); "
+            f"benchmark data is evaluated with `awbench run --data {label}`"
+        )
     for row in reading.rows.values():
         reading.problems += _row_problems(row, reading, label)
     if not reading.unreadable:
@@ -430,8 +448,11 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
         return problems
     failed = values.get("failed")
     if "failed" not in values:
-        add("failed", f"missing field: this is a judged.jsonl (line {reading.judged_at} has {reading.judged_by}), "
-                      "and every row of one has failed (0.0 or 1.0)")
+        add(
+            "failed",
+            f"missing field: this is a judged.jsonl (line {reading.judged_at} has {reading.judged_by}), "
+            "and every row of one has failed (0.0 or 1.0)",
+        )
         failed = None
     elif not _number(failed) or failed not in (0, 1):
         add("failed", f"expected 0.0 or 1.0, got {_shown(failed)}")
@@ -448,33 +469,55 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
             continue
         value = values[name]
         if not _number(value) or not float(value).is_integer() or value > 5:
-            add(name, f"expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), "
-                      f"got {_shown(value)}")
+            add(
+                name,
+                f"expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), "
+                f"got {_shown(value)}",
+            )
         else:
             scores[name] = int(value)
     if failed == 1:
         given = [n for n in SCORE_FIELDS if n in values and _number(values[n]) and values[n] != 0]
         if given:
-            add("failed", f"1.0, yet the row has scores ({', '.join(given)}): they are left out, as the reference "
-                          "leaves failed rows out", "warning")
+            add(
+                "failed",
+                f"1.0, yet the row has scores ({', '.join(given)}): they are left out, as the reference "
+                "leaves failed rows out",
+                "warning",
+            )
     elif failed == 0:
         if isinstance(gen, str) and not gen:
             add("failed", "0.0, but gen is empty: the reference script marks a row without a generation failed (1.0)")
         for name, value in scores.items():
             if value == 0:
-                add(name, "0, the reference's mark of a missing or unusable score: left out of its means and of the "
-                          "strict score", "warning")
+                add(
+                    name,
+                    "0, the reference's mark of a missing or unusable score: left out of its means and of the "
+                    "strict score",
+                    "warning",
+                )
             elif value < 0:
-                add(name, f"{value}, below 1: the reference averages it into its {name} line and leaves it out of "
-                          "the total; the strict score leaves it out", "warning")
+                add(
+                    name,
+                    f"{value}, below 1: the reference averages it into its {name} line and leaves it out of "
+                    "the total; the strict score leaves it out",
+                    "warning",
+                )
         valid = [v for v in scores.values() if v > 0]
         if len(scores) == len(DIMENSIONS) and not valid:
-            add("failed", "0.0, but no dimension score is 1..5: the reference counts the row with a total of 0 (left "
-                          "out of its means); it has no strict score", "warning")
+            add(
+                "failed",
+                "0.0, but no dimension score is 1..5: the reference counts the row with a total of 0 (left "
+                "out of its means); it has no strict score",
+                "warning",
+            )
         complete = len(scores) == len(DIMENSIONS)
         if total is not None and valid and complete and abs(total - fmean(valid)) > TOTAL_TOLERANCE:
-            add("total_score", f"{_shown(total)} is not {fmean(valid):g}, the mean of the dimension scores: the "
-                               "dimensions are used", "warning")
+            add(
+                "total_score",
+                f"{_shown(total)} is not {fmean(valid):g}, the mean of the dimension scores: the dimensions are used",
+                "warning",
+            )
     return problems
 
 
@@ -519,22 +562,32 @@ def imported_judgment(sample: Sample, fields: dict[str, Any]) -> JudgmentRecord 
         return None
     common = {"key": sample.key, "domain": sample.domain, "judge": "llm", "cache_key": IMPORTED_PROMPT_SET}
     if fields["failed"] != 0:
-        failed = VerdictRecord(status="unparsed", error=fields.get("error_message") or JUDGE_FAILED,
-                               reference=ReferenceReading(success=False))
+        failed = VerdictRecord(
+            status="unparsed",
+            error=fields.get("error_message") or JUDGE_FAILED,
+            reference=ReferenceReading(success=False),
+        )
         return JudgmentRecord(**common, status="failed", error=failed.error, verdicts=[failed])
     given = {d: int(fields[d]) for d in DIMENSIONS}
     reference = ReferenceReading(success=True, scores=given, total_score=fields.get("total_score", 0), attempt=1)
     scores = {d: v for d, v in given.items() if v > 0}  # the strict reading: scores on the rubric's scale only
     status = "complete" if len(scores) == len(DIMENSIONS) else "partial" if scores else "unparsed"
     verdict = VerdictRecord(
-        status=status, scores=scores, strengths=list(fields.get("strengths", [])),
-        weaknesses=list(fields.get("weaknesses", [])), raw=fields.get("judge_raw_output"), reference=reference,
+        status=status,
+        scores=scores,
+        strengths=list(fields.get("strengths", [])),
+        weaknesses=list(fields.get("weaknesses", [])),
+        raw=fields.get("judge_raw_output"),
+        reference=reference,
     )
     if not scores:
         return JudgmentRecord(**common, status="failed", error="no dimension score is 1..5", verdicts=[verdict])
     return JudgmentRecord(
-        **common, status="ok" if verdict.status == "complete" else "partial",
-        score=to_100(fmean(scores.values())), dimensions={d: float(v) for d, v in scores.items()}, verdicts=[verdict],
+        **common,
+        status="ok" if verdict.status == "complete" else "partial",
+        score=to_100(fmean(scores.values())),
+        dimensions={d: float(v) for d, v in scores.items()},
+        verdicts=[verdict],
     )
 
 
@@ -556,8 +609,9 @@ def _check_target(target: Path, overwrite: bool) -> None:
             raise StoreError(f"run {target} exists already; use --overwrite to replace it")
         return
     if any(target.iterdir()):
-        raise StoreError(f"{target} exists and is not an awbench run (it has no run.json); choose another "
-                         "--run-name, or remove it")
+        raise StoreError(
+            f"{target} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it"
+        )
 
 
 @contextmanager
@@ -594,16 +648,18 @@ def _move_into_place(staging: Path, target: Path, overwrite: bool) -> None:
             if aside is not None:
                 os.rename(aside, target)  # the replaced run, back as it was
             elif target.exists():
-                raise StoreError(f"run {target} exists already (made while importing); use --overwrite to "
-                                 "replace it") from None
+                raise StoreError(
+                    f"run {target} exists already (made while importing); use --overwrite to replace it"
+                ) from None
             raise StoreError(f"cannot rename {staging} to {target}: {error.strerror or error}") from None
     fsync_dir(target.parent)
     if aside is not None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def import_official(path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None,
-                    overwrite: bool = False) -> Imported:
+def import_official(
+    path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None, overwrite: bool = False
+) -> Imported:
     """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any
     error raises DataError listing every problem (`problems`), with nothing written."""
     try:
@@ -616,8 +672,10 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
     problems = sorted(data_problems + reading.problems, key=lambda p: p.line or 0)
     errors = [p for p in problems if p.severity == "error"]
     if errors or loaded is None:
-        raise DataError(f"{label}: {len(errors)} error(s) in the file; nothing was imported: fix them, then import "
-                        "again", problems=problems)
+        raise DataError(
+            f"{label}: {len(errors)} error(s) in the file; nothing was imported: fix them, then import again",
+            problems=problems,
+        )
     rows = {row.line: row.fields for row in reading.rows.values()}
     lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
     if sorted(lines) != sorted(rows):
@@ -628,31 +686,59 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
     predictions = [prediction_record(s, _generation(s, rows[n])) for s, n in zip(loaded.samples, lines)]
     for prediction, n in zip(predictions, lines):
         if judged and prediction.failed and rows[n]["gen"] and rows[n]["failed"] == 0:
-            problems.append(Problem(label, n, "gen", "holds no prediction once its thinking is removed: awbench "
-                                    "counts it as a failed generation, where the reference scored it", "warning"))
+            problems.append(
+                Problem(
+                    label,
+                    n,
+                    "gen",
+                    "holds no prediction once its thinking is removed: awbench "
+                    "counts it as a failed generation, where the reference scored it",
+                    "warning",
+                )
+            )
     problems.sort(key=lambda p: p.line or 0)
     judgments = [imported_judgment(s, rows[n]) for s, n in zip(loaded.samples, lines)] if judged else []
     if judged and not judge_model:
-        notes.append(f"the judge that scored {label} is not known: recorded as {IMPORTED_PROMPT_SET!r}; give it with "
-                     "--judge-model")
+        notes.append(
+            f"the judge that scored {label} is not known: recorded as {IMPORTED_PROMPT_SET!r}; give it with "
+            "--judge-model"
+        )
     if judge_model and not judged:
-        notes.append(f"--judge-model {judge_model} is not used: {label} has no scores (a predictions.jsonl); judge the "
-                     "run with `awbench judge`")
-    judge_settings = JudgeSettings(kind="llm", model=judge_model or IMPORTED_PROMPT_SET,
-                                   prompts=IMPORTED_PROMPT_SET) if judged else None
+        notes.append(
+            f"--judge-model {judge_model} is not used: {label} has no scores (a predictions.jsonl); judge the "
+            "run with `awbench judge`"
+        )
+    judge_settings = (
+        JudgeSettings(kind="llm", model=judge_model or IMPORTED_PROMPT_SET, prompts=IMPORTED_PROMPT_SET)
+        if judged
+        else None
+    )
     config = RunConfig(
-        run_name=run_name, output=output, data=DataSettings(source=str(path.resolve())),
+        run_name=run_name,
+        output=output,
+        data=DataSettings(source=str(path.resolve())),
         # The rows do not name the model; the file's name ("predictions", "judged") would name every import alike.
-        model=ModelSettings(model=model or run_name, backend="imported"), judge=judge_settings,
+        model=ModelSettings(model=model or run_name, backend="imported"),
+        judge=judge_settings,
         # The reference leaves failed rows out of its means (awbench's default counts a failed generation as 0).
         scoring=ScoringSettings(failure_policy="exclude") if judged else ScoringSettings(),
     )
     judge_id = llm_judge_id(judge_settings, IMPORTED_PROMPT_SET, "") if judge_settings else None
-    described = {"protocol": "imported", "prompt_set": IMPORTED_PROMPT_SET, "prompt_sha256": "",
-                 "source": str(path.resolve()), "source_sha256": reading.sha256}
+    described = {
+        "protocol": "imported",
+        "prompt_set": IMPORTED_PROMPT_SET,
+        "prompt_sha256": "",
+        "source": str(path.resolve()),
+        "source_sha256": reading.sha256,
+    }
     manifest = RunManifest(
-        config=config, data_source=loaded.source, data_fingerprint=loaded.fingerprint, samples=len(loaded.samples),
-        primary_judge=judge_id, primary_described=described if judged else {}, **environment_facts(),
+        config=config,
+        data_source=loaded.source,
+        data_fingerprint=loaded.fingerprint,
+        samples=len(loaded.samples),
+        primary_judge=judge_id,
+        primary_described=described if judged else {},
+        **environment_facts(),
     )
     target = config.run_dir
     _check_target(target, overwrite)
@@ -675,9 +761,13 @@ def import_official(path: Path, run_name: str, output: Path, model: str | None, 
     store = RunStore(target)
     scores = score_run(store, loaded.samples).get(judge_id or "") if judged else None
     return Imported(
-        store=store, predictions=len(predictions), judgments=sum(j is not None for j in judgments),
+        store=store,
+        predictions=len(predictions),
+        judgments=sum(j is not None for j in judgments),
         judge_id=judge_id,
         without_generation=sum(not rows[n]["gen"] for n in lines),
         judge_failed=sum(bool(rows[n]["gen"]) and rows[n]["failed"] != 0 for n in lines) if judged else 0,
-        scores=scores, warnings=[p for p in problems if p.severity == "warning"], notes=notes,
+        scores=scores,
+        warnings=[p for p in problems if p.severity == "warning"],
+        notes=notes,
     )

@@ -117,7 +117,11 @@ def create_judges(settings: JudgeSettings, endpoints: Endpoints | None = None) -
     judges = []
     for kind, used in (("llm", settings.uses_llm), ("rules", settings.uses_rules)):
         if used:
-            module = plugins.load("awbench.judges", settings.backend) if kind == "llm" else importlib.import_module(RULE_JUDGE_MODULE)
+            module = (
+                plugins.load("awbench.judges", settings.backend)
+                if kind == "llm"
+                else importlib.import_module(RULE_JUDGE_MODULE)
+            )
             judges.append(module.create(settings.model_copy(update={"kind": kind}), endpoints))
     return judges
 
@@ -132,9 +136,14 @@ def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
     """What makes two LLM judges' verdicts comparable: model, sampling, output form and the prompt texts
     (the prompt set's content hash, not its path)."""
     return {
-        "model": settings.model, "temperature": settings.temperature, "max_tokens": settings.max_tokens,
-        "reasoning_effort": settings.reasoning_effort, "extra_body": settings.extra_body,
-        "structured": settings.structured, "samples": settings.samples, "prompt_sha256": prompt_sha256,
+        "model": settings.model,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "reasoning_effort": settings.reasoning_effort,
+        "extra_body": settings.extra_body,
+        "structured": settings.structured,
+        "samples": settings.samples,
+        "prompt_sha256": prompt_sha256,
         **({"stop": settings.stop} if settings.stop else {}),  # only when given: earlier judges keep their ids
     }
 

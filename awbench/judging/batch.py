@@ -98,8 +98,14 @@ class BatchJudge(JudgeBase):
         self.batch_price = batch_price(direct.price) if direct.price is not None else None
         self.max_requests_per_batch = MAX_REQUESTS_PER_BATCH
         self.max_file_bytes = MAX_FILE_BYTES
-        self.api = BatchAPI(direct.id, direct.base_url, direct.key, self.settings.request_timeout,
-                            self.settings.batch_poll_interval, _Quiet())
+        self.api = BatchAPI(
+            direct.id,
+            direct.base_url,
+            direct.key,
+            self.settings.request_timeout,
+            self.settings.batch_poll_interval,
+            _Quiet(),
+        )
         self._notes: Notes = _Quiet()
         self._files: BatchFiles | None = None
         self._items: dict[GenKey, PendingRequest] = {}
@@ -127,7 +133,11 @@ class BatchJudge(JudgeBase):
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """As the direct judge's, priced at the Batch API's rate."""
         estimate = self.direct.estimate(requests)
-        cost = usage_cost(self.batch_price, estimate.prompt_tokens, estimate.completion_tokens) if self.batch_price else None
+        cost = (
+            usage_cost(self.batch_price, estimate.prompt_tokens, estimate.completion_tokens)
+            if self.batch_price
+            else None
+        )
         return estimate.model_copy(update={"cost_usd": cost})
 
     async def aclose(self) -> None:
@@ -245,13 +255,22 @@ class BatchJudge(JudgeBase):
 
     def _needing_attempt(self) -> list[tuple[PendingRequest, VerdictAttempts]]:
         budget = self.settings.max_retries + 1
-        return [(item, v) for item in self._items.values() if not item.yielded
-                for v in item.verdicts if not v.done(budget) and not v.in_flight]
+        return [
+            (item, v)
+            for item in self._items.values()
+            if not item.yielded
+            for v in item.verdicts
+            if not v.done(budget) and not v.in_flight
+        ]
 
     def _spent(self) -> float:
         """Recorded spend (`spent_usd`: earlier records and those yielded) and answers not yet recorded."""
-        pending = sum(v.final_answer.cost_usd if v.final_answer else v.cost()  # a final answer's cost is the whole verdict's
-                      for item in self._items.values() if not item.yielded for v in item.verdicts)
+        pending = sum(
+            v.final_answer.cost_usd if v.final_answer else v.cost()  # a final answer's cost is the whole verdict's
+            for item in self._items.values()
+            if not item.yielded
+            for v in item.verdicts
+        )
         return self.spent_usd + pending
 
     # --- Submitting ----------------------------------------------------------------------------------------
@@ -268,8 +287,9 @@ class BatchJudge(JudgeBase):
             if entry.batch_id is not None and entry.status not in TERMINAL:
                 batch = await self.api.cancel(entry.batch_id)
                 entry.status = batch.status
-                self._notes.note(f"judge {self.id}: cancelled batch {entry.batch_id}: none of its requests is "
-                                 "wanted any more")
+                self._notes.note(
+                    f"judge {self.id}: cancelled batch {entry.batch_id}: none of its requests is wanted any more"
+                )
             entry.abandoned, changed = True, True
         if changed:
             self.files.save()
@@ -291,7 +311,9 @@ class BatchJudge(JudgeBase):
                 batch = await self.api.create(entry)
             entry.batch_id, entry.status = batch.id, batch.status
             self.files.save()
-            self._notes.note(f"judge {self.id}: resumed the submission of batch {batch.id} ({len(entry.custom_ids)} requests)")
+            self._notes.note(
+                f"judge {self.id}: resumed the submission of batch {batch.id} ({len(entry.custom_ids)} requests)"
+            )
 
     def _drop(self, entry: BatchEntry) -> None:
         self.files.state.batches.remove(entry)
@@ -325,8 +347,14 @@ class BatchJudge(JudgeBase):
                 continue
             messages = render_messages(self.direct.prompt_set, item.request)
             item.prompt_tokens = estimate_prompt_tokens(messages)
-            each = usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT) if self.batch_price else 0.0
-            if cap is not None and item.fresh() and self._spent() + reserved + estimate + each * self.settings.samples > cap:
+            each = (
+                usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT) if self.batch_price else 0.0
+            )
+            if (
+                cap is not None
+                and item.fresh()
+                and self._spent() + reserved + estimate + each * self.settings.samples > cap
+            ):
                 hit_cap = True
                 continue
             for verdict in verdicts:
@@ -397,8 +425,10 @@ class BatchJudge(JudgeBase):
         if batch.status == "failed" and codes and all(c == "token_limit_exceeded" for c in codes) and others:
             # Over the organisation's limit of tokens enqueued at once: no attempt is spent; its requests go out
             # again once one of our other batches has ended.
-            self._notes.note(f"judge {self.id}: batch {entry.batch_id} was refused (token_limit_exceeded); its "
-                             "requests are sent again when another batch has ended")
+            self._notes.note(
+                f"judge {self.id}: batch {entry.batch_id} was refused (token_limit_exceeded); its "
+                "requests are sent again when another batch has ended"
+            )
             self._set_in_flight(entry, False)
             entry.collected, entry.status = True, batch.status
             self._hold = True
@@ -408,8 +438,10 @@ class BatchJudge(JudgeBase):
             self._hold = False
         if batch.status != "completed":
             reason = "; ".join(entry.errors) or "no reason given"
-            self._notes.warn(f"judge {self.id}: batch {entry.batch_id} ended {batch.status} ({reason}); "
-                             "its unanswered requests are asked again")
+            self._notes.warn(
+                f"judge {self.id}: batch {entry.batch_id} ended {batch.status} ({reason}); "
+                "its unanswered requests are asked again"
+            )
         fatal: FatalAPIError | None = None
         answers = []
         written = {(a.batch_id, a.custom_id) for a in self.files.read_answers() if a.verdict is not None}
@@ -422,8 +454,17 @@ class BatchJudge(JudgeBase):
             if (entry.batch_id, cid) in written:  # an interrupted collection wrote it already (restored)
                 continue
             try:
-                answer = read_answer(self.direct, self.batch_price, cid, entry, batch.status, lines.get(cid), item,
-                                     verdict.index, attempt)
+                answer = read_answer(
+                    self.direct,
+                    self.batch_price,
+                    cid,
+                    entry,
+                    batch.status,
+                    lines.get(cid),
+                    item,
+                    verdict.index,
+                    attempt,
+                )
             except FatalAPIError as error:  # not recorded: asked again by the next run, after the fix
                 fatal = fatal or error
                 continue
@@ -446,14 +487,23 @@ class BatchJudge(JudgeBase):
         todo = [(item, v) for item, v in self._needing_attempt() if v.attempts() > 0]
         if not todo:
             return
-        self._notes.note(f"judge {self.id}: asking {len(todo)} verdict(s) again directly (--judge-batch-fallback direct)")
+        self._notes.note(
+            f"judge {self.id}: asking {len(todo)} verdict(s) again directly (--judge-batch-fallback direct)"
+        )
 
         async def one(item: PendingRequest, verdict: VerdictAttempts) -> BatchAnswer:
             messages = render_messages(self.direct.prompt_set, item.request)
             attempt = verdict.attempts() + 1
-            record, cost = await self.direct.ask(messages, item.cache_key, verdict.index, self.direct.shown(item.request),
-                                                 first_attempt=attempt, best=verdict.best(), usage=verdict.usage(),
-                                                 cost=verdict.cost())
+            record, cost = await self.direct.ask(
+                messages,
+                item.cache_key,
+                verdict.index,
+                self.direct.shown(item.request),
+                first_attempt=attempt,
+                best=verdict.best(),
+                usage=verdict.usage(),
+                cost=verdict.cost(),
+            )
             cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, record.attempts)
             return BatchAnswer(custom_id=cid + DIRECT_SUFFIX, verdict=record, cost_usd=cost, final=True)
 

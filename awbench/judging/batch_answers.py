@@ -44,7 +44,9 @@ class VerdictAttempts:
             return False
         verdicts = [a.answered() for a in self.answers.values()]
         best = self.best()
-        if (best is not None and settled(best, self.attempts())) or any(v.status == "error" and not v.transient for v in verdicts):
+        if (best is not None and settled(best, self.attempts())) or any(
+            v.status == "error" and not v.transient for v in verdicts
+        ):
             return True
         return self.attempts() >= budget
 
@@ -94,8 +96,17 @@ def result_lines(contents: list[bytes]) -> dict[str, dict[str, Any]]:
     return lines
 
 
-def read_answer(direct: LLMJudge, price: Price | None, cid: str, entry: BatchEntry, status: str,
-                line: dict[str, Any] | None, item: PendingRequest, index: int, attempt: int) -> BatchAnswer:
+def read_answer(
+    direct: LLMJudge,
+    price: Price | None,
+    cid: str,
+    entry: BatchEntry,
+    status: str,
+    line: dict[str, Any] | None,
+    item: PendingRequest,
+    index: int,
+    attempt: int,
+) -> BatchAnswer:
     """One attempt's answer from its result line (None: the batch ended `status` without running it), read as
     the direct judge reads a completion; priced at the batch `price`. Raises FatalAPIError for 400/401/403/404."""
     seed = direct.seed(item.cache_key, index, attempt)
@@ -108,9 +119,15 @@ def read_answer(direct: LLMJudge, price: Price | None, cid: str, entry: BatchEnt
         except MalformedResponse as malformed:
             verdict = direct.failed_call(malformed, seed)
         else:
-            verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed,
-                                     direct.shown(item.request), direct.reference_protocol, attempt,
-                                     ).model_copy(update={"usage": completion.usage})
+            verdict = verdict_record(
+                completion.content,
+                completion.reasoning,
+                completion.finish_reason,
+                seed,
+                direct.shown(item.request),
+                direct.reference_protocol,
+                attempt,
+            ).model_copy(update={"usage": completion.usage})
             if price:
                 chars = len(completion.content or "") + len(completion.reasoning or "")
                 cost = call_cost(price, completion.usage, prompt_tokens(direct, item), tokens_for_chars(chars))
@@ -121,8 +138,12 @@ def read_answer(direct: LLMJudge, price: Price | None, cid: str, entry: BatchEnt
             why = f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}"
         else:
             why = f"no answer: the batch ended {status}" + (f" ({'; '.join(entry.errors)})" if entry.errors else "")
-        verdict = VerdictRecord(status="error", error=redact(f"batch {entry.batch_id}: {why}")[:500], transient=True, seed=seed)
-    return BatchAnswer(custom_id=cid, batch_id=entry.batch_id, verdict=verdict.model_copy(update={"attempts": 1}), cost_usd=cost)
+        verdict = VerdictRecord(
+            status="error", error=redact(f"batch {entry.batch_id}: {why}")[:500], transient=True, seed=seed
+        )
+    return BatchAnswer(
+        custom_id=cid, batch_id=entry.batch_id, verdict=verdict.model_copy(update={"attempts": 1}), cost_usd=cost
+    )
 
 
 def prompt_tokens(direct: LLMJudge, item: PendingRequest) -> int:
@@ -137,5 +158,8 @@ def _status_error(response: dict[str, Any]) -> StatusError:
     message = error.get("message") if isinstance(error, dict) else None
     code = error.get("code") if isinstance(error, dict) else None
     status = response.get("status_code")
-    return StatusError(status if isinstance(status, int) else 500, str(message or body or f"status {status}"),
-                       str(code) if code is not None else None)
+    return StatusError(
+        status if isinstance(status, int) else 500,
+        str(message or body or f"status {status}"),
+        str(code) if code is not None else None,
+    )

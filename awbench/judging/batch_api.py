@@ -30,8 +30,15 @@ NOTE_EVERY_S = 60.0  # counts that change within one status are noted at most th
 class BatchAPI:
     """One judge's client of the Batch API. `key`: read when the SDK client is made (on first use)."""
 
-    def __init__(self, judge_id: str, base_url: str | None, key: Callable[[], str], timeout: float,
-                 poll_interval: float, notes: Notes) -> None:
+    def __init__(
+        self,
+        judge_id: str,
+        base_url: str | None,
+        key: Callable[[], str],
+        timeout: float,
+        poll_interval: float,
+        notes: Notes,
+    ) -> None:
         self.judge_id = judge_id
         self.poll_interval = poll_interval
         self.retry_base_s = 1.0  # the first wait before trying a Batch API call again (at most; doubling)
@@ -45,8 +52,9 @@ class BatchAPI:
         if self._sdk is None:
             import openai
 
-            self._sdk = openai.AsyncOpenAI(api_key=self._key(), base_url=self._base_url or DEFAULT_BASE_URL,
-                                           timeout=self._timeout, max_retries=2)
+            self._sdk = openai.AsyncOpenAI(
+                api_key=self._key(), base_url=self._base_url or DEFAULT_BASE_URL, timeout=self._timeout, max_retries=2
+            )
         return self._sdk
 
     async def aclose(self) -> None:
@@ -58,8 +66,10 @@ class BatchAPI:
 
     async def upload(self, entry: BatchEntry, data: bytes) -> Any:
         name = f"{FILE_PREFIX}{entry.token}.jsonl"
-        return await self._api(lambda: self.sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch"),
-                               "upload a batch file")
+        return await self._api(
+            lambda: self.sdk.files.create(file=(name, data, "application/jsonl"), purpose="batch"),
+            "upload a batch file",
+        )
 
     async def create(self, entry: BatchEntry) -> Any:
         """A batch for the entry's file. The API takes no idempotency key, so a creation whose answer was lost
@@ -69,7 +79,8 @@ class BatchAPI:
 
         def create() -> Awaitable[Any]:
             return self.sdk.with_options(max_retries=0).batches.create(
-                input_file_id=entry.file_id, endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW, metadata=metadata)
+                input_file_id=entry.file_id, endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW, metadata=metadata
+            )
 
         return await self._api(create, "create a batch", made_meanwhile=lambda: self._search_batch(entry))
 
@@ -113,12 +124,19 @@ class BatchAPI:
         while True:
             ended = []
             for number, entry in enumerate(entries, start=1):
-                batch = await self._api(lambda: self.sdk.batches.retrieve(entry.batch_id), "look at a batch",  # noqa: B023 (awaited here)
-                                        attempts=POLL_ATTEMPTS)
+                batch = await self._api(
+                    lambda: self.sdk.batches.retrieve(entry.batch_id),  # noqa: B023 (awaited here)
+                    "look at a batch",
+                    attempts=POLL_ATTEMPTS,
+                )
                 counts = batch.request_counts
-                new_counts = {"total": counts.total, "completed": counts.completed, "failed": counts.failed} if counts else {}
+                new_counts = (
+                    {"total": counts.total, "completed": counts.completed, "failed": counts.failed} if counts else {}
+                )
                 status_changed = batch.status != entry.status
-                if status_changed or (new_counts != entry.counts and time.monotonic() - last_note.get(entry.token, 0.0) >= NOTE_EVERY_S):
+                if status_changed or (
+                    new_counts != entry.counts and time.monotonic() - last_note.get(entry.token, 0.0) >= NOTE_EVERY_S
+                ):
                     self.notes.note(self._describe(entry, batch.status, new_counts, number, len(entries)))
                     last_note[entry.token] = time.monotonic()
                 if status_changed or new_counts != entry.counts:
@@ -141,8 +159,13 @@ class BatchAPI:
 
     # --- Every call ----------------------------------------------------------------------------------------
 
-    async def _api(self, call: Callable[[], Awaitable[T]], what: str, attempts: int = API_ATTEMPTS,
-                   made_meanwhile: Callable[[], Awaitable[T | None]] | None = None) -> T:
+    async def _api(
+        self,
+        call: Callable[[], Awaitable[T]],
+        what: str,
+        attempts: int = API_ATTEMPTS,
+        made_meanwhile: Callable[[], Awaitable[T | None]] | None = None,
+    ) -> T:
         """One Batch API call. 429, 5xx, timeouts and connection errors are tried again with backoff (a wait of
         hours should outlast a network blip); 400/401/403/404 stop the run with the server's message.
         `made_meanwhile`: before trying again, whether the failed call took effect after all."""
@@ -165,8 +188,10 @@ class BatchAPI:
                 if found is not None:
                     return found
             if attempt == attempts:
-                raise EndpointDown(f"the Batch API did not answer when asked to {what}: {message}; "
-                                   "the run is resumable: run the same command again")
+                raise EndpointDown(
+                    f"the Batch API did not answer when asked to {what}: {message}; "
+                    "the run is resumable: run the same command again"
+                )
             self.notes.warn(f"judge {self.judge_id}: could not {what} ({message}); trying again")
             await asyncio.sleep(backoff_seconds(attempt, base=self.retry_base_s, cap=60.0))
         raise AssertionError("unreachable")

@@ -15,7 +15,12 @@ from pydantic import BaseModel
 from awbench.records import Usage
 from awbench.transport.rate_control import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
-__all__ = ["CHARS_PER_TOKEN", "estimate_prompt_tokens", "estimate_tokens", "tokens_for_chars"]  # the rate control's count
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "estimate_prompt_tokens",
+    "estimate_tokens",
+    "tokens_for_chars",
+]  # the rate control's count
 
 OUTPUT_TOKENS_PER_VERDICT = 1500
 
@@ -93,5 +98,3 @@ def call_cost(price: Price, usage: Usage, estimated_prompt: int, estimated_compl
         usage.completion_tokens if usage.completion_tokens is not None else estimated_completion,
         usage.cached_tokens or 0,
     )
-
-

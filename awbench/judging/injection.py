@@ -126,7 +126,26 @@ def _asks(text: str, match: re.Match[str]) -> bool:
 
 
 _STATEMENT_SUBJECTS = frozenset(
-    ["i", "we", "they", "he", "she", "you'd", "i'd", "we'd", "they'd", "would", "could", "might", "i'll", "we'll", "critics", "reviewers", "users", "people"]
+    [
+        "i",
+        "we",
+        "they",
+        "he",
+        "she",
+        "you'd",
+        "i'd",
+        "we'd",
+        "they'd",
+        "would",
+        "could",
+        "might",
+        "i'll",
+        "we'll",
+        "critics",
+        "reviewers",
+        "users",
+        "people",
+    ]
 )
 
 
@@ -186,10 +205,14 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     _Rule(
         IGNORE_GROUND_TRUTH,
         (
-            _gate("truth truths groundtruth groundtruths observation output answer",
-                  "ignore disregard forget discard skip overlook not don never"),
-            _gate("truth groundtruth observation output",
-                  "wrong incorrect corrupted outdated buggy invalid unreliable broken fake faulty"),
+            _gate(
+                "truth truths groundtruth groundtruths observation output answer",
+                "ignore disregard forget discard skip overlook not don never",
+            ),
+            _gate(
+                "truth groundtruth observation output",
+                "wrong incorrect corrupted outdated buggy invalid unreliable broken fake faulty",
+            ),
             _gate("treat", "truth groundtruth"),
         ),
         re.compile(
@@ -204,16 +227,32 @@ _TEXT_RULES: tuple[_Rule, ...] = (
             rf"|\btreat\s+this\s+{_JUDGED}\s+as\s+the\s+ground[\s_-]*truth\b",
             re.I,
         ),
-        ("ignore", "disregard", "forget", "discard", "skip", "overlook", "do not", "don't", "never", "ground", "groundtruth",
-         "reference", "expected", "treat"),
+        (
+            "ignore",
+            "disregard",
+            "forget",
+            "discard",
+            "skip",
+            "overlook",
+            "do not",
+            "don't",
+            "never",
+            "ground",
+            "groundtruth",
+            "reference",
+            "expected",
+            "treat",
+        ),
         lambda text, match: match.group("claim") is None or _near_scoring(text, match),
     ),
     _Rule(
         IGNORE_INSTRUCTIONS,
         (
-            _gate("ignore disregard forget override overriding bypass stop",
-                  "instruction instructions prompt prompts direction directions rule rules guideline guidelines rubric"
-                  " criteria policy guidance"),
+            _gate(
+                "ignore disregard forget override overriding bypass stop",
+                "instruction instructions prompt prompts direction directions rule rules guideline guidelines rubric"
+                " criteria policy guidance",
+            ),
         ),
         re.compile(
             rf"\b(?:ignore|disregard|forget|override|overriding|bypass|stop{_SEP}following)"
@@ -230,8 +269,11 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     _Rule(
         TOP_SCORE_REQUEST,
         (
-            _gate("give giving assign assigning award awarding rate rating score scoring grade grading mark marking grant"
-                  " granting", "5 five marks score scores rating ratings grade grades points"),
+            _gate(
+                "give giving assign assigning award awarding rate rating score scoring grade grading mark marking grant"
+                " granting",
+                "5 five marks score scores rating ratings grade grades points",
+            ),
         ),
         # An order: "give this a 5", "score this one 5", "rate the prediction 5/5", "award full marks"
         re.compile(
@@ -241,8 +283,24 @@ _TEXT_RULES: tuple[_Rule, ...] = (
             rf"|(?:{_TARGET}{_SEP}(?:(?:with|as)\b[^.,;!?\n]{{0,30}}?|[^.,;!?\n]{{0,20}}?)??)?{_STRONG_TOP})",
             re.I,
         ),
-        ("give", "giving", "assign", "assigning", "award", "awarding", "rate", "rating", "score", "scoring", "grade",
-         "grading", "mark", "marking", "grant", "granting"),
+        (
+            "give",
+            "giving",
+            "assign",
+            "assigning",
+            "award",
+            "awarding",
+            "rate",
+            "rating",
+            "score",
+            "scoring",
+            "grade",
+            "grading",
+            "mark",
+            "marking",
+            "grant",
+            "granting",
+        ),
         _ordered,
     ),
     _Rule(
@@ -264,7 +322,9 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     _Rule(
         TOP_SCORE_REQUEST,
         (_gate("please", "full perfect maximum highest 5"),),
-        re.compile(r"\b(?:full\s+marks|perfect\s+score|maximum\s+score|highest\s+score|5\s*/\s*5)[,!]?\s+please\b", re.I),
+        re.compile(
+            r"\b(?:full\s+marks|perfect\s+score|maximum\s+score|highest\s+score|5\s*/\s*5)[,!]?\s+please\b", re.I
+        ),
         ("full", "perfect", "maximum", "highest", "5"),
     ),
     _Rule(
@@ -280,8 +340,12 @@ _TEXT_RULES: tuple[_Rule, ...] = (
     ),
     _Rule(
         ADDRESSES_GRADER,
-        (_gate("judge judges evaluator evaluators grader graders rater raters grading evaluating evaluation judging"
-               " scoring grades evaluates scores rates"),),
+        (
+            _gate(
+                "judge judges evaluator evaluators grader graders rater raters grading evaluating evaluation judging"
+                " scoring grades evaluates scores rates"
+            ),
+        ),
         re.compile(
             r"\b(?:(?:grading|judging|evaluating|evaluation|scoring)\s+(?:model|ai|llm|assistant|bot|system)|judge|evaluator"
             r"|grader|rater)s?\b(?P<then>\s*(?:[:,]|=>|-+>)|\s+(?:you|please|ignore|disregard|give|assign|score|rate|must|should"
@@ -289,8 +353,25 @@ _TEXT_RULES: tuple[_Rule, ...] = (
             r"|(?P<acting>\b(?:grading|evaluating|judging|scoring|grades|evaluates|judges|scores|rates)\s+this\b)",
             re.I,
         ),
-        ("judge", "judges", "evaluator", "evaluators", "grader", "graders", "rater", "raters", "grading", "evaluating",
-         "evaluation", "judging", "scoring", "grades", "evaluates", "scores", "rates"),
+        (
+            "judge",
+            "judges",
+            "evaluator",
+            "evaluators",
+            "grader",
+            "graders",
+            "rater",
+            "raters",
+            "grading",
+            "evaluating",
+            "evaluation",
+            "judging",
+            "scoring",
+            "grades",
+            "evaluates",
+            "scores",
+            "rates",
+        ),
         _grader_addressed,
     ),
     _Rule(
@@ -310,11 +391,17 @@ _TEXT_RULES: tuple[_Rule, ...] = (
 # Overrides in other languages ("ignore the previous instructions"), searched for in the text before look-alike
 # letters are made Latin, when it holds one of their words (_FOREIGN_WORDS, _FOREIGN_SCRIPTS).
 _FOREIGN_OVERRIDES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\b(?:ignor|oubli)\w*\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|antérieures|ci-dessus)"),
-    re.compile(r"\b(?:ignor|olvid|esque[cç])\w*\s+(?:todas\s+)?(?:las|as)\s+instru[cç](?:ciones|ões)\s+(?:anteriores|previas|prévias)"),
+    re.compile(
+        r"\b(?:ignor|oubli)\w*\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes)\s+(?:précédentes|antérieures|ci-dessus)"
+    ),
+    re.compile(
+        r"\b(?:ignor|olvid|esque[cç])\w*\s+(?:todas\s+)?(?:las|as)\s+instru[cç](?:ciones|ões)\s+(?:anteriores|previas|prévias)"
+    ),
     re.compile(r"\b(?:ignora|dimentica)\w*\s+(?:tutte\s+)?le\s+istruzioni\s+(?:precedenti|sopra)"),
     re.compile(r"\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:de\s+)?(?:vorige|eerdere|voorgaande)\s+instructies"),
-    re.compile(r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:die\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+anweisungen"),
+    re.compile(
+        r"\b(?:ignorier\w*|vergiss|vergessen\s+sie)\s+(?:alle\s+)?(?:die\s+)?(?:vorherigen|bisherigen|obigen|früheren|vorigen)\s+anweisungen"
+    ),
     re.compile(r"(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие|прежние|прошлые)\s+инструкции"),
     re.compile(r"忽略.{0,6}?(?:指令|指示|说明)"),
     re.compile(r"(?:以前|前|上記)の指示.{0,8}?無視"),
@@ -374,8 +461,11 @@ def _signals(text: str) -> tuple[set[str], bytes]:
     if not _DIMENSION_WORDS.isdisjoint(words):
         found |= _verdict_signals(latin)
     for rule in _TEXT_RULES:
-        if (rule.code not in found and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates)
-                and _search(rule, latin, masked, words)):
+        if (
+            rule.code not in found
+            and any(all(not w.isdisjoint(words) for w in gate) for gate in rule.gates)
+            and _search(rule, latin, masked, words)
+        ):
             found.add(rule.code)
     if IGNORE_INSTRUCTIONS not in found and (
         not _FOREIGN_WORDS.isdisjoint(words) or (not plain.isascii() and any(n in plain for n in _FOREIGN_SCRIPTS))
@@ -404,7 +494,9 @@ _GATE_WORDS = frozenset().union(
 
 
 # Characters no reader sees: soft hyphen, zero-width and joiners, direction marks, word joiners, BOM.
-_INVISIBLE = frozenset(map(chr, [0xAD, 0x61C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), 0xFEFF]))
+_INVISIBLE = frozenset(
+    map(chr, [0xAD, 0x61C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), 0xFEFF])
+)
 # Cyrillic and Greek letters that look like Latin ones, and the two i's that casefolding keeps apart.
 _LOOKALIKES = dict(
     zip("аеорсухіјѕԁһԛԝАВЕКМНОРСТХІЈЅУΑΒΕΖΗΙΚΜΝΟΡΤΥΧοικνρτυİı", "aeopcyxijsdhqwABEKMHOPCTXIJSYABEZHIKMNOPTYXoikvptuIi")

@@ -89,7 +89,9 @@ def prompt_label(prompt_set: PromptSet) -> str:
 class LLMJudge(JudgeBase):
     kind = "llm"
 
-    def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, price: Price | None, endpoints: Endpoints) -> None:
+    def __init__(
+        self, settings: JudgeSettings, prompt_set: PromptSet, price: Price | None, endpoints: Endpoints
+    ) -> None:
         self.settings = settings
         self.prompt_set = prompt_set
         self.price = price
@@ -118,8 +120,10 @@ class LLMJudge(JudgeBase):
     def bind(self, directory: Path, notes: Notes) -> None:
         """Direct calls do not wait for the batches an earlier `--judge-batch` run of this evaluation left open."""
         if open_ := pending_batches(directory):
-            notes.warn(f"judge {self.id}: {open_} batch(es) of an earlier --judge-batch run are still open in "
-                       f"{directory / STATE_FILE}; these direct calls do not wait for them (add --judge-batch to collect them)")
+            notes.warn(
+                f"judge {self.id}: {open_} batch(es) of an earlier --judge-batch run are still open in "
+                f"{directory / STATE_FILE}; these direct calls do not wait for them (add --judge-batch to collect them)"
+            )
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
@@ -148,7 +152,9 @@ class LLMJudge(JudgeBase):
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
-        prompt = sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * self.settings.samples
+        prompt = (
+            sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * self.settings.samples
+        )
         calls = len(requests) * self.settings.samples
         completion = calls * OUTPUT_TOKENS_PER_VERDICT
         cost = usage_cost(self.price, prompt, completion) if self.price else None
@@ -216,11 +222,15 @@ class LLMJudge(JudgeBase):
     def _request_estimate(self, messages: Messages) -> float:
         if self.price is None:
             return 0.0
-        return self.settings.samples * usage_cost(self.price, estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT)
+        return self.settings.samples * usage_cost(
+            self.price, estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT
+        )
 
     async def _judge_one(self, request: JudgeRequest, messages: Messages) -> JudgmentRecord:
         key = self.cache_key(request)
-        tasks = [asyncio.ensure_future(self.ask(messages, key, i, self.shown(request))) for i in range(self.settings.samples)]
+        tasks = [
+            asyncio.ensure_future(self.ask(messages, key, i, self.shown(request))) for i in range(self.settings.samples)
+        ]
         try:
             outcomes = await asyncio.gather(*tasks)
         except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop
@@ -230,9 +240,17 @@ class LLMJudge(JudgeBase):
         cost = sum(c for _, c in outcomes) if self.price else None
         return combine(request, key, [v for v, _ in outcomes], cost)
 
-    async def ask(self, messages: Messages, key: str, index: int, prediction: str, first_attempt: int = 1,
-                  best: VerdictRecord | None = None, usage: Usage | None = None,
-                  cost: float = 0.0) -> tuple[VerdictRecord, float]:
+    async def ask(
+        self,
+        messages: Messages,
+        key: str,
+        index: int,
+        prediction: str,
+        first_attempt: int = 1,
+        best: VerdictRecord | None = None,
+        usage: Usage | None = None,
+        cost: float = 0.0,
+    ) -> tuple[VerdictRecord, float]:
         """One verdict within its call budget. Returns it with the cost of all its calls; its usage is their
         sum, and it keeps the best answer (complete > partial > unparsed or truncated > error). A verdict whose
         first attempts were made elsewhere (the batch judge's re-asks sent directly) goes on from
@@ -251,8 +269,15 @@ class LLMJudge(JudgeBase):
                 if verdict.transient and attempt < budget:
                     wait = wait_before_retry(error, attempt)
             else:
-                verdict = verdict_record(completion.content, completion.reasoning, completion.finish_reason, seed, prediction,
-                                         self.reference_protocol, attempt)
+                verdict = verdict_record(
+                    completion.content,
+                    completion.reasoning,
+                    completion.finish_reason,
+                    seed,
+                    prediction,
+                    self.reference_protocol,
+                    attempt,
+                )
                 call_usage = completion.usage
                 output_chars = len(completion.content or "") + len(completion.reasoning or "")
             usage = add_usage(usage, call_usage)
@@ -302,15 +327,20 @@ class LLMJudge(JudgeBase):
             body["stop"] = s.stop
         if s.structured:
             schema = verdict_schema(bounded_strings=not self._official_api)
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": schema}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "verdict", "strict": True, "schema": schema},
+            }
         return body | s.extra_body
 
 
 def prompt_description(prompt_set: PromptSet) -> dict[str, Any]:
     """What an LLM judge's judge.json records of its prompts and parser (HTTP, batch or in-process alike)."""
     return {
-        "protocol": prompt_set.protocol, "prompt_set": prompt_set.name,
-        "prompt_sha256": prompt_set.sha256, "prompt_source": prompt_set.source,
+        "protocol": prompt_set.protocol,
+        "prompt_set": prompt_set.name,
+        "prompt_sha256": prompt_set.sha256,
+        "prompt_source": prompt_set.source,
         "parser_version": PARSER_VERSION,
     }
 
@@ -319,7 +349,9 @@ def verdict_cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:
     """The judge's identity, the parser, and the inputs the prompt is rendered from (the sample's content hash
     and the prediction): no prompt needs rendering to know whether a verdict can be reused."""
     prediction = hashlib.sha256(request.prediction.encode()).hexdigest()
-    return content_hash({"judge": identity, "parser": PARSER_VERSION, "sample": request.sample.hash, "prediction": prediction})
+    return content_hash(
+        {"judge": identity, "parser": PARSER_VERSION, "sample": request.sample.hash, "prediction": prediction}
+    )
 
 
 def verdict_schema(bounded_strings: bool = True) -> dict[str, Any]:

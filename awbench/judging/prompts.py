@@ -83,12 +83,16 @@ def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
         return _load_ours(prompts, bundled(f"judges/{prompts}"), template, source=None)
     directory = Path(prompts).expanduser()
     if not directory.is_dir():
-        raise PromptError(f"judge prompts {prompts!r}: neither a built-in set ({', '.join(BUILTIN_SETS)}) nor a directory")
+        raise PromptError(
+            f"judge prompts {prompts!r}: neither a built-in set ({', '.join(BUILTIN_SETS)}) nor a directory"
+        )
     checkout = _reference_checkout(directory)
     if checkout is not None:
         if template:
-            raise PromptError("--judge-template cannot be combined with the reference protocol: its template is "
-                              f"read from {checkout / REFERENCE_CONFIG}")
+            raise PromptError(
+                "--judge-template cannot be combined with the reference protocol: its template is "
+                f"read from {checkout / REFERENCE_CONFIG}"
+            )
         return _load_reference(prompts, checkout)
     if any((directory / domain / REFERENCE_SYSTEM_FILE).is_file() for domain in DOMAINS):
         raise PromptError(
@@ -127,7 +131,9 @@ def _load_reference(name: str, checkout: Path) -> PromptSet:
             raise PromptError(f"judge prompt file not found: {path}")
         system[domain] = path.read_text(encoding="utf-8")  # as the reference reads it: whole, unstripped
     template = reference_template(checkout / REFERENCE_CONFIG)
-    return PromptSet(name=name, protocol="reference", system=system, user_template=template, source=str(checkout.resolve()))
+    return PromptSet(
+        name=name, protocol="reference", system=system, user_template=template, source=str(checkout.resolve())
+    )
 
 
 def reference_template(path: Path) -> str:
@@ -137,13 +143,15 @@ def reference_template(path: Path) -> str:
     except (OSError, SyntaxError, ValueError) as error:
         raise PromptError(f"{path}: cannot read it as Python source: {error}") from None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == REFERENCE_TEMPLATE_NAME for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == REFERENCE_TEMPLATE_NAME for t in node.targets
+        ):
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 template = node.value.value
                 _check_reference_fields(template, path)
                 return template
             raise PromptError(f"{path}:{node.lineno}: {REFERENCE_TEMPLATE_NAME} is not a string literal")
-    raise PromptError(f"{path}: no top-level {REFERENCE_TEMPLATE_NAME} = \"...\" assignment")
+    raise PromptError(f'{path}: no top-level {REFERENCE_TEMPLATE_NAME} = "..." assignment')
 
 
 def _check_reference_fields(template: str, path: Path) -> None:
@@ -152,8 +160,10 @@ def _check_reference_fields(template: str, path: Path) -> None:
     except ValueError as error:
         raise PromptError(f"{path}: {REFERENCE_TEMPLATE_NAME} is not a format string: {error}") from None
     if fields != set(REFERENCE_FIELDS):
-        raise PromptError(f"{path}: {REFERENCE_TEMPLATE_NAME} has the fields {sorted(fields)}; "
-                          f"the reference's judge stage fills {list(REFERENCE_FIELDS)}")
+        raise PromptError(
+            f"{path}: {REFERENCE_TEMPLATE_NAME} has the fields {sorted(fields)}; "
+            f"the reference's judge stage fills {list(REFERENCE_FIELDS)}"
+        )
 
 
 def protocol_request(protocol: Protocol, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:

@@ -74,7 +74,9 @@ def reference_verdict(answer: str) -> ReferenceVerdict:
         return _failed(f"Error: {error}")
     counted = [score for score in scores.values() if score > 0]
     total = sum(counted) / len(counted) if counted else 0
-    return ReferenceVerdict(True, scores, total, _texts(data.get("strengths")), _texts(data.get("weaknesses")), None, source)
+    return ReferenceVerdict(
+        True, scores, total, _texts(data.get("strengths")), _texts(data.get("weaknesses")), None, source
+    )
 
 
 def reference_generation(generation: str, domain: str) -> ReferenceGeneration:

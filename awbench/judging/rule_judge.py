@@ -49,14 +49,24 @@ class RuleJudge(JudgeBase):
     def score(self, request: JudgeRequest) -> JudgmentRecord:
         domain, trajectory, ground_truth, prediction, history = _task(request)
         result = self._scorer.score(
-            domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
+            domain=domain,
+            trajectory=trajectory,
+            ground_truth=ground_truth,
+            prediction=prediction,
+            history=history,
         )
         return self._record(request, result)
 
     def _record(self, request: JudgeRequest, result: RuleResult) -> JudgmentRecord:
         return JudgmentRecord(
-            key=request.key, generation=request.generation, domain=request.domain, judge="rules",
-            cache_key=self.cache_key(request), status="ok", score=result.score * 100.0, rule=RuleParts(**result._asdict()),
+            key=request.key,
+            generation=request.generation,
+            domain=request.domain,
+            judge="rules",
+            cache_key=self.cache_key(request),
+            status="ok",
+            score=result.score * 100.0,
+            rule=RuleParts(**result._asdict()),
             flags=list(request.flags),
         )
 
@@ -93,7 +103,9 @@ def _task(request: JudgeRequest) -> RuleTask:
     )
 
 
-async def _tasks(first: JudgeRequest, rest: AsyncIterator[JudgeRequest]) -> AsyncIterator[tuple[JudgeRequest, RuleTask]]:
+async def _tasks(
+    first: JudgeRequest, rest: AsyncIterator[JudgeRequest]
+) -> AsyncIterator[tuple[JudgeRequest, RuleTask]]:
     yield first, _task(first)
     async for request in rest:
         yield request, _task(request)

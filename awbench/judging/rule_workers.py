@@ -100,7 +100,9 @@ class _Worker(Generic[T]):
             status, value = pickle.loads(await stdout.readexactly(int.from_bytes(header, "little")))
         except asyncio.IncompleteReadError:
             code = await self.process.wait()
-            raise RuleWorkerFailed(f"a rule judge worker (pid {self.process.pid}) stopped with exit code {code}") from None
+            raise RuleWorkerFailed(
+                f"a rule judge worker (pid {self.process.pid}) stopped with exit code {code}"
+            ) from None
         if status != "ok":
             raise RuleWorkerFailed(f"a rule judge worker failed:\n{value}")
         self.room.release()
@@ -129,8 +131,11 @@ class RuleWorkers:
         try:
             for _ in range(self.count):
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-c", _BOOTSTRAP.format(root=str(Path(awbench.__file__).resolve().parent.parent)),
-                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    sys.executable,
+                    "-c",
+                    _BOOTSTRAP.format(root=str(Path(awbench.__file__).resolve().parent.parent)),
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
                 )
                 _widen(process.stdin)
                 self._workers.append(_Worker(process))

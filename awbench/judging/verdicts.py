@@ -27,21 +27,45 @@ def verdict_seed(key: str, index: int, attempt: int) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def verdict_record(content: str | None, reasoning: str | None, finish_reason: str | None, seed: int | None,
-                   prediction: str = "", reference: bool = False, attempt: int = 1) -> VerdictRecord:
+def verdict_record(
+    content: str | None,
+    reasoning: str | None,
+    finish_reason: str | None,
+    seed: int | None,
+    prediction: str = "",
+    reference: bool = False,
+    attempt: int = 1,
+) -> VerdictRecord:
     """`prediction` is what the judge was shown: a verdict quoted from it is never the judge's own. With
     `reference` (the reference protocol), the answer is also read as the reference reads it, within its asks."""
     raw, raw_replaced = clean_text(content)
     reasoning, reasoning_replaced = clean_text(reasoning)
     parsed = parse_verdict(raw or "", prediction)
     flags = [*parsed.flags, *([REPLACED_FLAG] if raw_replaced or reasoning_replaced else [])]
-    common = {"raw": raw, "reasoning": reasoning, "seed": seed, "strengths": parsed.strengths, "weaknesses": parsed.weaknesses,
-              "reference": reference_reading(raw or "", parsed, attempt, prediction) if reference and attempt <= REFERENCE_ASKS else None}
+    common = {
+        "raw": raw,
+        "reasoning": reasoning,
+        "seed": seed,
+        "strengths": parsed.strengths,
+        "weaknesses": parsed.weaknesses,
+        "reference": reference_reading(raw or "", parsed, attempt, prediction)
+        if reference and attempt <= REFERENCE_ASKS
+        else None,
+    }
     if finish_reason == "length":  # whatever it holds, the answer did not end: never taken as complete
-        return VerdictRecord(status="truncated", flags=[*flags, "truncated"],
-                             error="the judge's answer was cut off by its token limit (--judge-max-tokens)", **common)
-    return VerdictRecord(status=parsed.status, scores=parsed.scores, flags=flags,
-                         error=None if parsed.status == "complete" else parsed.reason, **common)
+        return VerdictRecord(
+            status="truncated",
+            flags=[*flags, "truncated"],
+            error="the judge's answer was cut off by its token limit (--judge-max-tokens)",
+            **common,
+        )
+    return VerdictRecord(
+        status=parsed.status,
+        scores=parsed.scores,
+        flags=flags,
+        error=None if parsed.status == "complete" else parsed.reason,
+        **common,
+    )
 
 
 def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int, prediction: str = "") -> ReferenceReading:
@@ -53,9 +77,12 @@ def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int, predicti
     if quoted and (not read.success or read.scores != parsed.scores):
         own = parsed.status == "complete"
         total = statistics.fmean(parsed.scores.values()) if own else 0.0
-        return ReferenceReading(success=own, scores=dict(parsed.scores) if own else {}, total_score=total,
-                                attempt=attempt, quoted=True)
-    return ReferenceReading(success=read.success, scores=dict(read.scores), total_score=read.total_score, attempt=attempt)
+        return ReferenceReading(
+            success=own, scores=dict(parsed.scores) if own else {}, total_score=total, attempt=attempt, quoted=True
+        )
+    return ReferenceReading(
+        success=read.success, scores=dict(read.scores), total_score=read.total_score, attempt=attempt
+    )
 
 
 def better(best: VerdictRecord | None, verdict: VerdictRecord) -> VerdictRecord:
@@ -64,7 +91,11 @@ def better(best: VerdictRecord | None, verdict: VerdictRecord) -> VerdictRecord:
     if best is None:
         return verdict
     chosen = verdict if (_RANK[verdict.status], len(verdict.scores)) >= (_RANK[best.status], len(best.scores)) else best
-    first = best.reference if best.reference is not None and (best.reference.success or verdict.reference is None) else verdict.reference
+    first = (
+        best.reference
+        if best.reference is not None and (best.reference.success or verdict.reference is None)
+        else verdict.reference
+    )
     return chosen if chosen.reference is first else chosen.model_copy(update={"reference": first})
 
 
@@ -82,13 +113,26 @@ def combine(request: JudgeRequest, cache_key: str, verdicts: list[VerdictRecord]
     dimensions = {dim: statistics.fmean(v.scores[dim] for v in complete) for dim in DIMENSIONS} if complete else {}
     score = to_100(statistics.fmean(dimensions.values())) if dimensions else None
     if not complete:
-        status, error = "failed", "no complete verdict: " + "; ".join(dict.fromkeys(v.error or v.status for v in verdicts))
+        status, error = (
+            "failed",
+            "no complete verdict: " + "; ".join(dict.fromkeys(v.error or v.status for v in verdicts)),
+        )
     else:
         status, error = ("ok" if len(complete) == len(verdicts) else "partial"), None
     return JudgmentRecord(
-        key=request.key, generation=request.generation, domain=request.domain, judge="llm", cache_key=cache_key,
-        status=status, score=score, dimensions=dimensions, verdicts=verdicts, error=error,
-        transient=not complete and any(v.transient for v in verdicts), flags=list(request.flags), cost_usd=cost,
+        key=request.key,
+        generation=request.generation,
+        domain=request.domain,
+        judge="llm",
+        cache_key=cache_key,
+        status=status,
+        score=score,
+        dimensions=dimensions,
+        verdicts=verdicts,
+        error=error,
+        transient=not complete and any(v.transient for v in verdicts),
+        flags=list(request.flags),
+        cost_usd=cost,
     )
 
 

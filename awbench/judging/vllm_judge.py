@@ -197,7 +197,9 @@ class VLLMJudge(JudgeBase):
         samples = self.settings.samples
         prompt = sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * samples
         calls = len(requests) * samples
-        return CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=calls * OUTPUT_TOKENS_PER_VERDICT, cost_usd=0.0)
+        return CostEstimate(
+            calls=calls, prompt_tokens=prompt, completion_tokens=calls * OUTPUT_TOKENS_PER_VERDICT, cost_usd=0.0
+        )
 
     def count(self, messages: Messages) -> int:
         """Prompt tokens as the engine will see them (its tokenizer and chat template)."""
@@ -264,7 +266,9 @@ class VLLMJudge(JudgeBase):
                 reasks.append(_Call(pending, call.index, call.attempt + 1))
                 continue
             attempts = call.attempt if answer.submitted else call.attempt - 1  # engine calls made
-            pending.best[call.index] = best.model_copy(update={"attempts": attempts, "usage": pending.usage[call.index]})
+            pending.best[call.index] = best.model_copy(
+                update={"attempts": attempts, "usage": pending.usage[call.index]}
+            )
             pending.open -= 1
             if pending.open == 0:
                 verdicts = [v for v in pending.best if v is not None]
@@ -285,7 +289,9 @@ class VLLMJudge(JudgeBase):
             if pending.prompt_tokens >= self.max_model_len:
                 error = (f"the judge prompt has {pending.prompt_tokens} tokens; the judge's context window is "
                          f"{self.max_model_len} (--judge-max-model-len)")  # fmt: skip
-                answers.append(_Answer(call, VerdictRecord(status="error", error=error, seed=call.seed), submitted=False))
+                answers.append(
+                    _Answer(call, VerdictRecord(status="error", error=error, seed=call.seed), submitted=False)
+                )
             else:
                 ready.append(call)
         ready.sort(key=lambda c: (c.pending.order, c.index, c.attempt))
@@ -330,7 +336,13 @@ class VLLMJudge(JudgeBase):
                       cached_tokens=result.num_cached_tokens)  # fmt: skip
         # Offline, thinking stays inline in the text; the parser removes it, as from a server without a
         # reasoning parser.
-        verdict = verdict_record(completion.text, None, completion.finish_reason, call.seed,
-                                 shown_prediction(self.prompt_set.protocol, call.pending.request.prediction),
-                                 self.prompt_set.protocol == "reference", call.attempt)
+        verdict = verdict_record(
+            completion.text,
+            None,
+            completion.finish_reason,
+            call.seed,
+            shown_prediction(self.prompt_set.protocol, call.pending.request.prediction),
+            self.prompt_set.protocol == "reference",
+            call.attempt,
+        )
         return _Answer(call, verdict, usage)

@@ -49,11 +49,17 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         records = judgments[judge_id].values()
         repeated = [r for r in records if len(r.verdicts) > 1]
         scores = ScoresFile.from_tables(
-            store.name, tables[judge_id], policy, judge_id=judge_id, generations=k,
+            store.name,
+            tables[judge_id],
+            policy,
+            judge_id=judge_id,
+            generations=k,
             judge_consistency=consistency_stats(repeated) if repeated else None,
-            cost_usd=_total_cost(records), usage=usage_totals(p.usage for p in predictions.values()),
+            cost_usd=_total_cost(records),
+            usage=usage_totals(p.usage for p in predictions.values()),
             judge_usage=usage_totals(v.usage for r in records for v in r.verdicts),
-            failures=failure_groups(predictions.values(), records), **extra,
+            failures=failure_groups(predictions.values(), records),
+            **extra,
         )
         store.write_scores(scores, evaluation, primary=primary)
         results[judge_id] = scores
@@ -72,7 +78,9 @@ def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, S
     found = {}
     for evaluation in evaluations:
         written = _mtime(evaluation.scores_path)
-        if written is None or written <= max(_mtime(store.predictions.path) or 0, _mtime(evaluation.judgments.path) or 0):
+        if written is None or written <= max(
+            _mtime(store.predictions.path) or 0, _mtime(evaluation.judgments.path) or 0
+        ):
             return None
         scores = ScoresFile.model_validate(evaluation.read_scores_json())
         if (scores.failure_policy, scores.generations) != (policy, generations):

@@ -31,8 +31,15 @@ def failure_groups(predictions: Iterable[PredictionRecord], judgments: Iterable[
         reason = reason_of(message)
         group = groups.get((stage, status, reason))
         if group is None:
-            groups[(stage, status, reason)] = FailureGroup(stage=stage, status=status, reason=reason, count=1,
-                                                           example_key=key, example=message, transient=transient)
+            groups[(stage, status, reason)] = FailureGroup(
+                stage=stage,
+                status=status,
+                reason=reason,
+                count=1,
+                example_key=key,
+                example=message,
+                transient=transient,
+            )
         else:
             group.count += 1
 

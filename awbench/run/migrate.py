@@ -14,8 +14,9 @@ from awbench.judging.prompts import BUILTIN_SETS
 from awbench.judging.rule_judge import RULES_JUDGE_PREFIX
 
 
-def legacy_judge_ids(settings: JudgeSettings | None, described: dict[str, dict[str, Any]],
-                     kinds: Iterable[str]) -> dict[str, str]:
+def legacy_judge_ids(
+    settings: JudgeSettings | None, described: dict[str, dict[str, Any]], kinds: Iterable[str]
+) -> dict[str, str]:
     """Judge kind -> the evaluation id its judge has now, for the kinds judged (`kinds`) or described in
     run.json's schema-1 `judges`; none without judge settings."""
     if settings is None:

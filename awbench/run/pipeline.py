@@ -84,9 +84,12 @@ async def infer(config: RunConfig, overwrite: bool = False, progress: Progress =
     return summaries[0]
 
 
-async def judge(store: RunStore, settings: JudgeSettings | Mapping[str, Any] | None = None,
-                progress: Progress = SilentProgress(),
-                retry_failed: bool = False) -> tuple[list[StageSummary], dict[str, ScoresFile]]:
+async def judge(
+    store: RunStore,
+    settings: JudgeSettings | Mapping[str, Any] | None = None,
+    progress: Progress = SilentProgress(),
+    retry_failed: bool = False,
+) -> tuple[list[StageSummary], dict[str, ScoresFile]]:
     """Add or resume one judge configuration's evaluation of a run's predictions; the rest of the run is
     left as it is. `settings`: the judge's, or changes to the run's primary judge's settings (None: none), merged
     as `awbench judge RUN --judge-...` merges them (`config.judge_settings`)."""
@@ -118,8 +121,7 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    if (scores.overall is None or total == 0 or failures / total > max_failure_rate
-            or not scores.completeness.complete):
+    if scores.overall is None or total == 0 or failures / total > max_failure_rate or not scores.completeness.complete:
         return 1
     return 0
 
@@ -164,8 +166,9 @@ def _whose_key(party: str) -> Iterator[None]:
 
 
 @contextmanager
-def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: Progress,
-               judges: list[Judge]) -> Iterator[RunStore]:
+def opened_run(
+    config: RunConfig, data: LoadedData, overwrite: bool, progress: Progress, judges: list[Judge]
+) -> Iterator[RunStore]:
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
@@ -175,9 +178,15 @@ def opened_run(config: RunConfig, data: LoadedData, overwrite: bool, progress: P
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
         if made_now:
             _clear(store)
-            manifest = RunManifest(config=config, data_source=data.source, data_fingerprint=data.fingerprint,
-                                   samples=len(data.samples), primary_judge=judges[0].id if judges else None,
-                                   primary_described=judges[0].describe() if judges else {}, **environment_facts())
+            manifest = RunManifest(
+                config=config,
+                data_source=data.source,
+                data_fingerprint=data.fingerprint,
+                samples=len(data.samples),
+                primary_judge=judges[0].id if judges else None,
+                primary_described=judges[0].describe() if judges else {},
+                **environment_facts(),
+            )
             store.write_manifest(manifest)
         else:
             _resume(store, config, data)
@@ -215,18 +224,27 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
         conflicts.append(f"data fingerprint: {manifest.data_fingerprint[:12]} -> {data.fingerprint[:12]}")
     if conflicts:
         raise PipelineError(
-            f"run {store.path} was made with other settings:\n  " + "\n  ".join(conflicts)
+            f"run {store.path} was made with other settings:\n  "
+            + "\n  ".join(conflicts)
             + "\nuse another --run-name, or --overwrite to replace the run"
         )
     # Operational settings (endpoints, concurrency) are this command's; what the run computes is unchanged.
-    updated = old.model_copy(update={"model": config.model, "data": config.data, "scoring": config.scoring,
-                                     "output": config.output, "retry_failed": config.retry_failed})
+    updated = old.model_copy(
+        update={
+            "model": config.model,
+            "data": config.data,
+            "scoring": config.scoring,
+            "output": config.output,
+            "retry_failed": config.retry_failed,
+        }
+    )
     if updated != old:
         store.write_manifest(manifest.model_copy(update={"config": updated}))
 
 
-def run_samples(store: RunStore, load: Callable[[DataSettings], LoadedData] = load_samples,
-                manifest: RunManifest | None = None) -> list[Sample]:
+def run_samples(
+    store: RunStore, load: Callable[[DataSettings], LoadedData] = load_samples, manifest: RunManifest | None = None
+) -> list[Sample]:
     """The samples of an existing run, reloaded from its data source and checked against its fingerprint
     (`manifest`: run.json when already read)."""
     manifest = manifest or store.read_manifest()
@@ -242,8 +260,15 @@ def run_samples(store: RunStore, load: Callable[[DataSettings], LoadedData] = lo
 # --- Executing ---------------------------------------------------------------------------------------------
 
 
-async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, judges: list[Judge],
-                   endpoints: Endpoints, progress: Progress, infer: bool) -> list[StageSummary]:
+async def _execute(
+    store: RunStore,
+    samples: list[Sample],
+    config: RunConfig,
+    judges: list[Judge],
+    endpoints: Endpoints,
+    progress: Progress,
+    infer: bool,
+) -> list[StageSummary]:
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
     stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
@@ -265,12 +290,23 @@ async def _execute(store: RunStore, samples: list[Sample], config: RunConfig, ju
 
 def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings) -> JudgeStage:
     evaluation = store.evaluation(judge_.id)
-    info = JudgeInfo(id=judge_.id, kind=judge_.kind, settings=settings.model_copy(update={"kind": judge_.kind}),
-                     described=judge_.describe())
+    info = JudgeInfo(
+        id=judge_.id,
+        kind=judge_.kind,
+        settings=settings.model_copy(update={"kind": judge_.kind}),
+        described=judge_.describe(),
+    )
     existing = evaluation.judgments.load()
-    judge_.spent_usd = sum(r.cost_usd or 0.0 for r in existing.values())  # --max-cost caps the whole spend, resumes included
-    return JudgeStage(judge=judge_, evaluation=evaluation, info=info, existing=existing,
-                      on_first_record=lambda: _adopt_primary(store, judge_, settings))
+    judge_.spent_usd = sum(
+        r.cost_usd or 0.0 for r in existing.values()
+    )  # --max-cost caps the whole spend, resumes included
+    return JudgeStage(
+        judge=judge_,
+        evaluation=evaluation,
+        info=info,
+        existing=existing,
+        on_first_record=lambda: _adopt_primary(store, judge_, settings),
+    )
 
 
 def _adopt_primary(store: RunStore, judge_: Judge, settings: JudgeSettings) -> None:
@@ -278,8 +314,11 @@ def _adopt_primary(store: RunStore, judge_: Judge, settings: JudgeSettings) -> N
     manifest = store.read_manifest()
     if manifest.primary_judge is None:
         config = manifest.config.model_copy(update={"judge": settings})
-        store.write_manifest(manifest.model_copy(update={"primary_judge": judge_.id, "primary_described": judge_.describe(),
-                                                         "config": config}))
+        store.write_manifest(
+            manifest.model_copy(
+                update={"primary_judge": judge_.id, "primary_described": judge_.describe(), "config": config}
+            )
+        )
 
 
 def _note_reuse(work: Plan, store: RunStore, progress: Progress, infer: bool) -> None:
@@ -287,7 +326,9 @@ def _note_reuse(work: Plan, store: RunStore, progress: Progress, infer: bool) ->
         progress.note(f"infer: nothing to do, all {work.reused_predictions} predictions are already in {store.path}")
     for stage in work.judges:
         if not stage.feed.fed and not work.generations:
-            progress.note(f"judge {stage.judge.id}: nothing to do, {stage.summary.reused} verdicts already in {store.path}")
+            progress.note(
+                f"judge {stage.judge.id}: nothing to do, {stage.summary.reused} verdicts already in {store.path}"
+            )
 
 
 async def _check_endpoints(backend: Backend | None, judges: list[Judge]) -> None:
@@ -321,9 +362,19 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     predictions = store.predictions.load() if store.exists() else {}
     k = config.model.generations
     wanted = [(s, g) for s in samples for g in range(k)]
-    todo = 0 if existing_only else sum(needs_generation(predictions.get((s.key, g)), config.retry_failed) for s, g in wanted)
-    result = DryRunEstimate(samples=len(samples), generations=todo, judge_calls=0, judge_prompt_tokens=0,
-                            judge_completion_tokens=0, judge_cost_usd=0.0)
+    todo = (
+        0
+        if existing_only
+        else sum(needs_generation(predictions.get((s.key, g)), config.retry_failed) for s, g in wanted)
+    )
+    result = DryRunEstimate(
+        samples=len(samples),
+        generations=todo,
+        judge_calls=0,
+        judge_prompt_tokens=0,
+        judge_completion_tokens=0,
+        judge_cost_usd=0.0,
+    )
     if config.judge is None or not config.judge.uses_llm:
         return result
     (llm,) = create_judges(config.judge.model_copy(update={"kind": "llm"}))
@@ -334,8 +385,14 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
         if record is None or needs_generation(record, config.retry_failed):
             if existing_only:
                 continue
-            record = PredictionRecord(key=sample.key, generation=g, domain=sample.domain, sample_hash=sample.hash,
-                                      status="ok", prediction=sample.record.ground_truth)
+            record = PredictionRecord(
+                key=sample.key,
+                generation=g,
+                domain=sample.domain,
+                sample_hash=sample.hash,
+                status="ok",
+                prediction=sample.record.ground_truth,
+            )
         request = llm.request(sample, record)
         if request is None:
             continue
@@ -345,12 +402,19 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
         return result
     cost = llm.estimate(requests)
     limit_tokens = cost.prompt_tokens + cost.calls * config.judge.max_tokens
-    return result.model_copy(update={
-        "judge_calls": cost.calls, "judge_prompt_tokens": cost.prompt_tokens,
-        "judge_completion_tokens": cost.completion_tokens, "judge_cost_usd": cost.cost_usd,
-        "batch_price": config.judge.batch, "judge_limit_tokens": limit_tokens,
-        "judge_wall_s": None if config.judge.batch else wall_seconds(cost.calls, limit_tokens, config.judge.tpm, config.judge.rpm),
-    })
+    return result.model_copy(
+        update={
+            "judge_calls": cost.calls,
+            "judge_prompt_tokens": cost.prompt_tokens,
+            "judge_completion_tokens": cost.completion_tokens,
+            "judge_cost_usd": cost.cost_usd,
+            "batch_price": config.judge.batch,
+            "judge_limit_tokens": limit_tokens,
+            "judge_wall_s": None
+            if config.judge.batch
+            else wall_seconds(cost.calls, limit_tokens, config.judge.tpm, config.judge.rpm),
+        }
+    )
 
 
 def wall_seconds(calls: int, limit_tokens: int, tpm: int | None, rpm: int | None) -> float | None:

@@ -83,7 +83,9 @@ def reference_scores(
         if reason:
             differences[reason] += 1
     domains = {domain: _domain(rows[domain]) for domain in sorted(rows, key=_order)}
-    printed = [r.total_score for domain_rows in rows.values() for r in domain_rows if r is not None and r.total_score != 0]
+    printed = [
+        r.total_score for domain_rows in rows.values() for r in domain_rows if r is not None and r.total_score != 0
+    ]
     scored = [d.score for d in domains.values() if d.score is not None]
     return ReferenceScores(
         overall=fmean(scored) if scored else None,
@@ -100,7 +102,9 @@ def _domain(rows: list[ReferenceReading | None]) -> ReferenceDomain:
     if not valid:
         return ReferenceDomain(score=None, n=len(rows), valid=0)
     dimensions = {dim: _printed([r.scores.get(dim, 0) for r in valid]) for dim in DIMENSIONS}
-    return ReferenceDomain(score=_printed([r.total_score for r in valid]), n=len(rows), valid=len(valid), dimensions=dimensions)
+    return ReferenceDomain(
+        score=_printed([r.total_score for r in valid]), n=len(rows), valid=len(valid), dimensions=dimensions
+    )
 
 
 def _printed(values: list[float]) -> float:
@@ -109,8 +113,9 @@ def _printed(values: list[float]) -> float:
     return to_100(fmean(counted) if counted else 0.0)
 
 
-def difference(prediction: PredictionRecord | None, judgment: JudgmentRecord | None, row: ReferenceReading | None,
-               policy: str) -> str | None:
+def difference(
+    prediction: PredictionRecord | None, judgment: JudgmentRecord | None, row: ReferenceReading | None, policy: str
+) -> str | None:
     """Why the reference counts this sample differently from awbench's strict score; None when it does not."""
     referenced = row is not None and row.success
     if prediction is not None and prediction.failed:

@@ -18,7 +18,9 @@ def reparsed(verdict: VerdictRecord, prediction: str) -> VerdictRecord:
     the asks as they came, is kept as recorded."""
     finish_reason = "length" if verdict.status == "truncated" or "truncated" in verdict.flags else None
     fresh = verdict_record(verdict.raw, verdict.reasoning, finish_reason, verdict.seed, prediction)
-    return fresh.model_copy(update={"attempts": verdict.attempts, "usage": verdict.usage, "reference": verdict.reference})
+    return fresh.model_copy(
+        update={"attempts": verdict.attempts, "usage": verdict.usage, "reference": verdict.reference}
+    )
 
 
 def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
@@ -32,7 +34,9 @@ def reparse_judgments(store: RunStore, judge: str | None = None) -> int:
     if info.kind != "llm":
         raise StoreError(f"judge {evaluation.id} of run {store.name} is the rule judge: it has no verdicts to re-parse")
     identity = llm_identity(info.settings, str(info.described.get("prompt_sha256", "")))
-    protocol: Protocol = "reference" if info.described.get("protocol") == "reference" else "awbench"  # as judge.json has it
+    protocol: Protocol = (
+        "reference" if info.described.get("protocol") == "reference" else "awbench"
+    )  # as judge.json has it
     samples = {s.key: s for s in run_samples(store)}
     predictions = store.predictions.load()
     changed = 0

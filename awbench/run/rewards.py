@@ -23,7 +23,9 @@ from awbench.run.store import RunStore
 RUBRIC_WEIGHT, RULE_WEIGHT = 0.9, 0.1
 
 
-def sample_reward(prediction: PredictionRecord | None, llm: JudgmentRecord | None, rules: JudgmentRecord | None) -> dict[str, Any]:
+def sample_reward(
+    prediction: PredictionRecord | None, llm: JudgmentRecord | None, rules: JudgmentRecord | None
+) -> dict[str, Any]:
     if prediction is not None and prediction.failed:
         rubric_mean, rule_binary = 1.0, 0
     elif llm is None or not llm.dimensions or rules is None or rules.rule is None:
@@ -44,10 +46,14 @@ def reward_evaluations(store: RunStore) -> dict[str, str]:
     missing = [kind for kind in ("llm", "rules") if kind not in ids]
     if missing:
         name = store.path.name
-        what = {"llm": "an LLM judge's evaluation (the rubric, 90% of the reward)",
-                "rules": "a rule evaluation (the exact match, 10% of the reward)"}
-        raise PipelineError(f"--reward needs {what[missing[0]]}, which {name} does not have: add it with "
-                            f"`awbench judge {name} --judge {missing[0]}`")
+        what = {
+            "llm": "an LLM judge's evaluation (the rubric, 90% of the reward)",
+            "rules": "a rule evaluation (the exact match, 10% of the reward)",
+        }
+        raise PipelineError(
+            f"--reward needs {what[missing[0]]}, which {name} does not have: add it with "
+            f"`awbench judge {name} --judge {missing[0]}`"
+        )
     return ids
 
 
@@ -57,9 +63,17 @@ def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
     predictions = store.predictions.load()
     judgments = {kind: store.evaluation(judge_id).judgments.load() for kind, judge_id in ids.items()}
     rows = [
-        {"schema_version": SCHEMA_VERSION, "key": s.key, "domain": s.domain, "generation": g,
-         **sample_reward(predictions.get((s.key, g)), judgments["llm"].get((s.key, g)), judgments["rules"].get((s.key, g)))}
-        for s in samples for g in range(store.read_manifest().config.model.generations)
+        {
+            "schema_version": SCHEMA_VERSION,
+            "key": s.key,
+            "domain": s.domain,
+            "generation": g,
+            **sample_reward(
+                predictions.get((s.key, g)), judgments["llm"].get((s.key, g)), judgments["rules"].get((s.key, g))
+            ),
+        }
+        for s in samples
+        for g in range(store.read_manifest().config.model.generations)
     ]
     write_atomic(path, "".join(json.dumps(row) + "\n" for row in rows))
     return sum(row["reward"] is not None for row in rows)

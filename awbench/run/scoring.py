@@ -50,14 +50,16 @@ class Completeness(BaseModel):
         return self.judged >= self.selected
 
     def label(self) -> str:
-        """"complete", or "incomplete (11 of 65 judged)"."""
+        """ "complete", or "incomplete (11 of 65 judged)"."""
         return "complete" if self.complete else f"incomplete ({self.judged} of {self.selected} judged)"
 
 
 def resume_advice(run: object) -> str:
     """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not."""
-    return (f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
-            "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked")
+    return (
+        f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
+        "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked"
+    )
 
 
 class ScoreTable(BaseModel):
@@ -106,18 +108,28 @@ class ScoresFile(BaseModel):
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:
         return cls(
-            run=run, judge=primary.judge, failure_policy=policy, overall=primary.overall,
-            overall_micro=primary.overall_micro, domains=primary.domains, **extra,
+            run=run,
+            judge=primary.judge,
+            failure_policy=policy,
+            overall=primary.overall,
+            overall_micro=primary.overall_micro,
+            domains=primary.domains,
+            **extra,
         )
 
     def generations_note(self) -> str | None:
         """With K > 1 generations: how a sample is scored, and the spread between its generations."""
         if self.generations < 2:
             return None
-        spread = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.generation_spread:.2f}" for d, s in self.domains.items()
-                           if s.generation_spread is not None)
-        return (f"{self.generations} generations per sample (a sample scores their mean); spread between "
-                f"generations, the mean per-sample standard deviation (n - 1; 0..100): {spread or 'n/a'}")
+        spread = ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {s.generation_spread:.2f}"
+            for d, s in self.domains.items()
+            if s.generation_spread is not None
+        )
+        return (
+            f"{self.generations} generations per sample (a sample scores their mean); spread between "
+            f"generations, the mean per-sample standard deviation (n - 1; 0..100): {spread or 'n/a'}"
+        )
 
     def flagged_note(self, run: str) -> str | None:
         """How many predictions look addressed to the judge, per domain, and how to list them (`run`: the run
@@ -125,10 +137,15 @@ class ScoresFile(BaseModel):
         flagged = sum(d.suspected_injection for d in self.domains.values())
         if not flagged:
             return None
-        where = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {s.suspected_injection}" for d, s in self.domains.items()
-                          if s.suspected_injection)
-        return (f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
-                f"see `awbench show {run} --flagged`")
+        where = ", ".join(
+            f"{DOMAIN_LABELS.get(d, d)} {s.suspected_injection}"
+            for d, s in self.domains.items()
+            if s.suspected_injection
+        )
+        return (
+            f"{flagged} predictions look addressed to the judge (suspected_injection: {where}); "
+            f"see `awbench show {run} --flagged`"
+        )
 
     def ranked(self) -> ScoresFile:
         """The numbers this evaluation is ranked and exported by: with a reference reading, what eval.py prints
@@ -136,19 +153,31 @@ class ScoresFile(BaseModel):
         if self.reference is None:
             return self
         domains = {
-            d: self.domains[d].model_copy(update={"score": r.score, "scored": r.valid, "dimensions": r.dimensions,
-                                                  "generation_spread": None})
+            d: self.domains[d].model_copy(
+                update={"score": r.score, "scored": r.valid, "dimensions": r.dimensions, "generation_spread": None}
+            )
             for d, r in self.reference.domains.items()
         }
-        return self.model_copy(update={"overall": self.reference.overall, "overall_micro": self.reference.overall_printed,
-                                       "domains": domains})
+        return self.model_copy(
+            update={
+                "overall": self.reference.overall,
+                "overall_micro": self.reference.overall_printed,
+                "domains": domains,
+            }
+        )
 
     def table(self) -> ScoreTable:
         domains = self.domains.values()
         return ScoreTable(
-            judge=self.judge, overall=self.overall, overall_micro=self.overall_micro, domains=self.domains,
-            n=sum(d.n for d in domains), failed=sum(d.failed for d in domains), unscored=sum(d.unscored for d in domains),
-            pending=sum(d.pending for d in domains), generations=self.generations,
+            judge=self.judge,
+            overall=self.overall,
+            overall_micro=self.overall_micro,
+            domains=self.domains,
+            n=sum(d.n for d in domains),
+            failed=sum(d.failed for d in domains),
+            unscored=sum(d.unscored for d in domains),
+            pending=sum(d.pending for d in domains),
+            generations=self.generations,
         )
 
 
@@ -168,7 +197,9 @@ def generation_points(
     an unscored one is left out. Only the LLM judge has rubric dimensions."""
     points: dict[str, list[tuple[str, list[GenerationPoint]]]] = defaultdict(list)
     for key, domain in keys:
-        points[domain].append((key, [_generation_point(kind, (key, g), predictions, judgments, policy) for g in range(generations)]))
+        points[domain].append(
+            (key, [_generation_point(kind, (key, g), predictions, judgments, policy) for g in range(generations)])
+        )
     return points
 
 
@@ -191,8 +222,13 @@ def sample_points(
     return points
 
 
-def _generation_point(kind: JudgeKind, key: GenKey, predictions: Mapping[GenKey, PredictionRecord],
-                      judgments: Mapping[GenKey, JudgmentRecord], policy: FailurePolicy) -> tuple[float, dict[str, float]] | None:
+def _generation_point(
+    kind: JudgeKind,
+    key: GenKey,
+    predictions: Mapping[GenKey, PredictionRecord],
+    judgments: Mapping[GenKey, JudgmentRecord],
+    policy: FailurePolicy,
+) -> tuple[float, dict[str, float]] | None:
     prediction = predictions.get(key)
     if prediction is None:
         return None
@@ -204,7 +240,9 @@ def _generation_point(kind: JudgeKind, key: GenKey, predictions: Mapping[GenKey,
     return judgment.score, {d: to_100(v) for d, v in judgment.dimensions.items()}
 
 
-def generation_spread(keys: Iterable[tuple[str, str]], judgments: Mapping[GenKey, JudgmentRecord], generations: int) -> dict[str, float]:
+def generation_spread(
+    keys: Iterable[tuple[str, str]], judgments: Mapping[GenKey, JudgmentRecord], generations: int
+) -> dict[str, float]:
     """Per domain, the mean over samples of the sample standard deviation (n - 1) of their scored generations;
     a sample with fewer than two has no spread and is left out."""
     spreads: dict[str, list[float]] = defaultdict(list)
@@ -226,7 +264,8 @@ def score_table(
     points = sample_points(kind, keys, predictions, judgments, policy, generations)
     spreads = generation_spread(keys, judgments, generations) if generations > 1 else {}
     counts: dict[str, dict[str, int]] = defaultdict(
-        lambda: {"n": 0, "failed": 0, "unscored": 0, "pending": 0, "suspected_injection": 0})
+        lambda: {"n": 0, "failed": 0, "unscored": 0, "pending": 0, "suspected_injection": 0}
+    )
     for key, domain in keys:
         count = counts[domain]
         count["n"] += 1
@@ -245,8 +284,11 @@ def score_table(
         scores = [score for _, score, _ in points[domain]]
         dims = {d: fmean(values) for d in DIMENSIONS if (values := [p[2][d] for p in points[domain] if d in p[2]])}
         domains[domain] = DomainScore(
-            score=fmean(scores) if scores else None, scored=len(scores), dimensions=dims,
-            generation_spread=spreads.get(domain), **counts[domain],
+            score=fmean(scores) if scores else None,
+            scored=len(scores),
+            dimensions=dims,
+            generation_spread=spreads.get(domain),
+            **counts[domain],
         )
     domain_scores = [d.score for d in domains.values() if d.score is not None]
     all_scores = [score for domain in domains for _, score, _ in points[domain]]

@@ -91,7 +91,9 @@ def with_flags(request: JudgeRequest) -> JudgeRequest:
     return replace(request, flags=(INJECTION_FLAG,) if injection_signals(request.prediction) else ())
 
 
-def offer(stages: list[JudgeStage], sample: Sample, prediction: PredictionRecord, retry_failed: bool) -> list[JudgeStage]:
+def offer(
+    stages: list[JudgeStage], sample: Sample, prediction: PredictionRecord, retry_failed: bool
+) -> list[JudgeStage]:
     """Queue what each judge asks of the prediction, where it has no reusable verdict for it; those judges,
     in order. Judges under different protocols may ask about different texts of one generation."""
     takers = []
@@ -152,16 +154,20 @@ class Plan:
     reused_predictions: int
 
 
-def plan(store: RunStore, samples: list[Sample], model: ModelSettings | None, judges: list[JudgeStage],
-         retry_failed: bool) -> Plan:
+def plan(
+    store: RunStore, samples: list[Sample], model: ModelSettings | None, judges: list[JudgeStage], retry_failed: bool
+) -> Plan:
     """`model` None: no inference (judge what exists). Judge requests for existing predictions are queued in
     trajectory order."""
     predictions = store.predictions.load()
     k = model.generations if model else 1
     wanted = [(s, g) for s in samples for g in range(k)]
     seed = run_seed(model) if model else None
-    todo = [GenerationRequest(s, g, sample_seed(seed, s.key, g))
-            for s, g in wanted if model and needs_generation(predictions.get((s.key, g)), retry_failed)]
+    todo = [
+        GenerationRequest(s, g, sample_seed(seed, s.key, g))
+        for s, g in wanted
+        if model and needs_generation(predictions.get((s.key, g)), retry_failed)
+    ]
     todo = trajectory_order(todo)
     pending = {(r.key, r.generation) for r in todo}
     ready = [GenerationRequest(s, g) for s, g in wanted if (s.key, g) not in pending]
@@ -172,15 +178,22 @@ def plan(store: RunStore, samples: list[Sample], model: ModelSettings | None, ju
     return Plan(todo, predictions, judges, reused_predictions=len(wanted) - len(todo))
 
 
-async def execute(store: RunStore, work: Plan, backend: Backend | None, label: str, progress: Progress,
-                  retry_failed: bool) -> list[StageSummary]:
+async def execute(
+    store: RunStore, work: Plan, backend: Backend | None, label: str, progress: Progress, retry_failed: bool
+) -> list[StageSummary]:
     """Run inference and every judge at once; stop all on the first error (the run stays resumable)."""
     samples = {r.key: r.sample for r in work.generations}
     infer_summary = StageSummary(stage="infer", reused=work.reused_predictions)
     with ExitStack() as stack:
-        infer_bar = stack.enter_context(progress.stage(f"infer {label}", len(work.generations))) if work.generations else None
-        bars = {s.judge.id: stack.enter_context(progress.stage(f"judge {s.judge.id}", total))
-                if (total := s.feed.fed + len(work.generations)) else NoBar() for s in work.judges}
+        infer_bar = (
+            stack.enter_context(progress.stage(f"infer {label}", len(work.generations))) if work.generations else None
+        )
+        bars = {
+            s.judge.id: stack.enter_context(progress.stage(f"judge {s.judge.id}", total))
+            if (total := s.feed.fed + len(work.generations))
+            else NoBar()
+            for s in work.judges
+        }
 
         async def infer() -> None:
             try:

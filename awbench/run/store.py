@@ -106,8 +106,14 @@ def own_git_commit(package: Path | None = None) -> str | None:
             return None
         # GIT_DIR and friends (set inside git hooks) would point git at another repository.
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "HEAD"], cwd=checkout, env=env,
-                             capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "--show-toplevel", "HEAD"],
+            cwd=checkout,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
     except (OSError, UnicodeDecodeError, subprocess.SubprocessError):
         return None
     lines = out.stdout.split()
@@ -138,7 +144,9 @@ class RunLock:
                 handle.seek(0)
                 holder = _describe_holder(handle.read())
                 handle.close()
-                raise RunLocked(f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it") from None
+                raise RunLocked(
+                    f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it"
+                ) from None
             if _same_file(handle, self.path):
                 break
             handle.close()  # its holder removed it after we opened it: a lock on it would exclude no one
@@ -260,8 +268,10 @@ class RunStore:
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
-            raise StoreError(f"{self.path} is not empty and is not an awbench run (it has no run.json): nothing "
-                             "was written; choose another --run-name or --output")
+            raise StoreError(
+                f"{self.path} is not empty and is not an awbench run (it has no run.json): nothing "
+                "was written; choose another --run-name or --output"
+            )
 
     def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
         self.refuse_foreign()
@@ -312,15 +322,23 @@ class RunStore:
         for kind, judge_id in ids.items():
             assert settings is not None  # ids are made from the judge settings
             evaluation = self.evaluation(judge_id)
-            evaluation.ensure(JudgeInfo(id=judge_id, kind=kind, settings=settings.model_copy(update={"kind": kind}),
-                                        described=manifest.judges.get(kind, {})))
+            evaluation.ensure(
+                JudgeInfo(
+                    id=judge_id,
+                    kind=kind,
+                    settings=settings.model_copy(update={"kind": kind}),
+                    described=manifest.judges.get(kind, {}),
+                )
+            )
             evaluation.judgments.rewrite(by_kind.get(kind, []))
         primary = legacy_primary(settings, ids)
         if primary and self.scores_path.exists():
             write_atomic(self.evaluation(primary).scores_path, self.scores_path.read_text(encoding="utf-8"))
         if legacy.path.exists():
             legacy.path.rename(legacy.path.with_name("judgments.jsonl.migrated"))
-        migrated = manifest.model_copy(update={"schema_version": MANIFEST_VERSION, "primary_judge": primary, "judges": {}})
+        migrated = manifest.model_copy(
+            update={"schema_version": MANIFEST_VERSION, "primary_judge": primary, "judges": {}}
+        )
         self.write_manifest(migrated)
         return migrated
 
@@ -335,8 +353,10 @@ class RunStore:
         found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
         foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
         if foreign:
-            raise StoreError(f"{self.path / 'judges'}: {foreign[0]!r} is not a judge id awbench makes "
-                             f"({JUDGE_ID_CHARS}): this run was not written by awbench, and is not read")
+            raise StoreError(
+                f"{self.path / 'judges'}: {foreign[0]!r} is not a judge id awbench makes "
+                f"({JUDGE_ID_CHARS}): this run was not written by awbench, and is not read"
+            )
         primary = (manifest or self.read_manifest()).primary_judge
         return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
 
@@ -378,8 +398,10 @@ def refuse_run_output(option: str, path: Path) -> None:
     for directory in (resolved, *resolved.parents):
         if os.path.isfile(RunStore(directory).manifest_path):  # a directory it may not look into holds no run of ours
             where = "is the run directory" if directory == resolved else "lies inside the run directory"
-            raise StoreError(f"{option} {path} {where} {directory}, whose files only awbench's run commands "
-                             "write: give a path outside every run")
+            raise StoreError(
+                f"{option} {path} {where} {directory}, whose files only awbench's run commands "
+                "write: give a path outside every run"
+            )
 
 
 def resolve_run(run: str, output: Path) -> RunStore:
@@ -392,12 +414,13 @@ def resolve_run(run: str, output: Path) -> RunStore:
         return RunStore(under_output)
     if not run.isprintable():  # the paths would print its newline or control character as it is
         raise StoreError(f"no run {run!r}: a run's name is printable, and no run directory has a control character")
-    raise StoreError(f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json"
-                     + closest_runs(run, output))
+    raise StoreError(
+        f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json" + closest_runs(run, output)
+    )
 
 
 def closest_runs(run: str, output: Path) -> str:
-    """"; did you mean ...?" for a run that was not found: the runs under `output` closest to `run` by name, or
+    """ "; did you mean ...?" for a run that was not found: the runs under `output` closest to `run` by name, or
     when `run` is a path, the runs beside it, shown as paths."""
     given = Path(run)
     by_name = given.parent == Path(".")

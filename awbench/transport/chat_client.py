@@ -42,8 +42,14 @@ class EndpointError(Exception):
 class StatusError(EndpointError):
     """The server answered with an error status."""
 
-    def __init__(self, status: int, message: str, code: str | None = None, retry_after: str | None = None,
-                 rate: RateHeaders | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: str | None = None,
+        retry_after: str | None = None,
+        rate: RateHeaders | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.message, self.code, self.retry_after = status, message, code, retry_after
         self.rate = rate  # the answer's rate-limit headers (a 429 usually has them)
@@ -78,13 +84,19 @@ class ChatClient:
     def __init__(self, base_url: str | None, api_key: str, timeout: float) -> None:
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = timeout
-        self._headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json",
-                         "User-Agent": f"awbench/{awbench.__version__}"}
+        self._headers = {
+            "Authorization": f"Bearer {api_key}",
+            "Content-Type": "application/json",
+            "User-Agent": f"awbench/{awbench.__version__}",
+        }
         self._headers |= {header: os.environ[v] for v, header in _HEADER_VARIABLES.items() if os.environ.get(v)}
         self._session: aiohttp.ClientSession | None = None
         # The environment's proxy, looked up once: aiohttp's trust_env reads ~/.netrc on every request.
-        self._proxy = None if urllib.request.proxy_bypass(urlsplit(self.base_url).hostname or "") else \
-            urllib.request.getproxies().get(urlsplit(self.base_url).scheme)
+        self._proxy = (
+            None
+            if urllib.request.proxy_bypass(urlsplit(self.base_url).hostname or "")
+            else urllib.request.getproxies().get(urlsplit(self.base_url).scheme)
+        )
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
@@ -92,8 +104,9 @@ class ChatClient:
 
             # No connection limit here: the callers bound what is in flight.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, headers=self._headers,
-                                                  timeout=aiohttp.ClientTimeout(total=self.timeout))
+            self._session = aiohttp.ClientSession(
+                connector=connector, headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.timeout)
+            )
         return self._session
 
     async def chat(self, body: dict[str, Any]) -> Completion:
@@ -168,7 +181,9 @@ def read_completion(data: Any) -> Completion:
         raise MalformedResponse(f"the response is not a chat completion: {excerpt(str(data))}") from None
     finish_reason = choice.get("finish_reason")
     if not all(isinstance(v, (str, type(None))) for v in (content, reasoning, finish_reason)):
-        raise MalformedResponse(f"the message's content, reasoning or finish reason is not text: {excerpt(str(choice))}")
+        raise MalformedResponse(
+            f"the message's content, reasoning or finish reason is not text: {excerpt(str(choice))}"
+        )
     usage = data.get("usage") if isinstance(data, dict) else None
     return Completion(content=content, reasoning=reasoning, finish_reason=finish_reason, usage=read_usage(usage))
 
@@ -183,7 +198,9 @@ def read_usage(usage: Any) -> Usage:
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
         cached_tokens=_int(prompt_details.get("cached_tokens")) if isinstance(prompt_details, dict) else None,
-        reasoning_tokens=_int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, dict) else None,
+        reasoning_tokens=_int(completion_details.get("reasoning_tokens"))
+        if isinstance(completion_details, dict)
+        else None,
     )
 
 
@@ -201,4 +218,6 @@ def status_error(status: int, retry_after: str | None, raw: bytes, rate: RateHea
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else error if isinstance(error, str) else None
     code = error.get("code") if isinstance(error, dict) else None
-    return StatusError(status, str(message or body or f"status {status}"), str(code) if code is not None else None, retry_after, rate)
+    return StatusError(
+        status, str(message or body or f"status {status}"), str(code) if code is not None else None, retry_after, rate
+    )

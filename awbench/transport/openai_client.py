@@ -71,11 +71,15 @@ def api_key(base_url: str | None, api_key_env: str | None, option: str = "--api-
     key masked as run.json records it, is refused."""
     if base_url is not None:
         if url_has_credentials(base_url):  # OPENAI_BASE_URL: the options are checked with the settings
-            raise MissingAPIKey(f"the base URL {url_secrets_masked(base_url)} has a user name or password: give "
-                                f"the URL without it, and the key in an environment variable named with {option}")
+            raise MissingAPIKey(
+                f"the base URL {url_secrets_masked(base_url)} has a user name or password: give "
+                f"the URL without it, and the key in an environment variable named with {option}"
+            )
         if url_holds_mask(base_url):
-            raise MissingAPIKey(f"the base URL {base_url} holds a key masked as the run recorded it ({MASK}): "
-                                "give the URL, with its key, again")
+            raise MissingAPIKey(
+                f"the base URL {base_url} holds a key masked as the run recorded it ({MASK}): "
+                "give the URL, with its key, again"
+            )
         register_url_secrets(base_url)
     variable = api_key_env or "OPENAI_API_KEY"
     key = os.environ.get(variable)
@@ -144,8 +148,11 @@ _CONTENT_REFUSAL = re.compile(r"content[ _-]?(?:policy|filter|management)|invali
 
 def is_content_refusal(error: BaseException) -> bool:
     """A 400 refusing this request's content (a content filter or policy): it fails that request only."""
-    return isinstance(error, StatusError) and error.status == 400 and bool(
-        _CONTENT_REFUSAL.search(f"{error.code} {error.message}"))
+    return (
+        isinstance(error, StatusError)
+        and error.status == 400
+        and bool(_CONTENT_REFUSAL.search(f"{error.code} {error.message}"))
+    )
 
 
 def error_summary(error: BaseException) -> str:

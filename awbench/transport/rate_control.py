@@ -101,8 +101,11 @@ def _allowance(headers: Mapping[str, str], kind: str) -> Allowance | None:
     limit = _count(headers.get(f"x-ratelimit-limit-{kind}"))
     if not limit:
         return None
-    return Allowance(limit, _count(headers.get(f"x-ratelimit-remaining-{kind}")),
-                     parse_duration(headers.get(f"x-ratelimit-reset-{kind}")))
+    return Allowance(
+        limit,
+        _count(headers.get(f"x-ratelimit-remaining-{kind}")),
+        parse_duration(headers.get(f"x-ratelimit-reset-{kind}")),
+    )
 
 
 def _count(value: str | None) -> int | None:
@@ -173,8 +176,14 @@ class Bucket:
 class RateControl:
     """One endpoint's pacing: the buckets, the refusal hold and the AIMD window of requests in flight."""
 
-    def __init__(self, tpm: int | None = None, rpm: int | None = None, concurrency: int = 1,
-                 clock: Callable[[], float] = time.monotonic, note: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        tpm: int | None = None,
+        rpm: int | None = None,
+        concurrency: int = 1,
+        clock: Callable[[], float] = time.monotonic,
+        note: Callable[[str], None] | None = None,
+    ) -> None:
         self.clock = clock
         self.tokens = Bucket(tpm, clock)
         self.requests = Bucket(rpm, clock)
@@ -239,7 +248,9 @@ class RateControl:
             self.refusals_in_a_row += 1
             self.window = max(1.0, self.window / 2)
         known = [a for a in (headers.tokens, headers.requests) if a is not None] if headers else []
-        for bucket, allowance in zip((self.tokens, self.requests), (headers.tokens, headers.requests) if headers else (None, None)):
+        for bucket, allowance in zip(
+            (self.tokens, self.requests), (headers.tokens, headers.requests) if headers else (None, None)
+        ):
             if allowance is not None:
                 bucket.learn(allowance.limit)
             bucket.empty()
@@ -250,7 +261,7 @@ class RateControl:
         elif self.tokens.per_minute or self.requests.per_minute:
             hold = 0.0  # the emptied buckets pace the next sends
         else:  # nothing known: full jitter over a ceiling that doubles with each refusal in a row
-            hold = random.uniform(0, min(MAX_HOLD_S, 0.05 * 2 ** self.refusals_in_a_row))
+            hold = random.uniform(0, min(MAX_HOLD_S, 0.05 * 2**self.refusals_in_a_row))
         self.hold_until = max(self.hold_until, self.clock() + min(hold, MAX_HOLD_S))
 
     def _held(self, wait: float) -> None:
@@ -260,6 +271,9 @@ class RateControl:
             self.note(f"held back by its rate limit, paced at {self.describe()}")
 
     def describe(self) -> str:
-        limits = [f"{b.per_minute:,} {name}/min" for b, name in ((self.tokens, "tokens"), (self.requests, "requests"))
-                  if b.per_minute]
+        limits = [
+            f"{b.per_minute:,} {name}/min"
+            for b, name in ((self.tokens, "tokens"), (self.requests, "requests"))
+            if b.per_minute
+        ]
         return ", ".join(limits) or "limits not reported; waiting on refusals"

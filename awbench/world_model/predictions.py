@@ -38,7 +38,9 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         finish_reason=finish_reason,
         error=error,
         transient=generation.transient and status == "error",
-        flags=[REPLACED_FLAG] if text_replaced or reasoning_replaced or error_replaced or note_replaced or finish_replaced else [],
+        flags=[REPLACED_FLAG]
+        if text_replaced or reasoning_replaced or error_replaced or note_replaced or finish_replaced
+        else [],
         dropped_turns=generation.dropped_turns,
         usage=generation.usage,
         latency_s=generation.latency_s,

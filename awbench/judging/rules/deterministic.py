@@ -45,7 +45,9 @@ ACTION_START_RE = re.compile(r"\s*(?:### Turn \d+\s*)?\*\*Action:\*\*")
 # list numbers, accessibility element ids (which change when a page reloads).
 CONTENT_PREFIX_RE = re.compile(r"^(?:\d+[:|.]?\s|[+-]\s?|>\s|[\w./-]+:\d+:\s?|\[[^\]\s]{1,12}\]\s)")
 # A shell prompt followed by a command: `root@host:/app# ls`, `user@box:~$ make`, `$ ls`, `>>> x`.
-PROMPT_RE = re.compile(r"^(?P<prompt>(?:\([^)]*\)\s*)?(?:[\w.-]+@[^\s:]+:\S*\s?[#$%]|[\w.-]+[#$]|[#$%]|>>>))\s(?P<command>.+)$")
+PROMPT_RE = re.compile(
+    r"^(?P<prompt>(?:\([^)]*\)\s*)?(?:[\w.-]+@[^\s:]+:\S*\s?[#$%]|[\w.-]+[#$]|[#$%]|>>>))\s(?P<command>.+)$"
+)
 KEY_VALUE_RE = re.compile(r"^[\"']?[\w .-]{1,40}?[\"']?\s*[:=]\s*(?P<value>.+)$")
 JSON_KEY_RE = re.compile(r"^\"[^\"]*\"\s*:\s*")
 # Markup that is syntax only: closing tags, declarations and processing instructions, comments.
@@ -388,7 +390,13 @@ def _seen_in(item: str, is_observation: bool) -> _Seen:
     text = "\n".join(lines)
     action_words = frozenset() if is_observation else words_of(text)
     return _Seen(
-        is_observation, frozenset(keys), frozenset(fragments), frozenset(prompts), text, tuple(arguments), action_words,
+        is_observation,
+        frozenset(keys),
+        frozenset(fragments),
+        frozenset(prompts),
+        text,
+        tuple(arguments),
+        action_words,
     )
 
 
@@ -406,8 +414,6 @@ def index_history(history: tuple[str, ...] | list[str]) -> HistoryIndex:
     return HistoryIndex(_Prefix.of(history[:-1]), history[-1])
 
 
-
-
 def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryIndex) -> list[Item]:
     """The items of a truth line that is not a line of the history."""
     # Every text checked against the actions below is made of whole words of the key.
@@ -421,7 +427,9 @@ def _new_line_items(index: int, key: str, facts: _LineFacts, history: HistoryInd
         return [Item("value", facts.command, index, True)]
     seen_before = (facts.stripped, *facts.values) if facts.stripped_has_content and facts.stripped else facts.values
     values = [
-        v for v in seen_before if history.has_fragment(v) or history.has_key(v) or (near_actions and history.in_actions(v))
+        v
+        for v in seen_before
+        if history.has_fragment(v) or history.has_key(v) or (near_actions and history.in_actions(v))
     ]
     if near_actions:
         values += [v for v in echo_candidates(key) if history.in_actions(v)]

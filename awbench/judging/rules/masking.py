@@ -93,7 +93,11 @@ DETECTORS: tuple[Detector, ...] = (
         r"(?:Z| ?[+-]\d{2}:?\d{2}(?!\d))?(?: ?(?:UTC|GMT))?(?![\w-]|\.\w)",
         _any("-", "/"),
     ),
-    _d("TIME", rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?", _any(", ")),
+    _d(
+        "TIME",
+        rf"\b{WEEKDAY}, \d{{1,2}} {MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?: (?:GMT|UTC|[+-]\d{{4}}))?",
+        _any(", "),
+    ),
     _d(
         "TIME",
         rf"\b{WEEKDAY} {MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?: [A-Z]{{2,5}})?(?: \d{{4}})?(?: [+-]\d{{4}})?",
@@ -130,7 +134,12 @@ DETECTORS: tuple[Detector, ...] = (
     _d("PID", r"^(?P<p>\s*\[\d+\][+-]?\s+)(?P<v>\d+)\s*$", _any("[")),  # `cmd &` prints "[1] 12345"
     # Addresses and hashes.
     _d("ADDR", r"(?<!\w)0x[0-9a-fA-F]{6,16}(?!\w)", _any("0x")),
-    _d("HASH", rf"(?<![\w-]){HEX}{{7,128}}(?![\w-])", re.compile(rf"{HEX}{{7}}").search, _has_digit_and_letter_single_case),
+    _d(
+        "HASH",
+        rf"(?<![\w-]){HEX}{{7,128}}(?![\w-])",
+        re.compile(rf"{HEX}{{7}}").search,
+        _has_digit_and_letter_single_case,
+    ),
     # Transfer rates, then sizes.
     _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s(?!\w)", _any("/s")),
     _d("RATE", r"(?<![\w.])\d+(?:\.\d+)?\s?(?:it/s|s/it|[kMG]?bps)(?!\w)", _any("it/s", "s/it", "bps")),
@@ -233,11 +242,31 @@ def _listen_cue(line: str, lowered: str) -> bool:
 
 # Column headers of process tables (ps, top, lsof) whose values are runtime metadata.
 PROCESS_COLUMNS: dict[str, str] = {
-    "PID": "PID", "PPID": "PID", "PGID": "PID", "SID": "PID", "TGID": "PID", "LWP": "PID", "SPID": "PID",
-    "%CPU": "PERCENT", "%MEM": "PERCENT", "CPU%": "PERCENT", "MEM%": "PERCENT", "C": "PERCENT",
-    "VSZ": "SIZE", "RSS": "SIZE", "VIRT": "SIZE", "RES": "SIZE", "SHR": "SIZE", "SZ": "SIZE", "SIZE/OFF": "SIZE",
-    "START": "TIME", "STIME": "TIME",
-    "TIME": "DURATION", "TIME+": "DURATION", "ELAPSED": "DURATION", "ETIME": "DURATION",
+    "PID": "PID",
+    "PPID": "PID",
+    "PGID": "PID",
+    "SID": "PID",
+    "TGID": "PID",
+    "LWP": "PID",
+    "SPID": "PID",
+    "%CPU": "PERCENT",
+    "%MEM": "PERCENT",
+    "CPU%": "PERCENT",
+    "MEM%": "PERCENT",
+    "C": "PERCENT",
+    "VSZ": "SIZE",
+    "RSS": "SIZE",
+    "VIRT": "SIZE",
+    "RES": "SIZE",
+    "SHR": "SIZE",
+    "SZ": "SIZE",
+    "SIZE/OFF": "SIZE",
+    "START": "TIME",
+    "STIME": "TIME",
+    "TIME": "DURATION",
+    "TIME+": "DURATION",
+    "ELAPSED": "DURATION",
+    "ETIME": "DURATION",
 }
 HEADER_TOKEN_RE = re.compile(r"^[A-Z%+/_-]+$")
 TOKEN_RE = re.compile(r"\S+")
@@ -283,7 +312,11 @@ _CUES: dict[int, tuple[Callable[[str], object], ...]] = {  # the detector may ma
     15: (_cue(r"\d\s?[mµun]s"),),  # DURATION: 12 ms
     16: (_DIGIT_SECONDS,),  # DURATION: 0.5 s
     17: (_DIGIT_SECONDS,),  # DURATION: in 3s
-    23: (_cue(r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"),),  # HASH
+    23: (
+        _cue(
+            r"\d(?:" + "|".join(f"(?<={HEX}{{{k + 1}}})(?={HEX}{{{6 - k}}})" for k in range(6)) + f"|(?<={HEX}{{7}}))"
+        ),
+    ),  # HASH
     24: (_cue(r"\d\s?(?:[kKMGT]i?B|B|bytes|[kKMG]|[kMG]?bit)/s"),),  # RATE
     26: (_cue(r"[-dlcbpsD][rwxsStT-]{9}", anchored=True),),  # SIZE: `ls -l`
     27: (_cue(r"total \d", anchored=True),),  # SIZE: `ls -l` block total

@@ -84,7 +84,9 @@ class RuleScorer:
         self.max_trajectories = max_trajectories
         self._prefixes: OrderedDict[str, deterministic._Prefix] = OrderedDict()
 
-    def score(self, *, domain: str, trajectory: str, ground_truth: str, prediction: str, history: list[str]) -> RuleResult:
+    def score(
+        self, *, domain: str, trajectory: str, ground_truth: str, prediction: str, history: list[str]
+    ) -> RuleResult:
         """`rule_score(domain=..., ground_truth=..., prediction=..., history=...)`; `trajectory` is a stable id
         of the trajectory the history belongs to."""
         return _score(domain, ground_truth, prediction, self._index(trajectory, list(history)))

@@ -24,7 +24,9 @@ FORMAT_PENALTY = 0.2  # share of the similarity a prediction in another format t
 MAX_RUNS = 300  # bounds difflib's work on line-kind sequences
 MAX_MARKUP_CHARS = 400_000  # longer markup is compared on its beginning
 PATH_DEPTH = 6  # tag paths are suffixes of this many elements, so deep trees cost no more than shallow ones
-VOID_TAGS = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"])
+VOID_TAGS = frozenset(
+    ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"]
+)
 
 LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("status", re.compile(r"^\[[^\]]*\]$|^\([^)]*\)$")),  # "[exit code: 1]", "(no output)"
@@ -36,9 +38,7 @@ LINE_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("indented", re.compile(r"^\s+\S")),
 )
 _ERROR_LOWER_RE = re.compile(dict(LINE_KINDS)["error"].pattern.removeprefix("(?i)"))
-A11Y_LINE_RE = re.compile(
-    r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))"
-)
+A11Y_LINE_RE = re.compile(r"^\s*(?:\[[^\]\s]{1,16}\]\s*(?P<role>[A-Za-z][\w-]*)|(?P<role2>[A-Za-z][\w-]*)\s+(?:'|\"))")
 # A11Y_LINE_RE for every line of a text: the same pattern, its whitespace kept within a line.
 _A11Y_LINES_RE = re.compile(A11Y_LINE_RE.pattern.replace(r"\s", r"[^\S\n]").replace(r"[^\][^\S\n]]", r"[^\]\s]"), re.M)
 URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
@@ -129,7 +129,9 @@ def prompt_similarity(truth: str, prediction: str) -> float | None:
 # A comment, declaration or processing instruction (skipped), or a start or end tag: `/`, name, attributes.
 TAG_RE = re.compile(r"<!--.*?(?:-->|\Z)|<[!?][^>]*>|<(/?)([A-Za-z][^\t\n\r\f />\x00]*)([^>]*)>", re.S)
 RAW_TEXT_TAGS = frozenset({"script", "style"})  # their content is text, not markup
-NODE_ATTRIBUTE_RE = re.compile(r"""(?:^|[\s"'])(class|resource-id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I)
+NODE_ATTRIBUTE_RE = re.compile(
+    r"""(?:^|[\s"'])(class|resource-id)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+))""", re.I
+)
 END_TAG_LOOKBACK = 32  # open elements searched for the one an end tag closes, so tag soup stays linear
 
 
@@ -204,7 +206,7 @@ def a11y_roles(text: str) -> Counter[str]:
 
 @lru_cache(maxsize=128)
 def text_format(text: str) -> str:
-    """"json", "xml", "html", "a11y" or "text"."""
+    """ "json", "xml", "html", "a11y" or "text"."""
     stripped = text.strip()
     if parse_json(stripped) is not NOT_JSON:
         return "json"

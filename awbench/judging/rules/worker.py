@@ -45,9 +45,16 @@ def serve() -> None:
                 del histories[gone]
             history = histories[trajectory] = [*histories.get(trajectory, ())[:common], *new]
             try:
-                answer: tuple[str, Any] = ("ok", scorer.score(
-                    domain=domain, trajectory=trajectory, ground_truth=ground_truth, prediction=prediction, history=history,
-                ))
+                answer: tuple[str, Any] = (
+                    "ok",
+                    scorer.score(
+                        domain=domain,
+                        trajectory=trajectory,
+                        ground_truth=ground_truth,
+                        prediction=prediction,
+                        history=history,
+                    ),
+                )
             except Exception:
                 answer = ("error", traceback.format_exc())
             reply = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
