@@ -176,6 +176,8 @@ class JudgeSettings(_Settings):
     batch: bool = operational(False)
     batch_fallback: Literal["batch", "direct"] = operational("batch")  # how a batch's re-asks are sent
     batch_poll_interval: float = operational(30.0, gt=0)  # seconds between looks at the batches in flight
+    # The organisation's enqueued-token limit for the judge model (else learnt from the first refusal)
+    batch_tokens: int | None = operational(None, ge=1)
 
     @field_validator("base_url")
     @classmethod

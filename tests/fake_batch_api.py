@@ -12,7 +12,12 @@ Endpoints: `POST /v1/files` (multipart, purpose `batch`), `GET /v1/files` (list,
 A batch moves one status per look (`GET /v1/batches/{id}`): validating -> in_progress -> finalizing -> its
 outcome, which `outcome(batch_number, requests)` chooses (`Outcome()`: completed; `Outcome("expired",
 answered=N)`: the first N answered, the rest expired; `Outcome("failed", code=...)`: nothing ran). While `hold`
-is set, batches stay in_progress. Each request of a batch is answered by `responder(body)` (a fake_openai
+is set, batches stay in_progress; with `hold_after=N`, every batch created after the first N does.
+
+`token_limit=N` enforces an enqueued-token limit per model as OpenAI does: a batch counts each request's prompt
+tokens plus its `max_tokens` (awbench's own estimate, `request_tokens`), from its creation until it ends; a batch
+that would take the model's enqueued tokens past N fails at validation with `token_limit_exceeded` and OpenAI's
+message, which states the limit (`stated_limit=False`: a message without it). Each request of a batch is answered by `responder(body)` (a fake_openai
 Reply; a non-200 status goes to the error file), in the Batch API's formats:
 output lines `{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error": null}`, error
 lines the same with the error body, or `{"id", "custom_id", "response": null, "error": {"code", "message"}}`
@@ -35,6 +40,8 @@ from urllib.parse import parse_qs, urlsplit
 
 from fake_openai import Reply, completion_json
 
+from awbench.transport.rate_control import request_tokens
+
 STEPS = ("validating", "in_progress", "finalizing")
 
 
@@ -55,6 +62,8 @@ class FakeBatch:
     outcome: Outcome
     step: int = 0  # index into STEPS, then len(STEPS): ended
     status: str = "validating"
+    model: str = ""
+    tokens: int = 0  # enqueued while it runs
     output_file_id: str | None = None
     error_file_id: str | None = None
     errors: list[dict[str, Any]] | None = None
@@ -89,11 +98,19 @@ class FakeBatchAPI:
         hold: bool = False,
         chat_responder: Callable[[dict], Reply] | None = None,
         upload_status: int = 200,
+        token_limit: int | None = None,
+        stated_limit: bool = True,
+        hold_after: int | None = None,
     ) -> None:
         self.responder = responder or (lambda body: Reply())
         self.chat_responder = chat_responder or self.responder
         self.outcome = outcome or (lambda number, requests: Outcome())
         self.hold = hold
+        self.hold_after = hold_after
+        self.token_limit = token_limit
+        self.stated_limit = stated_limit
+        self.refused: list[str] = []  # batch ids refused for the enqueued-token limit
+        self.peak_enqueued = 0  # the most tokens enqueued at once for one model
         self.upload_status = upload_status  # another status refuses every upload (e.g. 401)
         self.fail_looks = 0  # the next N looks at a batch answer 503
         self.lose_creations = 0  # the next N batches are created, but the connection drops before the answer
@@ -173,11 +190,29 @@ class FakeBatchAPI:
             metadata=body.get("metadata") or {},
             created_at=int(time.time()),
             outcome=self.outcome(len(self.created) + 1, len(lines)),
+            model=str(lines[0]["body"].get("model", "")) if lines else "",
+            tokens=sum(request_tokens(line["body"]) for line in lines),
         )
         batch.counts["total"] = len(lines)
+        if self.token_limit is not None:
+            enqueued = self.enqueued(batch.model)
+            if enqueued + batch.tokens > self.token_limit:
+                stated = f" Limit: {self.token_limit:,} enqueued tokens." if self.stated_limit else ""
+                message = (
+                    f"Enqueued token limit reached for {batch.model} in organization org-fake.{stated} "
+                    "Please try again once some in_progress batches have been completed."
+                )
+                batch.outcome, batch.tokens = Outcome("failed", code="token_limit_exceeded", message=message), 0
+                self.refused.append(batch.id)
+            self.peak_enqueued = max(self.peak_enqueued, enqueued + batch.tokens)
         self.batches[batch.id] = batch
         self.created.append(batch.id)
         return 200, batch.json()
+
+    def enqueued(self, model: str) -> int:
+        """The tokens of the model's batches that have not ended."""
+        ended = ("completed", "expired", "failed", "cancelled")
+        return sum(b.tokens for b in self.batches.values() if b.model == model and b.status not in ended)
 
     def _advance(self, batch: FakeBatch) -> None:
         """One look moves a batch one step on; at the end its outcome is written."""
@@ -186,7 +221,8 @@ class FakeBatchAPI:
         if batch.cancel_requested:
             self._finish(batch, Outcome("cancelled", answered=0))
             return
-        if self.hold and batch.status == "in_progress":
+        held = self.hold or (self.hold_after is not None and self.created.index(batch.id) >= self.hold_after)
+        if held and batch.status == "in_progress":
             return
         if batch.outcome.status == "failed" and batch.status == "validating":
             batch.status = "failed"

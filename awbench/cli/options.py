@@ -471,6 +471,14 @@ JUDGE = Group(
             min=0.001,
         ),
         Opt(
+            "judge_batch_tokens",
+            "batch_tokens",
+            int,
+            "The Batch API's enqueued-token limit for the judge model (prompt + --judge-max-tokens per request, over the batches in flight): batches are split under it.",
+            min=1,
+            default_text="learnt from the first batch refused for it",
+        ),
+        Opt(
             "max_cost",
             "max_cost",
             float,

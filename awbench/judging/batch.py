@@ -43,7 +43,7 @@ from typing import Any
 
 from awbench.judging import BudgetExhausted, JudgeBase, Notes
 from awbench.judging.batch_answers import PendingRequest, VerdictAttempts, read_answer, result_lines
-from awbench.judging.batch_api import ENDPOINT, TERMINAL, BatchAPI
+from awbench.judging.batch_api import ENDPOINT, TERMINAL, TOKEN_LIMIT_CODE, BatchAPI, stated_limit
 from awbench.judging.batch_state import (
     DIRECT_SUFFIX,
     RECORDED_SUFFIX,
@@ -63,10 +63,11 @@ from awbench.judging.cost import (
 from awbench.judging.llm import LLMJudge
 from awbench.judging.prompts import render_messages
 from awbench.judging.verdicts import combine
-from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample
+from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import encode
 from awbench.transport.openai_client import EndpointDown, FatalAPIError
+from awbench.transport.rate_control import request_tokens
 
 GenKey = tuple[str, int]
 
@@ -74,6 +75,11 @@ GenKey = tuple[str, int]
 # be up to 200 MB in size"); files are kept under 190 MB, whether MB means 10^6 or 2^20 bytes.
 MAX_REQUESTS_PER_BATCH = 50_000
 MAX_FILE_BYTES = 190_000_000
+# Refused for the enqueued-token limit with none of our batches in flight: the limit is held by batches not ours
+# (or counts more than we estimate). Asked again after poll interval x 1, 2, 4 ... (at most x this factor) ...
+MAX_LIMIT_WAIT_FACTOR = 32
+# ... and after this many refusals in a row the run stops, resumably.
+MAX_LIMIT_REFUSALS = 6
 
 
 class _Quiet:
@@ -110,6 +116,7 @@ class BatchJudge(JudgeBase):
         self._files: BatchFiles | None = None
         self._items: dict[GenKey, PendingRequest] = {}
         self._hold = False  # a batch was refused for the enqueued-token limit: submit again after one ends
+        self._crowded = 0  # refusals in a row for the enqueued-token limit with none of our batches in flight
 
     # --- The judge protocol ---------------------------------------------------------------------------------
 
@@ -335,11 +342,15 @@ class BatchJudge(JudgeBase):
             wanted.setdefault((item.request.key, item.request.generation), []).append(verdict)
         if not wanted:
             return False
+        if self._crowded:
+            await asyncio.sleep(self.api.poll_interval * min(2 ** (self._crowded - 1), MAX_LIMIT_WAIT_FACTOR))
         cap = self.settings.max_cost
         reserved = sum(e.estimated_cost_usd for e in state.batches if e.open)
+        limit = self.token_limit()
+        enqueued = sum(e.tokens for e in state.batches if e.open)
         chunk: list[bytes] = []
         ids: list[str] = []
-        size, estimate, sent, batches = 0, 0.0, 0, []
+        size, estimate, tokens, sent, batches = 0, 0.0, 0, 0, []
         hit_cap = False
         for gen_key, verdicts in wanted.items():
             item = self._items[gen_key]
@@ -361,31 +372,57 @@ class BatchJudge(JudgeBase):
                 attempt = verdict.attempts() + 1
                 cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
                 body = self.direct.request_body(messages, self.direct.seed(item.cache_key, verdict.index, attempt))
+                counted = request_tokens(body)
+                if limit is not None and counted > limit:
+                    verdict.final_answer = self._too_large(cid, verdict, counted, limit)
+                    continue
+                if limit is not None and enqueued + counted > limit:
+                    continue  # no room now: sent once a batch of ours has ended
                 line = encode({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
                 if chunk and (len(chunk) >= self.max_requests_per_batch or size + len(line) > self.max_file_bytes):
-                    batches.append(await self._submit(chunk, ids, estimate))
+                    batches.append(await self._submit(chunk, ids, estimate, tokens))
                     reserved += estimate
-                    chunk, ids, size, estimate = [], [], 0, 0.0
+                    chunk, ids, size, estimate, tokens = [], [], 0, 0.0, 0
                 chunk.append(line)
                 ids.append(cid)
                 size += len(line)
                 estimate += each
+                tokens += counted
+                enqueued += counted
                 verdict.in_flight.add(attempt)
                 sent += 1
         if chunk:
-            batches.append(await self._submit(chunk, ids, estimate))
+            batches.append(await self._submit(chunk, ids, estimate, tokens))
         if batches:
+            under = f", ~{enqueued:,} of the {limit:,} tokens the model may have enqueued" if limit else ""
             self._notes.note(
                 f"judge {self.id}: sent {sent} requests in {len(batches)} batch(es) of the OpenAI Batch API "
-                f"({', '.join(batches)}); results within 24 h, checked every {self.api.poll_interval:g} s. "
+                f"({', '.join(batches)}{under}); results within 24 h, checked every {self.api.poll_interval:g} s. "
                 "Interrupting is safe: the same command resumes these batches."
             )
         return hit_cap
 
-    async def _submit(self, lines: list[bytes], ids: list[str], estimate: float) -> str:
+    def token_limit(self) -> int | None:
+        """The enqueued-token limit batches are split under: `--judge-batch-tokens` or the one a refusal stated,
+        the smaller; None while neither is known."""
+        known = [n for n in (self.settings.batch_tokens, self.files.state.token_limit) if n]
+        return min(known) if known else None
+
+    def _too_large(self, cid: str, verdict: VerdictAttempts, counted: int, limit: int) -> BatchAnswer:
+        """A request that alone counts more than the limit: no batch can hold it, so its verdict fails (not
+        transient: the same settings fail again)."""
+        error = (
+            f"the request counts ~{counted:,} tokens (its prompt and max_tokens) against the Batch API's "
+            f"enqueued-token limit of {limit:,}: no batch can hold it; lower --judge-max-tokens, or judge it "
+            "directly (--no-judge-batch)"
+        )
+        record = VerdictRecord(status="error", error=error, transient=False, attempts=verdict.attempts())
+        return BatchAnswer(custom_id=cid, verdict=record, final=True)
+
+    async def _submit(self, lines: list[bytes], ids: list[str], estimate: float, tokens: int) -> str:
         """Record the entry, upload its file, create its batch: each step saved before the next."""
         state = self.files.state
-        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids, estimated_cost_usd=estimate)
+        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids, estimated_cost_usd=estimate, tokens=tokens)
         state.batches.append(entry)
         self.files.save()
         try:
@@ -421,21 +458,10 @@ class BatchJudge(JudgeBase):
         batch_errors = (batch.errors.data or []) if batch.errors else []
         codes = [e.code for e in batch_errors]
         entry.errors = [redact(f"{e.code}: {e.message}") for e in batch_errors]
-        others = [e for e in self.files.state.batches if e.open and e.batch_id and e is not entry]
-        if batch.status == "failed" and codes and all(c == "token_limit_exceeded" for c in codes) and others:
-            # Over the organisation's limit of tokens enqueued at once: no attempt is spent; its requests go out
-            # again once one of our other batches has ended.
-            self._notes.note(
-                f"judge {self.id}: batch {entry.batch_id} was refused (token_limit_exceeded); its "
-                "requests are sent again when another batch has ended"
-            )
-            self._set_in_flight(entry, False)
-            entry.collected, entry.status = True, batch.status
-            self._hold = True
-            self.files.save()
+        if batch.status == "failed" and codes and all(c == TOKEN_LIMIT_CODE for c in codes):
+            self._refused(entry, [e.message or "" for e in batch_errors])
             return
-        if batch.status != "failed":
-            self._hold = False
+        self._hold, self._crowded = False, 0  # a batch of ours ended: its tokens are free again
         if batch.status != "completed":
             reason = "; ".join(entry.errors) or "no reason given"
             self._notes.warn(
@@ -478,6 +504,37 @@ class BatchJudge(JudgeBase):
         self.files.save()
         if fatal is not None:
             raise fatal
+
+    def _refused(self, entry: BatchEntry, messages: list[str]) -> None:
+        """A batch failed for the enqueued-token limit: nothing ran, and no attempt is spent. The limit its
+        message states is kept (batches.json); its requests go out again, split under it, as room frees up:
+        once another batch of ours ends, or, with none in flight, after a wait that grows while such refusals
+        go on (the limit is held by batches not ours), until MAX_LIMIT_REFUSALS in a row stop the run."""
+        state = self.files.state
+        stated = [n for n in map(stated_limit, messages) if n is not None]
+        if stated:
+            state.token_limit = min(stated)
+        self._set_in_flight(entry, False)
+        entry.collected, entry.refused, entry.status = True, True, "failed"
+        self.files.save()
+        limit = self.token_limit()
+        if any(e.open and e.batch_id for e in state.batches):
+            self._hold = True
+        elif limit is None or entry.tokens <= limit:
+            self._crowded += 1
+        if self._crowded >= MAX_LIMIT_REFUSALS:
+            raise EndpointDown(
+                f"the Batch API refused {self._crowded} batches in a row for the model's enqueued-token limit "
+                f"with none of this run's batches in flight ({'; '.join(entry.errors)}): other batches of the "
+                "organisation hold the limit, or it counts more tokens than estimated. No attempt was spent; run "
+                "the same command again later, or give a lower --judge-batch-tokens"
+            )
+        known = f"the limit is {limit:,} tokens" if limit else "the limit is not stated (--judge-batch-tokens sets it)"
+        self._notes.note(
+            f"judge {self.id}: batch {entry.batch_id} was refused for the enqueued-token limit ({known}); its "
+            f"{len(entry.custom_ids)} requests (~{entry.tokens:,} tokens) go out again in batches under it as room "
+            "frees up, no attempt spent"
+        )
 
     # --- Re-asks sent directly -----------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ and downloading, every call retried with backoff. Through the openai SDK, import
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -25,6 +26,10 @@ LOOKBACK_S = 3600.0  # looking for a lost file or batch: back to this long befor
 API_ATTEMPTS = 8  # per Batch API call (the SDK retries twice more inside each), backing off up to a minute
 POLL_ATTEMPTS = 60  # looking at a batch while waiting: an outage of most of an hour is waited out
 NOTE_EVERY_S = 60.0  # counts that change within one status are noted at most this often
+TOKEN_LIMIT_CODE = "token_limit_exceeded"  # a batch refused: the model's enqueued tokens would pass the limit
+# OpenAI's refusal states the limit: "Enqueued token limit reached for gpt-... in organization org-....
+# Limit: 90,000 enqueued tokens. Please try again once some in_progress batches have been completed."
+_STATED_LIMIT = re.compile(r"Limit:\s*(\d[\d,]*)\s*enqueued tokens", re.IGNORECASE)
 
 
 class BatchAPI:
@@ -204,3 +209,9 @@ def _sdk_message(error: Any) -> str:
         if isinstance(inner, dict) and inner.get("message"):
             return str(inner["message"])
     return str(getattr(error, "message", error))
+
+
+def stated_limit(message: str) -> int | None:
+    """The enqueued-token limit a `token_limit_exceeded` message states, if it does."""
+    found = _STATED_LIMIT.search(message)
+    return int(found.group(1).replace(",", "")) if found else None

@@ -27,6 +27,7 @@ class BatchEntry(BaseModel):
     token: str  # ours: names the uploaded file and is in the batch's metadata
     custom_ids: list[str]
     estimated_cost_usd: float = 0.0  # of its requests, at the batch price (what --max-cost reserves)
+    tokens: int = 0  # what its requests count against the enqueued-token limit (prompts + max_tokens, estimated)
     created_at: float = Field(default_factory=time.time)
     file_id: str | None = None
     batch_id: str | None = None
@@ -35,6 +36,7 @@ class BatchEntry(BaseModel):
     collected: bool = False  # its output and error files are read (or it ended without any)
     abandoned: bool = False  # none of its requests was wanted any more: cancelled, never read
     errors: list[str] = Field(default_factory=list)  # a failed batch's reasons
+    refused: bool = False  # failed for the enqueued-token limit: nothing ran, no attempt spent
 
     @property
     def open(self) -> bool:
@@ -46,6 +48,7 @@ class BatchState(BaseModel):
 
     schema_version: int = 1
     judge_id: str
+    token_limit: int | None = None  # the model's enqueued-token limit, learnt from a refusal's message
     batches: list[BatchEntry] = Field(default_factory=list)
 
 
