@@ -10,6 +10,7 @@ from rich.table import Table
 from awbench.cli.common import console, err_console
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S
 from awbench.run.failures import describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
@@ -157,9 +158,19 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
 
 def judge_time(estimate: DryRunEstimate) -> str:
     """The judge's wall time at its rate limits, beside the tokens those limits count."""
-    counted = f"~{estimate.judge_limit_tokens:,} tokens against a tokens-per-minute limit (prompts + --judge-max-tokens per call)"
+    against = "the Batch API's enqueued-token limit" if estimate.batch_price else "a tokens-per-minute limit"
+    counted = f"~{estimate.judge_limit_tokens:,} tokens against {against} (prompts + --judge-max-tokens per call)"
+    if estimate.batch_price and estimate.judge_batches and estimate.judge_wall_s is not None:
+        return (
+            f"{counted}; {estimate.judge_batches} batch(es) one after another under a limit of "
+            f"{estimate.judge_batch_tokens:,}: about {duration(estimate.judge_wall_s)} at a typical {TYPICAL_BATCH_TURNAROUND_S / 3600:g} h per batch "
+            "(an assumption: the Batch API promises 24 h each)"
+        )
     if estimate.batch_price:
-        return f"{counted}; the Batch API answers each batch within 24 h"
+        return (
+            f"{counted}, which (learnt at the first refusal, or --judge-batch-tokens) sets how many batches run one "
+            "after another, each answered within 24 h"
+        )
     if estimate.judge_wall_s is None:
         return f"{counted}; give --judge-tpm/--judge-rpm for the wall time at your limits"
     return f"{counted}; about {duration(estimate.judge_wall_s)} at --judge-tpm/--judge-rpm"

@@ -87,6 +87,26 @@ def parse_custom_id(text: str) -> tuple[str, int, int, int, str] | None:
         return None
 
 
+# How long a batch takes, for --dry-run's wall time: an assumption (OpenAI promises 24 h at most, and says batches
+# often finish sooner; it publishes no typical time).
+TYPICAL_BATCH_TURNAROUND_S = 3600.0
+
+
+def learnt_token_limit(directory: Path) -> int | None:
+    """The enqueued-token limit an evaluation's batches learnt from a refusal, if any."""
+    path = directory / STATE_FILE
+    try:
+        return BatchState.model_validate(read_json(path)).token_limit if path.exists() else None
+    except Exception:
+        return None
+
+
+def batches_in_turn(limit_tokens: int, token_limit: int) -> int:
+    """How many batches `limit_tokens` (what the requests count against the limit) take one after another under
+    an enqueued-token limit."""
+    return -(-limit_tokens // token_limit)
+
+
 def pending_batches(directory: Path) -> int:
     """How many batches recorded in an evaluation's directory are still open (submitted, not collected)."""
     path = directory / STATE_FILE

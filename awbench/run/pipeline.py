@@ -19,6 +19,7 @@ from awbench.backends import Backend, check_backend, create_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.judging import Judge, check_judges, create_judges
+from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S, batches_in_turn, learnt_token_limit
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import ScoresFile
@@ -347,7 +348,11 @@ class DryRunEstimate(BaseModel):
     judge_cost_usd: float | None  # None when the judge model's price is unknown
     batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
     judge_limit_tokens: int = 0  # what the calls count against a tokens-per-minute limit: prompts + max_tokens each
-    judge_wall_s: float | None = None  # direct calls at --judge-tpm/--judge-rpm; None: no limit given (or batch)
+    # Direct calls at --judge-tpm/--judge-rpm; with --judge-batch, the batches one after another under the
+    # enqueued-token limit at a typical turnaround each. None: no limit known.
+    judge_wall_s: float | None = None
+    judge_batches: int | None = None  # --judge-batch: batches one after another under the limit
+    judge_batch_tokens: int | None = None  # that limit: --judge-batch-tokens, or learnt by the evaluation
 
 
 def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
@@ -402,6 +407,18 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
         return result
     cost = llm.estimate(requests)
     limit_tokens = cost.prompt_tokens + cost.calls * config.judge.max_tokens
+    if config.judge.batch:
+        learnt = learnt_token_limit(store.evaluation(llm.id).path) if store.exists() else None
+        known = [n for n in (config.judge.batch_tokens, learnt) if n]
+        if known:
+            batches = batches_in_turn(limit_tokens, min(known))
+            result = result.model_copy(
+                update={
+                    "judge_batches": batches,
+                    "judge_batch_tokens": min(known),
+                    "judge_wall_s": batches * TYPICAL_BATCH_TURNAROUND_S,
+                }
+            )
     return result.model_copy(
         update={
             "judge_calls": cost.calls,
@@ -410,7 +427,7 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
             "judge_cost_usd": cost.cost_usd,
             "batch_price": config.judge.batch,
             "judge_limit_tokens": limit_tokens,
-            "judge_wall_s": None
+            "judge_wall_s": result.judge_wall_s
             if config.judge.batch
             else wall_seconds(cost.calls, limit_tokens, config.judge.tpm, config.judge.rpm),
         }
