@@ -159,8 +159,9 @@ def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
     assert (
-        len(judge_options) == 31
-    )  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval
+        len(judge_options) == 32
+    )  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval,
+    # --judge-batch-tokens
     assert all("[default: " in lines[o] for o in judge_options)
 
 
