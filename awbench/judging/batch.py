@@ -15,6 +15,13 @@ request that failed transiently (429, 5xx, a malformed body) or never ran (the b
 cancelled) uses an attempt and is asked again: in a new batch, or with `batch_fallback="direct"` through the
 chat endpoint at the full price, by the direct judge's own loop for the rest of the budget.
 
+The enqueued-token limit. The API holds, per organisation and model, the tokens of the batches not ended yet
+(each request's prompt plus its `max_tokens`), and fails a batch that would pass the limit
+(`token_limit_exceeded`, nothing run). Batches are filled up to the limit less what is in flight (counted with
+the rate control's estimate, `request_tokens`), the rest waiting for a batch to end; the limit is
+`--judge-batch-tokens`, or the one the first refusal's message states (kept in batches.json). A refused batch
+spends no attempt; a request that alone counts more than the limit fails its verdict.
+
 Resuming. Everything needed to go on is in the evaluation's directory (`awbench.judging.batch_state`),
 written before the next step: `batches.json` (atomically replaced) lists every batch entry with its
 custom_ids, our token, the uploaded file's id and the batch's id, each saved as soon as it exists;
