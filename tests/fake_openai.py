@@ -180,9 +180,9 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self._route() == "/v1/models":
                 with fake._lock:
                     fake.model_checks += 1
-                if fake.models is not None and fake.models.raw_body is not None:
-                    models = fake.models
-                    self._send_bytes(models.status, models.raw_body, models.headers, models.content_type)
+                listing = fake.models.raw_body if fake.models is not None else None
+                if fake.models is not None and listing is not None:
+                    self._send_bytes(fake.models.status, listing, fake.models.headers, fake.models.content_type)
                 elif fake.models is not None and fake.models.status != 200:
                     self._send(fake.models.status, _error_json(fake.models), fake.models.headers)
                 elif fake.stop_after_models:
