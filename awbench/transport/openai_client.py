@@ -4,8 +4,7 @@ around the HTTP client (`awbench.transport.chat_client`).
 - `api_key`: the key from the environment, registered for masking.
 - Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried with
   exponential backoff and jitter, honouring `Retry-After`; the same command retries them again later. Other
-  4xx (a wrong key, a retired model, a malformed request), and a 5xx whose message says the request itself
-  is invalid (`is_invalid_request`), are permanent: the caller decides what they mean.
+  4xx (a wrong key, a retired model, a malformed request) are permanent: the caller decides what they mean.
 - Rate limits (429 `rate_limit_exceeded`, `x-ratelimit-*` headers) are paced, not retried: `SharedLimit.chat`
   sends through the endpoint's `RateControl` (`awbench.transport.rate_control`), and a refusal over a rate
   limit waits there and is sent again without using up the caller's attempts, as long as the endpoint answers
