@@ -16,6 +16,7 @@ import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import CANDIDATE_MODEL, JUDGE_MODEL, cli, jsonl_lines, judgments_path
 
+from awbench.safe_text import one_line
 from awbench.transport.chat_client import StatusError
 from awbench.transport.openai_client import is_invalid_request, is_retryable
 
@@ -287,3 +288,10 @@ def test_ls_of_a_run_lists_its_sample_keys_with_their_status(tmp_path: Path) -> 
     }
     assert json.loads(listed.stdout)["judge"].startswith("rules-")
     assert listed.stderr == "r: 3 samples with a prediction (2 scored, 1 failed)\n"
+
+
+def test_one_line_collapses_whitespace_and_cuts_at_a_word() -> None:
+    assert one_line("a\n  b\tc\r\n", 10) == "a b c"
+    assert one_line("validation error: input", 23) == "validation error: input"  # fits exactly: whole
+    assert one_line("validation error: input", 22) == "validation error:…"
+    assert one_line("x" * 30, 10) == "x" * 9 + "…"  # one word longer than the limit: cut inside it
