@@ -23,3 +23,14 @@ def clean_text(text: str | None) -> tuple[str | None, bool]:
     if text is None or encodable(text):
         return text, False
     return _SURROGATE.sub("\ufffd", text), True
+
+
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (each run of whitespace, newlines included, as one space) and at most `limit`
+    characters: cut after a whole word and marked with an ellipsis; a first word longer than that is cut inside."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    room = limit - 1  # the ellipsis takes one
+    head = flat[:room] if flat[room] == " " else flat[:room].rpartition(" ")[0] or flat[:room]
+    return head.rstrip() + "…"

@@ -147,7 +147,7 @@ def test_score_json_is_the_evaluations_scores_json(results: Path, tmp_path: Path
     # the notes the table view prints go to stderr (the rewards' line too: test_cli_messages.py)
     assert result.stderr == (
         "1 of 5 samples failed or were not scored (tolerated: 5%):\n"
-        "  1 error predictions: HTTP N (e.g. search/s1/1: HTTP 500)\n"
+        "  1 error predictions: HTTP 500 (e.g. search/s1/1)\n"
         f"look at them with `awbench show {results / 'alpha'} --failed`\n"
     )
 

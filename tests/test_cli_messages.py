@@ -50,11 +50,11 @@ def test_a_missing_judge_key_suggests_the_rule_judge(no_key, tmp_path):
 
 @pytest.mark.parametrize("party", ["candidate", "judge"])
 def test_a_refused_key_names_the_endpoint_that_refused(monkeypatch, tmp_path, party):
-    """The endpoint check passes (a server without a model listing), then the first request gets a 401."""
+    """The endpoint check passes (the listing needs no key on this server), then the first request gets a 401."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     refused = Reply(status=401, error_message="Incorrect API key provided")
-    with FakeOpenAIServer(models=Reply(status=404), script=[refused] * 100) as server:
+    with FakeOpenAIServer(script=[refused] * 100) as server:
         url = f"{server.url}?api-key={SECRET}"  # a key in the URL is never printed
         if party == "candidate":
             args = ["--model", "m", "--backend", "openai", "--base-url", url, "--judge", "rules"]

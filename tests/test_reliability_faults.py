@@ -310,8 +310,9 @@ def test_fault(fault: Fault, role: str, tmp_path: Path) -> None:
     for record in records.values():
         assert_failed(role, record, fault, transient)
     assert first.exit_code == 1, first.output  # nothing scored: more failures than tolerated
-    if transient:
-        assert "retried when you run the same command again" in first.output
+    if transient:  # every sample got the same error: the summary says it is likely to recur, not that a rerun helps
+        assert f"all {N} got the same error, so it is likely to recur: " in first.output, first.output
+        assert "before running the same command again" in first.output
     # every attempt of the budget, or just one; a rate-limit refusal is sent once more for free, then counts
     # (the endpoint answered nothing else in between: a quota, not a rate)
     per_attempt = 2 if fault.name == "429 with Retry-After" else 1

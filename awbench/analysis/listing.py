@@ -1,18 +1,19 @@
-"""`awbench ls`: the runs under some directories, each with its model, judges, state, Overall and finish time.
-Read from run.json, scores.json and .lock only (no records, no data), so that it is quick on a results
-directory of any size."""
+"""`awbench ls`: the runs under some directories, each with its model, judges, state, Overall and finish time,
+read from run.json, scores.json and .lock only (no records, no data), so that it is quick on a results
+directory of any size; or, given one run, its sample keys with their status, read from its records."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
-from awbench.records import SCHEMA_VERSION
-from awbench.run.scoring import ScoresFile
+from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord
+from awbench.run.scoring import GenKey, ScoresFile
 from awbench.run.store import RunLock, RunStore, StoreError, closest_runs, named_by_awbench
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
@@ -124,3 +125,56 @@ def list_runs(roots: Iterable[Path]) -> tuple[RunList, list[str]]:
             except StoreError as error:
                 notes.append(f"skipped {run_dir}: {error}")
     return RunList(runs=list(entries.values())), notes
+
+
+# --- One run's samples ---------------------------------------------------------------------------------------
+
+SampleStatus = Literal["predicted", "scored", "failed"]
+
+
+class SampleEntry(BaseModel):
+    key: str
+    status: SampleStatus  # failed: a generation failed or went unscored; scored: every generation has a score
+
+
+class SampleKeyList(BaseModel):
+    """What `awbench ls RUN --format json` prints: the samples that have a record, in key order."""
+
+    schema_version: int = SCHEMA_VERSION
+    run: str
+    judge: str | None  # the evaluation whose judgments say scored or failed: the run's primary
+    samples: list[SampleEntry]
+
+
+def sample_statuses(
+    predictions: Mapping[GenKey, PredictionRecord], judgments: Mapping[GenKey, JudgmentRecord]
+) -> list[SampleEntry]:
+    """Each predicted sample's status over its generations, in natural key order (`os/2/10` after `os/2/9`)."""
+    statuses: dict[str, SampleStatus] = {}
+    for gen_key, prediction in predictions.items():
+        judgment = judgments.get(gen_key)
+        if prediction.failed or (judgment is not None and judgment.score is None):
+            status: SampleStatus = "failed"
+        else:
+            status = "scored" if judgment is not None else "predicted"
+        before = statuses.get(prediction.key)
+        if before is None or before == status or status == "failed":
+            statuses[prediction.key] = status
+        elif before != "failed":  # one generation scored, another not judged yet
+            statuses[prediction.key] = "predicted"
+    return [SampleEntry(key=key, status=statuses[key]) for key in sorted(statuses, key=_natural)]
+
+
+def _natural(key: str) -> list[tuple[int, int | str]]:
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", key) if part]
+
+
+def list_samples(store: RunStore) -> SampleKeyList:
+    manifest = store.read_manifest()
+    primary = next(iter(store.evaluations(manifest)), None)
+    judgments = primary.judgments.load() if primary is not None else {}
+    return SampleKeyList(
+        run=store.name,
+        judge=primary.id if primary is not None else None,
+        samples=sample_statuses(store.predictions.load(), judgments),
+    )

@@ -5,7 +5,8 @@ when a judge uses it too); each attempt goes to the endpoint with the fewest req
 land on another server. Results are yielded as they complete.
 
 Failures are sorted per sample: a prompt that exceeds the context window is that sample's `overlength`; a
-content-filter refusal is a permanent `error`; a transient error that survives the attempt budget (5xx, 429,
+content-filter refusal, or a 5xx that says the request itself is invalid (`is_invalid_request`: a chat template
+refusing the system role, a schema the server does not take), is a permanent `error`; a transient error that survives the attempt budget (5xx, 429,
 timeouts, connection loss, a malformed body) is a transient `error`, which the same command retries; anything
 else the server refuses (400, 401, 403, 404) would fail every sample alike, so it stops the run with
 `FatalAPIError`. An endpoint that refuses every connection for a while stops the run with `EndpointDown`.

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -120,14 +121,18 @@ def ls(
 ) -> None:
     """The runs under --output (or the directories given), one line each: name, model, judges, state (complete,
     incomplete x of N judged, not scored, or running with the process that holds it), Overall, finish time.
+    Given one run: its sample keys, one per line with their status (predicted, scored or failed).
 
-    Example: awbench ls; awbench ls results/ other-results/ --format json
+    Example: awbench ls; awbench ls results/ other-results/ --format json; awbench ls my-run
     """
     from awbench.analysis.listing import list_runs, locate_runs
     from awbench.cli.analysis_views import run_list_table
 
     with pipeline_errors():
         roots = locate_runs(dirs or [], output)
+        if dirs and len(roots) == 1 and (roots[0] / "run.json").exists():
+            _list_samples(roots[0], fmt)
+            return
         listing, notes = list_runs(roots)
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
@@ -136,6 +141,28 @@ def ls(
     else:
         notes.append(f"no runs under {', '.join(str(d) for d in roots)}")
     _print_notes(notes)
+
+
+def _list_samples(run_dir: Path, fmt: str) -> None:
+    """`ls RUN`: stdout holds the keys alone (`awbench show RUN --sample KEY` takes them); the counts go to stderr."""
+    from awbench.analysis.listing import list_samples
+    from awbench.run.store import RunStore
+
+    store = RunStore(run_dir)
+    listing = list_samples(store)
+    if fmt == "json":
+        _emit(listing.model_dump_json(indent=2) + "\n", None)
+    else:
+        width = max((len(s.key) for s in listing.samples), default=0)
+        _emit("".join(f"{s.key:<{width}}  {s.status}\n" for s in listing.samples), None)
+    counts = Counter(s.status for s in listing.samples)
+    tally = ", ".join(f"{counts[status]} {status}" for status in ("scored", "failed", "predicted") if counts[status])
+    err_console.print(
+        f"{store.name}: {plural(len(listing.samples), 'sample')} with a prediction" + (f" ({tally})" if tally else ""),
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def leaderboard(

@@ -114,8 +114,10 @@ class ChatClient:
         completion = read_completion(parse_json(raw))
         return completion if rate is None else dataclasses.replace(completion, rate=rate)
 
-    async def list_models(self) -> None:
-        await self._request("GET", "/models", None)
+    async def list_models(self) -> list[str]:
+        """The ids the endpoint lists; a body that is not a model listing is a `MalformedResponse`."""
+        raw, _ = await self._request("GET", "/models", None)
+        return model_ids(parse_json(raw))
 
     async def _request(self, method: str, path: str, data: bytes | None) -> tuple[bytes, RateHeaders | None]:
         import aiohttp
@@ -167,6 +169,14 @@ def parse_json(raw: bytes) -> Any:
 def excerpt(text: str, limit: int = 200) -> str:
     """The start of a body for a message: keys masked before it is cut, so that no part of one survives."""
     return repr(redact(text)[:limit])
+
+
+def model_ids(data: Any) -> list[str]:
+    """An OpenAI model listing's ids: `{"data": [{"id": ...}, ...]}`."""
+    listed = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not all(isinstance(m, dict) for m in listed):
+        raise MalformedResponse(f"the answer is not a model listing: {excerpt(str(data))}")
+    return [str(m.get("id")) for m in listed]
 
 
 def read_completion(data: Any) -> Completion:

@@ -24,6 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from awbench.redact import (
     MASK,
@@ -42,6 +43,7 @@ from awbench.transport.chat_client import (
     MalformedResponse,
     RequestTimeout,
     StatusError,
+    endpoint_url,
 )
 from awbench.transport.rate_control import PROBE_S, RateControl
 
@@ -101,8 +103,27 @@ def is_retryable(error: BaseException) -> bool:
     if isinstance(error, (ConnectionFailed, MalformedResponse)):
         return True  # RequestTimeout is a ConnectionFailed
     if isinstance(error, StatusError):
-        return error.status == 429 or error.status >= 500
+        return error.status == 429 or (error.status >= 500 and not is_invalid_request(error))
     return False
+
+
+# A 5xx whose message blames the request itself, not the server's state: sent again, the same request fails
+# the same way. llama.cpp-style servers answer a body their schema refuses with a 500 "N validation error(s)"
+# (pydantic's wording); chat templates raise "System role not supported" (Gemma) or "Conversation roles must
+# alternate user/assistant/..." (Mistral, Llama 2), passed on as a 500; a server without structured output
+# says that `response_format` or `json_schema` is not supported. Only these phrases: any other 5xx (an
+# internal error, an overloaded or restarting server) stays transient.
+_INVALID_REQUEST = re.compile(
+    r"\bvalidation errors?\b|system role not supported|roles must alternate"
+    r"|\b(?:response_format|json_schema)\b[^.]*\b(?:not supported|unsupported)\b"
+    r"|\b(?:not supported|unsupported)\b[^.]*\b(?:response_format|json_schema)\b",
+    re.I,
+)
+
+
+def is_invalid_request(error: BaseException) -> bool:
+    """A 5xx that says the request is invalid: permanent, as a 400 would be."""
+    return isinstance(error, StatusError) and error.status >= 500 and bool(_INVALID_REQUEST.search(error.message))
 
 
 def is_rate_limited(error: BaseException) -> bool:
@@ -295,20 +316,35 @@ def normalize_url(url: str | None) -> str:
 
 
 async def check_endpoint(client: ChatClient, role: str) -> None:
-    """Before anything is sent: the endpoint answers a models listing, and accepts the key. A server without
-    the listing (404) answered, which is all this asks."""
-    where = f"{role} endpoint {client.base_url}"
+    """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key. Every
+    OpenAI-compatible server lists its models; a base URL without one (a 404, or a page that is not a listing)
+    is usually missing its `/v1`, and would fail every request."""
+    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
     try:
         await asyncio.wait_for(client.list_models(), CHECK_TIMEOUT_S)
     except (ConnectionFailed, asyncio.TimeoutError) as error:
         detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
+    except MalformedResponse as error:
+        raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
     except StatusError as error:
         if error.status == 404:
-            return
+            raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
         if error.status == 401:
             raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
         if error.status == 403:
             raise FatalAPIError(f"{where} refused access: {error_summary(error)}") from None
         if error.status >= 500:
             raise EndpointDown(f"{where} is failing ({error_summary(error)}); nothing was sent") from None
+
+
+def no_listing(role: str, base_url: str, detail: str) -> str:
+    """Why a base URL without a model listing is refused, and the `/v1` it most likely lacks."""
+    option = "--base-url" if role == "candidate" else "--judge-base-url"
+    parts = urlsplit(base_url)
+    listing = url_secrets_masked(endpoint_url(base_url, "/models"))
+    message = f"the {role} endpoint {url_secrets_masked(base_url)} has no model listing at {listing} ({detail})"
+    if not parts.path.rstrip("/").endswith("/v1"):
+        with_v1 = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/v1"))
+        message += f"; OpenAI-compatible servers answer under /v1: try {option} {url_secrets_masked(with_v1)}"
+    return message + "; nothing was sent"
