@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -356,3 +357,23 @@ def test_a_spec_that_cannot_be_used_is_one_line_and_exit_2(
     no_traceback(result)
     assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
     assert not (tmp_path / "results").exists()  # nothing is left behind
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """README "A world model in Python": its module and its two commands, as they are written there."""
+    section = (REPO / "README.md").read_text().split("### A world model in Python\n", 1)[1].split("\n### ", 1)[0]
+    module = section.split("```python\n", 1)[1].split("```", 1)[0]
+    commands = section.split("```bash\n", 1)[1].split("```", 1)[0].replace("\\\n", " ").splitlines()
+    (tmp_path / "my_world_model.py").write_text(module)
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:2] == ["awbench", "run"]
+        result = awbench(tmp_path, *words[1:])
+        assert result.returncode == 0, (command, result.stderr)
+    replay = tmp_path / "results" / "python-my_world_model-Replay__rules"
+    assert json.loads((replay / "run.json").read_text())["model_described"] == {"import_path": "my_world_model:Replay"}
+    made = predictions(replay)
+    assert len(made) == len(load_samples(DataSettings(source="sample")).samples)
+    assert {r["prediction"] for r in made.values()} >= {"(no output)"}
+    last = predictions(tmp_path / "results" / "python-my_world_model-last_observation__rules")
+    assert {g for _, g in last} == {0, 1} and all(r["status"] == "ok" for r in last.values())
