@@ -95,7 +95,8 @@ def test_a_bad_option_value_is_one_line_naming_the_option(args, message, tmp_pat
 def test_backend_help_offers_only_what_a_user_can_choose():
     result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
     assert (
-        "baseline, openai, vllm, python, or one an installed package adds" in result.stdout and "imported" not in result.stdout
+        "baseline, openai, vllm, python, or one an installed package adds" in result.stdout
+        and "imported" not in result.stdout
     )
 
 

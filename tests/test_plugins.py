@@ -195,7 +195,9 @@ def test_an_unknown_name_is_refused_naming_the_known_ones_installed_ones_include
 def test_the_registry_loads_only_the_name_used() -> None:
     assert plugins.names("awbench.backends")[:4] == ["baseline", "openai", "vllm", "python"]
     assert plugins.names("awbench.judges")[:2] == ["openai", "vllm"]
-    with pytest.raises(plugins.UnknownPlugin, match=r"unknown backend 'whisper'; known: baseline, openai, vllm, python"):
+    with pytest.raises(
+        plugins.UnknownPlugin, match=r"unknown backend 'whisper'; known: baseline, openai, vllm, python"
+    ):
         plugins.load("awbench.backends", "whisper")
     code = (
         "import sys; from awbench import plugins; plugins.load('awbench.backends', 'baseline'); "
