@@ -51,19 +51,22 @@ class WorldModel:
 
     target: Any  # the function, or the class
     import_path: str  # module:qualname
-    entry_point: str | None  # the name it is installed under (`python:NAME`)
-    package: metadata.Distribution | None  # the installed package that provides it, when one does
+    entry_point: metadata.EntryPoint | None  # how an installed package names it (`python:NAME`)
 
     @property
     def is_class(self) -> bool:
         return inspect.isclass(self.target)
 
     def describe(self) -> dict[str, Any]:
+        """Its import path; the entry point's name; the installed package that provides it and its version."""
         described: dict[str, Any] = {"import_path": self.import_path}
         if self.entry_point is not None:
-            described["entry_point"] = self.entry_point
-        if self.package is not None:
-            described |= {"package": self.package.metadata["Name"], "version": self.package.version}
+            described["entry_point"] = self.entry_point.name
+            package = self.entry_point.dist
+        else:
+            package = _package(self.import_path.partition(":")[0])
+        if package is not None:
+            described |= {"package": package.metadata["Name"], "version": package.version}
         return described
 
 
@@ -104,7 +107,8 @@ def _installed(name: str, spec: str) -> metadata.EntryPoint:
 
 
 def _package(module: str) -> metadata.Distribution | None:
-    """The installed distribution that provides `module`'s top-level package, when exactly one does."""
+    """The installed distribution that provides `module`'s top-level package, when exactly one does (reading
+    every installed package's file list: only for run.json)."""
     names = metadata.packages_distributions().get(module.partition(".")[0], [])
     if len(set(names)) != 1:
         return None
@@ -125,8 +129,7 @@ def find(model: str) -> WorldModel:
     if not module or not qualname:
         raise WorldModelError(f"{model!r}: expected python:MODULE:NAME (e.g. python:my_models:predict)")
     target = _attribute(_import(module, model), qualname, model)
-    package = entry.dist if entry is not None else _package(module)
-    return WorldModel(target, f"{module}:{qualname}", spec if entry else None, package)
+    return WorldModel(target, f"{module}:{qualname}", entry)
 
 
 def _predict_of_class(cls: type, spec: str) -> Callable[..., Any]:
