@@ -71,7 +71,7 @@ class WorldModel:
 
 
 def _import(module: str, spec: str) -> Any:
-    if os.getcwd() not in sys.path:
+    if os.getcwd() not in sys.path:  # the `awbench` script's sys.path has its own directory, not the user's
         sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(module)
@@ -90,7 +90,7 @@ def _attribute(module: Any, qualname: str, spec: str) -> Any:
     for part in qualname.split("."):
         if not hasattr(found, part):
             names = [n for n in dir(found) if not n.startswith("_")]
-            raise WorldModelError(f"{spec}: {found.__name__!r} has no {part!r}{did_you_mean(part, names)}") from None
+            raise WorldModelError(f"{spec}: {found.__name__!r} has no {part!r}{did_you_mean(part, names)}")
         found = getattr(found, part)
     return found
 
