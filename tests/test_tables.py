@@ -206,3 +206,20 @@ def test_runs_are_read_once_per_call(made: Path, monkeypatch) -> None:
     assert len(tables.samples(data)) == 5
     with pytest.warns(UserWarning, match="gamma is incomplete"):
         assert tables.compare_table(data, data).loc["overall", "diff"] == 0.0
+
+
+def test_samples_of_a_bundled_sample_run_are_its_records(baselines: Path) -> None:
+    """The persistence baseline's rows, built here from the data and the judgments file as written: its first
+    turns failed (scored 0), every other turn has the rule judge's score and no dimensions."""
+    run = baselines / "results" / "baseline-last-observation__rules"
+    judged = {r["key"]: r["score"] for r in map(json.loads, (run / "judges" / "rules-v2" / "judgments.jsonl").open())}
+    rows = [
+        ["baseline-last-observation__rules", "rules-v2", s.domain, s.key, s.record.trajectory_id, s.record.turn_idx, 0]
+        + (["failed", 0.0] if s.record.turn_idx == 1 else ["scored", judged[s.key]])
+        + [NAN] * 5
+        + [""]
+        for s in load_samples(DataSettings(source="sample")).samples
+    ]
+    expected = pd.DataFrame(rows, columns=tables.SAMPLE_COLUMNS)
+    pd.testing.assert_frame_equal(tables.samples(run), expected)
+    assert (expected.status == "failed").sum() == 13
