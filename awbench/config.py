@@ -85,6 +85,8 @@ class ModelSettings(_Settings):
     enable_prefix_caching: bool = operational(True)
     distributed_executor_backend: str | None = operational(None)
     batch_size: int = operational(256, ge=1)
+    # A Python world model (`--model python:...`, awbench.backends.python_model): its class's keyword arguments
+    model_args: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("base_urls")
     @classmethod
@@ -112,12 +114,21 @@ ENGINE_FIELDS = (
     "distributed_executor_backend",
     "batch_size",
 )
+PYTHON_FIELDS = ("model_args",)
 # Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
 UNUSED_MODEL_FIELDS = {
-    "openai": (ENGINE_FIELDS, "the endpoint's server runs the model with its own engine settings and context window"),
-    "vllm": (ENDPOINT_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
+    "openai": (
+        ENGINE_FIELDS + PYTHON_FIELDS,
+        "the endpoint's server runs the model with its own engine settings and context window",
+    ),
+    "vllm": (ENDPOINT_FIELDS + PYTHON_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
     # Sampling options stay allowed: a baseline's run records them, as a stand-in for a model's.
-    "baseline": (ENDPOINT_FIELDS + ENGINE_FIELDS, "a baseline calls no model"),
+    "baseline": (ENDPOINT_FIELDS + ENGINE_FIELDS + PYTHON_FIELDS, "a baseline calls no model"),
+    # --concurrency stays: predictions in flight, on the event loop or in a thread pool.
+    "python": (
+        tuple(f for f in ENDPOINT_FIELDS if f != "concurrency") + ENGINE_FIELDS + ("top_p", "extra_body", "stop"),
+        "a Python world model runs in this process and is given only seed, max_tokens and temperature",
+    ),
 }
 
 

@@ -3,7 +3,8 @@
 A package adds one by an entry point in group `awbench.backends` (what `--backend NAME` names) or
 `awbench.judges` (what `--judge-backend NAME` names): its value is a module (or any object) with
 `create(settings, endpoints)` returning a `Backend` or a `Judge`, and optionally `preflight(settings)`,
-the checks that need nothing read nor sent (a missing key, an unknown model name). Nothing is imported
+the checks that need nothing read nor sent (a missing key, an unknown model name), and (a backend)
+`describe(settings)`, what run.json records of the model beyond its settings. Nothing is imported
 until a name is used, so a backend's heavy dependencies load only when it runs. awbench's own names come
 first: an entry point of the same name is not used.
 """
@@ -21,6 +22,7 @@ BUILTIN: dict[Group, dict[str, str]] = {
         "baseline": "awbench.backends.baseline",
         "openai": "awbench.backends.openai_api",
         "vllm": "awbench.backends.vllm_offline",
+        "python": "awbench.backends.python_model",
     },
     "awbench.judges": {"openai": "awbench.judging.openai_judge", "vllm": "awbench.judging.vllm_judge"},
 }
@@ -52,3 +54,10 @@ def preflight(group: Group, name: str, settings: Any) -> None:
     check = getattr(load(group, name), "preflight", None)
     if check is not None:
         check(settings)
+
+
+def describe(group: Group, name: str, settings: Any) -> dict[str, Any]:
+    """What the registered entry says of what `settings` name (a Python model's import path and version);
+    {} when it has no `describe`."""
+    describer = getattr(load(group, name), "describe", None)
+    return {} if describer is None else dict(describer(settings))

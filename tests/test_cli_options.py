@@ -32,10 +32,10 @@ CASES = [
     (RUN + ["--judge", "foo"], "--judge: 'foo' is not one of 'llm', 'rules', 'both'"),
     (RUN + ["--failure-policy", "worst"], "--failure-policy: 'worst' is not one of 'minimum', 'exclude'"),
     (RUN + ["--overlength", "cut"], "--overlength: 'cut' is not one of 'skip', 'truncate-history'"),
-    (RUN + ["--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'"),
+    (RUN + ["--backend", "imported"], "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm', 'python'"),
     (
         ["infer", "--model", "m", "--backend", "imported"],
-        "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm'",
+        "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm', 'python'",
     ),
     (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'"),
     (["score", "r", "--failure-policy", "zero"], "--failure-policy: 'zero' is not one of 'minimum', 'exclude'"),
@@ -95,7 +95,8 @@ def test_a_bad_option_value_is_one_line_naming_the_option(args, message, tmp_pat
 def test_backend_help_offers_only_what_a_user_can_choose():
     result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "200"})
     assert (
-        "baseline, openai, vllm, or one an installed package adds" in result.stdout and "imported" not in result.stdout
+        "baseline, openai, vllm, python, or one an installed package adds" in result.stdout
+        and "imported" not in result.stdout
     )
 
 

@@ -179,7 +179,7 @@ def test_an_unknown_name_is_refused_naming_the_known_ones_installed_ones_include
 ) -> None:
     result = awbench(installed, "run", "--backend", "whisper", "--model", "m", "--output", str(tmp_path))
     assert result.returncode == 2
-    assert "--backend: 'whisper' is not one of 'baseline', 'openai', 'vllm', 'shouting'" in result.stderr
+    assert "--backend: 'whisper' is not one of 'baseline', 'openai', 'vllm', 'python', 'shouting'" in result.stderr
     result = awbench(
         installed, "run", "--model", "baseline:oracle", "--judge-backend", "nope", "--output", str(tmp_path)
     )
@@ -188,14 +188,16 @@ def test_an_unknown_name_is_refused_naming_the_known_ones_installed_ones_include
     without = awbench(None, "run", "--backend", "shouting", "--model", "loud", "--output", str(tmp_path))
     assert (
         without.returncode == 2
-        and "--backend: 'shouting' is not one of 'baseline', 'openai', 'vllm'\n" in without.stderr
+        and "--backend: 'shouting' is not one of 'baseline', 'openai', 'vllm', 'python'\n" in without.stderr
     )
 
 
 def test_the_registry_loads_only_the_name_used() -> None:
-    assert plugins.names("awbench.backends")[:3] == ["baseline", "openai", "vllm"]
+    assert plugins.names("awbench.backends")[:4] == ["baseline", "openai", "vllm", "python"]
     assert plugins.names("awbench.judges")[:2] == ["openai", "vllm"]
-    with pytest.raises(plugins.UnknownPlugin, match=r"unknown backend 'whisper'; known: baseline, openai, vllm"):
+    with pytest.raises(
+        plugins.UnknownPlugin, match=r"unknown backend 'whisper'; known: baseline, openai, vllm, python"
+    ):
         plugins.load("awbench.backends", "whisper")
     code = (
         "import sys; from awbench import plugins; plugins.load('awbench.backends', 'baseline'); "

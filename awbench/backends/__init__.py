@@ -5,9 +5,10 @@ load only when it is used."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench import plugins
 from awbench.config import ModelSettings
@@ -70,10 +71,44 @@ class BackendBase:
         return None
 
 
+async def in_completion_order(
+    requests: list[GenerationRequest], one: Callable[[GenerationRequest], Awaitable[Generation]], concurrency: int
+) -> AsyncIterator[Generation]:
+    """`one(request)` for every request, `concurrency` at a time in request order, yielded as each completes. An
+    exception from `one` stops the rest and is raised; so does leaving early (the consumer stopping)."""
+    pending = iter(requests)
+    done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
+
+    async def worker() -> None:
+        for request in pending:  # one shared iterator: each request is taken by exactly one worker
+            try:
+                done.put_nowait(await one(request))
+            except Exception as e:
+                done.put_nowait(e)
+                return
+
+    workers = [asyncio.create_task(worker()) for _ in range(min(max(1, concurrency), len(requests)))]
+    try:
+        for _ in range(len(requests)):
+            item = await done.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+
 def check_backend(settings: ModelSettings) -> None:
     """Before anything is read: the backend is known (UnknownPlugin names the known ones) and its own checks
     pass (a baseline's name, an endpoint's key)."""
     plugins.preflight("awbench.backends", settings.backend, settings)
+
+
+def describe_backend(settings: ModelSettings) -> dict[str, Any]:
+    """What run.json records of the model beyond its settings (a Python model's import path and version)."""
+    return plugins.describe("awbench.backends", settings.backend, settings)
 
 
 def create_backend(settings: ModelSettings, endpoints: Endpoints | None = None) -> Backend:
@@ -84,4 +119,6 @@ def create_backend(settings: ModelSettings, endpoints: Endpoints | None = None) 
 def infer_backend_name(model: str, base_urls: list[str]) -> str:
     if model.startswith("baseline:"):
         return "baseline"
+    if model.startswith("python:"):
+        return "python"
     return "openai" if base_urls else "vllm"

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from awbench.backends import GenerationRequest
+from awbench.backends import GenerationRequest, in_completion_order
 from awbench.config import ModelSettings
 from awbench.records import Generation
 from awbench.redact import url_secrets_masked
@@ -158,31 +158,10 @@ class OpenAIBackend:
             return Generation(**common)
         raise error  # not an API error: a bug, or EndpointDown stopping the run
 
-    async def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
-        """A pool of `concurrency` workers takes requests in order; results (or the exception that stops the
-        run) come back through one queue. Leaving early (an exception, the consumer stopping) cancels the rest."""
-        pending = iter(requests)
-        done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
-
-        async def worker() -> None:
-            for request in pending:  # one shared iterator: each request is taken by exactly one worker
-                try:
-                    done.put_nowait(await self._one(request))
-                except Exception as e:
-                    done.put_nowait(e)
-                    return
-
-        workers = [asyncio.create_task(worker()) for _ in range(min(max(1, self.settings.concurrency), len(requests)))]
-        try:
-            for _ in range(len(requests)):
-                item = await done.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+    def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
+        """`concurrency` requests in flight, results in completion order; the exception that stops the run
+        (EndpointDown, FatalAPIError) cancels the rest."""
+        return in_completion_order(requests, self._one, self.settings.concurrency)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(e.client.close() for e in self.endpoints))

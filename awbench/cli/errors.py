@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pydantic import ValidationError
 
 from awbench.backends.baseline import UnknownBaseline
+from awbench.backends.python_model import WorldModelError
 from awbench.backends.vllm_offline import BackendUnavailable
 from awbench.cli.common import (
     EXIT_FAILURES,
@@ -66,6 +67,7 @@ def pipeline_errors() -> Iterator[None]:
         StoreError,
         BackendUnavailable,
         UnknownBaseline,
+        WorldModelError,
         UnknownPlugin,
         PromptError,
         CostUnknown,

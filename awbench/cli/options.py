@@ -184,12 +184,18 @@ MODEL = Group(
     "Model and sampling",
     ModelSettings,
     (
-        Opt("model", "model", str, "A model path or id, or baseline:oracle|last-observation|empty.", required=True),
+        Opt(
+            "model",
+            "model",
+            str,
+            "A model path or id, baseline:oracle|last-observation|empty, or a Python world model: python:MODULE:NAME, or python:NAME installed by a package (docs/extending.md).",
+            required=True,
+        ),
         Opt(
             "backend",
             "backend",
             str,
-            "baseline, openai, vllm, or one an installed package adds (docs/extending.md). Default: from --model and --base-url.",
+            "baseline, openai, vllm, python, or one an installed package adds (docs/extending.md). Default: from --model and --base-url.",
             convert=lambda value, option: _registered("awbench.backends", value, option),
         ),
         Opt(
@@ -225,7 +231,13 @@ MODEL = Group(
             "A string that ends a generation (repeatable), e.g. for a base model: '### Turn'.",
             convert=_list,
         ),
-        Opt("concurrency", "concurrency", int, "Requests in flight (openai backend).", min=1),
+        Opt(
+            "concurrency",
+            "concurrency",
+            int,
+            "Requests in flight (openai backend); predictions in flight (python backend: tasks, or threads for a plain function).",
+            min=1,
+        ),
         Opt("request_timeout", "request_timeout", float, "Seconds per request before it is retried.", min=0.001),
         Opt(
             "max_retries",
@@ -268,6 +280,13 @@ MODEL = Group(
         Opt("prefix_caching", "enable_prefix_caching", bool, flag="--prefix-caching/--no-prefix-caching"),
         Opt("distributed_executor_backend", "distributed_executor_backend", str, "e.g. ray, for multi-node models."),
         Opt("batch_size", "batch_size", int, "Samples per offline vLLM batch (results are saved after each).", min=1),
+        Opt(
+            "model_arg",
+            "model_args",
+            list[str],
+            "KEY=VALUE passed to a Python world model's class (python backend), repeatable; JSON values are typed.",
+            convert=engine_args,
+        ),
     ),
 )
 

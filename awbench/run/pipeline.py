@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from awbench.backends import Backend, check_backend, create_backend
+from awbench.backends import Backend, check_backend, create_backend, describe_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.judging import Judge, check_judges, create_judges
@@ -181,6 +181,7 @@ def opened_run(
             _clear(store)
             manifest = RunManifest(
                 config=config,
+                model_described=describe_backend(config.model),
                 data_source=data.source,
                 data_fingerprint=data.fingerprint,
                 samples=len(data.samples),
@@ -221,6 +222,9 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
     old = manifest.config
     conflicts = [f"data.{d}" for d in differing_settings(old.data, config.data)]
     conflicts += [f"model.{d}" for d in differing_settings(old.model, config.model)]
+    described = describe_backend(config.model)
+    if described != manifest.model_described:  # the same spec, another version of the model
+        conflicts.append(f"model described: {manifest.model_described} -> {described}")
     if manifest.data_fingerprint != data.fingerprint:
         conflicts.append(f"data fingerprint: {manifest.data_fingerprint[:12]} -> {data.fingerprint[:12]}")
     if conflicts:

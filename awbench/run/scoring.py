@@ -181,6 +181,19 @@ class ScoresFile(BaseModel):
         )
 
 
+Outcome = Literal["scored", "failed", "unscored", "pending"]
+
+
+def generation_outcome(prediction: PredictionRecord | None, judgment: JudgmentRecord | None) -> Outcome:
+    """What became of one generation: a failed generation (scored by the failure policy), one the judge could not
+    score, one not judged yet (no prediction, or no verdict record: `pending`, also counted as unscored)."""
+    if prediction is not None and prediction.failed:
+        return "failed"
+    if prediction is None or judgment is None:
+        return "pending"
+    return "unscored" if judgment.score is None else "scored"
+
+
 GenerationPoint = tuple[float, dict[str, float]] | None  # a generation's score and dimensions; None: not in the means
 
 
@@ -270,12 +283,13 @@ def score_table(
         count = counts[domain]
         count["n"] += 1
         for g in range(generations):
-            prediction, judgment = predictions.get((key, g)), judgments.get((key, g))
-            if prediction is not None and prediction.failed:
+            judgment = judgments.get((key, g))
+            outcome = generation_outcome(predictions.get((key, g)), judgment)
+            if outcome == "failed":
                 count["failed"] += 1
-            elif prediction is None or judgment is None or judgment.score is None:
+            elif outcome != "scored":
                 count["unscored"] += 1
-                count["pending"] += prediction is None or judgment is None
+                count["pending"] += outcome == "pending"
             if judgment is not None and INJECTION_FLAG in judgment.flags:
                 count["suspected_injection"] += 1
 

@@ -55,6 +55,9 @@ class RunManifest(BaseModel):
     python: str = platform.python_version()
     packages: dict[str, str] = Field(default_factory=dict)
     config: RunConfig  # `config.judge`: the primary judge's settings, the one the run was created with
+    model_described: dict[str, Any] = Field(
+        default_factory=dict
+    )  # what the backend says of the model (a Python model's import path, version)
     primary_judge: str | None = None  # its evaluation id; None until the run is first judged
     primary_described: dict[str, Any] = Field(default_factory=dict)  # its protocol, prompt set and sha256
     data_source: str

@@ -1,0 +1,260 @@
+"""`--model python:MODULE:NAME`: a Python object in this process is the candidate world model.
+
+NAME is a function `predict(messages, *, sample, seed, max_tokens, temperature) -> str`, plain or `async`, or
+a class, instantiated once with `--model-arg KEY=VALUE` (`ModelSettings.model_args`) as keyword arguments, whose
+`predict` method has that signature. `messages` are the chat messages every backend sends; `sample` is the same
+turn as a structured record (`awbench.world_model.inputs.WorldModelSample`). `python:NAME` is a world model an
+installed package names by an entry point in group `awbench.world_models` (value `module:attribute`).
+
+An `async` predict has `--concurrency` calls in flight on the event loop; a plain one runs in a pool of
+`--concurrency` threads. An exception (or an answer that is not a str) fails that generation with its message,
+for good (`--retry-failed` asks again), and the run goes on.
+
+MODULE is imported as `python -c "import MODULE"` would from the current directory, which is put on `sys.path`
+for it (as `awbench`, a console script, does not have it there). Everything about the spec is checked before the
+data is read (`preflight`): the module, the name, predict's signature, the class's keyword arguments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import inspect
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+from awbench.backends import BackendBase, GenerationRequest, in_completion_order
+from awbench.config import ModelSettings
+from awbench.records import Generation
+from awbench.suggest import did_you_mean
+from awbench.world_model.inputs import world_model_sample
+
+PREFIX = "python:"
+ENTRY_POINTS = "awbench.world_models"
+SIGNATURE = "predict(messages, *, sample, seed, max_tokens, temperature) -> str"
+
+
+class WorldModelError(ValueError):
+    """A `--model python:...` that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class WorldModel:
+    """What a `python:` spec names, found and checked."""
+
+    target: Any  # the function, or the class
+    import_path: str  # module:qualname
+    entry_point: metadata.EntryPoint | None  # how an installed package names it (`python:NAME`)
+
+    @property
+    def is_class(self) -> bool:
+        return inspect.isclass(self.target)
+
+    def describe(self) -> dict[str, Any]:
+        """Its import path; the entry point's name; the installed package that provides it and its version."""
+        described: dict[str, Any] = {"import_path": self.import_path}
+        if self.entry_point is not None:
+            described["entry_point"] = self.entry_point.name
+            package = self.entry_point.dist
+        else:
+            package = _package(self.import_path.partition(":")[0])
+        if package is not None:
+            described |= {"package": package.metadata["Name"], "version": package.version}
+        return described
+
+
+def _import(module: str, spec: str) -> Any:
+    if os.getcwd() not in sys.path:  # the `awbench` script's sys.path has its own directory, not the user's
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        if error.name is not None and (module + ".").startswith(error.name + "."):
+            raise WorldModelError(
+                f"{spec}: no module named {error.name!r} (not installed, nor in the current directory)"
+            ) from None
+        raise WorldModelError(f"{spec}: importing {module!r} failed: {_what(error)}") from None
+    except Exception as error:
+        raise WorldModelError(f"{spec}: importing {module!r} failed: {_what(error)}") from None
+
+
+def _attribute(module: Any, qualname: str, spec: str) -> Any:
+    found = module
+    for part in qualname.split("."):
+        if not hasattr(found, part):
+            names = [n for n in dir(found) if not n.startswith("_")]
+            raise WorldModelError(f"{spec}: {found.__name__!r} has no {part!r}{did_you_mean(part, names)}")
+        found = getattr(found, part)
+    return found
+
+
+def _installed(name: str, spec: str) -> metadata.EntryPoint:
+    entries = {e.name: e for e in metadata.entry_points(group=ENTRY_POINTS)}
+    if name not in entries:
+        installed = ", ".join(sorted(entries)) or "none"
+        raise WorldModelError(
+            f"{spec}: no installed world model is named {name!r}{did_you_mean(name, entries)} (installed, by entry "
+            f"point group {ENTRY_POINTS}: {installed}); give python:MODULE:NAME for one that is not installed"
+        )
+    return entries[name]
+
+
+def _package(module: str) -> metadata.Distribution | None:
+    """The installed distribution that provides `module`'s top-level package, when exactly one does (reading
+    every installed package's file list: only for run.json)."""
+    names = metadata.packages_distributions().get(module.partition(".")[0], [])
+    if len(set(names)) != 1:
+        return None
+    return metadata.distribution(names[0])
+
+
+def find(model: str) -> WorldModel:
+    """The object `python:MODULE:NAME` or `python:NAME` names (WorldModelError when there is none)."""
+    spec = model.removeprefix(PREFIX)
+    if not spec:
+        raise WorldModelError(f"{model!r}: expected python:MODULE:NAME, or python:NAME for an installed one")
+    entry = None
+    if ":" in spec:
+        module, _, qualname = spec.partition(":")
+    else:
+        entry = _installed(spec, model)
+        module, _, qualname = entry.value.partition(":")
+    if not module or not qualname:
+        raise WorldModelError(f"{model!r}: expected python:MODULE:NAME (e.g. python:my_models:predict)")
+    target = _attribute(_import(module, model), qualname, model)
+    return WorldModel(target, f"{module}:{qualname}", entry)
+
+
+def _predict_of_class(cls: type, spec: str) -> Callable[..., Any]:
+    """The class's predict as it is called on an instance (without `self`), to check its signature."""
+    raw = inspect.getattr_static(cls, "predict", None)
+    method = getattr(cls, "predict", None)
+    if raw is None or not callable(method):
+        raise WorldModelError(f"{spec}: class {cls.__name__} has no predict method; it needs {SIGNATURE}")
+    if isinstance(raw, (staticmethod, classmethod)):
+        return method
+    return functools.partial(method, None)
+
+
+def _check_signature(predict: Callable[..., Any], what: str, spec: str) -> None:
+    try:
+        signature = inspect.signature(predict)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: it will tell at the first call
+    try:
+        signature.bind([], sample=None, seed=None, max_tokens=1, temperature=0.0)
+    except TypeError as error:
+        raise WorldModelError(f"{spec}: {what}{signature} cannot be called as {SIGNATURE}: {error}") from None
+
+
+def check(settings: ModelSettings) -> WorldModel:
+    """The world model, with everything that can be checked without calling it checked."""
+    found = find(settings.model)
+    spec = settings.model
+    if found.is_class:
+        _check_signature(_predict_of_class(found.target, spec), f"{found.target.__name__}.predict", spec)
+        try:
+            inspect.signature(found.target).bind(**settings.model_args)
+        except TypeError as error:
+            given = ", ".join(f"{k}={v!r}" for k, v in settings.model_args.items()) or "no arguments"
+            raise WorldModelError(
+                f"{spec}: --model-arg: {found.target.__name__}{inspect.signature(found.target)} "
+                f"cannot take {given}: {error}"
+            ) from None
+        except ValueError:
+            pass  # no signature to check against: the instantiation will tell
+    elif callable(found.target):
+        if settings.model_args:
+            raise WorldModelError(
+                f"{spec}: --model-arg is for a class, and {found.import_path} is a function: leave it out"
+            )
+        _check_signature(found.target, getattr(found.target, "__name__", "predict"), spec)
+    else:
+        raise WorldModelError(
+            f"{spec}: {found.import_path} is a {type(found.target).__name__}, not a function or a class; "
+            f"it must be {SIGNATURE}, or a class with that method"
+        )
+    return found
+
+
+def _what(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+class PythonModelBackend(BackendBase):
+    def __init__(self, predict: Callable[..., Any], settings: ModelSettings) -> None:
+        self.predict = predict
+        self.settings = settings
+        self.is_async = inspect.iscoroutinefunction(predict)
+        # A plain predict blocks: it runs in threads, so that saving and judging go on meanwhile.
+        self._threads = (
+            None
+            if self.is_async
+            else ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="awbench-world-model")
+        )
+
+    async def _one(self, request: GenerationRequest) -> Generation:
+        call = functools.partial(
+            self.predict,
+            request.messages,
+            sample=world_model_sample(request.sample),
+            seed=request.seed,
+            max_tokens=self.settings.max_tokens,
+            temperature=self.settings.temperature,
+        )
+        started = time.perf_counter()
+        try:
+            if self._threads is None:
+                text = await call()
+            else:
+                text = await asyncio.get_running_loop().run_in_executor(self._threads, call)
+        except Exception as error:
+            return self._failed(request, f"predict raised {_what(error)}", started)
+        if not isinstance(text, str):
+            return self._failed(request, f"predict returned {type(text).__name__}, not str", started)
+        return Generation(
+            key=request.key,
+            generation=request.generation,
+            text=text,
+            finish_reason="stop",
+            latency_s=time.perf_counter() - started,
+        )
+
+    @staticmethod
+    def _failed(request: GenerationRequest, error: str, started: float) -> Generation:
+        return Generation(
+            key=request.key, generation=request.generation, error=error, latency_s=time.perf_counter() - started
+        )
+
+    def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
+        return in_completion_order(requests, self._one, self.settings.concurrency)
+
+    async def aclose(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def preflight(settings: ModelSettings) -> None:
+    check(settings)
+
+
+def describe(settings: ModelSettings) -> dict[str, Any]:
+    return find(settings.model).describe()
+
+
+def create(settings: ModelSettings, endpoints: Any = None) -> PythonModelBackend:
+    found = check(settings)
+    if not found.is_class:
+        return PythonModelBackend(found.target, settings)
+    try:
+        instance = found.target(**settings.model_args)
+    except Exception as error:
+        raise WorldModelError(f"{settings.model}: {found.target.__name__}(...) raised {_what(error)}") from None
+    return PythonModelBackend(instance.predict, settings)

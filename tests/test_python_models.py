@@ -1,0 +1,379 @@
+"""Python world models (`--model python:MODULE:NAME`, `python:NAME`; awbench.backends.python_model): a plain
+function, an async class with --model-arg, a package that installs one by entry point, failures, a kill -9 and
+resume, and specs that cannot be used. Each model is a real module written to a temporary directory, which the
+`awbench` process imports from its current directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import textwrap
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+from reliability_helpers import REPO, jsonl_lines, no_traceback
+
+from awbench.config import DataSettings
+from awbench.data.dataset import load_samples
+from awbench.run.stages import sample_seed
+from awbench.world_model.inputs import Turn, world_model_sample
+from awbench.world_model.messages import world_model_messages
+
+# Persistence with a twist: the previous real observation, else a line naming the seed. Every call is logged
+# (key, generation's seed) before it answers; KILL_AT=N kills the process with SIGKILL at the Nth call.
+PLAIN = """
+import os
+import signal
+
+CALLS = os.environ["WM_CALLS"]
+
+
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    with open(CALLS, "a") as log:
+        log.write(f"{sample.key} {seed}\\n")
+    with open(CALLS) as log:
+        if str(sum(1 for _ in log)) == os.environ.get("KILL_AT"):
+            os.kill(os.getpid(), signal.SIGKILL)
+    if sample.history:
+        return sample.history[-1].observation
+    return f"first turn of {sample.trajectory_id}, seed {seed}, t={temperature}, max {max_tokens}"
+"""
+
+# An async class: its keyword arguments from --model-arg; it checks that `sample` and `messages` say the same,
+# and counts the calls in flight.
+ASYNC_CLASS = """
+import asyncio
+
+
+class Echo:
+    in_flight = 0
+    most = 0
+
+    def __init__(self, prefix, delay=0.0):
+        self.prefix = prefix
+        self.delay = delay
+
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        Echo.in_flight += 1
+        Echo.most = max(Echo.most, Echo.in_flight)
+        await asyncio.sleep(self.delay)
+        Echo.in_flight -= 1
+        told = [m["content"] for m in messages]
+        history = [text for turn in sample.history for text in (turn.action, turn.observation)]
+        assert told == [sample.system, *history, sample.action], "messages and sample disagree"
+        return f"{self.prefix} {sample.key} turn {sample.turn} of {sample.total_turns}, most in flight {Echo.most}"
+"""
+
+
+def awbench(cwd: Path, *args: object, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([*env.pop("PATHS", "").split(os.pathsep), str(REPO)])}
+    environment.update({"COLUMNS": "200", "AWBENCH_BROWSER": "none"}, **env)
+    return subprocess.run(
+        [sys.executable, "-c", "from awbench.cli import main; main()", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def os_samples():
+    return load_samples(DataSettings(source="sample", domains=["os"])).samples
+
+
+def predictions(run_dir: Path) -> dict[tuple[str, int], dict]:
+    return {(r["key"], r["generation"]): r for r in jsonl_lines(run_dir / "predictions.jsonl")}
+
+
+def test_the_sample_holds_what_the_messages_hold_and_never_the_answer():
+    sample = next(s for s in os_samples() if s.record.turn_idx == 3)
+    given = world_model_sample(sample)
+    record = sample.record
+    assert (given.key, given.domain, given.id, given.turn, given.total_turns) == (
+        sample.key,
+        "os",
+        record.id,
+        3,
+        record.total_turns,
+    )
+    assert given.trajectory_id == record.trajectory_id and given.action == record.prompt[2]
+    assert given.history == (Turn(record.prompt[0], record.response[0]), Turn(record.prompt[1], record.response[1]))
+    assert [m["content"] for m in world_model_messages(record)] == [
+        given.system,
+        *(t for turn in given.history for t in (turn.action, turn.observation)),
+        given.action,
+    ][0 if given.system else 1 :]
+    assert [f.name for f in fields(given)] == [
+        "key", "domain", "id", "trajectory_id", "turn", "total_turns", "system", "history", "action"
+    ]  # fmt: skip
+    texts = [given.system, given.action, *(t for turn in given.history for t in (turn.action, turn.observation))]
+    assert all(later not in texts for later in record.response[2:])  # the answer, and later turns, are not given
+
+
+def test_a_plain_function_with_generations_survives_kill_9_and_resumes(tmp_path: Path) -> None:
+    """--generations 2: each generation gets its own seed; killed with SIGKILL at the 7th call, the same command
+    asks the function only for the generations not on disk, and ends as an uninterrupted run."""
+    (tmp_path / "wm_plain.py").write_text(PLAIN)
+    args = ["run", "--model", "python:wm_plain:predict", "--generations", "2", "--concurrency", "1"]
+    args += ["--judge", "rules", "--data", "sample", "--domains", "os", "--run-name", "r"]
+    whole = awbench(tmp_path, *args, "--output", "whole", WM_CALLS=str(tmp_path / "whole.log"))
+    assert whole.returncode == 0, whole.stderr
+    samples = os_samples()
+    wanted = {(s.key, g) for s in samples for g in (0, 1)}
+    made = predictions(tmp_path / "whole" / "r")
+    assert set(made) == wanted and all(r["status"] == "ok" for r in made.values())
+    for sample in samples:
+        for g in (0, 1):
+            seed = sample_seed(0, sample.key, g)  # no --seed: generations still get distinct seeds from run seed 0
+            expected = (
+                sample.record.response[sample.record.turn_idx - 2]
+                if sample.record.turn_idx > 1
+                else f"first turn of {sample.record.trajectory_id}, seed {seed}, t=0.6, max 32768"
+            )
+            assert made[(sample.key, g)]["prediction"] == expected.strip()
+    calls = (tmp_path / "whole.log").read_text().splitlines()
+    assert sorted(calls) == sorted(f"{k} {sample_seed(0, k, g)}" for k, g in wanted)
+    manifest = json.loads((tmp_path / "whole" / "r" / "run.json").read_text())
+    assert manifest["model_described"] == {"import_path": "wm_plain:predict"}  # a local module: no package
+    assert manifest["config"]["model"]["backend"] == "python"
+
+    log = tmp_path / "resumed.log"
+    killed = awbench(tmp_path, *args, "--output", "resumed", WM_CALLS=str(log), KILL_AT="7")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    on_disk = set(predictions(tmp_path / "resumed" / "r"))
+    assert 5 <= len(on_disk) <= 6 and on_disk < wanted  # the 7th call died before answering
+    before = len(log.read_text().splitlines())
+    again = awbench(tmp_path, *args, "--output", "resumed", WM_CALLS=str(log))
+    assert again.returncode == 0, again.stderr
+    asked = log.read_text().splitlines()[before:]
+    assert sorted(asked) == sorted(f"{k} {sample_seed(0, k, g)}" for k, g in wanted - on_disk)
+    resumed = predictions(tmp_path / "resumed" / "r")
+    assert {k: r["prediction"] for k, r in resumed.items()} == {k: r["prediction"] for k, r in made.items()}
+    scores = [json.loads((tmp_path / d / "r" / "scores.json").read_text()) for d in ("whole", "resumed")]
+    assert scores[0]["overall"] == scores[1]["overall"] and scores[0]["domains"] == scores[1]["domains"]
+
+
+def test_an_async_class_gets_its_model_args_from_a_config_file_and_runs_concurrently(tmp_path: Path) -> None:
+    (tmp_path / "wm_async.py").write_text(ASYNC_CLASS)
+    (tmp_path / "echo.toml").write_text(
+        'model = "python:wm_async:Echo"\nmodel_arg = ["prefix=echo", "delay=0.2"]\nconcurrency = 3\n'
+        'judge = "rules"\ndata = "sample"\ndomains = ["os"]\nrun_name = "echo"\n'
+    )
+    result = awbench(tmp_path, "run", "--config", "echo.toml", "--temperature", "0", "--max-tokens", "64")
+    assert result.returncode == 0, result.stderr
+    made = predictions(tmp_path / "results" / "echo")
+    samples = os_samples()
+    assert {k: (r["status"], r["prediction"].rsplit(",", 1)[0]) for k, r in made.items()} == {
+        (s.key, 0): ("ok", f"echo {s.key} turn {s.record.turn_idx} of {s.record.total_turns}") for s in samples
+    }
+    assert max(int(r["prediction"].rsplit(" ", 1)[1]) for r in made.values()) == 3  # --concurrency 3 in flight
+    manifest = json.loads((tmp_path / "results" / "echo" / "run.json").read_text())
+    assert manifest["config"]["model"]["model_args"] == {"prefix": "echo", "delay": 0.2}
+    assert manifest["model_described"] == {"import_path": "wm_async:Echo"}
+    printed = awbench(tmp_path, "run", "--config", "echo.toml", "--print-config")
+    assert 'model_arg = ["prefix=echo", "delay=0.2"]' in printed.stdout
+    # Another --model-arg is another model: the run refuses to mix their predictions.
+    other = awbench(tmp_path, "run", "--config", "echo.toml", "--model-arg", "prefix=shout")
+    assert (
+        other.returncode == 2
+        and "model.model_args: {'prefix': 'echo', 'delay': 0.2} -> {'prefix': 'shout'}" in other.stderr
+    )
+
+
+GRIDSIM = '''
+"""An installed world model: a class whose state is the trajectory it has seen."""
+
+
+class Simulator:
+    def __init__(self, unknown="(unknown)"):
+        self.unknown = unknown
+
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        seen = {turn.action: turn.observation for turn in sample.history}
+        return seen.get(sample.action, self.unknown)
+'''
+
+
+@pytest.fixture
+def gridsim(tmp_path: Path) -> Path:
+    """A directory that, on sys.path, makes package `gridsim` 1.4.2 installed, naming its world model `gridsim`."""
+    site = tmp_path / "site"
+    (site / "gridsim").mkdir(parents=True)
+    (site / "gridsim" / "__init__.py").write_text("")
+    (site / "gridsim" / "model.py").write_text(GRIDSIM)
+    info = site / "gridsim-1.4.2.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gridsim\nVersion: 1.4.2\n")
+    (info / "top_level.txt").write_text("gridsim\n")
+    (info / "entry_points.txt").write_text("[awbench.world_models]\ngridsim = gridsim.model:Simulator\n")
+    return site
+
+
+def test_an_installed_package_names_its_world_model(gridsim: Path, tmp_path: Path) -> None:
+    common = ["--judge", "rules", "--data", "sample", "--domains", "os", "--limit", "3", "--model-arg", "unknown=?"]
+    result = awbench(tmp_path, "run", "--model", "python:gridsim", *common, "--run-name", "g", PATHS=str(gridsim))
+    assert result.returncode == 0, result.stderr
+    assert {r["prediction"] for r in predictions(tmp_path / "results" / "g").values()} == {"?"}
+    manifest = json.loads((tmp_path / "results" / "g" / "run.json").read_text())
+    assert manifest["model_described"] == {
+        "import_path": "gridsim.model:Simulator",
+        "entry_point": "gridsim",
+        "package": "gridsim",
+        "version": "1.4.2",
+    }
+    by_path = awbench(
+        tmp_path, "run", "--model", "python:gridsim.model:Simulator", *common, "--run-name", "p", PATHS=str(gridsim)
+    )
+    assert by_path.returncode == 0, by_path.stderr
+    described = json.loads((tmp_path / "results" / "p" / "run.json").read_text())["model_described"]
+    assert described == {"import_path": "gridsim.model:Simulator", "package": "gridsim", "version": "1.4.2"}
+    # A run made with 1.4.2 is not resumed by 1.5.0: another version is another model.
+    (gridsim / "gridsim-1.4.2.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: gridsim\nVersion: 1.5.0\n"
+    )
+    newer = awbench(tmp_path, "run", "--model", "python:gridsim", *common, "--run-name", "g", PATHS=str(gridsim))
+    assert (
+        newer.returncode == 2 and "'version': '1.4.2'} -> {" in newer.stderr and "'version': '1.5.0'}" in newer.stderr
+    )
+    missing = awbench(tmp_path, "run", "--model", "python:gridsm", *common, PATHS=str(gridsim))
+    assert missing.returncode == 2
+    assert missing.stderr == (
+        "error: python:gridsm: no installed world model is named 'gridsm'; did you mean 'gridsim'? (installed, by "
+        "entry point group awbench.world_models: gridsim); give python:MODULE:NAME for one that is not installed\n"
+    )
+
+
+FAILING = """
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    with open("calls.log", "a") as log:
+        log.write(sample.key + "\\n")
+    if sample.turn == 3:
+        raise RuntimeError(f"no state for {sample.key}")
+    if sample.turn == 4:
+        return 42
+    return sample.action
+"""
+
+
+def test_an_exception_fails_that_sample_with_its_message_and_the_run_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "wm_failing.py").write_text(FAILING)
+    args = ["run", "--model", "python:wm_failing:predict", "--judge", "rules", "--data", "sample", "--run-name", "f"]
+    result = awbench(tmp_path, *args)
+    assert result.returncode == 1, result.stderr  # failures over --max-failure-rate: the run finished, scored
+    made = predictions(tmp_path / "results" / "f")
+    samples = load_samples(DataSettings(source="sample")).samples
+    assert len(made) == len(samples)
+    for sample in samples:
+        record = made[(sample.key, 0)]
+        turn = sample.record.turn_idx
+        if turn == 3:
+            assert (record["status"], record["error"]) == (
+                "error",
+                f"predict raised RuntimeError: no state for {sample.key}",
+            )
+        elif turn == 4:
+            assert (record["status"], record["error"]) == ("error", "predict returned int, not str")
+        else:
+            assert record["status"] == "ok"
+        assert record["transient"] is False
+    failed = {k for k, r in made.items() if r["status"] == "error"}
+    assert failed and len(failed) < len(samples)
+    scores = json.loads((tmp_path / "results" / "f" / "scores.json").read_text())
+    assert sum(d["failed"] for d in scores["domains"].values()) == len(failed)
+    calls = tmp_path / "calls.log"
+    assert len(calls.read_text().splitlines()) == len(samples)
+    # Permanent failures: the same command asks nothing again; --retry-failed asks for exactly those.
+    assert awbench(tmp_path, *args).returncode == 1
+    assert len(calls.read_text().splitlines()) == len(samples)
+    assert awbench(tmp_path, *args, "--retry-failed").returncode == 1
+    assert sorted(calls.read_text().splitlines()[len(samples) :]) == sorted(k for k, _ in failed)
+
+
+BAD_MODULES = {
+    "wm_bad": textwrap.dedent("""
+        LIMIT = 3
+
+        def positional(messages, sample):
+            return ""
+
+        class NoPredict:
+            pass
+
+        class Needs:
+            def __init__(self, path, depth=2):
+                raise FileNotFoundError(path)
+
+            def predict(self, messages, *, sample, seed, max_tokens, temperature):
+                return ""
+
+        def predict(messages, *, sample, seed, max_tokens, temperature):
+            return ""
+        """),
+    "wm_broken": "import torchz\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("model", "extra", "message"),
+    [
+        ("python:wm_nowhere:predict", [], "python:wm_nowhere:predict: no module named 'wm_nowhere' (not installed, nor in the current directory)"),
+        ("python:wm_broken:predict", [], "python:wm_broken:predict: importing 'wm_broken' failed: ModuleNotFoundError: No module named 'torchz'"),
+        ("python:wm_bad:predikt", [], "python:wm_bad:predikt: 'wm_bad' has no 'predikt'; did you mean 'predict' or 'NoPredict'?"),
+        ("python:wm_bad", [], "python:wm_bad: no installed world model is named 'wm_bad' (installed, by entry point group awbench.world_models: none); give python:MODULE:NAME for one that is not installed"),
+        ("python:wm_bad:", [], "'python:wm_bad:': expected python:MODULE:NAME (e.g. python:my_models:predict)"),
+        ("python:wm_bad:LIMIT", [], "python:wm_bad:LIMIT: wm_bad:LIMIT is a int, not a function or a class; it must be predict(messages, *, sample, seed, max_tokens, temperature) -> str, or a class with that method"),
+        ("python:wm_bad:positional", [], "python:wm_bad:positional: positional(messages, sample) cannot be called as predict(messages, *, sample, seed, max_tokens, temperature) -> str: got an unexpected keyword argument 'seed'"),
+        ("python:wm_bad:NoPredict", [], "python:wm_bad:NoPredict: class NoPredict has no predict method; it needs predict(messages, *, sample, seed, max_tokens, temperature) -> str"),
+        ("python:wm_bad:Needs", [], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take no arguments: missing a required argument: 'path'"),
+        ("python:wm_bad:Needs", ["--model-arg", "path=x", "--model-arg", "width=3"], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take path='x', width=3: got an unexpected keyword argument 'width'"),
+        ("python:wm_bad:Needs", ["--model-arg", "path"], "--model-arg expects KEY=VALUE, got 'path'"),
+        ("python:wm_bad:predict", ["--model-arg", "depth=1"], "python:wm_bad:predict: --model-arg is for a class, and wm_bad:predict is a function: leave it out"),
+        ("python:wm_bad:Needs", ["--model-arg", "path=/nowhere"], "python:wm_bad:Needs: Needs(...) raised FileNotFoundError: /nowhere"),
+        ("python:wm_bad:predict", ["--extra-body", "{}"], "--extra-body does not apply to the python backend (a Python world model runs in this process and is given only seed, max_tokens and temperature): leave it out"),
+        ("baseline:oracle", ["--model-arg", "depth=1"], "--model-arg does not apply to the baseline backend (a baseline calls no model): leave it out"),
+    ],
+)  # fmt: skip
+def test_a_spec_that_cannot_be_used_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, extra: list[str], message: str
+) -> None:
+    """In this process (fast): the modules are imported from the current directory, as the command does."""
+    from reliability_helpers import cli
+
+    for name, text in BAD_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        result = cli("run", "--model", model, *extra, "--judge", "rules", "--data", "sample", "--limit", "1")
+    finally:
+        for name in BAD_MODULES:  # each case imports them afresh, from its own directory
+            sys.modules.pop(name, None)
+    no_traceback(result)
+    assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
+    assert not (tmp_path / "results").exists()  # nothing is left behind
+
+
+def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
+    """README "A world model in Python": its module and its two commands, as they are written there."""
+    section = (REPO / "README.md").read_text().split("### A world model in Python\n", 1)[1].split("\n### ", 1)[0]
+    module = section.split("```python\n", 1)[1].split("```", 1)[0]
+    commands = section.split("```bash\n", 1)[1].split("```", 1)[0].replace("\\\n", " ").splitlines()
+    (tmp_path / "my_world_model.py").write_text(module)
+    for command in commands:
+        words = shlex.split(command)
+        assert words[:2] == ["awbench", "run"]
+        result = awbench(tmp_path, *words[1:])
+        assert result.returncode == 0, (command, result.stderr)
+    replay = tmp_path / "results" / "python-my_world_model-Replay__rules"
+    assert json.loads((replay / "run.json").read_text())["model_described"] == {"import_path": "my_world_model:Replay"}
+    made = predictions(replay)
+    assert len(made) == len(load_samples(DataSettings(source="sample")).samples)
+    assert {r["prediction"] for r in made.values()} >= {"(no output)"}
+    last = predictions(tmp_path / "results" / "python-my_world_model-last_observation__rules")
+    assert {g for _, g in last} == {0, 1} and all(r["status"] == "ok" for r in last.values())
