@@ -76,7 +76,9 @@ MAX_REQUESTS_PER_BATCH = 50_000
 MAX_FILE_BYTES = 190_000_000
 
 
-class _Quiet:
+class Quiet:
+    """Notes that go nowhere, until `bind` gives the run's."""
+
     def note(self, text: str) -> None:
         return None
 
@@ -104,9 +106,9 @@ class BatchJudge(JudgeBase):
             direct.key,
             self.settings.request_timeout,
             self.settings.batch_poll_interval,
-            _Quiet(),
+            Quiet(),
         )
-        self._notes: Notes = _Quiet()
+        self._notes: Notes = Quiet()
         self._files: BatchFiles | None = None
         self._items: dict[GenKey, PendingRequest] = {}
         self._hold = False  # a batch was refused for the enqueued-token limit: submit again after one ends
