@@ -62,7 +62,7 @@ def terminal_sample(turn: int = 2) -> Sample:
 def test_the_builtin_set_fills_every_placeholder_in_order():
     prompts = load_pairwise_prompts()
     system = (bundled("judges/pairwise") / "system.md").read_text(encoding="utf-8")
-    assert prompts.protocol == "awbench" and prompts.source is None
+    assert (prompts.name, prompts.protocol, prompts.source) == ("pairwise", "awbench", None)
     assert prompts.system == dict.fromkeys(DOMAINS, system)
     messages = pairwise_messages(prompts, terminal_sample(), "buy {{milk}}", f"{MARKER}\nbuy bread")
     assert messages[0] == {"role": "system", "content": system}
@@ -82,7 +82,11 @@ def test_the_builtin_set_fills_every_placeholder_in_order():
 def test_the_reference_template_is_read_from_the_checkout(tmp_path):
     checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
     prompts = load_pairwise_prompts(str(checkout))
-    assert prompts.protocol == "reference" and prompts.source == str(checkout.resolve())
+    assert (prompts.name, prompts.protocol, prompts.source) == (
+        "pairwise-reference",
+        "reference",
+        str(checkout.resolve()),
+    )
     assert prompts.user_template == PAIRWISE_TEMPLATE
     assert prompts.sha256 != load_pairwise_prompts().sha256
     assert load_pairwise_prompts(str(checkout / "prompts")).user_template == PAIRWISE_TEMPLATE  # or its prompts/
@@ -138,7 +142,8 @@ def test_our_layout_and_its_errors(tmp_path):
     other = tmp_path / "other.md"
     other.write_text("A: {{response_a}}\nB: {{response_b}}\nReal: {{ground_truth}}\n", encoding="utf-8")
     loaded = load_pairwise_prompts(str(ours), template=str(other))
-    assert loaded.system["web"] == "Pick the closer one.\n" and loaded.source == str(ours.resolve())
+    assert (loaded.name, loaded.source) == ("pairwise-custom", str(ours.resolve()))
+    assert loaded.system["web"] == "Pick the closer one.\n"
     user = pairwise_messages(loaded, terminal_sample(), "x", "y")[1]["content"]
     assert user == "A: ```\nx\n```\nB: ```\ny\n```\nReal: ```\nbuy {milk}\n\n```\n"
     with pytest.raises(PromptError, match="--judge-template cannot be combined with a reference checkout"):

@@ -46,7 +46,8 @@ REFERENCE_FIELDS = ("context", "world_model_input", "response_a", "response_b", 
 
 def load_pairwise_prompts(prompts: str = BUILTIN, template: str | None = None) -> PromptSet:
     """`prompts`: the built-in set, a directory of our layout, or a Qwen-AgentWorld checkout (its root or its
-    `prompts/` folder); `template` replaces the user template of our layout."""
+    `prompts/` folder); `template` replaces the user template of our layout. The set's name, part of the judge's
+    id, is `pairwise`, `pairwise-custom` or `pairwise-reference`; `source` records the directory read."""
     if prompts == BUILTIN:
         return _load_ours(prompts, bundled(f"judges/{BUILTIN}"), template, source=None)
     directory = Path(prompts).expanduser()
@@ -62,7 +63,7 @@ def load_pairwise_prompts(prompts: str = BUILTIN, template: str | None = None) -
         user_template = reference_template(checkout / REFERENCE_CONFIG, REFERENCE_TEMPLATE, REFERENCE_FIELDS)
         builtin = _load_ours(BUILTIN, bundled(f"judges/{BUILTIN}"), None, source=None)
         return PromptSet(
-            name=prompts,
+            name=f"{BUILTIN}-reference",
             protocol="reference",
             system=builtin.system,
             user_template=user_template,
@@ -73,7 +74,7 @@ def load_pairwise_prompts(prompts: str = BUILTIN, template: str | None = None) -
             f"no pairwise judge prompts in {directory}: expected {SYSTEM_FILE} and {TEMPLATE_FILE}, or a "
             f"Qwen-AgentWorld checkout (with {REFERENCE_CONFIG})"
         )
-    return _load_ours(prompts, directory, template, source=str(directory.resolve()))
+    return _load_ours(f"{BUILTIN}-custom", directory, template, source=str(directory.resolve()))
 
 
 def _load_ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
@@ -89,13 +90,13 @@ def pairwise_messages(prompt_set: PromptSet, sample: Sample, first: str, second:
     predictions are the texts each run's judge would be shown (`prompts.protocol_request`)."""
     record = sample.record
     if prompt_set.protocol == "reference":
-        turn = reference_turn(record)
+        context, current, truth = reference_turn(record)
         user = prompt_set.user_template.format(
-            context=turn.context,
-            world_model_input=turn.world_model_input,
+            context=context,
+            world_model_input=current,
             response_a=f"**Response A:**\n```\n{shown_prediction('reference', first)}\n```",
             response_b=f"**Response B:**\n```\n{shown_prediction('reference', second)}\n```",
-            ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(turn.ground_truth)}\n```",
+            ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
         ).strip()
     else:
         user = fill(

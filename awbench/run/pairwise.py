@@ -20,10 +20,17 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.judging.prompts import Protocol, protocol_request
+from awbench.config import JudgeSettings
+from awbench.files import JsonlTable, write_atomic
+from awbench.judging import Notes
+from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.cost import CostEstimate
+from awbench.judging.pairwise_prompts import BUILTIN as PAIRWISE_SET
+from awbench.judging.pairwise_prompts import load_pairwise_prompts, pairwise_messages
+from awbench.judging.prompts import BUILTIN_SETS, PromptSet, Protocol, protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
-from awbench.run.store import JudgeInfo
+from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
 
 PAIRWISE_DIR = "pairwise"
 PAIR_FILE = "pair.json"
@@ -59,16 +66,13 @@ class Pairing:
     failed: dict[str, int] = field(default_factory=dict)  # run -> samples whose generation failed
 
     def left_out(self) -> list[str]:
-        """One line per run that had samples left out, saying how many and why."""
+        """One line per run with samples left out: how many, and why."""
         lines = []
         for run in (self.x, self.y):
-            reasons = [
-                f"{count} {why}"
-                for count, why in ((self.missing.get(run, 0), "not predicted"), (self.failed.get(run, 0), "failed"))
-                if count
-            ]
+            missing, failed = self.missing.get(run, 0), self.failed.get(run, 0)
+            reasons = [f"{missing} not predicted"] * bool(missing) + [f"{failed} failed generations"] * bool(failed)
             if reasons:
-                lines.append(f"left out the samples {run} has no prediction for: {', '.join(reasons)}")
+                lines.append(f"left out {missing + failed} samples {run} has no prediction for ({', '.join(reasons)})")
         return lines
 
 
@@ -114,3 +118,95 @@ class PairInfo(BaseModel):
     y: PairRun
     data_fingerprint: str
     judge: JudgeInfo
+
+
+def pairwise_prompt_set(settings: JudgeSettings) -> PromptSet:
+    """The prompt set --judge-prompts names for pairwise questions: awbench's `pairwise` set for a built-in name
+    (the default, `rubric`, asks for rubric verdicts, not for a choice), else a directory or a reference checkout."""
+    given = settings.prompts
+    return load_pairwise_prompts(PAIRWISE_SET if given in (*BUILTIN_SETS, PAIRWISE_SET) else given, settings.template)
+
+
+def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuestion]:
+    """Two questions per paired sample: x's prediction as Response A, then y's."""
+    questions = []
+    for paired in pairing.paired:
+        key, (x_text, y_text) = paired.sample.key, paired.texts
+        for first, (a, b) in zip(SIDES, ((x_text, y_text), (y_text, x_text))):
+            questions.append(
+                ChoiceQuestion(
+                    key=question_key(key, first),
+                    messages=pairwise_messages(prompt_set, paired.sample, a, b),
+                    meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
+                )
+            )
+    return questions
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """One pair's questions and where their answers are kept."""
+
+    pairing: Pairing
+    info: PairInfo
+    directory: Path
+    questions: list[ChoiceQuestion]
+
+    @property
+    def table(self) -> JsonlTable[ChoiceAnswer, str]:
+        return answer_table(self.directory)
+
+
+def pair_job(
+    output: Path, a: Contender, b: Contender, samples: list[Sample], fingerprint: str, judge: ChoiceJudge
+) -> PairJob:
+    """What asking `judge` about runs a and b takes; nothing is written yet."""
+    pairing = pair_predictions(samples, a, b, judge.prompt_set.protocol)
+    x, y = sorted((a, b), key=lambda run: run.name)
+    info = PairInfo(
+        x=PairRun(name=x.name, path=str(x.path.resolve())),
+        y=PairRun(name=y.name, path=str(y.path.resolve())),
+        data_fingerprint=fingerprint,
+        judge=JudgeInfo(id=judge.id, kind="llm", settings=judge.settings, described=judge.describe()),
+    )
+    directory = pair_directory(output, pairing.x, pairing.y, judge.id)
+    refuse_run_output("the pairwise answers", directory)
+    return PairJob(pairing, info, directory, pair_questions(pairing, judge.prompt_set))
+
+
+def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
+    """The calls, tokens and cost still to spend on `jobs` (first asks only)."""
+    parts = [judge.estimate(job.questions, job.table) for job in jobs]
+    costs = [part.cost_usd for part in parts]
+    return CostEstimate(
+        calls=sum(part.calls for part in parts),
+        prompt_tokens=sum(part.prompt_tokens for part in parts),
+        completion_tokens=sum(part.completion_tokens for part in parts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+    )
+
+
+def spent(job: PairJob) -> float:
+    """What the answers kept for `job` cost, earlier runs included."""
+    return sum(answer.cost_usd or 0.0 for answer in job.table.load().values())
+
+
+async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
+    """Every job's answers, asking what its table does not hold, one pair after the other, each with the pair's
+    directory locked. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
+    cap leaves after the others' (the judge adds its own table's recorded spend)."""
+    cap = judge.settings.max_cost
+    answers = []
+    for index, job in enumerate(jobs):
+        if cap is not None:
+            others = sum(spent(other) for i, other in enumerate(jobs) if i != index)
+            judge.settings = judge.settings.model_copy(update={"max_cost": max(cap - others, 0.0)})
+        job.directory.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(job.directory)
+        lock.acquire()
+        try:
+            write_atomic(job.directory / PAIR_FILE, job.info.model_dump_json(indent=2) + "\n")
+            answers.append(await judge.ask(job.questions, job.table, notes))
+        finally:
+            lock.release()
+    return answers
