@@ -80,6 +80,7 @@ def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 10  # 5 samples, both orders
         c = json.loads(result.stdout)
+        assert list(c) == ["schema_version", "run_a", "run_b", "judge", "prompts", "rows", "answered", "warnings"]
         rows = {r["name"]: r for r in c["rows"]}
         # Both predictions equal the truth on mcp/m0/1 and search/s0/1: the judge takes the first position both
         # times, a tie. MCP: tie, win, win; Search: tie, win.
@@ -203,6 +204,8 @@ def test_bradley_terry_leaderboard_over_three_runs(results, any_trajectories):
         again = invoke("leaderboard", "oracle", "partial", "wrong", *judge_args(server, results), "--format", "json")
         assert len(server.requests) == 30  # every answer kept
     board = json.loads(result.stdout)
+    assert list(board) == ["schema_version", "judge", "prompts", "rows", "pairs", "answered", "warnings"]
+    assert list(board["rows"][0]) == ["run", "rank", "rating", "lo", "hi", "n", "wins", "ties", "losses"]
     assert json.loads(again.stdout)["rows"] == board["rows"]
     assert [r["run"] for r in board["rows"]] == ["oracle", "partial", "wrong"]
     # Overall win rates (mean of MCP and Search): oracle-partial (5/6 + 3/4) / 2; oracle-wrong 1; partial-wrong:
@@ -226,3 +229,32 @@ def test_bradley_terry_leaderboard_over_three_runs(results, any_trajectories):
         (10, 2, 5, 3),
         (10, 0, 3, 7),
     ]
+
+
+def test_the_leaderboard_table_fits_80_columns(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = CliRunner().invoke(
+            cli_app(), ["leaderboard", str(results), *judge_args(server, results)], env={"COLUMNS": "80"}
+        )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    ranks = [line.split("│")[1:3] for line in lines if line.startswith("│") and line.split("│")[1].strip().isdigit()]
+    assert [(rank.strip(), run.strip()) for rank, run in ranks] == [("1", "oracle"), ("2", "partial"), ("3", "wrong")]
+    assert "│ oracle  │ wrong   │ 5 │    0 │     100.0% │ too few to tell │" in lines
+
+
+def test_max_cost_covers_every_pair_and_resumes(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        capped = invoke("leaderboard", str(results), *judge_args(server, results, "--max-cost", "0.05"))
+        assert capped.exit_code == 1, capped.output
+        assert "judge spend would pass the cap" in capped.output
+        asked = len(server.requests)
+        tables = list((results / "pairwise").rglob("answers.jsonl"))
+        answers = [ChoiceAnswer.model_validate_json(line) for t in tables for line in t.read_text().splitlines()]
+        assert 0 < asked < 30 and len(answers) == asked
+        assert sum(a.cost_usd or 0 for a in answers) <= 0.05  # over all pairs together
+        done = invoke("leaderboard", str(results), *judge_args(server, results), "--format", "json")
+        assert done.exit_code == 0, done.output
+        assert len(server.requests) == 30  # only what was not answered
+    assert json.loads(done.stdout)["answered"]["cost_usd"] == pytest.approx(0.06)
