@@ -167,7 +167,7 @@ def test_failed_generations_are_counted_not_compared(tmp_path):
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 8
     c = json.loads(result.stdout)
-    assert c["warnings"] == ["left out 1 samples flaky has no prediction for (1 failed generations)"]
+    assert c["warnings"] == ["1 samples left out: flaky has no prediction there (1 failed generations)"]
     assert c["rows"][-1]["n"] == 4
 
 

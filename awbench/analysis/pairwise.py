@@ -41,7 +41,7 @@ class PairwiseComparison(BaseModel):
 
 
 class PairRow(BaseModel):
-    """One pair of a pairwise leaderboard: a's overall win rate against b."""
+    """One pair of a pairwise leaderboard: a's overall win rate against b, a being the run ranked higher."""
 
     a: str
     b: str
@@ -134,22 +134,26 @@ def pairwise_leaderboard(
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> PairwiseLeaderboard:
-    """The Bradley–Terry ranking of `runs` from every pair's answers (pairs keyed by run names, in `runs` order)."""
+    """The Bradley–Terry ranking of `runs` from every pair's answers (pairs keyed by run names, in `runs` order);
+    each pair's row from the side of the run ranked higher."""
     index = {run: i for i, run in enumerate(runs)}
-    pairs, rows, warnings = [], [], []
+    pairs, warnings = [], []
     for a, b in combinations(runs, 2):
-        pairing = pairings[(a, b)]
-        outcomes = pair_outcomes(pairing, answers[(a, b)], a)
-        pairs.append(PairOutcomes(index[a], index[b], outcomes))
-        found = win_rates(outcomes, resamples, seed)
+        pairs.append(PairOutcomes(index[a], index[b], pair_outcomes(pairings[(a, b)], answers[(a, b)], a)))
+        warnings += [f"{a} vs {b}: {line}" for line in pairings[(a, b)].left_out()]
+    ranked = rank_runs(runs, pairs, resamples, seed)
+    rank = {row.run: row.rank for row in ranked}
+    rows = []
+    for a, b in sorted(combinations(runs, 2), key=lambda pair: sorted(rank[run] for run in pair)):
+        better, worse = sorted((a, b), key=rank.__getitem__)
+        found = win_rates(pair_outcomes(pairings[(a, b)], answers[(a, b)], better), resamples, seed)
         if found:
-            rows.append(PairRow(a=a, b=b, result=found[-1]))
-        warnings += [f"{a} vs {b}: {line}" for line in pairing.left_out()]
+            rows.append(PairRow(a=better, b=worse, result=found[-1]))
     summary = answered(list(pairings.values()), list(answers.values()))
     return PairwiseLeaderboard(
         judge=judge,
         prompts=prompts,
-        rows=rank_runs(runs, pairs, resamples, seed),
+        rows=ranked,
         pairs=rows,
         answered=summary,
         warnings=warnings + _unanswered_warning(summary),

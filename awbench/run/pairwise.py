@@ -72,7 +72,9 @@ class Pairing:
             missing, failed = self.missing.get(run, 0), self.failed.get(run, 0)
             reasons = [f"{missing} not predicted"] * bool(missing) + [f"{failed} failed generations"] * bool(failed)
             if reasons:
-                lines.append(f"left out {missing + failed} samples {run} has no prediction for ({', '.join(reasons)})")
+                lines.append(
+                    f"{missing + failed} samples left out: {run} has no prediction there ({', '.join(reasons)})"
+                )
         return lines
 
 
