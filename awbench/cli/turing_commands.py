@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from awbench.cli.analysis import JsonFormat
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
+from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import RunArgument, cli_judge_settings
@@ -157,7 +157,7 @@ def judges(
 
         console.print(json.dumps(payload, indent=2), markup=False, highlight=False, soft_wrap=True)
         return
-    table = Table(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
+    table = FittingTable(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
     for name in (
         "judge",
         "accuracy [95% CI]",
@@ -177,7 +177,7 @@ def judges(
         )  # fmt: skip
     console.print(table)
     if agreement:
-        agree = Table(title="Rubric agreement where two judges scored the same predictions")
+        agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
         for name in ("judge A", "judge B", "run", "n", "Spearman"):
             agree.add_column(name)
         for a in agreement:
@@ -229,7 +229,7 @@ def _print_results(results: list[TuringResult], fmt: str) -> None:
         return
     for r in results:
         cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
-        table = Table(
+        table = FittingTable(
             title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
             f"{r.parse_failures} without a choice{cost}"
         )

@@ -146,9 +146,7 @@ def reference_template(
     except (OSError, SyntaxError, ValueError) as error:
         raise PromptError(f"{path}: cannot read it as Python source: {error}") from None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 template = node.value.value
                 _check_reference_fields(template, path, name, fields)
