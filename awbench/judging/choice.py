@@ -214,8 +214,10 @@ class ChoiceJudge:
         cap = self.settings.max_cost
         priced = self.price is not None and self.settings.backend != "vllm"
         capped = False
+        calls = self.pending(questions, answers)
+        if not calls:  # nothing to ask: nothing is opened or written
+            return {k: a for k, a in answers.items() if k in wanted}
         with table.appender() as append:
-            calls = self.pending(questions, answers)
             while calls:
                 if cap is not None:
                     affordable, reserved = [], 0.0

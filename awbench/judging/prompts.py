@@ -19,7 +19,7 @@ import re
 import string
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
@@ -139,8 +139,8 @@ def _load_reference(name: str, checkout: Path) -> PromptSet:
 def reference_template(
     path: Path, name: str = REFERENCE_TEMPLATE_NAME, fields: tuple[str, ...] = REFERENCE_FIELDS
 ) -> str:
-    """The string constant `name` (JUDGE_USER_PROMPT by default) of the reference's task_configs.py, from its syntax
-    tree; it must be a format string of exactly `fields`."""
+    """The string constant `name` (JUDGE_USER_PROMPT, or the Turing test's) of the reference's task_configs.py,
+    from its syntax tree; its format fields must be `fields`."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, ValueError) as error:
@@ -207,29 +207,24 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
 
 
 def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
-    """What the reference's judge stage sends (eval.py `build_judge_messages`): the turn as `reference_turn` gives
-    it; the prediction and the ground truth lose their observation marker and surrounding whitespace and go in
-    plain triple-backtick fences; the filled template is stripped."""
-    turn = reference_turn(request.sample.record)
+    """What the reference's judge stage sends (eval.py `build_judge_messages`): the context is every earlier
+    turn's action and raw observation, each followed by a newline and a blank line; the current action is
+    `current_prompt` when given, else the turn's prompt entry; the prediction and the ground truth lose their
+    observation marker and surrounding whitespace and go in plain triple-backtick fences; the filled template
+    is stripped."""
+    context, current, truth = reference_turn(request.sample.record)
     user = prompt_set.user_template.format(
-        context=turn.context,
-        world_model_input=turn.world_model_input,
+        context=context,
+        world_model_input=current,
         predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
-        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(turn.ground_truth)}\n```",
+        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
 
 
-class ReferenceTurn(NamedTuple):
-    context: str  # "" on the first turn
-    world_model_input: str
-    ground_truth: str  # the turn's raw observation
-
-
-def reference_turn(record: BenchmarkRecord) -> ReferenceTurn:
-    """A turn as the reference's judge stage lays it out: the context is every earlier turn's action and raw
-    observation, each followed by a newline and a blank line, under a heading; the current action is
-    `current_prompt` when given, else the turn's prompt entry."""
+def reference_turn(record: BenchmarkRecord) -> tuple[str, str, str]:
+    """(context, world-model input, raw real observation) of a turn, as the reference's judge stage makes
+    them for its template's `{context}` and `{world_model_input}`."""
     turn = max(record.turn_idx - 1, 0)
     context = "".join(
         record.prompt[i] + "\n" + record.response[i] + "\n\n"
@@ -240,7 +235,7 @@ def reference_turn(record: BenchmarkRecord) -> ReferenceTurn:
         context = f"# Context (Historical Interactions):\n\n{context}"
     current = record.current_prompt or (record.prompt[turn] if turn < len(record.prompt) else "")
     truth = record.response[turn] if turn < len(record.response) else ""
-    return ReferenceTurn(context, f"# Current Turn:\n\n{current}", truth)
+    return context, f"# Current Turn:\n\n{current}", truth
 
 
 def shown_prediction(protocol: Protocol, prediction: str) -> str:
@@ -250,6 +245,11 @@ def shown_prediction(protocol: Protocol, prediction: str) -> str:
     if protocol == "reference":
         return reference_clean(prediction)
     return strip_observation_marker(prediction)
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """`{{name}}` placeholders replaced in one pass over the template only."""
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
 def render_history(history: list[str]) -> str:
@@ -289,18 +289,9 @@ def read_prompt(path: Path) -> str:
     return text
 
 
-def fill(template: str, values: dict[str, str]) -> str:
-    """`{{name}}` placeholders replaced in one pass over the template: braces inside the values stay as they are."""
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
-
-
 def check_placeholders(
-    template: str,
-    path: Path,
-    known: tuple[str, ...] = PLACEHOLDERS,
-    required: tuple[str, ...] = REQUIRED_PLACEHOLDERS,
+    template: str, path: Path, known: tuple[str, ...] = PLACEHOLDERS, required: tuple[str, ...] = REQUIRED_PLACEHOLDERS
 ) -> None:
-    """PromptError naming the file for a placeholder of the template not in `known`, or one of `required` missing."""
     found = set(_PLACEHOLDER.findall(template))
     unknown = sorted(found - set(known))
     missing = [name for name in required if name not in found]
