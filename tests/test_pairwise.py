@@ -181,6 +181,8 @@ def test_dry_run_spends_nothing_and_options_need_pairwise(results):
     refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--judge-model", "x")
     assert refused.exit_code == 2
     assert "--judge-model applies only with --pairwise" in refused.output
+    refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--pairwise", "--judge-prompts", "rubric")
+    assert refused.exit_code == 2 and "--judge-prompts rubric is the rubric's prompt set" in refused.output
     refused = invoke("leaderboard", str(results), "--pairwise", "--ci")
     assert refused.exit_code == 2 and "--ci: not with --pairwise" in refused.output
 

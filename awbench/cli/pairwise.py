@@ -10,7 +10,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from awbench.cli.common import EXIT_FAILURES, console, fail, open_run
+from awbench.cli.common import EXIT_FAILURES, console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
@@ -100,16 +100,23 @@ def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[st
 
 
 def _judge(options: Options) -> ChoiceJudge:
+    """The pairwise judge the options ask for; its prompts default to awbench's pairwise set."""
     from awbench.judging.choice import ChoiceJudge
-    from awbench.run.pairwise import pairwise_prompt_set
+    from awbench.judging.pairwise_prompts import BUILTIN, load_pairwise_prompts
+    from awbench.transport.openai_client import Endpoints
 
+    given = options.settings(PAIRWISE_JUDGE, given_only=True)
+    if given.get("prompts") == "rubric":
+        fail(
+            f"--judge-prompts rubric is the rubric's prompt set: --pairwise takes '{BUILTIN}', a directory, or a "
+            "Qwen-AgentWorld checkout"
+        )
     settings = cli_judge_settings(None, options)
+    settings = settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
     with pipeline_errors():
-        prompt_set = pairwise_prompt_set(settings)
-        try:
-            return ChoiceJudge(settings, prompt_set)
-        except ValueError as error:
-            fail(str(error))
+        prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
+        with user_errors(ValueError):
+            return ChoiceJudge(settings, prompt_set, Endpoints(RichProgress().note))
 
 
 def _prompts(judge: ChoiceJudge) -> str:

@@ -20,14 +20,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.config import JudgeSettings
 from awbench.files import JsonlTable, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
-from awbench.judging.pairwise_prompts import BUILTIN as PAIRWISE_SET
-from awbench.judging.pairwise_prompts import load_pairwise_prompts, pairwise_messages
-from awbench.judging.prompts import BUILTIN_SETS, PromptSet, Protocol, protocol_request
+from awbench.judging.pairwise_prompts import pairwise_messages
+from awbench.judging.prompts import PromptSet, Protocol, protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
 from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
@@ -120,13 +118,6 @@ class PairInfo(BaseModel):
     y: PairRun
     data_fingerprint: str
     judge: JudgeInfo
-
-
-def pairwise_prompt_set(settings: JudgeSettings) -> PromptSet:
-    """The prompt set --judge-prompts names for pairwise questions: awbench's `pairwise` set for a built-in name
-    (the default, `rubric`, asks for rubric verdicts, not for a choice), else a directory or a reference checkout."""
-    given = settings.prompts
-    return load_pairwise_prompts(PAIRWISE_SET if given in (*BUILTIN_SETS, PAIRWISE_SET) else given, settings.template)
 
 
 def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuestion]:
