@@ -260,3 +260,11 @@ def test_max_cost_covers_every_pair_and_resumes(results):
         assert done.exit_code == 0, done.output
         assert len(server.requests) == 30  # only what was not answered
     assert json.loads(done.stdout)["answered"]["cost_usd"] == pytest.approx(0.06)
+
+
+def test_runs_no_answer_links_cannot_be_ranked(results):
+    with FakeOpenAIServer(responder=lambda body: Reply("No idea.", usage=USAGE)) as server:
+        result = invoke("leaderboard", str(results), *judge_args(server, results, "--judge-max-retries", "0"))
+        assert len(server.requests) == 30
+    assert result.exit_code == 1
+    assert "no comparisons link partial, wrong to oracle: they cannot be ranked together" in result.output

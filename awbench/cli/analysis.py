@@ -201,7 +201,15 @@ def leaderboard(
 
         with pipeline_errors():
             found = [str(path) for root in locate_runs(dirs or [], output) for path in run_dirs(root)]
-        leaderboard_pairwise(found, output, options, dry_run, resamples, seed, fmt == "json")
+        from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
+
+        ranked = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
+        if ranked is None:
+            return
+        if fmt == "json":
+            _emit(ranked.model_dump_json(indent=2) + "\n", None)
+        else:
+            console.print(*pairwise_leaderboard_renderables(ranked), sep="\n")
         return
     from awbench.analysis.leaderboard import (
         build_leaderboard,
@@ -296,7 +304,17 @@ def compare(
     if pairwise:
         if judges is not None or judge is not None:
             fail(f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge")
-        compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed, fmt == "json")  # type: ignore[arg-type]
+        from awbench.cli.pairwise_views import pairwise_comparison_renderables
+
+        compared = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
+        if compared is None:
+            return
+        if fmt == "json":
+            _emit(compared.model_dump_json(indent=2) + "\n", None)
+        else:
+            console.print(*pairwise_comparison_renderables(compared), sep="\n")
+        if not compared.rows:
+            fail(f"nothing compared: no sample of {run_a} and {run_b} has a choice in both orders", EXIT_FAILURES)
         return
     a = _load(run_a, output)
     result: Comparison | JudgeComparison

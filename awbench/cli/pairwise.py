@@ -18,6 +18,7 @@ from awbench.cli.run_commands import cli_judge_settings
 from awbench.cli.summary import judge_cost
 
 if TYPE_CHECKING:
+    from awbench.analysis.pairwise import PairwiseComparison, PairwiseLeaderboard
     from awbench.analysis.runs import RunData
     from awbench.judging.choice import ChoiceAnswer, ChoiceJudge
     from awbench.run.pairwise import PairJob
@@ -89,8 +90,6 @@ def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[st
 
     async def go() -> list[dict[str, ChoiceAnswer]]:
         try:
-            if any(job.questions for job in jobs):
-                await judge.check()
             return await ask_pairs(jobs, judge, RichProgress())
         finally:
             await judge.aclose()
@@ -124,34 +123,25 @@ def _prompts(judge: ChoiceJudge) -> str:
 
 
 def compare_pairwise(
-    run_a: str, run_b: str, output: Path, options: Options, dry_run: bool, resamples: int, seed: int, as_json: bool
-) -> None:
+    run_a: str, run_b: str, output: Path, options: Options, dry_run: bool, resamples: int, seed: int
+) -> PairwiseComparison | None:
+    """A against B by the pairwise judge; None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import compare_pairwise as comparison
-    from awbench.cli.pairwise_views import pairwise_comparison_renderables
 
     runs = _runs([run_a, run_b], output)
     judge = _judge(options)
     jobs = _jobs(runs, [(0, 1)], output, judge)
     answers = _ask(jobs, judge, dry_run)
     if answers is None:
-        return
-    result = comparison(runs[0].name, jobs[0].pairing, answers[0], judge.id, _prompts(judge), resamples, seed)
-    if as_json:
-        console.print(result.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
-    else:
-        console.print(*pairwise_comparison_renderables(result), sep="\n")
-    if not result.rows:
-        fail(
-            f"nothing compared: no sample of {result.run_a} and {result.run_b} has a choice in both orders",
-            EXIT_FAILURES,
-        )
+        return None
+    return comparison(runs[0].name, jobs[0].pairing, answers[0], judge.id, _prompts(judge), resamples, seed)
 
 
 def leaderboard_pairwise(
-    names: Sequence[str], output: Path, options: Options, dry_run: bool, resamples: int, seed: int, as_json: bool
-) -> None:
+    names: Sequence[str], output: Path, options: Options, dry_run: bool, resamples: int, seed: int
+) -> PairwiseLeaderboard | None:
+    """The runs' Bradley–Terry ranking by the pairwise judge; None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import pairwise_leaderboard
-    from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
 
     if len(names) < 2:
         fail(f"--pairwise ranks two or more runs; found {len(names)}")
@@ -161,7 +151,7 @@ def leaderboard_pairwise(
     jobs = _jobs(runs, pairs, output, judge)
     answers = _ask(jobs, judge, dry_run)
     if answers is None:
-        return
+        return None
     keyed = {(runs[a].name, runs[b].name): i for i, (a, b) in enumerate(pairs)}
     try:
         board = pairwise_leaderboard(
@@ -173,9 +163,6 @@ def leaderboard_pairwise(
             resamples,
             seed,
         )
-    except ValueError as error:  # runs that no comparison links
-        fail(str(error))
-    if as_json:
-        console.print(board.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
-    else:
-        console.print(*pairwise_leaderboard_renderables(board), sep="\n")
+    except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
+        fail(str(error), EXIT_FAILURES)
+    return board

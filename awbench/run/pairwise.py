@@ -185,15 +185,26 @@ def spent(job: PairJob) -> float:
 
 
 async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
-    """Every job's answers, asking what its table does not hold, one pair after the other, each with the pair's
-    directory locked. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
+    """Every job's answers (question key -> answer), asking what its table does not hold, one pair after the
+    other, each with the pair's directory locked; the judge is checked before the first call. A pair with nothing
+    to ask is only read. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
     cap leaves after the others' (the judge adds its own table's recorded spend)."""
     cap = judge.settings.max_cost
-    answers = []
+    answers, checked = [], False
     for index, job in enumerate(jobs):
+        kept = job.table.load()
+        pending = judge.pending(job.questions, kept)
+        if not pending:
+            wanted = {question.key for question in job.questions}
+            answers.append({key: answer for key, answer in kept.items() if key in wanted})
+            continue
+        if not checked:
+            await judge.check()  # before anything is written or spent
+            checked = True
         if cap is not None:
             others = sum(spent(other) for i, other in enumerate(jobs) if i != index)
             judge.settings = judge.settings.model_copy(update={"max_cost": max(cap - others, 0.0)})
+        notes.note(f"{job.pairing.x} vs {job.pairing.y}: {len(pending)} questions to ask ({judge.id})")
         job.directory.mkdir(parents=True, exist_ok=True)
         lock = RunLock(job.directory)
         lock.acquire()
