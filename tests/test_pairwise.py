@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fake_batch_api import FakeBatchAPI
 from fake_openai import FakeOpenAIServer, Reply
 from runs_helpers import MCP, SEARCH, SMALL, cli_app, invoke, make_run, write_data
 from test_pairwise_prompts import write_checkout
@@ -62,7 +63,7 @@ def results(tmp_path):
     return out
 
 
-def judge_args(server: FakeOpenAIServer, results: Path, *more: str) -> list[str]:
+def judge_args(server: FakeOpenAIServer | FakeBatchAPI, results: Path, *more: str) -> list[str]:
     return [
         "--output", str(results), "--pairwise", "--judge-model", "pair-judge", "--judge-base-url", server.url,
         "--judge-api-key-env", KEY_ENV, "--judge-price-in", "1", "--judge-price-out", "10", *more,
@@ -268,3 +269,29 @@ def test_runs_no_answer_links_cannot_be_ranked(results):
         assert len(server.requests) == 30
     assert result.exit_code == 1
     assert "no comparisons link partial, wrong to oracle: they cannot be ranked together" in result.output
+
+
+def test_the_batch_api_judges_pairs_at_half_price(results):
+    with FakeBatchAPI(responder=knows_the_truth) as api:
+        args = [*judge_args(api, results), "--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json"]
+        result = invoke("compare", "oracle", "partial", *args)
+        assert result.exit_code == 0, result.output
+        assert len(api.created) == 1  # one batch of the 10 questions
+    c = json.loads(result.stdout)
+    assert c["rows"][-1]["win_rate"] == pytest.approx((2.5 / 3 + 0.75) / 2)
+    assert c["answered"]["cost_usd"] == pytest.approx(0.01)  # 10 calls at half of $0.002
+    assert (results / "pairwise" / "oracle__vs__partial" / c["judge"] / "batches.json").is_file()
+
+
+def test_answers_are_never_written_inside_a_run(results):
+    run = results / "oracle"
+    before = snapshot(run)
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        args = judge_args(server, results)
+        args[args.index("--output") + 1] = str(run)
+        refused = invoke("compare", str(run), str(results / "wrong"), *args)
+        assert server.requests == []
+    assert refused.exit_code == 2
+    assert f"the pairwise answers {run}/pairwise/oracle__vs__wrong/" in refused.output
+    assert f"lies inside the run directory {run.resolve()}" in " ".join(refused.output.split())
+    assert snapshot(run) == before
