@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import verdict_text
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -214,3 +215,68 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     assert table.exit_code == 0
     lines = [line for line in table.output.splitlines() if "judge-" in line]
     assert "judge-knows" in lines[0] and "judge-biased" in lines[1]
+
+
+def rubric(body: dict) -> Reply:
+    """A rubric verdict whose scores follow the length of the question: two such judges agree exactly."""
+    level = 1 + len(body["messages"][1]["content"]) % 5
+    scores = dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), level)
+    return Reply(verdict_text(scores), usage=USAGE)
+
+
+def test_judges_rubric_agreement_where_both_scored_the_same_predictions(
+    tmp_path: Path, truths: dict[str, set[str]]
+) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+
+    def both(turing_answer: Any) -> Any:
+        return lambda body: (turing_answer if "Turing test" in body["messages"][0]["content"] else rubric)(body)
+
+    with (
+        FakeOpenAIServer(responder=both(knowing(truths))) as knows,
+        FakeOpenAIServer(responder=both(always_a)) as biased,
+    ):
+        for server, model in ((knows, "judge-knows"), (biased, "judge-biased")):
+            assert turing(tmp_path, "lo", server, model=model).exit_code == 0
+            judged = invoke(
+                "judge", "lo", "--output", tmp_path, "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV,
+                "--judge-model", model, "--judge", "llm",
+            )  # fmt: skip
+            assert judged.exit_code in (0, 1), judged.output  # 1: the failed first turns exceed the tolerated rate
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    (agreement,) = json.loads(result.output)["rubric_agreement"]
+    assert agreement["judge_a"].startswith("judge-knows-turing-") and agreement["rubric_a"].startswith(
+        "judge-knows-rubric-"
+    )
+    assert agreement["judge_b"].startswith("judge-biased-turing-") and agreement["rubric_b"].startswith(
+        "judge-biased-rubric-"
+    )
+    assert (agreement["n"], agreement["spearman"]) == (52, 1.0)
+    table = invoke("judges", "lo", "--output", tmp_path)
+    assert "Rubric agreement where two judges scored the same predictions" in table.output
+
+
+def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_trajectories: None) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    assert invoke("judge", "lo", "--output", tmp_path, "--judge", "rules").exit_code in (0, 1)
+    with FakeOpenAIServer(responder=always_a) as server:
+        assert turing(tmp_path, "lo", server, "--both-orders").exit_code == 0
+    shown = invoke("show", "lo", "--output", tmp_path)
+    assert shown.exit_code == 0
+    line = " ".join(shown.output.split())
+    assert re.search(
+        r"Turing test by judge judge-x-turing-\w+ \(104 questions\): judge accuracy 50\.0 \[50\.0, 50\.0\]%, "
+        r"model fool rate 50\.0 \[50\.0, 50\.0\]%",
+        line,
+    )
+    (test,) = json.loads(invoke("show", "lo", "--output", tmp_path, "--format", "json").output)["turing"]
+    assert (test["accuracy"]["value"], test["fool_rate"]["value"], test["questions"]) == (50.0, 50.0, 104)
+    board = json.loads(invoke("leaderboard", "--output", tmp_path, "--format", "json").output)
+    assert [(t["run"], t["fool_rate"]["value"]) for t in board["turing"]] == [("lo", 50.0)]
+    table = invoke("leaderboard", "--output", tmp_path)
+    assert "Turing tests" in table.output and "50.0 [50.0, 50.0]" in table.output
+    report = tmp_path / "report.html"
+    assert invoke("report", tmp_path, "--out", report).exit_code == 0
+    html = report.read_text()
+    assert 'id="leaderboard-turing"' in html and "<td>50.0 [50.0, 50.0]</td>" in html
