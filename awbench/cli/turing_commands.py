@@ -168,7 +168,10 @@ def judges(
         "questions",
         "$ / 1,000",
     ):
-        table.add_column(name, justify="left" if name == "judge" else "right")
+        if name == "judge":
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
     for r in results:
         bias = r.position_bias
         table.add_row(
@@ -178,8 +181,10 @@ def judges(
     console.print(table)
     if agreement:
         agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
-        for name in ("judge A", "judge B", "run", "n", "Spearman"):
-            agree.add_column(name)
+        for name in ("judge A", "judge B", "run"):
+            agree.add_column(name, overflow="fold")
+        for name in ("n", "Spearman"):
+            agree.add_column(name, justify="right", no_wrap=True)
         for a in agreement:
             rho = "–" if a["spearman"] is None else f"{a['spearman']:.3f}"
             agree.add_row(a["judge_a"], a["judge_b"], a["run"], str(a["n"]), rho)
@@ -236,7 +241,10 @@ def _print_results(results: list[TuringResult], fmt: str) -> None:
             f"{r.parse_failures} without a choice{cost}"
         )
         for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):
-            table.add_column(name, justify="left" if name == "domain" else "right")
+            if name == "domain":
+                table.add_column(name, overflow="fold")
+            else:
+                table.add_column(name, justify="right", no_wrap=True)
         for domain, d in r.domains.items():
             table.add_row(
                 DOMAIN_LABELS.get(domain, domain), fmt_rate(d.accuracy), fmt_rate(d.fool_rate), str(d.accuracy.n)
