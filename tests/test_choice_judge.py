@@ -197,3 +197,44 @@ def test_batch_api_answers_at_half_price_and_resumes(tmp_path: Path) -> None:
         assert (tmp_path / "batches.json").exists()
         ask(ChoiceJudge(batch, PROMPTS), QUESTIONS, tmp_path)
         assert len(api.created) == 2  # nothing asked again
+
+
+def test_batch_api_interrupted_while_waiting_resumes_the_same_batch(tmp_path: Path) -> None:
+    with FakeBatchAPI(responder=scripted, hold=True) as api:
+        batch = settings(api.url, batch=True)
+
+        async def interrupted() -> None:
+            judge = ChoiceJudge(batch, PROMPTS)
+            task = asyncio.ensure_future(judge.ask(QUESTIONS[:2], answer_table(tmp_path), Notes()))
+            while not api.created or api.batches[api.created[0]].status != "in_progress":
+                await asyncio.sleep(0.01)
+            task.cancel()  # Ctrl-C while the batch runs
+            await asyncio.gather(task, return_exceptions=True)
+            await judge.aclose()
+
+        asyncio.run(interrupted())
+        assert len(api.created) == 1 and answer_table(tmp_path).load() == {}
+        api.hold = False
+        answers = ask(ChoiceJudge(batch, PROMPTS), QUESTIONS[:2], tmp_path)
+        assert len(api.created) == 1  # the same batch, collected; none submitted again
+        assert {k: a.choice for k, a in answers.items()} == {"q1": "A", "q2": "B"}
+
+
+def test_batch_api_cancels_batches_no_longer_wanted(tmp_path: Path) -> None:
+    with FakeBatchAPI(responder=scripted, hold=True) as api:
+        batch = settings(api.url, batch=True)
+
+        async def interrupted() -> None:
+            judge = ChoiceJudge(batch, PROMPTS)
+            task = asyncio.ensure_future(judge.ask(QUESTIONS[:1], answer_table(tmp_path), Notes()))
+            while not api.created:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            await judge.aclose()
+
+        asyncio.run(interrupted())
+        api.hold = False
+        answers = ask(ChoiceJudge(batch, PROMPTS), [question("q1", "say B bare")], tmp_path)  # q1 changed
+        assert api.cancelled == [api.created[0]] and len(api.created) == 2
+        assert answers["q1"].choice == "B"

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_batch_api import FakeBatchAPI
 from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import verdict_text
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -73,7 +75,7 @@ def make_run(out: Path, name: str, model: str) -> None:
     assert result.exit_code == 0, result.output
 
 
-def turing(out: Path, run: str, server: FakeOpenAIServer, *extra: object, model: str = "judge-x") -> Any:
+def turing(out: Path, run: str, server: FakeOpenAIServer | FakeBatchAPI, *extra: object, model: str = "judge-x") -> Any:
     return invoke(
         "turing", run, "--output", out, "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV,
         "--judge-model", model, "--judge-price-in", "1", "--judge-price-out", "10", *extra,
@@ -85,7 +87,7 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
     with FakeOpenAIServer(responder=knowing(truths)) as server:
         result = turing(tmp_path, "lo", server, "--format", "json")
         assert result.exit_code == 0, result.output
-        report = json.loads(result.output)
+        report = json.loads(result.stdout)
         # 65 samples, 13 of them first turns, where the last-observation baseline predicts nothing: not asked.
         assert len(server.requests) == 52 and report["questions"] == 52
         assert report["accuracy"]["value"] == 100.0 and report["fool_rate"]["value"] == 0.0
@@ -107,7 +109,7 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
         # Resumed: nothing asked again, the same report.
         again = turing(tmp_path, "lo", server, "--format", "json")
         assert again.exit_code == 0 and len(server.requests) == 52
-        assert json.loads(again.output) == report
+        assert json.loads(again.stdout) == report
 
 
 def test_a_judge_that_always_answers_a_is_at_chance_and_its_bias_shows(tmp_path: Path, any_trajectories: None) -> None:
@@ -115,7 +117,7 @@ def test_a_judge_that_always_answers_a_is_at_chance_and_its_bias_shows(tmp_path:
     with FakeOpenAIServer(responder=always_a) as server:
         result = turing(tmp_path, "lo", server, "--both-orders", "--format", "json")
         assert result.exit_code == 0, result.output
-        report = json.loads(result.output)
+        report = json.loads(result.stdout)
         assert len(server.requests) == 104 and report["questions"] == 104
         assert report["accuracy"]["value"] == 50.0 and report["fool_rate"]["value"] == 50.0
         assert all(r["accuracy"]["value"] == 50.0 for r in report["domains"].values())
@@ -141,7 +143,7 @@ def test_predictions_equal_to_the_real_observation_fool_the_judge_half_the_time(
     with FakeOpenAIServer(responder=knowing(truths)) as server:
         result = turing(tmp_path, "oracle", server, "--both-orders", "--format", "json")
         assert result.exit_code == 0, result.output
-        report = json.loads(result.output)
+        report = json.loads(result.stdout)
         assert report["questions"] == 130
         assert report["fool_rate"]["value"] == 50.0 and report["accuracy"]["value"] == 50.0
 
@@ -151,7 +153,7 @@ def test_unparseable_answers_are_reasked_then_counted_as_parse_failures(tmp_path
     with FakeOpenAIServer(responder=lambda body: Reply("I cannot decide.", usage=USAGE)) as server:
         result = turing(tmp_path, "lo", server, "--judge-max-retries", "1", "--format", "json")
         assert result.exit_code == 0, result.output
-        report = json.loads(result.output)
+        report = json.loads(result.stdout)
         assert len(server.requests) == 104  # two attempts each
         assert (report["questions"], report["parse_failures"]) == (52, 52)
         assert report["accuracy"]["value"] is None
@@ -172,7 +174,7 @@ def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=always_a) as server:
         result = turing(tmp_path, "lo", server, "--judge-prompts", checkout, "--format", "json")
         assert result.exit_code == 0, result.output
-        assert json.loads(result.output)["judge"].startswith("judge-x-reference-turing-")
+        assert json.loads(result.stdout)["judge"].startswith("judge-x-reference-turing-")
         web = next(r for r in server.requests if "# Current Turn:\n\n" in r["messages"][1]["content"])
         user = web["messages"][1]["content"]
         assert user.endswith("Answer in \\boxed{}.") and "Which is real?" in user
@@ -204,7 +206,7 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
         assert turing(tmp_path, "lo", biased, "--both-orders", model="judge-biased").exit_code == 0
     result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
     assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
     assert report["judges"][1]["position_bias"]["a_share"] == 100.0
@@ -214,3 +216,83 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     assert table.exit_code == 0
     lines = [line for line in table.output.splitlines() if "judge-" in line]
     assert "judge-knows" in lines[0] and "judge-biased" in lines[1]
+
+
+def rubric(body: dict) -> Reply:
+    """A rubric verdict whose scores follow the length of the question: two such judges agree exactly."""
+    level = 1 + len(body["messages"][1]["content"]) % 5
+    scores = dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), level)
+    return Reply(verdict_text(scores), usage=USAGE)
+
+
+def test_judges_rubric_agreement_where_both_scored_the_same_predictions(
+    tmp_path: Path, truths: dict[str, set[str]]
+) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+
+    def both(turing_answer: Any) -> Any:
+        return lambda body: (turing_answer if "Turing test" in body["messages"][0]["content"] else rubric)(body)
+
+    with (
+        FakeOpenAIServer(responder=both(knowing(truths))) as knows,
+        FakeOpenAIServer(responder=both(always_a)) as biased,
+    ):
+        for server, model in ((knows, "judge-knows"), (biased, "judge-biased")):
+            assert turing(tmp_path, "lo", server, model=model).exit_code == 0
+            judged = invoke(
+                "judge", "lo", "--output", tmp_path, "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV,
+                "--judge-model", model, "--judge", "llm",
+            )  # fmt: skip
+            assert judged.exit_code in (0, 1), judged.output  # 1: the failed first turns exceed the tolerated rate
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    (agreement,) = json.loads(result.stdout)["rubric_agreement"]
+    assert agreement["judge_a"].startswith("judge-knows-turing-") and agreement["rubric_a"].startswith(
+        "judge-knows-rubric-"
+    )
+    assert agreement["judge_b"].startswith("judge-biased-turing-") and agreement["rubric_b"].startswith(
+        "judge-biased-rubric-"
+    )
+    assert (agreement["n"], agreement["spearman"]) == (52, 1.0)
+    table = invoke("judges", "lo", "--output", tmp_path)
+    assert "Rubric agreement where two judges scored the same predictions" in table.output
+
+
+def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_trajectories: None) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    assert invoke("judge", "lo", "--output", tmp_path, "--judge", "rules").exit_code in (0, 1)
+    with FakeOpenAIServer(responder=always_a) as server:
+        assert turing(tmp_path, "lo", server, "--both-orders").exit_code == 0
+    shown = invoke("show", "lo", "--output", tmp_path)
+    assert shown.exit_code == 0
+    line = " ".join(shown.output.split())
+    assert re.search(
+        r"Turing test by judge judge-x-turing-\w+ \(104 questions\): judge accuracy 50\.0 \[50\.0, 50\.0\]%, "
+        r"model fool rate 50\.0 \[50\.0, 50\.0\]%",
+        line,
+    )
+    (test,) = json.loads(invoke("show", "lo", "--output", tmp_path, "--format", "json").stdout)["turing"]
+    assert (test["accuracy"]["value"], test["fool_rate"]["value"], test["questions"]) == (50.0, 50.0, 104)
+    board = json.loads(invoke("leaderboard", "--output", tmp_path, "--format", "json").stdout)
+    assert [(t["run"], t["fool_rate"]["value"]) for t in board["turing"]] == [("lo", 50.0)]
+    table = invoke("leaderboard", "--output", tmp_path)
+    assert "Turing tests" in table.output and "50.0 [50.0, 50.0]" in table.output
+    report = tmp_path / "report.html"
+    assert invoke("report", tmp_path, "--out", report).exit_code == 0
+    html = report.read_text()
+    assert 'id="leaderboard-turing"' in html and "<td>50.0 [50.0, 50.0]</td>" in html
+
+
+def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeBatchAPI(responder=knowing(truths)) as api:
+        common = ("--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json")
+        # Each call is estimated at its prompt and 1,500 completion tokens at the batch price: $0.1 buys 11 of the 52 questions (their prompts are long), then it stops.
+        capped = turing(tmp_path, "lo", api, *common, "--max-cost", "0.1")
+        assert capped.exit_code == 1 and "--max-cost" in capped.output and "resumable" in capped.output
+        assert len(api.uploaded_lines()) == 11
+        result = turing(tmp_path, "lo", api, *common)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert len(api.uploaded_lines()) == 52 and report["accuracy"]["value"] == 100.0
+        assert report["cost_usd"] == pytest.approx(52 * 0.0015)  # half the list price

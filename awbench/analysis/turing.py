@@ -15,9 +15,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few
+from awbench.analysis.stats import TOO_FEW, Clustered, bootstrap_means, interval, too_few
 from awbench.domains import DOMAINS
 from awbench.judging.choice import ChoiceAnswer
+from awbench.run.store import RunStore
+from awbench.run.turing import read_answers, turing_evaluations
 
 
 class Rate(BaseModel):
@@ -122,3 +124,46 @@ def _position_bias(answered: list[ChoiceAnswer]) -> PositionBias:
 
     share = 100 * sum(a.choice == "A" for a in answered) / len(answered) if answered else None
     return PositionBias(real_a=accuracy("A"), real_b=accuracy("B"), a_share=share)
+
+
+class RunTuring(BaseModel):
+    """One Turing test of one run, as `show`, `leaderboard` and the report list it."""
+
+    run: str
+    judge: str
+    accuracy: Rate
+    fool_rate: Rate
+    questions: int
+
+
+def run_turing_tests(store: RunStore) -> list[RunTuring]:
+    """The Turing tests kept with a run (none: an empty list), by judge id."""
+    out = []
+    for evaluation in turing_evaluations(store):
+        result = turing_result(evaluation.id, [store.name], read_answers(evaluation.path))
+        out.append(
+            RunTuring(
+                run=store.name,
+                judge=evaluation.id,
+                accuracy=result.accuracy,
+                fool_rate=result.fool_rate,
+                questions=result.questions,
+            )
+        )
+    return out
+
+
+def fmt_rate(rate: Rate) -> str:
+    """`97.6 [93.1, 100.0]`, `97.6 (too few to tell)` without an interval, `–` without a value."""
+    if rate.value is None:
+        return "–"
+    if rate.low is None or rate.high is None:
+        return f"{rate.value:.1f} ({TOO_FEW})"
+    return f"{rate.value:.1f} [{rate.low:.1f}, {rate.high:.1f}]"
+
+
+def turing_line(test: RunTuring) -> str:
+    return (
+        f"Turing test by judge {test.judge} ({test.questions} questions): judge accuracy {fmt_rate(test.accuracy)}%, "
+        f"model fool rate {fmt_rate(test.fool_rate)}%"
+    )

@@ -21,7 +21,7 @@ from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 
 if TYPE_CHECKING:
-    from awbench.analysis.turing import Rate, TuringResult
+    from awbench.analysis.turing import TuringResult
 
 DEFAULT_TURING_PROMPTS = "turing"
 NOT_FOR_TURING = {"kind": "--judge", "rule_workers": "--rule-workers"}
@@ -127,7 +127,7 @@ def judges(
 
     Example: awbench judges my-run other-run
     """
-    from awbench.analysis.turing import turing_result
+    from awbench.analysis.turing import fmt_rate, turing_result
     from awbench.run.turing import read_answers, turing_evaluations
 
     stores = [open_run(run, output) for run in runs]
@@ -168,18 +168,23 @@ def judges(
         "questions",
         "$ / 1,000",
     ):
-        table.add_column(name, justify="left" if name == "judge" else "right")
+        if name == "judge":
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
     for r in results:
         bias = r.position_bias
         table.add_row(
-            r.judge, _rate(r.accuracy), _pct(bias.real_a.value), _pct(bias.real_b.value), _pct(bias.a_share),
+            r.judge, fmt_rate(r.accuracy), _pct(bias.real_a.value), _pct(bias.real_b.value), _pct(bias.a_share),
             str(r.parse_failures), str(r.questions), "–" if r.cost_per_1000 is None else f"{r.cost_per_1000:.2f}",
         )  # fmt: skip
     console.print(table)
     if agreement:
         agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
-        for name in ("judge A", "judge B", "run", "n", "Spearman"):
-            agree.add_column(name)
+        for name in ("judge A", "judge B", "run"):
+            agree.add_column(name, overflow="fold")
+        for name in ("n", "Spearman"):
+            agree.add_column(name, justify="right", no_wrap=True)
         for a in agreement:
             rho = "–" if a["spearman"] is None else f"{a['spearman']:.3f}"
             agree.add_row(a["judge_a"], a["judge_b"], a["run"], str(a["n"]), rho)
@@ -223,6 +228,8 @@ def _result(judge_id: str, runs: list[str], answers: list[Any]) -> TuringResult:
 
 
 def _print_results(results: list[TuringResult], fmt: str) -> None:
+    from awbench.analysis.turing import fmt_rate
+
     if fmt == "json":
         for r in results:
             console.print(r.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
@@ -234,10 +241,15 @@ def _print_results(results: list[TuringResult], fmt: str) -> None:
             f"{r.parse_failures} without a choice{cost}"
         )
         for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):
-            table.add_column(name, justify="left" if name == "domain" else "right")
+            if name == "domain":
+                table.add_column(name, overflow="fold")
+            else:
+                table.add_column(name, justify="right", no_wrap=True)
         for domain, d in r.domains.items():
-            table.add_row(DOMAIN_LABELS.get(domain, domain), _rate(d.accuracy), _rate(d.fool_rate), str(d.accuracy.n))
-        table.add_row("Overall", _rate(r.accuracy), _rate(r.fool_rate), str(r.accuracy.n), style="bold")
+            table.add_row(
+                DOMAIN_LABELS.get(domain, domain), fmt_rate(d.accuracy), fmt_rate(d.fool_rate), str(d.accuracy.n)
+            )
+        table.add_row("Overall", fmt_rate(r.accuracy), fmt_rate(r.fool_rate), str(r.accuracy.n), style="bold")
         console.print(table)
         bias = r.position_bias
         console.print(
@@ -253,14 +265,6 @@ def _print_results(results: list[TuringResult], fmt: str) -> None:
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
-
-
-def _rate(rate: Rate) -> str:
-    if rate.value is None:
-        return "–"
-    if rate.low is None or rate.high is None:
-        return f"{rate.value:.1f} (too few to tell)"
-    return f"{rate.value:.1f} [{rate.low:.1f}, {rate.high:.1f}]"
 
 
 def register(app: typer.Typer) -> None:

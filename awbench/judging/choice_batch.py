@@ -76,25 +76,27 @@ class BatchSender:
                 files.save()
 
     async def _resume(self, wanted: dict[str, Call]) -> None:
-        """Open entries of an earlier run: cancelled when none of their requests is wanted now; an
-        interrupted submission finished (its file and batch found again, or made), never a second batch."""
+        """Open entries of an earlier run: an interrupted submission finished (its file and batch found again,
+        or the batch made), never a second batch for one file; then cancelled when none of their requests is
+        wanted now."""
         for entry in [e for e in self.files.state.batches if e.open]:
-            if not any(cid in wanted for cid in entry.custom_ids):
-                if entry.batch_id is not None and entry.status not in TERMINAL:
-                    entry.status = (await self.api.cancel(entry.batch_id)).status
-                entry.abandoned = True
-                self.files.save()
-                continue
-            if entry.batch_id is not None:
-                continue
-            if entry.file_id is None:
-                entry.file_id = await self.api.find_file(entry)
-                if entry.file_id is None:  # never uploaded: asked again with this round's new batches
+            needed = any(cid in wanted for cid in entry.custom_ids)
+            if entry.batch_id is None:
+                if entry.file_id is None:
+                    entry.file_id = await self.api.find_file(entry)
+                if entry.file_id is None:  # never uploaded: what is wanted of it goes out with this round
                     self.files.state.batches.remove(entry)
                     self.files.save()
                     continue
-            batch = await self.api.find_batch(entry) or await self.api.create(entry)
-            entry.batch_id, entry.status = batch.id, batch.status
+                batch = await self.api.find_batch(entry)
+                if batch is None and needed:
+                    batch = await self.api.create(entry)
+                if batch is not None:
+                    entry.batch_id, entry.status = batch.id, batch.status
+            if not needed:
+                if entry.batch_id is not None and entry.status not in TERMINAL:
+                    entry.status = (await self.api.cancel(entry.batch_id)).status
+                entry.abandoned = True
             self.files.save()
 
     async def _submit(self, calls: list[Call]) -> None:
