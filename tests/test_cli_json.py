@@ -59,6 +59,7 @@ SUMMARY_KEYS = [
     "turn_trend",
     "consistency",
     "agreement",
+    "turing",
 ]
 SAMPLE_KEYS = [
     "key",

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from awbench.analysis.options import Format, View  # noqa: F401 (re-exported)
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, TOO_FEW
+from awbench.analysis.turing import RunTuring, run_turing_tests
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.records import SCHEMA_VERSION
@@ -173,6 +174,7 @@ class Leaderboard(BaseModel):
     ci: bool = False
     groups: list[Group]
     notes: list[str] = []
+    turing: list[RunTuring] = []  # the runs' Turing tests (`awbench turing`): judge accuracy and fool rate
 
 
 class PublishedRow(BaseModel):
@@ -371,7 +373,10 @@ def build_leaderboard(
         elif published:
             header = f"published · judge {published[0].judge} · Qwen-AgentWorld release · not ranked with computed runs"
             groups.append(Group(header=header, published=True, rows=published))
-    return Leaderboard(view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes)
+    turing = [test for store in stores for test in run_turing_tests(store)]
+    return Leaderboard(
+        view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes, turing=turing
+    )
 
 
 def _read_evaluations(store: RunStore, manifest: RunManifest) -> dict[str, tuple[JudgeInfo, ScoresFile | None]]:

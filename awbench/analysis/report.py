@@ -68,6 +68,7 @@ from awbench.analysis.sample_view import (
     worst_keys,
 )
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
+from awbench.analysis.turing import fmt_rate
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.run.store import RunStore, StoreError
 
@@ -114,6 +115,18 @@ def leaderboard_html(board: Leaderboard, table_id: str = "leaderboard") -> str:
     if board.ci:
         out.append(f'<p class="note">{_e(INTERVALS_NOTE)}</p>')
     out += [f'<p class="note warn">{_e(note)}</p>' for note in board.notes]
+    if board.turing:
+        out.append(
+            f'<div class="scroll"><table id="{table_id}-turing"><thead><tr><th class="text">Run</th>'
+            '<th class="text">Turing test judge</th><th>judge accuracy, % [95% CI]</th>'
+            "<th>model fool rate, % [95% CI]</th></tr></thead><tbody>"
+        )
+        out += [
+            f'<tr><td class="text">{_e(t.run)}</td><td class="text">{_e(t.judge)}</td>'
+            f"<td>{_e(fmt_rate(t.accuracy))}</td><td>{_e(fmt_rate(t.fool_rate))}</td></tr>"
+            for t in board.turing
+        ]
+        out.append("</tbody></table></div>")
     return "\n".join(out)
 
 

@@ -13,6 +13,7 @@ from awbench.analysis.growth import TURN_BINS, Axis, GrowthTable, RunGrowth, Tre
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView
 from awbench.analysis.stats import OVERALL
+from awbench.analysis.turing import RunTuring, run_turing_tests
 from awbench.records import SCHEMA_VERSION, JudgeKind
 from awbench.run.scoring import Completeness
 
@@ -41,6 +42,7 @@ class RunSummary(BaseModel):
     turn_trend: Trend | None  # overall, per doubling of the turn index
     consistency: Consistency | None  # with repeated verdicts per prediction
     agreement: dict[str, float | None] | None  # Spearman of rule score and LLM total, per domain
+    turing: list[RunTuring] = []  # the run's Turing tests (`awbench turing`), by judge id
 
 
 class SampleList(BaseModel):
@@ -91,6 +93,7 @@ def run_summary(data: RunData, judge_id: str, resamples: int, seed: int) -> RunS
         turn_trend=trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL),
         consistency=judge_consistency(data, judge_id),
         agreement=scores.agreement if scores else None,
+        turing=run_turing_tests(data.store),
     )
 
 

@@ -30,6 +30,9 @@ from awbench.cli.common import (
     refuse_run_outputs,
 )
 from awbench.cli.errors import pipeline_errors
+from awbench.cli.options import Options, command
+from awbench.cli.pairwise import PAIRWISE_JUDGE, compare_pairwise, leaderboard_pairwise, refuse_without_pairwise
+from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.files import write_atomic
 from awbench.suggest import did_you_mean
@@ -49,6 +52,10 @@ JudgeOpt = Annotated[
 ]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", min=2000, help="Bootstrap resamples (at least 2,000).")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Bootstrap seed.")]
+PAIRWISE_HELP = (
+    "Ask a judge which of two runs' predictions is closer to the real observation, for each sample both predicted, "
+    "in both orders (the judge options below; answers kept under OUTPUT/pairwise/)."
+)
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
 
 
@@ -165,6 +172,7 @@ def _list_samples(run_dir: Path, fmt: str) -> None:
     )
 
 
+@command(PAIRWISE_JUDGE)
 def leaderboard(
     dirs: RunsArg = None,
     output: OutputOption = Path("results"),
@@ -190,12 +198,46 @@ def leaderboard(
     ] = False,
     fmt: Annotated[Format, typer.Option("--format", help="table, markdown, csv, json or html.")] = "table",
     out: OutOpt = None,
+    pairwise: Annotated[bool, typer.Option("--pairwise", help=PAIRWISE_HELP)] = False,
+    dry_run: DryRunOpt = False,
+    *,
+    options: Options,
 ) -> None:
     """One row per scored run, ranked by Overall; runs scored differently are ranked in separate groups.
-    Notes (runs left out, and why) go to stderr; with nothing left to show it exits 1.
+    Notes (runs left out, and why) go to stderr; with nothing left to show it exits 1. With --pairwise: a judge
+    compares every pair of runs' predictions, and a Bradley–Terry fit ranks the runs.
 
-    Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md
+    Example: awbench leaderboard results/ --ci --reference --format markdown -o leaderboard.md;
+    awbench leaderboard run-a run-b run-c --pairwise --judge-model gpt-5.2-2025-12-11
     """
+    refuse_without_pairwise(options, pairwise, dry_run)
+    if pairwise:
+        unused = {
+            "--by": by != "domain",
+            "--domain": domain is not None,
+            "--judge": judge is not None,
+            "--ci": ci,
+            "--reference": reference,
+            "--mix-reference": mix_reference,
+            "--out": out is not None,
+            f"--format {fmt}": fmt not in ("table", "json"),
+        }
+        if given := [name for name, used in unused.items() if used]:
+            fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)")
+        from awbench.analysis.listing import locate_runs, run_dirs
+
+        with pipeline_errors():
+            found = [str(path) for root in locate_runs(dirs or [], output) for path in run_dirs(root)]
+        from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
+
+        ranked = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
+        if ranked is None:
+            return
+        if fmt == "json":
+            _emit(ranked.model_dump_json(indent=2) + "\n", None)
+        else:
+            console.print(*pairwise_leaderboard_renderables(ranked), sep="\n")
+        return
     from awbench.analysis.leaderboard import (
         build_leaderboard,
         to_csv,
@@ -251,6 +293,7 @@ def _load(run: str, output: Path) -> RunData:
         return load_run_data(store)
 
 
+@command(PAIRWISE_JUDGE)
 def compare(
     run_a: Annotated[str, typer.Argument(help="Run A: a run directory, or a name under --output.")],
     run_b: Annotated[str | None, typer.Argument(help="Run B (not with --judges).")] = None,
@@ -263,11 +306,18 @@ def compare(
     resamples: ResamplesOpt = DEFAULT_RESAMPLES,
     seed: SeedOpt = DEFAULT_SEED,
     fmt: JsonFormat = "table",
+    pairwise: Annotated[bool, typer.Option("--pairwise", help=PAIRWISE_HELP)] = False,
+    dry_run: DryRunOpt = False,
+    *,
+    options: Options,
 ) -> None:
     """A against B on the samples both scored: paired differences with bootstrap intervals, win/tie/loss. With
-    --judges A B: two judges of one run's predictions, their agreement per domain.
+    --judges A B: two judges of one run's predictions, their agreement per domain. With --pairwise: a judge says,
+    for each sample both runs predicted, which prediction is closer to the real observation (asked in both
+    orders): A's win rate per domain, with intervals.
 
-    Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2
+    Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2;
+    awbench compare run-a run-b --pairwise --judge-model gpt-5.2-2025-12-11
     """
     from awbench.analysis.compare import CompareError, Comparison, JudgeComparison, compare_judges, compare_runs
     from awbench.cli.analysis_views import (
@@ -277,6 +327,22 @@ def compare(
 
     if (run_b is None) == (judges is None):
         fail("give a second run, or --judges A B to compare two judges of one run")
+    refuse_without_pairwise(options, pairwise, dry_run)
+    if pairwise:
+        if judges is not None or judge is not None:
+            fail(f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge")
+        from awbench.cli.pairwise_views import pairwise_comparison_renderables
+
+        compared = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
+        if compared is None:
+            return
+        if fmt == "json":
+            _emit(compared.model_dump_json(indent=2) + "\n", None)
+        else:
+            console.print(*pairwise_comparison_renderables(compared), sep="\n")
+        if not compared.rows:
+            fail(f"nothing compared: no sample of {run_a} and {run_b} has a choice in both orders", EXIT_FAILURES)
+        return
     a = _load(run_a, output)
     result: Comparison | JudgeComparison
     try:

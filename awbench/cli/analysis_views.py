@@ -53,6 +53,7 @@ from awbench.analysis.listing import RunList
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
+from awbench.analysis.turing import fmt_rate, run_turing_tests, turing_line
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.scoring import resume_advice
@@ -115,6 +116,15 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
                 *([fmt_cost(row.cost_usd)] if costs else []),
             )
         out.append(table)
+    if board.turing:
+        turing = FittingTable(title="Turing tests (awbench turing): judge accuracy and model fool rate, %", keys=2)
+        turing.add_column("Run", overflow="fold")
+        turing.add_column("Judge", overflow="fold")
+        turing.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
+        turing.add_column("fool rate [95% CI]", justify="right", no_wrap=True)
+        for test in board.turing:
+            turing.add_row(test.run, test.judge, fmt_rate(test.accuracy), fmt_rate(test.fool_rate))
+        out.append(turing)
     if notes:
         out += [note_text(note) for note in board.notes]
     return out
@@ -286,6 +296,7 @@ def run_overview(
                 + ", ".join(f"{DOMAIN_LABELS.get(d, d)} {fmt_number(v, 3)}" for d, v in scores.agreement.items())
             )
         )
+    out += [Text(turing_line(test)) for test in run_turing_tests(data.store)]
     if scores and (note := scores.generations_note()):
         out.append(Text(note))
     if scores and (note := scores.flagged_note(str(data.store.path))):

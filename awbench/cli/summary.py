@@ -181,11 +181,15 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min {rest % 60} s"
 
 
+def judge_cost(cost_usd: float | None, batch: bool) -> str:
+    """An estimated judge cost as `--dry-run` prints it."""
+    if cost_usd is None:
+        return "unknown (give --judge-price-in/--judge-price-out)"
+    return f"${cost_usd:.4f}" + (" at the Batch API's half price" if batch else "")
+
+
 def print_estimate(estimate: DryRunEstimate) -> None:
-    if estimate.judge_cost_usd is not None:
-        cost = f"${estimate.judge_cost_usd:.4f}" + (" at the Batch API's half price" if estimate.batch_price else "")
-    else:
-        cost = "unknown (give --judge-price-in/--judge-price-out)"
+    cost = judge_cost(estimate.judge_cost_usd, estimate.batch_price)
     console.print(
         f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
         f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "

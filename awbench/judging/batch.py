@@ -89,7 +89,9 @@ MAX_LIMIT_WAIT_FACTOR = 32
 MAX_LIMIT_REFUSALS = 6
 
 
-class _Quiet:
+class Quiet:
+    """Notes that go nowhere, until `bind` gives the run's."""
+
     def note(self, text: str) -> None:
         return None
 
@@ -117,9 +119,9 @@ class BatchJudge(JudgeBase):
             direct.key,
             self.settings.request_timeout,
             self.settings.batch_poll_interval,
-            _Quiet(),
+            Quiet(),
         )
-        self._notes: Notes = _Quiet()
+        self._notes: Notes = Quiet()
         self._files: BatchFiles | None = None
         self._items: dict[GenKey, PendingRequest] = {}
         self._hold = False  # a batch was refused for the enqueued-token limit: submit again after one ends

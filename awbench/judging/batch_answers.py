@@ -132,7 +132,7 @@ def read_answer(
                 chars = len(completion.content or "") + len(completion.reasoning or "")
                 cost = call_cost(price, completion.usage, prompt_tokens(direct, item), tokens_for_chars(chars))
     elif isinstance(response, dict):
-        verdict = direct.failed_call(_status_error(response), seed)
+        verdict = direct.failed_call(status_error(response), seed)
     else:
         if isinstance(error, dict):
             why = f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}"
@@ -152,7 +152,7 @@ def prompt_tokens(direct: LLMJudge, item: PendingRequest) -> int:
     return item.prompt_tokens
 
 
-def _status_error(response: dict[str, Any]) -> StatusError:
+def status_error(response: dict[str, Any]) -> StatusError:
     body = response.get("body")
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None

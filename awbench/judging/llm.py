@@ -262,7 +262,7 @@ class LLMJudge(JudgeBase):
         for attempt in range(first_attempt, budget + 1):
             seed = self.seed(key, index, attempt)
             try:
-                completion = await self._complete(messages, seed)
+                completion = await self.complete(messages, seed)
             except Exception as error:
                 verdict = self.failed_call(error, seed)
                 call_usage, output_chars = Usage(), 0
@@ -304,7 +304,8 @@ class LLMJudge(JudgeBase):
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)
         raise error  # EndpointDown stopping the run, or a bug
 
-    async def _complete(self, messages: Messages, seed: int | None) -> Completion:
+    async def complete(self, messages: Messages, seed: int | None) -> Completion:
+        """One call through the shared rate limit, watched for a dead endpoint (the choice judge sends by it too)."""
         try:
             completion = await self._limit.chat(self.client, self.request_body(messages, seed))
         except Exception as error:

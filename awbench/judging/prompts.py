@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.judging import prediction_request
 from awbench.judging.reference_parsers import reference_clean, reference_generation
-from awbench.records import JudgeRequest, PredictionRecord, Sample
+from awbench.records import BenchmarkRecord, JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
 from awbench.world_model.messages import judge_history
 from awbench.world_model.parsing import strip_observation_marker
@@ -86,7 +86,7 @@ def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
         raise PromptError(
             f"judge prompts {prompts!r}: neither a built-in set ({', '.join(BUILTIN_SETS)}) nor a directory"
         )
-    checkout = _reference_checkout(directory)
+    checkout = reference_checkout(directory)
     if checkout is not None:
         if template:
             raise PromptError(
@@ -108,14 +108,14 @@ def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
 
 
 def _load_ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
-    system = {domain: _read(directory / f"{domain}.md") for domain in DOMAINS}
+    system = {domain: read_prompt(directory / f"{domain}.md") for domain in DOMAINS}
     template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
-    user_template = _read(template_path)
-    _check_placeholders(user_template, template_path)
+    user_template = read_prompt(template_path)
+    check_placeholders(user_template, template_path)
     return PromptSet(name=name, system=system, user_template=user_template, source=source)
 
 
-def _reference_checkout(directory: Path) -> Path | None:
+def reference_checkout(directory: Path) -> Path | None:
     """The checkout root for DIR given as the root or as its `prompts/` folder."""
     for root in (directory, directory.parent):
         if (root / REFERENCE_CONFIG).is_file() and (root / "prompts").is_dir():
@@ -136,34 +136,32 @@ def _load_reference(name: str, checkout: Path) -> PromptSet:
     )
 
 
-def reference_template(path: Path) -> str:
-    """The string constant JUDGE_USER_PROMPT of the reference's task_configs.py, from its syntax tree."""
+def reference_template(
+    path: Path, name: str = REFERENCE_TEMPLATE_NAME, fields: tuple[str, ...] = REFERENCE_FIELDS
+) -> str:
+    """The string constant `name` (JUDGE_USER_PROMPT, or the Turing test's) of the reference's task_configs.py,
+    from its syntax tree; its format fields must be `fields`."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, ValueError) as error:
         raise PromptError(f"{path}: cannot read it as Python source: {error}") from None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == REFERENCE_TEMPLATE_NAME for t in node.targets
-        ):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                 template = node.value.value
-                _check_reference_fields(template, path)
+                _check_reference_fields(template, path, name, fields)
                 return template
-            raise PromptError(f"{path}:{node.lineno}: {REFERENCE_TEMPLATE_NAME} is not a string literal")
-    raise PromptError(f'{path}: no top-level {REFERENCE_TEMPLATE_NAME} = "..." assignment')
+            raise PromptError(f"{path}:{node.lineno}: {name} is not a string literal")
+    raise PromptError(f'{path}: no top-level {name} = "..." assignment')
 
 
-def _check_reference_fields(template: str, path: Path) -> None:
+def _check_reference_fields(template: str, path: Path, name: str, expected: tuple[str, ...]) -> None:
     try:
         fields = {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
     except ValueError as error:
-        raise PromptError(f"{path}: {REFERENCE_TEMPLATE_NAME} is not a format string: {error}") from None
-    if fields != set(REFERENCE_FIELDS):
-        raise PromptError(
-            f"{path}: {REFERENCE_TEMPLATE_NAME} has the fields {sorted(fields)}; "
-            f"the reference's judge stage fills {list(REFERENCE_FIELDS)}"
-        )
+        raise PromptError(f"{path}: {name} is not a format string: {error}") from None
+    if fields != set(expected):
+        raise PromptError(f"{path}: {name} has the fields {sorted(fields)}; awbench fills {list(expected)}")
 
 
 def protocol_request(protocol: Protocol, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
@@ -204,7 +202,7 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
         "prediction": fence(shown_prediction("awbench", request.prediction)),
         "ground_truth": fence(strip_observation_marker(record.ground_truth)),
     }
-    user = _PLACEHOLDER.sub(lambda m: values[m.group(1)], prompt_set.user_template)
+    user = fill(prompt_set.user_template, values)
     return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
 
 
@@ -214,7 +212,19 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
     `current_prompt` when given, else the turn's prompt entry; the prediction and the ground truth lose their
     observation marker and surrounding whitespace and go in plain triple-backtick fences; the filled template
     is stripped."""
-    record = request.sample.record
+    context, current, truth = reference_turn(request.sample.record)
+    user = prompt_set.user_template.format(
+        context=context,
+        world_model_input=current,
+        predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
+        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
+    ).strip()
+    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+
+
+def reference_turn(record: BenchmarkRecord) -> tuple[str, str, str]:
+    """(context, world-model input, raw real observation) of a turn, as the reference's judge stage makes
+    them for its template's `{context}` and `{world_model_input}`."""
     turn = max(record.turn_idx - 1, 0)
     context = "".join(
         record.prompt[i] + "\n" + record.response[i] + "\n\n"
@@ -225,13 +235,7 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
         context = f"# Context (Historical Interactions):\n\n{context}"
     current = record.current_prompt or (record.prompt[turn] if turn < len(record.prompt) else "")
     truth = record.response[turn] if turn < len(record.response) else ""
-    user = prompt_set.user_template.format(
-        context=context,
-        world_model_input=f"# Current Turn:\n\n{current}",
-        predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
-        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
-    ).strip()
-    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+    return context, f"# Current Turn:\n\n{current}", truth
 
 
 def shown_prediction(protocol: Protocol, prediction: str) -> str:
@@ -241,6 +245,11 @@ def shown_prediction(protocol: Protocol, prediction: str) -> str:
     if protocol == "reference":
         return reference_clean(prediction)
     return strip_observation_marker(prediction)
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """`{{name}}` placeholders replaced in one pass over the template only."""
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
 def render_history(history: list[str]) -> str:
@@ -271,7 +280,7 @@ def fence(text: str) -> str:
     return f"{marks}\n{text}\n{marks}"
 
 
-def _read(path: Path) -> str:
+def read_prompt(path: Path) -> str:
     if not path.is_file():
         raise PromptError(f"judge prompt file not found: {path}")
     text = path.read_text(encoding="utf-8")
@@ -280,12 +289,14 @@ def _read(path: Path) -> str:
     return text
 
 
-def _check_placeholders(template: str, path: Path) -> None:
+def check_placeholders(
+    template: str, path: Path, known: tuple[str, ...] = PLACEHOLDERS, required: tuple[str, ...] = REQUIRED_PLACEHOLDERS
+) -> None:
     found = set(_PLACEHOLDER.findall(template))
-    unknown = sorted(found - set(PLACEHOLDERS))
-    missing = [name for name in REQUIRED_PLACEHOLDERS if name not in found]
+    unknown = sorted(found - set(known))
+    missing = [name for name in required if name not in found]
     if unknown:
         names = ", ".join("{{%s}}" % n for n in unknown)
-        raise PromptError(f"{path}: unknown placeholder(s) {names}; known: {', '.join(PLACEHOLDERS)}")
+        raise PromptError(f"{path}: unknown placeholder(s) {names}; known: {', '.join(known)}")
     if missing:
         raise PromptError(f"{path}: missing placeholder(s) {', '.join('{{%s}}' % n for n in missing)}")

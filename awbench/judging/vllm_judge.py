@@ -45,6 +45,7 @@ from awbench.judging.llm import prompt_description, prompt_label, verdict_cache_
 from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages, shown_prediction
 from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
+from awbench.transport.chat_client import Completion
 
 if TYPE_CHECKING:
     from vllm import LLM, RequestOutput, SamplingParams
@@ -55,10 +56,15 @@ Messages = list[dict[str, str]]
 def create(settings: JudgeSettings, endpoints: Any = None) -> VLLMJudge:
     """Checks what can be checked without an engine: vLLM installed, the prompts, the extra body's keys.
     The engine starts on first use. `max_cost` and prices are moot: nothing is spent."""
+    return engine_judge(settings, load_prompt_set(settings.prompts, settings.template))
+
+
+def engine_judge(settings: JudgeSettings, prompt_set: PromptSet) -> VLLMJudge:
+    """The judge of these prompts (`create`'s, or the choice judge's); a bad --judge-extra-body fails now."""
     if importlib.util.find_spec("vllm") is None:
         raise BackendUnavailable(VLLM_MISSING)
-    judge = VLLMJudge(settings, load_prompt_set(settings.prompts, settings.template))
-    judge_sampling(settings, vllm_offline.sampling_fields())  # a bad --judge-extra-body fails now
+    judge = VLLMJudge(settings, prompt_set)
+    judge_sampling(settings, vllm_offline.sampling_fields())
     return judge
 
 
@@ -301,16 +307,22 @@ class VLLMJudge(JudgeBase):
         return answers
 
     def params_for(self, call: _Call) -> SamplingParams:
+        return self.sampling_params(call.pending.prompt_tokens, call.seed)
+
+    def sampling_params(self, prompt_tokens: int, seed: int) -> SamplingParams:
         from vllm import SamplingParams
         from vllm.sampling_params import StructuredOutputsParams
 
-        room = self.max_model_len - call.pending.prompt_tokens
-        params = self._sampling | {"max_tokens": min(self.settings.max_tokens, room), "seed": call.seed}
+        room = self.max_model_len - prompt_tokens
+        params = self._sampling | {"max_tokens": min(self.settings.max_tokens, room), "seed": seed}
         if self.settings.structured:
             params["structured_outputs"] = StructuredOutputsParams(json=self._schema)
         return SamplingParams.from_optional(**params)
 
     def _submit(self, llm: LLM, calls: list[_Call]) -> list[RequestOutput | Exception]:
+        return self._chat(llm, [c.pending.messages for c in calls], [self.params_for(c) for c in calls])  # type: ignore[misc]
+
+    def _chat(self, llm: LLM, chats: list[Messages], params: list[SamplingParams]) -> list[RequestOutput | Exception]:
         """One `LLM.chat` call; should the engine refuse the batch anyway, each request alone, so that only
         the one at fault fails."""
         from vllm.exceptions import VLLMClientError
@@ -319,13 +331,36 @@ class VLLMJudge(JudgeBase):
             with engine_lock(llm):
                 self.calls += 1
                 return list(llm.chat(
-                    [c.pending.messages for c in calls], [self.params_for(c) for c in calls],
-                    use_tqdm=False, chat_template_kwargs=self._template_kwargs or None,
+                    chats, params, use_tqdm=False, chat_template_kwargs=self._template_kwargs or None,
                 ))  # fmt: skip
         except VLLMClientError as error:
-            if len(calls) == 1:
+            if len(chats) == 1:
                 return [error]
-            return [result for call in calls for result in self._submit(llm, [call])]
+            return [result for chat, p in zip(chats, params) for result in self._chat(llm, [chat], [p])]
+
+    def complete(self, chats: list[Messages], seeds: list[int]) -> list[Completion | str]:
+        """Blocking: any chats (the two-choice questions of `awbench.judging.choice`), one seed each, without
+        the verdict schema; a str says why one got no answer (too long for the context window, refused)."""
+        llm = self.engine()
+        out: list[Completion | str] = []
+        ready: list[tuple[int, Messages, SamplingParams]] = []
+        for chat, seed in zip(chats, seeds, strict=True):
+            tokens = count_chat_tokens(self._tokenizer, chat, self._template_kwargs)
+            if tokens >= self.max_model_len:
+                out.append(f"the judge prompt has {tokens} tokens; the judge's context window is {self.max_model_len}")
+                continue
+            ready.append((len(out), chat, self.sampling_params(tokens, seed)))
+            out.append("")
+        results = self._chat(llm, [c for _, c, _ in ready], [p for _, _, p in ready]) if ready else []
+        for (index, _, _), result in zip(ready, results, strict=True):
+            if isinstance(result, Exception):
+                out[index] = f"the engine refused the judge prompt: {type(result).__name__}: {result}"[:500]
+                continue
+            generated = result.outputs[0]
+            usage = Usage(prompt_tokens=len(result.prompt_token_ids or []), completion_tokens=len(generated.token_ids),
+                          cached_tokens=result.num_cached_tokens)  # fmt: skip
+            out[index] = Completion(generated.text, None, generated.finish_reason, usage)
+        return out
 
     def _answer(self, call: _Call, result: RequestOutput | Exception) -> _Answer:
         if isinstance(result, Exception):

@@ -1,0 +1,272 @@
+"""`awbench turing RUN` (the double-blind Turing test of a run's predictions) and `awbench judges RUN...` (judges'
+Turing results side by side, for choosing one): thin wrappers over `awbench.run.turing` and
+`awbench.analysis.turing`."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from awbench.cli.analysis import JsonFormat
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
+from awbench.cli.errors import pipeline_errors
+from awbench.cli.fitting import FittingTable
+from awbench.cli.options import JUDGE, OUTPUT, Options, command
+from awbench.cli.progress import RichProgress
+from awbench.cli.run_commands import RunArgument, cli_judge_settings
+from awbench.config import JudgeSettings
+from awbench.domains import DOMAIN_LABELS
+
+if TYPE_CHECKING:
+    from awbench.analysis.turing import TuringResult
+
+DEFAULT_TURING_PROMPTS = "turing"
+NOT_FOR_TURING = {"kind": "--judge", "rule_workers": "--rule-workers"}
+
+
+def turing_settings(options: Options) -> JudgeSettings:
+    """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own."""
+    given = options.settings(JUDGE, given_only=True)
+    refused = [option for name, option in NOT_FOR_TURING.items() if name in given]
+    if refused:
+        fail(
+            f"{', '.join(refused)}: the Turing test asks an LLM judge; leave {'it' if len(refused) == 1 else 'them'} out"
+        )
+    if given.get("prompts") == "rubric":
+        fail(
+            "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, or a Qwen-AgentWorld checkout"
+        )
+    settings = cli_judge_settings(None, options)
+    return settings.model_copy(update={"prompts": given.get("prompts", DEFAULT_TURING_PROMPTS)})
+
+
+@command(JUDGE.defaulting_to("awbench run's"), OUTPUT.only("output"))
+def turing(
+    run: RunArgument,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed",
+            help="Seed of where each prediction's real observation is shown (A or B). [default: the run's --seed, else 0]",
+        ),
+    ] = None,
+    both_orders: Annotated[
+        bool, typer.Option("--both-orders", help="Ask each prediction both ways (real as A, then as B).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the calls, tokens and cost still to spend, and spend nothing.")
+    ] = False,
+    fmt: JsonFormat = "table",
+    *,
+    options: Options,
+) -> None:
+    """The double-blind Turing test: for each prediction of RUN, the judge is shown the real observation and the
+    prediction as Response A and B (the real one's place drawn per prediction) and asked which is real. Kept
+    with the run as its own evaluation (turing/<judge id>/), resumable; reports the judge's accuracy, its
+    position bias and the model's fool rate.
+
+    Example: awbench turing my-run --judge-model gpt-5.2-2025-12-11 --max-cost 5
+    """
+    from awbench.judging.choice import ChoiceJudge
+    from awbench.judging.turing import load_turing_prompts
+    from awbench.run.pipeline import run_samples
+    from awbench.run.turing import TuringEvaluation, estimate_turing, read_answers, run_turing, turing_questions
+    from awbench.transport.openai_client import Endpoints
+
+    store = open_run(run, options.values["output"])
+    settings = turing_settings(options)
+    progress = RichProgress()
+    with pipeline_errors():
+        prompts = load_turing_prompts(settings.prompts, settings.template)
+        with user_errors(ValueError):
+            judge = ChoiceJudge(settings, prompts, Endpoints(progress.note))
+        manifest = store.read_manifest()
+        chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
+        questions = turing_questions(
+            judge, run_samples(store, manifest=manifest), store.predictions.load(), chosen_seed, both_orders
+        )
+        if dry_run:
+            cost = estimate_turing(store, judge, questions)
+            price = (
+                f"${cost.cost_usd:.4f}"
+                if cost.cost_usd is not None
+                else "unknown (give --judge-price-in/--judge-price-out)"
+            )
+            console.print(
+                f"dry run: {len(questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt and "
+                f"~{cost.completion_tokens:,} completion tokens; estimated judge cost {price}. Nothing was spent.",
+                highlight=False,
+                soft_wrap=True,
+            )
+            return
+
+        async def ask() -> None:
+            try:
+                await run_turing(store, judge, questions, chosen_seed, progress)
+            finally:
+                await judge.aclose()
+
+        asyncio.run(ask())
+    _print_results([_result(judge.id, [store.name], read_answers(TuringEvaluation(store, judge.id).path))], fmt)
+
+
+def judges(
+    runs: Annotated[
+        list[str],
+        typer.Argument(help="Runs (names under --output, or directories) the judges took the Turing test on."),
+    ],
+    output: OutputOption = Path("results"),
+    fmt: JsonFormat = "table",
+) -> None:
+    """Judges' Turing results on the same runs side by side, ranked by accuracy: position bias, parse
+    failures, cost per 1,000 questions, and where two judges also scored the same predictions with the rubric,
+    their agreement.
+
+    Example: awbench judges my-run other-run
+    """
+    from awbench.analysis.turing import fmt_rate, turing_result
+    from awbench.run.turing import read_answers, turing_evaluations
+
+    stores = [open_run(run, output) for run in runs]
+    answers: dict[str, list[Any]] = {}
+    taken: dict[str, list[str]] = {}
+    models: dict[tuple[str, str], str] = {}  # (run, judge id) -> the judge's model
+    with pipeline_errors():
+        for store in stores:
+            for evaluation in turing_evaluations(store):
+                models[(store.name, evaluation.id)] = evaluation.read_info().settings.model
+                taken.setdefault(evaluation.id, []).append(store.name)
+                answers.setdefault(evaluation.id, []).extend(
+                    a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
+                )
+        if not answers:
+            fail(
+                f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first"
+            )
+        results = sorted(
+            (turing_result(j, taken[j], answers[j]) for j in answers),
+            key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
+        )
+        agreement = _rubric_agreement(stores, [r.judge for r in results], models)
+    if fmt == "json":
+        payload = {"judges": [r.model_dump() for r in results], "rubric_agreement": agreement}
+        import json
+
+        console.print(json.dumps(payload, indent=2), markup=False, highlight=False, soft_wrap=True)
+        return
+    table = FittingTable(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
+    for name in (
+        "judge",
+        "accuracy [95% CI]",
+        "real A",
+        "real B",
+        "A chosen",
+        "parse failures",
+        "questions",
+        "$ / 1,000",
+    ):
+        if name == "judge":
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
+    for r in results:
+        bias = r.position_bias
+        table.add_row(
+            r.judge, fmt_rate(r.accuracy), _pct(bias.real_a.value), _pct(bias.real_b.value), _pct(bias.a_share),
+            str(r.parse_failures), str(r.questions), "–" if r.cost_per_1000 is None else f"{r.cost_per_1000:.2f}",
+        )  # fmt: skip
+    console.print(table)
+    if agreement:
+        agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
+        for name in ("judge A", "judge B", "run"):
+            agree.add_column(name, overflow="fold")
+        for name in ("n", "Spearman"):
+            agree.add_column(name, justify="right", no_wrap=True)
+        for a in agreement:
+            rho = "–" if a["spearman"] is None else f"{a['spearman']:.3f}"
+            agree.add_row(a["judge_a"], a["judge_b"], a["run"], str(a["n"]), rho)
+        console.print(agree)
+
+
+def _rubric_agreement(
+    stores: list[Any], judge_ids: list[str], models: dict[tuple[str, str], str]
+) -> list[dict[str, Any]]:
+    """For each pair of Turing judges on a run, the rubric evaluations of that run by the same two models
+    (`compare`'s judge-vs-judge statistics), when the run has both."""
+    from awbench.analysis.compare import judge_agreement
+    from awbench.analysis.runs import load_run_data
+
+    out = []
+    for store in stores:
+        rubric: dict[str, str] = {}  # model -> the run's first LLM rubric evaluation by it (the primary first)
+        for evaluation in store.evaluations():
+            info = evaluation.read_info()
+            if info.kind == "llm":
+                rubric.setdefault(info.settings.model, evaluation.id)
+        here = [j for j in judge_ids if (store.name, j) in models]
+        pairs = [(a, b) for i, a in enumerate(here) for b in here[i + 1 :]]
+        found = [(a, b, rubric.get(models[(store.name, a)]), rubric.get(models[(store.name, b)])) for a, b in pairs]
+        found = [f for f in found if f[2] and f[3] and f[2] != f[3]]
+        if not found:
+            continue
+        data = load_run_data(store)
+        for a, b, ra, rb in found:
+            assert ra is not None and rb is not None
+            ag = judge_agreement(data, data, ra, rb)
+            out.append({"judge_a": a, "judge_b": b, "run": store.name, "rubric_a": ra, "rubric_b": rb,
+                        "n": ag.n, "spearman": ag.spearman})  # fmt: skip
+    return out
+
+
+def _result(judge_id: str, runs: list[str], answers: list[Any]) -> TuringResult:
+    from awbench.analysis.turing import turing_result
+
+    return turing_result(judge_id, runs, answers)
+
+
+def _print_results(results: list[TuringResult], fmt: str) -> None:
+    from awbench.analysis.turing import fmt_rate
+
+    if fmt == "json":
+        for r in results:
+            console.print(r.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
+        return
+    for r in results:
+        cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
+        table = FittingTable(
+            title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
+            f"{r.parse_failures} without a choice{cost}"
+        )
+        for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):
+            if name == "domain":
+                table.add_column(name, overflow="fold")
+            else:
+                table.add_column(name, justify="right", no_wrap=True)
+        for domain, d in r.domains.items():
+            table.add_row(
+                DOMAIN_LABELS.get(domain, domain), fmt_rate(d.accuracy), fmt_rate(d.fool_rate), str(d.accuracy.n)
+            )
+        table.add_row("Overall", fmt_rate(r.accuracy), fmt_rate(r.fool_rate), str(r.accuracy.n), style="bold")
+        console.print(table)
+        bias = r.position_bias
+        console.print(
+            f"position bias: accuracy {_pct(bias.real_a.value)}% when the real observation is A "
+            f"(n {bias.real_a.n}), {_pct(bias.real_b.value)}% when it is B (n {bias.real_b.n}); "
+            f"A chosen in {_pct(bias.a_share)}% of answers",
+            highlight=False,
+            soft_wrap=True,
+        )
+        if r.parse_failures:
+            err_console.print(f"{r.parse_failures} answers had no choice after every attempt; left out of the rates")
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(turing)
+    app.command()(judges)

@@ -1,0 +1,370 @@
+"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), answered as the reference's choice
+parser reads them (`reference_choice`: the last `\\boxed{A}`/`\\boxed{B}`), kept by key in their own JSONL table.
+The Turing test (`awbench.run.turing`) and pairwise comparison ask through it.
+
+API:
+
+    judge = ChoiceJudge(settings, prompt_set, endpoints)   # JudgeSettings; the PromptSet the messages come from
+    judge.id                                              # "{model}-{prompt set name}-{hash}": an evaluation's name
+    table = answer_table(directory)                       # JsonlTable[ChoiceAnswer] at directory/answers.jsonl
+    questions = [ChoiceQuestion(key=..., messages=[system, user], meta={...})]  # the caller renders the messages
+    judge.estimate(questions, table)                      # CostEstimate of what is not answered yet (--dry-run)
+    await judge.check()                                   # the endpoint or engine works, before anything is spent
+    answers = await judge.ask(questions, table, notes)    # key -> ChoiceAnswer (`choice` "A", "B" or None)
+    await judge.aclose()
+
+`ask` sends only what the table does not hold answered for the same question (`ChoiceAnswer.question`: a hash
+of the judge's identity and the messages, so a changed prompt or setting asks again), appends every attempt's
+outcome to the table as it comes (the last row of a key wins: an interrupted run resumes with its attempts and
+cost), and raises BudgetExhausted (resumable) when `settings.max_cost` would be passed.
+
+Transport: the judge backends' own, not a second one. `--judge-backend openai` sends each call through the
+direct judge's rate-limited client (`LLMJudge.complete`, `LLMJudge.request_body`, its seeds' rule
+`verdict_seed`, its error rules `LLMJudge.failed_call`) or, with `batch`, through the Batch API
+(`awbench.judging.choice_batch`); `--judge-backend vllm` through the in-process engine (`VLLMJudge.complete`).
+Each question has 1 + max_retries calls, shared by transient errors and re-asks of answers without a choice
+(in rounds: every question's next attempt goes out once the round before has come back). `structured`
+(a verdict schema) and `samples` > 1 have no meaning here and are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from awbench.config import JudgeSettings
+from awbench.files import JsonlTable
+from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
+from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
+from awbench.judging.cost import (
+    OUTPUT_TOKENS_PER_VERDICT,
+    CostEstimate,
+    Price,
+    batch_price,
+    call_cost,
+    estimate_prompt_tokens,
+    price_for,
+    tokens_for_chars,
+    usage_cost,
+)
+from awbench.judging.prompts import PromptSet
+from awbench.judging.reference_parsers import reference_choice
+from awbench.judging.verdicts import add_usage, verdict_seed
+from awbench.records import Usage, content_hash
+from awbench.safe_text import clean_text
+from awbench.transport.openai_client import Endpoints, wait_before_retry
+
+__all__ = ["ANSWERS_FILE", "ChoiceAnswer", "ChoiceJudge", "ChoiceQuestion", "answer_table", "read_reply"]
+
+ANSWERS_FILE = "answers.jsonl"
+CHOICE_PARSER = "reference-choice-1"  # part of each question's hash: bump when the parse changes
+
+Messages = list[dict[str, str]]
+Choice = Literal["A", "B"]
+
+
+class ChoiceAnswer(BaseModel):
+    """A question's outcome so far (a row of answers.jsonl; the last of a key wins)."""
+
+    key: str
+    question: str  # hash of the judge's identity, the parser and the messages
+    choice: Choice | None = None
+    raw: str | None = None  # the judge's last answer
+    finish_reason: str | None = None
+    error: str | None = None
+    transient: bool = False  # the error may go away when asked again
+    attempts: int = 0  # calls made, every round included
+    seed: int | None = None  # the last call's
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def settled(self, budget: int) -> bool:
+        """Nothing more to ask: a choice, the budget spent, or an error that asking again cannot fix."""
+        return self.choice is not None or self.attempts >= budget or (self.error is not None and not self.transient)
+
+
+def answer_table(directory: Path) -> JsonlTable[ChoiceAnswer, str]:
+    return JsonlTable(directory / ANSWERS_FILE, ChoiceAnswer, lambda a: a.key)
+
+
+def read_reply(answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool) -> ChoiceAnswer:
+    """A question's answer after one reply: parsed as the reference parses it; usage and cost added up."""
+    usage = add_usage(answer.usage if answer else Usage(), reply.usage)
+    cost = ((answer.cost_usd or 0.0) if answer else 0.0) + reply.cost_usd if priced else None
+    common: dict[str, Any] = {
+        "key": call.question.key,
+        "question": call.hash,
+        "attempts": reply.attempt,
+        "seed": reply.seed,
+        "usage": usage,
+        "cost_usd": cost,
+        "meta": call.question.meta,
+    }
+    if reply.completion is None:
+        return ChoiceAnswer(error=reply.error, transient=reply.transient, **common)
+    raw, _ = clean_text(reply.completion.content)
+    choice = reference_choice(raw or "")
+    cut = reply.completion.finish_reason == "length"
+    error = None
+    if cut:
+        error = "the judge's answer was cut off by its token limit (--judge-max-tokens)"
+    elif choice is None:
+        error = "no choice: neither \\boxed{A} nor \\boxed{B}, nor a lone A or B"
+    return ChoiceAnswer(
+        choice=None if cut else choice,  # an answer that did not end is not taken
+        raw=raw,
+        finish_reason=reply.completion.finish_reason,
+        error=error,
+        transient=error is not None,  # asked again within the budget
+        **common,
+    )
+
+
+class ChoiceJudge:
+    """One judge configuration asking two-choice questions; see the module docstring."""
+
+    def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None) -> None:
+        if settings.structured:
+            raise ValueError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
+        if settings.samples != 1:
+            raise ValueError("--judge-samples: a choice question is asked once (its re-asks are for unusable answers)")
+        self.settings = settings
+        self.prompt_set = prompt_set
+        self.id = llm_judge_id(settings, prompt_set.name, prompt_set.sha256)
+        self.identity = llm_identity(settings, prompt_set.sha256)
+        self.price = price_for(settings.model, settings.price_in, settings.price_out)
+        if settings.max_cost is not None and self.price is None:
+            raise ValueError(
+                f"--max-cost needs the price of judge model {settings.model!r}: "
+                "give --judge-price-in and --judge-price-out (USD per million tokens)"
+            )
+        self.sender = _sender(self, endpoints or Endpoints())
+        self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
+
+    @property
+    def call_price(self) -> Price | None:
+        """What a call costs: the list price, or the Batch API's."""
+        if self.price is None:
+            return None
+        return batch_price(self.price) if self.settings.batch else self.price
+
+    def question_hash(self, question: ChoiceQuestion) -> str:
+        return content_hash({"judge": self.identity, "parser": CHOICE_PARSER, "messages": question.messages})
+
+    def seed(self, question_hash: str, attempt: int) -> int:
+        return verdict_seed(question_hash, 0, attempt)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "prompt_set": self.prompt_set.name,
+            "protocol": self.prompt_set.protocol,
+            "prompt_sha256": self.prompt_set.sha256,
+            "prompt_source": self.prompt_set.source,
+            "parser": CHOICE_PARSER,
+        }
+
+    def pending(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[Call]:
+        """The next call of every question not settled for its current text."""
+        budget = self.settings.max_retries + 1
+        calls = []
+        for question in questions:
+            digest = self.question_hash(question)
+            answer = answers.get(question.key)
+            if answer is not None and answer.question == digest and answer.settled(budget):
+                continue
+            done = answer.attempts if answer is not None and answer.question == digest else 0
+            calls.append(Call(question, digest, done + 1, budget))
+        return calls
+
+    def call_estimate(self, call: Call) -> float:
+        price = self.call_price
+        if price is None:
+            return 0.0
+        return usage_cost(price, estimate_prompt_tokens(call.question.messages), OUTPUT_TOKENS_PER_VERDICT)
+
+    def estimate(self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str]) -> CostEstimate:
+        """First calls of what is still to ask (no re-asks); $0 for the in-process engine."""
+        calls = self.pending(questions, table.load())
+        prompt = sum(estimate_prompt_tokens(c.question.messages) for c in calls)
+        completion = len(calls) * OUTPUT_TOKENS_PER_VERDICT
+        price = self.call_price
+        free = self.settings.backend == "vllm"
+        cost = 0.0 if free else usage_cost(price, prompt, completion) if price else None
+        return CostEstimate(calls=len(calls), prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+
+    async def check(self) -> None:
+        await self.sender.check()
+
+    async def aclose(self) -> None:
+        await self.sender.aclose()
+
+    async def ask(
+        self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str], notes: Notes
+    ) -> dict[str, ChoiceAnswer]:
+        """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold."""
+        self.sender.bind(table.path.parent, notes)
+        answers = table.load()
+        self.spent_usd = sum(a.cost_usd or 0.0 for a in answers.values())
+        wanted = {q.key for q in questions}
+        cap = self.settings.max_cost
+        priced = self.price is not None and self.settings.backend != "vllm"
+        capped = False
+        calls = self.pending(questions, answers)
+        if not calls:  # nothing to ask: nothing is opened or written
+            return {k: a for k, a in answers.items() if k in wanted}
+        with table.appender() as append:
+            while calls:
+                if cap is not None:
+                    affordable, reserved = [], 0.0
+                    for call in calls:
+                        each = self.call_estimate(call)
+                        if self.spent_usd + reserved + each > cap:
+                            capped = True
+                            break
+                        affordable.append(call)
+                        reserved += each
+                    calls = affordable
+                asked = []
+                async for call, reply in self.sender.send(calls):
+                    before = answers.get(call.question.key)
+                    if before is not None and before.question != call.hash:
+                        before = None  # a changed question starts afresh
+                    answer = read_reply(before, call, reply, priced)
+                    self.spent_usd += reply.cost_usd if priced else 0.0
+                    answers[call.question.key] = answer
+                    append(answer)
+                    asked.append(call.question)
+                calls = [] if capped else self.pending(asked, answers)
+        if capped:
+            raise BudgetExhausted(
+                f"judge spend would pass the cap: spent ${self.spent_usd:.4f} of --max-cost ${cap:.4f}"
+            )
+        return {k: a for k, a in answers.items() if k in wanted}
+
+
+# --- Senders ------------------------------------------------------------------------------------------------
+
+
+def _sender(judge: ChoiceJudge, endpoints: Endpoints) -> Sender:
+    backend = judge.settings.backend
+    if backend == "vllm":
+        from awbench.judging.vllm_judge import engine_judge
+
+        return EngineSender(judge, engine_judge(judge.settings, judge.prompt_set))
+    if backend != "openai":
+        raise ValueError(
+            f"--judge-backend {backend}: two-choice questions go through the openai or the vllm judge backend"
+        )
+    from awbench.judging.llm import LLMJudge
+
+    direct = LLMJudge(judge.settings, judge.prompt_set, judge.price, endpoints)
+    if judge.settings.batch:
+        from awbench.judging.choice_batch import BatchSender
+
+        return BatchSender(judge, direct)
+    return HTTPSender(judge, direct)
+
+
+class HTTPSender:
+    """Direct calls through the LLM judge's client, `concurrency` at a time."""
+
+    def __init__(self, judge: ChoiceJudge, direct: Any) -> None:
+        self.judge, self.direct = judge, direct
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        return None
+
+    async def check(self) -> None:
+        await self.direct.check()
+
+    async def aclose(self) -> None:
+        await self.direct.aclose()
+
+    async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
+        queue: asyncio.Queue[Call] = asyncio.Queue()
+        for call in calls:
+            queue.put_nowait(call)
+        results: asyncio.Queue[tuple[Call, Reply] | BaseException | None] = asyncio.Queue()
+
+        async def worker() -> None:
+            try:
+                while not queue.empty():
+                    call = queue.get_nowait()
+                    results.put_nowait((call, await self.one(call)))
+            except Exception as error:  # FatalAPIError, EndpointDown: the consumer raises it
+                results.put_nowait(error)
+            finally:
+                results.put_nowait(None)
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(self.judge.settings.concurrency, len(calls)))]
+        try:
+            running = len(workers)
+            while running:
+                item = await results.get()
+                if item is None:
+                    running -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield item
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    async def one(self, call: Call) -> Reply:
+        """One call; a transient error is tried again (after the server's wait) within the call's attempts."""
+        messages = call.question.messages
+        usage = Usage()
+        for attempt in range(call.first, call.last + 1):
+            seed = self.judge.seed(call.hash, attempt)
+            try:
+                completion = await self.direct.complete(messages, seed)
+            except Exception as error:
+                failed = self.direct.failed_call(error, seed)  # raises what stops the run
+                if failed.transient and attempt < call.last:
+                    await asyncio.sleep(wait_before_retry(error, attempt))
+                    continue
+                return Reply(attempt, seed, error=failed.error, transient=failed.transient, usage=usage)
+            usage = add_usage(usage, completion.usage)
+            cost = 0.0
+            if self.judge.price is not None:
+                chars = len(completion.content or "") + len(completion.reasoning or "")
+                cost = call_cost(
+                    self.judge.price, completion.usage, estimate_prompt_tokens(messages), tokens_for_chars(chars)
+                )
+            return Reply(attempt, seed, completion=completion, usage=usage, cost_usd=cost)
+        raise AssertionError("a call has at least one attempt")
+
+
+class EngineSender:
+    """The in-process vLLM engine: a round's calls in batches of `engine.batch_size`, in a worker thread."""
+
+    def __init__(self, judge: ChoiceJudge, engine_judge: Any) -> None:
+        self.judge, self.engine_judge = judge, engine_judge
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        return None
+
+    async def check(self) -> None:
+        await self.engine_judge.check()
+
+    async def aclose(self) -> None:
+        await self.engine_judge.aclose()
+
+    async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
+        size = self.judge.settings.engine.batch_size
+        for start in range(0, len(calls), size):
+            batch = calls[start : start + size]
+            seeds = [self.judge.seed(c.hash, c.first) for c in batch]
+            results = await asyncio.to_thread(self.engine_judge.complete, [c.question.messages for c in batch], seeds)
+            for call, seed, result in zip(batch, seeds, results, strict=True):
+                if isinstance(result, str):
+                    yield call, Reply(call.first, seed, error=result)
+                else:
+                    yield call, Reply(call.first, seed, completion=result, usage=result.usage)

@@ -1,0 +1,124 @@
+"""The Turing test's questions: one step of a trajectory and two observations, "Response A" and "Response B",
+one the real environment's and one a world model's prediction; which is real? (`awbench turing`, through
+`awbench.judging.choice`).
+
+Prompts: a system prompt per domain and a user template, as the rubric's (`awbench.judging.prompts`):
+
+  turing     the built-in set, `judges/turing/`: `{domain}.md` and `user_template.md` with `{{name}}`
+             placeholders (TURING_PLACEHOLDERS), written for awbench
+  DIR        a directory of that layout
+  CHECKOUT   a Qwen-AgentWorld checkout: its user template `TURING_JUDGE_USER_PROMPT` (fields `{context}`,
+             `{world_model_input}`, `{response_a}`, `{response_b}`), read from `eval/lwm_eval_utils/task_configs.py`
+             without running it, filled as the reference's judge stage fills its own template; the reference
+             has no Turing system prompts, so the built-in set's are used. Never shipped with awbench.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from awbench.domains import DOMAIN_LABELS, DOMAINS
+from awbench.judging.prompts import (
+    REFERENCE_CONFIG,
+    TEMPLATE_FILE,
+    PromptError,
+    PromptSet,
+    check_placeholders,
+    fence,
+    fill,
+    read_prompt,
+    reference_checkout,
+    reference_template,
+    reference_turn,
+    render_history,
+)
+from awbench.judging.reference_parsers import reference_clean
+from awbench.records import Sample
+from awbench.resources import bundled
+from awbench.world_model.messages import judge_history
+from awbench.world_model.parsing import strip_observation_marker
+
+TURING_SET = "turing"
+TURING_PLACEHOLDERS = ("domain_label", "turn", "history", "action", "response_a", "response_b")
+TURING_REQUIRED = ("action", "response_a", "response_b")
+REFERENCE_TURING_TEMPLATE = "TURING_JUDGE_USER_PROMPT"
+REFERENCE_TURING_FIELDS = ("context", "world_model_input", "response_a", "response_b")
+
+Position = Literal["A", "B"]
+Messages = list[dict[str, str]]
+
+
+def load_turing_prompts(prompts: str | None = None, template: str | None = None) -> PromptSet:
+    """`prompts`: None or "turing" (built-in), a directory of our layout, or a reference checkout; `template`
+    overrides the user template of our layout."""
+    if prompts in (None, TURING_SET):
+        return _ours(TURING_SET, bundled(f"judges/{TURING_SET}"), template, source=None)
+    directory = Path(prompts).expanduser()
+    if not directory.is_dir():
+        raise PromptError(f"Turing prompts {prompts!r}: neither the built-in set ({TURING_SET}) nor a directory")
+    checkout = reference_checkout(directory)
+    if checkout is not None:
+        if template:
+            raise PromptError(
+                f"--judge-template cannot be combined with a reference checkout: its Turing template is "
+                f"read from {checkout / REFERENCE_CONFIG}"
+            )
+        user = reference_template(checkout / REFERENCE_CONFIG, REFERENCE_TURING_TEMPLATE, REFERENCE_TURING_FIELDS)
+        system = _ours(TURING_SET, bundled(f"judges/{TURING_SET}"), None, None).system
+        return PromptSet(
+            name="reference-turing",
+            protocol="reference",
+            system=system,
+            user_template=user,
+            source=str(checkout.resolve()),
+        )
+    if any((directory / f"{domain}.md").is_file() for domain in DOMAINS):
+        return _ours("custom-turing", directory, template, source=str(directory.resolve()))
+    raise PromptError(
+        f"no Turing prompts in {directory}: expected {{domain}}.md files (with {TEMPLATE_FILE}), or a "
+        f"Qwen-AgentWorld checkout (with {REFERENCE_CONFIG})"
+    )
+
+
+def _ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
+    system = {domain: read_prompt(directory / f"{domain}.md") for domain in DOMAINS}
+    template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
+    user = read_prompt(template_path)
+    check_placeholders(user, template_path, TURING_PLACEHOLDERS, TURING_REQUIRED)
+    return PromptSet(name=name, system=system, user_template=user, source=source)
+
+
+def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real: Position) -> Messages:
+    """The question for one prediction, the real observation shown as Response `real`."""
+    record = sample.record
+    if prompt_set.protocol == "reference":
+        context, current, truth = reference_turn(record)
+        shown = {"real": reference_clean(truth), "predicted": reference_clean(prediction)}
+        first, second = _ordered(shown, real)
+        user = prompt_set.user_template.format(
+            context=context,
+            world_model_input=current,
+            response_a=f"**Response A:**\n```\n{first}\n```",
+            response_b=f"**Response B:**\n```\n{second}\n```",
+        ).strip()
+    else:
+        shown = {
+            "real": strip_observation_marker(record.ground_truth),
+            "predicted": strip_observation_marker(prediction),
+        }
+        first, second = _ordered(shown, real)
+        values = {
+            "domain_label": DOMAIN_LABELS.get(sample.domain, sample.domain),
+            "turn": str(record.turn_idx),
+            "history": render_history(judge_history(record)),
+            "action": fence(record.action),
+            "response_a": fence(first),
+            "response_b": fence(second),
+        }
+        user = fill(prompt_set.user_template, values)
+    return [{"role": "system", "content": prompt_set.system[sample.domain]}, {"role": "user", "content": user}]
+
+
+def _ordered(shown: dict[str, str], real: Position) -> tuple[str, str]:
+    return (shown["real"], shown["predicted"]) if real == "A" else (shown["predicted"], shown["real"])

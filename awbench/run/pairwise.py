@@ -1,0 +1,216 @@
+"""Pairwise comparison of two runs by an LLM judge: for each sample both runs predicted, which prediction is closer
+to the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
+(`awbench.judging.choice`). The answers are kept outside both runs, never mixed with their rubric scores:
+
+    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
+    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
+
+x and y are the two run names in sorted order, so `compare A B` and `compare B A` share their answers; the judge id
+names the judge's model, settings and prompt set. Questions are keyed `{sample key}|{x or y}`, the run whose
+prediction is Response A; each answer row records the hash of its question's messages, so a changed prediction
+or prompt is asked again and nothing else is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from awbench.files import JsonlTable, write_atomic
+from awbench.judging import Notes
+from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.cost import CostEstimate
+from awbench.judging.pairwise_prompts import pairwise_messages
+from awbench.judging.prompts import PromptSet, Protocol, protocol_request
+from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
+from awbench.run.scoring import GenKey
+from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
+
+PAIRWISE_DIR = "pairwise"
+PAIR_FILE = "pair.json"
+Side = Literal["x", "y"]
+SIDES: tuple[Side, Side] = ("x", "y")
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A run as the pairwise judge sees it: its name, directory and predictions."""
+
+    name: str
+    path: Path
+    predictions: Mapping[GenKey, PredictionRecord]
+
+
+@dataclass(frozen=True)
+class PairedSample:
+    """A sample both runs predicted, with each run's prediction as the judge is shown it, x's first."""
+
+    sample: Sample
+    texts: tuple[str, str]
+
+
+@dataclass
+class Pairing:
+    """Two runs' predictions side by side: what can be compared, and what is left out and why."""
+
+    x: str
+    y: str
+    paired: list[PairedSample]
+    missing: dict[str, int] = field(default_factory=dict)  # run -> samples it has no prediction for
+    failed: dict[str, int] = field(default_factory=dict)  # run -> samples whose generation failed
+
+    def left_out(self) -> list[str]:
+        """One line per run with samples left out: how many, and why."""
+        lines = []
+        for run in (self.x, self.y):
+            missing, failed = self.missing.get(run, 0), self.failed.get(run, 0)
+            reasons = [f"{missing} not predicted"] * bool(missing) + [f"{failed} failed generations"] * bool(failed)
+            if reasons:
+                lines.append(
+                    f"{missing + failed} samples left out: {run} has no prediction there ({', '.join(reasons)})"
+                )
+        return lines
+
+
+def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, protocol: Protocol) -> Pairing:
+    """The samples both runs predicted (generation 0), x being the run whose name sorts first; each prediction as
+    a judge of the prompt set's protocol is shown it (`protocol_request`: none for a failed generation)."""
+    x, y = sorted((a, b), key=lambda run: run.name)
+    pairing = Pairing(x=x.name, y=y.name, paired=[])
+    for sample in samples:
+        texts = []
+        for run in (x, y):
+            prediction = run.predictions.get((sample.key, 0))
+            request = None if prediction is None else protocol_request(protocol, sample, prediction)
+            text = None if request is None else request.prediction
+            if prediction is None:
+                pairing.missing[run.name] = pairing.missing.get(run.name, 0) + 1
+            elif text is None:
+                pairing.failed[run.name] = pairing.failed.get(run.name, 0) + 1
+            texts.append(text)
+        if texts[0] is not None and texts[1] is not None:
+            pairing.paired.append(PairedSample(sample, (texts[0], texts[1])))
+    return pairing
+
+
+def question_key(sample_key: str, first: Side) -> str:
+    return f"{sample_key}|{first}"
+
+
+def pair_directory(output: Path, x: str, y: str, judge_id: str) -> Path:
+    return output / PAIRWISE_DIR / f"{x}__vs__{y}" / judge_id
+
+
+class PairRun(BaseModel):
+    name: str
+    path: str
+
+
+class PairInfo(BaseModel):
+    """pair.json: which two runs, on which data, compared by which judge."""
+
+    schema_version: int = SCHEMA_VERSION
+    x: PairRun
+    y: PairRun
+    data_fingerprint: str
+    judge: JudgeInfo
+
+
+def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuestion]:
+    """Two questions per paired sample: x's prediction as Response A, then y's."""
+    questions = []
+    for paired in pairing.paired:
+        key, (x_text, y_text) = paired.sample.key, paired.texts
+        for first, (a, b) in zip(SIDES, ((x_text, y_text), (y_text, x_text))):
+            questions.append(
+                ChoiceQuestion(
+                    key=question_key(key, first),
+                    messages=pairwise_messages(prompt_set, paired.sample, a, b),
+                    meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
+                )
+            )
+    return questions
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """One pair's questions and where their answers are kept."""
+
+    pairing: Pairing
+    info: PairInfo
+    directory: Path
+    questions: list[ChoiceQuestion]
+
+    @property
+    def table(self) -> JsonlTable[ChoiceAnswer, str]:
+        return answer_table(self.directory)
+
+
+def pair_job(
+    output: Path, a: Contender, b: Contender, samples: list[Sample], fingerprint: str, judge: ChoiceJudge
+) -> PairJob:
+    """What asking `judge` about runs a and b takes; nothing is written yet."""
+    pairing = pair_predictions(samples, a, b, judge.prompt_set.protocol)
+    x, y = sorted((a, b), key=lambda run: run.name)
+    info = PairInfo(
+        x=PairRun(name=x.name, path=str(x.path.resolve())),
+        y=PairRun(name=y.name, path=str(y.path.resolve())),
+        data_fingerprint=fingerprint,
+        judge=JudgeInfo(id=judge.id, kind="llm", settings=judge.settings, described=judge.describe()),
+    )
+    directory = pair_directory(output, pairing.x, pairing.y, judge.id)
+    refuse_run_output("the pairwise answers", directory)
+    return PairJob(pairing, info, directory, pair_questions(pairing, judge.prompt_set))
+
+
+def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
+    """The calls, tokens and cost still to spend on `jobs` (first asks only)."""
+    parts = [judge.estimate(job.questions, job.table) for job in jobs]
+    costs = [part.cost_usd for part in parts]
+    return CostEstimate(
+        calls=sum(part.calls for part in parts),
+        prompt_tokens=sum(part.prompt_tokens for part in parts),
+        completion_tokens=sum(part.completion_tokens for part in parts),
+        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+    )
+
+
+def spent(job: PairJob) -> float:
+    """What the answers kept for `job` cost, earlier runs included."""
+    return sum(answer.cost_usd or 0.0 for answer in job.table.load().values())
+
+
+async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
+    """Every job's answers (question key -> answer), asking what its table does not hold, one pair after the
+    other, each with the pair's directory locked; the judge is checked before the first call. A pair with nothing
+    to ask is only read. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
+    cap leaves after the others' (the judge adds its own table's recorded spend)."""
+    cap = judge.settings.max_cost
+    answers, checked = [], False
+    for index, job in enumerate(jobs):
+        kept = job.table.load()
+        pending = judge.pending(job.questions, kept)
+        if not pending:
+            wanted = {question.key for question in job.questions}
+            answers.append({key: answer for key, answer in kept.items() if key in wanted})
+            continue
+        if not checked:
+            await judge.check()  # before anything is written or spent
+            checked = True
+        if cap is not None:
+            others = sum(spent(other) for i, other in enumerate(jobs) if i != index)
+            judge.settings = judge.settings.model_copy(update={"max_cost": max(cap - others, 0.0)})
+        notes.note(f"{job.pairing.x} vs {job.pairing.y}: {len(pending)} questions to ask ({judge.id})")
+        job.directory.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(job.directory)
+        lock.acquire()
+        try:
+            write_atomic(job.directory / PAIR_FILE, job.info.model_dump_json(indent=2) + "\n")
+            answers.append(await judge.ask(job.questions, job.table, notes))
+        finally:
+            lock.release()
+    return answers

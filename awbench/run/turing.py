@@ -1,0 +1,150 @@
+"""The double-blind Turing test of a run's predictions (`awbench turing RUN`), kept as its own evaluation,
+never mixed with the rubric's:
+
+    turing/<judge id>/turing.json    the judge's settings, its prompts, the seed of the positions
+    turing/<judge id>/answers.jsonl  one row per question and attempt (`awbench.judging.choice`), keyed
+                                     `{sample key}|{generation}|{A or B: where the real observation is shown}`
+    turing/<judge id>/batches.json   with --judge-batch: the batches, for resuming
+
+Each judged prediction (a failed generation has nothing to show and is not asked) is one question: its real
+observation shown as Response A or B, drawn per prediction from the seed (`real_position`), the judge not told;
+`both_orders` asks both ways. Re-running resumes: only what the table does not hold answered is asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from awbench.config import JudgeSettings
+from awbench.files import StoreError, write_atomic
+from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS, Notes, prediction_request
+from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.cost import CostEstimate
+from awbench.judging.turing import Position, turing_messages
+from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
+from awbench.run.store import RunStore
+
+TURING_DIR = "turing"
+INFO_FILE = "turing.json"
+
+
+class TuringInfo(BaseModel):
+    """turing.json: what makes this evaluation what it is."""
+
+    schema_version: int = SCHEMA_VERSION
+    id: str
+    settings: JudgeSettings
+    described: dict[str, Any] = Field(default_factory=dict)  # prompt set, its sha256, the parser
+    seed: int
+    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @field_validator("id")
+    @classmethod
+    def _made_by_awbench(cls, judge_id: str) -> str:
+        if not JUDGE_ID.fullmatch(judge_id):
+            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
+        return judge_id
+
+
+class TuringEvaluation:
+    def __init__(self, store: RunStore, judge_id: str) -> None:
+        self.store, self.id = store, judge_id
+        self.path = store.path / TURING_DIR / judge_id
+        self.info_path = self.path / INFO_FILE
+        self.answers = answer_table(self.path)
+
+    def read_info(self) -> TuringInfo:
+        try:
+            return TuringInfo.model_validate_json(self.info_path.read_bytes())
+        except FileNotFoundError:
+            raise StoreError(f"run {self.store.path} has no Turing test by judge {self.id!r}") from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise StoreError(f"{self.info_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+    def ensure(self, info: TuringInfo) -> None:
+        """turing.json written once, when the evaluation is first asked for (a later seed is recorded too)."""
+        if not self.info_path.exists() or self.read_info().seed != info.seed:
+            self.path.mkdir(parents=True, exist_ok=True)
+            write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+
+
+def turing_evaluations(store: RunStore) -> list[TuringEvaluation]:
+    """Every Turing test of the run, by judge id; an id awbench does not make is refused."""
+    found = sorted(p.parent.name for p in (store.path / TURING_DIR).glob(f"*/{INFO_FILE}"))
+    foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
+    if foreign:
+        raise StoreError(
+            f"{store.path / TURING_DIR}: {foreign[0]!r} is not a judge id awbench makes ({JUDGE_ID_CHARS}): "
+            "this run was not written by awbench, and is not read"
+        )
+    return [TuringEvaluation(store, i) for i in found]
+
+
+def real_position(seed: int, key: str, generation: int) -> Position:
+    """Where a prediction's real observation is shown: a fair coin per prediction, the same for the same seed."""
+    digest = hashlib.sha256(f"{seed}|{key}|{generation}".encode()).digest()
+    return "A" if digest[0] & 1 == 0 else "B"
+
+
+def turing_questions(
+    judge: ChoiceJudge,
+    samples: list[Sample],
+    predictions: dict[tuple[str, int], PredictionRecord],
+    seed: int,
+    both_orders: bool,
+) -> list[ChoiceQuestion]:
+    """One question per judged prediction (two with `both_orders`), in sample and generation order."""
+    by_key: dict[str, list[PredictionRecord]] = {}
+    for record in predictions.values():
+        by_key.setdefault(record.key, []).append(record)
+    questions = []
+    for sample in samples:
+        for record in sorted(by_key.get(sample.key, []), key=lambda r: r.generation):
+            request = prediction_request(sample, record)
+            if request is None:
+                continue
+            positions: tuple[Position, ...] = (
+                ("A", "B") if both_orders else (real_position(seed, sample.key, record.generation),)
+            )
+            for real in positions:
+                questions.append(
+                    ChoiceQuestion(
+                        key=f"{sample.key}|{record.generation}|{real}",
+                        messages=turing_messages(judge.prompt_set, sample, request.prediction, real),
+                        meta={
+                            "sample": sample.key,
+                            "generation": record.generation,
+                            "domain": sample.domain,
+                            "trajectory": sample.record.trajectory_id,
+                            "real": real,
+                        },
+                    )
+                )
+    return questions
+
+
+def estimate_turing(store: RunStore, judge: ChoiceJudge, questions: list[ChoiceQuestion]) -> CostEstimate:
+    return judge.estimate(questions, TuringEvaluation(store, judge.id).answers)
+
+
+async def run_turing(
+    store: RunStore, judge: ChoiceJudge, questions: list[ChoiceQuestion], seed: int, notes: Notes
+) -> dict[str, ChoiceAnswer]:
+    """Ask what is not answered yet (under the run's lock); the evaluation's answers, by question key."""
+    evaluation = TuringEvaluation(store, judge.id)
+    with store.locked(notes.warn):
+        if judge.pending(questions, evaluation.answers.load()):
+            await judge.check()  # before anything is written or spent
+            evaluation.ensure(TuringInfo(id=judge.id, settings=judge.settings, described=judge.describe(), seed=seed))
+        return await judge.ask(questions, evaluation.answers, notes)
+
+
+def read_answers(path: Path) -> list[ChoiceAnswer]:
+    """The answers kept in a Turing evaluation's directory (the last row of each question)."""
+    return list(answer_table(path).load().values())

@@ -1,0 +1,297 @@
+"""`awbench compare A B --pairwise` and `awbench leaderboard --pairwise` against a real local HTTP judge: answers
+asked in both orders, kept outside the runs and resumed, win rates with trajectory-bootstrap intervals, ties where
+the orders disagree, and the Bradley–Terry ranking."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fake_batch_api import FakeBatchAPI
+from fake_openai import FakeOpenAIServer, Reply
+from runs_helpers import MCP, SEARCH, SMALL, cli_app, invoke, make_run, write_data
+from test_pairwise_prompts import write_checkout
+from typer.testing import CliRunner
+
+from awbench.analysis.preference import bradley_terry, elo
+from awbench.judging.choice import ChoiceAnswer
+
+KEY_ENV = "AWBENCH_TEST_PAIRWISE_KEY"
+USAGE = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+WRONG = "nothing like it"
+_SECTION = r"## {}\n\n(`{{3,}})\n(.*?)\n\1\n"
+
+
+def truth_of(key: str) -> str:
+    """The observation `runs_helpers.write_data` gives a sample (marker left out)."""
+    domain, trajectory, turn = key.split("/")
+    return f"{domain} output {trajectory[1:]}.{turn}\nline two"
+
+
+def section(text: str, title: str) -> str:
+    found = re.search(_SECTION.format(re.escape(title)), text, re.S)
+    assert found, title
+    return found.group(2)
+
+
+def knows_the_truth(body: dict) -> Reply:
+    """Picks the response equal to the real observation; when neither or both are, the first position."""
+    user = body["messages"][1]["content"]
+    truth = section(user, "Real observation (ground truth)")
+    choice = "B" if section(user, "Response A") != truth and section(user, "Response B") == truth else "A"
+    return Reply(f"Comparing both with the real output... \\boxed{{{choice}}}", usage=USAGE)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, "sk-test-pairwise")
+
+
+@pytest.fixture
+def results(tmp_path):
+    """oracle predicts every real observation; partial only mcp/m0/1 and search/s0/1; wrong none."""
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    grades = dict.fromkeys(MCP + SEARCH, 3)
+    make_run(out, "oracle", data, grades)
+    right = {"mcp/m0/1", "search/s0/1"}
+    make_run(out, "partial", data, grades, predictions={k: WRONG for k in MCP + SEARCH if k not in right})
+    make_run(out, "wrong", data, grades, predictions=dict.fromkeys(MCP + SEARCH, WRONG))
+    return out
+
+
+def judge_args(server: FakeOpenAIServer | FakeBatchAPI, results: Path, *more: str) -> list[str]:
+    return [
+        "--output", str(results), "--pairwise", "--judge-model", "pair-judge", "--judge-base-url", server.url,
+        "--judge-api-key-env", KEY_ENV, "--judge-price-in", "1", "--judge-price-out", "10", *more,
+    ]  # fmt: skip
+
+
+def snapshot(run: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+
+
+def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
+    before = {run: snapshot(results / run) for run in ("oracle", "partial")}
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = invoke("compare", "oracle", "partial", *judge_args(server, results), "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 10  # 5 samples, both orders
+        c = json.loads(result.stdout)
+        assert list(c) == ["schema_version", "run_a", "run_b", "judge", "prompts", "rows", "answered", "warnings"]
+        rows = {r["name"]: r for r in c["rows"]}
+        # Both predictions equal the truth on mcp/m0/1 and search/s0/1: the judge takes the first position both
+        # times, a tie. MCP: tie, win, win; Search: tie, win.
+        assert [(n, r["n"], r["wins"], r["ties"], r["losses"]) for n, r in rows.items()] == [
+            ("mcp", 3, 2, 1, 0),
+            ("search", 2, 1, 1, 0),
+            ("overall", 5, 3, 2, 0),
+        ]
+        assert rows["mcp"]["win_rate"] == pytest.approx(2.5 / 3) and rows["search"]["win_rate"] == 0.75
+        assert rows["overall"]["win_rate"] == pytest.approx((2.5 / 3 + 0.75) / 2)
+        # Trajectories: MCP m0 = {0.5, 1}, m1 = {1}: resample means 0.75, 5/6 or 1. Search s0 = {0.5}, s1 = {1}:
+        # 0.5, 0.75 or 1. Overall (their mean) is 0.625 with p = 1/16 > 2.5%, 1 with p = 1/16.
+        assert (rows["mcp"]["lo"], rows["mcp"]["hi"]) == (0.75, 1.0)
+        assert (rows["search"]["lo"], rows["search"]["hi"]) == (0.5, 1.0)
+        assert (rows["overall"]["lo"], rows["overall"]["hi"]) == (0.625, 1.0)
+        assert c["answered"] == {
+            "questions": 10,
+            "unanswered": 0,
+            "first_position": 0.7,
+            "cost_usd": pytest.approx(0.02),
+        }
+        assert (c["run_a"], c["run_b"], c["warnings"]) == ("oracle", "partial", [])
+        assert c["judge"].startswith("pair-judge-pairwise-") and c["prompts"].startswith("pairwise@")
+
+        # Kept outside both runs, keyed by the two runs (sorted) and the judge; the runs are untouched.
+        directory = results / "pairwise" / "oracle__vs__partial" / c["judge"]
+        rows_on_disk = [
+            ChoiceAnswer.model_validate_json(line) for line in (directory / "answers.jsonl").read_text().splitlines()
+        ]
+        assert sorted(a.key for a in rows_on_disk) == sorted(f"{k}|{s}" for k in MCP + SEARCH for s in "xy")
+        pair = json.loads((directory / "pair.json").read_text())
+        assert (pair["x"]["name"], pair["y"]["name"], pair["judge"]["id"]) == ("oracle", "partial", c["judge"])
+        assert {run: snapshot(results / run) for run in ("oracle", "partial")} == before
+
+        # Resumed, and the same answers read from B's side: nothing is asked again.
+        again = invoke("compare", "partial", "oracle", *judge_args(server, results), "--format", "json")
+        assert again.exit_code == 0, again.output
+        assert len(server.requests) == 10
+        overall = json.loads(again.stdout)["rows"][-1]
+        assert (overall["wins"], overall["ties"], overall["losses"]) == (0, 2, 3)
+        assert overall["win_rate"] == pytest.approx(1 - (2.5 / 3 + 0.75) / 2)
+
+
+def test_a_judge_that_always_picks_the_first_position_gives_only_ties(results):
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}", usage=USAGE)) as server:
+        result = invoke("compare", "oracle", "wrong", *judge_args(server, results), "--format", "json")
+    assert result.exit_code == 0, result.output
+    c = json.loads(result.stdout)
+    overall = c["rows"][-1]
+    assert (overall["n"], overall["wins"], overall["ties"], overall["losses"], overall["win_rate"]) == (5, 0, 5, 0, 0.5)
+    assert overall["too_few"] and overall["lo"] is None  # 4 trajectories: too few for an interval
+    assert c["answered"]["first_position"] == 1.0
+
+
+def test_the_table_fits_80_columns(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = CliRunner().invoke(
+            cli_app(), ["compare", "oracle", "wrong", *judge_args(server, results)], env={"COLUMNS": "80"}
+        )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "│ Overall │ 5 │      5 │    0 │      0 │     100.0% │ too few to tell │" in lines
+    words = " ".join(result.stdout.split())
+    assert "10 questions, 10 with a choice: Response A chosen in 50.0% (50% = no position bias); cost $0.02" in words
+
+
+def test_unreadable_answers_are_re_asked_then_left_out(results):
+    with FakeOpenAIServer(responder=lambda body: Reply("I cannot tell.", usage=USAGE)) as server:
+        result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--judge-max-retries", "1"))
+    assert result.exit_code == 1
+    assert len(server.requests) == 20  # each question asked twice
+    assert "10 of 10 questions have no choice" in result.output
+    assert "nothing compared: no sample of oracle and wrong has a choice in both orders" in result.output
+
+
+def test_failed_generations_are_counted_not_compared(tmp_path):
+    data = write_data(tmp_path / "data", SMALL)
+    out = tmp_path / "results"
+    make_run(out, "oracle", data, dict.fromkeys(MCP + SEARCH, 3))
+    make_run(out, "flaky", data, {**dict.fromkeys(MCP + SEARCH, 3), "mcp/m1/1": None})
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = invoke("compare", "oracle", "flaky", *judge_args(server, out), "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 8
+    c = json.loads(result.stdout)
+    assert c["warnings"] == ["1 samples left out: flaky has no prediction there (1 failed generations)"]
+    assert c["rows"][-1]["n"] == 4
+
+
+def test_dry_run_spends_nothing_and_options_need_pairwise(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--dry-run"))
+        assert result.exit_code == 0, result.output
+        assert server.requests == []
+    assert result.stdout.startswith("dry run: 1 pairs, 10 questions; 10 judge calls, ~")
+    assert "Nothing was spent." in result.stdout
+    refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--judge-model", "x")
+    assert refused.exit_code == 2
+    assert "--judge-model applies only with --pairwise" in refused.output
+    refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--pairwise", "--judge-prompts", "rubric")
+    assert refused.exit_code == 2 and "--judge-prompts rubric is the rubric's prompt set" in refused.output
+    refused = invoke("leaderboard", str(results), "--pairwise", "--ci")
+    assert refused.exit_code == 2 and "--ci: not with --pairwise" in refused.output
+
+
+def test_the_reference_template_is_used_with_a_checkout(results, tmp_path):
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{B}", usage=USAGE)) as server:
+        result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--judge-prompts", str(checkout)))
+        assert result.exit_code == 0, result.output
+        user = server.requests[0]["messages"][1]["content"]
+    assert "Which of the two answers below is nearer to the true output?" in user  # the checkout's template
+    assert "**Response A:**\n```\n" in user and "**Ground Truth (Real Output):**\n```\n" in user
+    assert "pair-judge-pairwise-reference-" in result.stdout
+
+
+def test_bradley_terry_leaderboard_over_three_runs(results, any_trajectories):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = invoke("leaderboard", str(results), *judge_args(server, results), "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 30  # 3 pairs x 5 samples x 2 orders
+        again = invoke("leaderboard", "oracle", "partial", "wrong", *judge_args(server, results), "--format", "json")
+        assert len(server.requests) == 30  # every answer kept
+    board = json.loads(result.stdout)
+    assert list(board) == ["schema_version", "judge", "prompts", "rows", "pairs", "answered", "warnings"]
+    assert list(board["rows"][0]) == ["run", "rank", "rating", "lo", "hi", "n", "wins", "ties", "losses"]
+    assert json.loads(again.stdout)["rows"] == board["rows"]
+    assert [r["run"] for r in board["rows"]] == ["oracle", "partial", "wrong"]
+    # Overall win rates (mean of MCP and Search): oracle-partial (5/6 + 3/4) / 2; oracle-wrong 1; partial-wrong:
+    # MCP win, tie, tie = 2/3, Search win, tie = 3/4. Each pair compared 5 samples.
+    rates = {
+        ("oracle", "partial"): (2.5 / 3 + 0.75) / 2,
+        ("oracle", "wrong"): 1.0,
+        ("partial", "wrong"): (2 / 3 + 0.75) / 2,
+    }
+    assert {(p["a"], p["b"]): p["result"]["win_rate"] for p in board["pairs"]} == pytest.approx(rates)
+    names = ["oracle", "partial", "wrong"]
+    won, games = np.zeros((3, 3)), np.zeros((3, 3))
+    for (a, b), rate in rates.items():
+        i, j = names.index(a), names.index(b)
+        won[i, j], won[j, i], games[i, j], games[j, i] = 5 * rate, 5 * (1 - rate), 5, 5
+    expected = elo(bradley_terry(won, games))
+    assert [r["rating"] for r in board["rows"]] == pytest.approx(list(expected), abs=1e-6)
+    assert all(r["lo"] <= r["rating"] <= r["hi"] for r in board["rows"])
+    assert [(r["n"], r["wins"], r["ties"], r["losses"]) for r in board["rows"]] == [
+        (10, 8, 2, 0),
+        (10, 2, 5, 3),
+        (10, 0, 3, 7),
+    ]
+
+
+def test_the_leaderboard_table_fits_80_columns(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        result = CliRunner().invoke(
+            cli_app(), ["leaderboard", str(results), *judge_args(server, results)], env={"COLUMNS": "80"}
+        )
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    ranks = [line.split("│")[1:3] for line in lines if line.startswith("│") and line.split("│")[1].strip().isdigit()]
+    assert [(rank.strip(), run.strip()) for rank, run in ranks] == [("1", "oracle"), ("2", "partial"), ("3", "wrong")]
+    assert "│ oracle  │ wrong   │ 5 │    0 │     100.0% │ too few to tell │" in lines
+
+
+def test_max_cost_covers_every_pair_and_resumes(results):
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        capped = invoke("leaderboard", str(results), *judge_args(server, results, "--max-cost", "0.05"))
+        assert capped.exit_code == 1, capped.output
+        assert "judge spend would pass the cap" in capped.output
+        asked = len(server.requests)
+        tables = list((results / "pairwise").rglob("answers.jsonl"))
+        answers = [ChoiceAnswer.model_validate_json(line) for t in tables for line in t.read_text().splitlines()]
+        assert 0 < asked < 30 and len(answers) == asked
+        assert sum(a.cost_usd or 0 for a in answers) <= 0.05  # over all pairs together
+        done = invoke("leaderboard", str(results), *judge_args(server, results), "--format", "json")
+        assert done.exit_code == 0, done.output
+        assert len(server.requests) == 30  # only what was not answered
+    assert json.loads(done.stdout)["answered"]["cost_usd"] == pytest.approx(0.06)
+
+
+def test_runs_no_answer_links_cannot_be_ranked(results):
+    with FakeOpenAIServer(responder=lambda body: Reply("No idea.", usage=USAGE)) as server:
+        result = invoke("leaderboard", str(results), *judge_args(server, results, "--judge-max-retries", "0"))
+        assert len(server.requests) == 30
+    assert result.exit_code == 1
+    assert "no comparisons link partial, wrong to oracle: they cannot be ranked together" in result.output
+
+
+def test_the_batch_api_judges_pairs_at_half_price(results):
+    with FakeBatchAPI(responder=knows_the_truth) as api:
+        args = [*judge_args(api, results), "--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json"]
+        result = invoke("compare", "oracle", "partial", *args)
+        assert result.exit_code == 0, result.output
+        assert len(api.created) == 1  # one batch of the 10 questions
+    c = json.loads(result.stdout)
+    assert c["rows"][-1]["win_rate"] == pytest.approx((2.5 / 3 + 0.75) / 2)
+    assert c["answered"]["cost_usd"] == pytest.approx(0.01)  # 10 calls at half of $0.002
+    assert (results / "pairwise" / "oracle__vs__partial" / c["judge"] / "batches.json").is_file()
+
+
+def test_answers_are_never_written_inside_a_run(results):
+    run = results / "oracle"
+    before = snapshot(run)
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        args = judge_args(server, results)
+        args[args.index("--output") + 1] = str(run)
+        refused = invoke("compare", str(run), str(results / "wrong"), *args)
+        assert server.requests == []
+    assert refused.exit_code == 2
+    assert f"the pairwise answers {run}/pairwise/oracle__vs__wrong/" in refused.output
+    assert f"lies inside the run directory {run.resolve()}" in " ".join(refused.output.split())
+    assert snapshot(run) == before

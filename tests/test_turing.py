@@ -1,0 +1,298 @@
+"""`awbench turing RUN` and `awbench judges RUN...` end to end: real runs of the bundled sample, judges that are
+real local HTTP servers (tests/fake_openai.py) answering as scripted, exact numbers."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_batch_api import FakeBatchAPI
+from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import verdict_text
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.config import DataSettings
+from awbench.data.dataset import load_samples
+from awbench.judging.turing import load_turing_prompts, turing_messages
+from awbench.run.turing import real_position
+from awbench.world_model.parsing import strip_observation_marker
+
+runner = CliRunner()
+KEY_ENV = "AWBENCH_TEST_TURING_KEY"
+USAGE = {"prompt_tokens": 2000, "completion_tokens": 100, "total_tokens": 2100}
+
+
+def invoke(*args: object) -> Any:
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test-turing")
+
+
+@pytest.fixture(scope="module")
+def truths() -> dict[str, set[str]]:
+    """What precedes the two responses in a sample's question -> the real observations shown after it (the
+    sample data holds one step twice, `android/4/3` and `android/4/3#2`, with two real observations)."""
+    prompts = load_turing_prompts()
+    out: dict[str, set[str]] = {}
+    for sample in load_samples(DataSettings(source="sample")).samples:
+        user = turing_messages(prompts, sample, "x", "A")[1]["content"]
+        out.setdefault(user.split("## Response A")[0], set()).add(strip_observation_marker(sample.record.ground_truth))
+    return out
+
+
+def block(content: str, name: str) -> str:
+    """The fenced text of Response `name` in a question of the built-in template."""
+    start = content.index(f"## Response {name}\n\n", content.index("## Current action")) + len("## Response A\n\n")
+    marks = content[start : content.index("\n", start)]
+    end = content.index(f"\n{marks}\n", start + len(marks))
+    return content[start + len(marks) + 1 : end]
+
+
+def knowing(truths: dict[str, set[str]]) -> Any:
+    """A judge that knows the real observation: it names the response that is it (A when both are)."""
+
+    def answer(body: dict) -> Reply:
+        user = body["messages"][1]["content"]
+        real = truths[user.split("## Response A")[0]]
+        return Reply("Comparing both... \\boxed{A}" if block(user, "A") in real else "So: \\boxed{B}", usage=USAGE)
+
+    return answer
+
+
+def always_a(body: dict) -> Reply:
+    return Reply("Response A looks real. \\boxed{A}", usage=USAGE)
+
+
+def make_run(out: Path, name: str, model: str) -> None:
+    result = invoke("infer", "--model", model, "--data", "sample", "--run-name", name, "--output", out)
+    assert result.exit_code == 0, result.output
+
+
+def turing(out: Path, run: str, server: FakeOpenAIServer | FakeBatchAPI, *extra: object, model: str = "judge-x") -> Any:
+    return invoke(
+        "turing", run, "--output", out, "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV,
+        "--judge-model", model, "--judge-price-in", "1", "--judge-price-out", "10", *extra,
+    )  # fmt: skip
+
+
+def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path, truths: dict[str, set[str]]) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeOpenAIServer(responder=knowing(truths)) as server:
+        result = turing(tmp_path, "lo", server, "--format", "json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        # 65 samples, 13 of them first turns, where the last-observation baseline predicts nothing: not asked.
+        assert len(server.requests) == 52 and report["questions"] == 52
+        assert report["accuracy"]["value"] == 100.0 and report["fool_rate"]["value"] == 0.0
+        assert {d: r["accuracy"]["value"] for d, r in report["domains"].items()} == dict.fromkeys(
+            ["mcp", "search", "terminal", "swe", "android", "web", "os"], 100.0
+        )
+        assert report["parse_failures"] == 0
+        # Cost: 52 calls of 2,000 prompt tokens at $1/M and 100 completion tokens at $10/M.
+        assert report["cost_usd"] == pytest.approx(52 * 0.003)
+        assert report["cost_per_1000"] == pytest.approx(3.0)
+        # Double-blind: the real one's place is drawn per prediction from the seed, and the request says nothing else.
+        answers = [json.loads(line) for line in (tmp_path / "lo" / "turing").glob("*/answers.jsonl").__next__().open()]
+        places = {a["meta"]["sample"]: a["meta"]["real"] for a in answers}
+        assert places == {key: real_position(0, key, 0) for key in places}
+        assert report["position_bias"]["real_a"]["n"] == sum(p == "A" for p in places.values()) == 25
+        assert all(set(r) == {"model", "messages", "temperature", "seed", "max_tokens"} for r in server.requests)
+        assert not (tmp_path / "lo" / "judges").exists()  # its own evaluation, not a rubric one
+
+        # Resumed: nothing asked again, the same report.
+        again = turing(tmp_path, "lo", server, "--format", "json")
+        assert again.exit_code == 0 and len(server.requests) == 52
+        assert json.loads(again.stdout) == report
+
+
+def test_a_judge_that_always_answers_a_is_at_chance_and_its_bias_shows(tmp_path: Path, any_trajectories: None) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeOpenAIServer(responder=always_a) as server:
+        result = turing(tmp_path, "lo", server, "--both-orders", "--format", "json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert len(server.requests) == 104 and report["questions"] == 104
+        assert report["accuracy"]["value"] == 50.0 and report["fool_rate"]["value"] == 50.0
+        assert all(r["accuracy"]["value"] == 50.0 for r in report["domains"].values())
+        # Each prediction counts once (the mean of its two answers, 0.5): no spread, a zero-width interval.
+        assert (report["accuracy"]["low"], report["accuracy"]["high"]) == (50.0, 50.0)
+        bias = report["position_bias"]
+        assert (bias["real_a"]["value"], bias["real_b"]["value"], bias["a_share"]) == (100.0, 0.0, 100.0)
+        assert (bias["real_a"]["n"], bias["real_b"]["n"]) == (52, 52)
+
+        table = turing(tmp_path, "lo", server)
+        assert table.exit_code == 0 and len(server.requests) == 104
+        assert "Overall" in table.output and "50.0 [50.0, 50.0]" in table.output
+        assert (
+            "accuracy 100.0% when the real observation is A (n 52), 0.0% when it is B (n 52); A chosen in 100.0%"
+            in (" ".join(table.output.split()))
+        )
+
+
+def test_predictions_equal_to_the_real_observation_fool_the_judge_half_the_time(
+    tmp_path: Path, truths: dict[str, set[str]]
+) -> None:
+    make_run(tmp_path, "oracle", "baseline:oracle")
+    with FakeOpenAIServer(responder=knowing(truths)) as server:
+        result = turing(tmp_path, "oracle", server, "--both-orders", "--format", "json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert report["questions"] == 130
+        assert report["fool_rate"]["value"] == 50.0 and report["accuracy"]["value"] == 50.0
+
+
+def test_unparseable_answers_are_reasked_then_counted_as_parse_failures(tmp_path: Path) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeOpenAIServer(responder=lambda body: Reply("I cannot decide.", usage=USAGE)) as server:
+        result = turing(tmp_path, "lo", server, "--judge-max-retries", "1", "--format", "json")
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert len(server.requests) == 104  # two attempts each
+        assert (report["questions"], report["parse_failures"]) == (52, 52)
+        assert report["accuracy"]["value"] is None
+
+
+def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
+    """The checkout's TURING_JUDGE_USER_PROMPT (a fixture in our words, the reference's layout), read at run time."""
+    checkout = tmp_path / "checkout"
+    (checkout / "prompts").mkdir(parents=True)
+    (checkout / "eval" / "lwm_eval_utils").mkdir(parents=True)
+    (checkout / "eval" / "lwm_eval_utils" / "task_configs.py").write_text(
+        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n'
+        'TURING_JUDGE_USER_PROMPT = """{context}\n\n{world_model_input}\n\nWhich is real?\n\n{response_a}\n\n'
+        '{response_b}\n\nAnswer in \\\\boxed{{}}."""\n'
+    )
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    samples = {s.key: s for s in load_samples(DataSettings(source="sample")).samples}
+    with FakeOpenAIServer(responder=always_a) as server:
+        result = turing(tmp_path, "lo", server, "--judge-prompts", checkout, "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["judge"].startswith("judge-x-reference-turing-")
+        web = next(r for r in server.requests if "# Current Turn:\n\n" in r["messages"][1]["content"])
+        user = web["messages"][1]["content"]
+        assert user.endswith("Answer in \\boxed{}.") and "Which is real?" in user
+        assert re.search(r"\*\*Response A:\*\*\n```\n", user) and re.search(r"\*\*Response B:\*\*\n```\n", user)
+        assert web["messages"][0]["content"].startswith("# Turing test: ")  # our system prompts
+    answers_dir = next((tmp_path / "lo" / "turing").glob("judge-x-reference-turing-*"))
+    first = json.loads((answers_dir / "answers.jsonl").read_text().splitlines()[0])
+    sample = samples[first["meta"]["sample"]]
+    assert sample.record.current_prompt or sample.record.prompt  # the turn the question was rendered from
+
+
+def test_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    result = invoke("turing", "lo", "--output", tmp_path, "--judge", "rules")
+    assert result.exit_code == 2 and "--judge: the Turing test asks an LLM judge" in " ".join(result.output.split())
+    result = invoke("turing", "lo", "--output", tmp_path, "--judge-prompts", "rubric")
+    assert result.exit_code == 2 and "rubric's prompt set" in " ".join(result.output.split())
+    result = invoke("turing", "lo", "--output", tmp_path, "--judge-structured", "--judge-model", "m")
+    assert result.exit_code == 2 and "--judge-structured" in result.output
+    result = invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run")
+    assert result.exit_code == 0 and "dry run: 52 questions; 52 judge calls" in " ".join(result.output.split())
+    assert not (tmp_path / "lo" / "turing").exists()
+
+
+def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_trajectories: None) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeOpenAIServer(responder=knowing(truths)) as knows, FakeOpenAIServer(responder=always_a) as biased:
+        assert turing(tmp_path, "lo", knows, "--both-orders", model="judge-knows").exit_code == 0
+        assert turing(tmp_path, "lo", biased, "--both-orders", model="judge-biased").exit_code == 0
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
+    assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
+    assert report["judges"][1]["position_bias"]["a_share"] == 100.0
+    assert report["judges"][0]["cost_per_1000"] == pytest.approx(3.0)
+    assert report["rubric_agreement"] == []  # neither judge scored the run with the rubric
+    table = invoke("judges", "lo", "--output", tmp_path)
+    assert table.exit_code == 0
+    lines = [line for line in table.output.splitlines() if "judge-" in line]
+    assert "judge-knows" in lines[0] and "judge-biased" in lines[1]
+
+
+def rubric(body: dict) -> Reply:
+    """A rubric verdict whose scores follow the length of the question: two such judges agree exactly."""
+    level = 1 + len(body["messages"][1]["content"]) % 5
+    scores = dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), level)
+    return Reply(verdict_text(scores), usage=USAGE)
+
+
+def test_judges_rubric_agreement_where_both_scored_the_same_predictions(
+    tmp_path: Path, truths: dict[str, set[str]]
+) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+
+    def both(turing_answer: Any) -> Any:
+        return lambda body: (turing_answer if "Turing test" in body["messages"][0]["content"] else rubric)(body)
+
+    with (
+        FakeOpenAIServer(responder=both(knowing(truths))) as knows,
+        FakeOpenAIServer(responder=both(always_a)) as biased,
+    ):
+        for server, model in ((knows, "judge-knows"), (biased, "judge-biased")):
+            assert turing(tmp_path, "lo", server, model=model).exit_code == 0
+            judged = invoke(
+                "judge", "lo", "--output", tmp_path, "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV,
+                "--judge-model", model, "--judge", "llm",
+            )  # fmt: skip
+            assert judged.exit_code in (0, 1), judged.output  # 1: the failed first turns exceed the tolerated rate
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    (agreement,) = json.loads(result.stdout)["rubric_agreement"]
+    assert agreement["judge_a"].startswith("judge-knows-turing-") and agreement["rubric_a"].startswith(
+        "judge-knows-rubric-"
+    )
+    assert agreement["judge_b"].startswith("judge-biased-turing-") and agreement["rubric_b"].startswith(
+        "judge-biased-rubric-"
+    )
+    assert (agreement["n"], agreement["spearman"]) == (52, 1.0)
+    table = invoke("judges", "lo", "--output", tmp_path)
+    assert "Rubric agreement where two judges scored the same predictions" in table.output
+
+
+def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_trajectories: None) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    assert invoke("judge", "lo", "--output", tmp_path, "--judge", "rules").exit_code in (0, 1)
+    with FakeOpenAIServer(responder=always_a) as server:
+        assert turing(tmp_path, "lo", server, "--both-orders").exit_code == 0
+    shown = invoke("show", "lo", "--output", tmp_path)
+    assert shown.exit_code == 0
+    line = " ".join(shown.output.split())
+    assert re.search(
+        r"Turing test by judge judge-x-turing-\w+ \(104 questions\): judge accuracy 50\.0 \[50\.0, 50\.0\]%, "
+        r"model fool rate 50\.0 \[50\.0, 50\.0\]%",
+        line,
+    )
+    (test,) = json.loads(invoke("show", "lo", "--output", tmp_path, "--format", "json").stdout)["turing"]
+    assert (test["accuracy"]["value"], test["fool_rate"]["value"], test["questions"]) == (50.0, 50.0, 104)
+    board = json.loads(invoke("leaderboard", "--output", tmp_path, "--format", "json").stdout)
+    assert [(t["run"], t["fool_rate"]["value"]) for t in board["turing"]] == [("lo", 50.0)]
+    table = invoke("leaderboard", "--output", tmp_path)
+    assert "Turing tests" in table.output and "50.0 [50.0, 50.0]" in table.output
+    report = tmp_path / "report.html"
+    assert invoke("report", tmp_path, "--out", report).exit_code == 0
+    html = report.read_text()
+    assert 'id="leaderboard-turing"' in html and "<td>50.0 [50.0, 50.0]</td>" in html
+
+
+def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeBatchAPI(responder=knowing(truths)) as api:
+        common = ("--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json")
+        # Each call is estimated at its prompt and 1,500 completion tokens at the batch price: $0.1 buys 11 of the 52 questions (their prompts are long), then it stops.
+        capped = turing(tmp_path, "lo", api, *common, "--max-cost", "0.1")
+        assert capped.exit_code == 1 and "--max-cost" in capped.output and "resumable" in capped.output
+        assert len(api.uploaded_lines()) == 11
+        result = turing(tmp_path, "lo", api, *common)
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert len(api.uploaded_lines()) == 52 and report["accuracy"]["value"] == 100.0
+        assert report["cost_usd"] == pytest.approx(52 * 0.0015)  # half the list price
