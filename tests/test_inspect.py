@@ -1,0 +1,206 @@
+"""AgentWorldBench in inspect_ai: the real inspect_ai, its `openai/...` provider pointed at local servers (the
+candidate and the judge), on a few samples of the bundled sample. The scores inspect reports equal those of
+awbench's own run of the same answers, and `awbench import` makes the same run from the log."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from typer.testing import CliRunner
+
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
+from awbench.domains import DIMENSIONS, DOMAINS
+
+if os.environ.get("AWBENCH_REQUIRE_INSPECT") == "1":
+    import inspect_ai
+else:
+    inspect_ai = pytest.importorskip(
+        "inspect_ai", reason="inspect_ai is not installed (pip install '.[inspect]'; AWBENCH_REQUIRE_INSPECT=1 fails)"
+    )
+
+from inspect_ai.log import read_eval_log  # noqa: E402
+
+from awbench.cli import app  # noqa: E402
+from awbench.interop.inspect_task import agentworldbench  # noqa: E402
+from awbench.run import pipeline  # noqa: E402
+from awbench.run.store import RunStore  # noqa: E402
+
+LIMIT = 1  # per domain: 7 samples
+
+
+def digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def candidate(body: dict) -> Reply:
+    """A world model whose answer depends only on the messages: a quarter of them empty (failed generations)."""
+    action = body["messages"][-1]["content"]
+    if digest(action)[0] % 4 == 0:
+        return Reply("")
+    return Reply(f"<think>the command is clear</think>\n**Environment Observation:**\nran {action[:60]!r}")
+
+
+def judge(body: dict) -> Reply:
+    """A judge whose verdict depends only on the prompt it is sent: the same prompt, the same verdict."""
+    prompt = "".join(m["content"] for m in body["messages"])
+    code = digest(prompt)
+    scores = {d: 1 + code[i] % 5 for i, d in enumerate(DIMENSIONS)}
+    return Reply(json.dumps({"strengths": ["plausible"], "weaknesses": ["made up"], "scores": scores}))
+
+
+@pytest.fixture
+def servers(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with FakeOpenAIServer(responder=candidate) as model, FakeOpenAIServer(responder=judge) as judge_server:
+        yield model, judge_server
+
+
+def inspect_eval(model_url: str, log_dir: Path, **task_args):
+    task = agentworldbench(data="sample", limit=LIMIT, **task_args)
+    [log] = inspect_ai.eval(
+        task,
+        model="openai/candidate",
+        model_base_url=model_url,
+        log_dir=str(log_dir),
+        display="none",
+        max_retries=1,
+        timeout=30,
+    )
+    assert log.status == "success", log.error
+    return log
+
+
+def awbench_run(tmp_path: Path, model_url: str, judge_settings: JudgeSettings):
+    config = RunConfig(
+        run_name="own",
+        output=tmp_path / "results",
+        data=DataSettings(source="sample", limit=LIMIT),
+        model=ModelSettings(model="candidate", backend="openai", base_urls=[model_url]),
+        judge=judge_settings,
+    )
+    return asyncio.run(pipeline.run(config)).scores
+
+
+def metrics(log) -> dict[str, float]:
+    [score] = log.results.scores
+    return {name: m.value for name, m in score.metrics.items()}
+
+
+def test_llm_judge_scores_equal_awbench_own_run_and_the_log_imports(servers, tmp_path):
+    model, judge_server = servers
+    log = inspect_eval(
+        model.url, tmp_path / "logs", judge_model="openai/judge", judge_base_url=judge_server.url, judge_max_retries=1
+    )
+    judge_calls = len(judge_server.requests)
+    own = awbench_run(tmp_path, model.url, JudgeSettings(model="judge", base_url=judge_server.url, max_retries=1))
+
+    # awbench's run sent the judge exactly the prompts inspect's scorer sent
+    assert judge_calls == len(judge_server.requests) - judge_calls > 0
+    assert [r["messages"] for r in judge_server.requests[:judge_calls]] == [
+        r["messages"] for r in judge_server.requests[judge_calls:]
+    ] or sorted(json.dumps(r["messages"]) for r in judge_server.requests[:judge_calls]) == sorted(
+        json.dumps(r["messages"]) for r in judge_server.requests[judge_calls:]
+    )
+    expected = {"overall": own.overall, **{d: row.score for d, row in own.domains.items()}}
+    assert set(expected) == {"overall", *DOMAINS}
+    assert metrics(log) == pytest.approx(expected)
+    assert own.failed > 0  # the empty answers are in the numbers, scored 0, in both
+
+    # each sample shows its verdict
+    samples = {s.id: s for s in log.samples}
+    assert len(samples) == 7
+    for sample in samples.values():
+        [score] = sample.scores.values()
+        prediction = score.metadata["prediction"]
+        if prediction["status"] == "ok":
+            assert score.explanation.startswith("score ")
+            assert "strength: plausible" in score.explanation
+            assert score.value == score.metadata["judgment"]["score"]
+        else:
+            assert score.explanation.startswith("failed generation (empty)")
+            assert score.value == 0.0
+
+    # the log imports as a run whose scores are awbench's own
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    result = CliRunner().invoke(
+        app, ["import", str(log_file), "--run-name", "from-inspect", "--output", str(tmp_path / "results")]
+    )
+    assert result.exit_code == 0, result.output
+    imported = RunStore(tmp_path / "results" / "from-inspect")
+    scores = json.loads((imported.path / "scores.json").read_text())
+    assert scores["overall"] == pytest.approx(own.overall)
+    assert {d: row["score"] for d, row in scores["domains"].items()} == pytest.approx(
+        {d: row.score for d, row in own.domains.items()}
+    )
+    manifest = imported.read_manifest()
+    assert manifest.config.model.model == "openai/candidate"
+    assert manifest.primary_judge == RunStore(tmp_path / "results" / "own").read_manifest().primary_judge
+
+    # ranked beside awbench's own run
+    board = CliRunner().invoke(app, ["leaderboard", "--output", str(tmp_path / "results"), "--format", "json"])
+    assert board.exit_code == 0, board.output
+    rows = [row for group in json.loads(board.stdout)["groups"] for row in group["rows"]]
+    assert {row["run"] for row in rows} == {"own", "from-inspect"}
+
+
+def test_rule_judge_scores_equal_awbench_own_run(servers, tmp_path):
+    model, _ = servers
+    log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="terminal,os")
+    own = awbench_run(tmp_path, model.url, JudgeSettings(kind="rules"))
+    expected = {d: own.domains[d].score for d in ("terminal", "os")}
+    expected["overall"] = sum(expected.values()) / 2
+    assert metrics(log) == pytest.approx(expected)
+    for sample in log.samples:
+        [score] = sample.scores.values()
+        assert score.explanation.startswith(("rule score ", "failed generation"))
+
+
+def test_json_log_imports_and_bad_logs_exit_2(servers, tmp_path):
+    model, _ = servers
+    log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="os")
+    json_log = tmp_path / "log.json"
+    from inspect_ai.log import write_eval_log
+
+    write_eval_log(log, str(json_log), format="json")
+    runner = CliRunner()
+    output = str(tmp_path / "results")
+    ok = runner.invoke(app, ["import", str(json_log), "--run-name", "json-log", "--output", output])
+    assert ok.exit_code == 0, ok.output
+    assert "imported 1 predictions and 1 judgments" in ok.output
+
+    not_a_log = tmp_path / "broken.eval"
+    not_a_log.write_bytes(b"not a zip")
+    bad = runner.invoke(app, ["import", str(not_a_log), "--run-name", "bad", "--output", output])
+    assert bad.exit_code == 2
+    assert f"{not_a_log}: not an inspect_ai log" in bad.output
+    assert "Traceback" not in bad.output
+    assert not (tmp_path / "results" / "bad").exists()
+
+    # a log whose score metadata was tampered with: the sample and field are named
+    document = json.loads(json_log.read_text())
+    [sample] = document["samples"]
+    [score] = sample["scores"].values()
+    score["metadata"]["prediction"]["status"] = "splendid"
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(document))
+    bad = runner.invoke(app, ["import", str(tampered), "--run-name", "bad", "--output", output])
+    assert bad.exit_code == 2
+    assert f"{tampered}: sample {sample['id']}: prediction.status" in bad.output
+    assert not (tmp_path / "results" / "bad").exists()
+
+
+def test_the_log_of_another_task_is_refused(tmp_path):
+    log = tmp_path / "other.eval"
+    with zipfile.ZipFile(log, "w") as archive:
+        archive.writestr("header.json", "{}")
+    result = CliRunner().invoke(app, ["import", str(log), "--run-name", "x", "--output", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
