@@ -35,8 +35,9 @@ import awbench
 from awbench.config import DEFAULT_DATA, DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS
-from awbench.judging import Judge, requests_of
-from awbench.judging.llm import LLMJudge, prompt_description
+from awbench.interop.inspect_log import METADATA_KEY, TASK_NAME, TaskMetadata
+from awbench.judging import Judge, llm_judge_id, requests_of
+from awbench.judging.llm import LLMJudge, prompt_description, prompt_label
 from awbench.judging.prompts import load_prompt_set
 from awbench.judging.rule_judge import RuleJudge
 from awbench.judging.rules import RULES_VERSION
@@ -49,8 +50,6 @@ from awbench.world_model.messages import world_model_messages
 from awbench.world_model.parsing import strip_observation_marker
 from awbench.world_model.predictions import prediction_record
 
-TASK_NAME = "agentworldbench"
-METADATA_KEY = "awbench"  # the task's metadata: what `awbench import` needs to rebuild the run
 DEFAULT_INSPECT_JUDGE = f"openai/{DEFAULT_JUDGE_MODEL}"
 # awbench's own sampling defaults (ModelSettings), so that an inspect eval and an awbench run compare
 CANDIDATE_CONFIG = GenerateConfig(temperature=0.6, max_tokens=32768)
@@ -165,6 +164,14 @@ def judge_settings(
         concurrency=1,  # one prediction per call of the scorer: inspect runs the samples concurrently
         **{k: v for k, v in given.items() if v is not None},
     )
+
+
+def judge_identity(settings: JudgeSettings) -> tuple[str, dict[str, Any]]:
+    """The judge's id and description as awbench's own judge of these settings has them (judge.json)."""
+    if settings.kind == "rules":
+        return RuleJudge.id, {"rules_version": RULES_VERSION}
+    prompt_set = load_prompt_set(settings.prompts, settings.template)
+    return llm_judge_id(settings, prompt_label(prompt_set), prompt_set.sha256), prompt_description(prompt_set)
 
 
 def sample_score(
@@ -344,11 +351,7 @@ def agentworldbench(
     settings = judge_settings(
         judge, judge_model, judge_prompts, judge_temperature, judge_max_tokens, judge_samples, judge_max_retries
     )
-    described = (
-        {"rules_version": RULES_VERSION}
-        if settings.kind == "rules"
-        else prompt_description(load_prompt_set(settings.prompts, settings.template))
-    )
+    judge_id, described = judge_identity(settings)
     return Task(
         dataset=MemoryDataset([inspect_sample(s) for s in loaded.samples], name=f"AgentWorldBench ({loaded.source})"),
         solver=generate(),
@@ -363,15 +366,16 @@ def agentworldbench(
         metrics=[domain_scores(settings.kind, failure_policy)],
         config=CANDIDATE_CONFIG,
         metadata={
-            METADATA_KEY: {
-                "awbench_version": awbench.__version__,
-                "data": selection.model_dump(mode="json"),
-                "data_source": loaded.source,
-                "data_fingerprint": loaded.fingerprint,
-                "judge": settings.model_dump(mode="json"),
-                "judge_inspect_model": judge_model if settings.kind == "llm" else None,
-                "judge_described": described,
-                "failure_policy": failure_policy,
-            }
+            METADATA_KEY: TaskMetadata(
+                awbench_version=awbench.__version__,
+                data=selection,
+                data_source=loaded.source,
+                data_fingerprint=loaded.fingerprint,
+                judge=settings,
+                judge_inspect_model=judge_model if settings.kind == "llm" else None,
+                judge_id=judge_id,
+                judge_described=described,
+                failure_policy=failure_policy,
+            ).model_dump(mode="json")
         },
     )
