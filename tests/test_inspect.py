@@ -8,12 +8,19 @@ import asyncio
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from typer.testing import CliRunner
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
 from awbench.domains import DIMENSIONS, DOMAINS
@@ -25,6 +32,8 @@ else:
         "inspect_ai", reason="inspect_ai is not installed (pip install '.[inspect]'; AWBENCH_REQUIRE_INSPECT=1 fails)"
     )
 
+# after the skip: these import inspect_ai
+from inspect_ai.log import read_eval_log, write_eval_log
 
 from awbench.cli import app
 from awbench.interop.inspect_task import agentworldbench
@@ -118,7 +127,9 @@ def test_llm_judge_scores_equal_awbench_own_run_and_the_log_imports(servers, tmp
     expected = {"overall": own.overall, **{d: row.score for d, row in own.domains.items()}}
     assert set(expected) == {"overall", *DOMAINS}
     assert metrics(log) == pytest.approx(expected)
-    assert sum(row.failed for row in own.domains.values()) > 0  # the empty answers are in the numbers, scored 0, in both
+    assert (
+        sum(row.failed for row in own.domains.values()) > 0
+    )  # the empty answers are in the numbers, scored 0, in both
 
     # each sample shows its verdict
     samples = {s.id: s for s in log.samples}
@@ -173,8 +184,6 @@ def test_json_log_imports_and_bad_logs_exit_2(servers, tmp_path):
     model, _ = servers
     log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="os")
     json_log = tmp_path / "log.json"
-    from inspect_ai.log import write_eval_log
-
     write_eval_log(log, str(json_log), format="json")
     runner = CliRunner()
     output = str(tmp_path / "results")
@@ -210,3 +219,32 @@ def test_the_log_of_another_task_is_refused(tmp_path):
     result = CliRunner().invoke(app, ["import", str(log), "--run-name", "x", "--output", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert "Traceback" not in result.output
+
+
+def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
+    """The README's command, `inspect eval awbench/agentworldbench`, in a fresh process that has awbench only as
+    an editable install of this checkout declares it (its entry points from pyproject.toml): inspect finds the
+    task through the `inspect_ai` entry point, with `-T` options."""
+    model, _ = servers
+    checkout = Path(__file__).resolve().parents[1]
+    if not (checkout / "pyproject.toml").is_file():
+        pytest.skip("needs the source checkout's pyproject.toml")
+    declared = tomllib.loads((checkout / "pyproject.toml").read_text())["project"]["entry-points"]["inspect_ai"]
+    assert declared == {"awbench": "awbench.interop.inspect_task"}
+    site = tmp_path / "site"
+    info = site / "awbench-0.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: awbench\nVersion: 0.0.0\n")
+    (info / "entry_points.txt").write_text("[inspect_ai]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items()))
+    (info / "direct_url.json").write_text(json.dumps({"url": checkout.as_uri(), "dir_info": {"editable": True}}))
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{checkout}", "OPENAI_API_KEY": "dummy-key"}
+    command = [sys.executable, "-m", "inspect_ai", "eval", "awbench/agentworldbench", "--model", "openai/candidate"]
+    command += ["-M", "responses_api=false", "--model-base-url", model.url, "--log-dir", str(tmp_path / "logs")]
+    command += ["-T", "data=sample", "-T", "domains=os,web", "-T", "limit=1", "-T", "judge=rules", "--display", "none"]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    log = read_eval_log(str(log_file))
+    assert log.eval.task == "awbench/agentworldbench"
+    assert sorted(s.id for s in log.samples) == ["os/2/1", "web/6/1"]
+    assert set(metrics(log)) == {"overall", "os", "web"}

@@ -36,7 +36,7 @@ from awbench.config import DEFAULT_DATA, DEFAULT_JUDGE_MODEL, DataSettings, Judg
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS
 from awbench.interop.inspect_log import METADATA_KEY, TASK_NAME, TaskMetadata
-from awbench.judging import Judge, llm_judge_id, requests_of
+from awbench.judging import llm_judge_id, requests_of
 from awbench.judging.llm import LLMJudge, prompt_description, prompt_label
 from awbench.judging.prompts import load_prompt_set
 from awbench.judging.rule_judge import RuleJudge
@@ -129,7 +129,7 @@ class InspectJudge(LLMJudge):
             max_tokens=s.max_tokens,
             seed=seed,
             stop_seqs=s.stop or None,
-            reasoning_effort=s.reasoning_effort,  # type: ignore[arg-type]  # inspect checks the value
+            reasoning_effort=s.reasoning_effort,
             extra_body=s.extra_body or None,
         )
         output = await self.model.generate(chat_messages(messages), config=config)
@@ -229,17 +229,17 @@ def records_of(scores: list[SampleScore]) -> tuple[list[PredictionRecord], list[
 
 
 @metric(name="agentworldbench")
-def domain_scores(kind: str = "llm", failure_policy: str = "minimum") -> Metric:
+def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "minimum") -> Metric:
     """Per domain, and Overall as the macro mean of the domains (0..100), computed by awbench's scoring."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         predictions, judgments = records_of(scores)
         table = score_table(
-            kind,  # type: ignore[arg-type]
+            kind,
             [(p.key, p.domain) for p in predictions],
             {(p.key, p.generation): p for p in predictions},
             {(j.key, j.generation): j for j in judgments},
-            failure_policy,  # type: ignore[arg-type]
+            failure_policy,
         )
         return {"overall": table.overall, **{domain: row.score for domain, row in table.domains.items()}}
 
@@ -260,14 +260,15 @@ def awbench_judge(
     judge_model: str,
     judge_base_url: str | None,
     judge_model_args: dict[str, Any],
-    failure_policy: str,
+    failure_policy: FailurePolicy,
 ) -> Scorer:
     """awbench's judge of each sample's generation (see the module's docstring)."""
     samples = {s.key: s for s in loaded_samples(DataSettings.model_validate(data).model_dump_json()).samples}
     settings = JudgeSettings.model_validate(judge)
-    judges: list[Judge] = []
+    kind: JudgeKind = "rules" if settings.kind == "rules" else "llm"
+    judges: list[RuleJudge | InspectJudge] = []
 
-    def the_judge() -> Judge:
+    def the_judge() -> RuleJudge | InspectJudge:
         if not judges:  # made on first use, inside the eval, where inspect's models are set up
             judges.append(
                 RuleJudge(workers=0)
@@ -284,7 +285,7 @@ def awbench_judge(
         judgment = None
         if request is not None:
             judgment = await anext(aiter(judge.judge(requests_of([with_flags(request)]))))
-        return sample_score(judge.kind, prediction, judgment, failure_policy)  # type: ignore[arg-type]
+        return sample_score(kind, prediction, judgment, failure_policy)
 
     return score
 
@@ -363,7 +364,7 @@ def agentworldbench(
             model_args,
             failure_policy,
         ),
-        metrics=[domain_scores(settings.kind, failure_policy)],
+        metrics=[domain_scores(judge, failure_policy)],
         config=CANDIDATE_CONFIG,
         metadata={
             METADATA_KEY: TaskMetadata(
