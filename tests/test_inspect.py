@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from test_reference_protocol import write_checkout
 from typer.testing import CliRunner
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ImportError:  # Python 3.10
+else:
     import tomli as tomllib
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
@@ -248,3 +249,72 @@ def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     assert log.eval.task == "awbench/agentworldbench"
     assert sorted(s.id for s in log.samples) == ["os/2/1", "web/6/1"]
     assert set(metrics(log)) == {"overall", "os", "web"}
+
+
+def test_reference_protocol_gives_awbench_reference_numbers(servers, tmp_path):
+    """judge_prompts=CHECKOUT: the reference's prompts and protocol; the imported run has the reference reading
+    (what eval.py prints) equal to awbench's own run under the same protocol."""
+    model, judge_server = servers
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
+    log = inspect_eval(
+        model.url,
+        tmp_path / "logs",
+        domains="os,web,terminal",
+        judge_model="openai/judge",
+        judge_base_url=judge_server.url,
+        judge_model_args=CHAT_COMPLETIONS,
+        judge_prompts=str(checkout),
+        judge_max_retries=1,
+    )
+    settings = JudgeSettings(model="judge", base_url=judge_server.url, max_retries=1, prompts=str(checkout))
+    config = RunConfig(
+        run_name="own",
+        output=tmp_path / "results",
+        data=DataSettings(source="sample", limit=LIMIT, domains=["os", "web", "terminal"]),
+        model=ModelSettings(model="candidate", backend="openai", base_urls=[model.url]),
+        judge=settings,
+    )
+    own = asyncio.run(pipeline.run(config)).scores
+    assert own.reference is not None
+    assert metrics(log) == pytest.approx({"overall": own.overall, **{d: r.score for d, r in own.domains.items()}})
+
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    output = str(tmp_path / "results")
+    result = CliRunner().invoke(app, ["import", str(log_file), "--run-name", "ref", "--output", output])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "results" / "ref" / "scores.json").read_text())
+    assert scores["reference"] == own.reference.model_dump(mode="json")
+    info = json.loads(next((tmp_path / "results" / "ref" / "judges").glob("*/judge.json")).read_text())
+    assert info["id"].startswith("judge-reference-")
+    assert info["id"] == RunStore(tmp_path / "results" / "own").read_manifest().primary_judge
+    assert info["described"]["protocol"] == "reference"
+
+
+def test_a_sample_inspect_could_not_run_imports_as_a_failed_generation(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    refusing = lambda body: Reply(status=400, error_message="bad request") if "os" in str(body) else candidate(body)
+    with FakeOpenAIServer(responder=lambda body: candidate(body)) as model:
+        task = agentworldbench(data="sample", limit=LIMIT, domains="web,os", judge="rules")
+        model.responder = refusing
+        [log] = inspect_ai.eval(
+            task,
+            model="openai/candidate",
+            model_base_url=model.url,
+            model_args=CHAT_COMPLETIONS,
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+            max_retries=0,
+            fail_on_error=False,
+        )
+    errored = [s.id for s in log.samples if s.error is not None]
+    assert errored
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    result = CliRunner().invoke(
+        app, ["import", str(log_file), "--run-name", "partial", "--output", str(tmp_path / "results")]
+    )
+    assert result.exit_code == 0, result.output
+    assert f"{len(errored)} samples inspect could not run" in result.output
+    store = RunStore(tmp_path / "results" / "partial")
+    failed = {p.key: p for p in store.predictions.load().values() if p.failed}
+    assert sorted(failed) == sorted(errored)
+    assert all(p.status == "error" and p.error.startswith("inspect_ai: ") for p in failed.values())
