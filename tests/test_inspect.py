@@ -318,3 +318,30 @@ def test_a_sample_inspect_could_not_run_imports_as_a_failed_generation(monkeypat
     failed = {p.key: p for p in store.predictions.load().values() if p.failed}
     assert sorted(failed) == sorted(errored)
     assert all(p.status == "error" and p.error.startswith("inspect_ai: ") for p in failed.values())
+
+
+def test_an_eval_that_stopped_imports_as_an_incomplete_run(monkeypatch, tmp_path):
+    monkeypatch.setenv("OPENAI_API_KEY", "dummy-key")
+    refusing = lambda body: Reply(status=400, error_message="bad request") if "os" in str(body) else candidate(body)
+    with FakeOpenAIServer(responder=refusing) as model:
+        [log] = inspect_ai.eval(
+            agentworldbench(data="sample", limit=3, domains="os,web", judge="rules"),
+            model="openai/candidate",
+            model_base_url=model.url,
+            model_args=CHAT_COMPLETIONS,
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+            max_retries=0,
+            max_samples=1,
+        )
+    assert log.status == "error"
+    in_log = len(log.samples or [])
+    assert in_log < 6  # it stopped at the first error: the samples after it never ran
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    output = str(tmp_path / "results")
+    result = CliRunner().invoke(app, ["import", str(log_file), "--run-name", "stopped", "--output", output])
+    assert result.exit_code == 0, result.output
+    assert f"the eval ended with status 'error': {6 - in_log} samples of the task's selection" in result.output
+    scores = json.loads((tmp_path / "results" / "stopped" / "scores.json").read_text())
+    assert scores["completeness"]["selected"] == 6
+    assert scores["completeness"]["judged"] == in_log

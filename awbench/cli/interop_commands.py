@@ -180,6 +180,8 @@ def _import_inspect_log(
             highlight=False,
             markup=False,
         )
+    for note in result.notes:
+        err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
     scores = result.scores
     if scores is None or scores.overall is None:
         console.print("nothing scored")

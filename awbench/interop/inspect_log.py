@@ -51,6 +51,7 @@ class InspectImport:
     judgments: int
     failed_in_inspect: int  # samples inspect could not run: failed generations
     scores: ScoresFile | None
+    notes: list[str]
 
 
 def read_log(path: Path) -> Any:
@@ -159,11 +160,20 @@ def import_inspect_log(
     if problems:
         raise DataError(f"{path}: {len(problems)} error(s) in the log; nothing was imported", problems=problems)
 
-    # The log may hold part of the task's selection (inspect's --limit, --sample-id): the run is what it holds.
+    # A finished eval may hold part of the task's selection on purpose (inspect's --limit, --sample-id): the run
+    # is what it holds. One that stopped (error, cancelled) keeps the whole selection: what it did not reach is
+    # pending, and the run incomplete.
     data = meta.data
-    if len(predictions) != len(loaded.samples):
+    notes = []
+    missing = len(loaded.samples) - len(predictions)
+    if missing and log.status == "success":
         data = data.model_copy(update={"ids": [p.key for p in predictions]})
         loaded = load_samples(data)
+    elif missing:
+        notes.append(
+            f"the eval ended with status {log.status!r}: {missing} samples of the task's selection are not in the "
+            "log, so the run is incomplete"
+        )
     judge = meta.judge
     config = RunConfig(
         run_name=run_name,
@@ -189,4 +199,4 @@ def import_inspect_log(
     info = JudgeInfo(id=judge_id, kind="rules" if judge.kind == "rules" else "llm", settings=judge, described=described)
     store = write_run(manifest, predictions, (info, judgments), overwrite)
     scores = score_run(store, loaded.samples).get(judge_id)
-    return InspectImport(store.path, len(predictions), len(judgments), failed_in_inspect, scores)
+    return InspectImport(store.path, len(predictions), len(judgments), failed_in_inspect, scores, notes)
