@@ -317,7 +317,7 @@ def test_a_sample_inspect_could_not_run_imports_as_a_failed_generation(monkeypat
     store = RunStore(tmp_path / "results" / "partial")
     failed = {p.key: p for p in store.predictions.load().values() if p.failed}
     assert sorted(failed) == sorted(errored)
-    assert all(p.status == "error" and p.error.startswith("inspect_ai: ") for p in failed.values())
+    assert all(p.status == "error" and (p.error or "").startswith("inspect_ai: ") for p in failed.values())
 
 
 def test_an_eval_that_stopped_imports_as_an_incomplete_run(monkeypatch, tmp_path):
