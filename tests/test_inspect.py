@@ -225,8 +225,8 @@ def test_the_log_of_another_task_is_refused(tmp_path):
 def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     """The README's command, `inspect eval awbench/agentworldbench`, in a fresh process that has awbench only as
     an editable install of this checkout declares it (its entry points from pyproject.toml): inspect finds the
-    task through the `inspect_ai` entry point, with `-T` options."""
-    model, _ = servers
+    task through the `inspect_ai` entry point, with the README's `-T` options."""
+    model, judge_server = servers
     checkout = Path(__file__).resolve().parents[1]
     if not (checkout / "pyproject.toml").is_file():
         pytest.skip("needs the source checkout's pyproject.toml")
@@ -241,7 +241,9 @@ def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{checkout}", "OPENAI_API_KEY": "dummy-key"}
     command = [sys.executable, "-m", "inspect_ai", "eval", "awbench/agentworldbench", "--model", "openai/candidate"]
     command += ["-M", "responses_api=false", "--model-base-url", model.url, "--log-dir", str(tmp_path / "logs")]
-    command += ["-T", "data=sample", "-T", "domains=os,web", "-T", "limit=1", "-T", "judge=rules", "--display", "none"]
+    command += ["-T", "data=sample", "-T", "domains=os,web", "-T", "limit=1", "--display", "none"]
+    command += ["-T", "judge_model=openai/judge", "-T", f"judge_base_url={judge_server.url}"]
+    command += ["-T", "judge_model_args={responses_api: false}"]
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     [log_file] = (tmp_path / "logs").glob("*.eval")
@@ -249,6 +251,13 @@ def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     assert log.eval.task == "awbench/agentworldbench"
     assert sorted(s.id for s in log.samples) == ["os/2/1", "web/6/1"]
     assert set(metrics(log)) == {"overall", "os", "web"}
+    for sample in log.samples:
+        [score] = sample.scores.values()
+        assert score.explanation.startswith(("score ", "failed generation"))
+    assert judge_server.requests
+    assert len(judge_server.requests) == sum(
+        s.scores["awbench_judge"].explanation.startswith("score ") for s in log.samples
+    )
 
 
 def test_reference_protocol_gives_awbench_reference_numbers(servers, tmp_path):
