@@ -212,8 +212,24 @@ def test_json_log_imports_and_bad_logs_exit_2(servers, tmp_path):
     assert f"{tampered}: sample {sample['id']}: prediction.status" in bad.output
     assert not (tmp_path / "results" / "bad").exists()
 
+    # the log of another task, and one without samples
+    other = json.loads(json_log.read_text())
+    other["eval"]["task"] = "inspect_evals/gsm8k"
+    other["eval"]["metadata"] = None
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    bad = runner.invoke(app, ["import", str(tmp_path / "other.json"), "--run-name", "bad", "--output", output])
+    assert bad.exit_code == 2
+    assert "a log of the inspect task 'inspect_evals/gsm8k', not of awbench/agentworldbench" in bad.output
+    empty = json.loads(json_log.read_text())
+    empty["samples"] = []
+    (tmp_path / "empty.json").write_text(json.dumps(empty))
+    bad = runner.invoke(app, ["import", str(tmp_path / "empty.json"), "--run-name", "bad", "--output", output])
+    assert bad.exit_code == 2
+    assert "the log holds no samples" in bad.output
+    assert not (tmp_path / "results" / "bad").exists()
 
-def test_the_log_of_another_task_is_refused(tmp_path):
+
+def test_an_archive_that_is_no_log_is_refused(tmp_path):
     log = tmp_path / "other.eval"
     with zipfile.ZipFile(log, "w") as archive:
         archive.writestr("header.json", "{}")
