@@ -370,3 +370,12 @@ def test_an_eval_that_stopped_imports_as_an_incomplete_run(monkeypatch, tmp_path
     scores = json.loads((tmp_path / "results" / "stopped" / "scores.json").read_text())
     assert scores["completeness"]["selected"] == 6
     assert scores["completeness"]["judged"] == in_log
+
+
+def test_without_inspect_ai_a_log_import_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # what `import inspect_ai.log` finds uninstalled
+    log = tmp_path / "run.eval"
+    log.write_bytes(b"PK")
+    result = CliRunner().invoke(app, ["import", str(log), "--run-name", "x", "--output", str(tmp_path / "r")])
+    assert result.exit_code == 2
+    assert f"error: {log}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'" in result.output

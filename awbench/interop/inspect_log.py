@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, check_run_name
 from awbench.data.dataset import load_samples
 from awbench.data.problems import DataError, Problem
-from awbench.interop.reference import write_run
+from awbench.interop.reference import refuse_awbench_json, write_run
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import FailurePolicy, ScoresFile
@@ -65,6 +65,8 @@ def read_log(path: Path) -> Any:
     try:
         return read_eval_log(str(path))
     except Exception as error:  # inspect raises what its readers raise: zip, JSON, validation errors
+        if path.suffix == ".json":
+            refuse_awbench_json(path)
         reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         raise DataError(f"{path}: not an inspect_ai log that can be read ({reason})") from None
 

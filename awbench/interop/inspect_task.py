@@ -87,29 +87,43 @@ def inspect_sample(sample: Sample) -> InspectSample:
     )
 
 
-def generation(key: str, output: ModelOutput, error: str | None = None) -> Generation:
-    """inspect's output as an awbench backend would have returned it: text and separate reasoning, the stop
-    reason as a finish reason, a prompt over the context window as overlength."""
-    text = output.completion if output.choices else None
-    reasoning = None
-    if output.choices and not isinstance(output.message.content, str):
-        thoughts = [c.reasoning for c in output.message.content if isinstance(c, ContentReasoning) and not c.redacted]
-        reasoning = "\n".join(thoughts) or None
-    stop = output.stop_reason if output.choices else None
+def completion(output: ModelOutput) -> Completion:
+    """inspect's output as awbench reads a chat completion: the text, the reasoning apart, the stop reason in
+    the OpenAI API's words, the token counts."""
+    if not output.choices:
+        return Completion(content=None, reasoning=None, finish_reason=None, usage=Usage())
+    content = output.message.content
+    # redacted reasoning is the provider's encrypted text, not thinking anyone can read
+    readable = [] if isinstance(content, str) else [c for c in content if isinstance(c, ContentReasoning)]
+    thoughts = [c.reasoning for c in readable if not c.redacted]
     usage = output.usage
+    return Completion(
+        content=output.completion,
+        reasoning="\n".join(t for t in thoughts if t) or None,
+        finish_reason=_FINISH.get(output.stop_reason, output.stop_reason),
+        usage=Usage(
+            prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens,
+            cached_tokens=usage.input_tokens_cache_read,
+            reasoning_tokens=usage.reasoning_tokens,
+        )
+        if usage
+        else Usage(),
+    )
+
+
+def generation(key: str, output: ModelOutput) -> Generation:
+    """The model under test's answer as an awbench backend returns it; a prompt over the context window is
+    overlength, as awbench's backends report it."""
+    answer = completion(output)
     return Generation(
         key=key,
-        text=text,
-        reasoning=reasoning,
-        finish_reason=_FINISH.get(stop, stop) if stop else None,
-        error=error or output.error,
-        overlength=stop == "model_length",
-        usage=Usage(
-            prompt_tokens=usage.input_tokens if usage else None,
-            completion_tokens=usage.output_tokens if usage else None,
-            cached_tokens=usage.input_tokens_cache_read if usage else None,
-            reasoning_tokens=usage.reasoning_tokens if usage else None,
-        ),
+        text=answer.content,
+        reasoning=answer.reasoning,
+        finish_reason=answer.finish_reason,
+        error=output.error,
+        overlength=answer.finish_reason == "model_length",
+        usage=answer.usage,
         latency_s=output.time,
     )
 
@@ -132,11 +146,7 @@ class InspectJudge(LLMJudge):
             reasoning_effort=s.reasoning_effort,
             extra_body=s.extra_body or None,
         )
-        output = await self.model.generate(chat_messages(messages), config=config)
-        answer = generation("", output)
-        return Completion(
-            content=answer.text, reasoning=answer.reasoning, finish_reason=answer.finish_reason, usage=answer.usage
-        )
+        return completion(await self.model.generate(chat_messages(messages), config=config))
 
 
 def judge_settings(

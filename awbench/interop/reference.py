@@ -349,6 +349,17 @@ def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
     )
 
 
+def refuse_awbench_json(path: Path) -> None:
+    """DataError when `path` is one of an awbench run's JSON files (run.json, scores.json, judge.json), given to
+    an import by mistake (the inspect log import reads `.json` files too)."""
+    try:
+        document = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(document, dict) and (kind := _awbench_kind(document)):
+        raise _refuse_awbench_file(path, str(path), kind)
+
+
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """(number, line) split on "\n" only, as the data loader splits (records hold U+2028 and the like), one
     line at a time: a large file is not held twice."""
