@@ -379,3 +379,34 @@ def test_without_inspect_ai_a_log_import_says_what_to_install(monkeypatch, tmp_p
     result = CliRunner().invoke(app, ["import", str(log), "--run-name", "x", "--output", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert f"error: {log}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'" in result.output
+
+
+def test_the_task_inputs_are_awbench_messages_of_awbench_selection():
+    """Every sample's input is exactly awbench's world-model messages; `-T` selections select as awbench's
+    options do (the same samples, in the same order)."""
+    from awbench.data.dataset import load_samples
+    from awbench.world_model.messages import world_model_messages
+
+    task = agentworldbench(data="sample", judge="rules")
+    samples = {s.key: s for s in load_samples(DataSettings(source="sample")).samples}
+    assert [s.id for s in task.dataset] == list(samples)
+    for sample in task.dataset:
+        expected = world_model_messages(samples[str(sample.id)].record)
+        assert [(m.role, m.text) for m in sample.input] == [(m["role"], m["content"]) for m in expected]
+    for task_args, settings in [
+        ({"domains": "os,web", "limit": 2}, {"domains": ["os", "web"], "limit": 2}),
+        ({"domains": ["mcp"]}, {"domains": ["mcp"]}),
+        ({"ids": "os/2/1,web/6/1"}, {"ids": ["os/2/1", "web/6/1"]}),
+        ({"ids": 2}, {"ids": ["2"]}),
+        ({"sample": 9, "seed": 3}, {"sample": 9, "seed": 3}),
+    ]:
+        chosen = load_samples(DataSettings(source="sample", **settings)).samples
+        assert 0 < len(chosen) < len(samples)
+        assert [s.id for s in agentworldbench(data="sample", judge="rules", **task_args).dataset] == [
+            s.key for s in chosen
+        ]
+
+
+def test_a_key_in_the_judge_model_args_is_refused_before_it_reaches_the_log():
+    with pytest.raises(ValueError, match="judge_model_args: 'api_key' would be written to the eval log"):
+        agentworldbench(data="sample", judge_model_args={"api_key": "sk-secret"})

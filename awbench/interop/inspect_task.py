@@ -58,11 +58,11 @@ _ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": Cha
 _FINISH = {"max_tokens": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
 
 
-def names(value: str | list[str] | None) -> list[str] | None:
-    """A `-T` list: `domains=mcp,web` (one string) or `domains=[mcp, web]` (a list)."""
+def names(value: str | int | list[str] | None) -> list[str] | None:
+    """A `-T` list: `domains=mcp,web` (one string), `domains=[mcp, web]` (a list), or `ids=12` (a number)."""
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else [str(v) for v in value]
+    items = [str(v) for v in value] if isinstance(value, list) else str(value).split(",")
     return [item.strip() for item in items if item.strip()] or None
 
 
@@ -305,7 +305,7 @@ def agentworldbench(
     data: str = DEFAULT_DATA,
     domains: str | list[str] | None = None,
     limit: int | None = None,
-    ids: str | list[str] | None = None,
+    ids: str | int | list[str] | None = None,
     sample: int | None = None,
     seed: int = 0,
     skip_invalid: bool = False,
