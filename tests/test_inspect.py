@@ -12,6 +12,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
@@ -393,13 +394,14 @@ def test_the_task_inputs_are_awbench_messages_of_awbench_selection():
     for sample in task.dataset:
         expected = world_model_messages(samples[str(sample.id)].record)
         assert [(m.role, m.text) for m in sample.input] == [(m["role"], m["content"]) for m in expected]
-    for task_args, settings in [
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
         ({"domains": "os,web", "limit": 2}, {"domains": ["os", "web"], "limit": 2}),
         ({"domains": ["mcp"]}, {"domains": ["mcp"]}),
         ({"ids": "os/2/1,web/6/1"}, {"ids": ["os/2/1", "web/6/1"]}),
         ({"ids": 2}, {"ids": ["2"]}),
         ({"sample": 9, "seed": 3}, {"sample": 9, "seed": 3}),
-    ]:
+    ]
+    for task_args, settings in cases:
         chosen = load_samples(DataSettings(source="sample", **settings)).samples
         assert 0 < len(chosen) < len(samples)
         assert [s.id for s in agentworldbench(data="sample", judge="rules", **task_args).dataset] == [
