@@ -5,7 +5,8 @@ exactly awbench's world-model messages, and the scorer is awbench's judge: the L
 parser, re-asks and flags, its calls made through inspect's model API, or the rule judge. Each sample's
 Score carries awbench's records (`prediction`, `judgment`) in its metadata, so the metrics are awbench's
 own scoring (`score_table`) and `awbench import LOG` rebuilds the run from the log. Registered with
-inspect_ai by the `inspect_ai` entry point (the `inspect` extra); nothing else in awbench imports inspect_ai.
+inspect_ai by the `inspect_ai` entry point (the `inspect` extra); the only module of awbench that imports
+inspect_ai when it is imported (the log import loads it when it reads a log).
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ DEFAULT_INSPECT_JUDGE = f"openai/{DEFAULT_JUDGE_MODEL}"
 # awbench's own sampling defaults (ModelSettings), so that an inspect eval and an awbench run compare
 CANDIDATE_CONFIG = GenerateConfig(temperature=0.6, max_tokens=32768)
 _ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
-# inspect's stop reasons in the words awbench's records use (the OpenAI API's finish_reason)
-_FINISH = {"max_tokens": "length", "tool_calls": "tool_calls", "content_filter": "content_filter"}
+# inspect's stop reasons in the words awbench's records use (the OpenAI API's finish_reason); the others match
+_FINISH = {"max_tokens": "length"}
 
 
 def names(value: str | int | list[str] | None) -> list[str] | None:
@@ -191,9 +192,9 @@ def sample_score(
     mean: unscored, or failed under the `exclude` policy), the verdict as its explanation, the records as
     metadata."""
     key = (prediction.key, prediction.generation)
-    point = generation_points(
+    [(_, [point])] = generation_points(
         kind, [(prediction.key, prediction.domain)], {key: prediction}, {key: judgment} if judgment else {}, policy
-    )[prediction.domain][0][1][0]
+    )[prediction.domain]
     return Score(
         value=math.nan if point is None else point[0],
         answer=prediction.prediction,
@@ -206,6 +207,7 @@ def sample_score(
 
 
 def explanation(prediction: PredictionRecord, judgment: JudgmentRecord | None, policy: FailurePolicy) -> str:
+    """What `inspect view` shows of a sample's verdict: the score and its parts, the judge's reasons, flags."""
     if prediction.failed:
         counted = "scored 0" if policy == "minimum" else "left out of the scores"
         return f"failed generation ({prediction.status}): {prediction.error}; {counted} (failure policy {policy})"
