@@ -412,3 +412,27 @@ def test_the_task_inputs_are_awbench_messages_of_awbench_selection():
 def test_a_key_in_the_judge_model_args_is_refused_before_it_reaches_the_log():
     with pytest.raises(ValueError, match="judge_model_args: 'api_key' would be written to the eval log"):
         agentworldbench(data="sample", judge_model_args={"api_key": "sk-secret"})
+
+
+def test_a_finished_eval_of_part_of_the_selection_imports_as_a_complete_run_of_that_part(servers, tmp_path):
+    """inspect's own --limit takes the first samples of a random `-T sample`: the run is those samples, drawn
+    again neither by the sample nor by a limit."""
+    model, _ = servers
+    task = agentworldbench(data="sample", sample=9, seed=3, judge="rules")
+    [log] = inspect_ai.eval(
+        task,
+        model="openai/candidate",
+        model_base_url=model.url,
+        model_args=CHAT_COMPLETIONS,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+        limit=3,
+    )
+    assert log.status == "success"
+    [log_file] = (tmp_path / "logs").glob("*.eval")
+    result = CliRunner().invoke(app, ["import", str(log_file), "--run-name", "part", "--output", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    store = RunStore(tmp_path / "r" / "part")
+    assert store.read_manifest().config.data.ids == [s.id for s in log.samples]
+    scores = json.loads((store.path / "scores.json").read_text())
+    assert (scores["completeness"]["judged"], scores["completeness"]["selected"]) == (3, 3)

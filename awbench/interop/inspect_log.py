@@ -89,7 +89,7 @@ def _first(error: ValidationError) -> str:
 
 def sample_records(
     path: Path, log_sample: Any, sample: Sample
-) -> tuple[PredictionRecord, JudgmentRecord | None, list[Problem]]:
+) -> tuple[PredictionRecord | None, JudgmentRecord | None, list[Problem]]:
     """One log sample's records; a sample inspect could not run (no score) is a failed generation."""
     where = f"sample {log_sample.id}"
     scores = list((log_sample.scores or {}).values())
@@ -119,7 +119,7 @@ def sample_records(
         problems.append(
             Problem(str(path), None, f"{where}: prediction.sample_hash", "is not the hash of the data's sample")
         )
-    return prediction, judgment, problems  # type: ignore[return-value]  # None only with problems
+    return prediction, judgment, problems
 
 
 def import_inspect_log(
@@ -155,7 +155,7 @@ def import_inspect_log(
             continue
         prediction, judgment, found = sample_records(path, log_sample, sample)
         problems += found
-        if not found:
+        if not found and prediction is not None:
             predictions.append(prediction)
             judgments += [judgment] if judgment is not None else []
             failed_in_inspect += not log_sample.scores
@@ -169,7 +169,8 @@ def import_inspect_log(
     notes = []
     missing = len(loaded.samples) - len(predictions)
     if missing and log.status == "success":
-        data = data.model_copy(update={"ids": [p.key for p in predictions]})
+        # the keys alone: a limit or a random sample would be drawn again from them
+        data = data.model_copy(update={"ids": [p.key for p in predictions], "limit": None, "sample": None})
         loaded = load_samples(data)
     elif missing:
         notes.append(
