@@ -166,8 +166,16 @@ def test_llm_judge_scores_equal_awbench_own_run_and_the_log_imports(servers, tmp
     # ranked beside awbench's own run
     board = CliRunner().invoke(app, ["leaderboard", "--output", str(tmp_path / "results"), "--format", "json"])
     assert board.exit_code == 0, board.output
-    rows = [row for group in json.loads(board.stdout)["groups"] for row in group["rows"]]
-    assert {row["run"] for row in rows} == {"own", "from-inspect"}
+    [group] = json.loads(board.stdout)["groups"]  # one group: the same judge, prompts and data
+    ranks = {row["run"]: row["rank"] for row in group["rows"]}
+    assert set(ranks) == {"own", "from-inspect"}
+    assert None not in ranks.values()
+    compared = CliRunner().invoke(
+        app, ["compare", "own", "from-inspect", "--output", str(tmp_path / "results"), "--format", "json"]
+    )
+    assert compared.exit_code == 0, compared.output
+    overall = next(row for row in json.loads(compared.stdout)["rows"] if row["name"] == "overall")
+    assert (overall["diff"], overall["wins"], overall["losses"]) == (0.0, 0, 0)
 
 
 def test_rule_judge_scores_equal_awbench_own_run(servers, tmp_path):
