@@ -180,3 +180,17 @@ def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
         "probe.py:2: isinstance(stage.judge, BatchJudge)",
         "probe.py:3: getattr(judge_, 'spent_usd', None)",
     ]
+
+
+def test_inspect_ai_is_imported_only_by_its_integration():
+    """inspect_ai is an extra (`awbench[inspect]`): only the task module imports it, and the log import inside
+    the function that reads a log, so every other command works without it."""
+    importers: dict[str, set[bool]] = {}
+    for path in package_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if any(name.split(".")[0] == "inspect_ai" for name in names):
+                importers.setdefault(module_name(path), set()).add(node.col_offset == 0)  # 0: at the top
+    assert importers == {"awbench.interop.inspect_task": {True}, "awbench.interop.inspect_log": {False}}

@@ -1,4 +1,4 @@
-"""`awbench export` and `awbench import`: the reference evaluation script's file formats."""
+"""`awbench export` and `awbench import`: the reference evaluation script's file formats, and inspect_ai logs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import typer
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run, refuse_run_outputs
 from awbench.cli.errors import pipeline_errors
 from awbench.data.problems import DataError, Problem
+from awbench.interop.inspect_log import INSPECT_LOG_SUFFIXES, import_inspect_log
 from awbench.interop.reference import export_official, import_official
 from awbench.run import pipeline
 
@@ -97,7 +98,9 @@ def _print_problem(problem: Problem) -> None:
 
 
 def import_(
-    file: Annotated[Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl.")],
+    file: Annotated[
+        Path, typer.Argument(help="A reference predictions.jsonl or judged.jsonl, or an inspect_ai log (.eval, .json).")
+    ],
     run_name: Annotated[str, typer.Option("--run-name", help="Name of the run to create.")],
     model: Annotated[
         str | None,
@@ -110,12 +113,18 @@ def import_(
     output: OutputOption = Path("results"),
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Replace a run of that name.")] = False,
 ) -> None:
-    """Make a run from the reference script's files, to score, compare and rank them.
+    """Make a run from the reference script's files, or from an inspect_ai log of awbench/agentworldbench
+    (.eval or .json), to score, compare and rank them.
 
     Every row is checked first: a file with any error imports nothing, and every problem is listed.
 
     Example: awbench import results/judged.jsonl --run-name qwen-aw-35b-official --judge-model gpt-5.2-2025-12-11
+
+    Example: awbench import logs/2026-12-03T08-00-00_agentworldbench_abc.eval --run-name my-model-inspect
     """
+    if file.suffix in INSPECT_LOG_SUFFIXES:
+        _import_inspect_log(file, run_name, model, judge_model, output, overwrite)
+        return
     with pipeline_errors():
         try:
             result = import_official(file, run_name, output, model, judge_model, overwrite)
@@ -145,6 +154,34 @@ def import_(
             markup=False,
             soft_wrap=True,
         )
+    scores = result.scores
+    if scores is None or scores.overall is None:
+        console.print("nothing scored")
+    else:
+        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
+
+
+def _import_inspect_log(
+    file: Path, run_name: str, model: str | None, judge_model: str | None, output: Path, overwrite: bool
+) -> None:
+    if judge_model is not None:
+        fail("--judge-model is for the reference script's judged.jsonl: an inspect log names its judge")
+    with pipeline_errors():
+        result = import_inspect_log(file, run_name, output, model, overwrite)
+    console.print(
+        f"imported {result.predictions} predictions and {result.judgments} judgments into {result.run}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
+    if result.failed_in_inspect:
+        console.print(
+            f"{result.failed_in_inspect} samples inspect could not run (an error in the log): failed generations",
+            highlight=False,
+            markup=False,
+        )
+    for note in result.notes:
+        err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
     scores = result.scores
     if scores is None or scores.overall is None:
         console.print("nothing scored")

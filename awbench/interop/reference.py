@@ -349,6 +349,17 @@ def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
     )
 
 
+def refuse_awbench_json(path: Path) -> None:
+    """DataError when `path` is one of an awbench run's JSON files (run.json, scores.json, judge.json), given to
+    an import by mistake (the inspect log import reads `.json` files too)."""
+    try:
+        document = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except (OSError, ValueError, RecursionError):
+        return
+    if isinstance(document, dict) and (kind := _awbench_kind(document)):
+        raise _refuse_awbench_file(path, str(path), kind)
+
+
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """(number, line) split on "\n" only, as the data loader splits (records hold U+2028 and the like), one
     line at a time: a large file is not held twice."""
@@ -657,6 +668,33 @@ def _move_into_place(staging: Path, target: Path, overwrite: bool) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
+def write_run(
+    manifest: RunManifest,
+    predictions: list[PredictionRecord],
+    evaluation: tuple[JudgeInfo, list[JudgmentRecord]] | None,
+    overwrite: bool,
+) -> RunStore:
+    """A run made from another tool's records (with one evaluation, or none), built in a hidden directory
+    beside its place and renamed into place only when complete: a failed import leaves nothing behind."""
+    target = manifest.config.run_dir
+    _check_target(target, overwrite)
+    with _staging(manifest.config.output, manifest.config.run_name) as staging:
+        store = RunStore(staging)
+        with store.predictions.appender() as append:
+            for prediction in predictions:
+                append(prediction)
+        if evaluation is not None:
+            info, judgments = evaluation
+            stored = store.evaluation(info.id)
+            stored.ensure(info)
+            with stored.judgments.appender() as append:
+                for judgment in judgments:
+                    append(judgment)
+        store.write_manifest(manifest)  # last: a directory without run.json is no run to anything that looks
+        _move_into_place(staging, target, overwrite)
+    return RunStore(target)
+
+
 def import_official(
     path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None, overwrite: bool = False
 ) -> Imported:
@@ -740,25 +778,15 @@ def import_official(
         primary_described=described if judged else {},
         **environment_facts(),
     )
-    target = config.run_dir
-    _check_target(target, overwrite)
-
-    with _staging(output, run_name) as staging:
-        store = RunStore(staging)
-        with store.predictions.appender() as append:
-            for prediction in predictions:
-                append(prediction)
-        if judge_settings is not None and judge_id is not None:  # a judged file: its evaluation
-            evaluation = store.evaluation(judge_id)
-            evaluation.ensure(JudgeInfo(id=judge_id, kind="llm", settings=judge_settings, described=described))
-            with evaluation.judgments.appender() as append:
-                for judgment in judgments:
-                    if judgment is not None:
-                        append(judgment)
-        store.write_manifest(manifest)  # last: a directory without run.json is no run to anything that looks
-        _move_into_place(staging, target, overwrite)
-
-    store = RunStore(target)
+    evaluation = (
+        (
+            JudgeInfo(id=judge_id, kind="llm", settings=judge_settings, described=described),
+            [j for j in judgments if j is not None],
+        )
+        if judge_settings is not None and judge_id is not None  # a judged file: its evaluation
+        else None
+    )
+    store = write_run(manifest, predictions, evaluation, overwrite)
     scores = score_run(store, loaded.samples).get(judge_id or "") if judged else None
     return Imported(
         store=store,
