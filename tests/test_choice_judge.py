@@ -4,6 +4,7 @@ Batch API, re-asks within the attempt budget, the answer table resumed, cost and
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,10 @@ def test_batch_api_cancels_batches_no_longer_wanted(tmp_path: Path) -> None:
         answers = ask(ChoiceJudge(batch, PROMPTS), [question("q1", "say B bare")], tmp_path)  # q1 changed
         assert api.cancelled == [api.created[0]] and len(api.created) == 2
         assert answers["q1"].choice == "B"
+
+
+def test_a_cap_below_one_call_sends_nothing(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=scripted) as server:
+        with pytest.raises(BudgetExhausted, match=re.escape("spent $0.0000 of --max-cost $0.0010")):
+            ask(ChoiceJudge(settings(server.url, max_cost=0.001), PROMPTS), QUESTIONS, tmp_path)
+        assert server.requests == [] and answer_table(tmp_path).load() == {}
