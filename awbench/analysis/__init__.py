@@ -13,4 +13,5 @@ stages imports this package; it only reads what runs stored.
     data_info    a dataset's counts, turns and context sizes (`awbench data info`)
     charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
     report       the self-contained HTML report
+    turing       a judge's Turing-test accuracy, position bias, and the model's fool rate
 """
