@@ -4,6 +4,7 @@ Batch API, re-asks within the attempt budget, the answer table resumed, cost and
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -238,3 +239,28 @@ def test_batch_api_cancels_batches_no_longer_wanted(tmp_path: Path) -> None:
         answers = ask(ChoiceJudge(batch, PROMPTS), [question("q1", "say B bare")], tmp_path)  # q1 changed
         assert api.cancelled == [api.created[0]] and len(api.created) == 2
         assert answers["q1"].choice == "B"
+
+
+def test_a_cap_below_one_call_sends_nothing(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=scripted) as server:
+        with pytest.raises(BudgetExhausted, match=re.escape("spent $0.0000 of --max-cost $0.0010")):
+            ask(ChoiceJudge(settings(server.url, max_cost=0.001), PROMPTS), QUESTIONS, tmp_path)
+        assert server.requests == [] and answer_table(tmp_path).load() == {}
+
+
+def test_the_in_process_engine_answers_choice_questions(offline_backend: Any, tmp_path: Path) -> None:
+    """`--judge-backend vllm`: the questions go to the engine in one `LLM.chat` per round, with their seeds and
+    without the verdict schema; the tiny random model rarely writes a choice, so most use both attempts."""
+    from test_vllm_judge import judge_on
+
+    from awbench.judging.choice import EngineSender
+
+    engine_judge, engine = judge_on(offline_backend, max_tokens=8, max_retries=1)
+    judge = ChoiceJudge(engine_judge.settings, PROMPTS)
+    judge.sender = EngineSender(judge, engine_judge)  # the session's engine, recorded
+    answers = ask(judge, QUESTIONS[:2], tmp_path)
+    assert all(a.choice is not None or a.attempts == 2 for a in answers.values())
+    assert all(a.cost_usd is None and a.usage.prompt_tokens for a in answers.values())
+    first = [verdict_seed(a.question, 0, 1) for a in answers.values()]
+    assert sorted(engine.seeds[:2]) == sorted(first) and len(engine.chats) in (1, 2)
+    assert all(p.structured_outputs is None for _, params in engine.chats for p in params)

@@ -188,12 +188,13 @@ def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
 
 def test_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
     make_run(tmp_path, "lo", "baseline:last-observation")
-    result = invoke("turing", "lo", "--output", tmp_path, "--judge", "rules")
-    assert result.exit_code == 2 and "--judge: the Turing test asks an LLM judge" in " ".join(result.output.split())
+    for option in ("--judge", "--rule-workers", "--judge-samples"):  # the rule judge; several verdicts
+        result = invoke("turing", "lo", "--output", tmp_path, option, "2")
+        assert result.exit_code == 2 and f"No such option: {option}" in result.output
+    result = invoke("turing", "lo", "--output", tmp_path, "--judge-structured")  # a verdict's schema
+    assert result.exit_code == 2 and "No such option: --judge-structured" in result.output
     result = invoke("turing", "lo", "--output", tmp_path, "--judge-prompts", "rubric")
     assert result.exit_code == 2 and "rubric's prompt set" in " ".join(result.output.split())
-    result = invoke("turing", "lo", "--output", tmp_path, "--judge-structured", "--judge-model", "m")
-    assert result.exit_code == 2 and "--judge-structured" in result.output
     result = invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run")
     assert result.exit_code == 0 and "dry run: 52 questions; 52 judge calls" in " ".join(result.output.split())
     assert not (tmp_path / "lo" / "turing").exists()

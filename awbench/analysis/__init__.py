@@ -14,4 +14,5 @@ stages imports this package; it only reads what runs stored.
     charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
     report       the self-contained HTML report
     tables       runs as pandas DataFrames for notebooks: per-sample results, the leaderboard, a comparison
+    turing       a judge's Turing-test accuracy, position bias, and the model's fool rate
 """

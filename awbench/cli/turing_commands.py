@@ -5,6 +5,7 @@ Turing results side by side, for choosing one): thin wrappers over `awbench.run.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -24,33 +25,44 @@ if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
 
 DEFAULT_TURING_PROMPTS = "turing"
-NOT_FOR_TURING = {"kind": "--judge", "rule_workers": "--rule-workers"}
+# The judge options without those that mean nothing to a choice question (the rule judge, a verdict's schema,
+# several verdicts per prediction); --judge-prompts takes the Turing test's prompt sets.
+TURING_JUDGE = replace(
+    JUDGE,
+    options=tuple(
+        replace(
+            o,
+            help="'turing' (awbench's), a directory of that layout, or a Qwen-AgentWorld checkout (its TURING_JUDGE_USER_PROMPT).",
+            default_text=DEFAULT_TURING_PROMPTS,
+        )
+        if o.name == "judge_prompts"
+        else o
+        for o in JUDGE.options
+        if o.name not in ("judge", "rule_workers", "judge_structured", "judge_samples")
+    ),
+)
 
 
 def turing_settings(options: Options) -> JudgeSettings:
     """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own."""
-    given = options.settings(JUDGE, given_only=True)
-    refused = [option for name, option in NOT_FOR_TURING.items() if name in given]
-    if refused:
-        fail(
-            f"{', '.join(refused)}: the Turing test asks an LLM judge; leave {'it' if len(refused) == 1 else 'them'} out"
-        )
+    given = options.settings(TURING_JUDGE, given_only=True)
     if given.get("prompts") == "rubric":
         fail(
-            "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, or a Qwen-AgentWorld checkout"
+            "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "
+            "or a Qwen-AgentWorld checkout"
         )
     settings = cli_judge_settings(None, options)
     return settings.model_copy(update={"prompts": given.get("prompts", DEFAULT_TURING_PROMPTS)})
 
 
-@command(JUDGE.defaulting_to("awbench run's"), OUTPUT.only("output"))
+@command(TURING_JUDGE, OUTPUT.only("output"))
 def turing(
     run: RunArgument,
     seed: Annotated[
         int | None,
         typer.Option(
             "--seed",
-            help="Seed of where each prediction's real observation is shown (A or B). [default: the run's --seed, else 0]",
+            help="Seed of where each prediction's real observation is shown (A or B). \\[default: the run's --seed, else 0]",
         ),
     ] = None,
     both_orders: Annotated[

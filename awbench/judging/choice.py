@@ -229,6 +229,8 @@ class ChoiceJudge:
                         affordable.append(call)
                         reserved += each
                     calls = affordable
+                    if not calls:  # not even one more fits: what is in flight elsewhere is left alone
+                        break
                 asked = []
                 async for call, reply in self.sender.send(calls):
                     before = answers.get(call.question.key)

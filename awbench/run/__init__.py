@@ -10,4 +10,5 @@ failures     why samples failed or were not scored, grouped
 agreement    rank correlation between two judges of one run
 reparse      stored verdicts parsed again by the current parser
 rewards      per-sample rewards as the report trains with: 0.9 x rubric + 0.1 x rule
+turing       the double-blind Turing test of a run's predictions, its own evaluation in turing/<judge id>/
 """
