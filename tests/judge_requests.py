@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 from awbench.records import BenchmarkRecord, JudgeRequest, Sample
+
+
+async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:
+    """A list as the stream judges take."""
+    for item in items:
+        yield item
 
 
 def judge_request_for(

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 from fake_batch_api import FakeBatchAPI, Outcome
 from fake_openai import FakeOpenAIServer, Reply
-from judge_requests import judge_request_for
+from judge_requests import judge_request_for, requests_of
 from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.config import JudgeSettings
-from awbench.judging import BudgetExhausted, requests_of
+from awbench.judging import BudgetExhausted
 from awbench.judging.batch import BatchJudge
 from awbench.judging.batch_api import BatchAPI
 from awbench.judging.batch_state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id

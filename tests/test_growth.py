@@ -26,7 +26,7 @@ from awbench.analysis.growth import (
     growth_table,
     lead_summary,
     run_growth,
-    trend_sentence,
+    trend_phrase,
     trends,
 )
 from awbench.analysis.report import build_report
@@ -35,6 +35,13 @@ from awbench.analysis.stats import OVERALL
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
 from awbench.domains import DOMAIN_LABELS
+
+
+def trend_sentence(name: str, trend: Trend, axis) -> str:
+    """ "Terminal: -3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
+    label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
+    return f"{label}: {trend_phrase(trend, axis)}"
+
 
 # --------------------------------------------------------------------------- bins
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from judge_requests import judge_request_for
+from judge_requests import judge_request_for, requests_of
 
 from awbench.config import JudgeSettings
-from awbench.judging import BudgetExhausted, requests_of
+from awbench.judging import BudgetExhausted
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
 from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.openai_judge import CostUnknown, create

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from judge_requests import requests_of
 from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.config import DataSettings, JudgeSettings
 from awbench.data.dataset import load_samples
-from awbench.judging import requests_of, rule_judge, rule_workers
+from awbench.judging import rule_judge, rule_workers
 from awbench.judging.rule_judge import RuleJudge
 from awbench.judging.rule_workers import RuleWorkerFailed, RuleWorkers
 from awbench.judging.rules.worker import HEADER_BYTES

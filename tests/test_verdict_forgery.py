@@ -21,12 +21,11 @@ import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from judge_requests import judge_request_for
+from judge_requests import judge_request_for, requests_of
 from test_reference_protocol import write_checkout
 
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
-from awbench.judging import requests_of
 from awbench.judging.openai_judge import create
 from awbench.judging.prompts import shown_prediction
 from awbench.judging.verdict import parse_verdict

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import typer
-from judge_requests import judge_request_for
+from judge_requests import judge_request_for, requests_of
 from test_backend_vllm import awbench, read_jsonl, stop_soon, trajectory
 from tokenizers import Tokenizer
 from vllm_fixtures import (
@@ -29,7 +29,7 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging import create_judges, openai_judge, requests_of
+from awbench.judging import create_judges, openai_judge
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdicts import verdict_seed
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling

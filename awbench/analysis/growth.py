@@ -367,12 +367,6 @@ def trend_phrase(trend: Trend, axis: Axis) -> str:
     )
 
 
-def trend_sentence(name: str, trend: Trend, axis: Axis) -> str:
-    """ "Terminal: -3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
-    label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
-    return f"{label}: {trend_phrase(trend, axis)}"
-
-
 def growth_summary(table: GrowthTable) -> str:
     """One line to scan: which domains fall (or rise) clearly with the axis, by how much per doubling."""
     rows = [(d, t) for d, t in table.trend.items() if d != OVERALL and t.slope is not None]

@@ -164,9 +164,3 @@ def prediction_request(sample: Sample, prediction: PredictionRecord) -> JudgeReq
     if prediction.failed:
         return None
     return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation)
-
-
-async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:
-    """A list as the stream judges take (for estimates, re-parsing and tests)."""
-    for item in items:
-        yield item
