@@ -13,8 +13,9 @@ from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 from awbench.analysis.compare import paired_rows
 from awbench.analysis.growth import TURN_BINS, Unit, growth_summary, growth_table, trend_phrase, trends
 from awbench.analysis.leaderboard import build_leaderboard, fmt_cell, to_csv
+from awbench.analysis.options import OVERALL
 from awbench.analysis.runs import load_run_data, run_intervals
-from awbench.analysis.stats import MIN_TRAJECTORIES, OVERALL
+from awbench.analysis.stats import MIN_TRAJECTORIES
 from awbench.records import JudgmentRecord
 from awbench.run.scoring import generation_spread
 

@@ -29,9 +29,9 @@ from awbench.analysis.growth import (
     trend_phrase,
     trends,
 )
+from awbench.analysis.options import OVERALL
 from awbench.analysis.report import build_report
 from awbench.analysis.runs import discover_runs, load_run_data
-from awbench.analysis.stats import OVERALL
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
 from awbench.domains import DOMAIN_LABELS

@@ -180,3 +180,31 @@ def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
         "probe.py:2: isinstance(stage.judge, BatchJudge)",
         "probe.py:3: getattr(judge_, 'spent_usd', None)",
     ]
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module assigns, defines or declares at its top level (not those it imports)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_constants_are_imported_from_the_module_that_defines_them():
+    """One place for each constant: `from awbench.x import NAME` names the module where NAME is assigned,
+    never one that imported it in turn."""
+    modules = {module_name(path): path for path in package_files()}
+    tests = Path(__file__).resolve().parent
+    relayed = []
+    for path in [*package_files(), *sorted(tests.rglob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in modules:
+                for alias in node.names:
+                    constant = alias.name.isupper() and f"{node.module}.{alias.name}" not in modules
+                    if constant and alias.name not in defined_names(modules[node.module]):
+                        relayed.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
+    assert relayed == []

@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 
 from awbench.analysis.growth import fmt_points, fmt_spread, run_growth
 from awbench.analysis.leaderboard import Cell, fmt_interval, fmt_number
+from awbench.analysis.options import DEFAULT_SEED
 from awbench.analysis.runs import load_run_data, point_summary, run_intervals
-from awbench.analysis.stats import DEFAULT_SEED, TOO_FEW
+from awbench.analysis.stats import TOO_FEW
 from awbench.cli import app, common, progress
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.run.store import RunStore

@@ -10,10 +10,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from awbench.judging.rules import RULES_VERSION, RuleResult, rule_score, structure
+from awbench.judging.rules import RuleResult, rule_score, structure
 from awbench.judging.rules.deterministic import deterministic_items
 from awbench.judging.rules.masking import mask
-from awbench.judging.rules.score import combine
+from awbench.judging.rules.score import RULES_VERSION, combine
 from awbench.judging.rules.text import line_key, normalized_lines
 from awbench.resources import sample_dir
 

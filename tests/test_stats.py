@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from awbench.analysis.options import OVERALL
 from awbench.analysis.stats import (
-    OVERALL,
     Clustered,
     bootstrap_means,
     interval,

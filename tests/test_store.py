@@ -246,7 +246,7 @@ def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tm
     from typer.testing import CliRunner
 
     from awbench.cli import app
-    from awbench.judging.rules import RULES_VERSION
+    from awbench.judging.rules.score import RULES_VERSION
 
     made = CliRunner().invoke(
         app,

@@ -41,18 +41,9 @@ import numpy as np
 from pydantic import BaseModel, computed_field
 
 from awbench.analysis.data_info import context_chars
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData
-from awbench.analysis.stats import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    MIN_TRAJECTORIES,
-    OVERALL,
-    TOO_FEW,
-    Clustered,
-    bootstrap_means,
-    interval,
-    too_few,
-)
+from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW, Clustered, bootstrap_means, interval, too_few
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.records import BenchmarkRecord
 from awbench.run.scoring import generation_points
