@@ -22,8 +22,9 @@ from awbench import records
 from awbench.analysis.data_info import data_info
 from awbench.cli import app
 from awbench.config import DataSettings
-from awbench.data import dataset
-from awbench.data.dataset import MAX_NESTING, load_samples, read_source
+from awbench.data import dataset, json_lines
+from awbench.data.dataset import load_samples, read_source
+from awbench.data.json_lines import MAX_NESTING
 from awbench.data.problems import DataError
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 
@@ -199,7 +200,7 @@ def test_data_with_surrogates_cannot_start_a_run(tmp_path):
 
 
 def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path):
-    if dataset._fast_loads is None:
+    if json_lines._fast_loads is None:
         pytest.skip("jiter (installed with openai) is not available, so there is one reader only")
     lines: list[dict | str | bytes] = [
         rec(id=1, response=['line\u2028sep \U0001f600 \\ " \x7f', "b"]),
@@ -222,7 +223,7 @@ def test_fast_and_standard_json_readers_agree(tmp_path, monkeypatch, sample_path
         return repr([(s.key, s.hash, s.record.model_dump()) for s in samples]), problems  # repr: NaN != NaN
 
     fast = read(str(path)), read(str(sample_path))
-    monkeypatch.setattr(dataset, "_fast_loads", None)
+    monkeypatch.setattr(json_lines, "_fast_loads", None)
     assert (read(str(path)), read(str(sample_path))) == fast
     assert [s.key for s in read_source(str(path))[0]] == ["mcp/0/1", "mcp/1/1", "mcp/2/1", "mcp/7/1", "mcp/9/2"]
 
@@ -366,7 +367,7 @@ def test_a_long_string_is_hashed_in_pieces_as_it_would_be_whole(monkeypatch):
 
 def test_a_long_line_is_read_by_the_standard_reader_with_the_same_checks(tmp_path, monkeypatch):
     """Past `LONG_LINE` bytes a line is parsed from its text alone; what it finds is what jiter's path finds."""
-    monkeypatch.setattr(dataset, "LONG_LINE", 100)
+    monkeypatch.setattr(json_lines, "LONG_LINE", 100)
     long_text = "y" * 300
     path = write(
         tmp_path / "mcp_test.jsonl",
