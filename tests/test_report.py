@@ -140,6 +140,28 @@ def test_bar_chart_has_one_bar_per_value():
     assert 'data-series="y&lt;"' in svg and 'data-value="100.00"' in svg
 
 
+def test_the_png_is_the_report_chart_drawn_at_twice_its_size(tmp_path):
+    """One chart code path: `--png` draws the figure the report's SVG is written from, at PNG_SCALE, each bar
+    where the SVG has it, in its colour."""
+    from matplotlib.colors import to_hex
+    from matplotlib.image import imread
+
+    from awbench.analysis.charts import PNG_SCALE, TOTAL_COLOR, Rect, bar_chart, color, svg, write_pngs
+
+    series = [Series(name="x", values=[10.0, 100.0]), Series(name="y", values=[50.0, None])]
+    figure = bar_chart("c", "T", ["A", "B"], series)
+    assert f'width="{figure.width}" height="{figure.height}"' in svg(figure)
+    (path,) = write_pngs({"c": ("T", ["A", "B"], series)}, tmp_path)
+    assert path == tmp_path / "c.png"
+    assert _png_size(path) == (figure.width * PNG_SCALE, figure.height * PNG_SCALE)
+    pixels = imread(path)
+    bars = {(s.data["series"], s.data["category"]): s for s in figure.shapes if isinstance(s, Rect) and s.css == "bar"}
+    assert sorted(bars) == [("x", "A"), ("x", "B"), ("y", "A")]
+    for (_, category), bar in bars.items():
+        centre = pixels[round((bar.y + bar.height / 2) * PNG_SCALE), round((bar.x + bar.width / 2) * PNG_SCALE)]
+        assert to_hex(centre[:3]) == (TOTAL_COLOR if category == "B" else color(0))
+
+
 # --------------------------------------------------------------------------- the report in a browser
 
 ALL = {d: [2, 1] for d in DOMAINS}

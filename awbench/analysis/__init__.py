@@ -11,6 +11,6 @@ stages imports this package; it only reads what runs stored.
     sample_view  one sample's story (history, action, prediction, ground truth, verdicts); the worst samples
     run_views    what `awbench show --format json` prints, one model per view
     data_info    a dataset's counts, turns and context sizes (`awbench data info`)
-    charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
+    charts       charts of 0..100 scores, drawn once: inline SVG for the report, PNG files on request
     report       the self-contained HTML report
 """
