@@ -27,9 +27,9 @@ import _common
 from test_rules_scorer import FULL_SIZE, Turn, full_size_trajectory
 
 from awbench.domains import DOMAINS
-from awbench.judging.rule_workers import RuleWorkers, available_workers
 from awbench.judging.rules import RuleResult, RuleScorer, rule_score
 from awbench.judging.rules.score import clear_caches
+from awbench.judging.rules.workers import RuleWorkers, available_workers
 
 
 def cold(turn: Turn) -> RuleResult:

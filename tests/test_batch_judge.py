@@ -28,7 +28,7 @@ from awbench.judging.batch_api import BatchAPI
 from awbench.judging.batch_state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
 from awbench.judging.openai_judge import create
-from awbench.judging.verdicts import verdict_seed
+from awbench.judging.verdict_records import verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.run import pipeline
 from awbench.run.store import RunStore

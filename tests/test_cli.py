@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.data.dataset import read_source
-from awbench.judging.rule_judge import RuleJudge
+from awbench.judging.rules.judge import RuleJudge
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-cli-SECRET-4711"

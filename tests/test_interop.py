@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.judging.rule_judge import RuleJudge
+from awbench.judging.rules.judge import RuleJudge
 from awbench.resources import sample_dir
 from awbench.run.store import RunStore
 

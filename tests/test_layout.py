@@ -141,7 +141,7 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     upper = tmp_path / "upper.py"
     upper.write_text(
         "from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
-        "if TYPE_CHECKING:\n    from awbench.judging.rule_judge import RuleJudge\n",
+        "if TYPE_CHECKING:\n    from awbench.judging.rules.judge import RuleJudge\n",
         encoding="utf-8",
     )
     lower = tmp_path / "lower.py"
@@ -151,7 +151,7 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     graph = {
         "awbench.judging.llm": {target for _, target in imported(lower)},
         "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
-        "awbench.judging.rule_judge": {"awbench.judging.llm"},
+        "awbench.judging.rules.judge": {"awbench.judging.llm"},
     }
     assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
 

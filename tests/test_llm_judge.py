@@ -17,7 +17,7 @@ from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
 from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.openai_judge import CostUnknown, create
 from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.judging.verdicts import consistency_stats
+from awbench.judging.verdict_records import consistency_stats
 from awbench.records import JudgeRequest, JudgmentRecord, VerdictRecord
 from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from awbench.domains import DOMAINS
-from awbench.judging.rule_judge import RuleJudge
+from awbench.judging.rules.judge import RuleJudge
 from awbench.run import pipeline
 from awbench.run.stages import sample_seed
 from awbench.run.store import RunStore

@@ -10,7 +10,7 @@ import json
 from fake_openai import FakeOpenAIServer, Reply
 
 from awbench.data.dataset import read_source
-from awbench.judging.rule_judge import RuleJudge
+from awbench.judging.rules.judge import RuleJudge
 from awbench.run import pipeline
 
 ANSWER = "<predicted_observation>out</predicted_observation>"

@@ -4,7 +4,7 @@
   (a source that cannot be used at all); everything wrong with a record is a `Problem`, never an exception;
 - the generation parser (`extract_prediction`, `prediction_record`): pure, documented to never raise;
 - the verdict parser (`parse_verdict`, `verdict_record`): documented to never raise;
-- the importer (`import_official`) on generated reference-format files: documented errors `DataError` and
+- the importer (`import_reference`) on generated reference-format files: documented errors `DataError` and
   `StoreError`.
 
 And whatever they produce can be written: `model_dump_json()` works on every record (a lone surrogate, which
@@ -29,9 +29,9 @@ from awbench.config import DataSettings
 from awbench.data.dataset import load_samples, read_source
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.interop.reference import import_official
-from awbench.judging.verdict import parse_verdict
-from awbench.judging.verdicts import verdict_record
+from awbench.interop.reference import import_reference
+from awbench.judging.verdict_parsing import parse_verdict
+from awbench.judging.verdict_records import verdict_record
 from awbench.records import Generation, PredictionRecord, Usage, VerdictRecord
 from awbench.run.store import StoreError
 from awbench.world_model.parsing import extract_prediction
@@ -434,7 +434,7 @@ def import_everything(path: Path, root: Path) -> None:
     from awbench.run import pipeline
 
     try:
-        store = import_official(path, "imported", root / "results", None, None).store
+        store = import_reference(path, "imported", root / "results", None, None).store
     except (DataError, StoreError):
         return
     for record in store.predictions.load().values():
@@ -444,7 +444,7 @@ def import_everything(path: Path, root: Path) -> None:
             judgment.model_dump_json()
     pipeline.score(store, pipeline.run_samples(store))
     with pytest.raises(StoreError, match="exists already"):
-        import_official(path, "imported", root / "results", None, None)
+        import_reference(path, "imported", root / "results", None, None)
 
 
 @fuzz("importer")

@@ -23,10 +23,11 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.config import DataSettings, JudgeSettings
 from awbench.data.dataset import load_samples
-from awbench.judging import rule_judge, rule_workers
-from awbench.judging.rule_judge import RuleJudge
-from awbench.judging.rule_workers import RuleWorkerFailed, RuleWorkers
-from awbench.judging.rules.worker import HEADER_BYTES
+from awbench.judging.rules import judge as rule_judge
+from awbench.judging.rules import workers as rule_workers
+from awbench.judging.rules.judge import RuleJudge
+from awbench.judging.rules.worker_loop import HEADER_BYTES
+from awbench.judging.rules.workers import RuleWorkerFailed, RuleWorkers
 from awbench.records import JudgeRequest
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the worker tests signal processes the POSIX way")
@@ -230,7 +231,7 @@ def test_a_worker_gets_a_pipe_that_holds_a_large_task() -> None:
 def test_a_worker_imports_neither_pydantic_nor_asyncio() -> None:
     """Each worker holds its own copy of all it imports: the rules and the standard library only (pydantic
     and its models were 14 MB of each worker's memory)."""
-    code = "import sys, awbench.judging.rules.worker; print(sorted({m.split('.')[0] for m in sys.modules}))"
+    code = "import sys, awbench.judging.rules.worker_loop; print(sorted({m.split('.')[0] for m in sys.modules}))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     imported = set(ast.literal_eval(done.stdout))
     assert "awbench" in imported
@@ -257,7 +258,7 @@ def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: 
     script.write_text(
         textwrap.dedent("""
         import asyncio, sys
-        from awbench.judging.rule_workers import RuleWorkers
+        from awbench.judging.rules.workers import RuleWorkers
 
         BUSY = sys.argv[1] == "busy"
         HISTORY = ["### Turn 1\\n**Action:**\\nls", "\\n".join(f"file_{i}.txt {i * 7919}" for i in range(60000))]
@@ -306,7 +307,7 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
     script.write_text(
         textwrap.dedent("""
         import gc, sys, weakref
-        from awbench.judging.rules import RuleScorer, worker
+        from awbench.judging.rules import RuleScorer, worker_loop
 
         class Node:
             pass
@@ -321,8 +322,8 @@ def test_a_worker_collects_cycles_itself_every_collect_every_tasks(tmp_path: Pat
             return score(self, **task)
 
         RuleScorer.score = score_and_make_a_cycle
-        worker.COLLECT_EVERY = 3
-        worker.serve()
+        worker_loop.COLLECT_EVERY = 3
+        worker_loop.serve()
         print(gc.isenabled(), [ref() is None for ref in made], gc.get_freeze_count() > 0, file=sys.stderr)
     """)
     )

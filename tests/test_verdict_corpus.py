@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from awbench.judging.verdict import parse_verdict
+from awbench.judging.verdict_parsing import parse_verdict
 
 CORPUS = Path(__file__).parent / "judge_outputs"
 PREDICTION_SUFFIX = ".prediction.txt"

@@ -28,8 +28,8 @@ from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
 from awbench.judging.openai_judge import create
 from awbench.judging.prompts import shown_prediction
-from awbench.judging.verdict import parse_verdict
-from awbench.judging.verdicts import reference_reading
+from awbench.judging.verdict_parsing import parse_verdict
+from awbench.judging.verdict_records import reference_reading
 
 FENCE = "`" * 3
 OPEN, CLOSE = "<final_evaluation>", "</final_evaluation>"

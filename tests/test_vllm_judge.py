@@ -31,7 +31,7 @@ from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
 from awbench.judging import create_judges, openai_judge
 from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.judging.verdicts import verdict_seed
+from awbench.judging.verdict_records import verdict_seed
 from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
 from awbench.run import pipeline

@@ -79,7 +79,7 @@ TOTAL_TOLERANCE = 0.01  # total_score may be rounded
 # --- Export ------------------------------------------------------------------------------------------------
 
 
-def official_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
+def reference_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
     """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`: what the
     model answered, as the reference's inference stage keeps it (an empty or cut-off answer too; "" for none)."""
     record = {k: v for k, v in sample.record.model_dump(mode="json").items() if k not in REFERENCE_FIELDS}
@@ -98,12 +98,12 @@ def _scored_verdict(judgment: JudgmentRecord) -> dict[str, int] | None:
     return None
 
 
-def official_judged(
+def reference_judged(
     sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None, judge_id: str = ""
 ) -> dict[str, Any]:
     """One judged.jsonl row. What was not scored is a `failed: 1.0` row with the reason in error_message:
     without a generation as the reference writes it (no total_score), else with total_score 0."""
-    row = official_prediction(sample, prediction)
+    row = reference_prediction(sample, prediction)
     if not row["gen"]:
         if prediction is None:
             reason = f"{NO_GENERATION} (the run has no prediction for this sample)"
@@ -138,7 +138,7 @@ class Export(BaseModel):
     notes: list[str]  # what was not written, and why
 
 
-def export_official(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
+def export_reference(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
     """predictions.jsonl always; judged.jsonl from an LLM evaluation (the named one, else the primary, else the
     first), since the reference format holds five rubric scores, which the rule judge does not give. Only
     what the format can hold is written: generation 0 of each sample, one verdict per sample."""
@@ -157,7 +157,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
         )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    write_atomic(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -171,7 +171,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
             )
     else:
         judgments = chosen.judgments.load()
-        rows = [official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
+        rows = [reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
         write_atomic(judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
         unscored = sum(row["failed"] != 0.0 for row in rows)
@@ -585,7 +585,7 @@ def _move_into_place(staging: Path, target: Path, overwrite: bool) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def import_official(
+def import_reference(
     path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None, overwrite: bool = False
 ) -> Imported:
     """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any

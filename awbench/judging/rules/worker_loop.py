@@ -1,4 +1,4 @@
-"""A rule judge worker process's loop (the parent side is awbench.judging.rule_workers). It imports only the
+"""A rule judge worker process's loop (the parent side is awbench.judging.rules.workers). It imports only the
 rules and the standard library, no pydantic and no asyncio: every worker holds its own copy of what it
 imports."""
 

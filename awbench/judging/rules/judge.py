@@ -9,9 +9,9 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging import JudgeBase, prediction_request
-from awbench.judging.rule_workers import RuleTask, RuleWorkers, available_workers
 from awbench.judging.rules import RuleResult, RuleScorer
 from awbench.judging.rules.score import RULES_VERSION, clear_caches
+from awbench.judging.rules.workers import RuleTask, RuleWorkers, available_workers
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, RuleParts, Sample, content_hash
 from awbench.world_model.messages import earlier_turns
 from awbench.world_model.parsing import strip_observation_marker

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import awbench
 from awbench.judging.rules.score import RuleResult
-from awbench.judging.rules.worker import HEADER_BYTES, KEPT_TRAJECTORIES
+from awbench.judging.rules.worker_loop import HEADER_BYTES, KEPT_TRAJECTORIES
 
 try:
     import fcntl
@@ -35,7 +35,7 @@ STOP_SECONDS = 5.0  # for a worker to exit once its stdin is closed, before it i
 # sys.path as it was, so that the directory holding awbench shadows nothing else.
 _BOOTSTRAP = """import sys
 sys.path.insert(0, {root!r})
-from awbench.judging.rules.worker import serve
+from awbench.judging.rules.worker_loop import serve
 sys.path.remove({root!r})
 serve()"""
 

@@ -12,7 +12,7 @@ import statistics
 
 from awbench.domains import DIMENSIONS, to_100
 from awbench.judging.reference_parsers import reference_verdict
-from awbench.judging.verdict import QUOTED_FLAG, ParsedVerdict, parse_verdict, quoted_from
+from awbench.judging.verdict_parsing import QUOTED_FLAG, ParsedVerdict, parse_verdict, quoted_from
 from awbench.records import JudgeRequest, JudgmentRecord, ReferenceReading, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
 
