@@ -6,21 +6,21 @@ from __future__ import annotations
 import asyncio
 import builtins
 import json
-import os
 import random
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tokenizers import Tokenizer
 from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
     Server,
+    awbench,
+    read_jsonl,
     require_vllm,
+    stop_soon,
+    trajectory,
 )
 
 from awbench.backends import GenerationRequest, openai_api, vllm_offline
@@ -46,25 +46,6 @@ from awbench.world_model.messages import world_model_messages
 def make_request(record: BenchmarkRecord, seed: int | None = None, key: str | None = None) -> GenerationRequest:
     sample = Sample(key=key or record.base_key(), record=record, origin="test")
     return GenerationRequest(sample=sample, seed=seed)
-
-
-def trajectory(name: str, turns: int, words_per_turn: int = 3, turn_idx: int | None = None) -> BenchmarkRecord:
-    """A synthetic trajectory's record at `turn_idx` (default: the last turn); history turns are long when
-    `words_per_turn` is large."""
-    prompts = [f"{name} action {i} " + " ".join(f"w{i}x{j}" for j in range(words_per_turn)) for i in range(turns)]
-    responses = [
-        f"{name} observation {i} " + " ".join(f"o{i}y{j}" for j in range(words_per_turn)) for i in range(turns)
-    ]
-    return BenchmarkRecord(
-        task="terminal",
-        id=name,
-        prompt=prompts,
-        response=responses,
-        current_prompt=prompts[(turn_idx or turns) - 1],
-        system_str=f"system of {name}",
-        turn_idx=turn_idx or turns,
-        total_turns=turns,
-    )
 
 
 def collect(backend: object, requests: list[GenerationRequest]) -> list[Generation]:
@@ -401,28 +382,6 @@ def test_tiny_model_is_cached(tiny_model: Path) -> None:
 
 
 # --- the command line, end to end, with the real engine ----------------------------------------------------------
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-def awbench(*args: object, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
-    """The CLI in a child process, as a user runs it (vLLM's engine processes and all)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    command = [sys.executable, "-c", "from awbench.cli import main; main()", *map(str, args)]
-    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
-
-
-def stop_soon(model: Path) -> str:
-    """Sampling that makes the random model end within a few tokens: EOS (<|im_end|>) pushed up after 4 tokens,
-    so that predictions finish (status ok) instead of always running into max_tokens."""
-    eos = Tokenizer.from_file(str(model / "tokenizer.json")).token_to_id("<|im_end|>")
-    return json.dumps(
-        {"chat_template_kwargs": {"enable_thinking": False}, "min_tokens": 4, "logit_bias": {str(eos): 10}}
-    )
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def test_cli_infer_with_the_offline_engine_then_resume(tiny_model: Path, tmp_path: Path) -> None:

@@ -386,7 +386,7 @@ def test_reparse_applies_the_current_parser_without_calls(out):
 def test_reparse_under_the_reference_protocol_reads_what_the_judge_was_asked(out, tmp_path):
     """The request is rebuilt as the protocol builds it (its text, its cache key) and the reference's readings
     are kept: re-parsing unchanged answers changes nothing."""
-    from test_reference_protocol import write_checkout
+    from reference_checkout import write_checkout
 
     checkout = write_checkout(tmp_path / "checkout")
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:

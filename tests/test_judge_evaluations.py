@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from test_reference_protocol import TEMPLATE, expected_messages, write_checkout
+from reference_checkout import TEMPLATE, expected_messages, write_checkout
 from typer.testing import CliRunner
 
 from awbench.cli import app

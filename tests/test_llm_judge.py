@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from judge_requests import judge_request_for, requests_of
+from judge_requests import judge_all, numbered_request, verdict_text
 
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted
@@ -18,34 +17,11 @@ from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.openai_judge import CostUnknown, create
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdict_records import consistency_stats
-from awbench.records import JudgeRequest, JudgmentRecord, VerdictRecord
+from awbench.records import JudgmentRecord, VerdictRecord
 from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
 
 KEY_ENV = "AWBENCH_TEST_JUDGE_KEY"
 SECRET = "sk-test-SECRET123"
-
-
-def verdict_text(format: int = 5, factuality: int = 4, consistency: int = 3, realism: int = 4, quality: int = 2) -> str:
-    scores = {
-        "format": format,
-        "factuality": factuality,
-        "consistency": consistency,
-        "realism": realism,
-        "quality": quality,
-    }
-    body = json.dumps({"strengths": ["right error type"], "weaknesses": ["wrong size"], "scores": scores})
-    return f"The listing matches.\n<final_evaluation>\n```json\n{body}\n```\n</final_evaluation>"
-
-
-def make_request(i: int = 0, domain: str = "terminal") -> JudgeRequest:
-    return judge_request_for(
-        prediction="hello {world}",
-        ground_truth="hello world",
-        action=f"cat a.txt  # {i}",
-        history=["ls", "a.txt  b.txt"],
-        domain=domain,
-        sample_id=i,
-    )
 
 
 def settings(server: FakeOpenAIServer | None, **changes: Any) -> JudgeSettings:
@@ -58,21 +34,6 @@ def settings(server: FakeOpenAIServer | None, **changes: Any) -> JudgeSettings:
         "request_timeout": 2.0,
     }
     return JudgeSettings(**{**fields, **changes})
-
-
-async def collect(judge: Any, requests: list[JudgeRequest], into: list[JudgmentRecord]) -> list[JudgmentRecord]:
-    try:
-        async for record in judge.judge(requests_of(requests)):
-            into.append(record)
-    finally:
-        await judge.aclose()
-    return into
-
-
-def judge_all(
-    judge_settings: JudgeSettings, requests: list[JudgeRequest], into: list[JudgmentRecord] | None = None
-) -> list[JudgmentRecord]:
-    return asyncio.run(collect(create(judge_settings), requests, [] if into is None else into))
 
 
 @pytest.fixture(autouse=True)
@@ -90,7 +51,7 @@ def test_a_verdict_becomes_exact_scores() -> None:
         "completion_tokens_details": {"reasoning_tokens": 150},
     }
     with FakeOpenAIServer(script=[Reply(verdict_text(), reasoning="let me think", usage=usage)]) as server:
-        (record,) = judge_all(settings(server, price_in=2.0, price_out=10.0), [make_request()])
+        (record,) = judge_all(settings(server, price_in=2.0, price_out=10.0), [numbered_request()])
     assert record.status == "ok" and record.judge == "llm" and record.key == "terminal/0/2"
     assert record.dimensions == {"format": 5, "factuality": 4, "consistency": 3, "realism": 4, "quality": 2}
     assert record.score == pytest.approx((3.6 - 1) / 4 * 100)
@@ -108,7 +69,7 @@ def test_the_request_carries_the_settings() -> None:
         extra = {"chat_template_kwargs": {"enable_thinking": False}}
         judge_all(
             settings(server, temperature=0.3, max_tokens=4096, reasoning_effort="low", extra_body=extra),
-            [make_request()],
+            [numbered_request()],
         )
     (body,) = server.requests
     assert body["model"] == "judge-model" and body["temperature"] == 0.3
@@ -117,7 +78,7 @@ def test_the_request_carries_the_settings() -> None:
     assert body["chat_template_kwargs"] == {"enable_thinking": False}
     assert isinstance(body["seed"], int)
     assert "response_format" not in body
-    assert body["messages"] == render_messages(load_prompt_set("rubric"), make_request())
+    assert body["messages"] == render_messages(load_prompt_set("rubric"), numbered_request())
 
 
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
@@ -132,7 +93,7 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
     script = [Reply(status=429, headers={"Retry-After": "0.3"}, error_message="slow down"), Reply(verdict_text())]
     with FakeOpenAIServer(script=script) as server:
         started = time.monotonic()
-        (record,) = judge_all(settings(server), [make_request()])
+        (record,) = judge_all(settings(server), [numbered_request()])
         elapsed = time.monotonic() - started
     assert len(server.requests) == 2 and record.status == "ok"
     assert elapsed >= 0.3
@@ -140,26 +101,26 @@ def test_429_waits_for_retry_after_then_succeeds() -> None:
 
 def test_500_then_success() -> None:
     with FakeOpenAIServer(script=[Reply(status=500), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server), [make_request()])
+        (record,) = judge_all(settings(server), [numbered_request()])
     assert len(server.requests) == 2 and record.status == "ok" and record.verdicts[0].attempts == 2
 
 
 def test_an_answer_slower_than_the_timeout_is_retried() -> None:
     with FakeOpenAIServer(script=[Reply(verdict_text(), delay_s=1.0), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server, request_timeout=0.3), [make_request()])
+        (record,) = judge_all(settings(server, request_timeout=0.3), [numbered_request()])
     assert len(server.requests) == 2 and record.status == "ok"
 
 
 def test_a_malformed_body_is_retried_like_a_dropped_connection() -> None:
     with FakeOpenAIServer(script=[Reply(raw_body=b'{"choices": [ not json'), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server), [make_request()])
+        (record,) = judge_all(settings(server), [numbered_request()])
     assert len(server.requests) == 2 and record.status == "ok"
     assert record.verdicts[0].attempts == 2  # one budget for transport retries and re-asks
 
 
 def test_malformed_bodies_cost_at_most_the_attempt_budget() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(raw_body=b"<html>proxy error</html>")) as server:
-        (record,) = judge_all(settings(server, max_retries=3), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=3), [numbered_request()])
     assert len(server.requests) == 4  # 1 + max_retries, not re-asks times transport retries
     assert record.status == "failed" and record.transient and record.verdicts[0].attempts == 4
 
@@ -167,14 +128,14 @@ def test_malformed_bodies_cost_at_most_the_attempt_budget() -> None:
 def test_401_stops_at_once() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=401, error_message="invalid key")) as server:
         with pytest.raises(FatalAPIError, match=r"401.*invalid key"):
-            judge_all(settings(server, concurrency=1), [make_request()])
+            judge_all(settings(server, concurrency=1), [numbered_request()])
     assert len(server.requests) == 1
 
 
 def test_a_fatal_error_stops_the_other_requests_too() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(status=403, error_message="forbidden"), delay_s=0.05) as server:
         with pytest.raises(FatalAPIError):
-            judge_all(settings(server, concurrency=2), [make_request(i) for i in range(20)])
+            judge_all(settings(server, concurrency=2), [numbered_request(i) for i in range(20)])
     assert len(server.requests) <= 2
 
 
@@ -184,14 +145,14 @@ def test_a_prompt_too_long_for_the_judge_fails_only_that_prediction() -> None:
         error_message="This model's maximum context length is 8192 tokens. However, your prompt contains 9000 input tokens.",
     )
     with FakeOpenAIServer(script=[overflow], responder=lambda body: Reply(verdict_text())) as server:
-        records = judge_all(settings(server, concurrency=1), [make_request(0), make_request(1)])
+        records = judge_all(settings(server, concurrency=1), [numbered_request(0), numbered_request(1)])
     assert [r.status for r in records] == ["failed", "ok"]
     assert records[0].score is None and "maximum context length" in (records[0].error or "")
 
 
 def test_an_unparseable_verdict_is_asked_again_then_recorded_failed() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply("Looks fine to me, 4 out of 5.")) as server:
-        (record,) = judge_all(settings(server, max_retries=2), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=2), [numbered_request()])
     assert len(server.requests) == 3
     assert len({body["seed"] for body in server.requests}) == 3  # a seeded server would repeat itself otherwise
     assert record.status == "failed" and record.score is None and record.dimensions == {}
@@ -204,7 +165,7 @@ def test_an_unparseable_verdict_is_asked_again_then_recorded_failed() -> None:
 def test_a_partial_verdict_is_asked_again_then_unscored_never_a_mean_of_fewer_dimensions() -> None:
     text = verdict_text().replace(', "realism": 4, "quality": 2', "")
     with FakeOpenAIServer(responder=lambda body: Reply(text)) as server:
-        (record,) = judge_all(settings(server, max_retries=1), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=1), [numbered_request()])
     assert len(server.requests) == 2
     assert record.status == "failed" and record.score is None and record.dimensions == {}
     (verdict,) = record.verdicts
@@ -215,11 +176,11 @@ def test_a_partial_verdict_is_asked_again_then_unscored_never_a_mean_of_fewer_di
 def test_a_verdict_cut_off_by_the_token_limit_is_asked_again_never_accepted() -> None:
     complete_but_cut = Reply(verdict_text(5, 5, 5, 5, 5), finish_reason="length")
     with FakeOpenAIServer(script=[complete_but_cut, Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server), [make_request()])
+        (record,) = judge_all(settings(server), [numbered_request()])
     assert len(server.requests) == 2 and record.status == "ok"
     assert record.dimensions["quality"] == 2  # from the second, finished answer
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(5, 5, 5, 5, 5), finish_reason="length")) as server:
-        (record,) = judge_all(settings(server, max_retries=2), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=2), [numbered_request()])
     assert len(server.requests) == 3 and record.status == "failed" and record.score is None
     assert record.verdicts[0].status == "truncated" and "cut off by its token limit" in (record.error or "")
 
@@ -227,14 +188,14 @@ def test_a_verdict_cut_off_by_the_token_limit_is_asked_again_never_accepted() ->
 def test_a_partial_verdict_then_a_complete_one_is_ok() -> None:
     partial = verdict_text().replace(', "quality": 2', "")
     with FakeOpenAIServer(script=[Reply(partial), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server), [make_request()])
+        (record,) = judge_all(settings(server), [numbered_request()])
     assert record.status == "ok" and record.verdicts[0].attempts == 2 and len(record.dimensions) == 5
 
 
 def test_three_samples_are_three_seeded_calls_averaged() -> None:
     texts = iter([verdict_text(5, 5, 5, 5, 5), verdict_text(3, 3, 3, 3, 3), verdict_text(4, 4, 4, 4, 1)])
     with FakeOpenAIServer(responder=lambda body: Reply(next(texts))) as server:
-        (record,) = judge_all(settings(server, samples=3), [make_request()])
+        (record,) = judge_all(settings(server, samples=3), [numbered_request()])
     assert len(server.requests) == 3
     seeds = [body["seed"] for body in server.requests]
     assert len(set(seeds)) == 3 and sorted(seeds) == sorted(v.seed for v in record.verdicts if v.seed is not None)
@@ -247,7 +208,7 @@ def test_one_failed_sample_of_two_makes_a_partial_record() -> None:
     # one call at a time: sample 0 gets the first reply, sample 1 the two unusable ones
     script = [Reply(verdict_text(5, 5, 5, 5, 5)), Reply("no verdict"), Reply("still none")]
     with FakeOpenAIServer(script=script) as server:
-        (record,) = judge_all(settings(server, samples=2, max_retries=1, concurrency=1), [make_request()])
+        (record,) = judge_all(settings(server, samples=2, max_retries=1, concurrency=1), [numbered_request()])
     assert len(server.requests) == 3
     assert [v.status for v in record.verdicts] == ["complete", "unparsed"]
     assert record.status == "partial" and record.score == 100.0 and record.error is None
@@ -262,7 +223,7 @@ def test_structured_output_sends_the_schema_and_reads_bare_json() -> None:
         }
     )
     with FakeOpenAIServer(responder=lambda body: Reply(bare)) as server:
-        (record,) = judge_all(settings(server, structured=True), [make_request()])
+        (record,) = judge_all(settings(server, structured=True), [numbered_request()])
     response_format = server.requests[0]["response_format"]
     assert response_format["type"] == "json_schema"
     spec = response_format["json_schema"]
@@ -278,7 +239,7 @@ def test_structured_output_sends_the_schema_and_reads_bare_json() -> None:
 
 
 def test_cache_key_covers_what_changes_a_verdict(tmp_path: Any) -> None:
-    request = make_request()
+    request = numbered_request()
     base = create(settings(None)).cache_key(request)
     template = tmp_path / "template.md"
     template.write_text("{{action}} {{prediction}} {{ground_truth}}")
@@ -300,7 +261,7 @@ def test_cache_key_covers_what_changes_a_verdict(tmp_path: Any) -> None:
         settings(None, max_cost=100.0, price_in=1, price_out=1),
     ]
     assert all(create(s).cache_key(request) == base for s in same)
-    assert create(settings(None)).cache_key(make_request(1)) != base
+    assert create(settings(None)).cache_key(numbered_request(1)) != base
 
 
 def test_describe_names_the_prompt_set() -> None:
@@ -313,14 +274,14 @@ def test_describe_names_the_prompt_set() -> None:
 
 def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
     judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=1)
-    estimate = create(judge_settings).estimate([make_request()])
+    estimate = create(judge_settings).estimate([numbered_request()])
     assert estimate.cost_usd is not None
     usage = {"prompt_tokens": estimate.prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(), usage=usage)) as server:
         capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": 3.5 * estimate.cost_usd})
         done: list[JudgmentRecord] = []
         with pytest.raises(BudgetExhausted, match=r"spent \$0\.\d+ of --max-cost \$0\.\d+"):
-            judge_all(capped, [make_request(i) for i in range(10)], done)
+            judge_all(capped, [numbered_request(i) for i in range(10)], done)
     assert len(done) == 3 and len(server.requests) == 3
     assert sum(r.cost_usd or 0 for r in done) == pytest.approx(3 * estimate.cost_usd)
 
@@ -331,7 +292,7 @@ def test_max_cost_without_a_price_is_refused() -> None:
 
 
 def test_estimate_spends_nothing() -> None:
-    requests = [make_request(i) for i in range(5)]
+    requests = [numbered_request(i) for i in range(5)]
     with FakeOpenAIServer() as server:
         unknown = create(settings(server, samples=2)).estimate(requests)
         known = create(settings(server, model="gpt-5.2-2025-12-11")).estimate(requests)
@@ -354,20 +315,20 @@ def test_prices_come_from_settings_or_the_table() -> None:
 
 def test_concurrency_limits_requests_in_flight() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text()), delay_s=0.15) as server:
-        records = judge_all(settings(server, concurrency=4), [make_request(i) for i in range(12)])
+        records = judge_all(settings(server, concurrency=4), [numbered_request(i) for i in range(12)])
     assert len(records) == 12 and server.in_flight_max == 4
 
 
 def test_many_connections_at_once() -> None:
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text()), delay_s=0.2) as server:
-        records = judge_all(settings(server, concurrency=64), [make_request(i) for i in range(65)])
+        records = judge_all(settings(server, concurrency=64), [numbered_request(i) for i in range(65)])
     assert len(records) == 65 and server.in_flight_max == 64  # after the first, alone: the rate control's probe
 
 
 def test_the_api_key_is_sent_but_never_recorded() -> None:
     leaky = Reply(status=422, error_message=f"cannot process request for key {SECRET}")
     with FakeOpenAIServer(script=[Reply(verdict_text()), leaky]) as server:
-        records = judge_all(settings(server, concurrency=1), [make_request(0), make_request(1)])
+        records = judge_all(settings(server, concurrency=1), [numbered_request(0), numbered_request(1)])
     assert all({k.lower(): v for k, v in h.items()}["authorization"] == f"Bearer {SECRET}" for h in server.headers)
     assert [r.status for r in records] == ["ok", "failed"]
     assert "cannot process request" in (records[1].error or "")
@@ -377,7 +338,7 @@ def test_the_api_key_is_sent_but_never_recorded() -> None:
         responder=lambda body: Reply(status=401, error_message=f"Incorrect API key provided: {SECRET}")
     ) as server:
         with pytest.raises(FatalAPIError) as raised:
-            judge_all(settings(server), [make_request()])
+            judge_all(settings(server), [numbered_request()])
     assert SECRET not in str(raised.value) and "Incorrect API key" in str(raised.value)
 
 
@@ -387,9 +348,9 @@ def test_the_openai_api_without_a_key_is_refused_before_any_call(monkeypatch: py
     with pytest.raises(MissingAPIKey, match=KEY_ENV):
         require_key(settings(None, base_url=None))
     judge = create(settings(None, base_url=None))  # a dry run needs no key: the client is made on first use
-    assert judge.estimate([make_request()]).calls == 1
+    assert judge.estimate([numbered_request()]).calls == 1
     with pytest.raises(MissingAPIKey, match=KEY_ENV):
-        judge_all(settings(None, base_url=None), [make_request()])
+        judge_all(settings(None, base_url=None), [numbered_request()])
 
 
 def test_consistency_stats() -> None:
@@ -421,11 +382,11 @@ def test_consistency_stats() -> None:
 )
 def test_an_ambiguous_or_misscaled_verdict_is_asked_again_then_unscored(answer: str) -> None:
     with FakeOpenAIServer(script=[Reply(answer), Reply(answer), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server, max_retries=1), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=1), [numbered_request()])
     assert len(server.requests) == 2  # the budget: one try and one retry, never the third reply
     assert (record.status, record.score, record.dimensions) == ("failed", None, {})
     (verdict,) = record.verdicts
     assert verdict.status in ("unparsed", "partial") and verdict.attempts == 2
     with FakeOpenAIServer(script=[Reply(answer), Reply(verdict_text())]) as server:
-        (record,) = judge_all(settings(server, max_retries=1), [make_request()])
+        (record,) = judge_all(settings(server, max_retries=1), [numbered_request()])
     assert (record.status, record.dimensions["format"]) == ("ok", 5)

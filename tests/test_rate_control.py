@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from test_backend_openai import make_request as generation_request
-from test_backend_openai import run, settings_for
-from test_llm_judge import judge_all, make_request, verdict_text
+from generation_requests import generation_request, run, settings_for
+from judge_requests import judge_all, numbered_request, verdict_text
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -49,10 +48,10 @@ def judge_settings(url: str, **changes: object) -> JudgeSettings:
 
 
 def request_cost(i: int = 0) -> int:
-    """What the client estimates one judge request of `make_request(i)` costs (the server counts a little more:
+    """What the client estimates one judge request of `numbered_request(i)` costs (the server counts a little more:
     the roles' markers)."""
     return request_tokens(
-        {"messages": render_messages(load_prompt_set("rubric"), make_request(i)), "max_tokens": MAX_TOKENS}
+        {"messages": render_messages(load_prompt_set("rubric"), numbered_request(i)), "max_tokens": MAX_TOKENS}
     )
 
 
@@ -125,7 +124,7 @@ def test_headers_pace_the_judge_within_the_limit_and_nothing_is_lost() -> None:
     tpm = cost * 40 * 60
     with DelayServer(0.05, role="judge", tpm=tpm, burst_s=0.25) as server:
         started = time.perf_counter()
-        records = judge_all(judge_settings(server.url), [make_request(i) for i in range(48)])
+        records = judge_all(judge_settings(server.url), [numbered_request(i) for i in range(48)])
         elapsed = time.perf_counter() - started
         stats = server.stats()
     assert [r.status for r in records] == ["ok"] * 48
@@ -137,7 +136,7 @@ def test_headers_pace_the_judge_within_the_limit_and_nothing_is_lost() -> None:
 def test_without_headers_refusals_alone_slow_it_down_and_cost_no_attempts() -> None:
     cost = request_cost()
     with DelayServer(0.05, role="judge", tpm=cost * 40 * 60, burst_s=0.25, rate_headers=False) as server:
-        records = judge_all(judge_settings(server.url), [make_request(i) for i in range(48)])
+        records = judge_all(judge_settings(server.url), [numbered_request(i) for i in range(48)])
         stats = server.stats()
     assert [r.status for r in records] == ["ok"] * 48
     assert stats["admitted_requests"] == 48 and stats["requests"] == 48 + stats["refused"]
@@ -147,7 +146,7 @@ def test_without_headers_refusals_alone_slow_it_down_and_cost_no_attempts() -> N
 def test_limits_given_up_front_pace_from_the_first_request() -> None:
     cost = request_cost()
     with DelayServer(0.05, role="judge", tpm=cost * 40 * 60, burst_s=0.25, rate_headers=False) as server:
-        records = judge_all(judge_settings(server.url, tpm=cost * 38 * 60), [make_request(i) for i in range(48)])
+        records = judge_all(judge_settings(server.url, tpm=cost * 38 * 60), [numbered_request(i) for i in range(48)])
         stats = server.stats()
     assert [r.status for r in records] == ["ok"] * 48 and stats["refused"] == 0, stats
 
@@ -174,7 +173,7 @@ def rate_limited(retry_after: str | None = None) -> Reply:
 def test_a_rate_limit_refusal_waits_and_uses_no_attempt() -> None:
     with FakeOpenAIServer(script=[rate_limited("0.3"), Reply(verdict_text())]) as server:
         started = time.perf_counter()
-        (record,) = judge_all(judge_settings(server.url, max_retries=0), [make_request()])
+        (record,) = judge_all(judge_settings(server.url, max_retries=0), [numbered_request()])
     assert record.status == "ok" and record.verdicts[0].attempts == 1
     assert len(server.requests) == 2 and server.received_at[1] - server.received_at[0] >= 0.28
     assert time.perf_counter() - started < 5
@@ -184,7 +183,7 @@ def test_refusals_with_no_answer_between_them_use_attempts() -> None:
     """An endpoint that refuses everything (a spent quota): the second refusal in a row with nothing answered
     in between counts, so the budget bounds the requests: 2 per attempt."""
     with FakeOpenAIServer(responder=lambda body: rate_limited()) as server:
-        (record,) = judge_all(judge_settings(server.url, max_retries=1), [make_request()])
+        (record,) = judge_all(judge_settings(server.url, max_retries=1), [numbered_request()])
     assert record.status == "failed" and record.transient and len(server.requests) == 4
 
 

@@ -19,7 +19,7 @@ from statistics import mean
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from test_reference_protocol import write_checkout
+from reference_checkout import write_checkout
 from typer.testing import CliRunner
 
 from awbench.cli import app

@@ -1,10 +1,6 @@
-"""The reference protocol: judge messages byte for byte as the release's judge stage builds them.
-
-The fixture is a checkout in our own words with the reference's layout: `prompts/{domain}/judge_system_prompt.txt`
-and `eval/lwm_eval_utils/task_configs.py` holding a `JUDGE_USER_PROMPT` format string with the same four fields
-and doubled braces. `expected_messages` restates the reference's `build_judge_messages` on the raw JSON record
-(dict lookups with defaults, as the script does), independently of awbench's own record types.
-"""
+"""The reference protocol: judge messages byte for byte as the release's judge stage builds them, against a
+checkout in our own words with the reference's layout, and the reference's messages restated independently of
+awbench's own record types (both in tests/reference_checkout.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reference_checkout import MARKER, TEMPLATE, expected_messages, write_checkout
 
 from awbench.data.dataset import read_source
 from awbench.domains import DOMAINS
@@ -25,72 +22,10 @@ from awbench.judging.prompts import (
 from awbench.records import BenchmarkRecord, JudgeRequest, Sample
 from awbench.resources import sample_dir
 
-MARKER = "**Environment Observation:**"
-TEMPLATE = """{context}
-
-{world_model_input}
-
-{predicted_observation}
-
-{ground_truth}
-
-Grade the simulated output against the real one on format, factuality, consistency, realism and quality.
-End with <final_evaluation>
-```json
-{{"scores": {{"format": 1}}}}
-```
-</final_evaluation>"""
-
-
-def write_checkout(root: Path, template_source: str | None = None) -> Path:
-    for domain in DOMAINS:
-        folder = root / "prompts" / domain
-        folder.mkdir(parents=True)
-        # A trailing newline and spaces: the reference sends the file whole.
-        (folder / "judge_system_prompt.txt").write_text(f"You grade {domain} simulations.\n  \n", encoding="utf-8")
-    config = root / "eval" / "lwm_eval_utils"
-    config.mkdir(parents=True)
-    source = template_source or (
-        "import module_that_does_not_exist  # never imported: the file is parsed, not run\n"
-        "raise SystemExit('executed')\n"
-        f"JUDGE_USER_PROMPT = {TEMPLATE!r}\n"
-    )
-    (config / "task_configs.py").write_text(source, encoding="utf-8")
-    return root
-
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
     return write_checkout(tmp_path / "Qwen-AgentWorld")
-
-
-def expected_messages(job: dict, model_output: str, system_prompts: dict[str, str], template: str) -> list[dict]:
-    """The reference's judge messages for a raw record and a parsed model output, restated."""
-    task = job.get("task", "mcp")
-    subtask = task.split("/")[-1] if "/" in task else task
-    prompts, responses = job.get("prompt", []), job.get("response", [])
-    turn = max(job.get("turn_idx", 1) - 1, 0)
-    context = ""
-    for i in range(turn):
-        if i < len(prompts) and i < len(responses):
-            context += prompts[i] + "\n" + responses[i] + "\n\n"
-    if context:
-        context = "# Context (Historical Interactions):\n\n" + context
-    current = job.get("current_prompt", "")
-    if not current and turn < len(prompts):
-        current = prompts[turn]
-    truth = responses[turn] if turn < len(responses) else ""
-
-    def clean(text: str) -> str:
-        return text[len(MARKER) :].strip() if text.startswith(MARKER) else text.replace(MARKER, "").strip()
-
-    user = template.format(
-        context=context,
-        world_model_input="# Current Turn:\n\n" + current,
-        predicted_observation="**World Model Output (Simulated):**\n```\n" + clean(model_output) + "\n```",
-        ground_truth="**Ground Truth (Real Output):**\n```\n" + clean(truth) + "\n```",
-    ).strip()
-    return [{"role": "system", "content": system_prompts.get(subtask, "")}, {"role": "user", "content": user}]
 
 
 def request_for(job: dict, prediction: str) -> JudgeRequest:

@@ -22,7 +22,7 @@ from fake_openai import FakeOpenAIServer, Reply
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from judge_requests import judge_request_for, requests_of
-from test_reference_protocol import write_checkout
+from reference_checkout import write_checkout
 
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER

@@ -15,13 +15,16 @@ from typing import Any
 import pytest
 import typer
 from judge_requests import judge_request_for, requests_of
-from test_backend_vllm import awbench, read_jsonl, stop_soon, trajectory
 from tokenizers import Tokenizer
 from vllm_fixtures import (
     KV_CACHE_BYTES,
     MAX_MODEL_LEN,
+    awbench,
     offline_settings,
+    read_jsonl,
     require_vllm,
+    stop_soon,
+    trajectory,
 )
 
 from awbench.backends import vllm_offline
