@@ -198,6 +198,7 @@ def test_constants_are_imported_from_the_module_that_defines_them():
     """One place for each constant: `from awbench.x import NAME` names the module where NAME is assigned,
     never one that imported it in turn."""
     modules = {module_name(path): path for path in package_files()}
+    defined = {module: defined_names(path) for module, path in modules.items()}
     tests = Path(__file__).resolve().parent
     relayed = []
     for path in [*package_files(), *sorted(tests.rglob("*.py"))]:
@@ -205,6 +206,6 @@ def test_constants_are_imported_from_the_module_that_defines_them():
             if isinstance(node, ast.ImportFrom) and node.module in modules:
                 for alias in node.names:
                     constant = alias.name.isupper() and f"{node.module}.{alias.name}" not in modules
-                    if constant and alias.name not in defined_names(modules[node.module]):
+                    if constant and alias.name not in defined[node.module]:
                         relayed.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
     assert relayed == []

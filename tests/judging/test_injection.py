@@ -21,8 +21,8 @@ from awbench.judging.injection import (
 )
 from awbench.world_model.parsing import strip_observation_marker
 
-ROOT = Path(__file__).parent.parent
-CORPUS = Path(__file__).parent / "judge_outputs"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = Path(__file__).resolve().parents[1] / "judge_outputs"
 
 
 def sample_records() -> list[dict]:

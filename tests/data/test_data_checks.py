@@ -28,7 +28,7 @@ from awbench.data.json_lines import MAX_NESTING
 from awbench.data.problems import DataError
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
 TOO_DEEP = "nested more than 100 levels deep (arrays and objects within each other)"
 TOKENS = "pip install 'awbench[tokens]'"

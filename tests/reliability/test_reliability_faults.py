@@ -221,7 +221,12 @@ FAULTS = [
     Fault("lone surrogate in the content", surrogate_answer, "ok", "\ufffd"),
     Fault("200 with unreadable usage", unreadable_usage, "ok", ""),
 ]
-CASES = [pytest.param(f, role, id=f"{role}: {f.name}") for f in FAULTS for role in f.roles]
+# A timeout is waited for, attempt after attempt.
+CASES = [
+    pytest.param(f, role, id=f"{role}: {f.name}", marks=[pytest.mark.slow] if f.name == "timeout" else [])
+    for f in FAULTS
+    for role in f.roles
+]
 
 
 def records_of(role: str, run_dir: Path) -> dict[str, dict]:

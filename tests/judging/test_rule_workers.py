@@ -251,6 +251,7 @@ def test_a_worker_that_raises_fails_the_judge_with_its_traceback() -> None:
         asyncio.run(score_bad_task())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("busy", [False, True])
 def test_workers_exit_quietly_when_their_parent_is_killed(tmp_path: Path, busy: bool) -> None:
     """Idle, or in the middle of a task whose answer nobody will read: each worker exits, without a traceback."""

@@ -33,7 +33,7 @@ from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.run import pipeline
 from awbench.run.store import RunStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "sk-test-batch-0042"
 runner = CliRunner()
 NAMES = ("format", "factuality", "consistency", "realism", "quality")

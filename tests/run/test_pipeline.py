@@ -157,7 +157,7 @@ def test_a_resumed_run_reads_fresh_scores_and_recomputes_stale_ones(make_config)
 
 def test_the_readme_python_api_example_runs_as_written(tmp_path):
     """The README's "Python API" block, run as a user would in a fresh directory; the old import path too."""
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Python API", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)

@@ -105,6 +105,7 @@ def test_500_then_success() -> None:
     assert len(server.requests) == 2 and record.status == "ok" and record.verdicts[0].attempts == 2
 
 
+@pytest.mark.slow
 def test_an_answer_slower_than_the_timeout_is_retried() -> None:
     with FakeOpenAIServer(script=[Reply(verdict_text(), delay_s=1.0), Reply(verdict_text())]) as server:
         (record,) = judge_all(settings(server, request_timeout=0.3), [numbered_request()])

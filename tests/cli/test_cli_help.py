@@ -15,7 +15,7 @@ from awbench.config import JudgeSettings, ModelSettings, ScoringSettings
 from awbench.data.dataset import read_source
 
 runner = CliRunner()
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 JUDGE = JudgeSettings()
 
 RUN_DEFAULTS = {

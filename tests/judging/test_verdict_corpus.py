@@ -10,7 +10,7 @@ import pytest
 
 from awbench.judging.verdict_parsing import parse_verdict
 
-CORPUS = Path(__file__).parent / "judge_outputs"
+CORPUS = Path(__file__).resolve().parents[1] / "judge_outputs"
 PREDICTION_SUFFIX = ".prediction.txt"
 CASES = sorted(path for path in CORPUS.glob("*.txt") if not path.name.endswith(PREDICTION_SUFFIX))
 CASE_NAMES = {case.name for case in CASES}

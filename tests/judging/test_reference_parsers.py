@@ -32,7 +32,7 @@ from awbench.judging.reference_parsers import (
     reference_verdict,
 )
 
-FIXTURES = Path(__file__).parent / "fixtures" / "reference"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
 CHECKOUT_VARIABLE = "AWBENCH_REFERENCE_CHECKOUT"
 
 

@@ -37,6 +37,8 @@ from awbench.run.store import StoreError
 from awbench.world_model.parsing import extract_prediction
 from awbench.world_model.predictions import prediction_record
 
+pytestmark = pytest.mark.slow  # fuzzing: thousands of generated inputs
+
 EXAMPLES = {
     "loader": 150,
     "extract": 500,

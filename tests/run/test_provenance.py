@@ -23,7 +23,7 @@ import awbench
 from awbench.cli import app
 from awbench.run.store import environment_facts, own_git_commit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LICENSE_HEAD = "Apache License\n                           Version 2.0, January 2004"
 GIT_ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
 

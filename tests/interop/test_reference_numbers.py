@@ -27,7 +27,7 @@ from awbench.domains import DIMENSIONS
 from awbench.resources import sample_dir
 from awbench.run.store import RunStore
 
-FIXTURES = Path(__file__).parent / "fixtures" / "reference"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
 GENERATIONS = [
     json.loads(line) for line in (FIXTURES / "generations.jsonl").read_text(encoding="utf-8").split("\n") if line
 ]

@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import (
     CANDIDATE_MODEL,
@@ -46,6 +47,8 @@ from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.run.stages import sample_seed
 from awbench.run.store import RunStore
+
+pytestmark = pytest.mark.slow  # killed runs, then resumed: about half a minute
 
 SEED = 20250611
 TRIALS = 10

@@ -29,7 +29,7 @@ from awbench.transport.rate_control import (
     request_tokens,
 )
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from delay_server import DelayServer
 
 MAX_TOKENS = 1000
