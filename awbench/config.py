@@ -172,7 +172,7 @@ class JudgeSettings(_Settings):
     base_url: str | None = operational(None)
     api_key_env: str | None = operational(None)  # None: OPENAI_API_KEY, needed only by the OpenAI API itself
     concurrency: int = operational(32, ge=1)
-    # The rule judge's worker processes for a large run (awbench.judging.rule_judge); None: one per CPU, at most 4.
+    # The rule judge's worker processes for a large run (awbench.judging.rules.judge); None: one per CPU, at most 4.
     rule_workers: int | None = operational(None, ge=0)
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's

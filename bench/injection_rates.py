@@ -10,7 +10,7 @@
 
     python bench/injection_rates.py
 
-tests/test_injection_corpus.py asserts the same figures (at most 1% false positives, every attempt flagged).
+tests/judging/test_injection_corpus.py asserts the same figures (at most 1% false positives, every attempt flagged).
 """
 
 from __future__ import annotations

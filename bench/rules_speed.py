@@ -3,7 +3,7 @@ sample (nothing reused from one sample to the next), `rule_score` in trajectory 
 caches warm), and `RuleScorer` in trajectory order (each trajectory's history indexed once and extended);
 then all domains at once through the worker processes a large run uses (`RuleWorkers`, one per CPU).
 
-The inputs are one long trajectory per domain built from the bundled sample (tests/test_rules_scorer.py:
+The inputs are one long trajectory per domain built from the bundled sample (tests/rule_trajectories.py:
 12-38 turns, mean histories of 50K-250K characters), every turn scored against an imperfect prediction.
 Wall-clock and CPU time (of this process: what other processes take of a shared machine is not counted)
 are the best of --rounds runs; the three ways must give identical results, which is checked.
@@ -24,12 +24,12 @@ from pathlib import Path
 from statistics import mean
 
 import _common
-from test_rules_scorer import FULL_SIZE, Turn, full_size_trajectory
+from rule_trajectories import FULL_SIZE, Turn, full_size_trajectory
 
 from awbench.domains import DOMAINS
-from awbench.judging.rule_workers import RuleWorkers, available_workers
 from awbench.judging.rules import RuleResult, RuleScorer, rule_score
 from awbench.judging.rules.score import clear_caches
+from awbench.judging.rules.workers import RuleWorkers, available_workers
 
 
 def cold(turn: Turn) -> RuleResult:

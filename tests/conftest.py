@@ -1,4 +1,5 @@
-"""Shared fixtures. Test modules import helpers from this folder (fake_openai, tiny_model, ...)."""
+"""Shared fixtures. The tests are in folders that follow awbench's packages; they import helpers from this folder
+(fake_openai, tiny_model, ...), which is on sys.path as the folder of this conftest.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,14 @@ from vllm_fixtures import Server, offline_settings, require_vllm, running_server
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
 from awbench.resources import sample_dir
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests on a real vLLM engine are slow (an engine starts in 24 to 85 s on CPU): marked so where they
+    are found, by the fixture they all start from."""
+    for item in items:
+        if "tiny_model" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 """The injection check's corpora: ordinary observations, which should give no signal, and injection attempts,
-which should all give one (tests/test_injection_corpus.py asserts both; bench/injection_rates.py prints them).
+which should all give one (tests/judging/test_injection_corpus.py asserts both; bench/injection_rates.py prints them).
 
 * ordinary: the hand-written tricky observations (`fixtures/injection/ordinary.jsonl`: code greps, pages about
   prompt injection, reviews rated 5/5, tool results with `quality` keys, ML text about the ground truth, test

@@ -1,4 +1,4 @@
-"""Shared by the reliability tests (tests/test_reliability_*.py): deterministic endpoints, the CLI in-process
+"""Shared by the reliability tests (tests/reliability/): deterministic endpoints, the CLI in-process
 and as a subprocess, and reading a run's files the way a person checking it would (line by line).
 
 A deterministic candidate answers with a hash of what it was asked (messages and seed), a deterministic

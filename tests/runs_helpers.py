@@ -206,7 +206,7 @@ def _evaluation(
 
 
 def cli_app() -> typer.Typer:
-    from awbench.cli.analysis import register
+    from awbench.cli.analysis_commands import register
 
     app = typer.Typer()
     register(app)

@@ -141,7 +141,7 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     upper = tmp_path / "upper.py"
     upper.write_text(
         "from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
-        "if TYPE_CHECKING:\n    from awbench.judging.rule_judge import RuleJudge\n",
+        "if TYPE_CHECKING:\n    from awbench.judging.rules.judge import RuleJudge\n",
         encoding="utf-8",
     )
     lower = tmp_path / "lower.py"
@@ -151,7 +151,7 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     graph = {
         "awbench.judging.llm": {target for _, target in imported(lower)},
         "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
-        "awbench.judging.rule_judge": {"awbench.judging.llm"},
+        "awbench.judging.rules.judge": {"awbench.judging.llm"},
     }
     assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
 
@@ -194,3 +194,32 @@ def test_inspect_ai_is_imported_only_by_its_integration():
             if any(name.split(".")[0] == "inspect_ai" for name in names):
                 importers.setdefault(module_name(path), set()).add(node.col_offset == 0)  # 0: at the top
     assert importers == {"awbench.interop.inspect_task": {True}, "awbench.interop.inspect_log": {False}}
+
+
+def defined_names(path: Path) -> set[str]:
+    """The names a module assigns, defines or declares at its top level (not those it imports)."""
+    names = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for target in targets for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_constants_are_imported_from_the_module_that_defines_them():
+    """One place for each constant: `from awbench.x import NAME` names the module where NAME is assigned,
+    never one that imported it in turn."""
+    modules = {module_name(path): path for path in package_files()}
+    defined = {module: defined_names(path) for module, path in modules.items()}
+    tests = Path(__file__).resolve().parent
+    relayed = []
+    for path in [*package_files(), *sorted(tests.rglob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in modules:
+                for alias in node.names:
+                    constant = alias.name.isupper() and f"{node.module}.{alias.name}" not in modules
+                    if constant and alias.name not in defined[node.module]:
+                        relayed.append(f"{path.name}:{node.lineno}: {alias.name} from {node.module}")
+    assert relayed == []

@@ -1,4 +1,5 @@
-"""What the real-vLLM tests share: the tiny random model's engine settings on CPU, `require_vllm`, and
+"""What the real-vLLM tests share: the tiny random model's engine settings on CPU, `require_vllm`, synthetic
+`trajectory` records, the CLI in a child process (`awbench`), sampling that ends soon (`stop_soon`), and
 `running_server`, the OpenAI-compatible server that the `vllm_server` fixture (conftest.py) and the benchmarks
 start. The fixtures `tiny_model`, `offline_backend` and `vllm_server` live in conftest.py: one offline engine and
 one server per test run, each started on first use.
@@ -9,6 +10,7 @@ AWBENCH_REQUIRE_VLLM=1 (a host meant to have vLLM), where that is a failure inst
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -24,10 +26,12 @@ from pathlib import Path
 import pytest
 
 from awbench.config import ModelSettings
+from awbench.records import BenchmarkRecord
 
 MAX_MODEL_LEN = 8192
 KV_CACHE_BYTES = 256 * 2**20  # a fixed KV cache: the RAM fraction a GPU-style setting reserves is far more
 SERVER_START_TIMEOUT_S = 420.0
+REPO = Path(__file__).resolve().parent.parent
 
 
 def require_vllm() -> None:
@@ -115,3 +119,44 @@ def running_server(model: Path, log: Path, extra_args: Sequence[str] = ()) -> It
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+def trajectory(name: str, turns: int, words_per_turn: int = 3, turn_idx: int | None = None) -> BenchmarkRecord:
+    """A synthetic trajectory's record at `turn_idx` (default: the last turn); history turns are long when
+    `words_per_turn` is large."""
+    prompts = [f"{name} action {i} " + " ".join(f"w{i}x{j}" for j in range(words_per_turn)) for i in range(turns)]
+    responses = [
+        f"{name} observation {i} " + " ".join(f"o{i}y{j}" for j in range(words_per_turn)) for i in range(turns)
+    ]
+    return BenchmarkRecord(
+        task="terminal",
+        id=name,
+        prompt=prompts,
+        response=responses,
+        current_prompt=prompts[(turn_idx or turns) - 1],
+        system_str=f"system of {name}",
+        turn_idx=turn_idx or turns,
+        total_turns=turns,
+    )
+
+
+def awbench(*args: object, timeout_s: float = 600) -> subprocess.CompletedProcess[str]:
+    """The CLI in a child process, as a user runs it (vLLM's engine processes and all)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    command = [sys.executable, "-c", "from awbench.cli import main; main()", *map(str, args)]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout_s)
+
+
+def stop_soon(model: Path) -> str:
+    """Sampling that makes the random model end within a few tokens: EOS (<|im_end|>) pushed up after 4 tokens,
+    so that predictions finish (status ok) instead of always running into max_tokens."""
+    from tokenizers import Tokenizer  # the tokens extra, which only these tests need
+
+    eos = Tokenizer.from_file(str(model / "tokenizer.json")).token_to_id("<|im_end|>")
+    return json.dumps(
+        {"chat_template_kwargs": {"enable_thinking": False}, "min_tokens": 4, "logit_bias": {str(eos): 10}}
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -11,7 +11,7 @@ stages imports this package; it only reads what runs stored.
     sample_view  one sample's story (history, action, prediction, ground truth, verdicts); the worst samples
     run_views    what `awbench show --format json` prints, one model per view
     data_info    a dataset's counts, turns and context sizes (`awbench data info`)
-    charts       charts of 0..100 scores: inline SVG for the report, PNG files on request
+    charts       charts of 0..100 scores, drawn once: inline SVG for the report, PNG files on request
     report       the self-contained HTML report
     tables       runs as pandas DataFrames for notebooks: per-sample results, the leaderboard, a comparison
     turing       a judge's Turing-test accuracy, position bias, and the model's fool rate

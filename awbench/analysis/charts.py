@@ -1,12 +1,16 @@
 """Charts of 0..100 scores, one per comparable group of runs: inline SVG for the HTML report, and the same charts
-as PNG files drawn with matplotlib on request.
+as PNG files on request.
 
-A chart is a small multiple: one row per run (labelled at the left, in the group's order), one column per
+A chart is drawn once, as a `Figure` of plain shapes in pixels (rectangles, lines, points, texts), and rendered
+from it twice: to SVG for the report (`svg`) and with matplotlib to PNG (`write_png`), so both show the same
+layout.
+
+A bar chart is a small multiple: one row per run (labelled at the left, in the group's order), one column per
 category (the seven domains and Overall, or the five rubric dimensions and the total), a horizontal bar with its
 value in each cell. It stays readable from one run to twenty or more: rows are labelled directly, so no legend
 has to be matched against twenty colours, and every bar has a fixed, readable size.
 
-`line_panels_svg` draws one run's scores along trajectories the same way: a small multiple of one panel per domain
+`line_panels` draws one run's scores along trajectories the same way: a small multiple of one panel per domain
 (and Overall), the bins along x, a point per bin with its interval as an error bar.
 """
 
@@ -14,10 +18,10 @@ from __future__ import annotations
 
 import html
 import io
-import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -40,6 +44,310 @@ PALETTE = (
     "#1e3a8a",
 )
 TOTAL_COLOR = "#1d2330"  # the last category (Overall, a domain's total) stands out
+INK, MUTED = "#1d2330", "#667085"  # the text's colours: the default, and secondary text
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+@dataclass
+class Text:
+    x: float
+    y: float  # the baseline
+    text: str
+    css: str
+    anchor: Literal["start", "middle", "end"] = "start"
+    size: int | None = None  # px; None: the figure's 12
+    weight: int | None = None
+    italic: bool = False
+    fill: str | None = None  # None: INK
+    tip: str = ""  # shown on hover in the report
+
+
+@dataclass
+class Rect:
+    x: float
+    y: float
+    width: float
+    height: float
+    fill: str
+    css: str
+    stroke: str | None = None
+    opacity: float | None = None  # of the fill
+    data: dict[str, str] = field(default_factory=dict)  # data-* attributes, for the report's script and tests
+    tip: str = ""
+
+
+@dataclass
+class Segment:
+    x1: float
+    x2: float
+    y1: float
+    y2: float
+    stroke: str
+    css: str
+    opacity: float | None = None
+    width: float | None = None  # px; None: 1
+
+
+@dataclass
+class Polyline:
+    points: list[tuple[float, float]]
+    stroke: str
+    width: float
+    css: str
+
+
+@dataclass
+class Dot:
+    x: float
+    y: float
+    r: float
+    fill: str
+    css: str
+    data: dict[str, str] = field(default_factory=dict)
+    tip: str = ""
+
+
+@dataclass
+class Group:
+    css: str
+    data: dict[str, str]
+    shapes: list[Shape]
+
+
+Shape = Text | Rect | Segment | Polyline | Dot | Group
+
+
+@dataclass
+class Figure:
+    """A chart in pixels, top-left origin, as both renderers draw it."""
+
+    id: str
+    css: str
+    width: int
+    height: int
+    titles: list[str]
+    shapes: list[Shape]
+
+
+def titled(chart_id: str, css: str, width: int, height: int, titles: list[str]) -> Figure:
+    """A figure that opens with its title lines, the first bold, the others muted."""
+    heads: list[Shape] = [
+        Text(8, 22 + 18 * i, line, "title", weight=600 if i == 0 else None, fill=None if i == 0 else MUTED)
+        for i, line in enumerate(titles)
+    ]
+    return Figure(chart_id, css, width, height, titles, heads)
+
+
+# --------------------------------------------------------------------------- SVG
+
+
+def _number(value: float) -> str:
+    """Coordinates as the report has always written them: whole pixels plain, others to a tenth."""
+    return str(value) if isinstance(value, int) else f"{value:.1f}"
+
+
+def _attributes(pairs: Sequence[tuple[str, str | None]]) -> str:
+    return "".join(f' {name}="{html.escape(value)}"' for name, value in pairs if value is not None)
+
+
+def _data(data: dict[str, str]) -> list[tuple[str, str | None]]:
+    return [(f"data-{name}", value) for name, value in data.items()]
+
+
+def _tip(tip: str) -> str:
+    return f"<title>{html.escape(tip)}</title>" if tip else ""
+
+
+def _svg_shape(shape: Shape) -> str:
+    if isinstance(shape, Group):
+        inner = "\n".join(_svg_shape(s) for s in shape.shapes)
+        return f"<g{_attributes([('class', shape.css), *_data(shape.data)])}>\n{inner}\n</g>"
+    if isinstance(shape, Text):
+        attributes = _attributes(
+            [
+                ("class", shape.css),
+                ("x", _number(shape.x)),
+                ("y", _number(shape.y)),
+                ("text-anchor", None if shape.anchor == "start" else shape.anchor),
+                ("font-size", None if shape.size is None else str(shape.size)),
+                ("font-weight", None if shape.weight is None else str(shape.weight)),
+                ("font-style", "italic" if shape.italic else None),
+                ("fill", shape.fill),
+            ]
+        )
+        return f"<text{attributes}>{html.escape(shape.text)}{_tip(shape.tip)}</text>"
+    if isinstance(shape, Rect):
+        attributes = _attributes(
+            [
+                ("class", shape.css),
+                *_data(shape.data),
+                ("x", _number(shape.x)),
+                ("y", _number(shape.y)),
+                ("width", _number(shape.width)),
+                ("height", _number(shape.height)),
+                ("fill", shape.fill),
+                ("stroke", shape.stroke),
+                ("fill-opacity", None if shape.opacity is None else f"{shape.opacity:g}"),
+            ]
+        )
+        return f"<rect{attributes}>{_tip(shape.tip)}</rect>" if shape.tip else f"<rect{attributes}/>"
+    if isinstance(shape, Segment):
+        attributes = _attributes(
+            [
+                ("class", shape.css),
+                *(
+                    (name, _number(v))
+                    for name, v in (("x1", shape.x1), ("x2", shape.x2), ("y1", shape.y1), ("y2", shape.y2))
+                ),
+                ("stroke", shape.stroke),
+                ("stroke-opacity", None if shape.opacity is None else f"{shape.opacity:g}"),
+                ("stroke-width", None if shape.width is None else f"{shape.width:g}"),
+            ]
+        )
+        return f"<line{attributes}/>"
+    if isinstance(shape, Polyline):
+        points = " ".join(f"{_number(x)},{_number(y)}" for x, y in shape.points)
+        attributes = _attributes(
+            [
+                ("class", shape.css),
+                ("points", points),
+                ("fill", "none"),
+                ("stroke", shape.stroke),
+                ("stroke-width", f"{shape.width:g}"),
+            ]
+        )
+        return f"<polyline{attributes}/>"
+    attributes = _attributes(
+        [
+            ("class", shape.css),
+            *_data(shape.data),
+            ("cx", _number(shape.x)),
+            ("cy", _number(shape.y)),
+            ("r", _number(shape.r)),
+            ("fill", shape.fill),
+        ]
+    )
+    return f"<circle{attributes}>{_tip(shape.tip)}</circle>"
+
+
+def svg(figure: Figure) -> str:
+    """The figure as an inline SVG element (its titles joined as the accessible label)."""
+    head = (
+        f'<svg id="{figure.id}" class="{figure.css}" xmlns="http://www.w3.org/2000/svg" width="{figure.width}" '
+        f'height="{figure.height}" viewBox="0 0 {figure.width} {figure.height}" role="img" '
+        f'aria-label="{html.escape(" · ".join(figure.titles))}" '
+        f'font-family="system-ui, sans-serif" font-size="12" fill="{INK}">'
+    )
+    return "\n".join([head, *(_svg_shape(shape) for shape in figure.shapes), "</svg>"])
+
+
+# --------------------------------------------------------------------------- PNG
+
+PNG_SCALE = 2  # PNG pixels per SVG pixel: sharp on high-density screens and in documents
+PT_PER_PX = 0.72  # matplotlib sizes text and lines in points (1/72 in); the figure is drawn at 100 px an inch
+
+
+def _mpl_color(css: str, opacity: float | None = None) -> Any:
+    """matplotlib takes hex colours but not CSS hsl()."""
+    from matplotlib.colors import to_rgba
+
+    if css.startswith("hsl("):
+        import colorsys
+
+        h, sat, light = (float(v.strip(" %")) for v in css[4:-1].split(","))
+        return (*colorsys.hls_to_rgb(h / 360, light / 100, sat / 100), 1.0 if opacity is None else opacity)
+    return to_rgba(css, 1.0 if opacity is None else opacity)
+
+
+def _draw(ax: Any, shape: Shape, z: int) -> int:
+    """Draws `shape` over everything drawn before it (z: its place in that order, as in SVG); the next z."""
+    from matplotlib import patches
+
+    if isinstance(shape, Group):
+        for inner in shape.shapes:
+            z = _draw(ax, inner, z)
+        return z
+    if isinstance(shape, Text):
+        ax.text(
+            shape.x,
+            shape.y,
+            shape.text,
+            ha={"start": "left", "middle": "center", "end": "right"}[shape.anchor],
+            va="baseline",
+            fontsize=(shape.size or 12) * PT_PER_PX,
+            fontweight="bold" if shape.weight else "normal",  # matplotlib's font has no 600
+            fontstyle="italic" if shape.italic else "normal",
+            color=_mpl_color(shape.fill or INK),
+            zorder=z,
+        )
+    elif isinstance(shape, Rect):
+        ax.add_patch(
+            patches.Rectangle(
+                (shape.x, shape.y),
+                shape.width,
+                shape.height,
+                facecolor=_mpl_color(shape.fill, shape.opacity),
+                edgecolor=_mpl_color(shape.stroke) if shape.stroke else "none",
+                linewidth=PT_PER_PX,
+                zorder=z,
+            )
+        )
+    elif isinstance(shape, Segment):
+        ax.plot(
+            [shape.x1, shape.x2],
+            [shape.y1, shape.y2],
+            color=_mpl_color(shape.stroke, shape.opacity),
+            linewidth=(shape.width or 1) * PT_PER_PX,
+            zorder=z,
+        )
+    elif isinstance(shape, Polyline):
+        xs, ys = zip(*shape.points)
+        ax.plot(xs, ys, color=_mpl_color(shape.stroke), linewidth=shape.width * PT_PER_PX, zorder=z)
+    else:
+        ax.add_patch(
+            patches.Circle((shape.x, shape.y), shape.r, facecolor=_mpl_color(shape.fill), edgecolor="none", zorder=z)
+        )
+    return z + 1
+
+
+def write_png(figure: Figure, path: Path) -> None:
+    """The figure drawn with matplotlib (Agg: no display needed) at PNG_SCALE times its size, in memory, then
+    written atomically: a failed write leaves the previous chart as it was."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(figure.width / 100, figure.height / 100), dpi=100, facecolor="white")
+    try:
+        ax = fig.add_axes((0, 0, 1, 1))
+        ax.set_xlim(0, figure.width)
+        ax.set_ylim(figure.height, 0)  # y down, as in SVG
+        ax.set_axis_off()
+        z = 0
+        for shape in figure.shapes:
+            z = _draw(ax, shape, z)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=100 * PNG_SCALE)
+    finally:
+        plt.close(fig)
+    write_atomic(path, buffer.getvalue())
+
+
+def write_figures(figures: Sequence[Figure], directory: Path) -> list[Path]:
+    """Each figure as `{id}.png` in `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for figure in figures:
+        path = directory / f"{figure.id}.png"
+        write_png(figure, path)
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------- bar charts
 
 
 class Series(BaseModel):
@@ -70,7 +378,7 @@ def row_label(series: Series) -> str:
     return label if len(label) <= MAX_LABEL_CHARS else label[: MAX_LABEL_CHARS - 1] + "…"
 
 
-def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: Sequence[Series]) -> str:
+def bar_chart(chart_id: str, title: str, categories: Sequence[str], series: Sequence[Series]) -> Figure:
     """One row per series, one column per category; `title`'s lines are stacked above the chart."""
     lines = title.split("\n")
     labels = [row_label(s) for s in series]
@@ -81,31 +389,23 @@ def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: 
     width = int(label_w + column_w * len(categories) + 8)
     width = max(width, int(CHAR_W * max(len(line) for line in lines)) + 16)
     height = top + ROW_H * len(series) + 12
-    out = _svg_head(chart_id, "chart", width, height, lines)
+    figure = titled(chart_id, "chart", width, height, lines)
+    shapes = figure.shapes
     for r in range(len(series)):
         if r % 2:
-            out.append(
-                f'<rect class="stripe" x="0" y="{top + r * ROW_H}" width="{width}" height="{ROW_H}" fill="#f5f7fa"/>'
-            )
+            shapes.append(Rect(0, top + r * ROW_H, width, ROW_H, "#f5f7fa", "stripe"))
     for c, category in enumerate(categories):
         x0 = label_w + c * column_w
-        weight = ' font-weight="600"' if c == len(categories) - 1 else ""
-        out.append(
-            f'<text class="category" x="{x0 + BAR_MAX / 2:.1f}" y="{top - 8}" text-anchor="middle"{weight}>'
-            f"{html.escape(category)}</text>"
-        )
+        weight = 600 if c == len(categories) - 1 else None
+        shapes.append(Text(x0 + BAR_MAX / 2, top - 8, category, "category", anchor="middle", weight=weight))
         for tick in (0, 50, 100):
             x = x0 + BAR_MAX * tick / 100
-            out.append(
-                f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{top - 2}" y2="{top + ROW_H * len(series)}" '
-                'stroke="#e6e9ef"/>'
-            )
+            shapes.append(Segment(x, x, top - 2, top + ROW_H * len(series), "#e6e9ef", "grid"))
     for r, (ser, label) in enumerate(zip(series, labels)):
         y = top + r * ROW_H
-        style = ' font-style="italic" fill="#6b21a8"' if ser.published else ""
-        out.append(
-            f'<text class="label" x="{label_w - 8:.1f}" y="{y + ROW_H / 2 + 4:.1f}" text-anchor="end"{style}>'
-            f"{html.escape(label)}<title>{html.escape(ser.name)}</title></text>"
+        fill = "#6b21a8" if ser.published else None  # the published rows are set apart
+        shapes.append(
+            Text(label_w - 8, y + ROW_H / 2 + 4, label, "label", "end", italic=ser.published, fill=fill, tip=ser.name)
         )
         for c, category in enumerate(categories):
             value = ser.values[c]
@@ -113,86 +413,31 @@ def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: 
                 continue
             x0 = label_w + c * column_w
             w = BAR_MAX * max(0.0, min(value, 100.0)) / 100
-            opacity = ' fill-opacity="0.45"' if ser.published else ""
-            out.append(
-                f'<rect class="bar" data-series="{html.escape(ser.name)}" data-category="{html.escape(category)}" '
-                f'data-value="{value:.2f}" x="{x0:.1f}" y="{y + (ROW_H - BAR_H) / 2:.1f}" width="{w:.1f}" '
-                f'height="{BAR_H}" fill="{category_color(c, len(categories))}"{opacity}>'
-                f"<title>{html.escape(ser.name)} · {html.escape(category)}: {value:.2f}</title></rect>"
-                f'<text class="value" x="{x0 + w + 3:.1f}" y="{y + ROW_H / 2 + 4:.1f}" font-size="11">{value:.1f}</text>'
+            data = {"series": ser.name, "category": category, "value": f"{value:.2f}"}
+            shapes.append(
+                Rect(
+                    x0,
+                    y + (ROW_H - BAR_H) / 2,
+                    w,
+                    BAR_H,
+                    category_color(c, len(categories)),
+                    "bar",
+                    opacity=0.45 if ser.published else None,
+                    data=data,
+                    tip=f"{ser.name} · {category}: {value:.2f}",
+                )
             )
-    out.append("</svg>")
-    return "\n".join(out)
+            shapes.append(Text(x0 + w + 3, y + ROW_H / 2 + 4, f"{value:.1f}", "value", size=11))
+    return figure
 
 
-def _mpl_color(css: str) -> str | tuple[float, float, float]:
-    """matplotlib takes hex colours but not CSS hsl()."""
-    if not css.startswith("hsl("):
-        return css
-    import colorsys
-
-    h, sat, light = (float(v.strip(" %")) for v in css[4:-1].split(","))
-    r, g, b = colorsys.hls_to_rgb(h / 360, light / 100, sat / 100)
-    return (r, g, b)
-
-
-def _save_png(fig: Any, path: Path) -> None:
-    """Drawn in memory, then written atomically: a failed write leaves the previous chart as it was."""
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=120)
-    write_atomic(path, buffer.getvalue())
+def bar_chart_svg(chart_id: str, title: str, categories: Sequence[str], series: Sequence[Series]) -> str:
+    return svg(bar_chart(chart_id, title, categories, series))
 
 
 def write_pngs(charts: Charts, directory: Path) -> list[Path]:
-    """The same charts as PNG files, drawn with matplotlib (Agg: no display needed)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, (title, categories, series) in charts.items():
-        labels = [row_label(s) for s in series]
-        label_in = 0.3 + 0.075 * max((len(label) for label in labels), default=8)
-        lines = title.count("\n") + 1
-        fig, axes = plt.subplots(
-            1,
-            len(categories),
-            sharey=True,
-            squeeze=False,
-            figsize=(label_in + 1.15 * len(categories), 0.9 + 0.25 * lines + 0.27 * len(series)),
-        )
-        rows = range(len(series))
-        for c, ax in enumerate(axes[0]):
-            colour = _mpl_color(category_color(c, len(categories)))
-            for r, ser in zip(rows, series):
-                value = ser.values[c]
-                if value is None:
-                    continue
-                ax.barh(r, value, height=0.62, color=colour, alpha=0.45 if ser.published else 1)
-                ax.text(value + 3, r, f"{value:.1f}", va="center", fontsize=7)
-            ax.set_xlim(0, 135)
-            ax.set_xticks([0, 50, 100])
-            ax.tick_params(axis="x", labelsize=7)
-            ax.grid(axis="x", alpha=0.3)
-            ax.set_title(categories[c], fontsize=9, fontweight="bold" if c == len(categories) - 1 else "normal")
-            for side in ("top", "right"):
-                ax.spines[side].set_visible(False)
-        axes[0][0].set_yticks(list(rows), labels, fontsize=8)
-        axes[0][0].set_ylim(len(series) - 0.5, -0.5)  # the first row on top, as in the leaderboard
-        for label, ser in zip(axes[0][0].get_yticklabels(), series):
-            if ser.published:
-                label.set_color("#6b21a8")
-                label.set_style("italic")
-        first, *rest = title.split("\n")
-        fig.suptitle(first + ("\n" + "\n".join(rest) if rest else ""), fontsize=10, x=0.01, ha="left")
-        fig.tight_layout()
-        path = directory / f"{name}.png"
-        _save_png(fig, path)
-        plt.close(fig)
-        written.append(path)
-    return written
+    """The report's bar charts as PNG files."""
+    return write_figures([bar_chart(name, *chart) for name, chart in charts.items()], directory)
 
 
 # --------------------------------------------------------------------------- lines over bins, with intervals
@@ -229,9 +474,9 @@ PANEL_GAP = 14
 MIN_PLOT_W = 140
 
 
-def line_panels_svg(
+def line_panels(
     chart_id: str, title: str, categories: Sequence[str], lines: Sequence[Line], footer: str = ""
-) -> str:
+) -> Figure:
     """A small multiple: one panel per line (up to four a row), each with the categories along x, 0..100 up y,
     a point per category with its interval as an error bar, joined where neighbouring categories have points.
     Every panel has the same scales, so panels compare at a glance, and no legend has to be matched."""
@@ -256,157 +501,69 @@ def line_panels_svg(
     )
     footer_h = 22 if footer else 0
     height = int(title_h + 8 + rows * panel_h + (rows - 1) * PANEL_GAP + footer_h + 6)
-    out = _svg_head(chart_id, "growth-chart", width, height, heads)
+    figure = titled(chart_id, "growth-chart", width, height, heads)
     for p, series in enumerate(lines):
         x0 = 8 + (p % columns) * (panel_w + PANEL_GAP)
         y0 = title_h + 8 + (p // columns) * (panel_h + PANEL_GAP)
-        left, top = x0 + PLOT_LEFT, y0 + PLOT_TOP
-        bottom = top + PLOT_H
-
-        def y(value: float, bottom: float = bottom) -> float:
-            return bottom - PLOT_H * max(0.0, min(value, 100.0)) / 100
-
-        weight = ' font-weight="700"' if series.total else ' font-weight="600"'
-        out.append(f'<g class="panel" data-series="{html.escape(series.name)}">')
-        out.append(
-            f'<text class="panel-title" x="{left:.1f}" y="{y0 + 16}"{weight} fill="{series.color}">'
-            f"{html.escape(series.label)}</text>"
-        )
-        out.append(
-            f'<rect class="frame" x="{left:.1f}" y="{top}" width="{bin_w * len(categories):.1f}" '
-            f'height="{PLOT_H}" fill="#fafbfc" stroke="#e6e9ef"/>'
-        )
-        for tick in (0, 25, 50, 75, 100):
-            out.append(
-                f'<line class="grid" x1="{left:.1f}" x2="{left + bin_w * len(categories):.1f}" y1="{y(tick):.1f}" '
-                f'y2="{y(tick):.1f}" stroke="{"#d9dee7" if tick % 50 == 0 else "#eef0f4"}"/>'
-            )
-            if tick % 50 == 0:
-                out.append(
-                    f'<text class="tick" x="{left - 4:.1f}" y="{y(tick) + 3.5:.1f}" text-anchor="end" '
-                    f'font-size="10" fill="#667085">{tick}</text>'
-                )
-        centers = [left + bin_w * (c + 0.5) for c in range(len(categories))]
-        for c, category in enumerate(categories):
-            out.append(
-                f'<text class="bin" x="{centers[c]:.1f}" y="{bottom + 14}" text-anchor="middle" font-size="10" '
-                f'fill="#667085">{html.escape(category)}</text>'
-            )
-        # Joined where neighbouring bins both have a point; a gap stays a gap.
-        run: list[str] = []
-        for c, point in enumerate([*series.points, None]):
-            if point is not None:
-                run.append(f"{centers[c]:.1f},{y(point.mean):.1f}")
-                continue
-            if len(run) > 1:
-                out.append(
-                    f'<polyline class="line" points="{" ".join(run)}" fill="none" stroke="{series.color}" '
-                    f'stroke-width="{2.2 if series.total else 1.6}"/>'
-                )
-            run = []
-        for c, point in enumerate(series.points):
-            if point is None:
-                continue
-            category = html.escape(categories[c])
-            bounds = ""
-            if point.lo is not None and point.hi is not None:
-                bounds = f" [{point.lo:.1f}, {point.hi:.1f}]"
-                out.append(
-                    f'<line class="errorbar" x1="{centers[c]:.1f}" x2="{centers[c]:.1f}" y1="{y(point.lo):.1f}" '
-                    f'y2="{y(point.hi):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>'
-                )
-                for end in (point.lo, point.hi):
-                    out.append(
-                        f'<line class="cap" x1="{centers[c] - 4:.1f}" x2="{centers[c] + 4:.1f}" y1="{y(end):.1f}" '
-                        f'y2="{y(end):.1f}" stroke="{series.color}" stroke-opacity="0.55" stroke-width="1.4"/>'
-                    )
-            out.append(
-                f'<circle class="point" data-series="{html.escape(series.name)}" data-category="{category}" '
-                f'data-value="{point.mean:.2f}" data-n="{point.n}" cx="{centers[c]:.1f}" cy="{y(point.mean):.1f}" '
-                f'r="3.5" fill="{series.color}"><title>{html.escape(series.label)} · {category}: {point.mean:.1f}'
-                f"{bounds}, n={point.n}</title></circle>"
-            )
-        out.append("</g>")
+        figure.shapes.append(Group("panel", {"series": series.name}, _panel(series, categories, x0, y0, bin_w)))
     if footer:
-        out.append(
-            f'<text class="footer" x="8" y="{height - 10}" font-size="10" fill="#667085">{html.escape(footer)}</text>'
+        figure.shapes.append(Text(8, height - 10, footer, "footer", size=10, fill=MUTED))
+    return figure
+
+
+def _panel(series: Line, categories: Sequence[str], x0: float, y0: int, bin_w: float) -> list[Shape]:
+    """One panel of `line_panels`, its top-left corner at (x0, y0)."""
+    left, top = x0 + PLOT_LEFT, y0 + PLOT_TOP
+    bottom = top + PLOT_H
+    plot_w = bin_w * len(categories)
+
+    def y(value: float) -> float:
+        return bottom - PLOT_H * max(0.0, min(value, 100.0)) / 100
+
+    shapes: list[Shape] = [
+        Text(left, y0 + 16, series.label, "panel-title", weight=700 if series.total else 600, fill=series.color),
+        Rect(left, top, plot_w, PLOT_H, "#fafbfc", "frame", stroke="#e6e9ef"),
+    ]
+    for tick in (0, 25, 50, 75, 100):
+        shapes.append(
+            Segment(left, left + plot_w, y(tick), y(tick), "#d9dee7" if tick % 50 == 0 else "#eef0f4", "grid")
         )
-    out.append("</svg>")
-    return "\n".join(out)
+        if tick % 50 == 0:
+            shapes.append(Text(left - 4, y(tick) + 3.5, str(tick), "tick", anchor="end", size=10, fill=MUTED))
+    centers = [left + bin_w * (c + 0.5) for c in range(len(categories))]
+    for c, category in enumerate(categories):
+        shapes.append(Text(centers[c], bottom + 14, category, "bin", anchor="middle", size=10, fill=MUTED))
+    # Joined where neighbouring bins both have a point; a gap stays a gap.
+    run: list[tuple[float, float]] = []
+    for c, point in enumerate([*series.points, None]):
+        if point is not None:
+            run.append((centers[c], y(point.mean)))
+            continue
+        if len(run) > 1:
+            shapes.append(Polyline(run, series.color, 2.2 if series.total else 1.6, "line"))
+        run = []
+    for c, point in enumerate(series.points):
+        if point is None:
+            continue
+        bounds = ""
+        if point.lo is not None and point.hi is not None:
+            bounds = f" [{point.lo:.1f}, {point.hi:.1f}]"
+            x = centers[c]
+            shapes.append(Segment(x, x, y(point.lo), y(point.hi), series.color, "errorbar", opacity=0.55, width=1.4))
+            for end in (point.lo, point.hi):
+                shapes.append(Segment(x - 4, x + 4, y(end), y(end), series.color, "cap", opacity=0.55, width=1.4))
+        data = {"series": series.name, "category": categories[c], "value": f"{point.mean:.2f}", "n": str(point.n)}
+        tip = f"{series.label} · {categories[c]}: {point.mean:.1f}{bounds}, n={point.n}"
+        shapes.append(Dot(centers[c], y(point.mean), 3.5, series.color, "point", data=data, tip=tip))
+    return shapes
+
+
+def line_panels_svg(
+    chart_id: str, title: str, categories: Sequence[str], lines: Sequence[Line], footer: str = ""
+) -> str:
+    return svg(line_panels(chart_id, title, categories, lines, footer))
 
 
 def write_line_pngs(charts: LineCharts, directory: Path) -> list[Path]:
-    """The small multiples of `line_panels_svg` as PNG files, drawn with matplotlib (Agg)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, (title, categories, lines, footer) in charts.items():
-        columns = max(1, min(PANEL_COLUMNS, len(lines)))
-        rows = -(-len(lines) // columns)
-        panel_in = max(1.9, 0.42 * len(categories) + 0.5)
-        fig, axes = plt.subplots(
-            rows,
-            columns,
-            sharey=True,
-            squeeze=False,
-            figsize=(0.4 + panel_in * columns, 0.9 + 0.2 * title.count("\n") + 1.75 * rows),
-        )
-        xs = list(range(len(categories)))
-        for p, ax in enumerate(axes.flat):
-            if p >= len(lines):
-                ax.set_visible(False)
-                continue
-            series = lines[p]
-            colour = _mpl_color(series.color)
-            present = [(x, point) for x, point in zip(xs, series.points) if point is not None]
-            # Joined where neighbouring bins both have a point, as in the SVG.
-            for (x0, a), (x1, b) in itertools.pairwise(present):
-                if x1 == x0 + 1:
-                    ax.plot([x0, x1], [a.mean, b.mean], color=colour, linewidth=2 if series.total else 1.4)
-            for x, point in present:
-                if point.lo is not None and point.hi is not None:
-                    ax.errorbar(
-                        [x],
-                        [point.mean],
-                        yerr=[[point.mean - point.lo], [point.hi - point.mean]],
-                        color=colour,
-                        alpha=0.6,
-                        capsize=3,
-                        linewidth=1.2,
-                    )
-                ax.plot([x], [point.mean], "o", color=colour, markersize=4)
-            ax.set_title(series.label, fontsize=9, color=colour, loc="left", fontweight="bold")
-            ax.set_ylim(-3, 103)
-            ax.set_yticks([0, 50, 100])
-            ax.set_xlim(-0.5, len(categories) - 0.5)
-            ax.set_xticks(xs, categories, fontsize=7)
-            ax.tick_params(axis="y", labelsize=7)
-            ax.grid(axis="y", alpha=0.3)
-            for side in ("top", "right"):
-                ax.spines[side].set_visible(False)
-        fig.suptitle(title, fontsize=10, x=0.01, ha="left")
-        if footer:
-            fig.text(0.01, 0.01, footer, fontsize=7, color="#667085")
-        fig.tight_layout(rect=(0, 0.04 if footer else 0, 1, 1))
-        path = directory / f"{name}.png"
-        _save_png(fig, path)
-        plt.close(fig)
-        written.append(path)
-    return written
-
-
-def _svg_head(chart_id: str, css_class: str, width: int, height: int, titles: list[str]) -> list[str]:
-    """An SVG chart's opening tag (its titles joined as the accessible label) and its title lines, the first bold."""
-    out = [
-        f'<svg id="{chart_id}" class="{css_class}" xmlns="http://www.w3.org/2000/svg" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(" · ".join(titles))}" '
-        'font-family="system-ui, sans-serif" font-size="12" fill="#1d2330">'
-    ]
-    for i, line in enumerate(titles):
-        weight = ' font-weight="600"' if i == 0 else ' fill="#667085"'
-        out.append(f'<text class="title" x="8" y="{22 + 18 * i}"{weight}>{html.escape(line)}</text>')
-    return out
+    """The report's charts along trajectories as PNG files."""
+    return write_figures([line_panels(name, *chart) for name, chart in charts.items()], directory)

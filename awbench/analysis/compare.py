@@ -20,11 +20,9 @@ from awbench.analysis.growth import (
     trends,
 )
 from awbench.analysis.leaderboard import provenance
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import Judged, RunData
 from awbench.analysis.stats import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    OVERALL,
     Clustered,
     bootstrap_means,
     interval,

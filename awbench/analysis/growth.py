@@ -41,18 +41,9 @@ import numpy as np
 from pydantic import BaseModel, computed_field
 
 from awbench.analysis.data_info import context_chars
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData
-from awbench.analysis.stats import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    MIN_TRAJECTORIES,
-    OVERALL,
-    TOO_FEW,
-    Clustered,
-    bootstrap_means,
-    interval,
-    too_few,
-)
+from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW, Clustered, bootstrap_means, interval, too_few
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.records import BenchmarkRecord
 from awbench.run.scoring import generation_points
@@ -365,12 +356,6 @@ def trend_phrase(trend: Trend, axis: Axis) -> str:
         f"{fmt_points(trend.slope, signed=True)} points per doubling of the {AXIS_NAMES[axis]}"
         f"{' ' + bounds if bounds else ''}{span}"
     )
-
-
-def trend_sentence(name: str, trend: Trend, axis: Axis) -> str:
-    """ "Terminal: -3.1 points per doubling of the turn index [-5.0, -1.2] (turn 1 to turns 16-31)"."""
-    label = "Overall" if name == OVERALL else DOMAIN_LABELS.get(name, name)
-    return f"{label}: {trend_phrase(trend, axis)}"
 
 
 def growth_summary(table: GrowthTable) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from awbench.analysis.options import Format, View  # noqa: F401 (re-exported)
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Format, View  # noqa: F401 (re-exported)
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, TOO_FEW
+from awbench.analysis.stats import TOO_FEW
 from awbench.analysis.turing import RunTuring, run_turing_tests
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL

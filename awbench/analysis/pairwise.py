@@ -11,8 +11,8 @@ from itertools import combinations
 
 from pydantic import BaseModel
 
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from awbench.analysis.preference import Outcome, PairOutcomes, Rated, WinRate, points, rank_runs, win_rates
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 from awbench.judging.choice import ChoiceAnswer
 from awbench.records import SCHEMA_VERSION
 from awbench.run.pairwise import SIDES, Pairing, question_key

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, computed_field
 
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Clustered, bootstrap_means, interval
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
+from awbench.analysis.stats import Clustered, bootstrap_means, interval
 from awbench.analysis.stats import too_few as _too_few
 from awbench.domains import DOMAINS
 

@@ -59,6 +59,7 @@ from awbench.analysis.leaderboard import (
     fmt_interval,
     fmt_number,
 )
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData, load_run_data
 from awbench.analysis.sample_view import (
     SampleView,
@@ -67,7 +68,7 @@ from awbench.analysis.sample_view import (
     unified_diff,
     worst_keys,
 )
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
+from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
 from awbench.analysis.turing import fmt_rate
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.run.store import RunStore, StoreError

@@ -10,9 +10,9 @@ from pydantic import BaseModel
 
 from awbench.analysis.compare import Consistency, LengthBias, judge_consistency, run_length_bias
 from awbench.analysis.growth import TURN_BINS, Axis, GrowthTable, RunGrowth, Trend, run_units, trends
+from awbench.analysis.options import OVERALL
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView
-from awbench.analysis.stats import OVERALL
 from awbench.analysis.turing import RunTuring, run_turing_tests
 from awbench.records import SCHEMA_VERSION, JudgeKind
 from awbench.run.scoring import Completeness

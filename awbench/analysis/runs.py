@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from awbench.analysis.listing import run_dirs
-from awbench.analysis.stats import OVERALL, Clustered, bootstrap_means, interval, too_few
+from awbench.analysis.options import OVERALL
+from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few
 from awbench.config import DataSettings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS

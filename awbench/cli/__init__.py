@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 import awbench
-from awbench.cli import analysis, interop_commands, run_commands, turing_commands
+from awbench.cli import analysis_commands, interop_commands, run_commands, turing_commands
 from awbench.cli.common import Group, use_command_class
 from awbench.cli.data_commands import data_app
 
@@ -44,7 +44,7 @@ def _options(
 run_commands.register(app)
 app.add_typer(data_app, name="data")
 interop_commands.register(app)
-analysis.register(app)
+analysis_commands.register(app)
 turing_commands.register(app)
 use_command_class(app)
 

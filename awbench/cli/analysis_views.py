@@ -50,9 +50,10 @@ from awbench.analysis.leaderboard import (
     shows_generations,
 )
 from awbench.analysis.listing import RunList
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
-from awbench.analysis.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, MIN_TRAJECTORIES, OVERALL, TOO_FEW
+from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
 from awbench.analysis.turing import fmt_rate, run_turing_tests, turing_line
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS

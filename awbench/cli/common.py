@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 from awbench.redact import redact
 from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_run
 
-EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2
+EXIT_FAILURES, EXIT_USAGE = 1, 2
 
 console = Console()
 err_console = Console(stderr=True)

@@ -21,7 +21,7 @@ from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
 from awbench.judging.openai_judge import CostUnknown
 from awbench.judging.prompts import PromptError
-from awbench.judging.rule_workers import RuleWorkerFailed
+from awbench.judging.rules.workers import RuleWorkerFailed
 from awbench.plugins import UnknownPlugin
 from awbench.run.pipeline import PipelineError
 from awbench.run.store import StoreError

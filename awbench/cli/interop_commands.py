@@ -11,7 +11,7 @@ from awbench.cli.common import OutputOption, console, err_console, fail, open_ru
 from awbench.cli.errors import pipeline_errors
 from awbench.data.problems import DataError, Problem
 from awbench.interop.inspect_log import INSPECT_LOG_SUFFIXES, import_inspect_log
-from awbench.interop.reference import export_official, import_official
+from awbench.interop.reference import export_reference, import_reference
 from awbench.run import pipeline
 
 
@@ -64,7 +64,7 @@ def export(
     store = open_run(run, output)
     if official is not None:
         with pipeline_errors():
-            export = export_official(store, pipeline.run_samples(store), official, judge)
+            export = export_reference(store, pipeline.run_samples(store), official, judge)
         written = " and ".join(str(p) for p in export.written)
         console.print(f"wrote {written}", highlight=False, markup=False, soft_wrap=True)
         for note in export.notes:
@@ -127,7 +127,7 @@ def import_(
         return
     with pipeline_errors():
         try:
-            result = import_official(file, run_name, output, model, judge_model, overwrite)
+            result = import_reference(file, run_name, output, model, judge_model, overwrite)
         except DataError as error:
             for problem in error.problems:  # all of them: `awbench data validate` would not list the reference fields
                 _print_problem(problem)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.text import Text
 
+from awbench.analysis.options import OVERALL
 from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
 from awbench.analysis.preference import WinRate
-from awbench.analysis.stats import OVERALL, TOO_FEW
+from awbench.analysis.stats import TOO_FEW
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DOMAIN_LABELS
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from awbench.cli.analysis import JsonFormat
+from awbench.cli.analysis_commands import JsonFormat
 from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.fitting import FittingTable

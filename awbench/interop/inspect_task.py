@@ -40,8 +40,8 @@ from awbench.interop.inspect_log import METADATA_KEY, TASK_NAME, TaskMetadata
 from awbench.judging import llm_judge_id, requests_of
 from awbench.judging.llm import LLMJudge, prompt_description, prompt_label
 from awbench.judging.prompts import load_prompt_set
-from awbench.judging.rule_judge import RuleJudge
-from awbench.judging.rules import RULES_VERSION
+from awbench.judging.rules.judge import RuleJudge
+from awbench.judging.rules.score import RULES_VERSION
 from awbench.records import Generation, JudgeKind, JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.scoring import FailurePolicy, generation_points, score_table
 from awbench.run.stages import with_flags

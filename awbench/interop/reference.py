@@ -20,7 +20,6 @@ import math
 import os
 import shutil
 import tempfile
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -39,6 +38,7 @@ from awbench.config import (
     check_run_name,
 )
 from awbench.data.dataset import LoadedData, load_samples, read_source
+from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
 from awbench.files import DIR_MODE, fsync_dir, write_atomic
@@ -73,14 +73,13 @@ LIST_FIELDS = ("strengths", "weaknesses")
 # What the reference script adds to a benchmark record; an exported record carries none of them from before.
 REFERENCE_FIELDS = frozenset({"gen", "failed", *SCORE_FIELDS, *TEXT_FIELDS, *LIST_FIELDS})
 JUDGED_MARKERS = ("failed", *SCORE_FIELDS)  # a row with any of them is a judged.jsonl row
-MAX_NESTING = 100  # arrays and objects within each other, the record counting as one; records need 2
 TOTAL_TOLERANCE = 0.01  # total_score may be rounded
 
 
 # --- Export ------------------------------------------------------------------------------------------------
 
 
-def official_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
+def reference_prediction(sample: Sample, prediction: PredictionRecord | None) -> dict[str, Any]:
     """The benchmark record (without any reference field it carried in: an imported run's) plus `gen`: what the
     model answered, as the reference's inference stage keeps it (an empty or cut-off answer too; "" for none)."""
     record = {k: v for k, v in sample.record.model_dump(mode="json").items() if k not in REFERENCE_FIELDS}
@@ -99,12 +98,12 @@ def _scored_verdict(judgment: JudgmentRecord) -> dict[str, int] | None:
     return None
 
 
-def official_judged(
+def reference_judged(
     sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None, judge_id: str = ""
 ) -> dict[str, Any]:
     """One judged.jsonl row. What was not scored is a `failed: 1.0` row with the reason in error_message:
     without a generation as the reference writes it (no total_score), else with total_score 0."""
-    row = official_prediction(sample, prediction)
+    row = reference_prediction(sample, prediction)
     if not row["gen"]:
         if prediction is None:
             reason = f"{NO_GENERATION} (the run has no prediction for this sample)"
@@ -139,7 +138,7 @@ class Export(BaseModel):
     notes: list[str]  # what was not written, and why
 
 
-def export_official(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
+def export_reference(store: RunStore, samples: list[Sample], directory: Path, judge: str | None = None) -> Export:
     """predictions.jsonl always; judged.jsonl from an LLM evaluation (the named one, else the primary, else the
     first), since the reference format holds five rubric scores, which the rule judge does not give. Only
     what the format can hold is written: generation 0 of each sample, one verdict per sample."""
@@ -158,7 +157,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
         )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_atomic(pred_path, "".join(_line(official_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    write_atomic(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -172,7 +171,7 @@ def export_official(store: RunStore, samples: list[Sample], directory: Path, jud
             )
     else:
         judgments = chosen.judgments.load()
-        rows = [official_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
+        rows = [reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
         write_atomic(judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
         unscored = sum(row["failed"] != 0.0 for row in rows)
@@ -201,9 +200,6 @@ def _line(row: dict[str, Any]) -> str:
 
 
 # --- Import: reading and checking --------------------------------------------------------------------------
-
-_TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (arrays and objects within each other)"
-_NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
 
 
 @dataclass
@@ -234,88 +230,20 @@ def _shown(value: Any) -> str:
     if isinstance(value, str) and len(value) > 40:
         value = value[:40] + "…"
     # Text that is not valid Unicode is shown escaped, as it could not be printed.
-    return json.dumps(value, ensure_ascii=isinstance(value, str) and _surrogate(value) is not None)
+    return json.dumps(value, ensure_ascii=isinstance(value, str) and surrogate(value) is not None)
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _name(key: str) -> str:
-    """A key as a part of a field path, escaped when it would not print as itself."""
-    return key if key.isprintable() else ascii(key)[1:-1]
-
-
-def _surrogate(text: str) -> str | None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as error:
-        return f"a lone surrogate \\u{ord(text[error.start]):04x} at character {error.start}"
-    return None
-
-
 def _parse_line(raw: bytes, number: int, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
     """The line's object and what makes it unreadable for awbench (deep nesting, repeated keys, text that
-    is not Unicode). Lines that are not JSON objects at all give (None, []): the data loader reports them."""
-    try:
-        text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte-order mark may open the file
-    except UnicodeDecodeError:
-        return None, []
-    repeated: dict[int, list[tuple[str, int]]] = {}
-    keep: list[dict[str, Any]] = []  # keeps the objects alive, so that their ids stay theirs
-
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) < len(pairs):
-            repeated[id(obj)] = [(k, n) for k, n in Counter(k for k, _ in pairs).items() if n > 1]
-            keep.append(obj)
-        return obj
-
-    try:
-        obj = json.loads(text, object_pairs_hook=pairs_hook)
-    except json.JSONDecodeError:
-        return None, []
-    except RecursionError:
-        return None, [Problem(label, number, None, _TOO_DEEP)]
-    if not isinstance(obj, dict):
-        return None, []
-    return obj, _structure_problems(obj, repeated, label, number)
-
-
-def _structure_problems(
-    obj: dict[str, Any], repeated: dict[int, list[tuple[str, int]]], label: str, number: int
-) -> list[Problem]:
-    problems: list[Problem] = []
-    too_deep: set[str] = set()
-    stack: list[tuple[str | None, Any, int]] = [(None, obj, 1)]
-    while stack:
-        where, value, depth = stack.pop()
-        if isinstance(value, str):
-            if not value.isascii() and (bad := _surrogate(value)):
-                problems.append(Problem(label, number, where, f"{bad}: {_NOT_UNICODE}"))
-            continue
-        if not isinstance(value, (dict, list)):
-            continue
-        top = where.split(".", 1)[0] if where else None
-        if depth > MAX_NESTING:
-            if top not in too_deep:
-                too_deep.add(top)  # type: ignore[arg-type]
-                problems.append(Problem(label, number, top, _TOO_DEEP))
-            continue
-        children: list[tuple[str | None, Any, int]] = []
-        if isinstance(value, dict):
-            for key, n in repeated.get(id(value), []):
-                path = f"{where}.{_name(key)}" if where else _name(key)
-                message = f"duplicate JSON key {key!r}: given {n} times in one object"
-                problems.append(Problem(label, number, path, message))
-            for key, item in value.items():
-                if not key.isascii() and (bad := _surrogate(key)):
-                    problems.append(Problem(label, number, where, f"key {key!a} has {bad}: {_NOT_UNICODE}"))
-                children.append((f"{where}.{_name(key)}" if where else _name(key), item, depth + 1))
-        else:
-            children = [(f"{where}.{i}", item, depth + 1) for i, item in enumerate(value)]
-        stack.extend(reversed(children))
-    return problems
+    is not Unicode). A line that is not a JSON object at all gives (None, []): the data loader reports it."""
+    obj, problems = parse_line([raw], number, 0, label)
+    if obj is None:
+        return None, [problem for problem in problems if problem.message == TOO_DEEP]
+    return obj, problems + value_problems(obj.items(), label, number)
 
 
 def _awbench_kind(obj: dict[str, Any]) -> str | None:
@@ -695,7 +623,7 @@ def write_run(
     return RunStore(target)
 
 
-def import_official(
+def import_reference(
     path: Path, run_name: str, output: Path, model: str | None, judge_model: str | None, overwrite: bool = False
 ) -> Imported:
     """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from awbench import plugins
 
 # Nothing here imports pydantic when the package is imported: rule judge workers import awbench.judging.rules,
-# and each would hold its own pydantic (see awbench.judging.rules.worker).
+# and each would hold its own pydantic (see awbench.judging.rules.worker_loop).
 if TYPE_CHECKING:
     from awbench.config import JudgeSettings
     from awbench.judging.cost import CostEstimate
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 JUDGE_ID = re.compile(r"[A-Za-z0-9._-]+")
 JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
 
-RULE_JUDGE_MODULE = "awbench.judging.rule_judge"
+RULE_JUDGE_MODULE = "awbench.judging.rules.judge"
 
 
 class BudgetExhausted(Exception):
@@ -167,6 +167,6 @@ def prediction_request(sample: Sample, prediction: PredictionRecord) -> JudgeReq
 
 
 async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:
-    """A list as the stream judges take (for estimates, re-parsing and tests)."""
+    """A list as the stream `Judge.judge` takes (the inspect_ai scorer judges one request at a time)."""
     for item in items:
         yield item

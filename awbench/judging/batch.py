@@ -69,7 +69,7 @@ from awbench.judging.cost import (
 )
 from awbench.judging.llm import LLMJudge
 from awbench.judging.prompts import render_messages
-from awbench.judging.verdicts import combine
+from awbench.judging.verdict_records import combine
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import encode

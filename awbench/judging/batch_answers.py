@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from awbench.judging.batch_state import BatchAnswer, BatchEntry
 from awbench.judging.cost import Price, call_cost, estimate_prompt_tokens, tokens_for_chars
 from awbench.judging.prompts import render_messages
-from awbench.judging.verdicts import add_usage, better, settled, verdict_record
+from awbench.judging.verdict_records import add_usage, better, settled, verdict_record
 from awbench.records import JudgeRequest, Usage, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import MalformedResponse, StatusError, parse_json, read_completion

@@ -53,7 +53,7 @@ from awbench.judging.cost import (
 )
 from awbench.judging.prompts import PromptSet
 from awbench.judging.reference_parsers import reference_choice
-from awbench.judging.verdicts import add_usage, verdict_seed
+from awbench.judging.verdict_records import add_usage, verdict_seed
 from awbench.records import Usage, content_hash
 from awbench.safe_text import clean_text
 from awbench.transport.openai_client import Endpoints, wait_before_retry

@@ -13,10 +13,9 @@ from typing import NamedTuple
 from pydantic import BaseModel
 
 from awbench.records import Usage
-from awbench.transport.rate_control import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens, tokens_for_chars
+from awbench.transport.rate_control import estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
 __all__ = [
-    "CHARS_PER_TOKEN",
     "estimate_prompt_tokens",
     "estimate_tokens",
     "tokens_for_chars",

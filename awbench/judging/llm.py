@@ -5,7 +5,7 @@ calls, shared by transport retries (429, 5xx, timeouts, connection errors, malfo
 unusable answers (no verdict, a verdict missing a dimension, an answer cut off by the token limit): a judge
 returning malformed bodies costs at most that many calls. A refusal that retrying cannot fix (FATAL_STATUS)
 stops the whole run at once, except a prompt too long for the judge's context window or refused for its
-content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.verdicts`.
+content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.verdict_records`.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from awbench.judging.prompts import (
     render_messages,
     shown_prediction,
 )
-from awbench.judging.verdict import PARSER_VERSION
-from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.judging.verdict_parsing import PARSER_VERSION
+from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,

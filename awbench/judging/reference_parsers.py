@@ -1,7 +1,7 @@
 """The reference `eval.py`'s readings, reproduced exactly: what QwenLM/Qwen-AgentWorld's parsers make of a judge
 answer, of a generation and of a choice answer, so awbench can print the numbers the reference prints.
 
-These are deliberately not awbench's own parser (`awbench/judging/verdict.py`): they keep the reference's
+These are deliberately not awbench's own parser (`awbench/judging/verdict_parsing.py`): they keep the reference's
 quirks (a colon inside a string breaks the JSON, a capitalised key scores 0, a verdict quoted after the
 judge's own wins). The reference's parser sources are not public; the specification is its recorded
 behaviour in `tests/fixtures/reference/` (800 judge answers, 300 generations, 13 choice answers), reproduced

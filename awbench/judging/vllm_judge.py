@@ -43,7 +43,7 @@ from awbench.judging import JudgeBase, llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
 from awbench.judging.llm import prompt_description, prompt_label, verdict_cache_key, verdict_schema
 from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages, shown_prediction
-from awbench.judging.verdicts import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 from awbench.transport.chat_client import Completion
 

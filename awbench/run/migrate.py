@@ -11,7 +11,7 @@ from typing import Any
 from awbench.config import JudgeSettings
 from awbench.judging import llm_judge_id
 from awbench.judging.prompts import BUILTIN_SETS
-from awbench.judging.rule_judge import RULES_JUDGE_PREFIX
+from awbench.judging.rules.judge import RULES_JUDGE_PREFIX
 
 
 def legacy_judge_ids(

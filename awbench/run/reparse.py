@@ -7,7 +7,7 @@ from dataclasses import replace
 from awbench.judging import llm_identity
 from awbench.judging.llm import verdict_cache_key
 from awbench.judging.prompts import Protocol, protocol_request, shown_prediction
-from awbench.judging.verdicts import combine, verdict_record
+from awbench.judging.verdict_records import combine, verdict_record
 from awbench.records import VerdictRecord
 from awbench.run.evaluations import resolve_judge
 from awbench.run.store import RunStore, StoreError

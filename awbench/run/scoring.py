@@ -324,10 +324,5 @@ def macro_overall(domain_scores: Iterable[float]) -> float:
     return fmean(domain_scores)
 
 
-def failure_rate(table: ScoreTable, generations: int = 1) -> float:
-    total = table.n * generations
-    return (table.failed + table.unscored) / total if total else 1.0
-
-
 def _domain_order(domain: str) -> tuple[int, str]:
     return (DOMAINS.index(domain) if domain in DOMAINS else len(DOMAINS), domain)

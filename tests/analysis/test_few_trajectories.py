@@ -1,0 +1,146 @@
+"""Honest statistics: a cell or a trend from fewer than five trajectories has no interval and is never called a
+rise or a fall; a trend is rising or falling only when its interval leaves out 0; an all-100 run has no trend;
+the spread between generations is the sample standard deviation."""
+
+from __future__ import annotations
+
+import math
+from statistics import stdev
+
+import pytest
+from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
+
+from awbench.analysis.compare import paired_rows
+from awbench.analysis.growth import TURN_BINS, Unit, growth_summary, growth_table, trend_phrase, trends
+from awbench.analysis.leaderboard import build_leaderboard, fmt_cell, to_csv
+from awbench.analysis.options import OVERALL
+from awbench.analysis.runs import load_run_data, run_intervals
+from awbench.analysis.stats import MIN_TRAJECTORIES
+from awbench.records import JudgmentRecord
+from awbench.run.scoring import generation_spread
+
+
+def falling(trajectories: int, domain: str = "terminal", start: float = 100.0) -> list[Unit]:
+    """Trajectories of four turns, each falling 10 points per doubling of the turn index (from a start that differs
+    a little per trajectory, so that resamples differ)."""
+    return [
+        Unit(f"{domain}/t{i}/{t}", f"t{i}", t, (start - i - 10 * math.log2(t),))
+        for i in range(trajectories)
+        for t in range(1, 5)
+    ]
+
+
+def test_the_threshold_is_five():
+    assert MIN_TRAJECTORIES == 5
+
+
+def test_a_trend_from_four_trajectories_is_too_few_to_tell_and_from_five_it_falls():
+    few = trends({"terminal": falling(4)}, TURN_BINS, resamples=500, seed=0)["terminal"]
+    assert few.slope == pytest.approx(-10) and few.trajectories == 4 and few.too_few
+    assert (few.lo, few.hi) == (None, None) and not few.clear
+    assert trend_phrase(few, "turn") == (
+        "-10.0 points per doubling of the turn index (too few to tell: 4 trajectories) (turn 1 to turns 4-7)"
+    )
+    enough = trends({"terminal": falling(5)}, TURN_BINS, resamples=500, seed=0)["terminal"]
+    assert enough.hi is not None
+    assert not enough.too_few and enough.clear and enough.hi < 0
+    assert (enough.lo, enough.hi) == pytest.approx((-10, -10))  # every trajectory falls 10 points per doubling
+
+
+def test_two_samples_of_one_trajectory_give_no_interval_and_no_claim():
+    # The issue's case: 32.5 [32.5, 32.5] from two samples of one trajectory.
+    units = {"os": [Unit("os/o0/1", "o0", 1, (45.0,)), Unit("os/o0/2", "o0", 2, (20.0,))]}
+    table = growth_table(units, "turn", resamples=500, seed=0)
+    cells = [c for c in table.rows["os"].values()]
+    assert [(c.mean, c.lo, c.hi, c.too_few) for c in cells] == [(45.0, None, None, True), (20.0, None, None, True)]
+    assert table.trend["os"].slope == pytest.approx(-25) and table.trend["os"].too_few and not table.trend["os"].clear
+    assert growth_summary(table) == "Per doubling of the turn index, too few trajectories to tell (under 5) in OS"
+    assert table.model_dump()["rows"]["os"]["1"]["too_few"] is True  # in --format json too
+
+
+def test_an_all_100_run_neither_rises_nor_falls():
+    units = {
+        domain: [Unit(f"{domain}/t{i}/{t}", f"{domain}{i}", t, (100.0,)) for i in range(6) for t in (1, 2, 3, 5, 9)]
+        for domain in ("android", "web")
+    }
+    table = growth_table(units, "turn", resamples=500, seed=0)
+    for domain in ("android", "web", OVERALL):
+        trend = table.trend[domain]
+        assert (trend.slope, trend.lo, trend.hi, trend.clear) == (0.0, 0.0, 0.0, False)
+    summary = growth_summary(table)
+    assert summary == (
+        "Per doubling of the turn index, no domain's score changes clearly (every interval holds 0, or there is none)"
+    )
+    assert "falls" not in summary and "rises" not in summary
+
+
+def test_a_trend_is_called_a_fall_only_when_its_interval_leaves_out_zero():
+    # Five trajectories: three fall 10 points per doubling, two rise 10: the interval holds 0.
+    mixed = falling(3) + [
+        Unit(f"terminal/r{i}/{t}", f"r{i}", t, (50 + 10 * math.log2(t),)) for i in range(2) for t in range(1, 5)
+    ]
+    table = growth_table({"terminal": mixed, "web": falling(6, "web")}, "turn", resamples=2000, seed=0)
+    terminal, web = table.trend["terminal"], table.trend["web"]
+    assert terminal.lo is not None and terminal.hi is not None and web.hi is not None
+    assert not terminal.too_few and terminal.lo < 0 < terminal.hi and not terminal.clear
+    assert web.clear and web.hi < 0
+    assert growth_summary(table) == (
+        "Per doubling of the turn index, the score falls in Web -10.0 [-10.0, -10.0]; no clear change elsewhere"
+    )
+
+
+def test_paired_rows_from_too_few_trajectories_have_no_interval():
+    a = {"mcp": {"m/1": 100.0, "m/2": 50.0}, "search": {f"s/{i}": 50.0 + i for i in range(5)}}
+    b = {"mcp": {"m/1": 50.0, "m/2": 50.0}, "search": {f"s/{i}": 40.0 for i in range(5)}}
+    trajectories = {"m/1": "m0", "m/2": "m1", **{f"s/{i}": f"s{i}" for i in range(5)}}
+    rows = {r.name: r for r in paired_rows(a, b, trajectories, resamples=500, seed=0)[0]}
+    assert (rows["mcp"].diff, rows["mcp"].lo, rows["mcp"].hi, rows["mcp"].a_better, rows["mcp"].too_few) == (
+        25.0,
+        None,
+        None,
+        None,
+        True,
+    )
+    assert not rows["search"].too_few and rows["search"].lo == pytest.approx(10.8, abs=1.3)
+    assert (rows[OVERALL].trajectories, rows[OVERALL].too_few) == (7, False)
+
+
+def test_leaderboard_cells_from_too_few_trajectories_say_so(tmp_path):
+    # MCP and Search have two trajectories each: no interval for either; Overall is absent (two of seven domains).
+    data = write_data(tmp_path / "data", SMALL)
+    store = make_run(tmp_path / "results", "r", data, dict.fromkeys(MCP + SEARCH, 4))
+    assert run_intervals(load_run_data(store), "llm-r", 200, 0) == {}
+    board = build_leaderboard([store], ci=True, resamples=200)
+    cells = board.groups[0].rows[0].cells
+    assert (cells["mcp"].lo, cells["mcp"].too_few, fmt_cell(cells["mcp"])) == (None, True, "75.00 (too few to tell)")
+    assert not cells["terminal"].too_few and fmt_cell(cells["terminal"]) == "–"  # no samples: nothing to tell
+    assert to_csv(board).splitlines()[1].split(",")[5:7] == ["75.00", "75.00"]  # MCP, Search
+    assert ",MCP lo,MCP hi," in to_csv(board).splitlines()[0] and ",,," in to_csv(board).splitlines()[1]
+    table = invoke("leaderboard", str(store.path), "--ci", "--resamples", "2000")
+    assert table.exit_code == 0, table.output
+    assert (
+        table.stdout.count("too few") == 4 and "[" not in table.stdout.split("Intervals:")[0]
+    )  # 2 cells, 2 in the note
+
+
+def test_generation_spread_is_the_sample_standard_deviation():
+    def judged(key: str, g: int, score: float | None) -> JudgmentRecord:
+        return JudgmentRecord(
+            key=key,
+            domain="os",
+            judge="rules",
+            cache_key="c",
+            status="ok" if score is not None else "failed",
+            score=score,
+        )
+
+    judgments = {
+        ("a", 0): judged("a", 0, 100.0),
+        ("a", 1): judged("a", 1, 50.0),
+        ("a", 2): judged("a", 2, 0.0),
+        ("b", 0): judged("b", 0, 80.0),
+        ("b", 1): judged("b", 1, None),
+    }  # b: one scored generation
+    spread = generation_spread([("a", "os"), ("b", "os")], judgments, 3)
+    assert spread == {"os": pytest.approx(50.0)} and stdev([100.0, 50.0, 0.0]) == 50.0  # n - 1: not 40.82
+    assert generation_spread([("b", "os")], judgments, 3) == {}  # a single generation has no spread

@@ -1,0 +1,180 @@
+"""What `--help` and the docs promise is what the commands do: defaults shown for every judge option, the
+judge command's default (the run's primary judge), `--max-retries`, a free dry run."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from typer.testing import CliRunner
+
+from awbench.cli import app
+from awbench.config import JudgeSettings, ModelSettings, ScoringSettings
+from awbench.data.dataset import read_source
+
+runner = CliRunner()
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+JUDGE = JudgeSettings()
+
+RUN_DEFAULTS = {
+    "--judge": "llm",
+    "--judge-model": f"{JUDGE.model}, the published setting",
+    "--judge-base-url": "OPENAI_BASE_URL, else OpenAI",
+    "--judge-api-key-env": "OPENAI_API_KEY",
+    "--judge-temperature": "0.6",
+    "--judge-max-tokens": "32768",
+    "--judge-reasoning-effort": "the model's",
+    "--judge-extra-body": "none",
+    "--judge-concurrency": "32",
+    "--judge-max-retries": "5",
+    "--judge-request-timeout": "600",
+    "--judge-structured": "no-judge-structured",
+    "--judge-samples": "1",
+    "--judge-price-in": "known models' list price",
+    "--judge-price-out": "known models' list price",
+    "--judge-prompts": "rubric",
+    "--judge-template": "the prompt set's",
+    "--max-cost": "no limit",
+    "--failure-policy": "minimum",
+    "--max-failure-rate": "0.05",
+}
+
+
+def option_help(command: list[str]) -> dict[str, str]:
+    """Each option's line of `--help`, on a terminal wide enough that none wraps."""
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    lines = {}
+    for line in result.stdout.splitlines():
+        match = re.match(r"│\s+(?:\*\s+)?(--[a-z-]+)\s", line)
+        if match:
+            lines[match.group(1)] = line.rstrip(" │")
+    return lines
+
+
+def test_run_help_shows_every_judge_and_scoring_default():
+    lines = option_help(["run"])
+    for option, default in RUN_DEFAULTS.items():
+        assert lines[option].endswith(f"[default: {default}]"), lines[option]
+    # the values shown are the settings' own
+    assert (
+        JUDGE.kind,
+        JUDGE.temperature,
+        JUDGE.max_tokens,
+        JUDGE.concurrency,
+        JUDGE.max_retries,
+        JUDGE.samples,
+        JUDGE.prompts,
+    ) == ("llm", 0.6, 32768, 32, 5, 1, "rubric")
+    assert (ScoringSettings().failure_policy, ScoringSettings().max_failure_rate) == ("minimum", 0.05)
+    assert lines["--max-retries"].endswith(
+        "At most 1 + N calls per generation (transient errors only are retried; "
+        "rate-limit refusals wait and do not count). "
+        f"[default: {ModelSettings(model='m', backend='openai').max_retries}]"
+    )
+
+
+def test_judge_help_says_it_resumes_the_primary_judge_by_default():
+    result = runner.invoke(app, ["judge", "--help"], env={"COLUMNS": "400"})
+    text = " ".join(result.stdout.split())
+    assert (
+        "By default (no judge option given) it resumes the run's primary judge, the one the run was made with" in text
+    )
+    lines = option_help(["judge"])
+    for option in RUN_DEFAULTS:
+        if option not in ("--failure-policy", "--max-failure-rate"):
+            assert lines[option].endswith("[default: the run's primary judge's]"), lines[option]
+    score = option_help(["score"])
+    assert score["--failure-policy"].endswith("[default: the run's]")
+    assert score["--max-failure-rate"].endswith("[default: the run's]")
+    assert score["--judge"].endswith("[default: the primary]")
+
+
+def test_analysis_help_shows_the_judge_default():
+    for command in (["leaderboard"], ["show", "r"], ["compare", "a"], ["report"]):
+        assert option_help(command)["--judge"].endswith(
+            "[default: each run's primary; the leaderboard: every evaluation]"
+        )
+    assert option_help(["export", "r"])["--judge"].endswith("[default: the primary]")
+
+
+def test_docs_and_behaviour_of_max_retries_agree(tmp_path):
+    text = " ".join((DOCS / "backends.md").read_text().split())
+    assert "`--max-retries N` (default 6) bounds one generation to at most 1 + N calls" in text
+    with FakeOpenAIServer(responder=lambda body: Reply(status=503, headers={"Retry-After": "0"})) as server:
+        result = runner.invoke(
+            app,
+            [
+                "infer",
+                "--model",
+                "m",
+                "--base-url",
+                server.url,
+                "--max-retries",
+                "2",
+                "--data",
+                "sample",
+                "--domains",
+                "os",
+                "--limit",
+                "1",
+                "--output",
+                tmp_path,
+            ],
+        )
+    assert result.exit_code == 0, result.output
+    assert len(server.requests) == 3  # 1 + N
+    assert "infer: 1 generated (1 failed), 0 reused" in result.stdout
+
+
+def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
+    n = len(read_source("sample")[0])
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--model",
+            "baseline:oracle",
+            "--judge",
+            "rules",
+            "--data",
+            "sample",
+            "--dry-run",
+            "--output",
+            tmp_path / "results",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout == (
+        f"dry run: {n} samples; {n} generations to make; 0 judge calls, ~0 prompt and ~0 "
+        "completion tokens; estimated judge cost $0.0000. Nothing was spent.\n"
+    )
+    assert "unknown" not in result.output and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("command", [["run"], ["judge"]])
+def test_every_judge_option_has_a_default_in_help(command):
+    lines = option_help(command)
+    judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
+    assert (
+        len(judge_options) == 32
+    )  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval,
+    # --judge-batch-tokens
+    assert all("[default: " in lines[o] for o in judge_options)
+
+
+def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judge():
+    for command, panels in (
+        (["run"], ["Data and selection", "Model and sampling", "Output", "Judge", "Scoring"]),
+        (["infer"], ["Data and selection", "Model and sampling", "Output"]),
+        (["judge", "r"], ["Judge", "Output"]),
+        (["score", "r"], ["Scoring", "Output"]),
+    ):
+        text = runner.invoke(app, [*command[:1], "--help"], env={"COLUMNS": "200"}).stdout
+        assert [p for p in re.findall(r"╭─ (.+?) ─", text) if p not in ("Arguments", "Options")] == panels
+        lines = option_help(command[:1])
+        assert ("--config" in lines and "--print-config" in lines) == (command[0] != "score")
+    model = ModelSettings(model="m", backend="openai")
+    assert option_help(["infer"])["--concurrency"].endswith(f"[default: {model.concurrency}]")

@@ -1,0 +1,449 @@
+"""Failures that heal: every fault kind an endpoint can show, for the candidate and for the judge.
+
+For each (fault, role): the first `awbench run` against the faulty endpoint, then the same command against
+a healthy one on the same URL. Asserted: each record's status, `transient` and error text; the exit code;
+the number of calls (at most 1 + --max-retries per generation, 1 + --judge-max-retries per verdict); and
+what the rerun does: transient failures are asked again, exactly those samples; permanent ones are kept
+(no call) unless --retry-failed; an error that would fail every sample alike (401, 404) stops the run at
+once with the server's message and leaves nothing of that role behind.
+
+The commands run in this process (typer's CliRunner) against real HTTP servers on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import (
+    CANDIDATE_MODEL,
+    JUDGE_MODEL,
+    candidate_text,
+    cli,
+    deterministic,
+    digest,
+    free_port,
+    jsonl_lines,
+    judgments_path,
+    no_traceback,
+    verdict_text,
+)
+
+from awbench.data.dataset import read_source
+from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.records import JudgeRequest
+from awbench.run.stages import sample_seed
+
+N = 3  # samples: --domains os --limit 3
+SAMPLES = [s for s in read_source("sample")[0] if s.domain == "os"][:N]
+KEYS = {s.key for s in SAMPLES}
+BUDGET = 2  # 1 + --max-retries 1, 1 + --judge-max-retries 1
+TIMEOUT_S = 1.0
+RETRY_AFTER_S = 0.4
+COMMON = ["--data", "sample", "--domains", "os", "--limit", str(N), "--run-name", "r"]
+
+
+def args_for(role: str, url: str, output: Path, *extra: str) -> list[str]:
+    if role == "candidate":
+        return [
+            "run",
+            "--model",
+            CANDIDATE_MODEL,
+            "--base-url",
+            url,
+            "--judge",
+            "rules",
+            "--max-retries",
+            str(BUDGET - 1),
+            "--request-timeout",
+            str(TIMEOUT_S),
+            "--concurrency",
+            str(N),
+            *COMMON,
+            "--output",
+            str(output),
+            *extra,
+        ]
+    return [
+        "run",
+        "--model",
+        "baseline:oracle",
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-base-url",
+        url,
+        "--judge-max-retries",
+        str(BUDGET - 1),
+        "--judge-request-timeout",
+        str(TIMEOUT_S),
+        "--judge-concurrency",
+        str(N),
+        *COMMON,
+        "--output",
+        str(output),
+        *extra,
+    ]
+
+
+def completion_body(message: dict | None = None, **fields: object) -> bytes:
+    choice = {"index": 0, "message": message, "finish_reason": "stop"}
+    return json.dumps(
+        {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [choice], **fields}
+    ).encode()
+
+
+OVERFLOW = "This model's maximum context length is 4096 tokens. However, your prompt contains 9000 input tokens."
+REFUSAL = "The response was filtered due to the prompt triggering Azure OpenAI's content management policy."
+
+
+def surrogate_answer(body: dict) -> Reply:
+    """A JSON `\\ud800` escape inside the answer: a lone surrogate, which UTF-8 cannot encode."""
+    if body["model"] == JUDGE_MODEL:
+        return Reply(
+            verdict_text(
+                {"format": 5, "factuality": 4, "consistency": 4, "realism": 3, "quality": 4}, "bad \ud800 byte"
+            )
+        )
+    return Reply(candidate_text(body).replace("observation ", "observation \ud800 "))
+
+
+def unreadable_usage(body: dict) -> Reply:
+    """A good answer whose usage is not counts: the answer is used, the usage left unknown."""
+    return Reply(
+        deterministic(body).content, usage={"prompt_tokens": "many", "completion_tokens": -1, "total_tokens": None}
+    )
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    reply: Callable[[dict], Reply]
+    kind: str  # transient | permanent | fatal | ok
+    reason: str  # in the recorded error (or in the message, for fatal ones)
+    status: str = "error"  # the candidate's record status, for failed generations
+    roles: tuple[str, ...] = ("candidate", "judge")
+    reasked: bool = False  # a permanent failure asked again within the budget (an unusable verdict)
+
+
+def always(reply: Reply) -> Callable[[dict], Reply]:
+    return lambda body: reply
+
+
+FAULTS = [
+    Fault("connection closed mid-request", always(Reply(close=True)), "transient", "ConnectionFailed"),
+    Fault("timeout", always(Reply(delay_s=TIMEOUT_S + 1.0)), "transient", "RequestTimeout"),
+    Fault(
+        "429 with Retry-After",
+        always(Reply(status=429, headers={"Retry-After": str(RETRY_AFTER_S)}, error_message="rate limited")),
+        "transient",
+        "HTTP 429",
+    ),
+    Fault("500", always(Reply(status=500, error_message="internal error")), "transient", "HTTP 500"),
+    Fault("503", always(Reply(status=503, error_message="overloaded")), "transient", "HTTP 503"),
+    Fault("malformed JSON body", always(Reply(raw_body=b'{"choices": [ not json')), "transient", "MalformedResponse"),
+    Fault(
+        "HTML page with status 200",
+        always(Reply(raw_body=b"<html><body>502 Bad Gateway</body></html>", content_type="text/html")),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 without choices",
+        always(Reply(raw_body=b'{"id": "x", "object": "chat.completion", "choices": []}')),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose choice has no message",
+        always(Reply(raw_body=completion_body(None))),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose content is not text",
+        always(Reply(raw_body=completion_body({"role": "assistant", "content": [{"type": "text"}]}))),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "200 whose choices are not a list",
+        always(Reply(raw_body=b'{"id": "x", "choices": "none"}')),
+        "transient",
+        "MalformedResponse",
+    ),
+    Fault(
+        "lone surrogate in an error message",
+        always(Reply(status=500, error_message="upstream \ud800 failed")),
+        "transient",
+        "upstream \ufffd failed",
+    ),
+    Fault(
+        "400 context overflow",
+        always(Reply(status=400, error_message=OVERFLOW)),
+        "permanent",
+        "maximum context length",
+        "overlength",
+    ),
+    Fault(
+        "400 content-policy refusal",
+        always(Reply(status=400, error_message=REFUSAL)),
+        "permanent",
+        "content management policy",
+    ),
+    Fault(
+        "judge answers without a verdict",
+        always(Reply("I cannot judge this.")),
+        "permanent",
+        "no JSON object",
+        roles=("judge",),
+        reasked=True,
+    ),
+    Fault("401", always(Reply(status=401, error_message="Incorrect API key provided")), "fatal", "HTTP 401"),
+    Fault(
+        "401 with a lone surrogate in its message",
+        always(Reply(status=401, error_message="bad key \ud800")),
+        "fatal",
+        "HTTP 401",
+    ),
+    Fault(
+        "404 model not found",
+        always(Reply(status=404, error_message="The model `x` does not exist")),
+        "fatal",
+        "HTTP 404",
+    ),
+    Fault("lone surrogate in the content", surrogate_answer, "ok", "\ufffd"),
+    Fault("200 with unreadable usage", unreadable_usage, "ok", ""),
+]
+# A timeout is waited for, attempt after attempt.
+CASES = [
+    pytest.param(f, role, id=f"{role}: {f.name}", marks=[pytest.mark.slow] if f.name == "timeout" else [])
+    for f in FAULTS
+    for role in f.roles
+]
+
+
+def records_of(role: str, run_dir: Path) -> dict[str, dict]:
+    path = run_dir / "predictions.jsonl" if role == "candidate" else judgments_path(run_dir)
+    return {r["key"]: r for r in jsonl_lines(path)}
+
+
+def asked(role: str, requests: list[dict], run_dir: Path) -> list[str]:
+    """The sample keys a list of requests was for."""
+    if role == "candidate":
+        seeds = {sample_seed(0, s.key): s.key for s in SAMPLES}
+        return sorted(seeds[b["seed"]] for b in requests)
+    prompts = load_prompt_set("rubric")
+    predictions = {r["key"]: r["prediction"] for r in jsonl_lines(run_dir / "predictions.jsonl")}
+    keys = {
+        digest(render_messages(prompts, JudgeRequest(sample=s, prediction=predictions[s.key]))): s.key for s in SAMPLES
+    }
+    return sorted(keys[digest(b["messages"])] for b in requests)
+
+
+def healthy(body: dict) -> Reply:
+    return deterministic(body)
+
+
+def rerun(role: str, port: int, output: Path, *extra: str):
+    with FakeOpenAIServer(responder=healthy, port=port) as server:
+        result = cli(*args_for(role, server.url, output, *extra))
+    no_traceback(result)
+    return result, server
+
+
+def assert_failed(role: str, record: dict, fault: Fault, transient: bool) -> None:
+    if role == "candidate":
+        assert record["status"] == (fault.status if not transient else "error"), record
+    else:
+        assert record["status"] == "failed" and record["score"] is None, record
+        assert (
+            all(v["status"] != "complete" for v in record["verdicts"]) and record["verdicts"][0]["attempts"] <= BUDGET
+        )
+    assert record["transient"] is transient, record
+    assert fault.reason in record["error"], record
+
+
+@pytest.mark.parametrize("fault, role", CASES)
+def test_fault(fault: Fault, role: str, tmp_path: Path) -> None:
+    output = tmp_path / "results"
+    run_dir = output / "r"
+    with FakeOpenAIServer(responder=fault.reply) as server:
+        first = cli(*args_for(role, server.url, output))
+    no_traceback(first)
+    calls = len(server.requests)
+
+    if fault.kind == "fatal":
+        assert first.exit_code == 2, first.output
+        assert "retrying cannot help" in first.output and fault.reason in first.output
+        assert 1 <= calls <= N  # the ones already in flight; nothing after the first refusal
+        if role == "candidate":
+            assert not run_dir.exists()  # nothing was recorded: the new run is removed again
+        else:
+            assert not (run_dir / "judges").exists() and len(jsonl_lines(run_dir / "predictions.jsonl")) == N
+        again, healthy_server = rerun(role, server.port, output)
+        assert again.exit_code == 0, again.output
+        assert len(healthy_server.requests) == N
+        return
+
+    records = records_of(role, run_dir)
+    assert set(records) == KEYS and len(jsonl_lines(records_path(role, run_dir))) == N
+
+    if fault.kind == "ok":
+        assert first.exit_code == 0, first.output
+        assert calls == N
+        for record in records.values():
+            assert record["status"] == "ok", record
+            if fault.reason:  # the surrogate was replaced, the record says so, and it was written
+                flags = record["flags"] if role == "candidate" else record["verdicts"][0]["flags"]
+                text = record["prediction"] if role == "candidate" else " ".join(record["verdicts"][0]["strengths"])
+                assert "replaced_invalid_text" in flags and fault.reason in text, record
+            else:
+                usage = record["usage"] if role == "candidate" else record["verdicts"][0]["usage"]
+                assert usage["prompt_tokens"] is None and usage["completion_tokens"] is None, record
+        again, healthy_server = rerun(role, server.port, output)
+        assert again.exit_code == 0 and healthy_server.requests == []
+        return
+
+    transient = fault.kind == "transient"
+    for record in records.values():
+        assert_failed(role, record, fault, transient)
+    assert first.exit_code == 1, first.output  # nothing scored: more failures than tolerated
+    if transient:  # every sample got the same error: the summary says it is likely to recur, not that a rerun helps
+        assert f"all {N} got the same error, so it is likely to recur: " in first.output, first.output
+        assert "before running the same command again" in first.output
+    # every attempt of the budget, or just one; a rate-limit refusal is sent once more for free, then counts
+    # (the endpoint answered nothing else in between: a quota, not a rate)
+    per_attempt = 2 if fault.name == "429 with Retry-After" else 1
+    assert calls == N * per_attempt * (BUDGET if transient or fault.reasked else 1)
+    if fault.name == "429 with Retry-After":
+        by_request = defaultdict(list)
+        for body, at in zip(server.requests, server.received_at):
+            by_request[digest(body["messages"])].append(at)
+        gaps = [b - a for times in by_request.values() for a, b in itertools.pairwise(times)]
+        assert len(gaps) == N * (per_attempt * BUDGET - 1) and min(gaps) >= RETRY_AFTER_S - 0.05, (
+            by_request
+        )  # the server's wait
+
+    again, healthy_server = rerun(role, server.port, output)
+    if transient:  # healed: exactly the failed samples asked again, once each
+        assert again.exit_code == 0, again.output
+        assert asked(role, healthy_server.requests, run_dir) == sorted(KEYS)
+        assert all(r["status"] == "ok" for r in records_of(role, run_dir).values())
+        return
+    # Permanent: kept as they are, no call, unless --retry-failed.
+    assert again.exit_code == 1 and healthy_server.requests == []
+    assert records_of(role, run_dir) == records
+    retried, retry_server = rerun(role, server.port, output, "--retry-failed")
+    assert retried.exit_code == 0, retried.output
+    assert asked(role, retry_server.requests, run_dir) == sorted(KEYS)
+    assert all(r["status"] == "ok" for r in records_of(role, run_dir).values())
+
+
+def records_path(role: str, run_dir: Path) -> Path:
+    return run_dir / "predictions.jsonl" if role == "candidate" else judgments_path(run_dir)
+
+
+# --- Endpoints that are down -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_an_unreachable_endpoint_exits_2_at_once_and_leaves_no_run(role: str, tmp_path: Path) -> None:
+    port = free_port()
+    started = time.monotonic()
+    result = cli(*args_for(role, f"http://127.0.0.1:{port}/v1", tmp_path / "results"))
+    assert time.monotonic() - started < 8
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert (
+        f"{role} endpoint http://127.0.0.1:{port}/v1 cannot be reached" in result.output
+        and "nothing was sent" in result.output
+    )
+    assert list(tmp_path.iterdir()) == []  # not even the --output directory made for it
+
+
+def test_a_run_that_fails_before_its_first_record_keeps_an_output_directory_that_existed(tmp_path: Path) -> None:
+    (tmp_path / "results" / "earlier").mkdir(parents=True)
+    result = cli(*args_for("candidate", f"http://127.0.0.1:{free_port()}/v1", tmp_path / "results"))
+    assert result.exit_code == 2
+    assert [p.name for p in (tmp_path / "results").iterdir()] == ["earlier"]
+
+
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_a_key_refused_at_the_endpoint_check_exits_2_and_sends_nothing(role: str, tmp_path: Path) -> None:
+    with FakeOpenAIServer(models=Reply(status=401, error_message="Incorrect API key provided")) as server:
+        result = cli(*args_for(role, server.url, tmp_path / "results"))
+    no_traceback(result)
+    assert result.exit_code == 2 and "refused the key" in result.output and "HTTP 401" in result.output
+    assert server.model_checks == 1 and server.requests == []
+    assert not (tmp_path / "results" / "r").exists()
+
+
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_an_endpoint_that_stops_listening_after_the_check_fails_transiently_then_heals(
+    role: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "results"
+    with FakeOpenAIServer(responder=healthy, stop_after_models=True) as server:
+        first = cli(*args_for(role, server.url, output))
+    no_traceback(first)
+    assert first.exit_code == 1, first.output
+    assert server.requests == []  # every connection was refused
+    records = records_of(role, output / "r")
+    assert set(records) == KEYS
+    assert all(r["transient"] and "ConnectionFailed" in r["error"] for r in records.values())
+    again, healthy_server = rerun(role, server.port, output)
+    assert again.exit_code == 0, again.output
+    assert asked(role, healthy_server.requests, output / "r") == sorted(KEYS)
+
+
+ALL = read_source("sample")[0]
+
+
+@pytest.mark.parametrize("fault", ["reset", "refused"])
+def test_32_consecutive_connection_failures_stop_the_run_resumably(fault: str, tmp_path: Path) -> None:
+    """With every connection failing, the run stops after DEAD_WINDOW (32) attempts instead of trying all 65
+    samples, exits 2 saying so, and the same command later finishes it."""
+    output = tmp_path / "results"
+    args = lambda url: [
+        "run",
+        "--model",
+        CANDIDATE_MODEL,
+        "--base-url",
+        url,
+        "--judge",
+        "rules",
+        "--data",
+        "sample",
+        "--max-retries",
+        "0",
+        "--concurrency",
+        "1" if fault == "reset" else "4",
+        "--run-name",
+        "r",
+        "--output",
+        str(output),
+    ]
+    reply = always(Reply(close=True))
+    with FakeOpenAIServer(responder=reply, stop_after_models=fault == "refused") as server:
+        first = cli(*args(server.url))
+    no_traceback(first)
+    assert first.exit_code == 2, first.output
+    assert "is not answering: the last 32 requests failed to connect" in first.output
+    assert "run the same command again" in first.output
+    saved = jsonl_lines(output / "r" / "predictions.jsonl")
+    assert all(r["status"] == "error" and r["transient"] for r in saved)
+    if fault == "reset":  # one at a time: exactly 32 attempts, the first 31 of which are recorded
+        assert len(server.requests) == 32 and len(saved) == 31
+    else:
+        assert 31 - 4 <= len(saved) <= 31 and server.requests == []
+    with FakeOpenAIServer(responder=healthy, port=server.port) as healthy_server:
+        again = cli(*args(healthy_server.url))
+    assert again.exit_code == 0, again.output
+    assert len(healthy_server.requests) == len(ALL)  # the failed ones and those never tried, each once
