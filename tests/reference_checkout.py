@@ -44,6 +44,35 @@ def write_checkout(root: Path, template_source: str | None = None) -> Path:
     return root
 
 
+PAIRWISE_TEMPLATE = """{context}
+
+{world_model_input}
+
+Which of the two answers below is nearer to the true output?
+
+{response_a}
+
+{response_b}
+
+{ground_truth}
+
+Answer with \\boxed{{A}} or \\boxed{{B}}."""
+
+
+def write_pairwise_checkout(root: Path, pairwise: str | None = PAIRWISE_TEMPLATE) -> Path:
+    """A checkout whose task_configs.py holds `REF_ANSWER_JUDGE_USER_PROMPT` (left out with `pairwise=None`)."""
+    for domain in DOMAINS:
+        (root / "prompts" / domain).mkdir(parents=True)
+        (root / "prompts" / domain / "judge_system_prompt.txt").write_text(f"You grade {domain}.\n", encoding="utf-8")
+    config = root / "eval" / "lwm_eval_utils"
+    config.mkdir(parents=True)
+    source = 'import missing_module  # parsed, never run\nJUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n'
+    if pairwise is not None:
+        source += f"REF_ANSWER_JUDGE_USER_PROMPT = {pairwise!r}\n"
+    (config / "task_configs.py").write_text(source, encoding="utf-8")
+    return root
+
+
 def expected_messages(job: dict, model_output: str, system_prompts: dict[str, str], template: str) -> list[dict]:
     """The reference's judge messages for a raw record and a parsed model output, restated."""
     task = job.get("task", "mcp")

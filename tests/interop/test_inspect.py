@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from test_reference_protocol import write_checkout
+from reference_checkout import write_checkout
 from typer.testing import CliRunner
 
 if sys.version_info >= (3, 11):
