@@ -133,7 +133,7 @@ class OpenAIBackend:
             return await self._attempt(endpoint, body, started)
 
         try:
-            completion = await Attempts[Completion](self.settings.max_retries + 1).run(call)
+            completion = await Attempts(self.settings.max_retries + 1).run(call)
         except Exception as error:
             return self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
         return to_generation(request, completion, time.perf_counter() - started[0])

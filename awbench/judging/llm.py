@@ -257,7 +257,7 @@ class LLMJudge(JudgeBase):
         `first_attempt`, with the best answer, usage and cost of those attempts."""
         total = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
-        attempts = Attempts[VerdictRecord](self.settings.max_retries + 1, first_attempt)
+        attempts = Attempts(self.settings.max_retries + 1, first_attempt)
 
         async def call(attempt: int) -> VerdictRecord:
             """One call's verdict, added to the best so far; a transient failure is raised for the policy."""
