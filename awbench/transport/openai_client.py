@@ -42,7 +42,7 @@ from awbench.transport.chat_client import (
     RequestTimeout,
     StatusError,
 )
-from awbench.transport.rate_control import PROBE_S, RateControl
+from awbench.transport.rate_control import PROBE_S, RateControl, request_tokens
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
@@ -196,7 +196,7 @@ class SharedLimit:
                 completion = await client.chat(body)
             except StatusError as error:
                 if is_rate_limited(error):
-                    self.rate.refused_now(error.rate, retry_after_seconds(error), sent)
+                    self.rate.refused_now(error.rate, retry_after_seconds(error), sent, request_tokens(body))
                     error.endpoint_answers = self.rate.answers
                 else:
                     self.rate.answered(error.rate, sent)
