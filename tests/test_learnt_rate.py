@@ -24,17 +24,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from delay_server import DelayServer
 
 
+def ramp_rate(learning: LearntRate) -> float | None:
+    """The requests a second the ramp paces at (a ramp paces requests only), None when nothing is paced."""
+    tokens, requests = learning.rates()
+    assert tokens is None
+    return requests
+
+
 def test_the_send_rate_ramps_up_after_the_probe_and_an_endpoint_never_refusing_is_not_paced() -> None:
     now = [10.0]
     learning = LearntRate(lambda: now[0])
     learning.first_send = 10.0
-    assert learning.rates() == (None, None)  # until the probe's answer
+    assert ramp_rate(learning) is None  # until the probe's answer
     learning.start(ceiling=100.0)  # 64 in flight at 0.64 s, say
-    assert learning.rates() == (None, pytest.approx(100 * RAMP_START))
+    assert ramp_rate(learning) == pytest.approx(100 * RAMP_START)
     now[0] += 0.1  # two doublings
-    assert learning.rates() == (None, pytest.approx(100 * RAMP_START * 4))
+    assert ramp_rate(learning) == pytest.approx(100 * RAMP_START * 4)
     now[0] += 1.0
-    assert learning.rates() == (None, None)  # far past what the concurrency allows: the ramp is over
+    assert ramp_rate(learning) is None  # far past what the concurrency allows: the ramp is over
 
 
 def test_two_refusals_apart_pin_the_admitted_rate_and_it_grows_until_the_next() -> None:
@@ -47,18 +54,18 @@ def test_two_refusals_apart_pin_the_admitted_rate_and_it_grows_until_the_next() 
     now[0] = 1.0
     learning.sent_requests = 42
     learning.refusal(sent_tokens=41_000, sent_requests=41, cost=1_000)
-    assert learning.learnt is None and learning.rates() == (None, pytest.approx(40 * RAMP_AGAIN_SHARE))
+    assert learning.learnt is None and ramp_rate(learning) == pytest.approx(40 * RAMP_AGAIN_SHARE)
     # the 42nd, sent before that reaction, refused too: it changes nothing but the count
     learning.refusal(sent_tokens=42_000, sent_requests=42, cost=1_000)
-    assert learning.refused == [2_000, 2] and learning.rates() == (None, pytest.approx(10))
+    assert learning.refused == [2_000, 2] and ramp_rate(learning) == pytest.approx(10)
     # 1.5 s later: 30 more sent, the last refused; 29 admitted between the two refusals
     now[0] = 1.0 + 3 * LEARN_SPAN_S
     learning.sent_requests = 72
     learning.refusal(sent_tokens=72_000, sent_requests=72, cost=1_000)
     rate_tokens, rate_requests = 29_000 / 1.5, 29 / 1.5
-    assert learning.rates() == (
-        pytest.approx(rate_tokens * LEARNT_SHARE),
-        pytest.approx(rate_requests * LEARNT_SHARE),
+    tokens, requests = learning.rates()
+    assert tokens == pytest.approx(rate_tokens * LEARNT_SHARE) and requests == pytest.approx(
+        rate_requests * LEARNT_SHARE
     )
     now[0] += 1.0
     assert learning.rates()[1] == pytest.approx(rate_requests * (LEARNT_SHARE + LEARNT_GROWTH_PER_S))
