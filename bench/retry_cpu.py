@@ -77,7 +77,7 @@ def main() -> None:
     print(f"{machine()}; {args.requests:,} requests, best of {args.repeat}")
     ways = {
         "hand-written loop (before)": hand_written_loop,
-        "retry_policy.Attempts (tenacity's Retrying, driven)": retry_policy,
+        "retry_policy.Attempts (one tenacity Retrying, driven)": retry_policy,
         "tenacity AsyncRetrying": async_retrying,
     }
     rows = [[name, f"{cpu_us(way, args.requests, args.repeat):.1f}"] for name, way in ways.items()]

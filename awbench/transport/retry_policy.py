@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import DoAttempt, DoSleep, RetryCallState, Retrying
 
@@ -47,31 +47,16 @@ class Attempts:
     def __init__(self, budget: int, first: int = 1) -> None:
         self.budget = budget
         self.number = first
+        self.again: Callable[[Any], bool] = never
         self._free = False  # the last outcome is a rate-limit refusal sent again without using an attempt
         self._refusals = 0  # such refusals of the current attempt
         self._answers_then: int | None = None  # the endpoint's answers at the previous one
 
     async def run(self, call: Callable[[int], Awaitable[T]], again: Callable[[T], bool] = never) -> T:
-        def retry(state: RetryCallState) -> bool:
-            outcome = state.outcome
-            assert outcome is not None
-            error = outcome.exception()
-            if error is not None:
-                self._free = self._refused_for_free(error)
-                return self._free or is_retryable(error)
-            self._free = False
-            return again(outcome.result())
-
-        # tenacity's decisions (retry, wait, stop), its state machine driven by this coroutine: AsyncRetrying
-        # would wrap each strategy in a coroutine at every step, 29 µs of CPU a request against 12 µs here
-        # (docs/performance.md, section 5).
-        retrying = Retrying(
-            retry=retry, wait=self._wait, stop=self._stop, before_sleep=self._next, retry_error_callback=_last_outcome
-        )
-        retrying.begin()
-        state = RetryCallState(retrying, fn=None, args=(), kwargs={})
+        self.again = again
+        state = RetryCallState(_RETRYING, fn=None, args=(self,), kwargs={})
         while True:
-            step = retrying.iter(state)
+            step = _RETRYING.iter(state)
             if isinstance(step, DoAttempt):
                 try:
                     state.set_result(await call(self.number))
@@ -84,6 +69,16 @@ class Attempts:
             else:
                 result: T = step
                 return result
+
+    def _retry(self, state: RetryCallState) -> bool:
+        outcome = state.outcome
+        assert outcome is not None
+        error = outcome.exception()
+        if error is not None:
+            self._free = self._refused_for_free(error)
+            return self._free or is_retryable(error)
+        self._free = False
+        return self.again(outcome.result())
 
     def _refused_for_free(self, error: BaseException) -> bool:
         if not isinstance(error, StatusError) or error.endpoint_answers is None or not is_rate_limited(error):
@@ -111,7 +106,27 @@ class Attempts:
             self._refusals, self._answers_then = 0, None
 
 
+def _attempts(state: RetryCallState) -> Attempts:
+    attempts: Attempts = state.args[0]
+    return attempts
+
+
 def _last_outcome(state: RetryCallState) -> object:
     """Past the budget: the last result, or the last error raised as itself (not wrapped in a RetryError)."""
     assert state.outcome is not None
     return state.outcome.result()
+
+
+# tenacity's decisions (retry, wait, stop), each the request's own (`Attempts`, the state's argument), its state
+# machine driven by `Attempts.run`. One Retrying for every request: its steps run without awaiting, so requests
+# never interleave in them, and a Retrying per request (which refers to itself through its step list) would leave
+# a reference cycle per request for the garbage collector; AsyncRetrying would also wrap each strategy in a
+# coroutine at every step (docs/performance.md, section 5).
+_RETRYING = Retrying(
+    retry=lambda state: _attempts(state)._retry(state),
+    wait=lambda state: _attempts(state)._wait(state),
+    stop=lambda state: _attempts(state)._stop(state),
+    before_sleep=lambda state: _attempts(state)._next(state),
+    retry_error_callback=_last_outcome,
+)
+_RETRYING.begin()
