@@ -49,7 +49,7 @@ def test_two_refusals_apart_pin_the_admitted_rate_and_it_grows_until_the_next() 
     learning = LearntRate(lambda: now[0])
     learning.first_send = 0.0
     learning.start(ceiling=1000.0)
-    # 42 requests of 1,000 tokens sent in the first second, the 41st refused: it ramps again from a quarter of
+    # 42 requests of 1,000 tokens sent in the first second, the 41st refused: it ramps again from a share of
     # the 40 a second admitted so far
     now[0] = 1.0
     learning.sent_requests = 42
@@ -57,7 +57,7 @@ def test_two_refusals_apart_pin_the_admitted_rate_and_it_grows_until_the_next() 
     assert learning.learnt is None and ramp_rate(learning) == pytest.approx(40 * RAMP_AGAIN_SHARE)
     # the 42nd, sent before that reaction, refused too: it changes nothing but the count
     learning.refusal(sent_tokens=42_000, sent_requests=42, cost=1_000)
-    assert learning.refused == [2_000, 2] and ramp_rate(learning) == pytest.approx(10)
+    assert learning.refused == [2_000, 2] and ramp_rate(learning) == pytest.approx(40 * RAMP_AGAIN_SHARE)
     # 1.5 s later: 30 more sent, the last refused; 29 admitted between the two refusals
     now[0] = 1.0 + 3 * LEARN_SPAN_S
     learning.sent_requests = 72

@@ -10,9 +10,10 @@ limit's rate: a request waits until its estimated cost is in the bucket, so send
 running into it. Each answer's headers reset the bucket to what the server counted (less what was sent since),
 so an estimate that is off, or another client on the same key, is corrected within one answer. Limits come from
 the headers, or from `--tpm/--rpm` up front. A refusal empties the bucket and holds every send until the server
-says (`Retry-After`, the reset headers) or, without either, for a backoff that grows while refusals go on; the
-window of requests in flight is halved on a refusal and grows by one per window of answers (AIMD), which is
-what paces an endpoint that sends no headers and whose limits are not given.
+says (`Retry-After`, the reset headers); the window of requests in flight is halved on a refusal and grows by
+one per window of answers (AIMD). An endpoint that sends no headers and whose limits are not given is paced at
+the rate it admitted between two refusals (`LearntRate`). Whether a refused request is sent again is the retry
+policy's (`awbench.transport.retry_policy`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ BURST_GUESS = 600  # per minute / this = the burst assumed until the server tell
 PROBE_S = 2.0  # the first request goes alone, until its answer (which tells the limits) or for this long
 MAX_HOLD_S = 120.0  # the longest one refusal holds the endpoint (a Retry-After beyond is cut to this)
 # An endpoint that tells nothing but refusals (no headers, no limits given): see `LearntRate`.
-RAMP_START = 0.5  # of what the concurrency allows at the probe's latency: where the send rate starts from
+RAMP_START = 1.0  # of what the concurrency allows at the probe's latency: where the send rate starts from
 RAMP_DOUBLING_S = 0.05  # it doubles this often until the first refusal (a refusal comes back at once)
 RAMP_END = 8.0  # times what the concurrency allows at the probe's latency: past it, a ramp never refused ends
-RAMP_AGAIN_SHARE = 0.25  # after the first refusal it ramps again from this share of the rate admitted so far
+RAMP_AGAIN_SHARE = 0.125  # after the first refusal it ramps again from this share of the rate admitted so far
 RAMP_AGAIN_DOUBLING_S = 0.2  # more slowly: the next refusal then pins the rate over a longer span
 LEARN_SPAN_S = 0.5  # a rate is learnt from two refusals at least this far apart
 LEARNT_SHARE = 0.95  # of the learnt rate paced at, right after a refusal
@@ -323,10 +324,8 @@ class RateControl:
         """An answer (any but a rate-limit refusal): the buckets follow the server's count; the window grows."""
         self.refusals_in_a_row = 0
         self.answers += 1
-        if self.blind and headers is not None:  # the server tells its limits: nothing learnt holds
-            self.blind = False
-            self.tokens.pace(None)
-            self.requests.pace(None)
+        if self.blind and headers is not None:
+            self._told()
         elif self.blind and not self.heard and self.probe_sent is not None:
             self.learning.start(self.concurrency / max(self.clock() - self.probe_sent, 1e-3))
         self.heard = True
@@ -340,9 +339,7 @@ class RateControl:
     def know(self, tpm: int | None, rpm: int | None) -> None:
         """Limits given up front by another stage on the same endpoint: the smaller holds."""
         if self.blind and (tpm or rpm):
-            self.blind = False
-            self.tokens.pace(None)
-            self.requests.pace(None)
+            self._told()
         for bucket, per_minute in ((self.tokens, tpm), (self.requests, rpm)):
             if per_minute:
                 bucket.learn(per_minute)
@@ -360,6 +357,8 @@ class RateControl:
             for bucket in (self.tokens, self.requests):
                 bucket.empty()
             return
+        if self.blind and headers is not None:
+            self._told()
         if sent[1] > self._last_decrease:
             self._last_decrease = self.requests.sent
             self.refusals_in_a_row += 1
@@ -380,6 +379,12 @@ class RateControl:
         else:  # nothing known: full jitter over a ceiling that doubles with each refusal in a row
             hold = random.uniform(0, min(MAX_HOLD_S, 0.05 * 2**self.refusals_in_a_row))
         self.hold_until = max(self.hold_until, self.clock() + min(hold, MAX_HOLD_S))
+
+    def _told(self) -> None:
+        """The server's headers or the user's options tell the limits: nothing learnt from refusals holds."""
+        self.blind = False
+        self.tokens.pace(None)
+        self.requests.pace(None)
 
     def _held(self, wait: float) -> None:
         self.held_s += wait
