@@ -47,14 +47,22 @@ class Attempts:
     def __init__(self, budget: int, first: int = 1) -> None:
         self.budget = budget
         self.number = first
-        self.again: Callable[[Any], bool] = never
         self._free = False  # the last outcome is a rate-limit refusal sent again without using an attempt
         self._refusals = 0  # such refusals of the current attempt
         self._answers_then: int | None = None  # the endpoint's answers at the previous one
 
     async def run(self, call: Callable[[int], Awaitable[T]], again: Callable[[T], bool] = never) -> T:
-        self.again = again
-        state = RetryCallState(_RETRYING, fn=None, args=(self,), kwargs={})
+        # `again` goes with the state, not the Attempts: it may refer to the Attempts (a judge's re-ask reads its
+        # number), and a cycle per request would be left to the garbage collector
+        state = RetryCallState(_RETRYING, fn=None, args=(self, again), kwargs={})
+        try:
+            result = await call(self.number)
+        except Exception as error:
+            state.set_exception((type(error), error, error.__traceback__))
+        else:
+            if not again(result):
+                return result  # nearly every request: tenacity has nothing to decide, its state no outcome
+            state.set_result(result)
         while True:
             step = _RETRYING.iter(state)
             if isinstance(step, DoAttempt):
@@ -67,8 +75,8 @@ class Attempts:
                 if step > 0:
                     await asyncio.sleep(step)
             else:
-                result: T = step
-                return result
+                done: T = step
+                return done
 
     def _retry(self, state: RetryCallState) -> bool:
         outcome = state.outcome
@@ -78,7 +86,8 @@ class Attempts:
             self._free = self._refused_for_free(error)
             return self._free or is_retryable(error)
         self._free = False
-        return self.again(outcome.result())
+        again: Callable[[Any], bool] = state.args[1]
+        return again(outcome.result())
 
     def _refused_for_free(self, error: BaseException) -> bool:
         if not isinstance(error, StatusError) or error.endpoint_answers is None or not is_rate_limited(error):
