@@ -63,6 +63,7 @@ class Attempts:
             if not again(result):
                 return result  # nearly every request: tenacity has nothing to decide, its state no outcome
             state.set_result(result)
+        _RETRYING.begin()  # tenacity's statistics, kept per thread: unused here, but its steps count in them
         while True:
             step = _RETRYING.iter(state)
             if isinstance(step, DoAttempt):
@@ -138,4 +139,3 @@ _RETRYING = Retrying(
     before_sleep=lambda state: _attempts(state)._next(state),
     retry_error_callback=_last_outcome,
 )
-_RETRYING.begin()
