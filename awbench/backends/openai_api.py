@@ -39,8 +39,8 @@ from awbench.transport.openai_client import (
     is_context_overflow,
     is_retryable,
     normalize_url,
-    wait_before_retry,
 )
+from awbench.transport.retry_policy import Attempts
 
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
@@ -122,21 +122,22 @@ class OpenAIBackend:
         return completion
 
     async def _one(self, request: GenerationRequest) -> Generation:
-        """At most 1 + max_retries calls for this generation, whatever the reasons for retrying."""
+        """At most 1 + max_retries calls for this generation, whatever the reasons for retrying (the retry
+        policy's `Attempts`); each call goes to the endpoint with the fewest requests in flight."""
         body = request_body(self.settings, request)
         started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
-        attempt = 1
-        while True:
+        endpoint = self.endpoints[0]  # each call's pick: a failure names the endpoint that failed last
+
+        async def call(attempt: int) -> Completion:
+            nonlocal endpoint
             endpoint = self._pick()
-            try:
-                completion = await self._attempt(endpoint, body, started)
-                return to_generation(request, completion, time.perf_counter() - started[0])
-            except Exception as error:
-                if is_retryable(error) and attempt <= self.settings.max_retries:
-                    await asyncio.sleep(wait_before_retry(error, attempt))
-                    attempt += 1
-                    continue
-                return self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
+            return await self._attempt(endpoint, body, started)
+
+        try:
+            completion = await Attempts(self.settings.max_retries + 1).run(call)
+        except Exception as error:
+            return self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
+        return to_generation(request, completion, time.perf_counter() - started[0])
 
     @staticmethod
     def _failed(request: GenerationRequest, error: Exception, latency: float, url: str) -> Generation:

@@ -56,7 +56,9 @@ from awbench.judging.reference_parsers import reference_choice
 from awbench.judging.verdict_records import add_usage, verdict_seed
 from awbench.records import Usage, content_hash
 from awbench.safe_text import clean_text
-from awbench.transport.openai_client import Endpoints, wait_before_retry
+from awbench.transport.chat_client import Completion
+from awbench.transport.openai_client import Endpoints
+from awbench.transport.retry_policy import Attempts
 
 __all__ = ["ANSWERS_FILE", "ChoiceAnswer", "ChoiceJudge", "ChoiceQuestion", "answer_table", "read_reply"]
 
@@ -320,28 +322,28 @@ class HTTPSender:
             await asyncio.gather(*workers, return_exceptions=True)
 
     async def one(self, call: Call) -> Reply:
-        """One call; a transient error is tried again (after the server's wait) within the call's attempts."""
+        """One call; a transient error is tried again (after the server's wait) within the call's attempts, by
+        the policy every endpoint shares."""
         messages = call.question.messages
-        usage = Usage()
-        for attempt in range(call.first, call.last + 1):
-            seed = self.judge.seed(call.hash, attempt)
-            try:
-                completion = await self.direct.complete(messages, seed)
-            except Exception as error:
-                failed = self.direct.failed_call(error, seed)  # raises what stops the run
-                if failed.transient and attempt < call.last:
-                    await asyncio.sleep(wait_before_retry(error, attempt))
-                    continue
-                return Reply(attempt, seed, error=failed.error, transient=failed.transient, usage=usage)
-            usage = add_usage(usage, completion.usage)
-            cost = 0.0
-            if self.judge.price is not None:
-                chars = len(completion.content or "") + len(completion.reasoning or "")
-                cost = call_cost(
-                    self.judge.price, completion.usage, estimate_prompt_tokens(messages), tokens_for_chars(chars)
-                )
-            return Reply(attempt, seed, completion=completion, usage=usage, cost_usd=cost)
-        raise AssertionError("a call has at least one attempt")
+        attempts = Attempts(call.last, call.first)
+
+        async def send(attempt: int) -> Completion:
+            return await self.direct.complete(messages, self.judge.seed(call.hash, attempt))
+
+        try:
+            completion = await attempts.run(send)
+        except Exception as error:
+            seed = self.judge.seed(call.hash, attempts.number)
+            failed = self.direct.failed_call(error, seed)  # raises what stops the run
+            return Reply(attempts.number, seed, error=failed.error, transient=failed.transient, usage=Usage())
+        cost = 0.0
+        if self.judge.price is not None:
+            chars = len(completion.content or "") + len(completion.reasoning or "")
+            cost = call_cost(
+                self.judge.price, completion.usage, estimate_prompt_tokens(messages), tokens_for_chars(chars)
+            )
+        seed = self.judge.seed(call.hash, attempts.number)
+        return Reply(attempts.number, seed, completion=completion, usage=completion.usage, cost_usd=cost)
 
 
 class EngineSender:

@@ -50,7 +50,7 @@ from awbench.records import (
     VerdictRecord,
     content_hash,
 )
-from awbench.transport.chat_client import ChatClient, Completion, StatusError
+from awbench.transport.chat_client import ChatClient, Completion, EndpointError, StatusError
 from awbench.transport.openai_client import (
     FATAL_STATUS,
     Endpoints,
@@ -61,8 +61,8 @@ from awbench.transport.openai_client import (
     is_content_refusal,
     is_context_overflow,
     is_retryable,
-    wait_before_retry,
 )
+from awbench.transport.retry_policy import Attempts
 
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5
@@ -255,19 +255,21 @@ class LLMJudge(JudgeBase):
         sum, and it keeps the best answer (complete > partial > unparsed or truncated > error). A verdict whose
         first attempts were made elsewhere (the batch judge's re-asks sent directly) goes on from
         `first_attempt`, with the best answer, usage and cost of those attempts."""
-        usage = usage or Usage()
+        total = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
-        budget = self.settings.max_retries + 1
-        attempt = first_attempt - 1
-        for attempt in range(first_attempt, budget + 1):
+        attempts = Attempts(self.settings.max_retries + 1, first_attempt)
+
+        async def call(attempt: int) -> VerdictRecord:
+            """One call's verdict, added to the best so far; a transient failure is raised for the policy."""
+            nonlocal best, total, cost
             seed = self.seed(key, index, attempt)
             try:
                 completion = await self.complete(messages, seed)
             except Exception as error:
                 verdict = self.failed_call(error, seed)
+                if verdict.transient:
+                    raise
                 call_usage, output_chars = Usage(), 0
-                if verdict.transient and attempt < budget:
-                    wait = wait_before_retry(error, attempt)
             else:
                 verdict = verdict_record(
                     completion.content,
@@ -280,16 +282,22 @@ class LLMJudge(JudgeBase):
                 )
                 call_usage = completion.usage
                 output_chars = len(completion.content or "") + len(completion.reasoning or "")
-            usage = add_usage(usage, call_usage)
+            total = add_usage(total, call_usage)
             if self.price and verdict.status != "error":
                 cost += call_cost(self.price, call_usage, prompt_estimate, tokens_for_chars(output_chars))
             best = better(best, verdict)
-            if settled(best, attempt) or (verdict.status == "error" and not verdict.transient):
-                break
-            if verdict.transient and attempt < budget:
-                await asyncio.sleep(wait)
+            return verdict
+
+        def again(verdict: VerdictRecord) -> bool:
+            assert best is not None  # the call that made `verdict` kept the better of the two
+            return not settled(best, attempts.number) and verdict.status != "error"  # an error here is permanent
+
+        try:
+            await attempts.run(call, again)
+        except EndpointError as error:  # a transient failure at the end of the budget
+            best = better(best, self.failed_call(error, self.seed(key, index, attempts.number)))
         assert best is not None
-        return best.model_copy(update={"attempts": attempt, "usage": usage}), cost
+        return best.model_copy(update={"attempts": attempts.number, "usage": total}), cost
 
     def failed_call(self, error: Exception, seed: int | None) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow

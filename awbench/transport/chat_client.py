@@ -53,6 +53,9 @@ class StatusError(EndpointError):
         super().__init__(message)
         self.status, self.message, self.code, self.retry_after = status, message, code, retry_after
         self.rate = rate  # the answer's rate-limit headers (a 429 usually has them)
+        # On a refusal over a rate limit, set by the endpoint's limit: how many answers it had had by then (the
+        # retry policy sends it again for free only if the endpoint answered others since the last refusal).
+        self.endpoint_answers: int | None = None
 
 
 class ConnectionFailed(EndpointError):

@@ -2,14 +2,13 @@
 around the HTTP client (`awbench.transport.chat_client`).
 
 - `api_key`: the key from the environment, registered for masking.
-- Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried with
-  exponential backoff and jitter, honouring `Retry-After`; the same command retries them again later. Other
-  4xx (a wrong key, a retired model, a malformed request) are permanent: the caller decides what they mean.
-- Rate limits (429 `rate_limit_exceeded`, `x-ratelimit-*` headers) are paced, not retried: `SharedLimit.chat`
-  sends through the endpoint's `RateControl` (`awbench.transport.rate_control`), and a refusal over a rate
-  limit waits there and is sent again without using up the caller's attempts, as long as the endpoint answers
-  other requests between two refusals of this one (and at most MAX_RATE_REFUSALS times); otherwise it is an
-  ordinary transient failure, which uses an attempt.
+- Transient failures (429, 5xx, timeouts, connection errors, a malformed or non-JSON body) are retried; the
+  same command retries them again later. Other 4xx (a wrong key, a retired model, a malformed request) are
+  permanent: the caller decides what they mean. When and after how long a call is made again (backoff with
+  jitter, `Retry-After`, the attempt budget) is `awbench.transport.retry_policy`.
+- Rate limits (429 `rate_limit_exceeded`, `x-ratelimit-*` headers) are paced: `SharedLimit.chat` sends
+  through the endpoint's `RateControl` (`awbench.transport.rate_control`), which holds sends until the limit
+  allows them; a refusal over a rate limit is sent again by the retry policy without using an attempt.
 - `Endpoints`: per run, one concurrency limit and rate control per endpoint URL shared by every stage that uses
   it, the dead-endpoint watch, and the check made before the first request (`check_endpoint`).
 """
@@ -45,13 +44,12 @@ from awbench.transport.chat_client import (
     StatusError,
     endpoint_url,
 )
-from awbench.transport.rate_control import PROBE_S, RateControl
+from awbench.transport.rate_control import PROBE_S, RateControl, request_tokens
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
 CHECK_TIMEOUT_S = 10.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
-MAX_RATE_REFUSALS = 20  # rate-limit refusals of one request waited for before one counts as a failed attempt
 
 
 class MissingAPIKey(Exception):
@@ -146,11 +144,6 @@ def backoff_seconds(attempt: int, base: float = 0.5, cap: float = 60.0) -> float
     return random.uniform(0, min(cap, base * 2 ** (attempt - 1)))
 
 
-def wait_before_retry(error: BaseException, attempt: int) -> float:
-    server_says = retry_after_seconds(error)
-    return server_says if server_says is not None else backoff_seconds(attempt)
-
-
 # vLLM 0.32: "This model's maximum context length is N tokens. However, your prompt contains M input tokens..."
 # (or "...M characters...") and "Input length (M) exceeds model's maximum context length (N)."; older vLLM and
 # OpenAI: "...maximum context length is N tokens. However, you requested M tokens..."; SGLang: "...longer than
@@ -211,32 +204,26 @@ class SharedLimit:
         return min(self.size, self.rate.allowed_in_flight())
 
     async def chat(self, client: ChatClient, body: dict[str, Any], sent_at: list[float] | None = None) -> Completion:
-        """One request within the endpoint's limits: refusals over a rate limit wait and are sent again.
-        `sent_at[0]`: set to `time.perf_counter()` as each is sent (a latency leaves the waits out)."""
-        refusals, answers_then = 0, -1
-        while True:
-            async with self:
-                if self._probe_timer is None:  # the probe: the rest wait for its answer, at most PROBE_S
-                    self._probe_timer = asyncio.get_running_loop().call_later(PROBE_S, self._wake)
-                sent = await self.rate.admit(body)
-                if sent_at is not None:
-                    sent_at[0] = time.perf_counter()
-                try:
-                    completion = await client.chat(body)
-                except StatusError as error:
-                    if not is_rate_limited(error):
-                        self.rate.answered(error.rate, sent)
-                        raise
-                    self.rate.refused_now(error.rate, retry_after_seconds(error), sent)
-                    refusals += 1
-                    # Free while the endpoint answers other requests between this one's refusals; an endpoint
-                    # that refuses everything (a quota, not a rate) costs attempts like any transient failure.
-                    if refusals > MAX_RATE_REFUSALS or self.rate.answers == answers_then:
-                        raise
-                    answers_then = self.rate.answers
-                    continue
-                self.rate.answered(completion.rate, sent)  # leaving `async with` wakes whom the window now allows
-                return completion
+        """One call within the endpoint's limits (waiting for them first); whether a refusal is sent again is
+        the retry policy's (`awbench.transport.retry_policy`). `sent_at[0]`: set to `time.perf_counter()` as it
+        is sent (a latency leaves the waits out)."""
+        async with self:
+            if self._probe_timer is None:  # the probe: the rest wait for its answer, at most PROBE_S
+                self._probe_timer = asyncio.get_running_loop().call_later(PROBE_S, self._wake)
+            sent = await self.rate.admit(body)
+            if sent_at is not None:
+                sent_at[0] = time.perf_counter()
+            try:
+                completion = await client.chat(body)
+            except StatusError as error:
+                if is_rate_limited(error):
+                    self.rate.refused_now(error.rate, retry_after_seconds(error), sent, request_tokens(body))
+                    error.endpoint_answers = self.rate.answers
+                else:
+                    self.rate.answered(error.rate, sent)
+                raise
+            self.rate.answered(completion.rate, sent)  # leaving `async with` wakes whom the window now allows
+            return completion
 
     async def __aenter__(self) -> None:
         if self.in_use < self._allowed() and not self._waiters:

@@ -10,9 +10,10 @@ limit's rate: a request waits until its estimated cost is in the bucket, so send
 running into it. Each answer's headers reset the bucket to what the server counted (less what was sent since),
 so an estimate that is off, or another client on the same key, is corrected within one answer. Limits come from
 the headers, or from `--tpm/--rpm` up front. A refusal empties the bucket and holds every send until the server
-says (`Retry-After`, the reset headers) or, without either, for a backoff that grows while refusals go on; the
-window of requests in flight is halved on a refusal and grows by one per window of answers (AIMD), which is
-what paces an endpoint that sends no headers and whose limits are not given.
+says (`Retry-After`, the reset headers); the window of requests in flight is halved on a refusal and grows by
+one per window of answers (AIMD). An endpoint that sends no headers and whose limits are not given is paced at
+the rate it admitted between two refusals (`LearntRate`). Whether a refused request is sent again is the retry
+policy's (`awbench.transport.retry_policy`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ CHARS_PER_TOKEN = 4
 BURST_GUESS = 600  # per minute / this = the burst assumed until the server tells it (a tenth of a second)
 PROBE_S = 2.0  # the first request goes alone, until its answer (which tells the limits) or for this long
 MAX_HOLD_S = 120.0  # the longest one refusal holds the endpoint (a Retry-After beyond is cut to this)
+# An endpoint that tells nothing but refusals (no headers, no limits given): see `LearntRate`.
+RAMP_START = 1.0  # of what the concurrency allows at the probe's latency: where the send rate starts from
+RAMP_DOUBLING_S = 0.05  # it doubles this often until the first refusal (a refusal comes back at once)
+RAMP_END = 8.0  # times what the concurrency allows at the probe's latency: past it, a ramp never refused ends
+RAMP_AGAIN_SHARE = 0.125  # after the first refusal it ramps again from this share of the rate admitted so far
+RAMP_AGAIN_DOUBLING_S = 0.2  # more slowly: the next refusal then pins the rate over a longer span
+LEARN_SPAN_S = 0.5  # a rate is learnt from two refusals at least this far apart
+LEARNT_SHARE = 0.95  # of the learnt rate paced at, right after a refusal
+LEARNT_GROWTH_PER_S = 0.1  # the paced rate grows by this share of the learnt rate a second (additive increase)
+LEARNT_BURST_S = 0.5  # sends may catch up this much of a learnt rate: one unit's pace, not the other's, binds
+LEARN_WINDOW_S = 30.0  # refusals older than this no longer anchor the rate (a limit may change)
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
@@ -157,6 +169,13 @@ class Bucket:
             self.per_minute = per_minute
             self.capacity = max(self.capacity, per_minute / BURST_GUESS)
 
+    def pace(self, per_second: float | None, burst_s: float = 60 / BURST_GUESS) -> None:
+        """A rate learnt from refusals (or None: no pacing), with `burst_s` of it at once, replacing the last."""
+        self.refill()
+        self.per_minute = max(1, round(per_second * 60)) if per_second else None
+        self.capacity = per_second * burst_s if per_second else 0.0
+        self.level = min(self.level, self.capacity)
+
     def sync(self, reported: Allowance, sent_then: float) -> None:
         """The server's count at the request's admission, less what this client sent after that request."""
         self.learn(reported.limit)
@@ -171,6 +190,74 @@ class Bucket:
     def empty(self) -> None:
         self.refill()
         self.level = min(self.level, 0.0)
+
+
+class LearntRate:
+    """The rate an endpoint admits, learnt from its refusals alone. A server refuses when its bucket is empty, so
+    between two refusals it admitted what it refilled: the tokens and requests sent and not refused between
+    them, over the time between them, are its rates (to one request's cost over the span). Until a refusal the
+    send rate ramps up from the probe's (doubling every RAMP_DOUBLING_S); after the first it ramps again, more
+    slowly, from a share of what was admitted, so that the second comes a while later and pins the rate. Then
+    sends are paced at LEARNT_SHARE of the rate learnt from the oldest refusal within LEARN_WINDOW_S, growing by
+    LEARNT_GROWTH_PER_S a second until the next refusal learns it again. Pure: times come from `clock`."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.first_send: float | None = None
+        self.ramp: tuple[float, float, float] | None = None  # (since, requests a second then, doubling seconds)
+        self.refused = [0.0, 0.0]  # tokens and requests refused so far
+        self.anchors: list[tuple[float, float, float]] = []  # (time, tokens, requests admitted by then) at refusals
+        self.learnt: tuple[float, float, float] | None = None  # (since, tokens a second, requests a second)
+        self.ramp_done = False  # the ramp reached the endpoint's concurrency: nothing to pace until a refusal
+        self.ceiling = float("inf")  # requests a second the concurrency allows at the probe's latency
+        self.reacted_at = 0.0  # requests sent when the ramp last changed
+        self.sent_requests = 0.0  # requests sent so far (kept by the caller)
+
+    def start(self, ceiling: float) -> None:
+        """The probe's answer came: ramp from RAMP_START of `ceiling` requests a second (what the concurrency
+        allows at the probe's latency) to RAMP_END times it, past which nothing is paced."""
+        self.ramp = (self.clock(), ceiling * RAMP_START, RAMP_DOUBLING_S)
+        self.ceiling = ceiling
+
+    def rates(self) -> tuple[float | None, float | None]:
+        """(tokens, requests) a second to pace at now; None: not paced."""
+        now = self.clock()
+        if self.learnt is not None:
+            since, tokens, requests = self.learnt
+            scale = LEARNT_SHARE + LEARNT_GROWTH_PER_S * (now - since)
+            return tokens * scale, requests * scale
+        if self.ramp is None or self.ramp_done:
+            return None, None
+        since, rate, doubling = self.ramp
+        rate *= 2 ** ((now - since) / doubling)
+        if not self.anchors and rate >= RAMP_END * self.ceiling:
+            # Never refused, and sends are spread out by now: an endpoint without a rate limit is not held back.
+            self.ramp_done = True
+            return None, None
+        return None, rate
+
+    def refusal(self, sent_tokens: float, sent_requests: float, cost: float) -> None:
+        """A refusal of the request after which `sent_*` had been sent, costing `cost` tokens."""
+        now = self.clock()
+        admitted = (sent_tokens - cost - self.refused[0], sent_requests - 1 - self.refused[1])
+        self.refused[0] += cost
+        self.refused[1] += 1
+        if self.learnt is None and sent_requests <= self.reacted_at:
+            return  # sent before the ramp last changed: that change already answered it
+        self.reacted_at = self.sent_requests
+        self.anchors = [a for a in self.anchors if now - a[0] <= LEARN_WINDOW_S]
+        oldest = self.anchors[0] if self.anchors else None
+        if oldest is not None and now - oldest[0] >= LEARN_SPAN_S:
+            span = now - oldest[0]
+            self.learnt = (now, (admitted[0] - oldest[1]) / span, (admitted[1] - oldest[2]) / span)
+        elif self.learnt is None:
+            if oldest is None:  # the first: from a share of the rate admitted so far (its burst included)
+                start = self.first_send if self.first_send is not None else now
+                rate = admitted[1] / max(now - start, 1e-3) * RAMP_AGAIN_SHARE
+            else:  # too soon after it to learn from: from half the rate ramped to
+                rate = (self.rates()[1] or 0.0) / 2
+            self.ramp, self.ramp_done = (now, max(rate, 1.0), RAMP_AGAIN_DOUBLING_S), False
+        self.anchors.append((now, *admitted))
 
 
 class RateControl:
@@ -192,6 +279,9 @@ class RateControl:
         self.hold_until = 0.0
         self.refusals_in_a_row = 0
         self.refused = 0
+        # No limits known and no headers heard yet: paced at a rate learnt from the refusals (LearntRate).
+        self.blind = not (tpm or rpm)
+        self.learning = LearntRate(clock)
         self.answers = 0  # answers other than rate-limit refusals
         self.heard = False  # any answer or refusal yet
         self.probe_sent: float | None = None
@@ -208,22 +298,36 @@ class RateControl:
 
     async def admit(self, body: Mapping[str, Any]) -> tuple[float, float]:
         """Wait until the request fits the limits; returns the buckets' send counters, for `answered`."""
-        cost = request_tokens(body) if self.tokens.per_minute or self.requests.per_minute else 0
+        cost = request_tokens(body) if self.blind or self.tokens.per_minute or self.requests.per_minute else 0
         if self.probe_sent is None:
-            self.probe_sent = self.clock()
+            self.probe_sent = self.learning.first_send = self.clock()
         async with self._pacing:
             while True:
+                if self.blind:
+                    tokens, requests = self.learning.rates()
+                    if self.learning.learnt:
+                        self.tokens.pace(tokens, LEARNT_BURST_S)
+                        self.requests.pace(requests, LEARNT_BURST_S)
+                    else:  # the ramp: one request at a time, so that a refusal stops it at once
+                        self.tokens.pace(None)
+                        self.requests.pace(requests, 1 / requests if requests else 0.0)
                 wait = max(self.hold_until - self.clock(), self.tokens.wait_for(cost), self.requests.wait_for(1))
                 if wait <= 0:
                     break
                 self._held(wait)
                 await asyncio.sleep(wait)
-            return self.tokens.take(cost), self.requests.take(1)
+            sent = self.tokens.take(cost), self.requests.take(1)
+            self.learning.sent_requests = sent[1]
+            return sent
 
     def answered(self, headers: RateHeaders | None, sent: tuple[float, float]) -> None:
         """An answer (any but a rate-limit refusal): the buckets follow the server's count; the window grows."""
         self.refusals_in_a_row = 0
         self.answers += 1
+        if self.blind and headers is not None:
+            self._told()
+        elif self.blind and not self.heard and self.probe_sent is not None:
+            self.learning.start(self.concurrency / max(self.clock() - self.probe_sent, 1e-3))
         self.heard = True
         if headers is not None:
             if headers.tokens is not None:
@@ -234,15 +338,27 @@ class RateControl:
 
     def know(self, tpm: int | None, rpm: int | None) -> None:
         """Limits given up front by another stage on the same endpoint: the smaller holds."""
+        if self.blind and (tpm or rpm):
+            self._told()
         for bucket, per_minute in ((self.tokens, tpm), (self.requests, rpm)):
             if per_minute:
                 bucket.learn(per_minute)
 
-    def refused_now(self, headers: RateHeaders | None, retry_after_s: float | None, sent: tuple[float, float]) -> None:
-        """A 429 over a rate limit: nothing more is sent until the server says, or for a growing backoff. The
-        requests already in flight when the first refusal came count as one refusal (as one loss in TCP)."""
+    def refused_now(
+        self, headers: RateHeaders | None, retry_after_s: float | None, sent: tuple[float, float], cost: float = 0.0
+    ) -> None:
+        """A 429 over a rate limit of a request of `cost` tokens: nothing more is sent until the server says, or
+        for a growing backoff. The requests already in flight when the first refusal came count as one refusal
+        (as one loss in TCP). Without headers or limits known, the refusal teaches the rate (`LearntRate`)."""
         self.refused += 1
         self.heard = True
+        if self.blind and headers is None and retry_after_s is None:
+            self.learning.refusal(sent[0], sent[1], cost)
+            for bucket in (self.tokens, self.requests):
+                bucket.empty()
+            return
+        if self.blind and headers is not None:
+            self._told()
         if sent[1] > self._last_decrease:
             self._last_decrease = self.requests.sent
             self.refusals_in_a_row += 1
@@ -264,6 +380,12 @@ class RateControl:
             hold = random.uniform(0, min(MAX_HOLD_S, 0.05 * 2**self.refusals_in_a_row))
         self.hold_until = max(self.hold_until, self.clock() + min(hold, MAX_HOLD_S))
 
+    def _told(self) -> None:
+        """The server's headers or the user's options tell the limits: nothing learnt from refusals holds."""
+        self.blind = False
+        self.tokens.pace(None)
+        self.requests.pace(None)
+
     def _held(self, wait: float) -> None:
         self.held_s += wait
         if self.note is not None and not self._noted_hold and self.held_s >= 1.0:
@@ -276,4 +398,6 @@ class RateControl:
             for b, name in ((self.tokens, "tokens"), (self.requests, "requests"))
             if b.per_minute
         ]
+        if self.blind:
+            return ", ".join(limits) + " (learnt from refusals)" if limits else "limits not reported; learning them"
         return ", ".join(limits) or "limits not reported; waiting on refusals"
