@@ -321,7 +321,9 @@ def test_concurrency_limits_requests_in_flight() -> None:
 
 
 def test_many_connections_at_once() -> None:
-    with FakeOpenAIServer(responder=lambda body: Reply(verdict_text()), delay_s=0.2) as server:
+    # Answers take 1 s: after the probe, the ramp (rate_control.LearntRate) sends the other 64 within about 0.2 s
+    # of it, so all 64 are in flight together even on a busy host.
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict_text()), delay_s=1.0) as server:
         records = judge_all(settings(server, concurrency=64), [numbered_request(i) for i in range(65)])
     assert len(records) == 65 and server.in_flight_max == 64  # after the first, alone: the rate control's probe
 
