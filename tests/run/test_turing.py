@@ -297,3 +297,16 @@ def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> 
         report = json.loads(result.stdout)
         assert len(api.uploaded_lines()) == 52 and report["accuracy"]["value"] == 100.0
         assert report["cost_usd"] == pytest.approx(52 * 0.0015)  # half the list price
+
+
+def test_dry_run_prices_the_calls_as_every_dry_run_does(tmp_path: Path) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    priced = ("--judge-model", "m", "--judge-price-in", "1", "--judge-price-out", "10", "--dry-run")
+    listed = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced).output.split())
+    batch = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced, "--judge-batch").output.split())
+    listed_cost = re.search(r"estimated judge cost \$([0-9.]+)\. Nothing was spent\.", listed)
+    batch_cost = re.search(r"estimated judge cost \$([0-9.]+) at the Batch API's half price\. Nothing", batch)
+    assert listed_cost and batch_cost, (listed, batch)
+    assert float(batch_cost[1]) == pytest.approx(float(listed_cost[1]) / 2, abs=1e-4)
+    unpriced = " ".join(invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run").output.split())
+    assert "estimated judge cost unknown (give --judge-price-in/--judge-price-out). Nothing was spent." in unpriced
