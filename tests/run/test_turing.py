@@ -3,6 +3,8 @@ real local HTTP servers (tests/fake_openai.py) answering as scripted, exact numb
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -278,6 +280,17 @@ def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_tra
     assert [(t["run"], t["fool_rate"]["value"]) for t in board["turing"]] == [("lo", 50.0)]
     table = invoke("leaderboard", "--output", tmp_path)
     assert "Turing tests" in table.output and "50.0 [50.0, 50.0]" in table.output
+    judge = board["turing"][0]["judge"]
+    markdown = invoke("leaderboard", "--output", tmp_path, "--format", "markdown").stdout
+    assert (
+        "**Turing tests (awbench turing): judge accuracy and model fool rate, %**\n\n"
+        "| Run | Judge | Accuracy [95% CI] | Fool rate [95% CI] |\n| :-- | :-- | --: | --: |\n"
+        f"| lo | {judge} | 50.0 [50.0, 50.0] | 50.0 [50.0, 50.0] |\n"
+    ) in markdown
+    (row,) = csv.DictReader(io.StringIO(invoke("leaderboard", "--output", tmp_path, "--format", "csv").stdout))
+    assert {k: v for k, v in row.items() if k.startswith("Turing ")} == {
+        f"Turing {judge} {name}{part}": "50.00" for name in ("accuracy", "fool rate") for part in ("", " lo", " hi")
+    }
     report = tmp_path / "report.html"
     assert invoke("report", tmp_path, "--out", report).exit_code == 0
     html = report.read_text()
