@@ -22,6 +22,7 @@ from awbench.judging.prompts import (
     PromptSet,
     fence,
     fill,
+    judge_chat,
     load_user_template,
     read_prompt,
     reference_checkout,
@@ -105,4 +106,4 @@ def pairwise_messages(prompt_set: PromptSet, sample: Sample, first: str, second:
                 "ground_truth": fence(strip_observation_marker(record.ground_truth)),
             },
         )
-    return [{"role": "system", "content": prompt_set.system[sample.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, sample.domain, user)

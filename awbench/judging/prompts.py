@@ -215,7 +215,7 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
         "ground_truth": fence(strip_observation_marker(record.ground_truth)),
     }
     user = fill(prompt_set.user_template, values)
-    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, request.domain, user)
 
 
 def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
@@ -231,7 +231,12 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
         predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
         ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
-    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, request.domain, user)
+
+
+def judge_chat(prompt_set: PromptSet, domain: str, user: str) -> Messages:
+    """The chat every judge sends: the domain's system prompt, then the filled user template."""
+    return [{"role": "system", "content": prompt_set.system[domain]}, {"role": "user", "content": user}]
 
 
 def turn_values(domain: str, record: BenchmarkRecord) -> dict[str, str]:

@@ -26,6 +26,7 @@ from awbench.judging.prompts import (
     PromptSet,
     fence,
     fill,
+    judge_chat,
     load_domain_layout,
     reference_checkout,
     reference_template,
@@ -108,7 +109,7 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
             "response_b": fence(second),
         }
         user = fill(prompt_set.user_template, values)
-    return [{"role": "system", "content": prompt_set.system[sample.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, sample.domain, user)
 
 
 def _ordered(shown: dict[str, str], real: Position) -> tuple[str, str]:

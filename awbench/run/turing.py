@@ -18,16 +18,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
 from awbench.files import write_atomic
-from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS, Notes, prediction_request
+from awbench.judging import Notes, prediction_request
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.turing import Position, turing_messages
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
-from awbench.run.store import RunStore, judge_folders, read_info_file
+from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
 
 TURING_DIR = "turing"
 INFO_FILE = "turing.json"
@@ -37,18 +37,11 @@ class TuringInfo(BaseModel):
     """turing.json: what makes this evaluation what it is."""
 
     schema_version: int = SCHEMA_VERSION
-    id: str
+    id: JudgeId
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set, its sha256, the parser
     seed: int
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @field_validator("id")
-    @classmethod
-    def _made_by_awbench(cls, judge_id: str) -> str:
-        if not JUDGE_ID.fullmatch(judge_id):
-            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
-        return judge_id
 
 
 class TuringEvaluation:
