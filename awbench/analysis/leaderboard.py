@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Format, View  # noqa: F401 (re-exported)
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
 from awbench.analysis.stats import TOO_FEW
-from awbench.analysis.turing import RunTuring, run_turing_tests
+from awbench.analysis.turing import TURING_TITLE, RunTuring, fmt_rate, run_turing_tests
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.records import SCHEMA_VERSION
@@ -522,8 +522,24 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
                 "source": row.source or "",
                 "status": "; ".join(row.marks()),
             }
+            record |= _turing_fields(board, row.run)
             out.append(record)
     return out
+
+
+def _turing_fields(board: Leaderboard, run: str) -> dict[str, str]:
+    """The run's Turing tests, columns per judge (`Turing JUDGE accuracy`, its `lo` and `hi`, the same for
+    `fool rate`), empty for a run the judge did not test: one row per run, as the rest of the CSV."""
+    tests = {(test.run, test.judge): test for test in board.turing}
+    fields: dict[str, str] = {}
+    for judge in sorted({test.judge for test in board.turing}):
+        test = tests.get((run, judge))
+        for name in ("accuracy", "fool rate"):
+            rate = None if test is None else getattr(test, name.replace(" ", "_"))
+            fields[f"Turing {judge} {name}"] = "" if rate is None else _csv_number(rate.value)
+            fields[f"Turing {judge} {name} lo"] = "" if rate is None else _csv_number(rate.low)
+            fields[f"Turing {judge} {name} hi"] = "" if rate is None else _csv_number(rate.high)
+    return fields
 
 
 def to_csv(board: Leaderboard) -> str:
@@ -597,6 +613,14 @@ def to_markdown(board: Leaderboard) -> str:
                 row.data,
                 fmt_cost(row.cost_usd),
             ]
+            parts.append("| " + " | ".join(cells) + " |")
+        parts.append("")
+    if board.turing:
+        parts.append(f"**{TURING_TITLE}**\n")
+        parts.append("| Run | Judge | Accuracy [95% CI] | Fool rate [95% CI] |")
+        parts.append("| :-- | :-- | --: | --: |")
+        for test in board.turing:
+            cells = [_md_escape(test.run), _md_escape(test.judge), fmt_rate(test.accuracy), fmt_rate(test.fool_rate)]
             parts.append("| " + " | ".join(cells) + " |")
         parts.append("")
     if board.ci:

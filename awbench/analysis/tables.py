@@ -96,7 +96,8 @@ def leaderboard_table(
     reference: bool = False,
 ) -> pd.DataFrame:
     """`awbench leaderboard` as a frame, one row per ranked (or listed) evaluation, its columns those of
-    `--format csv` with numbers as numbers (NaN where the CSV has an empty field), plus `judge_id`, and
+    `--format csv` (less its Turing-test columns) with numbers as numbers (NaN where the CSV has an empty field), plus
+    `judge_id`, and
     `generations` always: `group`,
     `rank`, `run`, `model`, `judge_id`, `published`, a column per domain (or dimension) and `Overall` (with `ci`,
     `<column> lo` and `<column> hi`), `scored`, `failed`, `unscored`, `generations`, `judge`, `prompts`, `data`,

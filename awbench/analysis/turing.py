@@ -21,6 +21,8 @@ from awbench.judging.choice import ChoiceAnswer
 from awbench.run.store import RunStore
 from awbench.run.turing import read_answers, turing_evaluations
 
+TURING_TITLE = "Turing tests (awbench turing): judge accuracy and model fool rate, %"
+
 
 class Rate(BaseModel):
     value: float | None  # percent

@@ -7,7 +7,8 @@ turn as a structured record (`awbench.world_model.inputs.WorldModelSample`). `py
 installed package names by an entry point in group `awbench.world_models` (value `module:attribute`).
 
 An `async` predict has `--concurrency` calls in flight on the event loop; a plain one runs in a pool of
-`--concurrency` threads. An exception (or an answer that is not a str) fails that generation with its message,
+`--concurrency` threads. The class's object is closed when the run ends: its `aclose()` awaited, else its
+`close()` called, once. An exception (or an answer that is not a str) fails that generation with its message,
 for good (`--retry-failed` asks again), and the run goes on.
 
 MODULE is imported as `python -c "import MODULE"` would from the current directory, which is put on `sys.path`
@@ -189,9 +190,10 @@ def _what(error: BaseException) -> str:
 
 
 class PythonModelBackend(BackendBase):
-    def __init__(self, predict: Callable[..., Any], settings: ModelSettings) -> None:
+    def __init__(self, predict: Callable[..., Any], settings: ModelSettings, instance: Any = None) -> None:
         self.predict = predict
         self.settings = settings
+        self.instance = instance  # the class's object, closed with the backend when it has close or aclose
         self.is_async = inspect.iscoroutinefunction(predict)
         # A plain predict blocks: it runs in threads, so that saving and judging go on meanwhile.
         self._threads = (
@@ -237,8 +239,16 @@ class PythonModelBackend(BackendBase):
         return in_completion_order(requests, self._one, self.settings.concurrency)
 
     async def aclose(self) -> None:
+        """The end of the run: the predict threads stopped, then the object's `aclose()` awaited, else its
+        `close()` called (once: the object is forgotten), so that a model holding a process, a file or a
+        connection lets it go."""
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
+        instance, self.instance = self.instance, None
+        if callable(getattr(instance, "aclose", None)):
+            await instance.aclose()
+        elif callable(getattr(instance, "close", None)):
+            instance.close()
 
 
 def preflight(settings: ModelSettings) -> None:
@@ -257,4 +267,4 @@ def create(settings: ModelSettings, endpoints: Any = None) -> PythonModelBackend
         instance = found.target(**settings.model_args)
     except Exception as error:
         raise WorldModelError(f"{settings.model}: {found.target.__name__}(...) raised {_what(error)}") from None
-    return PythonModelBackend(instance.predict, settings)
+    return PythonModelBackend(instance.predict, settings, instance)

@@ -31,7 +31,7 @@ from awbench.cli.common import (
 )
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import Options, command
-from awbench.cli.pairwise import PAIRWISE_JUDGE, compare_pairwise, leaderboard_pairwise, refuse_without_pairwise
+from awbench.cli.pairwise import PAIRWISE_JUDGE, compare_pairwise, refuse_without_pairwise, show_pairwise_leaderboard
 from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.files import write_atomic
@@ -222,21 +222,7 @@ def leaderboard(
             "--out": out is not None,
             f"--format {fmt}": fmt not in ("table", "json"),
         }
-        if given := [name for name, used in unused.items() if used]:
-            fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)")
-        from awbench.analysis.listing import locate_runs, run_dirs
-
-        with pipeline_errors():
-            found = [str(path) for root in locate_runs(dirs or [], output) for path in run_dirs(root)]
-        from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
-
-        ranked = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
-        if ranked is None:
-            return
-        if fmt == "json":
-            _emit(ranked.model_dump_json(indent=2) + "\n", None)
-        else:
-            console.print(*pairwise_leaderboard_renderables(ranked), sep="\n")
+        show_pairwise_leaderboard(dirs or [], output, fmt, options, dry_run, resamples, seed, unused)
         return
     from awbench.analysis.leaderboard import (
         build_leaderboard,

@@ -54,7 +54,7 @@ from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
-from awbench.analysis.turing import fmt_rate, run_turing_tests, turing_line
+from awbench.analysis.turing import TURING_TITLE, fmt_rate, run_turing_tests, turing_line
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.run.scoring import resume_advice
@@ -118,7 +118,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
             )
         out.append(table)
     if board.turing:
-        turing = FittingTable(title="Turing tests (awbench turing): judge accuracy and model fool rate, %", keys=2)
+        turing = FittingTable(title=TURING_TITLE, keys=2)
         turing.add_column("Run", overflow="fold")
         turing.add_column("Judge", overflow="fold")
         turing.add_column("accuracy [95% CI]", justify="right", no_wrap=True)

@@ -166,3 +166,32 @@ def leaderboard_pairwise(
     except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
         fail(str(error), EXIT_FAILURES)
     return board
+
+
+def show_pairwise_leaderboard(
+    dirs: Sequence[str],
+    output: Path,
+    fmt: str,
+    options: Options,
+    dry_run: bool,
+    resamples: int,
+    seed: int,
+    unused: dict[str, bool],
+) -> None:
+    """`awbench leaderboard --pairwise`: the runs under `dirs` (else `output`) ranked, as a table or json on
+    stdout. `unused`: the leaderboard's options that do not apply, by name, and whether each was given."""
+    if given := [name for name, used in unused.items() if used]:
+        fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)")
+    from awbench.analysis.listing import locate_runs, run_dirs
+    from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
+
+    with pipeline_errors():
+        found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
+    ranked = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
+    if ranked is None:
+        return
+    if fmt == "json":  # as written: no markup, no wrapping, no emoji
+        text = ranked.model_dump_json(indent=2) + "\n"
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True, emoji=False)
+    else:
+        console.print(*pairwise_leaderboard_renderables(ranked), sep="\n")

@@ -18,6 +18,7 @@ from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import RunArgument, cli_judge_settings
+from awbench.cli.summary import judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 
@@ -102,14 +103,10 @@ def turing(
         )
         if dry_run:
             cost = estimate_turing(store, judge, questions)
-            price = (
-                f"${cost.cost_usd:.4f}"
-                if cost.cost_usd is not None
-                else "unknown (give --judge-price-in/--judge-price-out)"
-            )
             console.print(
                 f"dry run: {len(questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt and "
-                f"~{cost.completion_tokens:,} completion tokens; estimated judge cost {price}. Nothing was spent.",
+                f"~{cost.completion_tokens:,} completion tokens; estimated judge cost "
+                f"{judge_cost(cost.cost_usd, judge.settings.batch)}. Nothing was spent.",
                 highlight=False,
                 soft_wrap=True,
             )

@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings, check_run_name
+from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
 from awbench.data.dataset import load_samples
 from awbench.data.problems import DataError, Problem
 from awbench.interop.reference import refuse_awbench_json, write_run
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import FailurePolicy, ScoresFile
-from awbench.run.store import JudgeInfo, RunManifest, StoreError, environment_facts
+from awbench.run.store import JudgeInfo, RunManifest, environment_facts, run_name_option
 from awbench.world_model.predictions import prediction_record
 
 TASK_NAME = "agentworldbench"  # awbench.interop.inspect_task registers it under this name
@@ -127,10 +127,7 @@ def import_inspect_log(
 ) -> InspectImport:
     """Make a run from an inspect log of awbench/agentworldbench. Raises DataError listing every problem,
     with nothing written."""
-    try:
-        check_run_name(run_name)
-    except ValueError as error:
-        raise StoreError(f"--run-name: {error}") from None
+    run_name_option(run_name)
     log = read_log(path)
     meta = task_metadata(path, log)
     if log.eval.config.epochs not in (None, 1):

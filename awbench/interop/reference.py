@@ -35,7 +35,6 @@ from awbench.config import (
     ModelSettings,
     RunConfig,
     ScoringSettings,
-    check_run_name,
 )
 from awbench.data.dataset import LoadedData, load_samples, read_source
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
@@ -60,6 +59,7 @@ from awbench.run.store import (
     StoreError,
     environment_facts,
     refuse_run_output,
+    run_name_option,
 )
 from awbench.world_model.predictions import prediction_record
 
@@ -628,10 +628,7 @@ def import_reference(
 ) -> Imported:
     """Make a run from a reference `predictions.jsonl` or `judged.jsonl`. Every row is checked first; any
     error raises DataError listing every problem (`problems`), with nothing written."""
-    try:
-        check_run_name(run_name)
-    except ValueError as error:
-        raise StoreError(f"--run-name: {error}") from None
+    run_name_option(run_name)
     label = str(path)
     reading = _read(path, label)
     loaded, data_problems = _data_problems(path, label, reading)

@@ -50,7 +50,8 @@ from typing import Any
 
 from awbench.judging import BudgetExhausted, JudgeBase, Notes
 from awbench.judging.batch_answers import PendingRequest, VerdictAttempts, read_answer, result_lines
-from awbench.judging.batch_api import ENDPOINT, TERMINAL, TOKEN_LIMIT_CODE, BatchAPI, stated_limit
+from awbench.judging.batch_api import ENDPOINT, TERMINAL, BatchAPI
+from awbench.judging.batch_limit import EnqueuedLimit, refusal, too_large
 from awbench.judging.batch_state import (
     DIRECT_SUFFIX,
     RECORDED_SUFFIX,
@@ -82,11 +83,6 @@ GenKey = tuple[str, int]
 # be up to 200 MB in size"); files are kept under 190 MB, whether MB means 10^6 or 2^20 bytes.
 MAX_REQUESTS_PER_BATCH = 50_000
 MAX_FILE_BYTES = 190_000_000
-# Refused for the enqueued-token limit with none of our batches in flight: the limit is held by batches not ours
-# (or counts more than we estimate). Asked again after poll interval x 1, 2, 4 ... (at most x this factor) ...
-MAX_LIMIT_WAIT_FACTOR = 32
-# ... and after this many refusals in a row the run stops, resumably.
-MAX_LIMIT_REFUSALS = 6
 
 
 class Quiet:
@@ -124,8 +120,7 @@ class BatchJudge(JudgeBase):
         self._notes: Notes = Quiet()
         self._files: BatchFiles | None = None
         self._items: dict[GenKey, PendingRequest] = {}
-        self._hold = False  # a batch was refused for the enqueued-token limit: submit again after one ends
-        self._crowded = 0  # refusals in a row for the enqueued-token limit with none of our batches in flight
+        self._limit = EnqueuedLimit(self.settings.batch_tokens, self.id)
 
     # --- The judge protocol ---------------------------------------------------------------------------------
 
@@ -340,9 +335,8 @@ class BatchJudge(JudgeBase):
         """Submit every verdict that needs an attempt (first ones, and re-asks unless they go directly), in
         files under the API's limits. Returns whether the cap stopped new predictions."""
         state = self.files.state
-        if self._hold and any(e.open and e.batch_id for e in state.batches):
+        if self._limit.holding(self.files):
             return False  # the enqueued-token limit: wait for a batch of ours to end
-        self._hold = False
         direct_reasks = self.settings.batch_fallback == "direct"
         wanted: dict[GenKey, list[VerdictAttempts]] = {}
         for item, verdict in self._needing_attempt():
@@ -351,8 +345,7 @@ class BatchJudge(JudgeBase):
             wanted.setdefault((item.request.key, item.request.generation), []).append(verdict)
         if not wanted:
             return False
-        if self._crowded:
-            await asyncio.sleep(self.api.poll_interval * min(2 ** (self._crowded - 1), MAX_LIMIT_WAIT_FACTOR))
+        await self._limit.pause(self.api.poll_interval)
         cap = self.settings.max_cost
         reserved = sum(e.estimated_cost_usd for e in state.batches if e.open)
         limit = self.token_limit()
@@ -412,20 +405,14 @@ class BatchJudge(JudgeBase):
         return hit_cap
 
     def token_limit(self) -> int | None:
-        """The enqueued-token limit batches are split under: `--judge-batch-tokens` or the one a refusal stated,
-        the smaller; None while neither is known."""
-        known = [n for n in (self.settings.batch_tokens, self.files.state.token_limit) if n]
-        return min(known) if known else None
+        """The enqueued-token limit batches are split under (`batch_limit.EnqueuedLimit`)."""
+        return self._limit.value(self.files)
 
     def _too_large(self, cid: str, verdict: VerdictAttempts, counted: int, limit: int) -> BatchAnswer:
-        """A request that alone counts more than the limit: no batch can hold it, so its verdict fails (not
-        transient: the same settings fail again)."""
-        error = (
-            f"the request counts ~{counted:,} tokens (its prompt and max_tokens) against the Batch API's "
-            f"enqueued-token limit of {limit:,}: no batch can hold it; lower --judge-max-tokens, or judge it "
-            "directly (--no-judge-batch)"
+        """A request that alone counts more than the limit: no batch can hold it, so its verdict fails."""
+        record = VerdictRecord(
+            status="error", error=too_large(counted, limit), transient=False, attempts=verdict.attempts()
         )
-        record = VerdictRecord(status="error", error=error, transient=False, attempts=verdict.attempts())
         return BatchAnswer(custom_id=cid, verdict=record, final=True)
 
     async def _submit(self, lines: list[bytes], ids: list[str], estimate: float, tokens: int) -> str:
@@ -465,12 +452,12 @@ class BatchJudge(JudgeBase):
         never ran: the batch expired, failed or was cancelled), then mark the batch collected."""
         lines = result_lines([await self.api.download(f) for f in (batch.output_file_id, batch.error_file_id) if f])
         batch_errors = (batch.errors.data or []) if batch.errors else []
-        codes = [e.code for e in batch_errors]
         entry.errors = [redact(f"{e.code}: {e.message}") for e in batch_errors]
-        if batch.status == "failed" and codes and all(c == TOKEN_LIMIT_CODE for c in codes):
-            self._refused(entry, [e.message or "" for e in batch_errors])
+        if (messages := refusal(batch)) is not None:
+            self._set_in_flight(entry, False)  # nothing ran: no attempt spent, the requests go out again
+            self._limit.refused(self.files, entry, messages, self._notes)
             return
-        self._hold, self._crowded = False, 0  # a batch of ours ended: its tokens are free again
+        self._limit.ended()
         if batch.status != "completed":
             reason = "; ".join(entry.errors) or "no reason given"
             self._notes.warn(
@@ -513,37 +500,6 @@ class BatchJudge(JudgeBase):
         self.files.save()
         if fatal is not None:
             raise fatal
-
-    def _refused(self, entry: BatchEntry, messages: list[str]) -> None:
-        """A batch failed for the enqueued-token limit: nothing ran, and no attempt is spent. The limit its
-        message states is kept (batches.json); its requests go out again, split under it, as room frees up:
-        once another batch of ours ends, or, with none in flight, after a wait that grows while such refusals
-        go on (the limit is held by batches not ours), until MAX_LIMIT_REFUSALS in a row stop the run."""
-        state = self.files.state
-        stated = [n for n in map(stated_limit, messages) if n is not None]
-        if stated:
-            state.token_limit = min(stated)
-        self._set_in_flight(entry, False)
-        entry.collected, entry.refused, entry.status = True, True, "failed"
-        self.files.save()
-        limit = self.token_limit()
-        if any(e.open and e.batch_id for e in state.batches):
-            self._hold = True
-        elif limit is None or entry.tokens <= limit:
-            self._crowded += 1
-        if self._crowded >= MAX_LIMIT_REFUSALS:
-            raise EndpointDown(
-                f"the Batch API refused {self._crowded} batches in a row for the model's enqueued-token limit "
-                f"with none of this run's batches in flight ({'; '.join(entry.errors)}): other batches of the "
-                "organisation hold the limit, or it counts more tokens than estimated. No attempt was spent; run "
-                "the same command again later, or give a lower --judge-batch-tokens"
-            )
-        known = f"the limit is {limit:,} tokens" if limit else "the limit is not stated (--judge-batch-tokens sets it)"
-        self._notes.note(
-            f"judge {self.id}: batch {entry.batch_id} was refused for the enqueued-token limit ({known}); its "
-            f"{len(entry.custom_ids)} requests (~{entry.tokens:,} tokens) go out again in batches under it as room "
-            "frees up, no attempt spent"
-        )
 
     # --- Re-asks sent directly -----------------------------------------------------------------------------
 

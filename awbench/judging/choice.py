@@ -30,7 +30,8 @@ Each question has 1 + max_retries calls, shared by transient errors and re-asks 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +55,7 @@ from awbench.judging.cost import (
 from awbench.judging.prompts import PromptSet
 from awbench.judging.reference_parsers import reference_choice
 from awbench.judging.verdict_records import add_usage, verdict_seed
+from awbench.judging.workers import worker_results
 from awbench.records import Usage, content_hash
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import Completion
@@ -293,33 +295,16 @@ class HTTPSender:
         queue: asyncio.Queue[Call] = asyncio.Queue()
         for call in calls:
             queue.put_nowait(call)
-        results: asyncio.Queue[tuple[Call, Reply] | BaseException | None] = asyncio.Queue()
 
-        async def worker() -> None:
-            try:
-                while not queue.empty():
-                    call = queue.get_nowait()
-                    results.put_nowait((call, await self.one(call)))
-            except Exception as error:  # FatalAPIError, EndpointDown: the consumer raises it
-                results.put_nowait(error)
-            finally:
-                results.put_nowait(None)
+        async def work(put: Callable[[tuple[Call, Reply]], None]) -> None:
+            while not queue.empty():
+                call = queue.get_nowait()
+                put((call, await self.one(call)))
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.judge.settings.concurrency, len(calls)))]
-        try:
-            running = len(workers)
-            while running:
-                item = await results.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    raise item
-                else:
-                    yield item
-        finally:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+        count = min(self.judge.settings.concurrency, len(calls))
+        async with aclosing(worker_results(count, work)) as replies:
+            async for item in replies:  # closed at once when the caller stops early: the workers cancelled
+                yield item
 
     async def one(self, call: Call) -> Reply:
         """One call; a transient error is tried again (after the server's wait) within the call's attempts, by

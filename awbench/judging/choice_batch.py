@@ -5,7 +5,9 @@ an interrupted run resume the same batches (batches.json in the evaluation's dir
 the next). A round's calls go out as one or more batches (under the API's limits), and each reply is handed
 back as its batch ends; an answer goes to the choice table (`answers.jsonl`) before its batch is marked
 collected. A request that never ran (the batch expired, failed or was cancelled) used an attempt and is asked
-again in the next round, as an unusable answer is.
+again in the next round, as an unusable answer is; except a batch refused for the enqueued-token limit
+(`awbench.judging.batch_limit`, `--judge-batch-tokens`): nothing ran, no attempt is spent, and its questions go
+out again in batches under the limit as room frees up. A question that alone counts more than the limit fails.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from awbench.judging import Notes
 from awbench.judging.batch import MAX_FILE_BYTES, MAX_REQUESTS_PER_BATCH, Quiet
 from awbench.judging.batch_answers import result_lines, status_error
 from awbench.judging.batch_api import ENDPOINT, TERMINAL, BatchAPI
+from awbench.judging.batch_limit import EnqueuedLimit, refusal, too_large
 from awbench.judging.batch_state import BatchEntry, BatchFiles
 from awbench.judging.choice_calls import Call, Reply
 from awbench.judging.cost import call_cost, estimate_prompt_tokens, tokens_for_chars
 from awbench.judging.llm import LLMJudge
 from awbench.redact import redact
 from awbench.transport.chat_client import MalformedResponse, encode, read_completion
+from awbench.transport.rate_control import request_tokens
 
 if TYPE_CHECKING:
     from awbench.judging.choice import ChoiceJudge
@@ -39,6 +43,7 @@ class BatchSender:
         )
         self.notes: Notes = Quiet()
         self._files: BatchFiles | None = None
+        self._limit = EnqueuedLimit(settings.batch_tokens, judge.id)
 
     def bind(self, directory: Path, notes: Notes) -> None:
         self._files = BatchFiles(directory, self.judge.id)
@@ -63,9 +68,25 @@ class BatchSender:
         wanted = {custom_id(call): call for call in calls}
         await self._resume(wanted)
         flying = {cid for e in files.state.batches if e.open and e.batch_id for cid in e.custom_ids}
-        await self._submit([call for cid, call in wanted.items() if cid not in flying])
-        while open_entries := [e for e in files.state.batches if e.open and e.batch_id]:
+        waiting = [call for cid, call in wanted.items() if cid not in flying]
+        while True:
+            waiting, too_large_replies = await self._submit(waiting)
+            for item in too_large_replies:
+                yield item
+            open_entries = [e for e in files.state.batches if e.open and e.batch_id]
+            if not open_entries:
+                if not waiting:
+                    break
+                continue  # refused with none of ours in flight: submitted again after a wait
             for entry, batch in await self.api.poll(open_entries, files.save):
+                entry.errors = [
+                    redact(f"{e.code}: {e.message}") for e in (batch.errors.data or [] if batch.errors else [])
+                ]
+                if (messages := refusal(batch)) is not None:  # nothing ran: no attempt spent, asked again
+                    self._limit.refused(files, entry, messages, self.notes)
+                    waiting += [wanted[cid] for cid in entry.custom_ids if cid in wanted]
+                    continue
+                self._limit.ended()
                 lines = result_lines(
                     [await self.api.download(f) for f in (batch.output_file_id, batch.error_file_id) if f]
                 )
@@ -99,30 +120,50 @@ class BatchSender:
                 entry.abandoned = True
             self.files.save()
 
-    async def _submit(self, calls: list[Call]) -> None:
+    async def _submit(self, calls: list[Call]) -> tuple[list[Call], list[tuple[Call, Reply]]]:
+        """Send the calls in batches under the API's limits and the enqueued-token limit (`batch_limit`). Returns
+        the calls left waiting for room, and the replies of those no batch can hold."""
+        if not calls or self._limit.holding(self.files):
+            return calls, []
+        await self._limit.pause(self.api.poll_interval)
+        limit = self._limit.value(self.files)
+        enqueued = sum(e.tokens for e in self.files.state.batches if e.open)
         chunk: list[bytes] = []
         ids: list[str] = []
-        made = []
+        made, left, failed = [], [], []
+        tokens = 0
         for call in calls:
             seed = self.judge.seed(call.hash, call.first)
             body = self.direct.request_body(call.question.messages, seed)
+            counted = request_tokens(body)
+            if limit is not None and counted > limit:
+                failed.append((call, Reply(call.first, seed, error=too_large(counted, limit), transient=False)))
+                continue
+            if limit is not None and enqueued + counted > limit:
+                left.append(call)  # no room now: sent once a batch of ours has ended
+                continue
             line = encode({"custom_id": custom_id(call), "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
             if chunk and (len(chunk) >= MAX_REQUESTS_PER_BATCH or sum(map(len, chunk)) + len(line) > MAX_FILE_BYTES):
-                made.append(await self._create(chunk, ids))
-                chunk, ids = [], []
+                made.append(await self._create(chunk, ids, tokens))
+                chunk, ids, tokens = [], [], 0
             chunk.append(line)
             ids.append(custom_id(call))
+            tokens += counted
+            enqueued += counted
         if chunk:
-            made.append(await self._create(chunk, ids))
+            made.append(await self._create(chunk, ids, tokens))
         if made:
+            under = f", ~{enqueued:,} of the {limit:,} tokens the model may have enqueued" if limit else ""
             self.notes.note(
-                f"judge {self.judge.id}: sent {len(calls)} questions in {len(made)} batch(es) of the OpenAI Batch "
-                f"API ({', '.join(made)}); interrupting is safe: the same command resumes them"
+                f"judge {self.judge.id}: sent {len(calls) - len(left) - len(failed)} questions in {len(made)} "
+                f"batch(es) of the OpenAI Batch API ({', '.join(made)}{under}); interrupting is safe: the same "
+                "command resumes them"
             )
+        return left, failed
 
-    async def _create(self, lines: list[bytes], ids: list[str]) -> str:
+    async def _create(self, lines: list[bytes], ids: list[str], tokens: int) -> str:
         """Record the entry, upload its file, create its batch: each step saved before the next."""
-        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids)
+        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids, tokens=tokens)
         self.files.state.batches.append(entry)
         self.files.save()
         uploaded = await self.api.upload(entry, b"".join(lines))

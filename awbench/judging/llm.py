@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -41,6 +42,7 @@ from awbench.judging.prompts import (
 )
 from awbench.judging.verdict_parsing import PARSER_VERSION
 from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.judging.workers import worker_results
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -168,52 +170,34 @@ class LLMJudge(JudgeBase):
         """Yield records in completion order. With `max_cost`, no request starts once the spend so far, plus
         the estimates of requests in flight and of this one, would pass the cap: the ones in flight finish
         and are yielded, then BudgetExhausted is raised."""
-        results: asyncio.Queue[JudgmentRecord | BaseException | None] = asyncio.Queue()
         taking = asyncio.Lock()  # one worker at a time takes the next request (and checks the cap)
         reserved = 0.0
         stopped = False
 
-        async def worker() -> None:
+        async def work(put: Callable[[JudgmentRecord], None]) -> None:
             nonlocal reserved, stopped
-            try:
-                while not stopped:
-                    async with taking:
-                        request = await anext(requests, None)
-                        if request is None:
-                            return
-                        messages = render_messages(self.prompt_set, request)  # rendered once, when sent
-                        estimate = self._request_estimate(messages)
-                        cap = self.settings.max_cost
-                        if cap is not None and self.spent_usd + reserved + estimate > cap:
-                            stopped = True
-                            return
-                        reserved += estimate
-                    try:
-                        record = await self._judge_one(request, messages)
-                    finally:
-                        reserved -= estimate
-                    self.spent_usd += record.cost_usd or 0.0
-                    results.put_nowait(record)
-            except Exception as error:  # FatalAPIError, EndpointDown, or a bug: the consumer re-raises it
-                results.put_nowait(error)
-            finally:
-                results.put_nowait(None)
+            while not stopped:
+                async with taking:
+                    request = await anext(requests, None)
+                    if request is None:
+                        return
+                    messages = render_messages(self.prompt_set, request)  # rendered once, when sent
+                    estimate = self._request_estimate(messages)
+                    cap = self.settings.max_cost
+                    if cap is not None and self.spent_usd + reserved + estimate > cap:
+                        stopped = True
+                        return
+                    reserved += estimate
+                try:
+                    record = await self._judge_one(request, messages)
+                finally:
+                    reserved -= estimate
+                self.spent_usd += record.cost_usd or 0.0
+                put(record)
 
-        workers = [asyncio.create_task(worker()) for _ in range(self.settings.concurrency)]
-        try:
-            running = len(workers)
-            while running:
-                item = await results.get()
-                if item is None:
-                    running -= 1
-                elif isinstance(item, BaseException):
-                    raise item
-                else:
-                    yield item
-        finally:  # on error, or when the caller stops iterating early
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+        async with aclosing(worker_results(self.settings.concurrency, work)) as records:
+            async for record in records:  # closed at once when the caller stops early: the workers cancelled
+                yield record
         if stopped:
             raise BudgetExhausted(
                 f"judge spend would pass the cap: spent ${self.spent_usd:.4f} of --max-cost ${self.settings.max_cost:.4f}"

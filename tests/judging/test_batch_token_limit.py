@@ -32,8 +32,9 @@ from test_batch_judge import (
 )
 
 from awbench.config import JudgeSettings
-from awbench.judging.batch import MAX_LIMIT_REFUSALS, BatchJudge
+from awbench.judging.batch import BatchJudge
 from awbench.judging.batch_api import stated_limit
+from awbench.judging.batch_limit import MAX_LIMIT_REFUSALS
 from awbench.judging.batch_state import STATE_FILE, BatchState
 from awbench.judging.openai_judge import create
 from awbench.judging.prompts import render_messages

@@ -3,6 +3,8 @@ real local HTTP servers (tests/fake_openai.py) answering as scripted, exact numb
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -278,6 +280,17 @@ def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_tra
     assert [(t["run"], t["fool_rate"]["value"]) for t in board["turing"]] == [("lo", 50.0)]
     table = invoke("leaderboard", "--output", tmp_path)
     assert "Turing tests" in table.output and "50.0 [50.0, 50.0]" in table.output
+    judge = board["turing"][0]["judge"]
+    markdown = invoke("leaderboard", "--output", tmp_path, "--format", "markdown").stdout
+    assert (
+        "**Turing tests (awbench turing): judge accuracy and model fool rate, %**\n\n"
+        "| Run | Judge | Accuracy [95% CI] | Fool rate [95% CI] |\n| :-- | :-- | --: | --: |\n"
+        f"| lo | {judge} | 50.0 [50.0, 50.0] | 50.0 [50.0, 50.0] |\n"
+    ) in markdown
+    (row,) = csv.DictReader(io.StringIO(invoke("leaderboard", "--output", tmp_path, "--format", "csv").stdout))
+    assert {k: v for k, v in row.items() if k.startswith("Turing ")} == {
+        f"Turing {judge} {name}{part}": "50.00" for name in ("accuracy", "fool rate") for part in ("", " lo", " hi")
+    }
     report = tmp_path / "report.html"
     assert invoke("report", tmp_path, "--out", report).exit_code == 0
     html = report.read_text()
@@ -297,3 +310,16 @@ def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> 
         report = json.loads(result.stdout)
         assert len(api.uploaded_lines()) == 52 and report["accuracy"]["value"] == 100.0
         assert report["cost_usd"] == pytest.approx(52 * 0.0015)  # half the list price
+
+
+def test_dry_run_prices_the_calls_as_every_dry_run_does(tmp_path: Path) -> None:
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    priced = ("--judge-model", "m", "--judge-price-in", "1", "--judge-price-out", "10", "--dry-run")
+    listed = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced).output.split())
+    batch = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced, "--judge-batch").output.split())
+    listed_cost = re.search(r"estimated judge cost \$([0-9.]+)\. Nothing was spent\.", listed)
+    batch_cost = re.search(r"estimated judge cost \$([0-9.]+) at the Batch API's half price\. Nothing", batch)
+    assert listed_cost and batch_cost, (listed, batch)
+    assert float(batch_cost[1]) == pytest.approx(float(listed_cost[1]) / 2, abs=1e-4)
+    unpriced = " ".join(invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run").output.split())
+    assert "estimated judge cost unknown (give --judge-price-in/--judge-price-out). Nothing was spent." in unpriced
