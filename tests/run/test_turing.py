@@ -14,6 +14,7 @@ from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import verdict_text
 from typer.testing import CliRunner
 
+from awbench.analysis.turing import TuringResult
 from awbench.cli import app
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
@@ -88,6 +89,8 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
         result = turing(tmp_path, "lo", server, "--format", "json")
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
+        assert list(report) == ["schema_version", *TuringResult.model_fields]  # as README's JSON output table says
+        assert report["schema_version"] == 1
         # 65 samples, 13 of them first turns, where the last-observation baseline predicts nothing: not asked.
         assert len(server.requests) == 52 and report["questions"] == 52
         assert report["accuracy"]["value"] == 100.0 and report["fool_rate"]["value"] == 0.0
@@ -208,6 +211,7 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
+    assert list(report) == ["schema_version", "judges", "rubric_agreement"] and report["schema_version"] == 1
     ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
     assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
     assert report["judges"][1]["position_bias"]["a_share"] == 100.0
