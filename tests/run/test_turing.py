@@ -3,6 +3,7 @@ real local HTTP servers (tests/fake_openai.py) answering as scripted, exact numb
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -69,6 +70,19 @@ def knowing(truths: dict[str, set[str]]) -> Any:
 
 def always_a(body: dict) -> Reply:
     return Reply("Response A looks real. \\boxed{A}", usage=USAGE)
+
+
+def knowing_mostly(truths: dict[str, set[str]]) -> Any:
+    """A judge that knows the real observation, except that it answers A to the questions whose text hashes to
+    0 modulo 4 where the real one is B."""
+    knows = knowing(truths)
+
+    def answer(body: dict) -> Reply:
+        if hashlib.sha256(body["messages"][1]["content"].encode()).digest()[0] % 4 == 0:
+            return always_a(body)
+        return knows(body)
+
+    return answer
 
 
 def make_run(out: Path, name: str, model: str) -> None:
@@ -301,3 +315,26 @@ def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> 
         report = json.loads(result.stdout)
         assert len(api.uploaded_lines()) == 52 and report["accuracy"]["value"] == 100.0
         assert report["cost_usd"] == pytest.approx(52 * 0.0015)  # half the list price
+
+
+def test_the_readme_judges_table(tmp_path: Path, truths: dict[str, set[str]]) -> None:
+    """README's sample of `awbench judges` is what these three scripted judges make of the bundled sample."""
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    scripts = {"gpt-5.2-2025-12-11": knowing(truths), "local-judge-8b": knowing_mostly(truths), "tiny-judge": always_a}
+    for model, script in scripts.items():
+        with FakeOpenAIServer(responder=script) as server:
+            assert turing(tmp_path, "lo", server, "--both-orders", model=model).exit_code == 0
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = []
+    for r in json.loads(result.stdout)["judges"]:
+        bias, accuracy = r["position_bias"], r["accuracy"]
+        cells = (
+            r["judge"], f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
+            *(f"{v:.1f}" for v in (bias["real_a"]["value"], bias["real_b"]["value"], bias["a_share"])),
+            str(r["parse_failures"]), str(r["questions"]), f"{r['cost_per_1000']:.2f}",
+        )  # fmt: skip
+        rows.append("| " + " | ".join(cells) + " |")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme[readme.index("| judge | accuracy % [95% CI] |") :].split("\n\n")[0].splitlines()[2:]
+    assert rows == table
