@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -126,6 +127,10 @@ def use_command_class(app: typer.Typer) -> None:
     for info in app.registered_commands:
         if info.cls in (None, TyperCommand):
             info.cls = Command
+        if info.short_help is None and info.callback is not None and info.callback.__doc__:
+            # `awbench --help` lists each command with its docstring's first paragraph, whose line breaks typer's
+            # rich mode would keep: joined, it folds at the terminal's width
+            info.short_help = " ".join(inspect.cleandoc(info.callback.__doc__).split("\n\n")[0].split())
     for group in app.registered_groups:
         if group.typer_instance is not None:
             use_command_class(group.typer_instance)

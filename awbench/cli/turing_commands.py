@@ -5,6 +5,7 @@ Turing results side by side, for choosing one): thin wrappers over `awbench.run.
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,6 +22,7 @@ from awbench.cli.run_commands import RunArgument, cli_judge_settings
 from awbench.cli.summary import judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
+from awbench.records import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
@@ -119,7 +121,7 @@ def turing(
                 await judge.aclose()
 
         asyncio.run(ask())
-    _print_results([_result(judge.id, [store.name], read_answers(TuringEvaluation(store, judge.id).path))], fmt)
+    _print_result(_result(judge.id, [store.name], read_answers(TuringEvaluation(store, judge.id).path)), fmt)
 
 
 def judges(
@@ -162,9 +164,7 @@ def judges(
         agreement = _rubric_agreement(stores, [r.judge for r in results], models)
     if fmt == "json":
         payload = {"judges": [r.model_dump() for r in results], "rubric_agreement": agreement}
-        import json
-
-        console.print(json.dumps(payload, indent=2), markup=False, highlight=False, soft_wrap=True)
+        _print_json(payload)
         return
     table = FittingTable(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
     for name in (
@@ -236,40 +236,42 @@ def _result(judge_id: str, runs: list[str], answers: list[Any]) -> TuringResult:
     return turing_result(judge_id, runs, answers)
 
 
-def _print_results(results: list[TuringResult], fmt: str) -> None:
+def _print_json(document: dict[str, Any]) -> None:
+    """One JSON document, `schema_version` first, as every command's --format json."""
+    payload = {"schema_version": SCHEMA_VERSION, **document}
+    console.print(json.dumps(payload, indent=2), markup=False, highlight=False, soft_wrap=True)
+
+
+def _print_result(r: TuringResult, fmt: str) -> None:
     from awbench.analysis.turing import fmt_rate
 
     if fmt == "json":
-        for r in results:
-            console.print(r.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True)
+        _print_json(r.model_dump())
         return
-    for r in results:
-        cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
-        table = FittingTable(
-            title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
-            f"{r.parse_failures} without a choice{cost}"
-        )
-        for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):
-            if name == "domain":
-                table.add_column(name, overflow="fold")
-            else:
-                table.add_column(name, justify="right", no_wrap=True)
-        for domain, d in r.domains.items():
-            table.add_row(
-                DOMAIN_LABELS.get(domain, domain), fmt_rate(d.accuracy), fmt_rate(d.fool_rate), str(d.accuracy.n)
-            )
-        table.add_row("Overall", fmt_rate(r.accuracy), fmt_rate(r.fool_rate), str(r.accuracy.n), style="bold")
-        console.print(table)
-        bias = r.position_bias
-        console.print(
-            f"position bias: accuracy {_pct(bias.real_a.value)}% when the real observation is A "
-            f"(n {bias.real_a.n}), {_pct(bias.real_b.value)}% when it is B (n {bias.real_b.n}); "
-            f"A chosen in {_pct(bias.a_share)}% of answers",
-            highlight=False,
-            soft_wrap=True,
-        )
-        if r.parse_failures:
-            err_console.print(f"{r.parse_failures} answers had no choice after every attempt; left out of the rates")
+    cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
+    table = FittingTable(
+        title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
+        f"{r.parse_failures} without a choice{cost}"
+    )
+    for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):
+        if name == "domain":
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, justify="right", no_wrap=True)
+    for domain, d in r.domains.items():
+        table.add_row(DOMAIN_LABELS.get(domain, domain), fmt_rate(d.accuracy), fmt_rate(d.fool_rate), str(d.accuracy.n))
+    table.add_row("Overall", fmt_rate(r.accuracy), fmt_rate(r.fool_rate), str(r.accuracy.n), style="bold")
+    console.print(table)
+    bias = r.position_bias
+    console.print(
+        f"position bias: accuracy {_pct(bias.real_a.value)}% when the real observation is A "
+        f"(n {bias.real_a.n}), {_pct(bias.real_b.value)}% when it is B (n {bias.real_b.n}); "
+        f"A chosen in {_pct(bias.a_share)}% of answers",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if r.parse_failures:
+        err_console.print(f"{r.parse_failures} answers had no choice after every attempt; left out of the rates")
 
 
 def _pct(value: float | None) -> str:

@@ -50,6 +50,7 @@ from awbench.judging.cost import (
     estimate_prompt_tokens,
     price_for,
     tokens_for_chars,
+    unpriced_cap,
     usage_cost,
 )
 from awbench.judging.prompts import PromptSet
@@ -143,10 +144,7 @@ class ChoiceJudge:
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise ValueError(
-                f"--max-cost needs the price of judge model {settings.model!r}: "
-                "give --judge-price-in and --judge-price-out (USD per million tokens)"
-            )
+            raise ValueError(unpriced_cap(settings.model, settings.max_cost))
         self.sender = _sender(self, endpoints or Endpoints())
         self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
 

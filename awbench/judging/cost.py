@@ -82,6 +82,15 @@ def price_for(model: str, price_in: float | None = None, price_out: float | None
     return Price(input=input_, output=output, cached_input=cached)
 
 
+def unpriced_cap(model: str, max_cost: float) -> str:
+    """Why a cap cannot be enforced: said with its value, since `awbench judge RUN` keeps the run's --max-cost
+    for a judge it adds, and a user who gave none there would not know where it came from."""
+    return (
+        f"--max-cost {max_cost:g} (given, or kept from the run's judge settings) needs the price of judge model "
+        f"{model!r}: give --judge-price-in and --judge-price-out (USD per million tokens)"
+    )
+
+
 def usage_cost(price: Price, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:
     """Reasoning tokens are part of completion tokens, and billed as output."""
     cached = min(cached_tokens, prompt_tokens)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from awbench.config import JudgeSettings
 from awbench.judging.batch import BatchJudge
-from awbench.judging.cost import price_for
+from awbench.judging.cost import price_for, unpriced_cap
 from awbench.judging.llm import LLMJudge, require_key
 from awbench.judging.prompts import load_prompt_set
 from awbench.transport.openai_client import Endpoints
@@ -21,10 +21,7 @@ def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJu
     prompt_set = load_prompt_set(settings.prompts, settings.template)
     price = price_for(settings.model, settings.price_in, settings.price_out)
     if settings.max_cost is not None and price is None:
-        raise CostUnknown(
-            f"--max-cost needs the price of judge model {settings.model!r}: "
-            "give --judge-price-in and --judge-price-out (USD per million tokens)"
-        )
+        raise CostUnknown(unpriced_cap(settings.model, settings.max_cost))
     direct = LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
     return BatchJudge(direct) if settings.batch else direct
 

@@ -178,3 +178,13 @@ def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judg
         assert ("--config" in lines and "--print-config" in lines) == (command[0] != "score")
     model = ModelSettings(model="m", backend="openai")
     assert option_help(["infer"])["--concurrency"].endswith(f"[default: {model.concurrency}]")
+
+
+def test_the_command_list_folds_each_summary_at_the_terminal_width():
+    """`awbench --help` lists each command with its docstring's first paragraph as one text, not with the
+    docstring's own line breaks (which cut `ls`'s summary after "state (complete,")."""
+    result = runner.invoke(app, ["--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0
+    (ls,) = [line for line in result.output.splitlines() if line.startswith("│ ls ")]
+    assert "state (complete, incomplete x of N judged, not scored, or running with the process that holds it)" in ls
+    assert ls.rstrip(" │").endswith("with their status (predicted, scored or failed).")

@@ -342,3 +342,21 @@ def test_unscored_samples_are_counted_in_the_leaderboard_and_the_report(tmp_path
     assert invoke("report", "--output", out, "-o", report, "--no-ci").exit_code in (0, 1)
     html = report.read_text()
     assert '<th class="">Scored / failed / unscored</th>' in html and '<td class="counts">1/1/4</td>' in html
+
+
+def test_a_judge_added_to_a_capped_run_says_the_cap_it_kept(monkeypatch, tmp_path):
+    """`awbench judge RUN` keeps the run's --max-cost: a model without a known price is refused naming the cap's
+    value and where it may come from, although this command line gave no --max-cost."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--judge", "rules", "--max-cost", "5",
+                  "--output", tmp_path)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    with FakeOpenAIServer() as server:
+        result = invoke("judge", "baseline-oracle__rules", "--output", tmp_path, "--judge-model", "my-judge",
+                        "--judge-base-url", server.url)  # fmt: skip
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: --max-cost 5 (given, or kept from the run's judge settings) needs the price of judge model "
+        "'my-judge': give --judge-price-in and --judge-price-out (USD per million tokens)\n",
+    )
+    assert server.requests == []

@@ -177,7 +177,9 @@ def test_settings_without_meaning_for_a_choice_are_refused() -> None:
         ChoiceJudge(settings("http://127.0.0.1:9/v1", structured=True), PROMPTS)
     with pytest.raises(ValueError, match="--judge-samples"):
         ChoiceJudge(settings("http://127.0.0.1:9/v1", samples=3), PROMPTS)
-    with pytest.raises(ValueError, match="--max-cost needs the price"):
+    with pytest.raises(
+        ValueError, match=r"--max-cost 1 \(given, or kept from the run.s judge settings\) needs the price"
+    ):
         ChoiceJudge(settings("http://127.0.0.1:9/v1", price_in=None, price_out=None, max_cost=1.0), PROMPTS)
 
 

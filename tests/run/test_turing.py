@@ -4,6 +4,7 @@ real local HTTP servers (tests/fake_openai.py) answering as scripted, exact numb
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -16,6 +17,7 @@ from fake_openai import FakeOpenAIServer, Reply
 from reliability_helpers import verdict_text
 from typer.testing import CliRunner
 
+from awbench.analysis.turing import TuringResult
 from awbench.cli import app
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
@@ -72,6 +74,19 @@ def always_a(body: dict) -> Reply:
     return Reply("Response A looks real. \\boxed{A}", usage=USAGE)
 
 
+def knowing_mostly(truths: dict[str, set[str]]) -> Any:
+    """A judge that knows the real observation, except that it answers A to the questions whose text hashes to
+    0 modulo 4 where the real one is B."""
+    knows = knowing(truths)
+
+    def answer(body: dict) -> Reply:
+        if hashlib.sha256(body["messages"][1]["content"].encode()).digest()[0] % 4 == 0:
+            return always_a(body)
+        return knows(body)
+
+    return answer
+
+
 def make_run(out: Path, name: str, model: str) -> None:
     result = invoke("infer", "--model", model, "--data", "sample", "--run-name", name, "--output", out)
     assert result.exit_code == 0, result.output
@@ -90,6 +105,8 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
         result = turing(tmp_path, "lo", server, "--format", "json")
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
+        assert list(report) == ["schema_version", *TuringResult.model_fields]  # as README's JSON output table says
+        assert report["schema_version"] == 1
         # 65 samples, 13 of them first turns, where the last-observation baseline predicts nothing: not asked.
         assert len(server.requests) == 52 and report["questions"] == 52
         assert report["accuracy"]["value"] == 100.0 and report["fool_rate"]["value"] == 0.0
@@ -210,6 +227,7 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
+    assert list(report) == ["schema_version", "judges", "rubric_agreement"] and report["schema_version"] == 1
     ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
     assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
     assert report["judges"][1]["position_bias"]["a_share"] == 100.0
@@ -323,3 +341,26 @@ def test_dry_run_prices_the_calls_as_every_dry_run_does(tmp_path: Path) -> None:
     assert float(batch_cost[1]) == pytest.approx(float(listed_cost[1]) / 2, abs=1e-4)
     unpriced = " ".join(invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run").output.split())
     assert "estimated judge cost unknown (give --judge-price-in/--judge-price-out). Nothing was spent." in unpriced
+
+
+def test_the_readme_judges_table(tmp_path: Path, truths: dict[str, set[str]]) -> None:
+    """README's sample of `awbench judges` is what these three scripted judges make of the bundled sample."""
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    scripts = {"gpt-5.2-2025-12-11": knowing(truths), "local-judge-8b": knowing_mostly(truths), "tiny-judge": always_a}
+    for model, script in scripts.items():
+        with FakeOpenAIServer(responder=script) as server:
+            assert turing(tmp_path, "lo", server, "--both-orders", model=model).exit_code == 0
+    result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = []
+    for r in json.loads(result.stdout)["judges"]:
+        bias, accuracy = r["position_bias"], r["accuracy"]
+        cells = (
+            r["judge"], f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
+            *(f"{v:.1f}" for v in (bias["real_a"]["value"], bias["real_b"]["value"], bias["a_share"])),
+            str(r["parse_failures"]), str(r["questions"]), f"{r['cost_per_1000']:.2f}",
+        )  # fmt: skip
+        rows.append("| " + " | ".join(cells) + " |")
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    table = readme[readme.index("| judge | accuracy % [95% CI] |") :].split("\n\n")[0].splitlines()[2:]
+    assert rows == table
