@@ -225,6 +225,7 @@ class Generation(BaseModel):
     finish_reason: str | None = None
     error: str | None = None
     transient: bool = False  # the error has a cause that may pass (connection, timeout, 429, 5xx, bad body)
+    same_error_attempts: int | None = None  # every attempt failed with one error (numbers aside): how many
     note: str | None = None  # why an answer is empty or unusable, when the backend knows (a baseline's first turn)
     overlength: bool = False
     dropped_turns: int = 0  # history turns removed to fit the context window
@@ -248,6 +249,7 @@ class PredictionRecord(_Record):
     finish_reason: str | None = None
     error: str | None = None  # why it failed: the server's message, or what the backend knows
     transient: bool = False  # the failure may pass: the same command retries it
+    same_error_attempts: int | None = None  # every attempt failed with one error (numbers aside): how many
     flags: list[str] = Field(default_factory=list)  # e.g. "replaced_invalid_text"
     dropped_turns: int = 0
     usage: Usage = Field(default_factory=Usage)
@@ -309,6 +311,7 @@ class VerdictRecord(_Record):
     error: str | None = None
     transient: bool = False  # failed for a cause that may pass (transport, malformed body)
     attempts: int = 1
+    same_error_attempts: int | None = None  # every attempt failed with one error (numbers aside): how many
     seed: int | None = None
     usage: Usage = Field(default_factory=Usage)
     reference: ReferenceReading | None = None  # under the reference protocol, and for imported verdicts

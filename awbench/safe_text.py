@@ -8,6 +8,7 @@ import re
 
 REPLACED_FLAG = "replaced_invalid_text"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_NUMBERS = re.compile(r"\d+")
 
 
 def encodable(text: str) -> bool:
@@ -34,3 +35,8 @@ def one_line(text: str, limit: int) -> str:
     room = limit - 1  # the ellipsis takes one
     head = flat[:room] if flat[room] == " " else flat[:room].rpartition(" ")[0] or flat[:room]
     return head.rstrip() + "…"
+
+
+def numbers_masked(message: str) -> str:
+    """What tells errors alike: the same words with other numbers (token counts, ids) are one error."""
+    return _NUMBERS.sub("N", message)

@@ -133,10 +133,12 @@ class OpenAIBackend:
             endpoint = self._pick()
             return await self._attempt(endpoint, body, started)
 
+        attempts = Attempts(self.settings.max_retries + 1)
         try:
-            completion = await Attempts(self.settings.max_retries + 1).run(call)
+            completion = await attempts.run(call)
         except Exception as error:
-            return self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
+            failed = self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
+            return failed.model_copy(update={"same_error_attempts": attempts.same_error})
         return to_generation(request, completion, time.perf_counter() - started[0])
 
     @staticmethod

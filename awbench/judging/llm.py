@@ -281,7 +281,8 @@ class LLMJudge(JudgeBase):
         except EndpointError as error:  # a transient failure at the end of the budget
             best = better(best, self.failed_call(error, self.seed(key, index, attempts.number)))
         assert best is not None
-        return best.model_copy(update={"attempts": attempts.number, "usage": total}), cost
+        update = {"attempts": attempts.number, "usage": total, "same_error_attempts": attempts.same_error}
+        return best.model_copy(update=update), cost
 
     def failed_call(self, error: Exception, seed: int | None) -> VerdictRecord:
         """A call that brought no answer: transient ones are retried within the budget; a context overflow

@@ -1,8 +1,9 @@
 """Why samples failed or went unscored, grouped by reason with a count and one example each: what the
 end-of-run summary says instead of a bare count. Failures group by their error's class or HTTP status, else by
 their message with its numbers blurred; the summary prints the server's own words (one line, cut at a whole
-word, keys masked), never the blurred key. A group whose failures all got the same error is likely to fail
-alike again: the summary says so, and what to change, instead of promising that a rerun helps."""
+word, keys masked), never the blurred key. A group whose failures all got the same error, or whose every
+failure got one error on each of its attempts, is likely to fail alike again: the summary says so, and what to
+change, instead of promising that a rerun helps."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ from pydantic import BaseModel
 
 from awbench.records import JudgmentRecord, PredictionRecord
 from awbench.redact import redact
-from awbench.safe_text import one_line
+from awbench.safe_text import numbers_masked, one_line
 
-_NUMBERS = re.compile(r"\d+")
 MAX_MESSAGE_CHARS = 200
 
 
@@ -28,14 +28,16 @@ class FailureGroup(BaseModel):
     example: str  # one full message
     transient: bool  # retried by running the same command again
     same_error: bool = False  # two or more failures, all with one message (numbers aside)
+    attempts_alike: int | None = None  # each failure's attempts (two or more) all got one error: the fewest
 
 
 def failure_groups(predictions: Iterable[PredictionRecord], judgments: Iterable[JudgmentRecord]) -> list[FailureGroup]:
     groups: dict[tuple[str, str, str], FailureGroup] = {}
 
-    def add(stage: str, status: str, message: str, key: str, transient: bool) -> None:
+    def add(stage: str, status: str, message: str, key: str, transient: bool, alike: int | None) -> None:
+        alike = alike if alike is not None and alike >= 2 else None
         kind = error_kind(message)
-        grouped_by = kind or _blurred(message)
+        grouped_by = kind or numbers_masked(message)
         group = groups.get((stage, status, grouped_by))
         if group is None:
             groups[(stage, status, grouped_by)] = FailureGroup(
@@ -46,19 +48,24 @@ def failure_groups(predictions: Iterable[PredictionRecord], judgments: Iterable[
                 example_key=key,
                 example=message,
                 transient=transient,
+                attempts_alike=alike,
             )
         else:
-            group.same_error = (group.count == 1 or group.same_error) and _blurred(message) == _blurred(group.example)
+            group.attempts_alike = min(group.attempts_alike, alike) if group.attempts_alike and alike else None
+            group.same_error = (group.count == 1 or group.same_error) and numbers_masked(message) == numbers_masked(
+                group.example
+            )
             group.count += 1
 
     failed = set()
     for p in predictions:
         if p.failed:
             failed.add((p.key, p.generation))
-            add("generation", p.status, p.error or p.status, p.key, p.transient)
+            add("generation", p.status, p.error or p.status, p.key, p.transient, p.same_error_attempts)
     for j in judgments:
         if j.score is None and (j.key, j.generation) not in failed:
-            add("judge", "unscored", j.error or "the judge gave no usable verdict", j.key, j.transient)
+            alike = min((v.same_error_attempts or 0 for v in j.verdicts), default=None)  # of every verdict
+            add("judge", "unscored", j.error or "the judge gave no usable verdict", j.key, j.transient, alike)
     return sorted(groups.values(), key=lambda g: (-g.count, g.stage, g.reason))
 
 
@@ -69,11 +76,6 @@ def error_kind(message: str) -> str | None:
     if sep and (head.startswith("HTTP ") or re.fullmatch(r"[A-Z]\w*(?:Error|Exception|Timeout|Response)", head)):
         return head
     return None
-
-
-def _blurred(message: str) -> str:
-    """The grouping key of other messages: the same words with other numbers (token counts, ids) group together."""
-    return _NUMBERS.sub("N", message)
 
 
 def readable(message: str) -> str:
@@ -100,11 +102,17 @@ _SETUP_STATUSES = frozenset({"error", "truncated", "unscored"})
 
 def outlook(group: FailureGroup) -> str:
     """What running again will do: a transient failure is retried, but one that every failure of the group got
-    alike is likely to recur until something changes, which it names."""
-    if group.same_error and group.status in _SETUP_STATUSES:
+    alike, or every attempt of each failure, is likely to recur until something changes, which it names."""
+    if (group.same_error or group.attempts_alike) and group.status in _SETUP_STATUSES:
+        if group.same_error:
+            alike = f"all {group.count} got"
+        elif group.count == 1:
+            alike = f"all {group.attempts_alike} attempts got"
+        else:
+            alike = "every attempt of each got"
         fix = remedy(group.stage, group.status, group.example)
         then = "before running the same command again" if group.transient else "then run again with --retry-failed"
-        return f"; all {group.count} got the same error, so it is likely to recur: {fix}, {then}"
+        return f"; {alike} the same error, so it is likely to recur: {fix}, {then}"
     return "; retried when you run the same command again" if group.transient else ""
 
 

@@ -10,6 +10,9 @@ written with tenacity:
   in a row: the endpoint's `RateControl` (`awbench.transport.rate_control`) holds the next send until the limit
   allows it, so that wait is the rate control's, not a backoff. An endpoint that refuses everything (a spent
   quota answered as a rate limit) costs attempts like any transient failure.
+
+It also knows whether every call of a request failed with one error (`same_error`, numbers aside, as the
+end-of-run summary groups errors): such a failure is likely to recur, whatever a rerun would retry.
 """
 
 from __future__ import annotations
@@ -20,8 +23,15 @@ from typing import Any, TypeVar
 
 from tenacity import DoAttempt, DoSleep, RetryCallState, Retrying
 
+from awbench.safe_text import numbers_masked
 from awbench.transport.chat_client import StatusError
-from awbench.transport.openai_client import backoff_seconds, is_rate_limited, is_retryable, retry_after_seconds
+from awbench.transport.openai_client import (
+    backoff_seconds,
+    error_summary,
+    is_rate_limited,
+    is_retryable,
+    retry_after_seconds,
+)
 
 MAX_RATE_REFUSALS = 20  # rate-limit refusals of one request in a row sent again for free; the next one counts
 
@@ -47,6 +57,9 @@ class Attempts:
     def __init__(self, budget: int, first: int = 1) -> None:
         self.budget = budget
         self.number = first
+        self._first = first
+        self._errors: set[tuple[int | None, str]] = set()  # the failed calls' statuses and errors, numbers masked
+        self._answered = False  # a call returned a result
         self._free = False  # the last outcome is a rate-limit refusal sent again without using an attempt
         self._refusals = 0  # such refusals of the current attempt
         self._answers_then: int | None = None  # the endpoint's answers at the previous one
@@ -58,8 +71,10 @@ class Attempts:
         try:
             result = await call(self.number)
         except Exception as error:
+            self._failed(error)
             state.set_exception((type(error), error, error.__traceback__))
         else:
+            self._answered = True
             if not again(result):
                 return result  # nearly every request: tenacity has nothing to decide, its state no outcome
             state.set_result(result)
@@ -69,7 +84,9 @@ class Attempts:
             if isinstance(step, DoAttempt):
                 try:
                     state.set_result(await call(self.number))
+                    self._answered = True
                 except Exception as error:
+                    self._failed(error)
                     state.set_exception((type(error), error, error.__traceback__))
             elif isinstance(step, DoSleep):
                 state.prepare_for_next_attempt()
@@ -78,6 +95,18 @@ class Attempts:
             else:
                 done: T = step
                 return done
+
+    @property
+    def same_error(self) -> int | None:
+        """How many attempts were made, when every call failed with one error (numbers aside); None when a call
+        answered, the errors differ, or the first attempts were made elsewhere (their errors are not known here)."""
+        if self._answered or len(self._errors) != 1 or self._first != 1:
+            return None
+        return self.number
+
+    def _failed(self, error: Exception) -> None:
+        status = error.status if isinstance(error, StatusError) else None  # a 502 is not a 503 with numbers aside
+        self._errors.add((status, numbers_masked(error_summary(error))))
 
     def _retry(self, state: RetryCallState) -> bool:
         outcome = state.outcome

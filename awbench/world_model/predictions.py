@@ -38,6 +38,7 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         finish_reason=finish_reason,
         error=error,
         transient=generation.transient and status == "error",
+        same_error_attempts=generation.same_error_attempts if status == "error" else None,
         flags=[REPLACED_FLAG]
         if text_replaced or reasoning_replaced or error_replaced or note_replaced or finish_replaced
         else [],
