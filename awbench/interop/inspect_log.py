@@ -55,18 +55,19 @@ class InspectImport:
 
 
 def read_log(path: Path) -> Any:
-    """The log, or DataError in one line: a missing file, or one inspect_ai cannot read."""
+    """The log, or DataError in one line: a missing file, an awbench run's own JSON file given by mistake (said
+    whether or not inspect_ai is installed), or one inspect_ai cannot read."""
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    if path.suffix == ".json":
+        refuse_awbench_json(path)
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise DataError(f"{path}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'") from None
-    if not path.is_file():
-        raise DataError(f"no such file: {path}")
     try:
         return read_eval_log(str(path))
     except Exception as error:  # inspect raises what its readers raise: zip, JSON, validation errors
-        if path.suffix == ".json":
-            refuse_awbench_json(path)
         reason = str(error).splitlines()[0][:200] if str(error) else type(error).__name__
         raise DataError(f"{path}: not an inspect_ai log that can be read ({reason})") from None
 

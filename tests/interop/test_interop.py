@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -421,8 +422,14 @@ def awbench_run(tmp_path_factory) -> Path:
     return results / "o"
 
 
+@pytest.mark.parametrize("inspect_installed", [True, False], ids=["as-installed", "without-inspect_ai"])
 @pytest.mark.parametrize("name, kind", AWBENCH_FILES)
-def test_an_awbench_run_file_is_recognised_and_refused_in_one_line(awbench_run, tmp_path, name, kind):
+def test_an_awbench_run_file_is_recognised_and_refused_in_one_line(
+    awbench_run, tmp_path, monkeypatch, name, kind, inspect_installed
+):
+    """Said whether or not inspect_ai (whose logs are `.json` files too) is installed."""
+    if not inspect_installed:
+        monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # what `import inspect_ai.log` finds uninstalled
     path = awbench_run / name
     result = invoke("import", path, "--run-name", "x", "--output", tmp_path / "results")
     assert result.exit_code == 2, result.output
