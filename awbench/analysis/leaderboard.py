@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, Format, View  # noqa: F401 (re-exported)
+from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, View
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
 from awbench.analysis.stats import TOO_FEW
 from awbench.analysis.turing import TURING_TITLE, RunTuring, fmt_rate, run_turing_tests
