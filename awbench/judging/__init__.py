@@ -34,6 +34,10 @@ JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
 RULE_JUDGE_MODULE = "awbench.judging.rules.judge"
 
 
+class PromptError(Exception):
+    """A prompt set, template or reference checkout that cannot be used; the message names the path."""
+
+
 class BudgetExhausted(Exception):
     """Raised by a judge that stopped before the spend would pass `--max-cost`; the run is resumable."""
 

@@ -25,7 +25,7 @@ from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.pairwise_prompts import pairwise_messages
-from awbench.judging.prompts import PromptSet, Protocol, protocol_request
+from awbench.judging.prompts import PromptSet, protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
 from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
@@ -76,7 +76,7 @@ class Pairing:
         return lines
 
 
-def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, protocol: Protocol) -> Pairing:
+def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, prompt_set: PromptSet) -> Pairing:
     """The samples both runs predicted (generation 0), x being the run whose name sorts first; each prediction as
     a judge of the prompt set's protocol is shown it (`protocol_request`: none for a failed generation)."""
     x, y = sorted((a, b), key=lambda run: run.name)
@@ -85,7 +85,7 @@ def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, prot
         texts = []
         for run in (x, y):
             prediction = run.predictions.get((sample.key, 0))
-            request = None if prediction is None else protocol_request(protocol, sample, prediction)
+            request = None if prediction is None else protocol_request(prompt_set, sample, prediction)
             text = None if request is None else request.prediction
             if prediction is None:
                 pairing.missing[run.name] = pairing.missing.get(run.name, 0) + 1
@@ -154,7 +154,7 @@ def pair_job(
     output: Path, a: Contender, b: Contender, samples: list[Sample], fingerprint: str, judge: ChoiceJudge
 ) -> PairJob:
     """What asking `judge` about runs a and b takes; nothing is written yet."""
-    pairing = pair_predictions(samples, a, b, judge.prompt_set.protocol)
+    pairing = pair_predictions(samples, a, b, judge.prompt_set)
     x, y = sorted((a, b), key=lambda run: run.name)
     info = PairInfo(
         x=PairRun(name=x.name, path=str(x.path.resolve())),

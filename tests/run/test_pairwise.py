@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_batch_api import FakeBatchAPI
 from fake_openai import FakeOpenAIServer, Reply
-from reference_checkout import write_pairwise_checkout
+from reference_checkout import write_checkout
 from runs_helpers import MCP, SEARCH, SMALL, cli_app, invoke, make_run, write_data
 from typer.testing import CliRunner
 
@@ -189,7 +189,7 @@ def test_dry_run_spends_nothing_and_options_need_pairwise(results):
 
 
 def test_the_reference_template_is_used_with_a_checkout(results, tmp_path):
-    checkout = write_pairwise_checkout(tmp_path / "Qwen-AgentWorld")
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
     with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{B}", usage=USAGE)) as server:
         result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--judge-prompts", str(checkout)))
         assert result.exit_code == 0, result.output
