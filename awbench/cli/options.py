@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,7 +24,16 @@ from pydantic_core import PydanticUndefined
 from awbench import plugins
 from awbench.cli.common import fail, plain_message
 from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
-from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+from awbench.config import (
+    DEFAULT_JUDGE_MODEL,
+    DataSettings,
+    JsonObject,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    ScoringSettings,
+)
+from awbench.data.json_lines import TOO_DEEP
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -34,11 +44,25 @@ def _csv(values: list[str] | None, option: str) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+def _json(text: str, where: str) -> Any:
+    """`text` as JSON (JSONDecodeError if it is not); JSON that Python's reader gives up on (nesting past its
+    recursion limit, a whole number past its digit limit) is exit 2 naming `where`. NaN and infinities are read,
+    and refused by the settings they go to (`awbench.config.recordable`), by name."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        fail(f"{where}: {TOO_DEEP}")
+    except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
+        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits")
+
+
 def _json_object(value: str | None, option: str) -> dict[str, Any]:
     if not value:
         return {}
     try:
-        parsed = json.loads(value)
+        parsed = _json(value, option)
     except json.JSONDecodeError as error:
         fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
     if not isinstance(parsed, dict):
@@ -54,7 +78,7 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
         if not sep or not key:
             fail(f"{option} expects KEY=VALUE, got {pair!r}")
         try:
-            args[key.replace("-", "_")] = json.loads(value)
+            args[key.replace("-", "_")] = _json(value, f"{option} {key}")
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
     return args
@@ -627,13 +651,14 @@ def _toml_form(opt: Opt, value: Any) -> Any:
     return value
 
 
-_STRICT = ConfigDict(strict=True)
+_STRICT = ConfigDict(strict=True, allow_inf_nan=False)  # TOML has nan and inf
 
 
 def _file_type(opt: Opt) -> TypeAdapter[Any]:
-    """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4)."""
+    """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4), and
+    finite."""
     if opt.json_object:
-        return TypeAdapter(dict[str, Any], config=_STRICT)
+        return TypeAdapter(JsonObject, config=_STRICT)
     base = str if opt.type is Path else opt.type
     if get_origin(base) is list:
         return TypeAdapter(list[str], config=_STRICT)
@@ -652,19 +677,18 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
         opt = opts.get(key)
         if opt is None:
             raise unknown_key(path, key, list(opts), command_name, flags)
+        where = f"{path}{key_line(path, key)}: {key}"
         if opt.json_object and isinstance(value, str):  # the JSON as on the command line
             try:
-                value = json.loads(value)
+                value = _json(value, where)
             except json.JSONDecodeError as error:
-                raise ConfigFileError(
-                    f"{path}{key_line(path, key)}: {key}: not valid JSON ({error.msg} at character {error.pos})"
-                ) from None
+                raise ConfigFileError(f"{where}: not valid JSON ({error.msg} at character {error.pos})") from None
         if get_origin(opt.type) is list and isinstance(value, str):
             value = [value]
         try:
             checked = _file_type(opt).validate_python(value)
         except ValidationError as error:
-            raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: {_file_message(error)}") from None
+            raise ConfigFileError(f"{where}: {_file_message(error)}") from None
         values[key] = json.dumps(checked) if opt.json_object else checked
     return values
 
