@@ -20,6 +20,7 @@ from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceb
 
 from awbench.cli import app
 from awbench.config import JudgeEngineSettings, JudgeSettings, ModelSettings, ScoringSettings
+from awbench.judging import JUDGE_ID
 
 SAMPLE = ["--data", "sample", "--domains", "os", "--limit", "1"]
 OPENAI = ["--model", "m", "--base-url", "http://127.0.0.1:9/v1"]  # nothing is sent: refused before
@@ -366,3 +367,86 @@ def test_a_config_file_that_is_a_device_a_fifo_or_a_directory_is_refused_without
         reason = "Is a directory" if path == tmp_path else "not a regular file"
         assert (done.returncode, done.stderr) == (2, f"error: {path}: cannot read the config file: {reason}\n")
     assert not (tmp_path / "results").exists()
+
+
+# --- Repeated samples in the reference script's files -----------------------------------------------------------
+
+
+def judged_row(i: int, gen: str = "", observation: str = "") -> dict[str, Any]:
+    """A judged.jsonl row of the reference script: the benchmark record of os/i/1 and what the script adds."""
+    truth = f"**Environment Observation:**\n{observation or f'listing {i}'}"
+    return {
+        "task": "agentworld/os",
+        "id": i,
+        "prompt": [f"### Turn 1\n**Action:**\nls {i}"],
+        "response": [truth],
+        "current_prompt": f"### Turn 1\n**Action:**\nls {i}",
+        "system_str": "",
+        "turn_idx": 1,
+        "total_turns": 1,
+        "gen": gen or truth,
+        "total_score": 4.0,
+        **dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), 4),
+        "failed": 0.0,
+    }
+
+
+def import_rows(tmp_path: Path, rows: list[dict[str, Any]], judge_model: str = "j") -> tuple[Path, Any]:
+    path = tmp_path / "judged.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output = tmp_path / "results"
+    return path, cli("import", path, "--run-name", "r", "--judge-model", judge_model, "--output", output)
+
+
+def test_a_row_given_twice_alike_is_imported_once_with_a_warning(tmp_path):
+    """Two partial outputs joined with an overlap: the repeat was imported as a second sample (os/1/1#2)."""
+    path, result = import_rows(tmp_path, [judged_row(1), judged_row(2), judged_row(1)])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {path}:3: repeats line 1 (sample os/1/1): taken once\n" in result.stderr
+    assert "imported 2 predictions and 2 judgments" in result.stdout
+    run = tmp_path / "results" / "r"
+    assert json.loads((run / "run.json").read_text())["config"]["data"]["ids"] == ["os/1/1", "os/2/1"]
+    # the run's data is the file less its repeat, whenever it is read again
+    score = cli("score", run, "--format", "json")
+    assert score.exit_code == 0, score.output
+    assert json.loads(score.stdout)["completeness"] == {"selected": 2, "judged": 2}
+
+
+def test_a_row_given_twice_with_another_generation_is_refused_naming_both_lines(tmp_path):
+    path, result = import_rows(
+        tmp_path, [judged_row(1), judged_row(2), {**judged_row(1), "gen": "other", "quality": 2}]
+    )
+    no_traceback(result)
+    assert result.exit_code == 2
+    assert (
+        f"error: {path}:3: sample os/1/1 is on line 1 too, with other values (gen, quality): which to take is not "
+        "known; remove the row that is not wanted\n"
+    ) in result.stderr
+    assert not (tmp_path / "results" / "r").exists()
+
+
+def test_one_key_with_two_records_is_two_samples_as_the_android_file_has(tmp_path):
+    _, result = import_rows(tmp_path, [judged_row(1), judged_row(1, observation="another listing")])
+    assert result.exit_code == 0, result.output
+    assert "repeats" not in result.stderr and "imported 2 predictions and 2 judgments" in result.stdout
+    keys = {json.loads(line)["key"] for line in (tmp_path / "results" / "r" / "predictions.jsonl").open()}
+    assert keys == {"os/1/1", "os/1/1#2"}
+
+
+# --- Judge ids: a folder of their own --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("judge_id", ["..", ".", ".hidden", "a/b", ""])
+def test_a_judge_id_is_a_plain_folder_name(judge_id):
+    assert not JUDGE_ID.fullmatch(judge_id)
+
+
+@pytest.mark.parametrize("model", ["..", ".", "../..", ".hidden-judge"])
+def test_a_judge_model_named_like_a_folder_still_gives_a_folder_of_its_own(tmp_path, model):
+    _, result = import_rows(tmp_path, [judged_row(1)], judge_model=model)
+    assert result.exit_code == 0, result.output
+    run = tmp_path / "results" / "r"
+    (info,) = (run / "judges").glob("*/judge.json")
+    assert JUDGE_ID.fullmatch(info.parent.name) and not info.parent.name.startswith(".")
+    assert json.loads(info.read_text())["settings"]["model"] == model
+    assert sorted(p.name for p in run.iterdir()) == ["judges", "predictions.jsonl", "run.json", "scores.json"]
