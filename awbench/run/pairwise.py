@@ -14,7 +14,6 @@ or prompt is asked again and nothing else is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.files import JsonlTable, write_atomic
+from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
@@ -117,9 +116,9 @@ def pair_directory(output: Path, x: str, y: str, judge_id: str) -> Path:
 def _pair_named(path: Path) -> tuple[str, str] | None:
     """The names of the two runs a pair.json names; None when there is none that can be read."""
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
+        info = read_json(path)
         return str(info["x"]["name"]), str(info["y"]["name"])
-    except (OSError, ValueError, RecursionError, KeyError, TypeError):
+    except (StoreError, KeyError, TypeError):
         return None
 
 
