@@ -9,20 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    field_serializer,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticUndefined
 
-from awbench.data.json_lines import value_problems
 from awbench.redact import url_has_credentials, url_secrets_masked
 
 SCHEMA_VERSION = 1
@@ -44,20 +35,6 @@ def refuse_credentials(url: str | None, key_option: str) -> str | None:
             f"named with {key_option}"
         )
     return url
-
-
-def recordable(value: dict[str, Any]) -> dict[str, Any]:
-    """A JSON object setting (a request's extra body, engine or model arguments) that run.json records and reads
-    back equal: no NaN or infinity (JSON has none; written as null, a resumed run would differ from itself), no
-    text that is not Unicode, no nesting past MAX_NESTING. ValueError names where the first problem is."""
-    problems = value_problems(value.items(), "", None, finite=True)
-    if problems:
-        first = problems[0]
-        raise ValueError(f"{first.field}: {first.message}" if first.field else first.message)
-    return value
-
-
-JsonObject = Annotated[dict[str, Any], AfterValidator(recordable)]
 
 
 class _Settings(BaseModel):
@@ -86,7 +63,7 @@ class ModelSettings(_Settings):
     max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
     generations: int = Field(1, ge=1)  # independent generations per sample, each judged
-    extra_body: JsonObject = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
@@ -100,7 +77,7 @@ class ModelSettings(_Settings):
     # In-process vLLM
     max_model_len: int | None = None
     dtype: str = "auto"
-    engine_args: JsonObject = Field(default_factory=dict)
+    engine_args: dict[str, Any] = Field(default_factory=dict)
     overlength: Literal["skip", "truncate-history"] = "skip"
     tensor_parallel_size: int = operational(1)
     data_parallel_size: int = operational(1)
@@ -110,7 +87,7 @@ class ModelSettings(_Settings):
     distributed_executor_backend: str | None = operational(None)
     batch_size: int = operational(256, ge=1)
     # A Python world model (`--model python:...`, awbench.backends.python_model): its class's keyword arguments
-    model_args: JsonObject = Field(default_factory=dict)
+    model_args: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("base_urls")
     @classmethod
@@ -169,7 +146,7 @@ class JudgeEngineSettings(_Settings):
 
     max_model_len: int | None = operational(None, ge=1)
     dtype: str = operational("auto")
-    engine_args: JsonObject = operational(default_factory=dict)
+    engine_args: dict[str, Any] = operational(default_factory=dict)
     tensor_parallel_size: int = operational(1, ge=1)
     gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
     trust_remote_code: bool = operational(False)
@@ -187,7 +164,7 @@ class JudgeSettings(_Settings):
     temperature: float = Field(0.6, ge=0)
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
-    extra_body: JsonObject = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)
     structured: bool = False
     samples: int = Field(1, ge=1)  # independent verdicts per prediction

@@ -24,16 +24,8 @@ from pydantic_core import PydanticUndefined
 from awbench import plugins
 from awbench.cli.common import fail, plain_message
 from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
-from awbench.config import (
-    DEFAULT_JUDGE_MODEL,
-    DataSettings,
-    JsonObject,
-    JudgeSettings,
-    ModelSettings,
-    RunConfig,
-    ScoringSettings,
-)
-from awbench.data.json_lines import TOO_DEEP
+from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+from awbench.data.json_lines import TOO_DEEP, value_problems
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -46,8 +38,7 @@ def _csv(values: list[str] | None, option: str) -> list[str] | None:
 
 def _json(text: str, where: str) -> Any:
     """`text` as JSON (JSONDecodeError if it is not); JSON that Python's reader gives up on (nesting past its
-    recursion limit, a whole number past its digit limit) is exit 2 naming `where`. NaN and infinities are read,
-    and refused by the settings they go to (`awbench.config.recordable`), by name."""
+    recursion limit, a whole number past its digit limit) is exit 2 naming `where`."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -56,6 +47,16 @@ def _json(text: str, where: str) -> Any:
         fail(f"{where}: {TOO_DEEP}")
     except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
         fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits")
+
+
+def unrecordable(fields: Mapping[str, Any]) -> str | None:
+    """What keeps a JSON option's value (its fields) from being recorded in run.json and read back equal, at
+    any depth: NaN or an infinity (JSON has none, and Python's reader takes `NaN`, `Infinity`, `1e999`; written
+    as null, a resumed run would differ from itself), text that is not Unicode, nesting past MAX_NESTING."""
+    problems = value_problems(fields.items(), "", None, finite=True)
+    if not problems:
+        return None
+    return f"{problems[0].field}: {problems[0].message}" if problems[0].field else problems[0].message
 
 
 def _json_object(value: str | None, option: str) -> dict[str, Any]:
@@ -67,6 +68,8 @@ def _json_object(value: str | None, option: str) -> dict[str, Any]:
         fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
     if not isinstance(parsed, dict):
         fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+    if problem := unrecordable(parsed):
+        fail(f"{option}: {problem}")
     return parsed
 
 
@@ -81,6 +84,8 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
             args[key.replace("-", "_")] = _json(value, f"{option} {key}")
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
+    if problem := unrecordable(args):
+        fail(f"{option}: {problem}")
     return args
 
 
@@ -658,7 +663,7 @@ def _file_type(opt: Opt) -> TypeAdapter[Any]:
     """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4), and
     finite."""
     if opt.json_object:
-        return TypeAdapter(JsonObject, config=_STRICT)
+        return TypeAdapter(dict[str, Any], config=_STRICT)
     base = str if opt.type is Path else opt.type
     if get_origin(base) is list:
         return TypeAdapter(list[str], config=_STRICT)
@@ -689,6 +694,8 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
             checked = _file_type(opt).validate_python(value)
         except ValidationError as error:
             raise ConfigFileError(f"{where}: {_file_message(error)}") from None
+        if opt.json_object and (problem := unrecordable(checked)):  # TOML has nan and inf too
+            raise ConfigFileError(f"{where}: {problem}")
         values[key] = json.dumps(checked) if opt.json_object else checked
     return values
 
