@@ -448,6 +448,13 @@ def test_a_finished_eval_of_part_of_the_selection_imports_as_a_complete_run_of_t
     assert (scores["completeness"]["judged"], scores["completeness"]["selected"]) == (3, 3)
 
 
+def rules_log(servers, tmp_path: Path) -> dict:
+    """A rule-judged log of one sample, as the JSON a `.json` log holds, to tamper with."""
+    log = inspect_eval(servers[0].url, tmp_path / "logs", judge="rules", domains="os")
+    write_eval_log(log, str(tmp_path / "log.json"), format="json")
+    return json.loads((tmp_path / "log.json").read_text())
+
+
 def _tamper(document: dict, change: Callable[[dict], None], path: Path) -> Path:
     copy = json.loads(json.dumps(document))
     change(copy)
@@ -488,10 +495,7 @@ NOT_AWBENCH_SCORES = [
 
 def test_inspect_scores_off_awbench_scales_are_refused_naming_the_sample_and_field(servers, tmp_path):
     """Negative, textual and infinite scores were imported as given, and averaged."""
-    model, _ = servers
-    log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="os")
-    write_eval_log(log, str(tmp_path / "log.json"), format="json")
-    document = json.loads((tmp_path / "log.json").read_text())
+    document = rules_log(servers, tmp_path)
     sample = document["samples"][0]["id"]
     assert _judgment(document)["rule"]  # the fields tampered with are the rule judge's own
     output = tmp_path / "results"
@@ -513,10 +517,7 @@ def test_inspect_scores_off_awbench_scales_are_refused_naming_the_sample_and_fie
 
 
 def test_an_inspect_sample_given_twice_is_imported_once_when_alike_and_refused_when_not(servers, tmp_path):
-    model, _ = servers
-    log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="os")
-    write_eval_log(log, str(tmp_path / "log.json"), format="json")
-    document = json.loads((tmp_path / "log.json").read_text())
+    document = rules_log(servers, tmp_path)
     sample = document["samples"][0]["id"]
     output = tmp_path / "results"
 
@@ -544,10 +545,7 @@ def test_an_inspect_sample_given_twice_is_imported_once_when_alike_and_refused_w
 
 def test_a_judge_id_that_is_no_folder_of_its_own_is_refused(servers, tmp_path):
     """A log whose metadata names the judge `..` wrote judge.json into the run's root."""
-    model, _ = servers
-    log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="os")
-    write_eval_log(log, str(tmp_path / "log.json"), format="json")
-    document = json.loads((tmp_path / "log.json").read_text())
+    document = rules_log(servers, tmp_path)
     output = tmp_path / "results"
     for judge_id in ("..", ".", ".hidden"):
         tampered = tmp_path / "t.json"
