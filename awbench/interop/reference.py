@@ -36,7 +36,7 @@ from awbench.config import (
     RunConfig,
     ScoringSettings,
 )
-from awbench.data.dataset import LoadedData, load_samples, read_source
+from awbench.data.dataset import LoadedData, load_samples, read_source, repeated_rows
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
@@ -668,7 +668,8 @@ def import_reference(
     label = str(path)
     reading = _read(path, label)
     loaded, data_problems = _data_problems(path, label, reading)
-    problems = sorted(data_problems + reading.problems, key=lambda p: p.line or 0)
+    kept, repeats = repeated_rows(loaded.samples, label) if loaded is not None else ([], [])
+    problems = sorted(data_problems + repeats + reading.problems, key=lambda p: p.line or 0)
     errors = [p for p in problems if p.severity == "error"]
     if errors or loaded is None:
         raise DataError(
@@ -679,6 +680,11 @@ def import_reference(
     lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
     if sorted(lines) != sorted(rows):
         raise DataError(f"{label} changed while it was read; nothing was imported: import it again")
+    data = DataSettings(source=str(path.resolve()))
+    if len(kept) < len(loaded.samples):  # rows given twice: the run's data is the file less its repeats
+        data = data.model_copy(update={"ids": [s.key for s in kept]})
+        loaded = load_samples(data)
+        lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
 
     judged = reading.judged_at is not None
     notes: list[str] = []
@@ -715,7 +721,7 @@ def import_reference(
     config = RunConfig(
         run_name=run_name,
         output=output,
-        data=DataSettings(source=str(path.resolve())),
+        data=data,
         # The rows do not name the model; the file's name ("predictions", "judged") would name every import alike.
         model=ModelSettings(model=model or run_name, backend="imported"),
         judge=judge_settings,

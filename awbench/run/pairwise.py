@@ -2,11 +2,12 @@
 to the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
 (`awbench.judging.choice`). The answers are kept outside both runs, never mixed with their rubric scores:
 
-    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
-    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
+    OUTPUT/pairwise/<x>/<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
+    OUTPUT/pairwise/<x>/<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
 
 x and y are the two run names in sorted order, so `compare A B` and `compare B A` share their answers; the judge id
-names the judge's model, settings and prompt set. Questions are keyed `{sample key}|{x or y}`, the run whose
+names the judge's model, settings and prompt set. A folder per name: no run name holds a "/", so no two pairs share
+one (`pair_directory`). Questions are keyed `{sample key}|{x or y}`, the run whose
 prediction is Response A; each answer row records the hash of its question's messages, so a changed prediction
 or prompt is asked again and nothing else is.
 """
@@ -20,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.files import JsonlTable, write_atomic
+from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
@@ -102,7 +103,23 @@ def question_key(sample_key: str, first: Side) -> str:
 
 
 def pair_directory(output: Path, x: str, y: str, judge_id: str) -> Path:
-    return output / PAIRWISE_DIR / f"{x}__vs__{y}" / judge_id
+    """`pairwise/<x>/<y>/<judge id>/`. Earlier versions joined the names, `pairwise/<x>__vs__<y>/`, which the
+    pairs (p, q__vs__r) and (p__vs__q, r) shared: such a folder is still used, so that nothing is asked again, by
+    the pair its pair.json names, as long as no folder of this layout was made for it."""
+    folder = output / PAIRWISE_DIR / x / y / judge_id
+    legacy = output / PAIRWISE_DIR / f"{x}__vs__{y}" / judge_id
+    if not folder.exists() and _pair_named(legacy / PAIR_FILE) == (x, y):
+        return legacy
+    return folder
+
+
+def _pair_named(path: Path) -> tuple[str, str] | None:
+    """The names of the two runs a pair.json names; None when there is none that can be read."""
+    try:
+        info = read_json(path)
+        return str(info["x"]["name"]), str(info["y"]["name"])
+    except (StoreError, KeyError, TypeError):
+        return None
 
 
 class PairRun(BaseModel):
