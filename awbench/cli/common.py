@@ -11,7 +11,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.redact import redact
@@ -19,8 +19,16 @@ from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_r
 
 EXIT_FAILURES, EXIT_USAGE = 1, 2
 
-console = Console()
-err_console = Console(stderr=True)
+
+def text_console(**kwargs: Any) -> Console:
+    """A console that prints strings as they are: run and model names, paths and messages hold text such as
+    `[link=...]`, `[/]` or `:smile:`, which rich would read as markup or emoji codes (or highlight, such as a
+    URL). Styles are given as `Text` objects, or with `style=`."""
+    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+
+
+console = text_console()
+err_console = text_console(stderr=True)
 
 OutputOption = Annotated[Path, typer.Option("--output", help="Directory that holds the runs.")]
 
@@ -28,7 +36,7 @@ OutputOption = Annotated[Path, typer.Option("--output", help="Directory that hol
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """`error: ...` on stderr, one line per line of the message, and exit."""
     for line in message.splitlines() or [""]:
-        err_console.print(f"[bold red]error:[/] {escape(redact(line))}", highlight=False, soft_wrap=True)
+        err_console.print(Text.assemble(("error:", "bold red"), " ", redact(line)), soft_wrap=True)
     raise typer.Exit(code)
 
 
