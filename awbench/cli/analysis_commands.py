@@ -81,8 +81,10 @@ JsonFormat = Annotated[
 
 
 def _emit(text: str, out: Path | None) -> None:
-    if out is None:
-        typer.echo(text, nl=False)  # as the file would hold it: a console would expand tabs and drop CRs
+    if out is None and console.is_terminal:
+        console.print(text, end="", soft_wrap=True)  # shown: a control character in a name as U+FFFD
+    elif out is None:
+        typer.echo(text, nl=False, color=True)  # as the file -o writes, byte for byte (no ANSI code taken out)
     else:
         _write(out, text)
         err_console.print(f"wrote {out}")

