@@ -1,6 +1,9 @@
-"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), answered as the reference's choice
-parser reads them (`reference_choice`: the last `\\boxed{A}`/`\\boxed{B}`), kept by key in their own JSONL table.
-The Turing test (`awbench.run.turing`) and pairwise comparison ask through it.
+"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), kept by key in their own JSONL table. The
+Turing test (`awbench.run.turing`) and pairwise comparison ask through it. Answers are read by the prompt set's
+protocol (`ChoiceReader`): awbench's own by `choice_parsing.read_choice` (the judge's own explicit choice, never
+one quoted from the question; a quoted choice from a response flags the answer `steering_suspected`), the
+reference's as its choice parser reads them (`reference_choice`: the last `\\boxed{A}`/`\\boxed{B}`, else the
+last lone A or B).
 
 API:
 
@@ -14,9 +17,11 @@ API:
     await judge.aclose()
 
 `ask` sends only what the table does not hold answered for the same question (`ChoiceAnswer.question`: a hash
-of the judge's identity and the messages, so a changed prompt or setting asks again), appends every attempt's
-outcome to the table as it comes (the last row of a key wins: an interrupted run resumes with its attempts and
-cost), and raises BudgetExhausted (resumable) when `settings.max_cost` would be passed.
+of the judge's identity, the reader's version and the messages, so a changed prompt or setting asks again),
+appends every attempt's outcome to the table as it comes (the last row of a key wins: an interrupted run resumes
+with its attempts and cost), and raises BudgetExhausted (resumable) when `settings.max_cost` would be passed.
+An answer kept under an earlier reader of the same protocol (`ChoiceReader.earlier`) is read again from its raw
+text, not asked again: a new row, asked again only when the new reading finds no choice.
 
 Transport: the judge backends' own, not a second one. `--judge-backend openai` sends each call through the
 direct judge's rate-limited client (`LLMJudge.complete`, `LLMJudge.request_body`, its seeds' rule
@@ -32,8 +37,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +47,7 @@ from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
+from awbench.judging.choice_parsing import CHOICE_READER, ChoiceReading, read_choice
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
@@ -53,7 +60,7 @@ from awbench.judging.cost import (
     unpriced_cap,
     usage_cost,
 )
-from awbench.judging.prompts import PromptSet
+from awbench.judging.prompts import PromptSet, Protocol
 from awbench.judging.reference_parsers import reference_choice
 from awbench.judging.verdict_records import add_usage, verdict_seed
 from awbench.judging.workers import worker_results
@@ -63,22 +70,60 @@ from awbench.transport.chat_client import Completion
 from awbench.transport.openai_client import Endpoints
 from awbench.transport.retry_policy import Attempts
 
-__all__ = ["ANSWERS_FILE", "ChoiceAnswer", "ChoiceJudge", "ChoiceQuestion", "answer_table", "read_reply"]
+__all__ = [
+    "ANSWERS_FILE",
+    "ChoiceAnswer",
+    "ChoiceJudge",
+    "ChoiceQuestion",
+    "ChoiceReader",
+    "answer_table",
+    "choice_reader",
+    "read_reply",
+]
 
 ANSWERS_FILE = "answers.jsonl"
-CHOICE_PARSER = "reference-choice-1"  # part of each question's hash: bump when the parse changes
 
 Messages = list[dict[str, str]]
 Choice = Literal["A", "B"]
+
+
+@dataclass(frozen=True)
+class ChoiceReader:
+    """How a protocol's answers are read: `read(raw answer, its question)`; `version` is part of each question's
+    hash; answers kept under an `earlier` version are read again with this one instead of being asked again."""
+
+    version: str
+    read: Callable[[str, ChoiceQuestion], ChoiceReading]
+    earlier: tuple[str, ...] = ()
+
+
+def _reference_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
+    choice = reference_choice(raw)
+    reason = None if choice else "no choice: neither \\boxed{A} nor \\boxed{B}, nor a lone A or B"
+    return ChoiceReading(cast("Choice | None", choice), (), reason)
+
+
+def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
+    return read_choice(raw, [message["content"] for message in question.messages], question.responses)
+
+
+REFERENCE_READER = ChoiceReader("reference-choice-1", _reference_reading)
+# Before issue 35, every protocol's answers were read as the reference reads them: kept answers are read again.
+AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=(REFERENCE_READER.version,))
+
+
+def choice_reader(protocol: Protocol) -> ChoiceReader:
+    return REFERENCE_READER if protocol == "reference" else AWBENCH_READER
 
 
 class ChoiceAnswer(BaseModel):
     """A question's outcome so far (a row of answers.jsonl; the last of a key wins)."""
 
     key: str
-    question: str  # hash of the judge's identity, the parser and the messages
+    question: str  # hash of the judge's identity, the reader's version and the messages
     choice: Choice | None = None
     raw: str | None = None  # the judge's last answer
+    flags: list[str] = Field(default_factory=list)  # the reading's: "steering_suspected"
     finish_reason: str | None = None
     error: str | None = None
     transient: bool = False  # the error may go away when asked again
@@ -97,8 +142,10 @@ def answer_table(directory: Path) -> JsonlTable[ChoiceAnswer, str]:
     return JsonlTable(directory / ANSWERS_FILE, ChoiceAnswer, lambda a: a.key)
 
 
-def read_reply(answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool) -> ChoiceAnswer:
-    """A question's answer after one reply: parsed as the reference parses it; usage and cost added up."""
+def read_reply(
+    answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool, reader: ChoiceReader
+) -> ChoiceAnswer:
+    """A question's answer after one reply: read by `reader`; usage and cost added up."""
     usage = add_usage(answer.usage if answer else Usage(), reply.usage)
     cost = ((answer.cost_usd or 0.0) if answer else 0.0) + reply.cost_usd if priced else None
     common: dict[str, Any] = {
@@ -113,21 +160,25 @@ def read_reply(answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bo
     if reply.completion is None:
         return ChoiceAnswer(error=reply.error, transient=reply.transient, **common)
     raw, _ = clean_text(reply.completion.content)
-    choice = reference_choice(raw or "")
-    cut = reply.completion.finish_reason == "length"
-    error = None
-    if cut:
-        error = "the judge's answer was cut off by its token limit (--judge-max-tokens)"
-    elif choice is None:
-        error = "no choice: neither \\boxed{A} nor \\boxed{B}, nor a lone A or B"
+    finish_reason = reply.completion.finish_reason
     return ChoiceAnswer(
-        choice=None if cut else choice,  # an answer that did not end is not taken
-        raw=raw,
-        finish_reason=reply.completion.finish_reason,
-        error=error,
-        transient=error is not None,  # asked again within the budget
-        **common,
+        raw=raw, finish_reason=finish_reason, **common, **_reading(reader, call.question, raw, finish_reason)
     )
+
+
+def _reading(
+    reader: ChoiceReader, question: ChoiceQuestion, raw: str | None, finish_reason: str | None
+) -> dict[str, Any]:
+    """The fields a complete answer's reading sets: its choice, the error without one, and its flags."""
+    found = reader.read(raw or "", question)
+    cut = finish_reason == "length"
+    error = "the judge's answer was cut off by its token limit (--judge-max-tokens)" if cut else found.reason
+    return {
+        "choice": None if cut else found.choice,  # an answer that did not end is not taken
+        "error": error,
+        "transient": error is not None,  # asked again within the budget
+        "flags": list(found.flags),
+    }
 
 
 class ChoiceJudge:
@@ -145,6 +196,7 @@ class ChoiceJudge:
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
             raise ValueError(unpriced_cap(settings.model, settings.max_cost))
+        self.reader = choice_reader(prompt_set.protocol)
         self.sender = _sender(self, endpoints or Endpoints())
         self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
 
@@ -155,8 +207,9 @@ class ChoiceJudge:
             return None
         return batch_price(self.price) if self.settings.batch else self.price
 
-    def question_hash(self, question: ChoiceQuestion) -> str:
-        return content_hash({"judge": self.identity, "parser": CHOICE_PARSER, "messages": question.messages})
+    def question_hash(self, question: ChoiceQuestion, reader_version: str | None = None) -> str:
+        version = reader_version or self.reader.version
+        return content_hash({"judge": self.identity, "parser": version, "messages": question.messages})
 
     def seed(self, question_hash: str, attempt: int) -> int:
         return verdict_seed(question_hash, 0, attempt)
@@ -167,11 +220,29 @@ class ChoiceJudge:
             "protocol": self.prompt_set.protocol,
             "prompt_sha256": self.prompt_set.sha256,
             "prompt_source": self.prompt_set.source,
-            "parser": CHOICE_PARSER,
+            "parser": self.reader.version,
         }
 
+    def reread(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[ChoiceAnswer]:
+        """The kept answers to these very questions that an earlier reader read (`ChoiceReader.earlier`), read
+        again from their raw text: new rows under the current question hash, attempts and cost kept."""
+        out = []
+        for question in questions:
+            answer = answers.get(question.key)
+            if answer is None or answer.raw is None:
+                continue
+            current = self.question_hash(question)
+            if answer.question == current:
+                continue
+            if any(answer.question == self.question_hash(question, v) for v in self.reader.earlier):
+                update = {"question": current, "meta": question.meta}
+                update |= _reading(self.reader, question, answer.raw, answer.finish_reason)
+                out.append(answer.model_copy(update=update))
+        return out
+
     def pending(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[Call]:
-        """The next call of every question not settled for its current text."""
+        """The next call of every question not settled for its current text (answers to re-read, read)."""
+        answers = answers | {answer.key: answer for answer in self.reread(questions, answers)}
         budget = self.settings.max_retries + 1
         calls = []
         for question in questions:
@@ -216,10 +287,14 @@ class ChoiceJudge:
         cap = self.settings.max_cost
         priced = self.price is not None and self.settings.backend != "vllm"
         capped = False
+        reread = self.reread(questions, answers)
+        answers.update((answer.key, answer) for answer in reread)
         calls = self.pending(questions, answers)
-        if not calls:  # nothing to ask: nothing is opened or written
+        if not calls and not reread:  # nothing to ask or read again: nothing is opened or written
             return {k: a for k, a in answers.items() if k in wanted}
         with table.appender() as append:
+            for answer in reread:
+                append(answer)
             while calls:
                 if cap is not None:
                     affordable, reserved = [], 0.0
@@ -238,7 +313,7 @@ class ChoiceJudge:
                     before = answers.get(call.question.key)
                     if before is not None and before.question != call.hash:
                         before = None  # a changed question starts afresh
-                    answer = read_reply(before, call, reply, priced)
+                    answer = read_reply(before, call, reply, priced, self.reader)
                     self.spent_usd += reply.cost_usd if priced else 0.0
                     answers[call.question.key] = answer
                     append(answer)

@@ -87,10 +87,9 @@ def _ours(name: str, directory: Path, template: str | None, source: str | None) 
 def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real: Position) -> Messages:
     """The question for one prediction, the real observation shown as Response `real`."""
     record = sample.record
+    first, second = _ordered(shown_observations(prompt_set, sample, prediction), real)
     if prompt_set.protocol == "reference":
-        context, current, truth = reference_turn(record)
-        shown = {"real": reference_clean(truth), "predicted": reference_clean(prediction)}
-        first, second = _ordered(shown, real)
+        context, current, _ = reference_turn(record)
         user = prompt_set.user_template.format(
             context=context,
             world_model_input=current,
@@ -98,11 +97,6 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
             response_b=f"**Response B:**\n```\n{second}\n```",
         ).strip()
     else:
-        shown = {
-            "real": strip_observation_marker(record.ground_truth),
-            "predicted": strip_observation_marker(prediction),
-        }
-        first, second = _ordered(shown, real)
         values = {
             **turn_values(sample.domain, record),
             "response_a": fence(first),
@@ -110,6 +104,17 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
         }
         user = fill(prompt_set.user_template, values)
     return judge_chat(prompt_set, sample.domain, user)
+
+
+def shown_observations(prompt_set: PromptSet, sample: Sample, prediction: str) -> dict[str, str]:
+    """The real observation and the prediction (`real`, `predicted`) as the protocol's question shows them."""
+    if prompt_set.protocol == "reference":
+        truth = reference_turn(sample.record)[2]
+        return {"real": reference_clean(truth), "predicted": reference_clean(prediction)}
+    return {
+        "real": strip_observation_marker(sample.record.ground_truth),
+        "predicted": strip_observation_marker(prediction),
+    }
 
 
 def _ordered(shown: dict[str, str], real: Position) -> tuple[str, str]:

@@ -101,6 +101,7 @@ def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
             "questions": 10,
             "unanswered": 0,
             "first_position": 0.7,
+            "steering_suspected": 0,
             "cost_usd": pytest.approx(0.02),
         }
         assert (c["run_a"], c["run_b"], c["warnings"]) == ("oracle", "partial", [])

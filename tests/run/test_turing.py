@@ -117,11 +117,16 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
         # Cost: 52 calls of 2,000 prompt tokens at $1/M and 100 completion tokens at $10/M.
         assert report["cost_usd"] == pytest.approx(52 * 0.003)
         assert report["cost_per_1000"] == pytest.approx(3.0)
-        # Double-blind: the real one's place is drawn per prediction from the seed, and the request says nothing else.
-        answers = [json.loads(line) for line in (tmp_path / "lo" / "turing").glob("*/answers.jsonl").__next__().open()]
+        # Double-blind: the real one's place is drawn per prediction from the evaluation's secret and the seed, and
+        # the request says nothing else.
+        evaluation = next((tmp_path / "lo" / "turing").glob("*/answers.jsonl")).parent
+        secret = (evaluation / "positions.secret").read_text().strip()
+        assert re.fullmatch("[0-9a-f]{64}", secret)
+        assert json.loads((evaluation / "turing.json").read_text())["positions"] == "secret"
+        answers = [json.loads(line) for line in (evaluation / "answers.jsonl").open()]
         places = {a["meta"]["sample"]: a["meta"]["real"] for a in answers}
-        assert places == {key: real_position(0, key, 0) for key in places}
-        assert report["position_bias"]["real_a"]["n"] == sum(p == "A" for p in places.values()) == 25
+        assert places == {key: real_position(0, key, 0, secret) for key in places}
+        assert report["position_bias"]["real_a"]["n"] == sum(p == "A" for p in places.values())
         assert all(set(r) == {"model", "messages", "temperature", "seed", "max_tokens"} for r in server.requests)
         assert not (tmp_path / "lo" / "judges").exists()  # its own evaluation, not a rubric one
 
