@@ -30,8 +30,8 @@ AMBIGUOUS_FLAG = "ambiguous"
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 _THINK_TAG = re.compile(r"</?think>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
-# a fence left open runs to the end, as in a verdict cut off by the token limit.
-_FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
+# a fence left open runs to the end, as in a verdict cut off by the token limit. The choice reader's too.
+FENCED_BLOCK = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
 # What follows a score's number when it names its scale: "8/10", "8 out of 10", "80%".
@@ -381,7 +381,7 @@ def _unclosed_openings(text: str) -> list[Opening]:
     openings: list[Opening] = [(start, "tag", len(FINAL_OPEN), None) for start in tags]
     spans = _object_spans(text, unclosed_limit=len(text))
     openings += [(start, "object", _LEAST_QUOTED_OBJECT, None) for start, end in spans if end is None]
-    for fence in _FENCE.finditer(text):
+    for fence in FENCED_BLOCK.finditer(text):
         if fence.end() == fence.end(2) or _FENCE_OPENER.search(text, fence.start(2), fence.end(2)):
             opening = normalise(text[fence.start() : fence.start(2)])
             openings.append((fence.start(), "fence", len(opening) + 1, fence))
@@ -398,7 +398,7 @@ def _load_candidates(block: str) -> list[Candidate]:
     fenced blocks, balanced objects, then never-closed ones, each kind last first. Top-level keys are
     lower-cased."""
     spans = _object_spans(block)
-    texts = [fence.group(2) for fence in _FENCE.finditer(block)][::-1]
+    texts = [fence.group(2) for fence in FENCED_BLOCK.finditer(block)][::-1]
     texts += [block[start:end] for start, end in reversed(spans) if end is not None]
     texts += [block[start:] for start, end in reversed(spans) if end is None]
     candidates: list[Candidate] = []
