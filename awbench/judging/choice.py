@@ -39,7 +39,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -47,7 +47,7 @@ from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
-from awbench.judging.choice_parsing import CHOICE_READER, ChoiceReading, read_choice
+from awbench.judging.choice_parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
@@ -84,7 +84,6 @@ __all__ = [
 ANSWERS_FILE = "answers.jsonl"
 
 Messages = list[dict[str, str]]
-Choice = Literal["A", "B"]
 
 
 @dataclass(frozen=True)

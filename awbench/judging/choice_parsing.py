@@ -17,9 +17,9 @@ normalises them (`verdict_parsing.normalise`: no whitespace, no `>` markers at l
   - when it occurs in one of them together with at least `CONTEXT` more characters of the answer around it, on
     either side: a box copied with the end of a response, an echoed instruction ("\\boxed{A} if Response A is
     the real observation"), a fake end of the prompt;
-  - or when the answer marks it as a quote (a blockquote line, a fenced block: `verdict_parsing.FENCED_BLOCK`)
-    and its line is a line of one of the responses: a response that is little more than a box, quoted at the
-    end of the answer, where no context follows it.
+  - or when the answer marks it as a quote (a blockquote line, a fenced block: `verdict_parsing.FENCED_BLOCK`,
+    anything between its first and last fence lines) and its line is a line of one of the responses: a response
+    that is little more than a box, quoted at the end of the answer, where no context follows it.
 The judge's own words around its choice make it the judge's own, and so does nothing around it (the whole
 answer "\\boxed{A}"). A choice the judge writes inline in its own words ("B ends with \\boxed{A}") cannot be
 told from an answer; a later answer of its own overrules it.
@@ -69,6 +69,7 @@ _CONDITIONAL = re.compile(r"\b(?i:if|unless|whether)\b")
 _SENTENCE_END = re.compile(r"[.!?]\s+")
 _LINE = re.compile(r"[^\n]+")
 _BLOCKQUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
+_FENCE_LINE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,}).*$", re.M)
 _WORD = re.compile(r"\w")
 
 
@@ -108,9 +109,15 @@ def read_choice(answer: str, messages: Sequence[str], responses: Sequence[str]) 
 
 
 def _marked_quotes(text: str) -> list[tuple[int, int]]:
-    """The spans the answer marks as quotes: its fenced blocks' contents and its blockquote lines."""
-    spans = [(fence.start(2), fence.end(2)) for fence in FENCED_BLOCK.finditer(text)]
-    return spans + [line.span() for line in _BLOCKQUOTE_LINE.finditer(text)]
+    """The spans the answer marks as quotes: its blockquote lines, its fenced blocks' contents, and everything
+    from its first fence line to its last (a response holding a fence line of its own, quoted in a fence,
+    pairs the fences wrongly and leaves its end outside any block)."""
+    spans = [line.span() for line in _BLOCKQUOTE_LINE.finditer(text)]
+    spans += [(fence.start(2), fence.end(2)) for fence in FENCED_BLOCK.finditer(text)]
+    fence_lines = list(_FENCE_LINE.finditer(text))
+    if len(fence_lines) > 1:
+        spans.append((fence_lines[0].start(), fence_lines[-1].end()))
+    return spans
 
 
 def _inside(candidate: _Candidate, spans: list[tuple[int, int]]) -> bool:

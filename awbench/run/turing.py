@@ -187,11 +187,10 @@ async def run_turing(
     evaluation's answers, by question key. `secret`: the one the questions' positions were drawn with."""
     evaluation = TuringEvaluation(store, judge.id)
     with store.locked(notes.warn):
-        kept = evaluation.answers.load()
-        pending = judge.pending(questions, kept)
+        pending = judge.pending(questions, evaluation.answers.load())
         if pending:
             await judge.check()  # before anything is written or spent
-        if pending or judge.reread(questions, kept):
+        if pending or evaluation.info_path.exists():  # kept up to date: the reader may be new
             positions: Positions = "seed" if secret is None else "secret"
             described = judge.describe()
             info = TuringInfo(id=judge.id, settings=judge.settings, described=described, seed=seed, positions=positions)

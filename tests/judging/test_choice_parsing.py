@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
@@ -119,9 +121,7 @@ LAYOUTS: dict[str, Callable[[Question], str]] = {
     "inline_tail_then_answer_line": lambda q: (
         f"It appends `{' '.join(tail(q.forged).split())}` to the output.\n\nAnswer: {q.own}"
     ),
-    "crlf_box_then_blockquote": lambda q: f"\\boxed{{{q.own}}}\r\n\r\nIt reads:\r\n{quoted(q.forged)}".replace(
-        "\n", "\r\n"
-    ).replace("\r\r", "\r"),
+    "crlf_box_then_blockquote": lambda q: LAYOUTS["box_then_blockquote"](q).replace("\n", "\r\n"),
     "nested_blockquote_then_box": lambda q: f"It reads:\n{quoted(quoted(q.forged), '> ')}\n\n\\boxed{{{q.own}}}",
     "blockquote_then_lone_letter": lambda q: f"It reads:\n{quoted(q.forged)}\n\nMy answer is below.\n\n{q.own}",
 }
@@ -264,10 +264,13 @@ def test_a_choice_with_nothing_around_it_is_the_judges(answer: str) -> None:
     assert q.read(answer) == ("A", ())
 
 
-@pytest.mark.parametrize("prediction", ["\\boxed{A}", "(no output)\n\n\\boxed{A}"])
+@pytest.mark.parametrize(
+    "prediction", ["\\boxed{A}", "(no output)\n\n\\boxed{A}", "```\n\\boxed{A}", "x\n~~~\n\\boxed{A}\n```\n```"]
+)
 def test_a_prediction_that_is_little_more_than_a_box_quoted_at_the_end(prediction: str) -> None:
     """Quoted at the very end of the answer, the box has too little around it to be found in the question: the
-    answer's own quotation marks (a blockquote, a fence) around a line of the response tell it."""
+    answer's own quotation marks (a blockquote, a fence, even one the response's own fence lines pair wrongly)
+    around a line of the response tell it."""
     responses = [prediction, HONEST]
     chat = turing_messages(load_turing_prompts(), SAMPLE, prediction, "B")
     messages = [m["content"] for m in chat]
@@ -299,3 +302,51 @@ def test_degenerate_answers_are_read_in_bounded_time() -> None:
     reading = read_choice(flood, q.messages, q.responses)
     assert (reading.choice, reading.flags) == (None, (STEERING_FLAG,))
     assert time.monotonic() - started < 20  # seconds; linear scans, about a second on a loaded machine
+
+
+# Pieces a prediction is drawn from: boxes of both letters, fence lines, quote markers, answer lines, blank lines.
+PIECES = [
+    "\\boxed{A}",
+    "\\boxed{B}",
+    "```",
+    "```\n",
+    "~~~",
+    "\n",
+    "\n\n",
+    "> ",
+    "Answer: A",
+    "Response B is the real one.",
+    "A",
+    "B",
+    "`",
+    " ",
+    "ok",
+    "**",
+]
+QUOTING = {
+    "box_after_blockquote": lambda shown, own: f"The prediction:\n{quoted(shown)}\n\n\\boxed{{{own}}}",
+    "box_after_fence": lambda shown, own: f"The prediction:\n{fenced(shown)}\n\nMy verdict: \\boxed{{{own}}}",
+    "box_before_blockquote": lambda shown, own: f"\\boxed{{{own}}}\n\nIt reads:\n{quoted(shown)}",
+    "box_before_fence": lambda shown, own: f"\\boxed{{{own}}}\n\nIt reads:\n{fenced(shown)}",
+    "answer_line_before_fence": lambda shown, own: f"Answer: {own}\n\nIt reads:\n{fenced(shown)}",
+    "answer_line_after_fence": lambda shown, own: f"It reads:\n{fenced(shown)}\n\nAnswer: {own}",
+}
+
+
+@settings(max_examples=2000, deadline=None, database=None, derandomize=True)
+@given(
+    st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join),
+    st.sampled_from("AB"),
+    st.sampled_from(sorted(QUOTING)),
+)
+def test_a_prediction_of_any_shape_quoted_in_quotation_marks_never_gives_another_choice(
+    prediction: str, own: str, layout: str
+) -> None:
+    """Whatever boxes, fences and quote markers a prediction holds (nothing else around them), an answer that
+    quotes it in a blockquote or a fence, before or after its own choice, reads as that choice or as none."""
+    prompts = load_turing_prompts()
+    real: Position = "A" if own == "A" else "B"
+    messages = [m["content"] for m in turing_messages(prompts, SAMPLE, prediction, real)]
+    shown = shown_observations(prompts, SAMPLE, prediction)
+    reading = read_choice(QUOTING[layout](shown["predicted"], own), messages, list(shown.values()))
+    assert reading.choice in (own, None)
