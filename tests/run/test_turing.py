@@ -22,9 +22,11 @@ from awbench.analysis.turing import TuringResult
 from awbench.cli import app
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
+from awbench.files import StoreError
 from awbench.judging import choice
 from awbench.judging.reference_parsers import reference_choice
 from awbench.judging.turing import load_turing_prompts, turing_messages
+from awbench.run.store import RunStore
 from awbench.run.turing import TuringEvaluation, real_position
 from awbench.world_model.parsing import strip_observation_marker
 
@@ -541,3 +543,17 @@ def test_a_lost_or_altered_secret_is_refused(tmp_path: Path) -> None:
         lost = turing(tmp_path, "lo", server)
         assert lost.exit_code == 2 and "positions.secret is missing" in " ".join(lost.output.split())
         assert "Traceback" not in lost.output and len(server.requests) == 52
+
+
+def test_a_secret_kept_meanwhile_by_another_command_is_not_replaced(tmp_path: Path) -> None:
+    """Two commands that both began a new evaluation draw two secrets; the second to ask refuses to replace the
+    first's (its questions were placed with its own), and asks nothing."""
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    with FakeOpenAIServer(responder=always_a) as server:
+        assert turing(tmp_path, "lo", server).exit_code == 0
+        (kept,) = (tmp_path / "lo" / "turing").glob("*/positions.secret")
+        evaluation = TuringEvaluation(RunStore(tmp_path / "lo"), kept.parent.name)
+        info = evaluation.read_info()
+        with pytest.raises(StoreError, match="another command began this Turing test meanwhile"):
+            evaluation.ensure(info, "ab" * 32)
+        assert evaluation.secret() == kept.read_text().strip() != "ab" * 32
