@@ -12,7 +12,7 @@ PACKAGE = Path(awbench.__file__).resolve().parent
 # Lowest first: a module may import from its own layer and the ones before it.
 LAYERS = ("", "data", "world_model", "transport", "backends", "judging", "run", "analysis", "interop", "cli")
 SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.files", "awbench.plugins",
-          "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest")  # fmt: skip
+          "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest", "awbench.workers")  # fmt: skip
 # The one import allowed upward: the package root keeps `from awbench import pipeline` working, loaded on use.
 REEXPORTS = {("awbench", "awbench.run.pipeline")}
 
@@ -96,7 +96,7 @@ def test_layer_check_catches_an_upward_import(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from awbench.analysis.leaderboard import build_leaderboard\n", encoding="utf-8")
     assert imported(probe) == [(2, "awbench.analysis.leaderboard")]
-    assert layer("awbench.analysis.leaderboard") > layer("awbench.judging.llm")
+    assert layer("awbench.analysis.leaderboard") > layer("awbench.judging.llm.direct")
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -140,20 +140,22 @@ def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     cycle; an import only type checkers read is not."""
     upper = tmp_path / "upper.py"
     upper.write_text(
-        "from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
+        "from typing import TYPE_CHECKING\nfrom awbench.judging.llm.direct import create\n"
         "if TYPE_CHECKING:\n    from awbench.judging.rules.judge import RuleJudge\n",
         encoding="utf-8",
     )
     lower = tmp_path / "lower.py"
-    lower.write_text("def f():\n    from awbench.judging.batch import BatchJudge\n", encoding="utf-8")
-    assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm")]
+    lower.write_text("def f():\n    from awbench.judging.llm.batch_judge import BatchJudge\n", encoding="utf-8")
+    assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm.direct")]
     assert len(imported(upper)) == 2
     graph = {
-        "awbench.judging.llm": {target for _, target in imported(lower)},
-        "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
-        "awbench.judging.rules.judge": {"awbench.judging.llm"},
+        "awbench.judging.llm.direct": {target for _, target in imported(lower)},
+        "awbench.judging.llm.batch_judge": {target for _, target in imported(upper, at_runtime=True)},
+        "awbench.judging.rules.judge": {"awbench.judging.llm.direct"},
     }
-    assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
+    assert import_cycles(graph) == [
+        ["awbench.judging.llm.batch_judge", "awbench.judging.llm.direct", "awbench.judging.llm.batch_judge"]
+    ]
 
 
 def judge_introspection(path: Path) -> list[str]:

@@ -16,7 +16,7 @@ from awbench.records import Generation, Sample
 from awbench.world_model.messages import world_model_messages
 
 if TYPE_CHECKING:
-    from awbench.transport.openai_client import Endpoints
+    from awbench.transport.endpoints import Endpoints
 
 
 @dataclass(frozen=True)

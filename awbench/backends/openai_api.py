@@ -26,7 +26,7 @@ from awbench.config import ModelSettings
 from awbench.records import Generation
 from awbench.redact import url_secrets_masked
 from awbench.transport.chat_client import ChatClient, Completion, StatusError
-from awbench.transport.openai_client import (
+from awbench.transport.endpoints import (
     FATAL_STATUS,
     DeadEndpointWatch,
     Endpoints,

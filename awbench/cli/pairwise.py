@@ -22,7 +22,7 @@ from awbench.cli.summary import judge_cost
 if TYPE_CHECKING:
     from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
     from awbench.analysis.runs import RunData
-    from awbench.judging.choice import ChoiceAnswer, ChoiceJudge
+    from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge
     from awbench.run.pairwise import PairJob
 
 # The judge options that mean something for a two-choice question (not the rule judge's, nor the rubric verdict's
@@ -102,9 +102,9 @@ def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[st
 
 def _judge(options: Options) -> ChoiceJudge:
     """The pairwise judge the options ask for; its prompts default to awbench's pairwise set."""
-    from awbench.judging.choice import ChoiceJudge
-    from awbench.judging.pairwise_prompts import BUILTIN, load_pairwise_prompts
-    from awbench.transport.openai_client import Endpoints
+    from awbench.judging.choice.judge import ChoiceJudge
+    from awbench.judging.choice.pairwise_prompts import BUILTIN, load_pairwise_prompts
+    from awbench.transport.endpoints import Endpoints
 
     given = options.settings(PAIRWISE_JUDGE, given_only=True)
     if given.get("prompts") == "rubric":

@@ -27,8 +27,8 @@ from awbench.records import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
-    from awbench.judging.choice import ChoiceAnswer
-    from awbench.judging.choice_calls import ChoiceQuestion
+    from awbench.judging.choice.calls import ChoiceQuestion
+    from awbench.judging.choice.judge import ChoiceAnswer
 
 DEFAULT_TURING_PROMPTS = "turing"
 # The judge options without those that mean nothing to a choice question (the rule judge, a verdict's schema,
@@ -88,11 +88,11 @@ def turing(
 
     Example: awbench turing my-run --judge-model gpt-5.2-2025-12-11 --max-cost 5
     """
-    from awbench.judging.choice import ChoiceJudge
-    from awbench.judging.turing import load_turing_prompts
+    from awbench.judging.choice.judge import ChoiceJudge
+    from awbench.judging.choice.turing_prompts import load_turing_prompts
     from awbench.run.pipeline import run_samples
     from awbench.run.turing import TuringEvaluation, estimate_turing, read_answers, run_turing, turing_questions
-    from awbench.transport.openai_client import Endpoints
+    from awbench.transport.endpoints import Endpoints
 
     store = open_run(run, options.values["output"])
     settings = turing_settings(options)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from awbench.config import JudgeSettings
     from awbench.judging.cost import CostEstimate
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
-    from awbench.transport.openai_client import Endpoints
+    from awbench.transport.endpoints import Endpoints
 
 # Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters, and
 # is a folder's name of its own (never `.` or `..`, nor hidden): an id read back from a run's `judges/` folder, or
@@ -137,7 +137,7 @@ def check_judges(settings: JudgeSettings) -> None:
     records it), before any inference."""
     if not settings.uses_llm:
         return
-    from awbench.transport.openai_client import MissingAPIKey
+    from awbench.transport.endpoints import MissingAPIKey
 
     for option, value in (
         ("--judge-extra-body", settings.extra_body),

@@ -10,7 +10,7 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging import llm_judge_id
-from awbench.judging.prompts import BUILTIN_SETS
+from awbench.judging.llm.prompts import BUILTIN_SETS
 from awbench.judging.rules.judge import RULES_JUDGE_PREFIX
 
 

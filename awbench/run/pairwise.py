@@ -1,6 +1,6 @@
 """Pairwise comparison of two runs by an LLM judge: for each sample both runs predicted, which prediction is closer
 to the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
-(`awbench.judging.choice`). The answers are kept outside both runs, never mixed with their rubric scores:
+(`awbench.judging.choice.judge`). The answers are kept outside both runs, never mixed with their rubric scores:
 
     OUTPUT/pairwise/<x>/<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
     OUTPUT/pairwise/<x>/<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
@@ -23,10 +23,10 @@ from pydantic import BaseModel
 
 from awbench.files import JsonlTable, StoreError, read_json, write_atomic
 from awbench.judging import Notes
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.pairwise_prompts import pairwise_messages
 from awbench.judging.cost import CostEstimate
-from awbench.judging.pairwise_prompts import pairwise_messages
-from awbench.judging.prompts import PromptSet, protocol_request, shown_text
+from awbench.judging.llm.prompts import PromptSet, protocol_request, shown_text
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
 from awbench.run.store import JudgeInfo, RunLock, refuse_run_output

@@ -19,7 +19,7 @@ from awbench.backends import Backend, check_backend, create_backend, describe_ba
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.judging import Judge, check_judges, create_judges
-from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S, batches_in_turn, learnt_token_limit
+from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S, batches_in_turn, learnt_token_limit
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import ScoresFile
@@ -34,7 +34,7 @@ from awbench.run.stages import (
     reusable,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
-from awbench.transport.openai_client import Endpoints, MissingAPIKey
+from awbench.transport.endpoints import Endpoints, MissingAPIKey
 
 MAX_WARNINGS_SHOWN = 5
 

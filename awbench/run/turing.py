@@ -3,7 +3,7 @@ never mixed with the rubric's:
 
     turing/<judge id>/turing.json       the judge's settings, its prompts, the seed, how positions are drawn
     turing/<judge id>/positions.secret  the random secret the positions are drawn from, made once
-    turing/<judge id>/answers.jsonl     one row per question and attempt (`awbench.judging.choice`), keyed
+    turing/<judge id>/answers.jsonl     one row per question and attempt (`awbench.judging.choice.judge`), keyed
                                         `{sample key}|{generation}|{A or B: where the real observation is shown}`
     turing/<judge id>/batches.json      with --judge-batch: the batches, for resuming
 
@@ -33,10 +33,10 @@ from pydantic import BaseModel, Field
 from awbench.config import JudgeSettings
 from awbench.files import StoreError, write_atomic
 from awbench.judging import Notes
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.turing_prompts import Position, shown_observations, turing_messages
 from awbench.judging.cost import CostEstimate
-from awbench.judging.prompts import protocol_request
-from awbench.judging.turing import Position, shown_observations, turing_messages
+from awbench.judging.llm.prompts import protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
 

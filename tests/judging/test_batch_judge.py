@@ -23,12 +23,12 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
-from awbench.judging.batch import BatchJudge
-from awbench.judging.batch_api import BatchAPI
-from awbench.judging.batch_state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id
+from awbench.judging.batch.api import BatchAPI
+from awbench.judging.batch.state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
-from awbench.judging.openai_judge import create
-from awbench.judging.verdict_records import verdict_seed
+from awbench.judging.llm.batch_judge import BatchJudge
+from awbench.judging.llm.openai_judge import create
+from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.run import pipeline
 from awbench.run.store import RunStore
@@ -457,7 +457,7 @@ def test_failed_and_errored_requests_are_asked_again(tmp_path: Path) -> None:
 
 
 def test_a_refusal_inside_a_batch_stops_the_run_without_recording_it(tmp_path: Path) -> None:
-    from awbench.transport.openai_client import FatalAPIError
+    from awbench.transport.endpoints import FatalAPIError
 
     with FakeBatchAPI(responder=lambda body: Reply(status=401, error_message="invalid key")) as api:
         with pytest.raises(FatalAPIError, match=r"401.*invalid key"):

@@ -1,4 +1,4 @@
-"""The two-choice judge core (`awbench.judging.choice`) against real local HTTP servers: direct calls and the
+"""The two-choice judge core (`awbench.judging.choice.judge`) against real local HTTP servers: direct calls and the
 Batch API, re-asks within the attempt budget, the answer table resumed, cost and the --max-cost cap."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from reference_checkout import stand_in, write_checkout
 
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
-from awbench.judging.prompts import PromptSet
-from awbench.judging.reference_code import load_reference_code
-from awbench.judging.turing import load_turing_prompts
-from awbench.judging.verdict_records import verdict_seed
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.turing_prompts import load_turing_prompts
+from awbench.judging.llm.prompts import PromptSet
+from awbench.judging.llm.reference_code import load_reference_code
+from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import content_hash
 
 KEY_ENV = "AWBENCH_TEST_CHOICE_KEY"
@@ -260,7 +260,7 @@ def test_the_in_process_engine_answers_choice_questions(offline_backend: Any, tm
     without the verdict schema; the tiny random model rarely writes a choice, so most use both attempts."""
     from test_vllm_judge import judge_on
 
-    from awbench.judging.choice import EngineSender
+    from awbench.judging.choice.judge import EngineSender
 
     engine_judge, engine = judge_on(offline_backend, max_tokens=8, max_retries=1)
     judge = ChoiceJudge(engine_judge.settings, PROMPTS)

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.domains import DIMENSIONS
-from awbench.judging.reference_code import ReferenceCodeError, ReferenceVerdict, load_reference_code
+from awbench.judging.llm.reference_code import ReferenceCodeError, ReferenceVerdict, load_reference_code
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
 

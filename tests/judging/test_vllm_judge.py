@@ -32,10 +32,11 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging import create_judges, openai_judge, requests_of
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.judging.verdict_records import verdict_seed
-from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
+from awbench.judging import create_judges, requests_of
+from awbench.judging.llm import openai_judge
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
+from awbench.judging.llm.verdict_records import verdict_seed
+from awbench.judging.llm.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
 from awbench.run import pipeline
 from awbench.run.store import RunStore

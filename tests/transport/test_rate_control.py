@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.config import JudgeSettings
-from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
 from awbench.run import pipeline
 from awbench.transport.chat_client import StatusError
-from awbench.transport.openai_client import is_rate_limited
+from awbench.transport.endpoints import is_rate_limited
 from awbench.transport.rate_control import (
     Allowance,
     RateControl,

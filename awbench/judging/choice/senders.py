@@ -1,12 +1,12 @@
 """Two-choice questions through the OpenAI Batch API (`--judge-batch`): the transport of the batch judge
-(`awbench.judging.batch`) for `awbench.judging.choice`, with its parts: the direct judge's request bodies and
+(`awbench.judging.llm.batch_judge`) for `awbench.judging.choice.judge`, with its parts: the direct judge's request bodies and
 error rules, `BatchAPI` for uploading, creating, polling and downloading, `BatchFiles` for the state that makes
 an interrupted run resume the same batches (batches.json in the evaluation's directory, each step saved before
 the next). A round's calls go out as one or more batches (under the API's limits), and each reply is handed
 back as its batch ends; an answer goes to the choice table (`answers.jsonl`) before its batch is marked
 collected. A request that never ran (the batch expired, failed or was cancelled) used an attempt and is asked
 again in the next round, as an unusable answer is; except a batch refused for the enqueued-token limit
-(`awbench.judging.batch_limit`, `--judge-batch-tokens`): nothing ran, no attempt is spent, and its questions go
+(`awbench.judging.batch.limit`, `--judge-batch-tokens`): nothing ran, no attempt is spent, and its questions go
 out again in batches under the limit as room frees up. A question that alone counts more than the limit fails.
 """
 
@@ -18,20 +18,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from awbench.judging import Notes
-from awbench.judging.batch import MAX_FILE_BYTES, MAX_REQUESTS_PER_BATCH, Quiet
-from awbench.judging.batch_answers import result_lines, status_error
-from awbench.judging.batch_api import ENDPOINT, TERMINAL, BatchAPI
-from awbench.judging.batch_limit import EnqueuedLimit, refusal, too_large
-from awbench.judging.batch_state import BatchEntry, BatchFiles
-from awbench.judging.choice_calls import Call, Reply
+from awbench.judging.batch.api import ENDPOINT, TERMINAL, BatchAPI
+from awbench.judging.batch.limit import EnqueuedLimit, refusal, too_large
+from awbench.judging.batch.state import BatchEntry, BatchFiles
+from awbench.judging.choice.calls import Call, Reply
 from awbench.judging.cost import call_cost, estimate_prompt_tokens, tokens_for_chars
-from awbench.judging.llm import LLMJudge
+from awbench.judging.llm.batch_answers import result_lines, status_error
+from awbench.judging.llm.batch_judge import MAX_FILE_BYTES, MAX_REQUESTS_PER_BATCH, Quiet
+from awbench.judging.llm.direct import LLMJudge
 from awbench.redact import redact
 from awbench.transport.chat_client import MalformedResponse, encode, read_completion
 from awbench.transport.rate_control import request_tokens
 
 if TYPE_CHECKING:
-    from awbench.judging.choice import ChoiceJudge
+    from awbench.judging.choice.judge import ChoiceJudge
 
 
 class BatchSender:

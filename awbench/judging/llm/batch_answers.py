@@ -6,16 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from awbench.judging.batch_state import BatchAnswer, BatchEntry
+from awbench.judging.batch.state import BatchAnswer, BatchEntry
 from awbench.judging.cost import Price, call_cost, estimate_prompt_tokens, tokens_for_chars
-from awbench.judging.prompts import reference_reader, render_messages
-from awbench.judging.verdict_records import add_usage, better, settled, verdict_record
+from awbench.judging.llm.prompts import reference_reader, render_messages
+from awbench.judging.llm.verdict_records import add_usage, better, settled, verdict_record
 from awbench.records import JudgeRequest, Usage, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import MalformedResponse, StatusError, parse_json, read_completion
 
 if TYPE_CHECKING:
-    from awbench.judging.llm import LLMJudge
+    from awbench.judging.llm.direct import LLMJudge
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The batch judge's files in its evaluation's directory: `batches.json` (every batch entry: its custom_ids,
 our token, the uploaded file's id and the batch's id, each saved as soon as it exists; atomically replaced)
 and `batch_answers.jsonl` (each attempt's parsed answer as it is downloaded). Everything needed to resume
-is in them (`awbench.judging.batch`)."""
+is in them (`awbench.judging.llm.batch_judge`)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ calls, shared by transport retries (429, 5xx, timeouts, connection errors, malfo
 unusable answers (no verdict, a verdict missing a dimension, an answer cut off by the token limit): a judge
 returning malformed bodies costs at most that many calls. A refusal that retrying cannot fix (FATAL_STATUS)
 stops the whole run at once, except a prompt too long for the judge's context window or refused for its
-content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.verdict_records`.
+content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.llm.verdict_records`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id
-from awbench.judging.batch_state import STATE_FILE, pending_batches
+from awbench.judging.batch.state import STATE_FILE, pending_batches
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
@@ -33,7 +33,7 @@ from awbench.judging.cost import (
     tokens_for_chars,
     usage_cost,
 )
-from awbench.judging.prompts import (
+from awbench.judging.llm.prompts import (
     BUILTIN_SETS,
     PromptSet,
     protocol_request,
@@ -41,9 +41,8 @@ from awbench.judging.prompts import (
     render_messages,
     shown_prediction,
 )
-from awbench.judging.verdict_parsing import PARSER_VERSION
-from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
-from awbench.judging.workers import worker_results
+from awbench.judging.llm.verdict_parsing import PARSER_VERSION
+from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -54,7 +53,7 @@ from awbench.records import (
     content_hash,
 )
 from awbench.transport.chat_client import ChatClient, Completion, EndpointError, StatusError
-from awbench.transport.openai_client import (
+from awbench.transport.endpoints import (
     FATAL_STATUS,
     Endpoints,
     FatalAPIError,
@@ -66,6 +65,7 @@ from awbench.transport.openai_client import (
     is_retryable,
 )
 from awbench.transport.retry_policy import Attempts
+from awbench.workers import worker_results
 
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5

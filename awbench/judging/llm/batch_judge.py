@@ -22,7 +22,7 @@ the rate control's estimate, `request_tokens`), the rest waiting for a batch to 
 `--judge-batch-tokens`, or the one the first refusal's message states (kept in batches.json). A refused batch
 spends no attempt; a request that alone counts more than the limit fails its verdict.
 
-Resuming. Everything needed to go on is in the evaluation's directory (`awbench.judging.batch_state`),
+Resuming. Everything needed to go on is in the evaluation's directory (`awbench.judging.batch.state`),
 written before the next step: `batches.json` (atomically replaced) lists every batch entry with its
 custom_ids, our token, the uploaded file's id and the batch's id, each saved as soon as it exists;
 `batch_answers.jsonl` holds each attempt's parsed answer as it is downloaded (appended before its batch is
@@ -49,10 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from awbench.judging import BudgetExhausted, JudgeBase, Notes
-from awbench.judging.batch_answers import PendingRequest, VerdictAttempts, read_answer, result_lines
-from awbench.judging.batch_api import ENDPOINT, TERMINAL, BatchAPI
-from awbench.judging.batch_limit import EnqueuedLimit, refusal, too_large
-from awbench.judging.batch_state import (
+from awbench.judging.batch.api import ENDPOINT, TERMINAL, BatchAPI
+from awbench.judging.batch.limit import EnqueuedLimit, refusal, too_large
+from awbench.judging.batch.state import (
     DIRECT_SUFFIX,
     RECORDED_SUFFIX,
     BatchAnswer,
@@ -68,13 +67,14 @@ from awbench.judging.cost import (
     estimate_prompt_tokens,
     usage_cost,
 )
-from awbench.judging.llm import LLMJudge
-from awbench.judging.prompts import render_messages
-from awbench.judging.verdict_records import combine
+from awbench.judging.llm.batch_answers import PendingRequest, VerdictAttempts, read_answer, result_lines
+from awbench.judging.llm.direct import LLMJudge
+from awbench.judging.llm.prompts import render_messages
+from awbench.judging.llm.verdict_records import combine
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
 from awbench.redact import redact
 from awbench.transport.chat_client import encode
-from awbench.transport.openai_client import EndpointDown, FatalAPIError
+from awbench.transport.endpoints import EndpointDown, FatalAPIError
 from awbench.transport.rate_control import request_tokens
 
 GenKey = tuple[str, int]

@@ -1,4 +1,4 @@
-"""What a two-choice question is and how its calls travel: the vocabulary `awbench.judging.choice` and its
+"""What a two-choice question is and how its calls travel: the vocabulary `awbench.judging.choice.judge` and its
 senders (`choice_batch`) share."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Turing test (`awbench.run.turing`) and pairwise comparison ask through it. Answers are read by the prompt set's
 protocol (`ChoiceReader`): awbench's own by `choice_parsing.read_choice` (the judge's own explicit choice, never
 one quoted from the question; a quoted choice from a response flags the answer `steering_suspected`), the
-reference's by the checkout's own `extract_choice_answer` (`awbench.judging.reference_code`).
+reference's by the checkout's own `extract_choice_answer` (`awbench.judging.llm.reference_code`).
 
 API:
 
@@ -25,7 +25,7 @@ text, not asked again: a new row, asked again only when the new reading finds no
 Transport: the judge backends' own, not a second one. `--judge-backend openai` sends each call through the
 direct judge's rate-limited client (`LLMJudge.complete`, `LLMJudge.request_body`, its seeds' rule
 `verdict_seed`, its error rules `LLMJudge.failed_call`) or, with `batch`, through the Batch API
-(`awbench.judging.choice_batch`); `--judge-backend vllm` through the in-process engine (`VLLMJudge.complete`).
+(`awbench.judging.choice.senders`); `--judge-backend vllm` through the in-process engine (`VLLMJudge.complete`).
 Each question has 1 + max_retries calls, shared by transient errors and re-asks of answers without a choice
 (in rounds: every question's next attempt goes out once the round before has come back). `structured`
 (a verdict schema) and `samples` > 1 have no meaning here and are refused.
@@ -45,8 +45,8 @@ from pydantic import BaseModel, Field
 from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
-from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
-from awbench.judging.choice_parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
+from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply, Sender
+from awbench.judging.choice.parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
@@ -59,14 +59,14 @@ from awbench.judging.cost import (
     unpriced_cap,
     usage_cost,
 )
-from awbench.judging.prompts import PromptSet
-from awbench.judging.verdict_records import add_usage, verdict_seed
-from awbench.judging.workers import worker_results
+from awbench.judging.llm.prompts import PromptSet
+from awbench.judging.llm.verdict_records import add_usage, verdict_seed
 from awbench.records import Usage, content_hash
 from awbench.safe_text import clean_text
 from awbench.transport.chat_client import Completion
-from awbench.transport.openai_client import Endpoints
+from awbench.transport.endpoints import Endpoints
 from awbench.transport.retry_policy import Attempts
+from awbench.workers import worker_results
 
 __all__ = [
     "ANSWERS_FILE",
@@ -328,18 +328,18 @@ class ChoiceJudge:
 def _sender(judge: ChoiceJudge, endpoints: Endpoints) -> Sender:
     backend = judge.settings.backend
     if backend == "vllm":
-        from awbench.judging.vllm_judge import engine_judge
+        from awbench.judging.llm.vllm_judge import engine_judge
 
         return EngineSender(judge, engine_judge(judge.settings, judge.prompt_set))
     if backend != "openai":
         raise ValueError(
             f"--judge-backend {backend}: two-choice questions go through the openai or the vllm judge backend"
         )
-    from awbench.judging.llm import LLMJudge
+    from awbench.judging.llm.direct import LLMJudge
 
     direct = LLMJudge(judge.settings, judge.prompt_set, judge.price, endpoints)
     if judge.settings.batch:
-        from awbench.judging.choice_batch import BatchSender
+        from awbench.judging.choice.senders import BatchSender
 
         return BatchSender(judge, direct)
     return HTTPSender(judge, direct)
