@@ -44,7 +44,6 @@ from awbench.judging.rules.judge import RuleJudge
 from awbench.judging.rules.score import RULES_VERSION
 from awbench.records import Generation, JudgeKind, JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.scoring import FailurePolicy, generation_points, score_table
-from awbench.run.stages import with_flags
 from awbench.transport.chat_client import Completion
 from awbench.transport.endpoints import Endpoints
 from awbench.world_model.messages import world_model_messages
@@ -296,7 +295,7 @@ def awbench_judge(
         request = judge.request(sample, prediction)
         judgment = None
         if request is not None:
-            judgment = await anext(aiter(judge.judge(requests_of([with_flags(request)]))))
+            judgment = await anext(aiter(judge.judge(requests_of([judge.flagged(request)]))))
         return sample_score(kind, prediction, judgment, failure_policy)
 
     return score

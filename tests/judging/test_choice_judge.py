@@ -260,11 +260,11 @@ def test_the_in_process_engine_answers_choice_questions(offline_backend: Any, tm
     without the verdict schema; the tiny random model rarely writes a choice, so most use both attempts."""
     from test_vllm_judge import judge_on
 
-    from awbench.judging.choice.judge import EngineSender
+    from awbench.judging.choice.senders import EngineSender
 
     engine_judge, engine = judge_on(offline_backend, max_tokens=8, max_retries=1)
     judge = ChoiceJudge(engine_judge.settings, PROMPTS)
-    judge.sender = EngineSender(judge, engine_judge)  # the session's engine, recorded
+    judge.sender = EngineSender(engine_judge, engine_judge.settings.engine.batch_size)  # the session's engine, recorded
     answers = ask(judge, QUESTIONS[:2], tmp_path)
     assert all(a.choice is not None or a.attempts == 2 for a in answers.values())
     assert all(a.cost_usd is None and a.usage.prompt_tokens for a in answers.values())

@@ -437,5 +437,5 @@ def test_cli_run_with_the_in_process_judge(tiny_model: Path, tmp_path: Path, mon
     store = RunStore(run)
     judge_settings = store.read_manifest().config.judge
     assert judge_settings is not None and judge_settings.backend == "vllm"
-    (summary,), _ = asyncio.run(pipeline.judge(store, judge_settings))
+    (summary,) = asyncio.run(pipeline.judge(store, judge_settings)).stages
     assert summary.computed == 0 and summary.reused == 3

@@ -1,205 +1,192 @@
-"""Two-choice questions through the OpenAI Batch API (`--judge-batch`): the transport of the batch judge
-(`awbench.judging.llm.batch_judge`) for `awbench.judging.choice.judge`, with its parts: the direct judge's request bodies and
-error rules, `BatchAPI` for uploading, creating, polling and downloading, `BatchFiles` for the state that makes
-an interrupted run resume the same batches (batches.json in the evaluation's directory, each step saved before
-the next). A round's calls go out as one or more batches (under the API's limits), and each reply is handed
-back as its batch ends; an answer goes to the choice table (`answers.jsonl`) before its batch is marked
-collected. A request that never ran (the batch expired, failed or was cancelled) used an attempt and is asked
-again in the next round, as an unusable answer is; except a batch refused for the enqueued-token limit
-(`awbench.judging.batch.limit`, `--judge-batch-tokens`): nothing ran, no attempt is spent, and its questions go
-out again in batches under the limit as room frees up. A question that alone counts more than the limit fails.
+"""How a two-choice question's calls travel: through the judge backends' own transports, not a second one.
+`--judge-backend openai` sends each call through the direct judge's rate-limited client (`HTTPSender`:
+`LLMJudge.complete`, `LLMJudge.request_body`, its error rules `LLMJudge.failed_call`) or, with `batch`, through
+the Batch API runner (`BatchSender`, `awbench.judging.batch.runner`); `--judge-backend vllm` through the
+in-process engine (`EngineSender`, `VLLMJudge.complete`). Each sender yields every call's reply, in any order.
+
+Through the Batch API, a round's calls go out as one or more batches, and each reply is handed back as its batch
+ends; an answer goes to the choice table (`answers.jsonl`) before its batch is marked collected. A request that
+never ran (the batch expired, failed or was cancelled) used an attempt and is asked again in the next round, as
+an unusable answer is; except a batch refused for the enqueued-token limit (`--judge-batch-tokens`): nothing
+ran, no attempt is spent, and its questions go out again in batches under the limit as room frees up. A
+question that alone counts more than the limit fails.
 """
 
 from __future__ import annotations
 
-import uuid
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from awbench.config import JudgeSettings
 from awbench.judging import Notes
-from awbench.judging.batch.api import ENDPOINT, TERMINAL, BatchAPI
-from awbench.judging.batch.limit import EnqueuedLimit, refusal, too_large
-from awbench.judging.batch.state import BatchEntry, BatchFiles
-from awbench.judging.choice.calls import Call, Reply
-from awbench.judging.cost import call_cost, estimate_prompt_tokens, tokens_for_chars
-from awbench.judging.llm.batch_answers import result_lines, status_error
-from awbench.judging.llm.batch_judge import MAX_FILE_BYTES, MAX_REQUESTS_PER_BATCH, Quiet
+from awbench.judging.batch.runner import QUEUED, WAITING, BatchRequest, BatchRunner, NotRun, outcome
+from awbench.judging.batch.state import BatchEntry
+from awbench.judging.choice.calls import Call, Reply, Sender, choice_seed
+from awbench.judging.cost import Price, batch_price, completion_cost, estimate_prompt_tokens
 from awbench.judging.llm.direct import LLMJudge
-from awbench.redact import redact
-from awbench.transport.chat_client import MalformedResponse, encode, read_completion
-from awbench.transport.rate_control import request_tokens
+from awbench.judging.llm.prompts import PromptSet
+from awbench.records import Usage
+from awbench.transport.chat_client import Completion
+from awbench.transport.endpoints import Endpoints
+from awbench.transport.retry_policy import Attempts
+from awbench.workers import in_completion_order
 
-if TYPE_CHECKING:
-    from awbench.judging.choice.judge import ChoiceJudge
 
+def make_sender(
+    settings: JudgeSettings, prompt_set: PromptSet, judge_id: str, price: Price | None, endpoints: Endpoints
+) -> Sender:
+    """The sender of a judge backend; `price`: the judge model's list price (the Batch API's is half)."""
+    if settings.backend == "vllm":
+        from awbench.judging.llm.vllm_judge import engine_judge
 
-class BatchSender:
-    def __init__(self, judge: ChoiceJudge, direct: LLMJudge) -> None:
-        self.judge, self.direct = judge, direct
-        settings = judge.settings
-        self.api = BatchAPI(
-            judge.id, direct.base_url, direct.key, settings.request_timeout, settings.batch_poll_interval, Quiet()
+        return EngineSender(engine_judge(settings, prompt_set), settings.engine.batch_size)
+    if settings.backend != "openai":
+        raise ValueError(
+            f"--judge-backend {settings.backend}: two-choice questions go through the openai or the vllm judge backend"
         )
-        self.notes: Notes = Quiet()
-        self._files: BatchFiles | None = None
-        self._limit = EnqueuedLimit(settings.batch_tokens, judge.id)
+    direct = LLMJudge(settings, prompt_set, price, endpoints)
+    if settings.batch:
+        return BatchSender(direct, batch_price(price) if price else None, judge_id)
+    return HTTPSender(direct, price, settings.concurrency)
+
+
+class Through:
+    """A sender through a rubric judge of the same backend: checked and closed with it, keeping no state."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
 
     def bind(self, directory: Path, notes: Notes) -> None:
-        self._files = BatchFiles(directory, self.judge.id)
-        self.notes = self.api.notes = notes
+        return None
 
     async def check(self) -> None:
-        await self.direct.check()
+        await self.judge.check()
 
     async def aclose(self) -> None:
-        await self.api.aclose()
-        await self.direct.aclose()
+        await self.judge.aclose()
 
-    @property
-    def files(self) -> BatchFiles:
-        if self._files is None:
-            raise RuntimeError("the Batch API sender needs its evaluation's directory (bind) before sending")
-        return self._files
+
+class HTTPSender(Through):
+    """Direct calls through the LLM judge's client, `concurrency` at a time."""
+
+    def __init__(self, direct: LLMJudge, price: Price | None, concurrency: int) -> None:
+        super().__init__(direct)
+        self.direct, self.price, self.concurrency = direct, price, concurrency
+
+    def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
+        return in_completion_order(calls, self.one, self.concurrency)
+
+    async def one(self, call: Call) -> tuple[Call, Reply]:
+        """One call; a transient error is tried again (after the server's wait) within the call's attempts, by
+        the policy every endpoint shares."""
+        messages = call.question.messages
+        attempts = Attempts(call.last, call.first)
+
+        async def send(attempt: int) -> Completion:
+            return await self.direct.complete(messages, choice_seed(call.hash, attempt))
+
+        try:
+            completion = await attempts.run(send)
+        except Exception as error:
+            seed = choice_seed(call.hash, attempts.number)
+            failed = self.direct.failed_call(error, seed)  # raises what stops the run
+            return call, Reply(attempts.number, seed, error=failed.error, transient=failed.transient, usage=Usage())
+        cost = completion_cost(self.price, completion, estimate_prompt_tokens(messages)) if self.price else 0.0
+        seed = choice_seed(call.hash, attempts.number)
+        return call, Reply(attempts.number, seed, completion=completion, usage=completion.usage, cost_usd=cost)
+
+
+class EngineSender(Through):
+    """The in-process vLLM engine: a round's calls in batches of `batch_size`, in a worker thread."""
+
+    def __init__(self, engine_judge: Any, batch_size: int) -> None:
+        super().__init__(engine_judge)
+        self.batch_size = batch_size
 
     async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
-        files = self.files
-        files.load()
+        for start in range(0, len(calls), self.batch_size):
+            batch = calls[start : start + self.batch_size]
+            seeds = [choice_seed(c.hash, c.first) for c in batch]
+            results = await asyncio.to_thread(self.judge.complete, [c.question.messages for c in batch], seeds)
+            for call, seed, result in zip(batch, seeds, results, strict=True):
+                if isinstance(result, str):
+                    yield call, Reply(call.first, seed, error=result)
+                else:
+                    yield call, Reply(call.first, seed, completion=result, usage=result.usage)
+
+
+class BatchSender(Through):
+    """The calls as requests of the Batch API runner, with the direct judge's bodies and error rules; `price`:
+    the Batch API's."""
+
+    def __init__(self, direct: LLMJudge, price: Price | None, judge_id: str) -> None:
+        super().__init__(direct)
+        self.direct, self.price = direct, price
+        self.runner = BatchRunner(judge_id, direct.base_url, direct.key, direct.settings)
+
+    def bind(self, directory: Path, notes: Notes) -> None:
+        self.runner.bind(directory, notes)
+
+    async def aclose(self) -> None:
+        await self.runner.aclose()
+        await super().aclose()
+
+    async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
+        runner = self.runner
         wanted = {custom_id(call): call for call in calls}
-        await self._resume(wanted)
-        flying = {cid for e in files.state.batches if e.open and e.batch_id for cid in e.custom_ids}
+        await runner.resume(wanted.__contains__)
+        flying = {cid for e in runner.open_entries() for cid in e.custom_ids}
         waiting = [call for cid, call in wanted.items() if cid not in flying]
         while True:
-            waiting, too_large_replies = await self._submit(waiting)
-            for item in too_large_replies:
+            waiting, failed = await self._submit(waiting)
+            for item in failed:
                 yield item
-            open_entries = [e for e in files.state.batches if e.open and e.batch_id]
-            if not open_entries:
+            if not runner.open_entries():
                 if not waiting:
                     break
                 continue  # refused with none of ours in flight: submitted again after a wait
-            for entry, batch in await self.api.poll(open_entries, files.save):
-                entry.errors = [
-                    redact(f"{e.code}: {e.message}") for e in (batch.errors.data or [] if batch.errors else [])
-                ]
-                if (messages := refusal(batch)) is not None:  # nothing ran: no attempt spent, asked again
-                    self._limit.refused(files, entry, messages, self.notes)
-                    waiting += [wanted[cid] for cid in entry.custom_ids if cid in wanted]
+            for ended in await runner.wait():
+                if ended.refused:  # nothing ran: no attempt spent, asked again
+                    waiting += [wanted[cid] for cid in ended.entry.custom_ids if cid in wanted]
                     continue
-                self._limit.ended()
-                lines = result_lines(
-                    [await self.api.download(f) for f in (batch.output_file_id, batch.error_file_id) if f]
-                )
-                for cid in entry.custom_ids:
+                lines = await runner.lines(ended)
+                for cid in ended.entry.custom_ids:
                     if (call := wanted.get(cid)) is not None:
-                        yield call, self.reply(call, lines.get(cid), entry, batch.status)
-                entry.collected, entry.status = True, batch.status
-                files.save()
-
-    async def _resume(self, wanted: dict[str, Call]) -> None:
-        """Open entries of an earlier run: an interrupted submission finished (its file and batch found again,
-        or the batch made), never a second batch for one file; then cancelled when none of their requests is
-        wanted now."""
-        for entry in [e for e in self.files.state.batches if e.open]:
-            needed = any(cid in wanted for cid in entry.custom_ids)
-            if entry.batch_id is None:
-                if entry.file_id is None:
-                    entry.file_id = await self.api.find_file(entry)
-                if entry.file_id is None:  # never uploaded: what is wanted of it goes out with this round
-                    self.files.state.batches.remove(entry)
-                    self.files.save()
-                    continue
-                batch = await self.api.find_batch(entry)
-                if batch is None and needed:
-                    batch = await self.api.create(entry)
-                if batch is not None:
-                    entry.batch_id, entry.status = batch.id, batch.status
-            if not needed:
-                if entry.batch_id is not None and entry.status not in TERMINAL:
-                    entry.status = (await self.api.cancel(entry.batch_id)).status
-                entry.abandoned = True
-            self.files.save()
+                        yield call, self.reply(call, lines.get(cid), ended.entry, ended.batch.status)
+                runner.collected(ended)
 
     async def _submit(self, calls: list[Call]) -> tuple[list[Call], list[tuple[Call, Reply]]]:
-        """Send the calls in batches under the API's limits and the enqueued-token limit (`batch_limit`). Returns
-        the calls left waiting for room, and the replies of those no batch can hold."""
-        if not calls or self._limit.holding(self.files):
-            return calls, []
-        await self._limit.pause(self.api.poll_interval)
-        limit = self._limit.value(self.files)
-        enqueued = sum(e.tokens for e in self.files.state.batches if e.open)
-        chunk: list[bytes] = []
-        ids: list[str] = []
-        made, left, failed = [], [], []
-        tokens = 0
-        for call in calls:
-            seed = self.judge.seed(call.hash, call.first)
-            body = self.direct.request_body(call.question.messages, seed)
-            counted = request_tokens(body)
-            if limit is not None and counted > limit:
-                failed.append((call, Reply(call.first, seed, error=too_large(counted, limit), transient=False)))
-                continue
-            if limit is not None and enqueued + counted > limit:
-                left.append(call)  # no room now: sent once a batch of ours has ended
-                continue
-            line = encode({"custom_id": custom_id(call), "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
-            if chunk and (len(chunk) >= MAX_REQUESTS_PER_BATCH or sum(map(len, chunk)) + len(line) > MAX_FILE_BYTES):
-                made.append(await self._create(chunk, ids, tokens))
-                chunk, ids, tokens = [], [], 0
-            chunk.append(line)
-            ids.append(custom_id(call))
-            tokens += counted
-            enqueued += counted
-        if chunk:
-            made.append(await self._create(chunk, ids, tokens))
-        if made:
-            under = f", ~{enqueued:,} of the {limit:,} tokens the model may have enqueued" if limit else ""
-            self.notes.note(
-                f"judge {self.judge.id}: sent {len(calls) - len(left) - len(failed)} questions in {len(made)} "
-                f"batch(es) of the OpenAI Batch API ({', '.join(made)}{under}); interrupting is safe: the same "
-                "command resumes them"
-            )
+        """The calls handed to the runner. Returns those left waiting for room under the enqueued-token limit,
+        and the replies of those no batch can hold."""
+        left: list[Call] = []
+        failed: list[tuple[Call, Reply]] = []
+        if not calls:
+            return left, failed
+        async with self.runner.submission() as submission:
+            for call in calls:
+                seed = choice_seed(call.hash, call.first)
+                body = self.direct.request_body(call.question.messages, seed)
+                placed = await submission.add(BatchRequest(custom_id(call), body))
+                if placed == WAITING:
+                    left.append(call)
+                elif placed != QUEUED:
+                    failed.append((call, Reply(call.first, seed, error=placed, transient=False)))
         return left, failed
 
-    async def _create(self, lines: list[bytes], ids: list[str], tokens: int) -> str:
-        """Record the entry, upload its file, create its batch: each step saved before the next."""
-        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids, tokens=tokens)
-        self.files.state.batches.append(entry)
-        self.files.save()
-        uploaded = await self.api.upload(entry, b"".join(lines))
-        entry.file_id, entry.status = uploaded.id, "uploaded"
-        self.files.save()
-        batch = await self.api.create(entry)
-        entry.batch_id, entry.status = batch.id, batch.status
-        self.files.save()
-        return str(batch.id)
-
     def reply(self, call: Call, line: dict[str, Any] | None, entry: BatchEntry, status: str) -> Reply:
-        """A result line read as the direct judge reads a completion, priced at the Batch API's rate."""
-        seed = self.judge.seed(call.hash, call.first)
-        response = line.get("response") if line else None
-        if isinstance(response, dict) and response.get("status_code") == 200:
-            try:
-                completion = read_completion(response.get("body"))
-            except MalformedResponse as malformed:
-                failed = self.direct.failed_call(malformed, seed)
-                return Reply(call.first, seed, error=failed.error, transient=failed.transient)
-            cost = 0.0
-            if (price := self.judge.call_price) is not None:
-                chars = len(completion.content or "") + len(completion.reasoning or "")
-                prompt = estimate_prompt_tokens(call.question.messages)
-                cost = call_cost(price, completion.usage, prompt, tokens_for_chars(chars))
-            return Reply(call.first, seed, completion=completion, usage=completion.usage, cost_usd=cost)
-        if isinstance(response, dict):
-            failed = self.direct.failed_call(status_error(response), seed)  # raises what stops the run
-            return Reply(call.first, seed, error=failed.error, transient=failed.transient)
-        error = line.get("error") if line else None
-        why = (
-            f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}"
-            if isinstance(error, dict)
-            else f"no answer: the batch ended {status}"
-        )
-        return Reply(call.first, seed, error=redact(f"batch {entry.batch_id}: {why}")[:500], transient=True)
+        """A result line read as the direct judge reads a call's outcome, priced at the Batch API's rate."""
+        seed = choice_seed(call.hash, call.first)
+        result = outcome(line, entry, status)
+        if isinstance(result, Completion):
+            prompt = estimate_prompt_tokens(call.question.messages)
+            cost = completion_cost(self.price, result, prompt) if self.price else 0.0
+            return Reply(call.first, seed, completion=result, usage=result.usage, cost_usd=cost)
+        if isinstance(result, NotRun):
+            return Reply(call.first, seed, error=str(result), transient=True)
+        failed = self.direct.failed_call(result, seed)  # raises what stops the run
+        return Reply(call.first, seed, error=failed.error, transient=failed.transient)
 
 
 def custom_id(call: Call) -> str:

@@ -1,21 +1,87 @@
-"""Collecting the batch judge's answers: a finished batch's output and error lines -> one answer per attempt,
-and each verdict's attempts -> its outcome, stopping as the direct judge stops (`LLMJudge.ask`)."""
+"""What the rubric judge keeps of its batches (`awbench.judging.llm.batch_judge`): `batch_answers.jsonl`, each
+attempt's answer as it is read from an ended batch (appended before the batch is marked collected), and the
+reading itself: a result line -> one answer per attempt, and each verdict's attempts -> its outcome, stopping as
+the direct judge stops (`LLMJudge.ask`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from awbench.judging.batch.state import BatchAnswer, BatchEntry
-from awbench.judging.cost import Price, call_cost, estimate_prompt_tokens, tokens_for_chars
+from pydantic import BaseModel
+
+from awbench.files import JsonlTable
+from awbench.judging.batch.runner import NotRun, outcome
+from awbench.judging.batch.state import BatchEntry
+from awbench.judging.cost import Price, completion_cost, estimate_prompt_tokens
 from awbench.judging.llm.prompts import reference_reader, render_messages
 from awbench.judging.llm.verdict_records import add_usage, better, settled, verdict_record
 from awbench.records import JudgeRequest, Usage, VerdictRecord
-from awbench.redact import redact
-from awbench.transport.chat_client import MalformedResponse, StatusError, parse_json, read_completion
+from awbench.transport.chat_client import Completion
 
 if TYPE_CHECKING:
     from awbench.judging.llm.direct import LLMJudge
+
+ANSWERS_FILE = "batch_answers.jsonl"
+DIRECT_SUFFIX = "|direct"  # a verdict finished by direct re-asks (batch_fallback="direct")
+RECORDED_SUFFIX = "|recorded"  # a request whose judgment was recorded
+
+
+class BatchAnswer(BaseModel):
+    """One attempt's answer, as parsed from a batch's output or error file. `final`: the outcome of re-asks sent
+    directly (`batch_fallback="direct"`), with the attempts, usage and cost of the whole verdict."""
+
+    custom_id: str
+    batch_id: str | None = None
+    verdict: VerdictRecord | None = None  # None: `recorded`
+    cost_usd: float = 0.0
+    final: bool = False
+    # The request's judgment was recorded: the answers above this line are spent. When the same request is
+    # offered again (a judgment that failed transiently), its verdicts start afresh, as the direct judge's do.
+    recorded: bool = False
+
+    def answered(self) -> VerdictRecord:
+        """The verdict of an answer, which every answer but a `recorded` marker has."""
+        assert self.verdict is not None, self.custom_id
+        return self.verdict
+
+
+def custom_id(cache_key: str, key: str, generation: int, index: int, attempt: int) -> str:
+    return f"{key}|{generation}|{index}|{attempt}|{cache_key[:16]}"
+
+
+def parse_custom_id(text: str) -> tuple[str, int, int, int, str] | None:
+    """(sample key, generation, verdict index, attempt, cache key prefix); None for what is not ours."""
+    parts = text.rsplit("|", 4)
+    if len(parts) != 5:
+        return None
+    key, generation, index, attempt, prefix = parts
+    try:
+        return key, int(generation), int(index), int(attempt), prefix
+    except ValueError:
+        return None
+
+
+class AnswerFile:
+    """batch_answers.jsonl in the evaluation's directory."""
+
+    def __init__(self, directory: Path) -> None:
+        self._table = JsonlTable(directory / ANSWERS_FILE, BatchAnswer, lambda a: a.custom_id)
+
+    def read(self) -> list[BatchAnswer]:
+        """Every line in order (a torn last line, from a crash mid-write, left out)."""
+        try:
+            data = self._table.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        return [BatchAnswer.model_validate_json(line) for line in data.split(b"\n")[:-1] if line.strip()]
+
+    def appender(self) -> AbstractContextManager[Callable[[BatchAnswer], None]]:
+        """`append(answer)` (`JsonlTable.appender`)."""
+        return self._table.appender()
 
 
 @dataclass
@@ -81,21 +147,6 @@ class PendingRequest:
         return not any(v.answers or v.in_flight or v.final_answer for v in self.verdicts)
 
 
-def result_lines(contents: list[bytes]) -> dict[str, dict[str, Any]]:
-    """A batch's output and error files -> their lines by custom_id (a line that is not JSON left out)."""
-    lines: dict[str, dict[str, Any]] = {}
-    for content in contents:
-        for raw in content.split(b"\n"):
-            if raw.strip():
-                try:
-                    line = parse_json(raw)
-                except MalformedResponse:
-                    continue
-                if isinstance(line, dict) and isinstance(line.get("custom_id"), str):
-                    lines[line["custom_id"]] = line
-    return lines
-
-
 def read_answer(
     direct: LLMJudge,
     price: Price | None,
@@ -110,37 +161,24 @@ def read_answer(
     """One attempt's answer from its result line (None: the batch ended `status` without running it), read as
     the direct judge reads a completion; priced at the batch `price`. Raises FatalAPIError for 400/401/403/404."""
     seed = direct.seed(item.cache_key, index, attempt)
-    response = line.get("response") if line else None
-    error = line.get("error") if line else None
+    result = outcome(line, entry, status)
     cost = 0.0
-    if isinstance(response, dict) and response.get("status_code") == 200:
-        try:
-            completion = read_completion(response.get("body"))
-        except MalformedResponse as malformed:
-            verdict = direct.failed_call(malformed, seed)
-        else:
-            verdict = verdict_record(
-                completion.content,
-                completion.reasoning,
-                completion.finish_reason,
-                seed,
-                direct.shown(item.request),
-                reference_reader(direct.prompt_set, item.request),
-                attempt,
-            ).model_copy(update={"usage": completion.usage})
-            if price:
-                chars = len(completion.content or "") + len(completion.reasoning or "")
-                cost = call_cost(price, completion.usage, prompt_tokens(direct, item), tokens_for_chars(chars))
-    elif isinstance(response, dict):
-        verdict = direct.failed_call(status_error(response), seed)
+    if isinstance(result, Completion):
+        verdict = verdict_record(
+            result.content,
+            result.reasoning,
+            result.finish_reason,
+            seed,
+            direct.shown(item.request),
+            reference_reader(direct.prompt_set, item.request),
+            attempt,
+        ).model_copy(update={"usage": result.usage})
+        if price:
+            cost = completion_cost(price, result, prompt_tokens(direct, item))
+    elif isinstance(result, NotRun):
+        verdict = VerdictRecord(status="error", error=str(result), transient=True, seed=seed)
     else:
-        if isinstance(error, dict):
-            why = f"{error.get('code') or 'error'}: {error.get('message') or 'no message'}"
-        else:
-            why = f"no answer: the batch ended {status}" + (f" ({'; '.join(entry.errors)})" if entry.errors else "")
-        verdict = VerdictRecord(
-            status="error", error=redact(f"batch {entry.batch_id}: {why}")[:500], transient=True, seed=seed
-        )
+        verdict = direct.failed_call(result, seed)
     return BatchAnswer(
         custom_id=cid, batch_id=entry.batch_id, verdict=verdict.model_copy(update={"attempts": 1}), cost_usd=cost
     )
@@ -150,16 +188,3 @@ def prompt_tokens(direct: LLMJudge, item: PendingRequest) -> int:
     if item.prompt_tokens is None:
         item.prompt_tokens = estimate_prompt_tokens(render_messages(direct.prompt_set, item.request))
     return item.prompt_tokens
-
-
-def status_error(response: dict[str, Any]) -> StatusError:
-    body = response.get("body")
-    error = body.get("error") if isinstance(body, dict) else None
-    message = error.get("message") if isinstance(error, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    status = response.get("status_code")
-    return StatusError(
-        status if isinstance(status, int) else 500,
-        str(message or body or f"status {status}"),
-        str(code) if code is not None else None,
-    )

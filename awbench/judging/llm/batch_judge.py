@@ -4,95 +4,65 @@ The Batch API is how the calls travel, not what they are: the requests are the d
 (`LLMJudge.request_body`: the same messages, seeds, token limit and response format), and the judge has the
 direct judge's id and verdict cache keys, so verdicts made either way mix in one evaluation and resume each
 other. The judge collects its requests until the feed closes (in a pipelined `awbench run`, when inference is
-done), writes them as JSONL lines `{"custom_id", "method": "POST", "url": "/v1/chat/completions", "body"}`
-split under the API's limits (50,000 requests, 200 MB per file), uploads each file (purpose `batch`),
-creates a batch for it (completion window 24h), polls, and downloads the output and error files.
+done), then hands them to the Batch API runner (`awbench.judging.batch.runner`: files under the API's limits
+and the enqueued-token limit, upload, batch, polling, downloads, resuming) and reads what comes back.
 
 Each verdict keeps the direct judge's budget of 1 + max_retries attempts. An attempt is one line of a batch,
 named by its custom_id `{sample key}|{generation}|{verdict index}|{attempt}|{cache key prefix}`, with the
 seed the direct judge gives that attempt. An answer that is unusable (no verdict, partial, truncated), a
 request that failed transiently (429, 5xx, a malformed body) or never ran (the batch expired, failed or was
 cancelled) uses an attempt and is asked again: in a new batch, or with `batch_fallback="direct"` through the
-chat endpoint at the full price, by the direct judge's own loop for the rest of the budget.
+chat endpoint at the full price, by the direct judge's own loop for the rest of the budget. A batch refused
+for the enqueued-token limit spends no attempt; a request that alone counts more than the limit fails its
+verdict.
 
-The enqueued-token limit. The API holds, per organisation and model, the tokens of the batches not ended yet
-(each request's prompt plus its `max_tokens`), and fails a batch that would pass the limit
-(`token_limit_exceeded`, nothing run). Batches are filled up to the limit less what is in flight (counted with
-the rate control's estimate, `request_tokens`), the rest waiting for a batch to end; the limit is
-`--judge-batch-tokens`, or the one the first refusal's message states (kept in batches.json). A refused batch
-spends no attempt; a request that alone counts more than the limit fails its verdict.
-
-Resuming. Everything needed to go on is in the evaluation's directory (`awbench.judging.batch.state`),
-written before the next step: `batches.json` (atomically replaced) lists every batch entry with its
-custom_ids, our token, the uploaded file's id and the batch's id, each saved as soon as it exists;
-`batch_answers.jsonl` holds each attempt's parsed answer as it is downloaded (appended before its batch is
-marked collected). A crash or Ctrl-C while
-waiting leaves them on disk, and the next run of the same command polls the same batches. The token names
-the uploaded file (`awbench-{token}.jsonl`) and goes into the batch's metadata, so a crash between the upload
-and saving its file id finds the file again (`files.list`), and a crash between creating the batch and
-saving its id finds the batch again (`batches.list`, by input file id or token): a batch is never submitted
-twice. A batch of which no request is wanted any more (judged directly meanwhile, or for other inputs) is
-cancelled.
+Resuming. Everything needed to go on is in the evaluation's directory, written before the next step:
+`batches.json` (the runner's: every batch, found again after a crash, never submitted twice; one of which no
+request is wanted any more is cancelled) and `batch_answers.jsonl` (`awbench.judging.llm.batch_answers`: each
+attempt's parsed answer as it is read, appended before its batch is marked collected). A crash or Ctrl-C while
+waiting leaves them on disk, and the next run of the same command polls the same batches.
 
 The judge is composed of parts with one job each: the direct judge (`LLMJudge`: id, requests, bodies, seeds,
-the verdict loop of re-asks), its files (`batch_state`), the Batch API's calls, submission and polling
-(`batch_api`), and the reading of answers (`batch_answers`); this module keeps each request's verdicts and
-decides what to send.
+the verdict loop of re-asks), the runner (how requests travel as batches), and the reading of answers
+(`batch_answers`); this module keeps each request's verdicts, decides what to send and keeps to --max-cost.
 """
 
 from __future__ import annotations
 
 import asyncio
-import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
 from awbench.judging import BudgetExhausted, JudgeBase, Notes
-from awbench.judging.batch.api import ENDPOINT, TERMINAL, BatchAPI
-from awbench.judging.batch.limit import EnqueuedLimit, refusal, too_large
-from awbench.judging.batch.state import (
-    DIRECT_SUFFIX,
-    RECORDED_SUFFIX,
-    BatchAnswer,
-    BatchEntry,
-    BatchFiles,
-    custom_id,
-    parse_custom_id,
-)
+from awbench.judging.batch.runner import QUEUED, WAITING, BatchRequest, BatchRunner, Ended, Quiet
+from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S, BatchEntry, batches_in_turn, learnt_token_limit
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
+    Budget,
     CostEstimate,
     batch_price,
     estimate_prompt_tokens,
     usage_cost,
 )
-from awbench.judging.llm.batch_answers import PendingRequest, VerdictAttempts, read_answer, result_lines
-from awbench.judging.llm.direct import LLMJudge
+from awbench.judging.llm.batch_answers import (
+    DIRECT_SUFFIX,
+    RECORDED_SUFFIX,
+    AnswerFile,
+    BatchAnswer,
+    PendingRequest,
+    VerdictAttempts,
+    custom_id,
+    parse_custom_id,
+    read_answer,
+)
+from awbench.judging.llm.direct import LLMJudge, recorded_spend
 from awbench.judging.llm.prompts import render_messages
 from awbench.judging.llm.verdict_records import combine
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, VerdictRecord
-from awbench.redact import redact
-from awbench.transport.chat_client import encode
-from awbench.transport.endpoints import EndpointDown, FatalAPIError
-from awbench.transport.rate_control import request_tokens
+from awbench.transport.endpoints import FatalAPIError
 
 GenKey = tuple[str, int]
-
-# The Batch API's limits (openai SDK, `batches.create`: "The file can contain up to 50,000 requests, and can
-# be up to 200 MB in size"); files are kept under 190 MB, whether MB means 10^6 or 2^20 bytes.
-MAX_REQUESTS_PER_BATCH = 50_000
-MAX_FILE_BYTES = 190_000_000
-
-
-class Quiet:
-    """Notes that go nowhere, until `bind` gives the run's."""
-
-    def note(self, text: str) -> None:
-        return None
-
-    def warn(self, text: str) -> None:
-        return None
 
 
 class BatchJudge(JudgeBase):
@@ -105,29 +75,26 @@ class BatchJudge(JudgeBase):
         self.direct = direct
         self.settings = direct.settings
         self.id = direct.id
-        self.spent_usd = 0.0
+        self.recorded_usd = 0.0  # the evaluation's recorded spend: earlier records (`bind`) and those yielded
         self.batch_price = batch_price(direct.price) if direct.price is not None else None
-        self.max_requests_per_batch = MAX_REQUESTS_PER_BATCH
-        self.max_file_bytes = MAX_FILE_BYTES
-        self.api = BatchAPI(
-            direct.id,
-            direct.base_url,
-            direct.key,
-            self.settings.request_timeout,
-            self.settings.batch_poll_interval,
-            Quiet(),
-        )
+        self.runner = BatchRunner(direct.id, direct.base_url, direct.key, self.settings)
         self._notes: Notes = Quiet()
-        self._files: BatchFiles | None = None
+        self._directory: Path | None = None
+        self._answers: AnswerFile | None = None
         self._items: dict[GenKey, PendingRequest] = {}
-        self._limit = EnqueuedLimit(self.settings.batch_tokens, self.id)
 
     # --- The judge protocol ---------------------------------------------------------------------------------
 
-    def bind(self, directory: Path, notes: Notes) -> None:
-        """The batches are kept in the evaluation's directory."""
-        self._files = BatchFiles(directory, self.id)
-        self._notes = self.api.notes = notes
+    @property
+    def spent_usd(self) -> float:
+        return self._spent()
+
+    def bind(self, directory: Path, notes: Notes, recorded: Iterable[JudgmentRecord] = ()) -> None:
+        """The batches and their answers are kept in the evaluation's directory; the cap covers its earlier spend."""
+        self.runner.bind(directory, notes)
+        self._directory, self._notes = directory, notes
+        self._answers = AnswerFile(directory)
+        self.recorded_usd = recorded_spend(recorded)
 
     def describe(self) -> dict[str, Any]:
         return self.direct.describe()
@@ -142,17 +109,30 @@ class BatchJudge(JudgeBase):
         await self.direct.check()
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """As the direct judge's, priced at the Batch API's rate."""
+        """As the direct judge's, priced at the Batch API's rate; its wall time is the batches one after another
+        under the enqueued-token limit (given, or learnt by the evaluation), at a typical turnaround each."""
         estimate = self.direct.estimate(requests)
         cost = (
             usage_cost(self.batch_price, estimate.prompt_tokens, estimate.completion_tokens)
             if self.batch_price
             else None
         )
-        return estimate.model_copy(update={"cost_usd": cost})
+        learnt = learnt_token_limit(self._directory) if self._directory is not None else None
+        known = [n for n in (self.settings.batch_tokens, learnt) if n]
+        limit = min(known) if known else None
+        batches = batches_in_turn(estimate.limit_tokens, limit) if limit else None
+        return estimate.model_copy(
+            update={
+                "cost_usd": cost,
+                "batch_price": True,
+                "wall_s": batches * TYPICAL_BATCH_TURNAROUND_S if batches else None,
+                "batches": batches,
+                "batch_tokens": limit,
+            }
+        )
 
     async def aclose(self) -> None:
-        await self.api.aclose()
+        await self.runner.aclose()
         await self.direct.aclose()
 
     async def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
@@ -160,59 +140,37 @@ class BatchJudge(JudgeBase):
         record once all its verdicts are final. With `max_cost`, no new prediction is submitted once the spend
         so far, plus the estimates of the batches in flight and of this one, would pass the cap: what is in
         flight is collected and yielded, then BudgetExhausted is raised."""
-        if self._files is None:
+        if self._answers is None:
             raise RuntimeError("a batch judge needs its evaluation's directory (bind) before judging")
-        files = self._files
         async for request in requests:
             key = self.cache_key(request)
             verdicts = [VerdictAttempts(i) for i in range(self.settings.samples)]
             self._items[(request.key, request.generation)] = PendingRequest(request, key, verdicts)
-        files.load()
+        await self.runner.resume(lambda cid: self._lookup(cid) is not None)
         self._restore_answers()
         stopped = False
-        await self._settle_stale()
         while True:
-            records = self._finished()  # on the first round, those answered before an interruption
-            for record in records:
+            async for record in self._finished():  # on the first round, those answered before an interruption
                 yield record
-            self._mark_recorded(records)
-            await self._finish_submissions()
             stopped = await self._submit_new(stopped) or stopped
             if self.settings.batch_fallback == "direct":
                 await self._reask_directly()
-                records = self._finished()
-                for record in records:
+                async for record in self._finished():
                     yield record
-                self._mark_recorded(records)
-            open_entries = [e for e in files.state.batches if e.open and e.batch_id]
-            if not open_entries:  # everything was answered, or the cap keeps the rest back
+            if not self.runner.open_entries():  # everything was answered, or the cap keeps the rest back
                 break
-            await self._collect_ended(await self.api.poll(open_entries, files.save))
-        records = self._finished()
-        for record in records:
+            await self._collect_ended(await self.runner.wait())
+        async for record in self._finished():
             yield record
-        self._mark_recorded(records)
         if stopped:
-            raise BudgetExhausted(
-                f"judge spend would pass the cap: spent ${self._spent():.4f} of --max-cost ${self.settings.max_cost:.4f}"
-            )
+            raise BudgetExhausted(Budget(self.settings.max_cost, self._spent()).why())
 
     # --- Each request's verdicts ---------------------------------------------------------------------------
 
     @property
-    def files(self) -> BatchFiles:
-        assert self._files is not None
-        return self._files
-
-    def _mark_recorded(self, records: list[JudgmentRecord]) -> None:
-        """After the consumer took these records (and saved them): their answers are spent."""
-        items = [self._items[(r.key, r.generation)] for r in records]
-        if not items:
-            return
-        with self.files.appender() as append:
-            for item in items:
-                cid = custom_id(item.cache_key, item.request.key, item.request.generation, 0, 0) + RECORDED_SUFFIX
-                append(BatchAnswer(custom_id=cid, recorded=True))
+    def answers(self) -> AnswerFile:
+        assert self._answers is not None
+        return self._answers
 
     def _lookup(self, cid: str) -> tuple[PendingRequest, VerdictAttempts, int] | None:
         """The current request's verdict and attempt a custom_id stands for; None when it is not wanted now."""
@@ -226,8 +184,9 @@ class BatchJudge(JudgeBase):
         return item, item.verdicts[index], attempt
 
     def _restore_answers(self) -> None:
-        """What earlier runs of this evaluation asked and were answered, for the requests wanted now."""
-        for answer in self.files.read_answers():
+        """What earlier runs of this evaluation asked and were answered, for the requests wanted now; the
+        attempts of the batches still open, in flight."""
+        for answer in self.answers.read():
             found = self._lookup(answer.custom_id.removesuffix(DIRECT_SUFFIX).removesuffix(RECORDED_SUFFIX))
             if found is None:
                 continue
@@ -238,9 +197,8 @@ class BatchJudge(JudgeBase):
                 verdict.final_answer = answer
             else:
                 verdict.answers[attempt] = answer
-        for entry in self.files.state.batches:
-            if entry.open and entry.file_id is not None:
-                self._set_in_flight(entry, True)
+        for entry in self.runner.open_entries():
+            self._set_in_flight(entry, True)
 
     def _set_in_flight(self, entry: BatchEntry, flying: bool) -> None:
         """Mark the attempts an entry asks (those not answered yet) as in flight, or no longer."""
@@ -251,18 +209,25 @@ class BatchJudge(JudgeBase):
                 elif found[2] not in found[1].answers:
                     found[1].in_flight.add(found[2])
 
-    def _finished(self) -> list[JudgmentRecord]:
+    async def _finished(self) -> AsyncIterator[JudgmentRecord]:
+        """The records of the requests whose verdicts are all final; once the consumer has taken (and saved)
+        them, their answers are marked spent."""
         budget = self.settings.max_retries + 1
-        records = []
+        items = []
         for item in self._items.values():
             if item.yielded or not all(v.done(budget) for v in item.verdicts):
                 continue
             outcomes = [v.outcome() for v in item.verdicts]
             cost = sum(c for _, c in outcomes) if self.direct.price else None
-            self.spent_usd += cost or 0.0
+            self.recorded_usd += cost or 0.0
             item.yielded = True
-            records.append(combine(item.request, item.cache_key, [v for v, _ in outcomes], cost))
-        return records
+            items.append(item)
+            yield combine(item.request, item.cache_key, [v for v, _ in outcomes], cost)
+        if items:
+            with self.answers.appender() as append:
+                for item in items:
+                    cid = custom_id(item.cache_key, item.request.key, item.request.generation, 0, 0)
+                    append(BatchAnswer(custom_id=cid + RECORDED_SUFFIX, recorded=True))
 
     def _needing_attempt(self) -> list[tuple[PendingRequest, VerdictAttempts]]:
         budget = self.settings.max_retries + 1
@@ -275,68 +240,20 @@ class BatchJudge(JudgeBase):
         ]
 
     def _spent(self) -> float:
-        """Recorded spend (`spent_usd`: earlier records and those yielded) and answers not yet recorded."""
+        """Recorded spend (earlier records and those yielded) and answers not yet recorded."""
         pending = sum(
             v.final_answer.cost_usd if v.final_answer else v.cost()  # a final answer's cost is the whole verdict's
             for item in self._items.values()
             if not item.yielded
             for v in item.verdicts
         )
-        return self.spent_usd + pending
+        return self.recorded_usd + pending
 
     # --- Submitting ----------------------------------------------------------------------------------------
 
-    async def _settle_stale(self) -> None:
-        """Open batches none of whose requests is wanted now are cancelled (their answers would be thrown away);
-        entries never submitted with nothing wanted are dropped."""
-        changed = False
-        for entry in self.files.state.batches:
-            if not entry.open or any(self._lookup(cid) is not None for cid in entry.custom_ids):
-                continue
-            if entry.batch_id is None and entry.file_id is not None and (found := await self.api.find_batch(entry)):
-                entry.batch_id, entry.status = found.id, found.status
-            if entry.batch_id is not None and entry.status not in TERMINAL:
-                batch = await self.api.cancel(entry.batch_id)
-                entry.status = batch.status
-                self._notes.note(
-                    f"judge {self.id}: cancelled batch {entry.batch_id}: none of its requests is wanted any more"
-                )
-            entry.abandoned, changed = True, True
-        if changed:
-            self.files.save()
-
-    async def _finish_submissions(self) -> None:
-        """Entries an interruption left between the upload and the batch: find their file and batch again,
-        else upload or create them now. Never a second batch for one file."""
-        for entry in [e for e in self.files.state.batches if e.open and e.batch_id is None]:
-            if entry.file_id is None:
-                file_id = await self.api.find_file(entry)
-                if file_id is None:  # never uploaded: its requests go out again with the next submission
-                    self._drop(entry)
-                    continue
-                entry.file_id, entry.status = file_id, "uploaded"
-                self.files.save()
-                self._set_in_flight(entry, True)
-            batch = await self.api.find_batch(entry)
-            if batch is None:
-                batch = await self.api.create(entry)
-            entry.batch_id, entry.status = batch.id, batch.status
-            self.files.save()
-            self._notes.note(
-                f"judge {self.id}: resumed the submission of batch {batch.id} ({len(entry.custom_ids)} requests)"
-            )
-
-    def _drop(self, entry: BatchEntry) -> None:
-        self.files.state.batches.remove(entry)
-        self.files.save()
-        self._set_in_flight(entry, False)
-
     async def _submit_new(self, stopped: bool) -> bool:
-        """Submit every verdict that needs an attempt (first ones, and re-asks unless they go directly), in
-        files under the API's limits. Returns whether the cap stopped new predictions."""
-        state = self.files.state
-        if self._limit.holding(self.files):
-            return False  # the enqueued-token limit: wait for a batch of ours to end
+        """Submit every verdict that needs an attempt (first ones, and re-asks unless they go directly). Returns
+        whether the cap stopped new predictions."""
         direct_reasks = self.settings.batch_fallback == "direct"
         wanted: dict[GenKey, list[VerdictAttempts]] = {}
         for item, verdict in self._needing_attempt():
@@ -345,128 +262,64 @@ class BatchJudge(JudgeBase):
             wanted.setdefault((item.request.key, item.request.generation), []).append(verdict)
         if not wanted:
             return False
-        await self._limit.pause(self.api.poll_interval)
-        cap = self.settings.max_cost
-        reserved = sum(e.estimated_cost_usd for e in state.batches if e.open)
-        limit = self.token_limit()
-        enqueued = sum(e.tokens for e in state.batches if e.open)
-        chunk: list[bytes] = []
-        ids: list[str] = []
-        size, estimate, tokens, sent, batches = 0, 0.0, 0, 0, []
         hit_cap = False
-        for gen_key, verdicts in wanted.items():
-            item = self._items[gen_key]
-            if item.fresh() and (stopped or hit_cap):
-                continue
-            messages = render_messages(self.direct.prompt_set, item.request)
-            item.prompt_tokens = estimate_prompt_tokens(messages)
-            each = (
-                usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT) if self.batch_price else 0.0
-            )
-            if (
-                cap is not None
-                and item.fresh()
-                and self._spent() + reserved + estimate + each * self.settings.samples > cap
-            ):
-                hit_cap = True
-                continue
-            for verdict in verdicts:
-                attempt = verdict.attempts() + 1
-                cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
-                body = self.direct.request_body(messages, self.direct.seed(item.cache_key, verdict.index, attempt))
-                counted = request_tokens(body)
-                if limit is not None and counted > limit:
-                    verdict.final_answer = self._too_large(cid, verdict, counted, limit)
+        budget = Budget(self.settings.max_cost, self._spent())
+        async with self.runner.submission(budget) as submission:
+            for gen_key, verdicts in wanted.items():
+                item = self._items[gen_key]
+                fresh = item.fresh()
+                if fresh and (stopped or hit_cap):
                     continue
-                if limit is not None and enqueued + counted > limit:
-                    continue  # no room now: sent once a batch of ours has ended
-                line = encode({"custom_id": cid, "method": "POST", "url": ENDPOINT, "body": body}) + b"\n"
-                if chunk and (len(chunk) >= self.max_requests_per_batch or size + len(line) > self.max_file_bytes):
-                    batches.append(await self._submit(chunk, ids, estimate, tokens))
-                    reserved += estimate
-                    chunk, ids, size, estimate, tokens = [], [], 0, 0.0, 0
-                chunk.append(line)
-                ids.append(cid)
-                size += len(line)
-                estimate += each
-                tokens += counted
-                enqueued += counted
-                verdict.in_flight.add(attempt)
-                sent += 1
-        if chunk:
-            batches.append(await self._submit(chunk, ids, estimate, tokens))
-        if batches:
-            under = f", ~{enqueued:,} of the {limit:,} tokens the model may have enqueued" if limit else ""
-            self._notes.note(
-                f"judge {self.id}: sent {sent} requests in {len(batches)} batch(es) of the OpenAI Batch API "
-                f"({', '.join(batches)}{under}); results within 24 h, checked every {self.api.poll_interval:g} s. "
-                "Interrupting is safe: the same command resumes these batches."
-            )
+                messages = render_messages(self.direct.prompt_set, item.request)
+                item.prompt_tokens = estimate_prompt_tokens(messages)
+                each = (
+                    usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT)
+                    if self.batch_price
+                    else 0.0
+                )
+                if fresh and not budget.affords(each * len(verdicts)):  # a re-ask of a begun prediction goes out
+                    hit_cap = True
+                    continue
+                for verdict in verdicts:
+                    attempt = verdict.attempts() + 1
+                    cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
+                    body = self.direct.request_body(messages, self.direct.seed(item.cache_key, verdict.index, attempt))
+                    placed = await submission.add(BatchRequest(cid, body, each))
+                    if placed == QUEUED:
+                        verdict.in_flight.add(attempt)
+                    elif placed != WAITING:  # no batch can hold it: its verdict fails
+                        verdict.final_answer = self._failed(cid, verdict, placed)
         return hit_cap
 
-    def token_limit(self) -> int | None:
-        """The enqueued-token limit batches are split under (`batch_limit.EnqueuedLimit`)."""
-        return self._limit.value(self.files)
-
-    def _too_large(self, cid: str, verdict: VerdictAttempts, counted: int, limit: int) -> BatchAnswer:
-        """A request that alone counts more than the limit: no batch can hold it, so its verdict fails."""
-        record = VerdictRecord(
-            status="error", error=too_large(counted, limit), transient=False, attempts=verdict.attempts()
-        )
+    def _failed(self, cid: str, verdict: VerdictAttempts, why: str) -> BatchAnswer:
+        record = VerdictRecord(status="error", error=why, transient=False, attempts=verdict.attempts())
         return BatchAnswer(custom_id=cid, verdict=record, final=True)
-
-    async def _submit(self, lines: list[bytes], ids: list[str], estimate: float, tokens: int) -> str:
-        """Record the entry, upload its file, create its batch: each step saved before the next."""
-        state = self.files.state
-        entry = BatchEntry(token=uuid.uuid4().hex, custom_ids=ids, estimated_cost_usd=estimate, tokens=tokens)
-        state.batches.append(entry)
-        self.files.save()
-        try:
-            uploaded = await self.api.upload(entry, b"".join(lines))
-        except (FatalAPIError, EndpointDown):  # refused or unreachable: nothing was uploaded, nothing is left behind
-            state.batches.remove(entry)
-            self.files.save()
-            raise
-        entry.file_id, entry.status = uploaded.id, "uploaded"
-        self.files.save()
-        batch = await self.api.create(entry)
-        entry.batch_id, entry.status = batch.id, batch.status
-        self.files.save()
-        return batch.id
 
     # --- Collecting ----------------------------------------------------------------------------------------
 
-    async def _collect_ended(self, ended: list[tuple[BatchEntry, Any]]) -> None:
+    async def _collect_ended(self, ended: list[Ended]) -> None:
         """Collect every batch that ended; the first refusal that retrying cannot fix is raised after all."""
         fatal: FatalAPIError | None = None
-        for entry, batch in ended:
+        for batch in ended:
             try:
-                await self._collect(entry, batch)
+                await self._collect(batch)
             except FatalAPIError as error:
                 fatal = fatal or error
         if fatal is not None:
             raise fatal
 
-    async def _collect(self, entry: BatchEntry, batch: Any) -> None:
-        """Read a finished batch's output and error files; record every attempt's answer (requests without one
-        never ran: the batch expired, failed or was cancelled), then mark the batch collected."""
-        lines = result_lines([await self.api.download(f) for f in (batch.output_file_id, batch.error_file_id) if f])
-        batch_errors = (batch.errors.data or []) if batch.errors else []
-        entry.errors = [redact(f"{e.code}: {e.message}") for e in batch_errors]
-        if (messages := refusal(batch)) is not None:
-            self._set_in_flight(entry, False)  # nothing ran: no attempt spent, the requests go out again
-            self._limit.refused(self.files, entry, messages, self._notes)
+    async def _collect(self, ended: Ended) -> None:
+        """Read an ended batch's result lines; record every attempt's answer (requests without one never ran:
+        the batch expired, failed or was cancelled), then mark the batch collected. A refused batch ran nothing:
+        no attempt spent, its requests go out again."""
+        entry = ended.entry
+        if ended.refused:
+            self._set_in_flight(entry, False)
             return
-        self._limit.ended()
-        if batch.status != "completed":
-            reason = "; ".join(entry.errors) or "no reason given"
-            self._notes.warn(
-                f"judge {self.id}: batch {entry.batch_id} ended {batch.status} ({reason}); "
-                "its unanswered requests are asked again"
-            )
+        lines = await self.runner.lines(ended)
         fatal: FatalAPIError | None = None
         answers = []
-        written = {(a.batch_id, a.custom_id) for a in self.files.read_answers() if a.verdict is not None}
+        written = {(a.batch_id, a.custom_id) for a in self.answers.read() if a.verdict is not None}
         for cid in entry.custom_ids:
             found = self._lookup(cid)
             if found is None:
@@ -481,7 +334,7 @@ class BatchJudge(JudgeBase):
                     self.batch_price,
                     cid,
                     entry,
-                    batch.status,
+                    ended.batch.status,
                     lines.get(cid),
                     item,
                     verdict.index,
@@ -493,11 +346,10 @@ class BatchJudge(JudgeBase):
             verdict.answers[attempt] = answer
             answers.append(answer)
         if answers:
-            with self.files.appender() as append:
+            with self.answers.appender() as append:
                 for answer in answers:
                     append(answer)
-        entry.collected, entry.status = True, batch.status
-        self.files.save()
+        self.runner.collected(ended)
         if fatal is not None:
             raise fatal
 
@@ -531,7 +383,7 @@ class BatchJudge(JudgeBase):
 
         tasks = [asyncio.ensure_future(one(item, v)) for item, v in todo]
         try:
-            with self.files.appender() as append:
+            with self.answers.appender() as append:
                 for (_, verdict), task in zip(todo, tasks):
                     answer = await task
                     verdict.final_answer = answer

@@ -40,7 +40,7 @@ from awbench.backends import vllm_offline
 from awbench.backends.vllm_offline import VLLM_MISSING, BackendUnavailable, count_chat_tokens, engine_lock
 from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import JudgeBase, llm_identity, llm_judge_id
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
+from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens, paced
 from awbench.judging.llm.direct import prompt_description, prompt_label, verdict_cache_key, verdict_schema
 from awbench.judging.llm.prompts import (
     PromptSet,
@@ -210,9 +210,10 @@ class VLLMJudge(JudgeBase):
         samples = self.settings.samples
         prompt = sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * samples
         calls = len(requests) * samples
-        return CostEstimate(
+        estimate = CostEstimate(
             calls=calls, prompt_tokens=prompt, completion_tokens=calls * OUTPUT_TOKENS_PER_VERDICT, cost_usd=0.0
         )
+        return paced(estimate, self.settings.max_tokens, self.settings.tpm, self.settings.rpm)
 
     def count(self, messages: Messages) -> int:
         """Prompt tokens as the engine will see them (its tokenizer and chat template)."""
