@@ -22,6 +22,7 @@ from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.reference_code import load_reference_code
 from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import content_hash
+from awbench.transport.endpoints import FatalAPIError
 
 KEY_ENV = "AWBENCH_TEST_CHOICE_KEY"
 PROMPTS = PromptSet(name="turing", system={"terminal": "Pick the real one."}, user_template="{{a}} {{b}}")
@@ -246,6 +247,17 @@ def test_batch_api_cancels_batches_no_longer_wanted(tmp_path: Path) -> None:
         answers = ask(ChoiceJudge(batch, PROMPTS), [question("q1", "say B bare")], tmp_path)  # q1 changed
         assert api.cancelled == [api.created[0]] and len(api.created) == 2
         assert answers["q1"].choice == "B"
+
+
+def test_a_batch_refused_at_its_upload_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The one Batch API runner cleans up for the choice judge as for the rubric's: an upload refused leaves no
+    batch entry behind (no batches.json) and no answer; the next run asks afresh."""
+    evaluation = tmp_path / "turing" / "judge-x"
+    with FakeBatchAPI(responder=scripted, upload_status=401) as api:
+        with pytest.raises(FatalAPIError, match="Incorrect API key"):
+            ask(ChoiceJudge(settings(api.url, batch=True), PROMPTS), QUESTIONS, evaluation)
+        assert api.uploads == [] and api.created == []
+    assert not (evaluation / "batches.json").exists() and answer_table(evaluation).load() == {}
 
 
 def test_a_cap_below_one_call_sends_nothing(tmp_path: Path) -> None:
