@@ -1,5 +1,6 @@
 """Runs written before judge evaluations existed (run.json schema 1: one `judgments.jsonl` for every judge)
-are moved into the current layout the first time they are opened (`RunStore.read_manifest`). Nothing is
+are moved into the current layout the first time a command that writes to them opens them
+(`RunStore.read_manifest` under `RunStore.locked`; a command that only reads such a run says how). Nothing is
 deleted: the old file is kept as `judgments.jsonl.migrated`. Here: which evaluation each judge of such a run
 becomes (pure functions; the store moves the files)."""
 

@@ -1,4 +1,4 @@
-"""The reference's own code, run from a checkout (awbench/judging/reference_code.py): imported in isolation, its
+"""The reference's own code, run from a checkout (awbench/judging/llm/reference_code.py): imported in isolation, its
 functions called as eval.py calls them, a checkout that cannot serve refused naming what is missing.
 
 Against the stand-in checkout of tests/reference_checkout.py always; with AWBENCH_REFERENCE_CHECKOUT naming a

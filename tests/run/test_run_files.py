@@ -17,6 +17,8 @@ from awbench.run.store import RunManifest, RunStore
 
 KEY_ENV = "AWBENCH_TEST_RUN_FILES_KEY"
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}
+RUN = "run --model {model} --judge rules --data sample --limit 1 --run-name {name}"
+RUN_ORACLE = RUN.format(model="baseline:oracle", name="oracle")
 
 
 def invoke(*args: object) -> object:
@@ -26,8 +28,7 @@ def invoke(*args: object) -> object:
 
 
 def make_run(out: Path, name: str, model: str) -> None:
-    invoke("run", "--model", model, "--judge", "rules", "--data", "sample", "--limit", "1", "--output", out,
-           "--run-name", name)  # fmt: skip
+    invoke(*RUN.format(model=model, name=name).split(), "--output", out)
 
 
 def choice_judge(server: FakeOpenAIServer) -> list[str]:
@@ -68,15 +69,16 @@ def test_each_command_reads_run_json_once(runs: Path, reads: Counter[str]) -> No
     out = str(runs)
     with FakeOpenAIServer(responder=always_a) as server:
         commands: list[tuple[list[object], dict[str, int]]] = [
-            (["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--limit", "1",
-              "--output", out, "--run-name", "oracle"], {"oracle": 1}),  # fmt: skip
+            ([*RUN_ORACLE.split(), "--output", out], {"oracle": 1}),
             (["judge", "oracle", "--output", out], {"oracle": 1}),
             (["judge", "oracle", "--output", out, "--judge-model", "judge-x", "--dry-run"], {"oracle": 1}),
             (["score", "oracle", "--output", out], {"oracle": 1}),
             (["turing", "twin", "--output", out, *choice_judge(server)], {"twin": 1}),
             (["turing", "oracle", "--output", out, *choice_judge(server), "--dry-run"], {"oracle": 1}),
-            (["compare", "oracle", "twin", "--output", out, "--pairwise", *choice_judge(server)],
-             {"oracle": 1, "twin": 1}),  # fmt: skip
+            (
+                ["compare", "oracle", "twin", "--output", out, "--pairwise", *choice_judge(server)],
+                {"oracle": 1, "twin": 1},
+            ),
             (["leaderboard", out, "--pairwise", *choice_judge(server)], {"oracle": 1, "twin": 1}),
             (["show", "oracle", "--output", out], {"oracle": 1}),
             (["compare", "oracle", "twin", "--output", out], {"oracle": 1, "twin": 1}),
