@@ -211,11 +211,9 @@ def judge_introspection(path: Path) -> list[str]:
             subject = ast.unparse(node.args[0]) if node.args else ""
             if node.func.id == "getattr" or (node.func.id == "isinstance" and "judge" in subject.lower()):
                 found.append((node.lineno, f"{path.name}:{node.lineno}: {ast.unparse(node)}"))
-        targets = (
-            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
-        )
-        for target in targets:
-            if isinstance(target, ast.Attribute) and "judge" in ast.unparse(target.value).lower():
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and "judge" in ast.unparse(t.value).lower() for t in targets):
                 found.append((node.lineno, f"{path.name}:{node.lineno}: {ast.unparse(node)}"))
     return [hit for _, hit in sorted(found)]
 
