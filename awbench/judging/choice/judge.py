@@ -41,7 +41,7 @@ from pydantic import BaseModel, Field
 from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
-from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply, choice_seed
+from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
 from awbench.judging.choice.parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
 from awbench.judging.choice.senders import make_sender
 from awbench.judging.cost import (
@@ -210,9 +210,6 @@ class ChoiceJudge:
     def question_hash(self, question: ChoiceQuestion, reader_version: str | None = None) -> str:
         version = reader_version or self.reader.version
         return content_hash({"judge": self.identity, "parser": version, "messages": question.messages})
-
-    def seed(self, question_hash: str, attempt: int) -> int:
-        return choice_seed(question_hash, attempt)
 
     def describe(self) -> dict[str, Any]:
         return {**self.prompt_set.described(), "parser": self.reader.version}
