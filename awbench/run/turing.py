@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
-from awbench.files import write_atomic
+from awbench.files import own_dir, write_atomic
 from awbench.judging import Notes, prediction_request
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
@@ -47,7 +47,7 @@ class TuringInfo(BaseModel):
 class TuringEvaluation:
     def __init__(self, store: RunStore, judge_id: str) -> None:
         self.store, self.id = store, judge_id
-        self.path = store.path / TURING_DIR / judge_id
+        self.path = own_dir(store.path, store.path / TURING_DIR / judge_id)
         self.info_path = self.path / INFO_FILE
         self.answers = answer_table(self.path)
 
@@ -58,7 +58,7 @@ class TuringEvaluation:
     def ensure(self, info: TuringInfo) -> None:
         """turing.json written once, when the evaluation is first asked for (a later seed is recorded too)."""
         if not self.info_path.exists() or self.read_info().seed != info.seed:
-            self.path.mkdir(parents=True, exist_ok=True)
+            own_dir(self.store.path, self.path, make=True)
             write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
 
 

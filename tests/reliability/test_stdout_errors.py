@@ -1,0 +1,116 @@
+"""Standard output that cannot take what a command prints (issue 35): on a full device (`awbench ls > /dev/full`)
+every command ends with one line on stderr and exit 2, never a traceback; a reader that leaves early
+(`awbench ls | head`) ends it quietly, as other tools end (exit 1, nothing on stderr). What a command wrote
+before printing (a run imported, scores) is kept. Real processes, their stdout the system's /dev/full (which
+awbench only writes to) or a pipe whose reader is gone."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer, Reply
+from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
+
+KEY_ENV = "AWBENCH_TEST_STDOUT_KEY"
+RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os"]
+FULL = "error: cannot write to standard output: No space left on device\n"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}")) as judge:
+        yield judge
+
+
+def judge_args(server: FakeOpenAIServer) -> list[str]:
+    return [
+        "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV, "--judge-model", "judge-x",
+        "--judge-price-in", "1", "--judge-price-out", "10",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAIServer) -> Path:
+    """Runs r and q, a Turing test of r, and r's predictions exported in the reference's format."""
+    results = tmp_path_factory.mktemp("made") / "results"
+    for name, model in (("r", "baseline:oracle"), ("q", "baseline:last-observation")):
+        result = cli(*RUN, "--run-name", name, "--model", model, "--output", results)  # the last --model counts
+        assert result.exit_code in (0, 1), result.output
+    turing = cli("turing", "r", "--output", results, *judge_args(server), env={KEY_ENV: "sk-test"})
+    assert turing.exit_code == 0, turing.output
+    exported = cli("export", "r", "--output", results, "--official", results.parent / "official")
+    assert exported.exit_code == 0, exported.output
+    return results
+
+
+@pytest.fixture
+def results(made: Path, tmp_path: Path) -> Path:
+    shutil.copytree(made.parent, tmp_path, dirs_exist_ok=True)
+    return tmp_path / "results"
+
+
+COMMANDS = {
+    "turing": lambda out, judge: ["turing", "r", "--output", out, *judge],
+    "judges": lambda out, judge: ["judges", out / "r"],
+    "ls": lambda out, judge: ["ls", "--output", out],
+    "ls RUN": lambda out, judge: ["ls", out / "r"],
+    "compare": lambda out, judge: ["compare", "q", "r", "--output", out],
+    "leaderboard": lambda out, judge: ["leaderboard", "--output", out],
+    "leaderboard --format json": lambda out, judge: ["leaderboard", "--output", out, "--format", "json"],
+    "score": lambda out, judge: ["score", "r", "--output", out],
+    "show": lambda out, judge: ["show", "r", "--output", out],
+    "show --sample": lambda out, judge: ["show", "r", "--output", out, "--sample", "os/2/1"],
+    "data info": lambda out, judge: ["data", "info", "sample"],
+    "run --print-config": lambda out, judge: [*RUN, "--run-name", "p", "--output", out, "--print-config"],
+    "run": lambda out, judge: [*RUN, "--run-name", "r", "--output", out],
+    "import": lambda out, judge: ["import", out.parent / "official" / "predictions.jsonl", "--run-name", "imp"],
+}
+
+
+def awbench(*args: object, stdout: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        awbench_command(*args),
+        cwd=REPO,
+        env=clean_env(**{KEY_ENV: "sk-test"}),
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_a_full_stdout_is_one_line_and_exit_2(
+    name: str, results: Path, server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    if not stat.S_ISCHR(os.stat("/dev/full").st_mode):
+        pytest.skip("no /dev/full here")
+    args = COMMANDS[name](results, judge_args(server))
+    if name == "import":
+        args += ["--output", results]
+    with open("/dev/full", "w") as full:
+        result = awbench(*args, stdout=full.fileno())
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.endswith(FULL) and result.stderr.count("error:") == 1, result.stderr
+    if name == "import":  # what the command did before printing is kept
+        assert (results / "imp" / "run.json").is_file() and (results / "imp" / "predictions.jsonl").is_file()
+
+
+@pytest.mark.parametrize("name", ["ls", "leaderboard", "show", "data info"])
+def test_a_reader_that_leaves_early_ends_the_command_quietly(
+    name: str, results: Path, server: FakeOpenAIServer
+) -> None:
+    reading, writing = os.pipe()
+    os.close(reading)  # gone before the first byte, as `| head -0` would be
+    try:
+        result = awbench(*COMMANDS[name](results, judge_args(server)), stdout=writing)
+    finally:
+        os.close(writing)
+    no_traceback(result)
+    assert (result.returncode, result.stderr) == (1, "")
