@@ -11,66 +11,31 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer, Reply
-from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
+from fake_openai import FakeOpenAIServer
+from reliability_helpers import awbench_limited, choice_judge_args, cli, make_judged_runs, no_traceback
 
 from awbench import files
 
-KEY_ENV = "AWBENCH_TEST_PLANTED_KEY"
 RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--run-name"]
 VICTIM = b"someone else's file\n"
 ADDRESS_SPACE = 4 * 2**30  # far above a command's needs; /dev/zero read whole would pass it at once
 
-# Runs a command with its address space limited: reading without a bound ends in MemoryError, not in the OOM killer.
-BOUNDED = (
-    "import os, resource, sys; "
-    "resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), resource.RLIM_INFINITY)); "
-    "os.execv(sys.argv[2], sys.argv[2:])"
-)
-
 
 def awbench(*args: object, timeout_s: float = 60) -> subprocess.CompletedProcess[str]:
-    env = clean_env(**{KEY_ENV: "sk-test-planted"})
-    return subprocess.run(
-        [sys.executable, "-c", BOUNDED, str(ADDRESS_SPACE), *awbench_command(*args)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
-    )
-
-
-def judge_args(server: FakeOpenAIServer) -> list[str]:
-    return [
-        "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV, "--judge-model", "judge-x",
-        "--judge-price-in", "1", "--judge-price-out", "10",
-    ]  # fmt: skip
+    return awbench_limited("RLIMIT_AS", ADDRESS_SPACE, *args, timeout_s=timeout_s)
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(responder=lambda body: Reply("Response A is the real one. \\boxed{A}")) as judge:
-        yield judge
-
-
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAIServer) -> Path:
+def made(tmp_path_factory: pytest.TempPathFactory, choice_judge: FakeOpenAIServer) -> Path:
     """Two rule-judged runs of the sample's OS domain (r: the oracle, q: the last observation), a Turing test of r
     and a pairwise comparison of q and r: every folder awbench keeps."""
     results = tmp_path_factory.mktemp("made") / "results"
-    env: dict[str, str | None] = {KEY_ENV: "sk-test-planted"}
-    for name, model in (("r", "baseline:oracle"), ("q", "baseline:last-observation")):
-        made = cli(*RUN, name, "--model", model, "--output", results)  # the last --model counts
-        assert made.exit_code in (0, 1), made.output
-    turing = cli("turing", "r", "--output", results, *judge_args(server), env=env)
-    assert turing.exit_code == 0, turing.output
-    pairwise = cli("compare", "q", "r", "--output", results, "--pairwise", *judge_args(server), env=env)
+    make_judged_runs(results, choice_judge.url)
+    pairwise = cli("compare", "q", "r", "--output", results, "--pairwise", *choice_judge_args(choice_judge.url))
     assert pairwise.exit_code == 0, pairwise.output
     return results
 
@@ -157,7 +122,7 @@ LOCKING: dict[str, tuple[Callable[[Path, list[str]], list[object]], Callable[[Pa
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("command", LOCKING)
 def test_a_planted_lock_is_refused_and_nothing_is_written_through_it(
-    command: str, kind: str, results: Path, tmp_path: Path, server: FakeOpenAIServer
+    command: str, kind: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
 ) -> None:
     """The issue's payload: `.lock` linked to someone's file was truncated and overwritten with the holder's line;
     a FIFO hung the command; /dev/zero exhausted its memory."""
@@ -169,7 +134,7 @@ def test_a_planted_lock_is_refused_and_nothing_is_written_through_it(
     victim.write_bytes(VICTIM)
     words = plant(lock, kind, victim)
     before = tree(tmp_path)
-    result = awbench(*arguments(results, judge_args(server)))
+    result = awbench(*arguments(results, choice_judge_args(choice_judge.url)))
     refused(result, lock, words)
     assert tree(tmp_path) == before
 
@@ -241,13 +206,13 @@ READERS = {
 READS = [(file, command) for file, commands in READERS.items() for command in commands]
 
 
-def reader_args(command: str, results: Path, server: FakeOpenAIServer) -> list[object]:
+def reader_args(command: str, results: Path, choice_judge: FakeOpenAIServer) -> list[object]:
     return {
         "show": ["show", "r", "--output", results],
         "score": ["score", "r", "--output", results],
         "judge": ["judge", "r", "--judge", "rules", "--output", results],
         "leaderboard": ["leaderboard", "--output", results, "--format", "json"],
-        "turing": ["turing", "r", "--output", results, *judge_args(server)],
+        "turing": ["turing", "r", "--output", results, *choice_judge_args(choice_judge.url)],
         "judges": ["judges", results / "r", "--format", "json"],
     }[command]
 
@@ -255,13 +220,13 @@ def reader_args(command: str, results: Path, server: FakeOpenAIServer) -> list[o
 @pytest.mark.parametrize("kind", ["link to /dev/zero", "FIFO"])
 @pytest.mark.parametrize(("file", "command"), READS)
 def test_a_planted_file_is_never_read(
-    file: str, command: str, kind: str, results: Path, tmp_path: Path, server: FakeOpenAIServer
+    file: str, command: str, kind: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
 ) -> None:
     """A `scores.json` linked to /dev/zero exhausted the memory of every command that read it."""
     path = only(file, results / "r")
     words = plant(path, kind, tmp_path / "victim")
     before = tree(tmp_path)
-    result = awbench(*reader_args(command, results, server))
+    result = awbench(*reader_args(command, results, choice_judge))
     refused(result, path, words)
     assert tree(tmp_path) == before
 
@@ -282,7 +247,7 @@ FOLDER_CASES = [(folder, command) for folder, commands in FOLDERS.items() for co
 
 @pytest.mark.parametrize(("folder", "command"), FOLDER_CASES)
 def test_a_planted_folder_link_is_refused(
-    folder: str, command: str, results: Path, tmp_path: Path, server: FakeOpenAIServer
+    folder: str, command: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
 ) -> None:
     """A `turing/<judge id>` link received `turing.json` and `answers.jsonl`."""
     path = only(folder, results)
@@ -293,9 +258,17 @@ def test_a_planted_folder_link_is_refused(
     path.symlink_to(elsewhere, target_is_directory=True)
     before = tree(tmp_path)
     if command == "compare --pairwise":
-        args: list[object] = ["compare", "q", "r", "--output", results, "--pairwise", *judge_args(server)]
+        args: list[object] = [
+            "compare",
+            "q",
+            "r",
+            "--output",
+            results,
+            "--pairwise",
+            *choice_judge_args(choice_judge.url),
+        ]
     else:
-        args = reader_args(command, results, server)
+        args = reader_args(command, results, choice_judge)
     result = awbench(*args)
     refused(result, path, "is a symbolic link")
     assert tree(tmp_path) == before

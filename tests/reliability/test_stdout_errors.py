@@ -13,36 +13,18 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer, Reply
-from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
+from fake_openai import FakeOpenAIServer
+from reliability_helpers import REPO, awbench_command, choice_judge_args, clean_env, cli, make_judged_runs, no_traceback
 
-KEY_ENV = "AWBENCH_TEST_STDOUT_KEY"
 RUN = ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os"]
 FULL = "error: cannot write to standard output: No space left on device\n"
 
 
 @pytest.fixture(scope="module")
-def server():
-    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}")) as judge:
-        yield judge
-
-
-def judge_args(server: FakeOpenAIServer) -> list[str]:
-    return [
-        "--judge-base-url", server.url, "--judge-api-key-env", KEY_ENV, "--judge-model", "judge-x",
-        "--judge-price-in", "1", "--judge-price-out", "10",
-    ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def made(tmp_path_factory: pytest.TempPathFactory, server: FakeOpenAIServer) -> Path:
+def made(tmp_path_factory: pytest.TempPathFactory, choice_judge: FakeOpenAIServer) -> Path:
     """Runs r and q, a Turing test of r, and r's predictions exported in the reference's format."""
     results = tmp_path_factory.mktemp("made") / "results"
-    for name, model in (("r", "baseline:oracle"), ("q", "baseline:last-observation")):
-        result = cli(*RUN, "--run-name", name, "--model", model, "--output", results)  # the last --model counts
-        assert result.exit_code in (0, 1), result.output
-    turing = cli("turing", "r", "--output", results, *judge_args(server), env={KEY_ENV: "sk-test"})
-    assert turing.exit_code == 0, turing.output
+    make_judged_runs(results, choice_judge.url)
     exported = cli("export", "r", "--output", results, "--official", results.parent / "official")
     assert exported.exit_code == 0, exported.output
     return results
@@ -76,7 +58,7 @@ def awbench(*args: object, stdout: int) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         awbench_command(*args),
         cwd=REPO,
-        env=clean_env(**{KEY_ENV: "sk-test"}),
+        env=clean_env(),
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
@@ -86,11 +68,11 @@ def awbench(*args: object, stdout: int) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_a_full_stdout_is_one_line_and_exit_2(
-    name: str, results: Path, server: FakeOpenAIServer, tmp_path: Path
+    name: str, results: Path, choice_judge: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     if not stat.S_ISCHR(os.stat("/dev/full").st_mode):
         pytest.skip("no /dev/full here")
-    args = COMMANDS[name](results, judge_args(server))
+    args = COMMANDS[name](results, choice_judge_args(choice_judge.url))
     if name == "import":
         args += ["--output", results]
     with open("/dev/full", "w") as full:
@@ -104,12 +86,12 @@ def test_a_full_stdout_is_one_line_and_exit_2(
 
 @pytest.mark.parametrize("name", ["ls", "leaderboard", "show", "data info"])
 def test_a_reader_that_leaves_early_ends_the_command_quietly(
-    name: str, results: Path, server: FakeOpenAIServer
+    name: str, results: Path, choice_judge: FakeOpenAIServer
 ) -> None:
     reading, writing = os.pipe()
     os.close(reading)  # gone before the first byte, as `| head -0` would be
     try:
-        result = awbench(*COMMANDS[name](results, judge_args(server)), stdout=writing)
+        result = awbench(*COMMANDS[name](results, choice_judge_args(choice_judge.url)), stdout=writing)
     finally:
         os.close(writing)
     no_traceback(result)
