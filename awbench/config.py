@@ -38,7 +38,8 @@ def refuse_credentials(url: str | None, key_option: str) -> str | None:
 
 
 class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Numbers are finite: JSON has no NaN or infinity, and run.json would record them as null.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class DataSettings(_Settings):

@@ -292,10 +292,14 @@ class ReferenceReading(_Record):
     reference prints can be computed from the same answers (`awbench.run.reference_scores`)."""
 
     success: bool
-    scores: dict[str, int] = Field(default_factory=dict)  # as the reference keeps them: 0 missing or unusable
+    # As the reference keeps them: 0 for missing or unusable, negatives as given, a `false` answer as 0.
+    scores: dict[str, int | float] = Field(default_factory=dict)
     total_score: float = 0.0  # the mean of the positive scores; 0 when none is
     attempt: int | None = None  # which answer it read
-    quoted: bool = False  # that answer's verdict was quoted from the prediction: awbench's reading is used
+    quoted: bool = False  # awbench found a verdict quoted from the prediction, and the reference read other scores
+    # The sha256 of the checkout's code that read it; None for an imported row (the file's own reading) and for
+    # readings made by awbench's restatement of the reference's parser, before awbench ran the checkout's code.
+    code: str | None = None
 
 
 class VerdictRecord(_Record):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +37,14 @@ def _number(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _not_finite(value: Any) -> bool:
+    """A NaN or an infinity, given as a number or as the command line's text ("nan", "-inf")."""
+    try:
+        return not math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
 def plain_message(error: Mapping[str, Any]) -> str:
     """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL."""
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
@@ -45,6 +54,8 @@ def plain_message(error: Mapping[str, Any]) -> str:
         "less_than_equal": ("at most", "le"),
         "less_than": ("less than", "lt"),
     }
+    if kind == "finite_number" or (kind in bounds and _not_finite(given)):  # NaN is neither above nor below
+        return f"must be a finite number, got {_number(given)}"
     if kind in bounds:
         words, key = bounds[kind]
         return f"must be {words} {_number(ctx[key])}, got {_number(given)}"
@@ -99,14 +110,38 @@ class Command(TyperCommand):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
-            return super().parse_args(ctx, args)
+            rest = super().parse_args(ctx, args)
         except typer.BadParameter as error:
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
-                param = error.param
-                label = max(param.opts, key=len) if param.param_type_name == "option" else param.display_name_raw
-                fail(f"{label}: {plain_message(cause.errors()[0])}")
+                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}")
             raise
+        _refuse_undecodable(self.params, ctx.params)
+        return rest
+
+
+def _label(param: Any) -> str:
+    return max(param.opts, key=len) if param.param_type_name == "option" else param.display_name_raw
+
+
+def _refuse_undecodable(params: list[Any], values: Mapping[str, Any]) -> None:
+    """Text given with bytes that are not UTF-8 (Python keeps each as a lone surrogate) could be neither written
+    to a run's files nor printed: refused, naming the option, before anything is made. Paths may hold any bytes."""
+    for param in params:
+        given = values.get(param.name)
+        for value in given if isinstance(given, (list, tuple)) else [given]:
+            if isinstance(value, str) and (position := _undecodable(value)) is not None:
+                byte = ord(value[position]) - 0xDC00  # surrogateescape's mapping of bytes 0x80..0xff
+                shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"U+{ord(value[position]):04X}"
+                fail(f"{_label(param)}: {shown} at character {position} is not UTF-8 text")
+
+
+def _undecodable(text: str) -> int | None:
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
 
 
 class Group(TyperGroup):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover (Python 3.10)
     import tomli as tomllib
 
+from awbench.data.json_lines import TOO_DEEP
 from awbench.suggest import close_names
 
 
@@ -23,23 +26,42 @@ class ConfigFileError(ValueError):
     """A config file that cannot be used: the message names the file, and the key and line when there is one."""
 
 
-def read_toml(path: Path) -> dict[str, Any]:
+# A command's options take a few hundred bytes: anything larger is not a config file (/dev/zero would never end).
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _text(path: Path) -> str:
+    """The file's text: a regular file (a FIFO or a device would block, or never end) of at most
+    MAX_CONFIG_BYTES, in UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # Without blocking: opening a FIFO would wait for a writer. A regular file reads as ever.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ConfigFileError(f"{path}: cannot read the config file: not a regular file")
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigFileError(f"{path}: cannot read the config file: larger than {MAX_CONFIG_BYTES:,} bytes")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise ConfigFileError(f"{path}: cannot read the config file: {reason}") from None
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    text = _text(path)
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigFileError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:  # arrays or inline tables within each other, thousands deep
+        raise ConfigFileError(f"{path}: not valid TOML: {TOO_DEEP}") from None
 
 
 def key_line(path: Path, key: str) -> str:
     """`, line N` where `key = ...` is set in the file (tomllib tells no line for a key it has read)."""
     name = rf"[\"']?{re.escape(key)}[\"']?"
     pattern = re.compile(rf"^\s*({name}\s*[=.]|\[+\s*{name}\s*[\].])")  # `key = ...`, `key.x = ...`, `[key]`
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(_text(path).splitlines(), start=1):
         if pattern.match(line):
             return f", line {number}"
     return ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from awbench import plugins
 from awbench.cli.common import fail, plain_message
 from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
 from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+from awbench.data.json_lines import TOO_DEEP, value_problems
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -34,15 +36,40 @@ def _csv(values: list[str] | None, option: str) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+def _json(text: str, where: str) -> Any:
+    """`text` as JSON (JSONDecodeError if it is not); JSON that Python's reader gives up on (nesting past its
+    recursion limit, a whole number past its digit limit) is exit 2 naming `where`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        fail(f"{where}: {TOO_DEEP}")
+    except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
+        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits")
+
+
+def unrecordable(fields: Mapping[str, Any]) -> str | None:
+    """What keeps a JSON option's value (its fields) from being recorded in run.json and read back equal, at
+    any depth: NaN or an infinity (JSON has none, and Python's reader takes `NaN`, `Infinity`, `1e999`; written
+    as null, a resumed run would differ from itself), text that is not Unicode, nesting past MAX_NESTING."""
+    problems = value_problems(fields.items(), "", None, finite=True)
+    if not problems:
+        return None
+    return f"{problems[0].field}: {problems[0].message}" if problems[0].field else problems[0].message
+
+
 def _json_object(value: str | None, option: str) -> dict[str, Any]:
     if not value:
         return {}
     try:
-        parsed = json.loads(value)
+        parsed = _json(value, option)
     except json.JSONDecodeError as error:
         fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
     if not isinstance(parsed, dict):
         fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+    if problem := unrecordable(parsed):
+        fail(f"{option}: {problem}")
     return parsed
 
 
@@ -54,9 +81,11 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
         if not sep or not key:
             fail(f"{option} expects KEY=VALUE, got {pair!r}")
         try:
-            args[key.replace("-", "_")] = json.loads(value)
+            args[key.replace("-", "_")] = _json(value, f"{option} {key}")
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
+    if problem := unrecordable(args):
+        fail(f"{option}: {problem}")
     return args
 
 
@@ -627,11 +656,12 @@ def _toml_form(opt: Opt, value: Any) -> Any:
     return value
 
 
-_STRICT = ConfigDict(strict=True)
+_STRICT = ConfigDict(strict=True, allow_inf_nan=False)  # TOML has nan and inf
 
 
 def _file_type(opt: Opt) -> TypeAdapter[Any]:
-    """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4)."""
+    """What a config file's value for `opt` must be: its command-line type, strictly (no "4" for 4), and
+    finite."""
     if opt.json_object:
         return TypeAdapter(dict[str, Any], config=_STRICT)
     base = str if opt.type is Path else opt.type
@@ -652,19 +682,20 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
         opt = opts.get(key)
         if opt is None:
             raise unknown_key(path, key, list(opts), command_name, flags)
+        where = f"{path}{key_line(path, key)}: {key}"
         if opt.json_object and isinstance(value, str):  # the JSON as on the command line
             try:
-                value = json.loads(value)
+                value = _json(value, where)
             except json.JSONDecodeError as error:
-                raise ConfigFileError(
-                    f"{path}{key_line(path, key)}: {key}: not valid JSON ({error.msg} at character {error.pos})"
-                ) from None
+                raise ConfigFileError(f"{where}: not valid JSON ({error.msg} at character {error.pos})") from None
         if get_origin(opt.type) is list and isinstance(value, str):
             value = [value]
         try:
             checked = _file_type(opt).validate_python(value)
         except ValidationError as error:
-            raise ConfigFileError(f"{path}{key_line(path, key)}: {key}: {_file_message(error)}") from None
+            raise ConfigFileError(f"{where}: {_file_message(error)}") from None
+        if opt.json_object and (problem := unrecordable(checked)):  # TOML has nan and inf too
+            raise ConfigFileError(f"{where}: {problem}")
         values[key] = json.dumps(checked) if opt.json_object else checked
     return values
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
@@ -14,7 +14,7 @@ from awbench.cli.common import console, err_console, fail, open_run, refuse_run_
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORING, Options, command, with_default
 from awbench.cli.progress import RichProgress
-from awbench.cli.summary import print_estimate, print_summary
+from awbench.cli.summary import ScoresFormat, print_estimate, print_summary
 from awbench.config import (
     DataSettings,
     JudgeSettings,
@@ -180,8 +180,12 @@ def score(
         typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file."),
     ] = None,
     fmt: Annotated[
-        Literal["table", "json"],
-        typer.Option("--format", help="table, or json: the evaluation's scores.json (notes go to stderr)."),
+        ScoresFormat,
+        typer.Option(
+            "--format",
+            help="table; json: the evaluation's scores.json; reference: what the reference eval.py prints for it "
+            "(notes go to stderr).",
+        ),
     ] = "table",
     *,
     options: Options,
@@ -201,7 +205,7 @@ def score(
             store.write_manifest(
                 manifest.model_copy(update={"config": manifest.config.model_copy(update={"scoring": scoring})})
             )
-            (err_console if fmt == "json" else console).print(
+            (console if fmt == "table" else err_console).print(
                 scoring_change_note(store.path.name, manifest.config.scoring, scoring),
                 highlight=False,
                 markup=False,
@@ -212,11 +216,12 @@ def score(
         scores = pipeline.score(store, samples)[chosen.id]
         if reward is not None:
             count = write_rewards(store, samples, reward)
-            (err_console if fmt == "json" else console).print(
+            (console if fmt == "table" else err_console).print(
                 f"wrote {count} rewards to {reward}", highlight=False, markup=False, soft_wrap=True
             )
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    print_summary(scores, code, scoring.max_failure_rate, store.path, as_json=fmt == "json")
+    with pipeline_errors():
+        print_summary(scores, code, scoring.max_failure_rate, store.path, fmt)
     raise typer.Exit(code)
 
 

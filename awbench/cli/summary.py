@@ -4,12 +4,14 @@ samples failed or went unscored (warnings and failures on stderr)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from rich.table import Table
 
 from awbench.cli.common import console, err_console
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.judging import PromptError
 from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S
 from awbench.run.failures import describe
 from awbench.run.pipeline import DryRunEstimate
@@ -80,15 +82,32 @@ def reference_lines(scores: ScoresFile) -> list[str]:
         f"as the reference eval.py prints it (what the leaderboard ranks): {domains}; Overall "
         f"{_fmt(reference.overall)} (macro), eval.py's own Overall line {_fmt(reference.overall_printed)}"
     ]
-    if note := reference.differences_note():
-        lines.append(note)
+    lines += [note for note in (reference.approximate_note(), reference.differences_note()) if note]
+    if reference.quoted:
+        lines.append(
+            f"{reference.quoted} reference readings may have taken a verdict quoted from the prediction (eval.py "
+            f"reads them so); awbench's strict score uses the judge's own: see `awbench show {scores.run} --flagged`"
+        )
     return lines
 
 
-def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, as_json: bool = False) -> None:
-    """The scores table and what it says on stdout, problems on stderr; `as_json`: stdout holds the scores.json
-    alone (which has every number the table and its lines give), the problems stay on stderr."""
-    if as_json:
+ScoresFormat = Literal["table", "json", "reference"]
+
+
+def print_summary(
+    scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, fmt: ScoresFormat = "table"
+) -> None:
+    """The scores table and what it says on stdout, problems on stderr. `json`: stdout holds the scores.json
+    alone (which has every number the table and its lines give); `reference`: what the reference eval.py prints
+    for the evaluation, digit for digit. The problems stay on stderr."""
+    if fmt == "reference":
+        if scores.reference is None:
+            raise PromptError(
+                f"judge {scores.judge_id} of {run_dir} has no reference reading: judge the run under the reference "
+                "protocol (--judge-prompts CHECKOUT), or import the reference's judged.jsonl"
+            )
+        console.print(scores.reference.printout(), markup=False, highlight=False, soft_wrap=True, emoji=False, end="")
+    elif fmt == "json":
         console.print(scores.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True, emoji=False)
     else:
         console.print(scores_table(scores))
@@ -103,10 +122,10 @@ def print_summary(scores: ScoresFile, code: int, max_failure_rate: float, run_di
             markup=False,
             soft_wrap=True,
         )
-    if not as_json:
+    if fmt == "table":
         _print_details(scores)
     _print_problems(scores, code, max_failure_rate, run_dir)
-    if not as_json:
+    if fmt == "table":
         console.print(f"run saved in {run_dir}", highlight=False)
 
 

@@ -384,6 +384,37 @@ def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
     return samples, problems
 
 
+def repeated_rows(samples: list[Sample], label: str) -> tuple[list[Sample], list[Problem]]:
+    """The samples of a file another tool wrote about the benchmark (a benchmark record and the tool's fields on
+    each line: the reference script's predictions.jsonl and judged.jsonl), without the rows that repeat a sample,
+    and what is said of them. A sample is its key and benchmark fields: the Android file's repeated key is two
+    samples, their records differ. A repeat alike in every field too (files joined with an overlap) is kept once,
+    with a warning; one whose own fields differ (another generation or verdict) leaves which to take unknown: an
+    error naming both lines (`origin`: `path:line`)."""
+    first: dict[tuple[str, str], Sample] = {}
+    kept, problems = [], []
+    for sample in samples:
+        base = sample.record.base_key()
+        earlier = first.setdefault((base, sample.hash), sample)
+        if earlier is sample:
+            kept.append(sample)
+            continue
+        ours, theirs = sample.record.model_extra or {}, earlier.record.model_extra or {}
+        differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k, ...) != theirs.get(k, ...))
+        line, earlier_line = (int(s.origin.rsplit(":", 1)[1]) for s in (sample, earlier))
+        if differ:
+            message = (
+                f"sample {base} is on line {earlier_line} too, with other values ({', '.join(differ)}): which to "
+                "take is not known; remove the row that is not wanted"
+            )
+            problems.append(Problem(label, line, None, message))
+        else:
+            problems.append(
+                Problem(label, line, None, f"repeats line {earlier_line} (sample {base}): taken once", "warning")
+            )
+    return kept, problems
+
+
 # --- Loading -----------------------------------------------------------------------------------------------
 
 

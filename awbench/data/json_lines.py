@@ -5,6 +5,7 @@ a line to its object, and what makes a record unreadable or unwritable, named by
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -17,6 +18,7 @@ MAX_NESTING = 100
 
 TOO_DEEP = f"nested more than {MAX_NESTING} levels deep (arrays and objects within each other)"
 NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
+NOT_FINITE = "is not a finite number (JSON has no NaN or infinity)"
 
 # A line longer than this is read by json.loads from its text alone, its bytes dropped first: jiter holds the
 # bytes, a copy of each string with escapes and the result at once (three times the line), json.loads the
@@ -114,9 +116,12 @@ def _path_to(root: dict[str, Any], target: dict[str, Any]) -> str | None:
     return None
 
 
-def value_problems(fields: Iterable[tuple[str, Any]], path: str, line: int) -> list[Problem]:
+def value_problems(
+    fields: Iterable[tuple[str, Any]], path: str, line: int | None, finite: bool = False
+) -> list[Problem]:
     """Text that is not valid Unicode (a lone surrogate, from a JSON escape such as "\\ud800"), in a value
-    or a key, and nesting deeper than MAX_NESTING, in the given top-level fields and all they hold."""
+    or a key, and nesting deeper than MAX_NESTING, in the given top-level fields and all they hold; with
+    `finite`, NaN and infinities too (Python's JSON reader takes `NaN`, `Infinity` and `1e999`)."""
     problems = []
     stack: list[tuple[str | None, Any, int]] = []
     for name, value in fields:
@@ -130,6 +135,9 @@ def value_problems(fields: Iterable[tuple[str, Any]], path: str, line: int) -> l
         if type(value) is str:
             if not value.isascii() and (bad := surrogate(value)):
                 problems.append(Problem(path, line, where, f"{bad}: {NOT_UNICODE}"))
+            continue
+        if finite and isinstance(value, float) and not math.isfinite(value):
+            problems.append(Problem(path, line, where, f"{value} {NOT_FINITE}"))
             continue
         if not isinstance(value, (list, dict)):
             continue

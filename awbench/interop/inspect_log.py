@@ -9,6 +9,7 @@ problem imports nothing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,13 @@ from pydantic import BaseModel, ValidationError
 
 from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
 from awbench.data.dataset import load_samples
+from awbench.data.json_lines import value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.interop.reference import refuse_awbench_json, write_run
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import FailurePolicy, ScoresFile
-from awbench.run.store import JudgeInfo, RunManifest, environment_facts, run_name_option
+from awbench.run.store import JudgeId, JudgeInfo, RunManifest, environment_facts, run_name_option
 from awbench.world_model.predictions import prediction_record
 
 TASK_NAME = "agentworldbench"  # awbench.interop.inspect_task registers it under this name
@@ -39,7 +41,7 @@ class TaskMetadata(BaseModel):
     data_fingerprint: str
     judge: JudgeSettings
     judge_inspect_model: str | None
-    judge_id: str
+    judge_id: JudgeId  # a folder of the run: checked as every judge id awbench reads
     judge_described: dict[str, Any]
     failure_policy: FailurePolicy
 
@@ -106,13 +108,18 @@ def sample_records(
         if value is None and name == "judgment":
             records[name] = None
             continue
+        if isinstance(value, dict) and (found := value_problems(value.items(), str(path), None, finite=True)):
+            problems += [Problem(str(path), None, f"{where}: {name}.{p.field}", p.message) for p in found]
+            continue
         try:
-            records[name] = model.model_validate(value)
+            records[name] = model.model_validate(value, strict=True)  # a number is a number, never "80"
         except ValidationError as error:
             for item in error.errors():
                 field = ".".join([name, *(str(p) for p in item["loc"])])
                 problems.append(Problem(str(path), None, f"{where}: {field}", item["msg"]))
     prediction, judgment = records.get("prediction"), records.get("judgment")
+    if judgment is not None:
+        problems += [Problem(str(path), None, f"{where}: judgment.{f}", m) for f, m in off_scale(judgment)]
     for record in (prediction, judgment):
         if record is not None and (record.key, record.domain) != (sample.key, sample.domain):
             problems.append(Problem(str(path), None, f"{where}: key", f"{record.key!r} is not this sample's key"))
@@ -121,6 +128,30 @@ def sample_records(
             Problem(str(path), None, f"{where}: prediction.sample_hash", "is not the hash of the data's sample")
         )
     return prediction, judgment, problems
+
+
+def off_scale(judgment: JudgmentRecord) -> list[tuple[str, str]]:
+    """(field, message) for each number of `judgment` off awbench's scales, which the task's records are on:
+    the 0..100 score, the rubric's 1..5 (a verdict's scores and their means), the rule judge's 0..1, a cost
+    of at least 0. Such a record was not written by awbench, and its scores would be averaged as given."""
+    numbers: list[tuple[str, float | None, float, float]] = [
+        ("score", judgment.score, 0, 100),
+        ("cost_usd", judgment.cost_usd, 0, math.inf),
+    ]
+    numbers += [(f"dimensions.{d}", v, 1, 5) for d, v in judgment.dimensions.items()]
+    for i, verdict in enumerate(judgment.verdicts):
+        numbers += [(f"verdicts.{i}.scores.{d}", v, 1, 5) for d, v in verdict.scores.items()]
+    if judgment.rule is not None:
+        numbers.append(("rule.score", judgment.rule.score, 0, 1))
+        numbers += [(f"rule.parts.{part}", v, 0, 1) for part, v in judgment.rule.parts.items()]
+    return [
+        (
+            name,
+            f"{value:g} is off awbench's scale, " + (f"{low:g} to {high:g}" if high < math.inf else f"{low:g} or more"),
+        )
+        for name, value, low, high in numbers
+        if value is not None and not low <= value <= high
+    ]
 
 
 def import_inspect_log(
@@ -146,17 +177,28 @@ def import_inspect_log(
     predictions: list[PredictionRecord] = []
     judgments: list[JudgmentRecord] = []
     failed_in_inspect = 0
-    for log_sample in log.samples:
+    notes = []
+    first: dict[str, tuple[int, Any]] = {}  # sample key -> where the log first has it, and its records
+    for number, log_sample in enumerate(log.samples, start=1):
         sample = by_key.get(str(log_sample.id))
         if sample is None:
             problems.append(Problem(str(path), None, f"sample {log_sample.id}", "is no sample of the task's data"))
             continue
         prediction, judgment, found = sample_records(path, log_sample, sample)
         problems += found
-        if not found and prediction is not None:
-            predictions.append(prediction)
-            judgments += [judgment] if judgment is not None else []
-            failed_in_inspect += not log_sample.scores
+        if found or prediction is None:
+            continue
+        earlier, records = first.setdefault(sample.key, (number, (prediction, judgment)))
+        if earlier != number:  # the same sample again: alike, it is one; else which to take is not known
+            twice = f"sample {log_sample.id} is in the log twice (its samples {earlier} and {number})"
+            if records == (prediction, judgment):
+                notes.append(f"warning: {path}: {twice}, alike: imported once")
+            else:
+                problems.append(Problem(str(path), None, twice, "with other records: which to import is not known"))
+            continue
+        predictions.append(prediction)
+        judgments += [judgment] if judgment is not None else []
+        failed_in_inspect += not log_sample.scores
     if problems:
         raise DataError(f"{path}: {len(problems)} error(s) in the log; nothing was imported", problems=problems)
 
@@ -164,7 +206,6 @@ def import_inspect_log(
     # is what it holds. One that stopped (error, cancelled) keeps the whole selection: what it did not reach is
     # pending, and the run incomplete.
     data = meta.data
-    notes = []
     missing = len(loaded.samples) - len(predictions)
     if missing and log.status == "success":
         # the keys alone: a limit or a random sample would be drawn again from them

@@ -20,12 +20,12 @@ import math
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import fmean
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel
 
@@ -36,7 +36,7 @@ from awbench.config import (
     RunConfig,
     ScoringSettings,
 )
-from awbench.data.dataset import LoadedData, load_samples, read_source
+from awbench.data.dataset import LoadedData, load_samples, read_source, repeated_rows
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
@@ -50,7 +50,8 @@ from awbench.records import (
     Sample,
     VerdictRecord,
 )
-from awbench.run.evaluations import resolve_judge, score_run
+from awbench.run.evaluations import REFERENCE_PROTOCOLS, resolve_judge, score_run
+from awbench.run.reference_scores import reading
 from awbench.run.scoring import ScoresFile
 from awbench.run.store import (
     JudgeInfo,
@@ -74,6 +75,8 @@ LIST_FIELDS = ("strengths", "weaknesses")
 REFERENCE_FIELDS = frozenset({"gen", "failed", *SCORE_FIELDS, *TEXT_FIELDS, *LIST_FIELDS})
 JUDGED_MARKERS = ("failed", *SCORE_FIELDS)  # a row with any of them is a judged.jsonl row
 TOTAL_TOLERANCE = 0.01  # total_score may be rounded
+MAX_MAGNITUDE = 10**9  # no judge's score; far below what would overflow a float once averaged and scaled
+MAX_TOTAL = 5  # total_score is the mean of the scores above 0, each at most 5, or 0
 
 
 # --- Export ------------------------------------------------------------------------------------------------
@@ -99,10 +102,17 @@ def _scored_verdict(judgment: JudgmentRecord) -> dict[str, int] | None:
 
 
 def reference_judged(
-    sample: Sample, prediction: PredictionRecord | None, judgment: JudgmentRecord | None, judge_id: str = ""
+    sample: Sample,
+    prediction: PredictionRecord | None,
+    judgment: JudgmentRecord | None,
+    judge_id: str = "",
+    as_read_by_reference: bool = False,
 ) -> dict[str, Any]:
     """One judged.jsonl row. What was not scored is a `failed: 1.0` row with the reason in error_message:
-    without a generation as the reference writes it (no total_score), else with total_score 0."""
+    without a generation as the reference writes it (no total_score), else with total_score 0.
+    `as_read_by_reference`: the row holds the reference's reading of the answers (a reference-protocol or
+    imported evaluation), so that `eval.py score` prints what awbench shows as the reference's numbers;
+    otherwise awbench's strict reading."""
     row = reference_prediction(sample, prediction)
     if not row["gen"]:
         if prediction is None:
@@ -113,17 +123,25 @@ def reference_judged(
             reason = f"{NO_GENERATION} ({prediction.status}" + (f": {prediction.error})" if prediction.error else ")")
         return {**row, "failed": 1.0, "error_message": reason}
     extracted = prediction.prediction if prediction is not None else ""
-    scores = _scored_verdict(judgment) if judgment is not None and judgment.score is not None else None
+    scores: Mapping[str, int | float] | None
+    if as_read_by_reference:
+        read = reading(judgment)
+        scores = dict(read.scores) if read is not None and read.success else None
+        total = read.total_score if read is not None else 0
+        verdict = judgment.verdicts[0] if judgment is not None and judgment.verdicts else None
+    else:
+        scores = _scored_verdict(judgment) if judgment is not None and judgment.score is not None else None
+        total = fmean(scores.values()) if scores else 0
+        verdict = next((v for v in judgment.verdicts if v.scores), None) if judgment is not None else None
     if judgment is None or not scores:
         if judgment is None:
             reason = f"Not judged: judge {judge_id} has no verdict on this sample" if judge_id else "Not judged"
         else:
             reason = judgment.error or f"{JUDGE_FAILED} ({judgment.status})"
         return {**row, "total_score": 0, "failed": 1.0, "error_message": reason, "extracted_output": extracted}
-    verdict = next((v for v in judgment.verdicts if v.scores), None)
     return {
         **row,
-        "total_score": fmean(scores.values()),
+        "total_score": total,
         **{d: scores.get(d, 0) for d in DIMENSIONS},
         "failed": 0.0,
         "strengths": list(verdict.strengths) if verdict else [],
@@ -171,9 +189,18 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             )
     else:
         judgments = chosen.judgments.load()
-        rows = [reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id) for s in samples]
+        by_reference = chosen.read_info().described.get("protocol") in REFERENCE_PROTOCOLS
+        rows = [
+            reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
+            for s in samples
+        ]
         write_output(judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
+        if by_reference:
+            notes.append(
+                f"judged.jsonl holds the reference's reading of judge {chosen.id}'s answers: `eval.py score` prints "
+                f"for it what `awbench score {store.name} --format reference` prints"
+            )
         unscored = sum(row["failed"] != 0.0 for row in rows)
         if unscored:
             notes.append(
@@ -227,14 +254,20 @@ def _shown(value: Any) -> str:
         return "an object"
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_MAGNITUDE:
+        return f"an integer beyond ±{MAX_MAGNITUDE:,}"  # too long to print (Python refuses 4,300+ digits)
     if isinstance(value, str) and len(value) > 40:
         value = value[:40] + "…"
     # Text that is not valid Unicode is shown escaped, as it could not be printed.
     return json.dumps(value, ensure_ascii=isinstance(value, str) and surrogate(value) is not None)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _number(value: Any) -> TypeGuard[int | float]:
+    """A finite number the reference's arithmetic can take: `true` and `false` too (eval.py averages them as 1
+    and 0), an integer within MAX_MAGNITUDE (larger ones would overflow its 0..100 scale)."""
+    if isinstance(value, int):
+        return abs(value) <= MAX_MAGNITUDE
+    return isinstance(value, float) and math.isfinite(value)
 
 
 def _parse_line(raw: bytes, number: int, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -397,8 +430,11 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
         add("failed", f"expected 0.0 or 1.0, got {_shown(failed)}")
         failed = None
     total = values.get("total_score")
-    if "total_score" in values and not _number(total):
-        add("total_score", f"expected a number, got {_shown(total)}")
+    if "total_score" in values and not (_number(total) and 0 <= total <= MAX_TOTAL):
+        add(
+            "total_score",
+            f"expected a number 0..{MAX_TOTAL} (the mean of the scores above 0, or 0), got {_shown(total)}",
+        )
         total = None
     scores: dict[str, int] = {}
     for name in DIMENSIONS:
@@ -410,7 +446,7 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
         if not _number(value) or not float(value).is_integer() or value > 5:
             add(
                 name,
-                f"expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), "
+                f"expected an integer score 1..5 (0 or false for a missing one; the reference keeps negative ones), "
                 f"got {_shown(value)}",
             )
         else:
@@ -632,7 +668,8 @@ def import_reference(
     label = str(path)
     reading = _read(path, label)
     loaded, data_problems = _data_problems(path, label, reading)
-    problems = sorted(data_problems + reading.problems, key=lambda p: p.line or 0)
+    kept, repeats = repeated_rows(loaded.samples, label) if loaded is not None else ([], [])
+    problems = sorted(data_problems + repeats + reading.problems, key=lambda p: p.line or 0)
     errors = [p for p in problems if p.severity == "error"]
     if errors or loaded is None:
         raise DataError(
@@ -643,6 +680,11 @@ def import_reference(
     lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
     if sorted(lines) != sorted(rows):
         raise DataError(f"{label} changed while it was read; nothing was imported: import it again")
+    data = DataSettings(source=str(path.resolve()))
+    if len(kept) < len(loaded.samples):  # rows given twice: the run's data is the file less its repeats
+        data = data.model_copy(update={"ids": [s.key for s in kept]})
+        loaded = load_samples(data)
+        lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
 
     judged = reading.judged_at is not None
     notes: list[str] = []
@@ -679,7 +721,7 @@ def import_reference(
     config = RunConfig(
         run_name=run_name,
         output=output,
-        data=DataSettings(source=str(path.resolve())),
+        data=data,
         # The rows do not name the model; the file's name ("predictions", "judged") would name every import alike.
         model=ModelSettings(model=model or run_name, backend="imported"),
         judge=judge_settings,

@@ -25,13 +25,18 @@ if TYPE_CHECKING:
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
     from awbench.transport.openai_client import Endpoints
 
-# Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters: an id
-# read back from a run's `judges/` folder that is not was not made by awbench, and is refused (`awbench.run.store`)
-# rather than shown, in a report, to whoever reads it.
-JUDGE_ID = re.compile(r"[A-Za-z0-9._-]+")
-JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only"
+# Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters, and
+# is a folder's name of its own (never `.` or `..`, nor hidden): an id read back from a run's `judges/` folder, or
+# from a file to import, that is not was not made by awbench, and is refused (`awbench.run.store`) rather than
+# shown, in a report, to whoever reads it, or written to.
+JUDGE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only, not starting with '.'"
 
 RULE_JUDGE_MODULE = "awbench.judging.rules.judge"
+
+
+class PromptError(Exception):
+    """A prompt set, template or reference checkout that cannot be used; the message names the path."""
 
 
 class BudgetExhausted(Exception):
@@ -152,7 +157,7 @@ def llm_judge_id(settings: JudgeSettings, prompt_label: str, prompt_sha256: str)
     """`{model}-{prompt label}-{hash}`, e.g. `gpt-5.2-2025-12-11-rubric-3f2a1c`."""
     from awbench.records import content_hash
 
-    model = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.model.rsplit("/", 1)[-1]).strip("-") or "judge"
+    model = re.sub(r"[^A-Za-z0-9._-]+", "-", settings.model.rsplit("/", 1)[-1]).lstrip(".-").rstrip("-") or "judge"
     return f"{model}-{prompt_label}-{content_hash(llm_identity(settings, prompt_sha256))[:6]}"
 
 

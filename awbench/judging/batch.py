@@ -520,7 +520,7 @@ class BatchJudge(JudgeBase):
                 messages,
                 item.cache_key,
                 verdict.index,
-                self.direct.shown(item.request),
+                item.request,
                 first_attempt=attempt,
                 best=verdict.best(),
                 usage=verdict.usage(),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from awbench.judging.batch_state import BatchAnswer, BatchEntry
 from awbench.judging.cost import Price, call_cost, estimate_prompt_tokens, tokens_for_chars
-from awbench.judging.prompts import render_messages
+from awbench.judging.prompts import reference_reader, render_messages
 from awbench.judging.verdict_records import add_usage, better, settled, verdict_record
 from awbench.records import JudgeRequest, Usage, VerdictRecord
 from awbench.redact import redact
@@ -125,7 +125,7 @@ def read_answer(
                 completion.finish_reason,
                 seed,
                 direct.shown(item.request),
-                direct.reference_protocol,
+                reference_reader(direct.prompt_set, item.request),
                 attempt,
             ).model_copy(update={"usage": completion.usage})
             if price:

@@ -1,5 +1,6 @@
-"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), answered as the reference's choice
-parser reads them (`reference_choice`: the last `\\boxed{A}`/`\\boxed{B}`), kept by key in their own JSONL table.
+"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), kept by key in their own JSONL table.
+Answers are read by awbench's choice reader (`boxed_choice`: the last `\\boxed{A}`/`\\boxed{B}`) or, under the
+reference protocol, by the checkout's own `extract_choice_answer` (`awbench.judging.reference_code`).
 The Turing test (`awbench.run.turing`) and pairwise comparison ask through it.
 
 API:
@@ -30,6 +31,7 @@ Each question has 1 + max_retries calls, shared by transient errors and re-asks 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from pathlib import Path
@@ -54,7 +56,6 @@ from awbench.judging.cost import (
     usage_cost,
 )
 from awbench.judging.prompts import PromptSet
-from awbench.judging.reference_parsers import reference_choice
 from awbench.judging.verdict_records import add_usage, verdict_seed
 from awbench.judging.workers import worker_results
 from awbench.records import Usage, content_hash
@@ -70,6 +71,20 @@ CHOICE_PARSER = "reference-choice-1"  # part of each question's hash: bump when 
 
 Messages = list[dict[str, str]]
 Choice = Literal["A", "B"]
+ChoiceReader = Callable[[str], str | None]  # an answer's text -> "A", "B" or None
+
+_BOXED_CHOICE = re.compile(r"boxed\{\s*([AB])\s*\}", re.I)
+_BARE_CHOICE = re.compile(r"\b([AB])\b")
+
+
+def boxed_choice(answer: str) -> str | None:
+    """awbench's reading of a choice: the last `boxed{A}` or `boxed{B}` (any case, spaces inside), else the last
+    standalone capital A or B."""
+    boxed = _BOXED_CHOICE.findall(answer)
+    if boxed:
+        return boxed[-1].upper()
+    bare = _BARE_CHOICE.findall(answer)
+    return bare[-1] if bare else None
 
 
 class ChoiceAnswer(BaseModel):
@@ -97,8 +112,10 @@ def answer_table(directory: Path) -> JsonlTable[ChoiceAnswer, str]:
     return JsonlTable(directory / ANSWERS_FILE, ChoiceAnswer, lambda a: a.key)
 
 
-def read_reply(answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool) -> ChoiceAnswer:
-    """A question's answer after one reply: parsed as the reference parses it; usage and cost added up."""
+def read_reply(
+    answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool, read_choice: ChoiceReader = boxed_choice
+) -> ChoiceAnswer:
+    """A question's answer after one reply, its choice read by `read_choice`; usage and cost added up."""
     usage = add_usage(answer.usage if answer else Usage(), reply.usage)
     cost = ((answer.cost_usd or 0.0) if answer else 0.0) + reply.cost_usd if priced else None
     common: dict[str, Any] = {
@@ -113,7 +130,7 @@ def read_reply(answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bo
     if reply.completion is None:
         return ChoiceAnswer(error=reply.error, transient=reply.transient, **common)
     raw, _ = clean_text(reply.completion.content)
-    choice = reference_choice(raw or "")
+    choice = read_choice(reply.completion.content or "")
     cut = reply.completion.finish_reason == "length"
     error = None
     if cut:
@@ -147,6 +164,8 @@ class ChoiceJudge:
             raise ValueError(unpriced_cap(settings.model, settings.max_cost))
         self.sender = _sender(self, endpoints or Endpoints())
         self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
+        reference = prompt_set.protocol == "reference"
+        self.read_choice: ChoiceReader = prompt_set.reference_code().read_choice if reference else boxed_choice
 
     @property
     def call_price(self) -> Price | None:
@@ -162,13 +181,7 @@ class ChoiceJudge:
         return verdict_seed(question_hash, 0, attempt)
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "prompt_set": self.prompt_set.name,
-            "protocol": self.prompt_set.protocol,
-            "prompt_sha256": self.prompt_set.sha256,
-            "prompt_source": self.prompt_set.source,
-            "parser": CHOICE_PARSER,
-        }
+        return {**self.prompt_set.described(), "parser": CHOICE_PARSER}
 
     def pending(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[Call]:
         """The next call of every question not settled for its current text."""
@@ -238,7 +251,7 @@ class ChoiceJudge:
                     before = answers.get(call.question.key)
                     if before is not None and before.question != call.hash:
                         before = None  # a changed question starts afresh
-                    answer = read_reply(before, call, reply, priced)
+                    answer = read_reply(before, call, reply, priced, self.read_choice)
                     self.spent_usd += reply.cost_usd if priced else 0.0
                     answers[call.question.key] = answer
                     append(answer)

@@ -37,6 +37,7 @@ from awbench.judging.prompts import (
     BUILTIN_SETS,
     PromptSet,
     protocol_request,
+    reference_reader,
     render_messages,
     shown_prediction,
 )
@@ -137,20 +138,16 @@ class LLMJudge(JudgeBase):
     def cache_key(self, request: JudgeRequest) -> str:
         return verdict_cache_key(self._identity, request)
 
-    @property
-    def reference_protocol(self) -> bool:
-        return self.prompt_set.protocol == "reference"
-
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set.protocol, sample, prediction)
+        return protocol_request(self.prompt_set, sample, prediction)
 
     def seed(self, key: str, index: int, attempt: int) -> int | None:
         """None under the reference protocol, whose judge stage sends no seed."""
-        return None if self.reference_protocol else verdict_seed(key, index, attempt)
+        return None if self.prompt_set.protocol == "reference" else verdict_seed(key, index, attempt)
 
     def shown(self, request: JudgeRequest) -> str:
         """The prediction as the judge sees it: what the parser tells its quotes by."""
-        return shown_prediction(self.prompt_set.protocol, request.prediction)
+        return shown_prediction(self.prompt_set, request)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
@@ -212,9 +209,7 @@ class LLMJudge(JudgeBase):
 
     async def _judge_one(self, request: JudgeRequest, messages: Messages) -> JudgmentRecord:
         key = self.cache_key(request)
-        tasks = [
-            asyncio.ensure_future(self.ask(messages, key, i, self.shown(request))) for i in range(self.settings.samples)
-        ]
+        tasks = [asyncio.ensure_future(self.ask(messages, key, i, request)) for i in range(self.settings.samples)]
         try:
             outcomes = await asyncio.gather(*tasks)
         except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop
@@ -229,7 +224,7 @@ class LLMJudge(JudgeBase):
         messages: Messages,
         key: str,
         index: int,
-        prediction: str,
+        request: JudgeRequest,
         first_attempt: int = 1,
         best: VerdictRecord | None = None,
         usage: Usage | None = None,
@@ -241,6 +236,7 @@ class LLMJudge(JudgeBase):
         `first_attempt`, with the best answer, usage and cost of those attempts."""
         total = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
+        shown, reader = self.shown(request), reference_reader(self.prompt_set, request)
         attempts = Attempts(self.settings.max_retries + 1, first_attempt)
 
         async def call(attempt: int) -> VerdictRecord:
@@ -260,8 +256,8 @@ class LLMJudge(JudgeBase):
                     completion.reasoning,
                     completion.finish_reason,
                     seed,
-                    prediction,
-                    self.reference_protocol,
+                    shown,
+                    reader,
                     attempt,
                 )
                 call_usage = completion.usage
@@ -330,13 +326,7 @@ class LLMJudge(JudgeBase):
 
 def prompt_description(prompt_set: PromptSet) -> dict[str, Any]:
     """What an LLM judge's judge.json records of its prompts and parser (HTTP, batch or in-process alike)."""
-    return {
-        "protocol": prompt_set.protocol,
-        "prompt_set": prompt_set.name,
-        "prompt_sha256": prompt_set.sha256,
-        "prompt_source": prompt_set.source,
-        "parser_version": PARSER_VERSION,
-    }
+    return {**prompt_set.described(), "parser_version": PARSER_VERSION}
 
 
 def verdict_cache_key(identity: dict[str, Any], request: JudgeRequest) -> str:

@@ -1,12 +1,13 @@
 """The pairwise judge's prompts: given a turn, its real observation and two world models' predictions, which
-prediction is closer to the real one? The judge answers `\\boxed{A}` or `\\boxed{B}`, read by `reference_choice`.
+prediction is closer to the real one? The judge answers `\\boxed{A}` or `\\boxed{B}`.
 
   awbench    a directory holding `system.md` (one system prompt for every domain) and `user_template.md`, whose
              `{{name}}` placeholders are the rubric template's (`awbench.judging.prompts`) with `response_a` and
              `response_b` in place of `prediction`; the built-in set `pairwise` is `judges/pairwise/`.
   reference  a Qwen-AgentWorld checkout: the user template `REF_ANSWER_JUDGE_USER_PROMPT` of its
-             `eval/lwm_eval_utils/task_configs.py`, read at run time and never shipped with awbench. The reference
-             has no system prompt for this question, so awbench's stays.
+             `eval/lwm_eval_utils/task_configs.py`, and its marker cleaning, run from the checkout at run time
+             (`awbench.judging.reference_code`) and never shipped with awbench. The reference has no system prompt
+             for this question, so awbench's stays.
 """
 
 from __future__ import annotations
@@ -28,13 +29,12 @@ from awbench.judging.prompts import (
     reference_checkout,
     reference_template,
     reference_turn,
-    shown_prediction,
+    shown_text,
     turn_values,
 )
-from awbench.judging.reference_parsers import reference_clean
+from awbench.judging.reference_code import load_reference_code
 from awbench.records import Sample
 from awbench.resources import bundled
-from awbench.world_model.parsing import strip_observation_marker
 
 BUILTIN = "pairwise"
 SYSTEM_FILE = "system.md"
@@ -60,14 +60,15 @@ def load_pairwise_prompts(prompts: str = BUILTIN, template: str | None = None) -
                 "--judge-template cannot be combined with a reference checkout: its pairwise template is "
                 f"{REFERENCE_TEMPLATE} of {checkout / REFERENCE_CONFIG}"
             )
-        user_template = reference_template(checkout / REFERENCE_CONFIG, REFERENCE_TEMPLATE, REFERENCE_FIELDS)
+        code = load_reference_code(checkout)
         builtin = _load_ours(BUILTIN, bundled(f"judges/{BUILTIN}"), None, source=None)
         return PromptSet(
             name=f"{BUILTIN}-reference",
             protocol="reference",
             system=builtin.system,
-            user_template=user_template,
+            user_template=reference_template(code, REFERENCE_TEMPLATE, REFERENCE_FIELDS),
             source=str(checkout.resolve()),
+            code_sha256=code.sha256,
         )
     if not (directory / SYSTEM_FILE).is_file():
         raise PromptError(
@@ -92,18 +93,18 @@ def pairwise_messages(prompt_set: PromptSet, sample: Sample, first: str, second:
         user = prompt_set.user_template.format(
             context=context,
             world_model_input=current,
-            response_a=f"**Response A:**\n```\n{shown_prediction('reference', first)}\n```",
-            response_b=f"**Response B:**\n```\n{shown_prediction('reference', second)}\n```",
-            ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
+            response_a=f"**Response A:**\n```\n{shown_text(prompt_set, sample, first)}\n```",
+            response_b=f"**Response B:**\n```\n{shown_text(prompt_set, sample, second)}\n```",
+            ground_truth=f"**Ground Truth (Real Output):**\n```\n{shown_text(prompt_set, sample, truth)}\n```",
         ).strip()
     else:
         user = fill(
             prompt_set.user_template,
             {
                 **turn_values(sample.domain, record),
-                "response_a": fence(shown_prediction("awbench", first)),
-                "response_b": fence(shown_prediction("awbench", second)),
-                "ground_truth": fence(strip_observation_marker(record.ground_truth)),
+                "response_a": fence(shown_text(prompt_set, sample, first)),
+                "response_b": fence(shown_text(prompt_set, sample, second)),
+                "ground_truth": fence(shown_text(prompt_set, sample, record.ground_truth)),
             },
         )
     return judge_chat(prompt_set, sample.domain, user)

@@ -3,29 +3,28 @@
   awbench    DIR/{domain}.md and DIR/user_template.md (the built-in set `rubric` is `judges/rubric/`);
              `{{name}}` placeholders, replaced in one pass over the template only, so braces and `{{...}}`
              inside the inserted texts are left alone (judges/README.md lists them).
-  reference  a checkout of the QwenLM/Qwen-AgentWorld repository: `prompts/{domain}/judge_system_prompt.txt`
-             and the user template `JUDGE_USER_PROMPT` in `eval/lwm_eval_utils/task_configs.py`, read from
-             the Python source without importing or running it. Messages are built byte for byte as the
-             reference's judge stage builds them (`reference_messages`).
+  reference  a checkout of the QwenLM/Qwen-AgentWorld repository, whose own code is run
+             (`awbench.judging.reference_code`): the judge system prompts its `load_judge_system_prompts` reads,
+             its template `JUDGE_USER_PROMPT`, its extraction and marker cleaning of what the judge is shown.
+             Messages are laid out as the reference's judge stage lays them out (`reference_messages`).
 
-Both are read from disk at run time; the reference's texts are never shipped with awbench.
+Both are read from disk at run time; the reference's texts and code are never shipped with awbench.
 """
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import re
 import string
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from awbench.domains import DOMAIN_LABELS, DOMAINS
-from awbench.judging import prediction_request
-from awbench.judging.reference_parsers import reference_clean, reference_generation
+from awbench.judging import PromptError, prediction_request
+from awbench.judging.reference_code import ReferenceCode, ReferenceCodeError, ReferenceReader, load_reference_code
 from awbench.records import BenchmarkRecord, JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
 from awbench.world_model.messages import judge_history
@@ -41,15 +40,11 @@ REFERENCE_CONFIG = Path("eval/lwm_eval_utils/task_configs.py")
 REFERENCE_TEMPLATE_NAME = "JUDGE_USER_PROMPT"
 REFERENCE_FIELDS = ("context", "world_model_input", "predicted_observation", "ground_truth")
 # Part of every prompt set's hash (and so of the verdict cache key): bump when a renderer's output changes.
-RENDERER_VERSIONS: dict[Protocol, str] = {"awbench": "2", "reference": "1"}
+RENDERER_VERSIONS: dict[Protocol, str] = {"awbench": "2", "reference": "2"}
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 Messages = list[dict[str, str]]
-
-
-class PromptError(Exception):
-    """A prompt set or template that cannot be used; the message names the path."""
 
 
 class PromptSet(BaseModel):
@@ -60,20 +55,48 @@ class PromptSet(BaseModel):
     system: dict[str, str]  # domain -> system prompt
     user_template: str
     source: str | None = None  # the directory read (None for a built-in set)
+    code_sha256: str | None = None  # under the reference protocol: the checkout's code that renders and reads
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def sha256(self) -> str:
-        """Over the protocol and every prompt text with its name, in sorted order: any edit changes it."""
+        """Over the protocol, every prompt text with its name, in sorted order, and the reference's code that
+        renders the messages: any edit changes it."""
         named = [(f"system/{domain}", text) for domain, text in self.system.items()]
         named = sorted([*named, ("user_template", self.user_template)])
         named.insert(0, ("protocol", f"{self.protocol}/{RENDERER_VERSIONS[self.protocol]}"))
+        if self.code_sha256 is not None:
+            named.append(("code", self.code_sha256))
         digest = hashlib.sha256()
         for name, text in named:
             for part in (name, text):
                 encoded = part.encode()
                 digest.update(len(encoded).to_bytes(8, "big") + encoded)  # length-prefixed: no ambiguous joins
         return digest.hexdigest()
+
+    def described(self) -> dict[str, Any]:
+        """What judge.json (and run.json, for the primary judge) records of the prompts: under the reference
+        protocol, the checkout's commit and the sha256 of its code files too."""
+        described: dict[str, Any] = {
+            "protocol": self.protocol,
+            "prompt_set": self.name,
+            "prompt_sha256": self.sha256,
+            "prompt_source": self.source,
+        }
+        if self.protocol == "reference":
+            described["reference_code"] = self.reference_code().provenance()
+        return described
+
+    def reference_code(self) -> ReferenceCode:
+        """The checkout's code a reference-protocol set was loaded with (imported once per process)."""
+        if self.protocol != "reference" or self.source is None:
+            raise ValueError(f"prompt set {self.name} is not of the reference protocol")
+        code = load_reference_code(Path(self.source))
+        if code.sha256 != self.code_sha256:
+            raise ReferenceCodeError(
+                f"the code in {Path(self.source) / 'eval'} changed since its prompts were loaded; run the command again"
+            )
+        return code
 
 
 def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:
@@ -139,35 +162,31 @@ def reference_checkout(directory: Path) -> Path | None:
 
 
 def _load_reference(name: str, checkout: Path) -> PromptSet:
-    system = {}
+    """The checkout's judge system prompts and user template, as its own code loads them."""
+    code = load_reference_code(checkout)
+    system = code.judge_system_prompts()
     for domain in DOMAINS:
-        path = checkout / "prompts" / domain / REFERENCE_SYSTEM_FILE
-        if not path.is_file():
-            raise PromptError(f"judge prompt file not found: {path}")
-        system[domain] = path.read_text(encoding="utf-8")  # as the reference reads it: whole, unstripped
-    template = reference_template(checkout / REFERENCE_CONFIG)
+        if not system.get(domain):
+            path = code.config(domain).get("judge_system_prompt_path", f"prompts/{domain}/{REFERENCE_SYSTEM_FILE}")
+            raise PromptError(f"judge prompt file not found or empty: {checkout / path}")
     return PromptSet(
-        name=name, protocol="reference", system=system, user_template=template, source=str(checkout.resolve())
+        name=name,
+        protocol="reference",
+        system=system,
+        user_template=reference_template(code),
+        source=str(checkout.resolve()),
+        code_sha256=code.sha256,
     )
 
 
 def reference_template(
-    path: Path, name: str = REFERENCE_TEMPLATE_NAME, fields: tuple[str, ...] = REFERENCE_FIELDS
+    code: ReferenceCode, name: str = REFERENCE_TEMPLATE_NAME, fields: tuple[str, ...] = REFERENCE_FIELDS
 ) -> str:
-    """The string constant `name` (JUDGE_USER_PROMPT, or the Turing test's) of the reference's task_configs.py,
-    from its syntax tree; its format fields must be `fields`."""
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError, ValueError) as error:
-        raise PromptError(f"{path}: cannot read it as Python source: {error}") from None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                template = node.value.value
-                _check_reference_fields(template, path, name, fields)
-                return template
-            raise PromptError(f"{path}:{node.lineno}: {name} is not a string literal")
-    raise PromptError(f'{path}: no top-level {name} = "..." assignment')
+    """The template `name` (JUDGE_USER_PROMPT, or the Turing test's) of the checkout's task_configs, whose
+    format fields must be `fields`."""
+    template = code.template(name)
+    _check_reference_fields(template, code.checkout / REFERENCE_CONFIG, name, fields)
+    return template
 
 
 def _check_reference_fields(template: str, path: Path, name: str, expected: tuple[str, ...]) -> None:
@@ -179,18 +198,18 @@ def _check_reference_fields(template: str, path: Path, name: str, expected: tupl
         raise PromptError(f"{path}: {name} has the fields {sorted(fields)}; awbench fills {list(expected)}")
 
 
-def protocol_request(protocol: Protocol, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-    """What a judge under this protocol is asked about a stored generation; None when it judges none.
+def protocol_request(prompt_set: PromptSet, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
+    """What a judge under this prompt set's protocol is asked about a stored generation; None when it judges none.
 
     awbench's protocol judges as every awbench judge does (`prediction_request`). The reference protocol asks
     what the reference's judge stage asks: every generation with any text, empty, thinking-only and cut-off
-    ones included, extracted as its parser extracts it, so that its numbers can be reproduced."""
-    if protocol != "reference":
+    ones included, extracted by the checkout's own `parse_model_output`, so that its numbers are reproduced."""
+    if prompt_set.protocol != "reference":
         return prediction_request(sample, prediction)
     content = prediction.content
     if not content:
         return None
-    text = reference_generation(content, sample.domain).extracted
+    text = prompt_set.reference_code().extract(content, reference_subtask(sample.record))
     return JudgeRequest(sample=sample, prediction=text, generation=prediction.generation)
 
 
@@ -211,27 +230,29 @@ def awbench_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
     record = request.sample.record
     values = {
         **turn_values(request.domain, record),
-        "prediction": fence(shown_prediction("awbench", request.prediction)),
-        "ground_truth": fence(strip_observation_marker(record.ground_truth)),
+        "prediction": fence(shown_prediction(prompt_set, request)),
+        "ground_truth": fence(shown_text(prompt_set, request.sample, record.ground_truth)),
     }
     user = fill(prompt_set.user_template, values)
     return judge_chat(prompt_set, request.domain, user)
 
 
 def reference_messages(prompt_set: PromptSet, request: JudgeRequest) -> Messages:
-    """What the reference's judge stage sends (eval.py `build_judge_messages`): the context is every earlier
-    turn's action and raw observation, each followed by a newline and a blank line; the current action is
-    `current_prompt` when given, else the turn's prompt entry; the prediction and the ground truth lose their
-    observation marker and surrounding whitespace and go in plain triple-backtick fences; the filled template
-    is stripped."""
-    context, current, truth = reference_turn(request.sample.record)
+    """What the reference's judge stage sends (eval.py `build_judge_messages`): the system prompt of the record's
+    subtask ("" for one the checkout does not know); the context is every earlier turn's action and raw
+    observation, each followed by a newline and a blank line; the current action is `current_prompt` when given,
+    else the turn's prompt entry; the prediction and the ground truth, cleaned by the checkout's
+    `clean_response_marker`, go in plain triple-backtick fences; the filled template is stripped."""
+    record = request.sample.record
+    context, current, truth = reference_turn(record)
     user = prompt_set.user_template.format(
         context=context,
         world_model_input=current,
-        predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction('reference', request.prediction)}\n```",
-        ground_truth=f"**Ground Truth (Real Output):**\n```\n{reference_clean(truth)}\n```",
+        predicted_observation=f"**World Model Output (Simulated):**\n```\n{shown_prediction(prompt_set, request)}\n```",
+        ground_truth=f"**Ground Truth (Real Output):**\n```\n{shown_text(prompt_set, request.sample, truth)}\n```",
     ).strip()
-    return judge_chat(prompt_set, request.domain, user)
+    system = prompt_set.system.get(reference_subtask(record), "")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def judge_chat(prompt_set: PromptSet, domain: str, user: str) -> Messages:
@@ -250,6 +271,11 @@ def turn_values(domain: str, record: BenchmarkRecord) -> dict[str, str]:
     }
 
 
+def reference_subtask(record: BenchmarkRecord) -> str:
+    """eval.py's `get_subtask`: the task after its last slash, as written (its configurations are looked up by it)."""
+    return record.task.split("/")[-1]
+
+
 def reference_turn(record: BenchmarkRecord) -> tuple[str, str, str]:
     """(context, world-model input, raw real observation) of a turn, as the reference's judge stage makes
     them for its template's `{context}` and `{world_model_input}`."""
@@ -266,13 +292,26 @@ def reference_turn(record: BenchmarkRecord) -> tuple[str, str, str]:
     return context, f"# Current Turn:\n\n{current}", truth
 
 
-def shown_prediction(protocol: Protocol, prediction: str) -> str:
-    """The prediction's text exactly as the protocol's messages show it to the judge (inside their fence). The
-    verdict parser compares the judge's answer with this text to tell quotes from the judge's own verdict.
-    Only the protocol matters, not the prompt texts, so that a re-parse needs only what judge.json records."""
-    if protocol == "reference":
-        return reference_clean(prediction)
-    return strip_observation_marker(prediction)
+def shown_prediction(prompt_set: PromptSet, request: JudgeRequest) -> str:
+    """The prediction's text exactly as the prompt set's messages show it to the judge (inside their fence). The
+    verdict parser compares the judge's answer with this text to tell quotes from the judge's own verdict."""
+    return shown_text(prompt_set, request.sample, request.prediction)
+
+
+def reference_reader(prompt_set: PromptSet, request: JudgeRequest) -> ReferenceReader | None:
+    """Under the reference protocol, the checkout's own reading of a judge's answer about `request`."""
+    if prompt_set.protocol != "reference":
+        return None
+    code, subtask = prompt_set.reference_code(), reference_subtask(request.sample.record)
+    return lambda answer: code.read_verdict(answer, subtask)
+
+
+def shown_text(prompt_set: PromptSet, sample: Sample, text: str) -> str:
+    """A prediction or observation of `sample` as the prompt set's messages show it: without its observation
+    marker, or, under the reference protocol, as the checkout's `clean_response_marker` leaves it."""
+    if prompt_set.protocol == "reference":
+        return prompt_set.reference_code().clean(text, reference_subtask(sample.record))
+    return strip_observation_marker(text)
 
 
 def fill(template: str, values: dict[str, str]) -> str:

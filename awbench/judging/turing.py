@@ -8,9 +8,10 @@ Prompts: a system prompt per domain and a user template, as the rubric's (`awben
              placeholders (TURING_PLACEHOLDERS), written for awbench
   DIR        a directory of that layout
   CHECKOUT   a Qwen-AgentWorld checkout: its user template `TURING_JUDGE_USER_PROMPT` (fields `{context}`,
-             `{world_model_input}`, `{response_a}`, `{response_b}`), read from `eval/lwm_eval_utils/task_configs.py`
-             without running it, filled as the reference's judge stage fills its own template; the reference
-             has no Turing system prompts, so the built-in set's are used. Never shipped with awbench.
+             `{world_model_input}`, `{response_a}`, `{response_b}`) of `eval/lwm_eval_utils/task_configs.py`, filled
+             as the reference's judge stage fills its own template, the observations cleaned by the checkout's
+             own code (`awbench.judging.reference_code`); the reference has no Turing system prompts, so the
+             built-in set's are used. Never shipped with awbench.
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ from awbench.judging.prompts import (
     reference_checkout,
     reference_template,
     reference_turn,
+    shown_text,
     turn_values,
 )
-from awbench.judging.reference_parsers import reference_clean
+from awbench.judging.reference_code import load_reference_code
 from awbench.records import Sample
 from awbench.resources import bundled
-from awbench.world_model.parsing import strip_observation_marker
 
 TURING_SET = "turing"
 TURING_PLACEHOLDERS = ("domain_label", "turn", "history", "action", "response_a", "response_b")
@@ -63,14 +64,15 @@ def load_turing_prompts(prompts: str | None = None, template: str | None = None)
                 f"--judge-template cannot be combined with a reference checkout: its Turing template is "
                 f"read from {checkout / REFERENCE_CONFIG}"
             )
-        user = reference_template(checkout / REFERENCE_CONFIG, REFERENCE_TURING_TEMPLATE, REFERENCE_TURING_FIELDS)
+        code = load_reference_code(checkout)
         system = _ours(TURING_SET, bundled(f"judges/{TURING_SET}"), None, None).system
         return PromptSet(
             name="reference-turing",
             protocol="reference",
             system=system,
-            user_template=user,
+            user_template=reference_template(code, REFERENCE_TURING_TEMPLATE, REFERENCE_TURING_FIELDS),
             source=str(checkout.resolve()),
+            code_sha256=code.sha256,
         )
     if any((directory / f"{domain}.md").is_file() for domain in DOMAINS):
         return _ours("custom-turing", directory, template, source=str(directory.resolve()))
@@ -87,10 +89,13 @@ def _ours(name: str, directory: Path, template: str | None, source: str | None) 
 def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real: Position) -> Messages:
     """The question for one prediction, the real observation shown as Response `real`."""
     record = sample.record
+    shown = {
+        "real": shown_text(prompt_set, sample, record.ground_truth),
+        "predicted": shown_text(prompt_set, sample, prediction),
+    }
+    first, second = _ordered(shown, real)
     if prompt_set.protocol == "reference":
-        context, current, truth = reference_turn(record)
-        shown = {"real": reference_clean(truth), "predicted": reference_clean(prediction)}
-        first, second = _ordered(shown, real)
+        context, current, _ = reference_turn(record)
         user = prompt_set.user_template.format(
             context=context,
             world_model_input=current,
@@ -98,11 +103,6 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
             response_b=f"**Response B:**\n```\n{second}\n```",
         ).strip()
     else:
-        shown = {
-            "real": strip_observation_marker(record.ground_truth),
-            "predicted": strip_observation_marker(prediction),
-        }
-        first, second = _ordered(shown, real)
         values = {
             **turn_values(sample.domain, record),
             "response_a": fence(first),

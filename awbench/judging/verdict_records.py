@@ -11,8 +11,8 @@ import hashlib
 import statistics
 
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging.reference_parsers import reference_verdict
-from awbench.judging.verdict_parsing import QUOTED_FLAG, ParsedVerdict, parse_verdict, quoted_from
+from awbench.judging.reference_code import ReferenceReader, ReferenceVerdict
+from awbench.judging.verdict_parsing import ParsedVerdict, parse_verdict
 from awbench.records import JudgeRequest, JudgmentRecord, ReferenceReading, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
 
@@ -33,11 +33,12 @@ def verdict_record(
     finish_reason: str | None,
     seed: int | None,
     prediction: str = "",
-    reference: bool = False,
+    reference: ReferenceReader | None = None,
     attempt: int = 1,
 ) -> VerdictRecord:
     """`prediction` is what the judge was shown: a verdict quoted from it is never the judge's own. With
-    `reference` (the reference protocol), the answer is also read as the reference reads it, within its asks."""
+    `reference` (the reference protocol), the answer is also read by the reference's own parser, within its
+    asks, as `eval.py` receives it (`content or ""`, before awbench cleans the text)."""
     raw, raw_replaced = clean_text(content)
     reasoning, reasoning_replaced = clean_text(reasoning)
     parsed = parse_verdict(raw or "", prediction)
@@ -48,8 +49,8 @@ def verdict_record(
         "seed": seed,
         "strengths": parsed.strengths,
         "weaknesses": parsed.weaknesses,
-        "reference": reference_reading(raw or "", parsed, attempt, prediction)
-        if reference and attempt <= REFERENCE_ASKS
+        "reference": reference_reading(reference(content or ""), parsed, attempt, prediction)
+        if reference is not None and attempt <= REFERENCE_ASKS
         else None,
     }
     if finish_reason == "length":  # whatever it holds, the answer did not end: never taken as complete
@@ -68,21 +69,24 @@ def verdict_record(
     )
 
 
-def reference_reading(answer: str, parsed: ParsedVerdict, attempt: int, prediction: str = "") -> ReferenceReading:
-    """The reference parser's reading of one answer. Where it would take a verdict quoted from the prediction
-    (`prediction`: as the judge was shown it), awbench's reading of the judge's own verdict stands instead (a
-    forged verdict is never used): when the object it reads is a quote, or awbench passed over a quote."""
-    read = reference_verdict(answer)
-    quoted = QUOTED_FLAG in parsed.flags or (read.success and quoted_from(read.source, prediction))
-    if quoted and (not read.success or read.scores != parsed.scores):
-        own = parsed.status == "complete"
-        total = statistics.fmean(parsed.scores.values()) if own else 0.0
-        return ReferenceReading(
-            success=own, scores=dict(parsed.scores) if own else {}, total_score=total, attempt=attempt, quoted=True
-        )
+def reference_reading(read: ReferenceVerdict, parsed: ParsedVerdict, attempt: int, prediction: str) -> ReferenceReading:
+    """The reference parser's reading of one answer, as it is: the number `eval.py` prints comes from it. It is
+    marked `quoted` when it is not the judge's own verdict (as awbench reads it) but the one planted in the
+    prediction the judge was shown (`prediction`): counted and shown, never used by awbench's strict score."""
     return ReferenceReading(
-        success=read.success, scores=dict(read.scores), total_score=read.total_score, attempt=attempt
+        success=read.success,
+        scores=dict(read.scores),
+        total_score=read.total_score,
+        attempt=attempt,
+        quoted=read.success and read.scores != parsed.scores and _planted(read, prediction),
+        code=read.code,
     )
+
+
+def _planted(read: ReferenceVerdict, prediction: str) -> bool:
+    """Whether the prediction itself holds a verdict whose every score the reference read."""
+    planted = parse_verdict(prediction).scores
+    return bool(planted) and all(read.scores.get(dimension) == score for dimension, score in planted.items())
 
 
 def better(best: VerdictRecord | None, verdict: VerdictRecord) -> VerdictRecord:

@@ -42,7 +42,14 @@ from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import JudgeBase, llm_identity, llm_judge_id
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
 from awbench.judging.llm import prompt_description, prompt_label, verdict_cache_key, verdict_schema
-from awbench.judging.prompts import PromptSet, load_prompt_set, protocol_request, render_messages, shown_prediction
+from awbench.judging.prompts import (
+    PromptSet,
+    load_prompt_set,
+    protocol_request,
+    reference_reader,
+    render_messages,
+    shown_prediction,
+)
 from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 from awbench.transport.chat_client import Completion
@@ -196,7 +203,7 @@ class VLLMJudge(JudgeBase):
         return verdict_cache_key(self._identity, request)
 
     def request(self, sample: Sample, prediction: PredictionRecord) -> JudgeRequest | None:
-        return protocol_request(self.prompt_set.protocol, sample, prediction)
+        return protocol_request(self.prompt_set, sample, prediction)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         """First asks only; no engine needed (tokens estimated from characters). Nothing is spent: $0."""
@@ -376,8 +383,8 @@ class VLLMJudge(JudgeBase):
             None,
             completion.finish_reason,
             call.seed,
-            shown_prediction(self.prompt_set.protocol, call.pending.request.prediction),
-            self.prompt_set.protocol == "reference",
+            shown_prediction(self.prompt_set, call.pending.request),
+            reference_reader(self.prompt_set, call.pending.request),
             call.attempt,
         )
         return _Answer(call, verdict, usage)

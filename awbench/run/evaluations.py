@@ -44,8 +44,11 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         if primary and both and rules_id is not None and infos[judge_id].kind == "llm":
             extra["rules"] = tables[rules_id]
             extra["agreement"] = rule_llm_agreement(keys, judgments[judge_id], judgments[rules_id])
-        if infos[judge_id].described.get("protocol") in REFERENCE_PROTOCOLS:
-            extra["reference"] = reference_scores(keys, predictions, judgments[judge_id], policy)
+        protocol = infos[judge_id].described.get("protocol")
+        if protocol in REFERENCE_PROTOCOLS:
+            extra["reference"] = reference_scores(
+                keys, predictions, judgments[judge_id], policy, read_by_code=protocol == "reference"
+            )
         records = judgments[judge_id].values()
         repeated = [r for r in records if len(r.verdicts) > 1]
         scores = ScoresFile.from_tables(

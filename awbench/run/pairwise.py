@@ -2,11 +2,12 @@
 to the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
 (`awbench.judging.choice`). The answers are kept outside both runs, never mixed with their rubric scores:
 
-    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
-    OUTPUT/pairwise/<x>__vs__<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
+    OUTPUT/pairwise/<x>/<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
+    OUTPUT/pairwise/<x>/<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
 
 x and y are the two run names in sorted order, so `compare A B` and `compare B A` share their answers; the judge id
-names the judge's model, settings and prompt set. Questions are keyed `{sample key}|{x or y}`, the run whose
+names the judge's model, settings and prompt set. A folder per name: no run name holds a "/", so no two pairs share
+one (`pair_directory`). Questions are keyed `{sample key}|{x or y}`, the run whose
 prediction is Response A; each answer row records the hash of its question's messages, so a changed prediction
 or prompt is asked again and nothing else is.
 """
@@ -20,12 +21,12 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.files import JsonlTable, own_dir, write_atomic
+from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.pairwise_prompts import pairwise_messages
-from awbench.judging.prompts import PromptSet, Protocol, protocol_request
+from awbench.judging.prompts import PromptSet, protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
 from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
@@ -76,7 +77,7 @@ class Pairing:
         return lines
 
 
-def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, protocol: Protocol) -> Pairing:
+def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, prompt_set: PromptSet) -> Pairing:
     """The samples both runs predicted (generation 0), x being the run whose name sorts first; each prediction as
     a judge of the prompt set's protocol is shown it (`protocol_request`: none for a failed generation)."""
     x, y = sorted((a, b), key=lambda run: run.name)
@@ -85,7 +86,7 @@ def pair_predictions(samples: Iterable[Sample], a: Contender, b: Contender, prot
         texts = []
         for run in (x, y):
             prediction = run.predictions.get((sample.key, 0))
-            request = None if prediction is None else protocol_request(protocol, sample, prediction)
+            request = None if prediction is None else protocol_request(prompt_set, sample, prediction)
             text = None if request is None else request.prediction
             if prediction is None:
                 pairing.missing[run.name] = pairing.missing.get(run.name, 0) + 1
@@ -102,7 +103,23 @@ def question_key(sample_key: str, first: Side) -> str:
 
 
 def pair_directory(output: Path, x: str, y: str, judge_id: str) -> Path:
-    return output / PAIRWISE_DIR / f"{x}__vs__{y}" / judge_id
+    """`pairwise/<x>/<y>/<judge id>/`. Earlier versions joined the names, `pairwise/<x>__vs__<y>/`, which the
+    pairs (p, q__vs__r) and (p__vs__q, r) shared: such a folder is still used, so that nothing is asked again, by
+    the pair its pair.json names, as long as no folder of this layout was made for it."""
+    folder = output / PAIRWISE_DIR / x / y / judge_id
+    legacy = output / PAIRWISE_DIR / f"{x}__vs__{y}" / judge_id
+    if not folder.exists() and _pair_named(legacy / PAIR_FILE) == (x, y):
+        return legacy
+    return folder
+
+
+def _pair_named(path: Path) -> tuple[str, str] | None:
+    """The names of the two runs a pair.json names; None when there is none that can be read."""
+    try:
+        info = read_json(path)
+        return str(info["x"]["name"]), str(info["y"]["name"])
+    except (StoreError, KeyError, TypeError):
+        return None
 
 
 class PairRun(BaseModel):
@@ -154,7 +171,7 @@ def pair_job(
     output: Path, a: Contender, b: Contender, samples: list[Sample], fingerprint: str, judge: ChoiceJudge
 ) -> PairJob:
     """What asking `judge` about runs a and b takes; nothing is written yet."""
-    pairing = pair_predictions(samples, a, b, judge.prompt_set.protocol)
+    pairing = pair_predictions(samples, a, b, judge.prompt_set)
     x, y = sorted((a, b), key=lambda run: run.name)
     info = PairInfo(
         x=PairRun(name=x.name, path=str(x.path.resolve())),

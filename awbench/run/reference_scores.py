@@ -1,10 +1,12 @@
 """The numbers the reference `eval.py` prints for a run's generations and judge answers (pure functions).
 
-The reference's `aggregate_scores`: per domain, the rows its judge stage read successfully are valid; each
-rubric dimension and `total_score` is averaged over the valid rows where it is not 0 (negative scores are
-averaged in), and the mean is put on 0..100 as (x - 1) / 4 * 100, so a domain whose valid rows all have a 0
-total prints -25.00; its "Overall" is that mean over every valid row's non-zero total, whatever its domain.
-A row is one sample's first generation, read from its judgment's first verdict (`ReferenceReading`).
+Its `aggregate_scores`, in its own order of operations: per domain (the record's subtask), the rows its judge
+stage read successfully are valid; each rubric dimension and `total_score` is averaged with `statistics.mean`
+(exact) over the valid rows where it is not 0 (negative scores are averaged in, `false` is 0), and only then
+put on 0..100 as (x - 1) / 4 * 100, so a domain whose valid rows all have a 0 total prints -25.00; its
+"Overall" is that mean over every valid row's non-zero total, whatever its domain. A row is one sample's first
+generation, read from its judgment's first verdict (`ReferenceReading`). `printout` gives the text `eval.py`
+prints, digit for digit.
 
 Beside it stays awbench's strict score; `differences` says, per reason, how many samples the two read
 differently, so that a gap between them is explained sample by sample.
@@ -14,18 +16,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from statistics import fmean
+from statistics import mean
 
 from pydantic import BaseModel, Field
 
-from awbench.domains import DIMENSIONS, DOMAINS, to_100
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.records import JudgmentRecord, PredictionRecord, ReferenceReading
 
 GenKey = tuple[str, int]
 
 NO_GENERATION_JUDGED = "{status} generations judged by the reference"
 FAILED_LEFT_OUT = "failed generations scored 0 by awbench, left out by the reference"
-QUOTED = "verdicts quoted from the prediction (awbench's reading used)"
+QUOTED = "verdicts the reference read where awbench found one quoted from the prediction"
 ZERO = "dimensions read as 0 by the reference (missing or unusable)"
 NEGATIVE = "negative scores kept by the reference"
 REASKED = "answers awbench asked again and the reference did not"
@@ -33,6 +35,7 @@ READ_DIFFERENTLY = "scores read differently"
 REFERENCE_ONLY = "answers only the reference could read"
 STRICT_ONLY = "answers only awbench could read"
 AVERAGED = "several verdicts averaged by awbench"
+RULE = "=" * 70
 
 
 class ReferenceDomain(BaseModel):
@@ -46,11 +49,15 @@ class ReferenceScores(BaseModel):
     """What eval.py prints for the same generations and answers, and how it differs from the strict score."""
 
     overall: float | None  # the macro mean of the domain scores: the published leaderboard's Overall
-    overall_printed: float | None  # eval.py's own "Overall:" line, the mean over every valid row
+    overall_printed: float | None  # eval.py's own "Overall:" line, the mean over every valid row's non-zero total
     domains: dict[str, ReferenceDomain]
+    totals: int = 0  # eval.py's "Valid:" count: the valid rows with a non-zero total, every domain together
     differing: int = 0  # samples the two readings count differently
     differences: dict[str, int] = Field(default_factory=dict)  # reason -> samples
-    quoted: int = 0  # samples whose verdict awbench would not take from the prediction: the one departure
+    quoted: int = 0  # readings that may have taken a verdict quoted from the prediction
+    # Readings made by awbench's restatement of the reference's parser (runs judged before awbench ran the
+    # checkout's own code): the numbers are then approximate.
+    approximate: int = 0
 
     def differences_note(self) -> str | None:
         """E.g. `9 samples differ: 5 empty generations judged by the reference, 3 dimensions read as 0 ...`."""
@@ -58,6 +65,33 @@ class ReferenceScores(BaseModel):
             return None
         reasons = ", ".join(f"{n} {reason}" for reason, n in self.differences.items())
         return f"{self.differing} samples differ from the strict score: {reasons}"
+
+    def approximate_note(self) -> str | None:
+        if not self.approximate:
+            return None
+        return (
+            f"approximate: {self.approximate} samples were read by awbench's restatement of the reference's parser "
+            "(judged before awbench ran the checkout's own code); `awbench judge RUN --judge-prompts CHECKOUT "
+            "--reparse` reads them again with the checkout's"
+        )
+
+    def printout(self) -> str:
+        """What eval.py's `aggregate_scores` prints for these rows (its domains in its sorted order)."""
+        lines = ["", RULE, "AgentWorldBench Evaluation Results", RULE]
+        for domain in sorted(self.domains):
+            row = self.domains[domain]
+            label = DOMAIN_LABELS.get(domain, domain.capitalize())
+            lines += ["", f"--- {label} ({row.valid}/{row.n} valid, {row.n - row.valid} failed) ---"]
+            if row.score is None:
+                lines.append("  No valid results.")
+                continue
+            for name, value in [*row.dimensions.items(), ("total_score", row.score)]:
+                lines.append(f"  {name:>15s}: {value:.2f}")
+        if self.overall_printed is not None:
+            samples = sum(row.n for row in self.domains.values())
+            lines += ["", RULE, f"Overall: {self.overall_printed:.2f}"]
+            lines += [f"Total samples: {samples}, Valid: {self.totals}, Failed: {samples - self.totals}", RULE]
+        return "\n".join(lines) + "\n"
 
 
 def reading(judgment: JudgmentRecord | None) -> ReferenceReading | None:
@@ -72,28 +106,36 @@ def reference_scores(
     predictions: Mapping[GenKey, PredictionRecord],
     judgments: Mapping[GenKey, JudgmentRecord],
     policy: str = "minimum",
+    read_by_code: bool = True,
 ) -> ReferenceScores:
+    """`keys`: (sample key, subtask as eval.py groups it). `read_by_code`: the readings were made by the
+    checkout's code (a reference-protocol run), so one made before awbench ran it is approximate; an imported
+    file's readings are its own rows, exact."""
     rows: dict[str, list[ReferenceReading | None]] = defaultdict(list)
     differences: Counter[str] = Counter()
+    approximate = 0
     for key, domain in keys:
         judgment = judgments.get((key, 0))
         row = reading(judgment)
         rows[domain].append(row if row is not None and row.success else None)
+        approximate += read_by_code and row is not None and row.code is None
         reason = difference(predictions.get((key, 0)), judgment, row, policy)
         if reason:
             differences[reason] += 1
     domains = {domain: _domain(rows[domain]) for domain in sorted(rows, key=_order)}
-    printed = [
+    totals = [
         r.total_score for domain_rows in rows.values() for r in domain_rows if r is not None and r.total_score != 0
     ]
     scored = [d.score for d in domains.values() if d.score is not None]
     return ReferenceScores(
-        overall=fmean(scored) if scored else None,
-        overall_printed=to_100(fmean(printed)) if printed else None,
+        overall=mean(scored) if scored else None,
+        overall_printed=_normalized(mean(totals)) if totals else None,
         domains=domains,
+        totals=len(totals),
         differing=sum(differences.values()),
         differences=dict(differences.most_common()),
         quoted=differences[QUOTED],
+        approximate=approximate,
     )
 
 
@@ -107,10 +149,17 @@ def _domain(rows: list[ReferenceReading | None]) -> ReferenceDomain:
     )
 
 
-def _printed(values: list[float]) -> float:
-    """eval.py's line for one column: the mean of its non-zero values (0.0 when there is none), on 0..100."""
+def _printed(values: list[int | float]) -> float:
+    """eval.py's line for one column: the exact mean of its non-zero values (0.0 when there is none), then
+    normalised."""
     counted = [v for v in values if v != 0]
-    return to_100(fmean(counted) if counted else 0.0)
+    return _normalized(mean(counted) if counted else 0.0)
+
+
+def _normalized(raw: float) -> float:
+    """eval.py's `normalize`, in its order of operations (not `domains.to_100`, whose float literals and
+    order are awbench's own)."""
+    return (raw - 1) / 4 * 100
 
 
 def difference(
@@ -132,7 +181,7 @@ def difference(
     assert judgment is not None and judgment.score is not None and row is not None
     if row.quoted:
         return QUOTED
-    if abs(to_100(row.total_score) - judgment.score) < 1e-9:
+    if abs(_normalized(row.total_score) - judgment.score) < 1e-9:
         return None
     if any(v == 0 for v in row.scores.values()):
         return ZERO

@@ -276,8 +276,15 @@ def read_info_file(path: Path, model: type[Info], missing: str) -> Info:
     except OSError as error:
         raise StoreError(f"{path}: cannot read: {error.strerror}") from None
     except ValidationError as error:
-        first = error.errors()[0]
-        raise StoreError(f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise StoreError(
+            f"{_first_error(path, error)}; this evaluation cannot be read: remove {path.parent} to drop it, or make "
+            "the run again with --overwrite"
+        ) from None
+
+
+def _first_error(path: Path, error: ValidationError) -> str:
+    first = error.errors()[0]
+    return f"{path}: {'.'.join(map(str, first['loc']))}: {first['msg']}"
 
 
 def judge_folders(folder: Path, info_file: str) -> list[str]:
@@ -361,9 +368,10 @@ class RunStore:
             raise StoreError(f"{self.manifest_path}: cannot read: {error.strerror}") from None
         try:
             manifest = RunManifest.model_validate_json(raw)
-        except ValidationError as error:
-            first = error.errors()[0]
-            raise StoreError(f"{self.manifest_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        except ValidationError as error:  # written by hand, or by an older awbench (an infinity as null)
+            raise StoreError(
+                f"{_first_error(self.manifest_path, error)}; this run cannot be read: make it again with --overwrite"
+            ) from None
         if manifest.schema_version < MANIFEST_VERSION:
             manifest = self._migrate(manifest)
         return manifest

@@ -6,7 +6,8 @@ never mixed with the rubric's:
                                      `{sample key}|{generation}|{A or B: where the real observation is shown}`
     turing/<judge id>/batches.json   with --judge-batch: the batches, for resuming
 
-Each judged prediction (a failed generation has nothing to show and is not asked) is one question: its real
+Each judged prediction (what a rubric judge of the same protocol is asked: under awbench's, a failed generation
+has nothing to show and is not asked; under the reference protocol, every generation with text) is one question: its real
 observation shown as Response A or B, drawn per prediction from the seed (`real_position`), the judge not told;
 `both_orders` asks both ways. Re-running resumes: only what the table does not hold answered is asked.
 """
@@ -22,9 +23,10 @@ from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
 from awbench.files import own_dir, write_atomic
-from awbench.judging import Notes, prediction_request
+from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
+from awbench.judging.prompts import protocol_request
 from awbench.judging.turing import Position, turing_messages
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
@@ -87,7 +89,7 @@ def turing_questions(
     questions = []
     for sample in samples:
         for record in sorted(by_key.get(sample.key, []), key=lambda r: r.generation):
-            request = prediction_request(sample, record)
+            request = protocol_request(judge.prompt_set, sample, record)
             if request is None:
                 continue
             positions: tuple[Position, ...] = (

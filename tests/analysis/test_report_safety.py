@@ -217,8 +217,8 @@ def test_a_judge_id_awbench_does_not_make_is_refused(hostile_run, tmp_path, comm
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
         f"error: {hostile_run / 'judges'}: {slashless('judge-dir')!r} is not a judge id awbench "
-        "makes (letters, digits, '.', '_' and '-' only): this run was not written by awbench, "
-        "and is not read\n"
+        "makes (letters, digits, '.', '_' and '-' only, not starting with '.'): this run was not "
+        "written by awbench, and is not read\n"
     )
     assert not out.exists()
 
@@ -229,7 +229,10 @@ def test_a_judge_id_inside_judge_json_is_checked_too(hostile_run, tmp_path):
     result = invoke("report", str(hostile_run), "-o", str(out))
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr.startswith(f"error: {hostile_run / 'judges' / 'llm-plain' / 'judge.json'}: id: ")
-    assert "is not a judge id awbench makes (letters, digits, '.', '_' and '-' only)" in result.stderr
+    assert (
+        "is not a judge id awbench makes (letters, digits, '.', '_' and '-' only, not starting with '.')"
+        in result.stderr
+    )
     assert "Traceback" not in result.output and not out.exists()
 
 

@@ -264,6 +264,7 @@ def test_infer_and_judge_read_a_config_file_too(tmp_path):
     assert json.loads((tmp_path / "out" / "r" / "run.json").read_text())["config"]["judge"]["kind"] == "rules"
 
 
+NOT_FINITE = "is not a finite number (JSON has no NaN or infinity)"
 BAD_FILES = [
     (
         'model = "m"\njudge_modle = "x"\n',
@@ -283,6 +284,9 @@ BAD_FILES = [
     ("extra_body = [1]\n", "line 1: extra_body: expected a table, got [1]"),
     ("judge_extra_body = '[1]'\n", "line 1: judge_extra_body: expected a table, got [1]"),
     ("extra_body = '{\"a\": '\n", "line 1: extra_body: not valid JSON (Expecting value at character 6)"),
+    ("extra_body = { a = { b = nan } }\n", f"line 1: extra_body: a.b: nan {NOT_FINITE}"),
+    ("judge_extra_body = '{\"a\": [Infinity]}'\n", f"line 1: judge_extra_body: a.0: inf {NOT_FINITE}"),
+    ("extra_body.deep.list = [1, -inf]\n", f"line 1: extra_body: deep.list.1: -inf {NOT_FINITE}"),
     ("model = \n", "not valid TOML: Invalid value (at line 1, column 9)"),
     ('[model]\nname = "m"\n', "line 1: model: expected a string, got {'name': 'm'}"),
 ]

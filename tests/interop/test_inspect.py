@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import math
 import os
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -444,3 +446,115 @@ def test_a_finished_eval_of_part_of_the_selection_imports_as_a_complete_run_of_t
     assert store.read_manifest().config.data.ids == [s.id for s in log.samples]
     scores = json.loads((store.path / "scores.json").read_text())
     assert (scores["completeness"]["judged"], scores["completeness"]["selected"]) == (3, 3)
+
+
+def rules_log(servers, tmp_path: Path) -> dict:
+    """A rule-judged log of one sample, as the JSON a `.json` log holds, to tamper with."""
+    log = inspect_eval(servers[0].url, tmp_path / "logs", judge="rules", domains="os")
+    write_eval_log(log, str(tmp_path / "log.json"), format="json")
+    return json.loads((tmp_path / "log.json").read_text())
+
+
+def _tamper(document: dict, change: Callable[[dict], None], path: Path) -> Path:
+    copy = json.loads(json.dumps(document))
+    change(copy)
+    path.write_text(json.dumps(copy))  # json writes NaN and Infinity as inspect's own logs have them
+    return path
+
+
+def _judgment(document: dict, sample: int = 0) -> dict:
+    [score] = document["samples"][sample]["scores"].values()
+    return score["metadata"]["judgment"]
+
+
+def _set_in_judgment(field: str, value: Any) -> Callable[[dict], None]:
+    def change(document: dict) -> None:
+        inner = _judgment(document)
+        *outer, last = field.split(".")
+        for key in outer:
+            inner = inner.setdefault(key, {})
+        inner[last] = value
+
+    return change
+
+
+NOT_AWBENCH_SCORES = [
+    ("score", -5, "judgment.score: -5 is off awbench's scale, 0 to 100"),
+    ("score", 150.5, "judgment.score: 150.5 is off awbench's scale, 0 to 100"),
+    ("score", "80", "judgment.score: Input should be a valid number"),
+    ("score", True, "judgment.score: Input should be a valid number"),
+    ("score", math.inf, "judgment.score: inf is not a finite number (JSON has no NaN or infinity)"),
+    ("score", math.nan, "judgment.score: nan is not a finite number (JSON has no NaN or infinity)"),
+    ("rule.score", 2, "judgment.rule.score: 2 is off awbench's scale, 0 to 1"),
+    ("rule.parts.format", -0.5, "judgment.rule.parts.format: -0.5 is off awbench's scale, 0 to 1"),
+    ("dimensions", {"format": 7}, "judgment.dimensions.format: 7 is off awbench's scale, 1 to 5"),
+    ("cost_usd", -1, "judgment.cost_usd: -1 is off awbench's scale, 0 or more"),
+    ("cost_usd", -math.inf, "judgment.cost_usd: -inf is not a finite number (JSON has no NaN or infinity)"),
+]
+
+
+def test_inspect_scores_off_awbench_scales_are_refused_naming_the_sample_and_field(servers, tmp_path):
+    """Negative, textual and infinite scores were imported as given, and averaged."""
+    document = rules_log(servers, tmp_path)
+    sample = document["samples"][0]["id"]
+    assert _judgment(document)["rule"]  # the fields tampered with are the rule judge's own
+    output = tmp_path / "results"
+    for i, (field, value, message) in enumerate(NOT_AWBENCH_SCORES):
+        tampered = _tamper(document, _set_in_judgment(field, value), tmp_path / f"tampered{i}.json")
+        result = CliRunner().invoke(app, ["import", str(tampered), "--run-name", "bad", "--output", str(output)])
+        assert result.exit_code == 2, (field, value, result.output)
+        assert result.stderr.splitlines()[0] == f"{tampered}: sample {sample}: {message}"
+        assert "Traceback" not in result.output and not output.exists()
+    latency = _tamper(
+        document,
+        lambda d: next(iter(d["samples"][0]["scores"].values()))["metadata"]["prediction"].update(latency_s=math.inf),
+        tmp_path / "latency.json",
+    )
+    result = CliRunner().invoke(app, ["import", str(latency), "--run-name", "bad", "--output", str(output)])
+    assert (
+        result.exit_code == 2 and f"sample {sample}: prediction.latency_s: inf is not a finite number" in result.stderr
+    )
+
+
+def test_an_inspect_sample_given_twice_is_imported_once_when_alike_and_refused_when_not(servers, tmp_path):
+    document = rules_log(servers, tmp_path)
+    sample = document["samples"][0]["id"]
+    output = tmp_path / "results"
+
+    alike = _tamper(document, lambda d: d["samples"].append(d["samples"][0]), tmp_path / "alike.json")
+    result = CliRunner().invoke(app, ["import", str(alike), "--run-name", "twice", "--output", str(output)])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {alike}: sample {sample} is in the log twice (its samples 1 and 2), alike: imported once" in (
+        " ".join(result.stderr.split())
+    )
+    assert "imported 1 predictions and 1 judgments" in result.stdout
+
+    def differently(d: dict) -> None:
+        d["samples"].append(json.loads(json.dumps(d["samples"][0])))
+        _judgment(d, 1)["score"] = 100.0
+
+    other = _tamper(document, differently, tmp_path / "other.json")
+    result = CliRunner().invoke(app, ["import", str(other), "--run-name", "bad", "--output", str(output)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines()[0] == (
+        f"{other}: sample {sample} is in the log twice (its samples 1 and 2): with other records: which to import "
+        "is not known"
+    )
+    assert not (output / "bad").exists()
+
+
+def test_a_judge_id_that_is_no_folder_of_its_own_is_refused(servers, tmp_path):
+    """A log whose metadata names the judge `..` wrote judge.json into the run's root."""
+    document = rules_log(servers, tmp_path)
+    output = tmp_path / "results"
+    for judge_id in ("..", ".", ".hidden"):
+        tampered = tmp_path / "t.json"
+        document["eval"]["metadata"]["awbench"]["judge_id"] = judge_id
+        tampered.write_text(json.dumps(document))
+        result = CliRunner().invoke(app, ["import", str(tampered), "--run-name", "bad", "--output", str(output)])
+        assert (result.exit_code, result.stdout) == (2, "")
+        assert result.stderr == (
+            f"error: {tampered}: the task's metadata (awbench) cannot be read: judge_id: Value error, {judge_id!r} is "
+            "not a judge id awbench makes (letters, digits, '.', '_' and '-' only, not starting with '.')\n"
+        )
+        assert not output.exists()

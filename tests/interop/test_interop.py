@@ -146,7 +146,8 @@ def nested(depth: int) -> list:
 
 
 LINE1_BYTES = len(lines_of(three_rows()).split(b"\n")[0]) + 1
-SCORE = "expected an integer score 1..5 (0 for a missing one; the reference keeps negative ones), got"
+SCORE = "expected an integer score 1..5 (0 or false for a missing one; the reference keeps negative ones), got"
+TOTAL = "expected a number 0..5 (the mean of the scores above 0, or 0), got"
 TOO_DEEP = "nested more than 100 levels deep (arrays and objects within each other)"
 NOT_UNICODE = "not valid Unicode, so it cannot be written as UTF-8"
 
@@ -154,7 +155,6 @@ MALFORMED = [
     # failed
     ("failed-string", change(failed="abc"), ['{f}:2: failed: expected 0.0 or 1.0, got "abc"']),
     ("failed-null", change(failed=None), ["{f}:2: failed: expected 0.0 or 1.0, got null"]),
-    ("failed-bool", change(failed=True), ["{f}:2: failed: expected 0.0 or 1.0, got true"]),
     ("failed-half", change(failed=0.5), ["{f}:2: failed: expected 0.0 or 1.0, got 0.5"]),
     ("failed-two", change(failed=2), ["{f}:2: failed: expected 0.0 or 1.0, got 2"]),
     ("failed-string-number", change(failed="0.0"), ['{f}:2: failed: expected 0.0 or 1.0, got "0.0"']),
@@ -225,7 +225,11 @@ MALFORMED = [
     ("score-too-high", change(factuality=9), [f"{{f}}:2: factuality: {SCORE} 9"]),
     ("score-negative-fraction", change(consistency=-1.5), [f"{{f}}:2: consistency: {SCORE} -1.5"]),
     ("score-string", change(realism="4"), [f'{{f}}:2: realism: {SCORE} "4"']),
-    ("score-bool", change(quality=True), [f"{{f}}:2: quality: {SCORE} true"]),
+    (
+        "score-huge",
+        line2(lambda t: t.replace('"format": 4', '"format": -' + "9" * 50)),
+        [f"{{f}}:2: format: {SCORE} an integer beyond ±1,000,000,000"],
+    ),
     ("score-null", change(quality=None), [f"{{f}}:2: quality: {SCORE} null"]),
     ("score-nan", line2(lambda t: t.replace('"format": 4', '"format": NaN')), [f"{{f}}:2: format: {SCORE} NaN"]),
     (
@@ -238,8 +242,14 @@ MALFORMED = [
         change(quality=DROP),
         ["{f}:2: quality: missing field: a scored row (failed 0.0) has all five dimension scores, 0 for a missing one"],
     ),
-    ("total-string", change(total_score="3.6"), ['{f}:2: total_score: expected a number, got "3.6"']),
-    ("total-bool", change(total_score=True), ["{f}:2: total_score: expected a number, got true"]),
+    ("total-string", change(total_score="3.6"), [f'{{f}}:2: total_score: {TOTAL} "3.6"']),
+    ("total-too-high", change(total_score=1e308), [f"{{f}}:2: total_score: {TOTAL} 1e+308"]),
+    ("total-negative", change(total_score=-2.5), [f"{{f}}:2: total_score: {TOTAL} -2.5"]),
+    (
+        "total-infinity",
+        change(total_score=float("-inf")),
+        [f"{{f}}:2: total_score: {TOTAL} -Infinity"],
+    ),
     # what json.loads reads but awbench cannot keep
     ("nesting-unreadable", line2(lambda t: '{"gen": ' + "[" * 1000 + "]" * 1000 + "}"), [f"{{f}}:2: {TOO_DEEP}"]),
     ("nesting-in-extra-field", change(meta=nested(150)), [f"{{f}}:2: meta: {TOO_DEEP}"]),

@@ -1,321 +1,371 @@
-"""Reference-exact numbers: a reference-protocol run, and an import, give what the reference eval.py prints.
+"""Reference-exact numbers: a reference-protocol run, an import and an export give, digit for digit, what the
+reference `eval.py` prints, because awbench runs the checkout's own parsers and eval.py's arithmetic.
 
-The candidate server answers each sample with a recorded generation of its domain (`fixtures/reference/
-generations.jsonl`: thinking only, tags broken, empty blocks...), some cut off by the token limit and some
-empty; the judge server answers each sample's n-th ask with a recorded judge answer (`verdicts.jsonl`: scores
-of every type, missing and capitalised keys, fences, tags, thinking). What the reference's own functions
-returned for each of those inputs is recorded beside it, so `printed` restates `eval.py` (its judge loop, at
-most three asks, stopping at the first answer its parser reads, and `aggregate_scores`) on the recorded
-readings alone, without awbench's code.
+Local servers of our own answer with awkward outputs (`tests/awkward_outputs.py`: 37 generation shapes and 49
+verdict shapes; each sample gets its own generation and its own sequence of answers, ask by ask). Without a
+checkout, the stand-in checkout (`tests/reference_checkout.py`) stands for the reference's code and
+`eval_py_printout` restates eval.py's `aggregate_scores` on the rows its judge stage would write. With
+AWBENCH_REFERENCE_CHECKOUT naming a checkout of QwenLM/Qwen-AgentWorld, its own `eval.py` runs `infer`,
+`judge` and `score` against the same servers, beside `awbench run --judge-prompts CHECKOUT`: every judge
+message byte for byte, and every printed line, equal.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
+import threading
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
+from typing import Any
 
 import pytest
+from awkward_outputs import GENERATIONS, VERDICTS
 from fake_openai import FakeOpenAIServer, Reply
-from reference_checkout import write_checkout
+from reference_checkout import CHECKOUT_VARIABLE, TEMPLATE, expected_messages, real_checkout, stand_in, write_checkout
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.domains import DIMENSIONS
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.resources import sample_dir
-from awbench.run.store import RunStore
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
-GENERATIONS = [
-    json.loads(line) for line in (FIXTURES / "generations.jsonl").read_text(encoding="utf-8").split("\n") if line
-]
-VERDICTS = [json.loads(line) for line in (FIXTURES / "verdicts.jsonl").read_text(encoding="utf-8").split("\n") if line]
-BY_DOMAIN: dict[str, list[dict]] = defaultdict(list)
-for _row in GENERATIONS:
-    BY_DOMAIN[_row["domain"]].append(_row)
-
-TRUTH_OPEN = "**Ground Truth (Real Output):**\n```\n"
-SHOWN_OPEN = "**World Model Output (Simulated):**\n```\n"
-TRUTH_CLOSE = "\n```\n\nGrade the simulated output"  # where the fixture template goes on after the ground truth
 REFERENCE_ASKS = 3
+KEY_ENV = "AWBENCH_TEST_REFERENCE_KEY"
 
 
-def _hash(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+def verdict_for(index: int, ask: int) -> str:
+    """Sample `index`'s answer to its `ask`-th request (0-based): every shape is some sample's first answer."""
+    return VERDICTS[(index * 7 + ask * 13) % len(VERDICTS)]
 
 
-def generation_for(domain: str, action: str) -> tuple[dict | None, str]:
-    """The recorded generation a sample gets (None: the model answered nothing), and its finish reason."""
-    h = _hash(domain + action)
-    if h % 9 == 0:
-        return None, "stop"
-    return BY_DOMAIN[domain][h % len(BY_DOMAIN[domain])], "length" if h % 4 == 0 else "stop"
+def generation_for(index: int) -> tuple[str | None, str]:
+    generation = GENERATIONS[index % len(GENERATIONS)]
+    return generation.content, generation.finish_reason
 
 
-def answer_for(truth: str, ask: int) -> dict:
-    """The recorded judge answer to a sample's `ask`-th request (0-based), the sample named by its ground truth."""
-    return VERDICTS[(_hash(truth) + 131 * ask) % len(VERDICTS)]
+def current_of(job: dict) -> str:
+    """The turn's action as eval.py's judge stage shows it."""
+    turn = job["turn_idx"] - 1
+    return job.get("current_prompt") or job["prompt"][turn]
 
 
-def printed(rows: dict[str, list[dict | None]]) -> dict[str, float | None]:
-    """eval.py's aggregate_scores: per domain the total_score line, and its Overall line (None: not printed)."""
-    normalize = lambda raw: (raw - 1) / 4 * 100
-    out: dict[str, float | None] = {}
-    totals = []
-    for domain, domain_rows in rows.items():
-        valid = [r for r in domain_rows if r is not None]
-        if not valid:
-            out[domain] = None
-            continue
-        values = [r["total_score"] for r in valid if r["total_score"] != 0]
-        out[domain] = normalize(mean(values) if values else 0.0)
-        totals += values
-        for dim in DIMENSIONS:  # checked too: 0 left out, negative kept
-            dims = [r["scores"][dim] for r in valid if r["scores"][dim] != 0]
-            out[f"{domain}.{dim}"] = normalize(mean(dims) if dims else 0.0)
-    out["overall"] = normalize(mean(totals)) if totals else None
+def identity(job: dict) -> tuple[str, str]:
+    """What tells a sample's judge message from the others': its action, and the end of its real observation,
+    each where the message has them (the history holds earlier actions and observations too)."""
+    truth = job["response"][job["turn_idx"] - 1].strip()
+    return f"# Current Turn:\n\n{current_of(job)}\n\n**World Model Output", f"{truth[-40:].lstrip()}\n```"
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> list[dict]:
+    """The bundled sample's records, as eval.py's load_data reads them (files sorted), each made unique: a
+    repeated record's action gets a suffix, so that every sample has its own answers."""
+    out: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for path in sorted(sample_dir().glob("*_test.jsonl")):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
+            job = json.loads(line)
+            while identity(job) in seen:
+                turn = job["turn_idx"] - 1
+                job["prompt"][turn] += " (again)"
+                if job.get("current_prompt"):
+                    job["current_prompt"] += " (again)"
+            seen.add(identity(job))
+            out.append(job)
+    assert len(out) >= len(VERDICTS) and len(out) >= len(GENERATIONS)  # every shape is met
     return out
 
 
-def records(data: Path) -> list[dict]:
-    return [
-        json.loads(line)
-        for path in sorted(data.glob("*_test.jsonl"))
-        for line in path.read_text(encoding="utf-8").split("\n")
-        if line.strip()
-    ]
-
-
-def clean(text: str) -> str:
-    """The reference's marker cleaning of a ground truth (our samples hold the marker at the start)."""
-    marker = "**Environment Observation:**"
-    return text[len(marker) :].strip() if text.startswith(marker) else text.replace(marker, "").strip()
-
-
-def domain_of(job: dict) -> str:
-    return job["task"].split("/")[-1]
-
-
-def action_of(job: dict) -> str:
-    return job["prompt"][job["turn_idx"] - 1]  # the candidate's last message (awbench sends the prompt entry)
-
-
-def group_by_domain(jobs: list[dict]) -> dict[str, list[dict]]:
-    grouped: dict[str, list[dict]] = defaultdict(list)
-    for job in jobs:
-        grouped[domain_of(job)].append(job)
-    return grouped
-
-
-def expected_rows(jobs: list[dict]) -> dict[str, list[dict | None]]:
-    """Per domain, the reference's reading of each sample (None: failed 1.0)."""
-    rows: dict[str, list[dict | None]] = defaultdict(list)
-    for job in jobs:
-        domain, turn = domain_of(job), job["turn_idx"] - 1
-        generation, _ = generation_for(domain, action_of(job))
-        row = None
-        if generation is not None and generation["generation"]:
-            truth = clean(job["response"][turn])
-            for ask in range(REFERENCE_ASKS):
-                reading = answer_for(truth, ask)["reference"]
-                if reading["success"]:
-                    row = reading
-                    break
-        rows[domain].append(row)
-    return rows
-
-
 @pytest.fixture
-def data() -> Path:
-    return sample_dir()
+def data(tmp_path: Path, jobs: list[dict]) -> Path:
+    folder = tmp_path / "data"
+    folder.mkdir()
+    by_domain: dict[str, list[dict]] = defaultdict(list)
+    for job in jobs:
+        by_domain[job["task"].split("/")[-1]].append(job)
+    for domain, rows in by_domain.items():
+        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        (folder / f"{domain}_test.jsonl").write_text(text, encoding="utf-8")
+    return folder
 
 
-@pytest.fixture
-def servers(data: Path):
-    domains = {(action_of(job), len(job["prompt"][: job["turn_idx"] - 1])): domain_of(job) for job in records(data)}
+@dataclass
+class Servers:
+    """A candidate answering each sample with its generation, and a judge answering each sample's asks in turn.
+    The judge's log holds (sample index, ask, messages) of every request."""
 
-    def candidate(body: dict) -> Reply:
+    jobs: list[dict]
+    candidate: FakeOpenAIServer = field(init=False)
+    judge: FakeOpenAIServer = field(init=False)
+    asks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    log: list[tuple[int, int, list[dict]]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.by_action = {(j["prompt"][j["turn_idx"] - 1], j["turn_idx"] - 1): i for i, j in enumerate(self.jobs)}
+        self.candidate = FakeOpenAIServer(responder=self.generate)
+        self.judge = FakeOpenAIServer(responder=self.grade)
+
+    def generate(self, body: dict) -> Reply:
         messages = body["messages"]
-        turns = sum(m["role"] == "assistant" for m in messages)
-        domain = domains[(messages[-1]["content"], turns)]
-        generation, finish = generation_for(domain, messages[-1]["content"])
-        return Reply(content="" if generation is None else generation["generation"], finish_reason=finish)
+        index = self.by_action[(messages[-1]["content"], sum(m["role"] == "assistant" for m in messages))]
+        content, finish = generation_for(index)
+        return Reply(content=content, finish_reason=finish)
 
-    asks: dict[str, int] = defaultdict(int)
-
-    def judge(body: dict) -> Reply:
+    def grade(self, body: dict) -> Reply:
         user = body["messages"][-1]["content"]
-        truth = user[user.index(TRUTH_OPEN) + len(TRUTH_OPEN) :].split(TRUTH_CLOSE, 1)[0]
-        ask = asks[truth]
-        asks[truth] += 1
-        return Reply(content=answer_for(truth, ask)["answer"])
+        index = self.sample_of(user)
+        digest = hashlib.sha256(json.dumps(body["messages"]).encode()).hexdigest()
+        with self.lock:
+            ask = self.asks[digest]
+            self.asks[digest] += 1
+            self.log.append((index, ask, body["messages"]))
+        return Reply(content=verdict_for(index, ask))
 
-    with FakeOpenAIServer(responder=candidate) as model, FakeOpenAIServer(responder=judge) as judging:
-        yield model, judging
+    def sample_of(self, user: str) -> int:
+        """The sample a judge message is about: its action and the end of its real observation are in it."""
+        found = [i for i, job in enumerate(self.jobs) if all(part in user for part in identity(job))]
+        assert len(found) == 1, (found, user[:300])
+        return found[0]
+
+    def reset(self) -> list[tuple[int, int, list[dict]]]:
+        with self.lock:
+            log, self.log = self.log, []
+            self.asks.clear()
+        return log
 
 
-def invoke(*args: object):
+@pytest.fixture
+def servers(jobs: list[dict]):
+    both = Servers(jobs)
+    with both.candidate, both.judge:
+        yield both
+
+
+def invoke(*args: object) -> Any:
     return CliRunner().invoke(app, [str(a) for a in args])
 
 
-def test_a_reference_protocol_run_scores_what_eval_py_prints(tmp_path, data, servers, monkeypatch):
-    model, judging = servers
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
-    out = tmp_path / "results"
+def awbench_run(out: Path, servers: Servers, data: Path, checkout: Path, name: str = "ref") -> Path:
     result = invoke(
-        "run",
-        "--model",
-        "wm",
-        "--base-url",
-        model.url,
-        "--data",
-        data,
-        "--output",
-        out,
-        "--run-name",
-        "ref",
-        "--judge-base-url",
-        judging.url,
-        "--judge-prompts",
-        checkout,
-        "--max-failure-rate",
-        "1",
-    )
+        "run", "--model", "wm", "--base-url", servers.candidate.url, "--data", data, "--output", out,
+        "--run-name", name, "--judge-base-url", servers.judge.url, "--judge-api-key-env", KEY_ENV,
+        "--judge-prompts", checkout, "--max-failure-rate", "1", "--concurrency", "4", "--judge-concurrency", "4",
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    jobs = records(data)
-    rows = expected_rows(jobs)
-    (evaluation,) = RunStore(out / "ref").evaluations()
-    judgments = evaluation.judgments.load()
-    seen: dict[str, int] = defaultdict(int)
-    for domain, domain_jobs in group_by_domain(jobs).items():  # sample by sample first, then the arithmetic
-        for job, row in zip(domain_jobs, rows[domain], strict=True):
-            key = f"{domain}/{job['id']}/{job['turn_idx']}"
-            seen[key] += 1  # a repeated key's later rows are `#2`, `#3`... (the bundled Android file has one)
-            judgment = judgments.get((key if seen[key] == 1 else f"{key}#{seen[key]}", 0))
-            reading = judgment.verdicts[0].reference if judgment and judgment.verdicts else None
-            got = (reading.scores, reading.total_score) if reading and reading.success else None
-            assert got == ((row["scores"], row["total_score"]) if row else None), key
-    expected = printed(rows)
-    reference = json.loads((out / "ref" / "scores.json").read_text())["reference"]
-    for domain, got in reference["domains"].items():
-        assert got["score"] == pytest.approx(expected[domain], abs=1e-9), domain
-        for dim in DIMENSIONS:
-            assert got["dimensions"][dim] == pytest.approx(expected[f"{domain}.{dim}"], abs=1e-9), (domain, dim)
-    assert reference["overall_printed"] == pytest.approx(expected["overall"], abs=1e-9)
-    assert reference["quoted"] == 0  # no recorded answer quotes these predictions
-    # What the summary says, to the reference's two decimals.
-    assert f"eval.py's own Overall line {expected['overall']:.2f}" in result.output
-
-    # The judge was asked what the reference asks: no seed, every generation with text, shown as it shows it.
-    bodies = judging.requests
-    assert bodies and not any("seed" in b for b in bodies)
-    shown = {g["generation"]: g["reference"]["shown_to_judge"] for g in GENERATIONS}
-    asked = set()
-    for body in bodies:
-        user = body["messages"][-1]["content"]
-        asked.add(user[user.index(SHOWN_OPEN) + len(SHOWN_OPEN) : user.index("\n```\n\n" + TRUTH_OPEN)])
-    sent = [generation_for(domain_of(j), action_of(j))[0] for j in jobs]
-    assert asked == {shown[g["generation"]] for g in sent if g is not None and g["generation"]}
-
-    # The differences from the strict score are counted, and explain the gap.
-    strict = json.loads((out / "ref" / "scores.json").read_text())
-    assert reference["differing"] == sum(reference["differences"].values()) > 0
-    assert any("generations judged by the reference" in reason for reason in reference["differences"])
-    assert strict["overall"] != reference["overall"]
+    return out / name
 
 
-def judged_rows(jobs: list[dict]) -> list[dict]:
-    """A judged.jsonl as eval.py writes it for these generations and answers."""
-    out = []
-    for job in jobs:
-        domain, turn = domain_of(job), job["turn_idx"] - 1
-        generation, _ = generation_for(domain, action_of(job))
-        gen = "" if generation is None else generation["generation"]
+def awbench_printout(run: Path) -> str:
+    result = invoke("score", run, "--format", "reference", "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def eval_py_printout(rows: list[dict]) -> str:
+    """eval.py's `aggregate_scores` printout for the rows of a judged.jsonl, restated: per subtask (sorted) the
+    rows with `failed` 0.0, each column's exact mean over its non-zero values, normalised afterwards."""
+    normalize = lambda raw: (raw - 1) / 4 * 100
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        by_task[row["task"].split("/")[-1]].append(row)
+    out = ["", "=" * 70, "AgentWorldBench Evaluation Results", "=" * 70]
+    totals: list[Any] = []
+    for task in sorted(by_task):
+        task_rows = by_task[task]
+        valid = [r for r in task_rows if r.get("failed", 1.0) == 0.0]
+        label = DOMAIN_LABELS.get(task, task.capitalize())
+        out += ["", f"--- {label} ({len(valid)}/{len(task_rows)} valid, {len(task_rows) - len(valid)} failed) ---"]
+        if not valid:
+            out.append("  No valid results.")
+            continue
+        for column in [*DIMENSIONS, "total_score"]:
+            values = [r.get(column, 0) for r in valid if r.get(column, 0) != 0]
+            if column == "total_score":
+                totals += values
+            out.append(f"  {column:>15s}: {normalize(mean(values) if values else 0.0):.2f}")
+    if totals:
+        out += ["", "=" * 70, f"Overall: {normalize(mean(totals)):.2f}"]
+        out += [f"Total samples: {len(rows)}, Valid: {len(totals)}, Failed: {len(rows) - len(totals)}", "=" * 70]
+    return "\n".join(out) + "\n"
+
+
+def judged_rows(jobs: list[dict], code: Any) -> list[dict]:
+    """The judged.jsonl eval.py's judge stage writes for these generations and answers, `code` being the
+    checkout's package (its parse_model_output and parse_judge_output)."""
+    rows = []
+    for index, job in enumerate(jobs):
+        content, _ = generation_for(index)
+        gen = content or ""
         row = {**job, "gen": gen}
         if not gen:
-            out.append({**row, "failed": 1.0, "error_message": "No model generation"})
+            rows.append({**row, "failed": 1.0, "error_message": "No model generation"})
             continue
-        reading = next(
-            (
-                r
-                for ask in range(REFERENCE_ASKS)
-                if (r := answer_for(clean(job["response"][turn]), ask)["reference"])["success"]
-            ),
-            None,
-        )
-        if reading is None:
-            out.append({**row, "total_score": 0, "failed": 1.0, "error_message": "Judge scoring failed"})
+        parsed: dict = {}
+        for ask in range(REFERENCE_ASKS):
+            parsed = code.parse_judge_output(verdict_for(index, ask), response_tag="final_evaluation")
+            if parsed["success"]:
+                break
+        extracted = code.parse_model_output(gen, "predicted_observation")
+        if parsed["success"]:
+            scores = parsed["scores"]
+            row |= {"total_score": parsed["total_score"], **{d: scores.get(d, 0) for d in DIMENSIONS}, "failed": 0.0}
         else:
-            out.append(
-                {
-                    **row,
-                    "total_score": reading["total_score"],
-                    **reading["scores"],
-                    "failed": 0.0,
-                    "strengths": reading["strengths"],
-                    "weaknesses": reading["weaknesses"],
-                }
-            )
-    return out
+            row |= {"total_score": 0, "failed": 1.0, "error_message": "Judge scoring failed"}
+        rows.append({**row, "extracted_output": extracted})
+    return rows
 
 
-def test_an_imported_judged_file_scores_what_eval_py_prints(tmp_path, data):
-    jobs = records(data)
-    path = tmp_path / "judged.jsonl"
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in judged_rows(jobs)), encoding="utf-8")
+def write_rows(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def judge_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_a_reference_protocol_run_prints_what_eval_py_prints_with_the_checkouts_code(
+    tmp_path: Path, jobs: list[dict], data: Path, servers: Servers
+) -> None:
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
+    code = stand_in(checkout)
+    run = awbench_run(tmp_path / "results", servers, data, checkout)
+    rows = judged_rows(jobs, code)
+    assert awbench_printout(run) == eval_py_printout(rows)
+
+    # What the judge was asked: eval.py's messages for the checkout's extraction, no seed, every generation
+    # with text (empty, cut-off and thinking-only ones too).
+    systems = code.load_judge_system_prompts()
+    for index, _, messages in servers.log:
+        content, _ = generation_for(index)
+        extracted = code.parse_model_output(content, "predicted_observation")
+        assert messages == expected_messages(jobs[index], extracted, systems, TEMPLATE), index
+    asked = {index for index, _, _ in servers.log}
+    assert asked == {i for i in range(len(jobs)) if generation_for(i)[0]}
+    assert not any("seed" in body for body in servers.judge.requests)
+
+    # Why the strict score differs, sample by sample: every differing sample has one reason.
+    scores = json.loads((run / "scores.json").read_text())
+    reference = scores["reference"]
+    assert reference["differing"] == sum(reference["differences"].values()) > 0
+    assert reference["approximate"] == 0
+    assert reference["totals"] == sum(1 for r in rows if r["failed"] == 0.0 and r["total_score"] != 0)
+    judge = json.loads(next((run / "judges").glob("*/judge.json")).read_text())
+    assert judge["described"]["reference_code"]["sha256"] == sets_sha(checkout)
+
+
+def sets_sha(checkout: Path) -> str:
+    from awbench.judging.reference_code import load_reference_code
+
+    return load_reference_code(checkout).sha256
+
+
+def test_an_imported_judged_file_prints_what_eval_py_prints(tmp_path: Path, jobs: list[dict]) -> None:
+    """Every value the reference writes imports: `false`, 0 and negative scores, a total of int 0, rows without
+    a generation, rows its judge could not read; the printout is eval.py's for the file."""
+    rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    rows[1] |= {"factuality": False, "failed": 0.0}  # the judge answered `false`: the reference keeps it
+    rows[2] |= {"consistency": -3, "failed": 0.0, "total_score": 4.5}
+    rows[3] |= {**dict.fromkeys(DIMENSIONS, 0), "total_score": 0, "failed": 0.0}  # success, nothing usable
+    for row in rows[1:4]:
+        row["gen"] = row["gen"] or "x"
+    path = write_rows(tmp_path / "judged.jsonl", rows)
     out = tmp_path / "results"
     result = invoke("import", path, "--run-name", "back", "--judge-model", "gpt-5.2-2025-12-11", "--output", out)
     assert result.exit_code == 0, result.output
-    assert "Traceback" not in result.output
-    expected = printed(expected_rows(jobs))
-    reference = json.loads((out / "back" / "scores.json").read_text())["reference"]
-    for domain, got in reference["domains"].items():
-        assert got["score"] == pytest.approx(expected[domain], abs=1e-9), domain
-    assert reference["overall_printed"] == pytest.approx(expected["overall"], abs=1e-9)
+    assert awbench_printout(out / "back") == eval_py_printout(rows)
 
 
-def eval_py_printout(checkout: Path, judged: Path) -> dict[str, float]:
-    """What the checkout's own `eval.py score` prints for a judged.jsonl: each domain's total_score line and
-    the Overall line, by the domain names it prints."""
-    import re
-    import subprocess
-    import sys
+def test_the_export_of_a_reference_protocol_run_prints_the_same(tmp_path: Path, data: Path, servers: Servers) -> None:
+    run = awbench_run(tmp_path / "results", servers, data, write_checkout(tmp_path / "Qwen-AgentWorld"))
+    result = invoke("export", run, "--official", tmp_path / "official")
+    assert result.exit_code == 0, result.output
+    exported = [json.loads(line) for line in (tmp_path / "official" / "judged.jsonl").read_text().split("\n") if line]
+    assert eval_py_printout(exported) == awbench_printout(run)
 
+
+def test_the_arithmetic_is_eval_pys_to_the_last_digit(tmp_path: Path, jobs: list[dict]) -> None:
+    """eval.py takes the exact mean of the raw totals and normalises it once: 4.0, 5.0, 2.5 and 1.8 print 58.13
+    (58.12500000000001); normalising each row and summing floats gives 58.125, printed 58.12."""
+    totals = [4.0, 5.0, 2.5, 1.8]
+    rows = []
+    for job, total in zip([j for j in jobs if j["task"].endswith("/swe")], totals):
+        rows.append({**job, "gen": "x", "failed": 0.0, "total_score": total, **dict.fromkeys(DIMENSIONS, 3)})
+    path = write_rows(tmp_path / "judged.jsonl", rows)
+    result = invoke("import", path, "--run-name", "digits", "--output", tmp_path / "results")
+    assert result.exit_code == 0, result.output
+    printed = awbench_printout(tmp_path / "results" / "digits")
+    assert "      total_score: 58.13\n" in printed and "Overall: 58.13\n" in printed
+    assert printed == eval_py_printout(rows)
+    if os.environ.get(CHECKOUT_VARIABLE):
+        assert eval_py(Path(os.environ[CHECKOUT_VARIABLE]), "score", "--predictions", path) == printed
+
+
+def test_score_format_reference_needs_a_reference_reading(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    made = invoke("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--output", out)
+    assert made.exit_code == 0, made.output
+    result = invoke("score", out / "baseline-oracle__rules", "--format", "reference")
+    assert result.exit_code == 2
+    assert "has no reference reading: judge the run under the reference protocol" in " ".join(result.output.split())
+
+
+# --- against the reference's own eval.py ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def checkout() -> Path:
+    return real_checkout("run its eval.py")
+
+
+def eval_py(checkout: Path, *args: object) -> str:
+    """One `eval.py` command, run from the checkout as its README says; its stdout (the printout)."""
     done = subprocess.run(
-        [sys.executable, "eval.py", "score", "--predictions", str(judged)],
+        [sys.executable, "eval.py", *map(str, args)],
         cwd=checkout / "eval",
         capture_output=True,
         text=True,
-        timeout=120,
-        check=True,
+        timeout=600,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test"},
     )
-    numbers: dict[str, float] = {}
-    domain = None
-    for line in done.stdout.splitlines():
-        if heading := re.match(r"--- (\w+) \(", line):
-            domain = heading.group(1).lower()
-        elif (total := re.match(r"\s*total_score: (-?[\d.]+)", line)) and domain:
-            numbers[domain] = float(total.group(1))
-        elif overall := re.match(r"Overall: (-?[\d.]+)", line):
-            numbers["overall"] = float(overall.group(1))
-    return numbers
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
 
 
-def test_the_reference_checkout_prints_the_same_numbers(tmp_path, data):
-    """With AWBENCH_REFERENCE_CHECKOUT naming a checkout of QwenLM/Qwen-AgentWorld, its own `eval.py score` on
-    the judged.jsonl above prints, to its two decimals, what awbench computes for the file."""
-    import os
+def test_eval_py_and_awbench_send_the_same_messages_and_print_the_same_numbers(
+    tmp_path: Path, data: Path, servers: Servers, checkout: Path
+) -> None:
+    official = tmp_path / "eval_py"
+    eval_py(checkout, "infer", "--data-dir", data, "--model-base-url", servers.candidate.url, "--model-name", "wm",
+            "--output-dir", official)  # fmt: skip
+    printed = eval_py(checkout, "judge", "--predictions", official / "predictions.jsonl", "--judge-base-url",
+                      servers.judge.url, "--judge-model", "judge", "--output-dir", official)  # fmt: skip
+    by_eval_py = {(index, ask): messages for index, ask, messages in servers.reset()}
 
-    checkout = os.environ.get("AWBENCH_REFERENCE_CHECKOUT")
-    if not checkout:
-        pytest.skip("AWBENCH_REFERENCE_CHECKOUT is not set: no checkout of the reference to run its eval.py")
-    jobs = records(data)
-    path = tmp_path / "judged.jsonl"
-    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in judged_rows(jobs)), encoding="utf-8")
-    expected = printed(expected_rows(jobs))
-    got = eval_py_printout(Path(checkout), path)
-    assert got == {k: round(v, 2) for k, v in expected.items() if "." not in k and v is not None}
+    run = awbench_run(tmp_path / "results", servers, data, checkout)
+    by_awbench = {(index, ask): messages for index, ask, messages in servers.reset()}
+    # Every message eval.py sent, byte for byte (awbench asks again where its own strict reading needs it).
+    assert by_eval_py and all(by_awbench.get(key) == messages for key, messages in by_eval_py.items())
+    assert {i for i, _ in by_eval_py} == {i for i, _ in by_awbench}
+
+    assert awbench_printout(run) == printed
+    assert eval_py(checkout, "score", "--predictions", official / "judged.jsonl") == printed
+
+    # eval.py's judged.jsonl imported, and awbench's run exported, print the same again.
+    out = tmp_path / "results"
+    result = invoke("import", official / "judged.jsonl", "--run-name", "imported", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert awbench_printout(out / "imported") == printed
+    result = invoke("export", run, "--official", tmp_path / "exported")
+    assert result.exit_code == 0, result.output
+    assert eval_py(checkout, "score", "--predictions", tmp_path / "exported" / "judged.jsonl") == printed

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from judge_requests import judge_request_for
+from reference_checkout import write_checkout
 
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.judging.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
@@ -130,12 +131,8 @@ def test_missing_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(PromptError, match=re.escape(str(tmp_path / "ours" / "swe.md"))):
         load_prompt_set(str(tmp_path / "ours"))
 
-    (tmp_path / "official" / "prompts" / "mcp").mkdir(parents=True)
-    (tmp_path / "official" / "prompts" / "mcp" / "judge_system_prompt.txt").write_text("x")
-    (tmp_path / "official" / "eval" / "lwm_eval_utils").mkdir(parents=True)
-    (tmp_path / "official" / "eval" / "lwm_eval_utils" / "task_configs.py").write_text(
-        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n'
-    )
+    write_checkout(tmp_path / "official")
+    (tmp_path / "official" / "prompts" / "search" / "judge_system_prompt.txt").unlink()
     with pytest.raises(
         PromptError, match=re.escape(str(tmp_path / "official" / "prompts" / "search" / "judge_system_prompt.txt"))
     ):

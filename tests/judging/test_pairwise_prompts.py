@@ -5,7 +5,7 @@ reference's layout: `eval/lwm_eval_utils/task_configs.py` holding format strings
 from __future__ import annotations
 
 import pytest
-from reference_checkout import PAIRWISE_TEMPLATE, write_pairwise_checkout
+from reference_checkout import PAIRWISE_TEMPLATE, write_checkout
 
 from awbench.domains import DOMAINS
 from awbench.judging.pairwise_prompts import load_pairwise_prompts, pairwise_messages
@@ -53,7 +53,7 @@ def test_the_builtin_set_fills_every_placeholder_in_order():
 
 
 def test_the_reference_template_is_read_from_the_checkout(tmp_path):
-    checkout = write_pairwise_checkout(tmp_path / "Qwen-AgentWorld")
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
     prompts = load_pairwise_prompts(str(checkout))
     assert (prompts.name, prompts.protocol, prompts.source) == (
         "pairwise-reference",
@@ -78,7 +78,7 @@ def test_the_reference_template_is_read_from_the_checkout(tmp_path):
 
 
 def test_a_first_turn_has_no_context_and_the_message_is_stripped(tmp_path):
-    prompts = load_pairwise_prompts(str(write_pairwise_checkout(tmp_path / "ref")))
+    prompts = load_pairwise_prompts(str(write_checkout(tmp_path / "ref")))
     user = pairwise_messages(prompts, terminal_sample(turn=1), "notes.txt", "ls: cannot access")[1]["content"]
     assert user.startswith("# Current Turn:\n\n### Turn 2\n**Action:**\ncat notes.txt")  # current_prompt as given
 
@@ -86,7 +86,7 @@ def test_a_first_turn_has_no_context_and_the_message_is_stripped(tmp_path):
 @pytest.mark.parametrize(
     ("pairwise", "message"),
     [
-        (None, 'task_configs.py: no top-level REF_ANSWER_JUDGE_USER_PROMPT = "..." assignment'),
+        (None, "task_configs.py: no string REF_ANSWER_JUDGE_USER_PROMPT"),
         (
             "{context} {response_a} {response_b}",
             "REF_ANSWER_JUDGE_USER_PROMPT has the fields ['context', 'response_a', 'response_b']; awbench fills "
@@ -95,7 +95,7 @@ def test_a_first_turn_has_no_context_and_the_message_is_stripped(tmp_path):
     ],
 )
 def test_a_checkout_without_a_usable_pairwise_template_is_refused(tmp_path, pairwise, message):
-    checkout = write_pairwise_checkout(tmp_path / "ref", pairwise)
+    checkout = write_checkout(tmp_path / "ref", pairwise=pairwise)
     with pytest.raises(PromptError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_pairwise_prompts(str(checkout))
 
@@ -120,6 +120,6 @@ def test_our_layout_and_its_errors(tmp_path):
     user = pairwise_messages(loaded, terminal_sample(), "x", "y")[1]["content"]
     assert user == "A: ```\nx\n```\nB: ```\ny\n```\nReal: ```\nbuy {milk}\n\n```\n"
     with pytest.raises(PromptError, match="--judge-template cannot be combined with a reference checkout"):
-        load_pairwise_prompts(str(write_pairwise_checkout(tmp_path / "ref")), template=str(other))
+        load_pairwise_prompts(str(write_checkout(tmp_path / "ref")), template=str(other))
     with pytest.raises(PromptError, match="neither the built-in set"):
         load_pairwise_prompts(str(tmp_path / "nowhere"))

@@ -1,6 +1,7 @@
 """The reference protocol: judge messages byte for byte as the release's judge stage builds them, against a
-checkout in our own words with the reference's layout, and the reference's messages restated independently of
-awbench's own record types (both in tests/reference_checkout.py)."""
+stand-in checkout (our own code with the reference's layout and function names), and the reference's messages
+restated independently of awbench's own record types (both in tests/reference_checkout.py). The checkout's
+code itself: tests/judging/test_reference_code.py."""
 
 from __future__ import annotations
 
@@ -93,29 +94,16 @@ def test_the_checkout_may_be_given_as_its_prompts_folder_and_is_hashed(checkout:
     assert load_prompt_set(str(other)).sha256 != whole.sha256
 
 
-def test_implicit_concatenation_is_one_constant(tmp_path: Path) -> None:
-    source = (
-        'JUDGE_USER_PROMPT = (\n    "{context}|{world_model_input}|"\n    "{predicted_observation}|{ground_truth}"\n)\n'
-    )
-    checkout = write_checkout(tmp_path / "c", source)
-    assert (
-        load_prompt_set(str(checkout)).user_template
-        == "{context}|{world_model_input}|{predicted_observation}|{ground_truth}"
-    )
-
-
 @pytest.mark.parametrize(
-    ("source", "message"),
+    ("template", "message"),
     [
-        ("X = 1\n", "no top-level JUDGE_USER_PROMPT"),
-        ("JUDGE_USER_PROMPT = make()\n", "task_configs.py:1: JUDGE_USER_PROMPT is not a string literal"),
-        ('JUDGE_USER_PROMPT = "{context} {world_model_input} {ground_truth}"\n', "has the fields"),
-        ('JUDGE_USER_PROMPT = "{context} {oops"\n', "is not a format string"),
-        ("def broken(:\n", "cannot read it as Python source"),
+        (None, "cannot import name 'JUDGE_USER_PROMPT'"),
+        ("{context} {world_model_input} {ground_truth}", "has the fields"),
+        ("{context} {oops", "is not a format string"),
     ],
 )
-def test_a_bad_task_configs_is_named(tmp_path: Path, source: str, message: str) -> None:
-    checkout = write_checkout(tmp_path / "c", source)
+def test_a_bad_judge_template_is_named(tmp_path: Path, template: str | None, message: str) -> None:
+    checkout = write_checkout(tmp_path / "c", template)
     with pytest.raises(PromptError, match=message):
         load_prompt_set(str(checkout))
 

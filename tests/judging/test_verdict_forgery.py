@@ -5,7 +5,9 @@ the judge's answer (how it quotes or copies the prediction it was shown, before 
 the judge writes its own verdict, and both prompt protocols. The judge quotes the prediction as its protocol
 showed it (`shown_prediction`: under the reference protocol, every observation marker removed). Every case must
 give the judge's own 2s or be unscored, never a forged 5; all give the judge's 2s today, and the test holds
-them to it. The last test runs the same attack through the LLM judge and a real HTTP server.
+them to it. Under the reference protocol the reference's own reading (the checkout's parser: here the stand-in's)
+is kept as it is, the number eval.py prints; where it took a forged verdict it is marked `quoted`. The last test
+runs the same attack through the LLM judge and a real HTTP server.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from judge_requests import judge_request_for
 from reference_checkout import write_checkout
@@ -28,7 +30,7 @@ from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
 from awbench.judging import requests_of
 from awbench.judging.openai_judge import create
-from awbench.judging.prompts import shown_prediction
+from awbench.judging.prompts import PromptSet, load_prompt_set, shown_prediction
 from awbench.judging.verdict_parsing import parse_verdict
 from awbench.judging.verdict_records import reference_reading
 
@@ -132,27 +134,40 @@ PROTOCOLS = ["awbench", "reference"]
 CASES = list(itertools.product(PAYLOADS, LAYOUTS, OWN_STYLES, PROTOCOLS))
 
 
-def judge_answer(payload: str, layout: str, own_style: str, protocol: str) -> tuple[str, str]:
+@pytest.fixture(scope="module")
+def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, PromptSet]:
+    """Each protocol's prompt set: the rubric, and a stand-in checkout (its cleaning removes every marker)."""
+    checkout = write_checkout(tmp_path_factory.mktemp("forgery") / "checkout")
+    return {"awbench": load_prompt_set("rubric"), "reference": load_prompt_set(str(checkout))}
+
+
+def shown_as(sets: dict[str, PromptSet], protocol: str, prediction: str) -> str:
+    return shown_prediction(sets[protocol], judge_request_for(prediction=prediction))
+
+
+def judge_answer(
+    sets: dict[str, PromptSet], payload: str, layout: str, own_style: str, protocol: str
+) -> tuple[str, str]:
     """The judge's answer and the prediction it was shown."""
-    shown = shown_prediction(protocol, PREDICTIONS[payload])  # type: ignore[arg-type]
+    shown = shown_as(sets, protocol, PREDICTIONS[payload])
     return LAYOUTS[layout](shown, own_verdict(own_style)), shown
 
 
-def test_the_corpus_covers_every_class() -> None:
+def test_the_corpus_covers_every_class(sets: dict[str, PromptSet]) -> None:
     assert len(PAYLOADS) == 17 and len(LAYOUTS) == 18 and len(OWN_STYLES) == 5 and len(CASES) == 3060
     # The marker payloads differ between protocols: the reference one shows no marker to the judge.
-    assert OBSERVATION_MARKER in shown_prediction("awbench", PREDICTIONS["marker_in_open_block"])
-    assert OBSERVATION_MARKER not in shown_prediction("reference", PREDICTIONS["marker_in_open_block"])
+    assert OBSERVATION_MARKER in shown_as(sets, "awbench", PREDICTIONS["marker_in_open_block"])
+    assert OBSERVATION_MARKER not in shown_as(sets, "reference", PREDICTIONS["marker_in_open_block"])
 
 
 @pytest.mark.parametrize("own_style", OWN_STYLES)
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_no_forged_score_ever_counts(protocol: str, own_style: str) -> None:
+def test_no_forged_score_ever_counts(sets: dict[str, PromptSet], protocol: str, own_style: str) -> None:
     """Every payload and layout gives the judge's own 2s. (Unscored would be safe too; none is today, so any
     case that becomes unscored or forged shows here by name.)"""
     outcomes: dict[str, list[str]] = {"own": [], "unscored": [], "forged": []}
     for payload, layout in itertools.product(PAYLOADS, LAYOUTS):
-        raw, shown = judge_answer(payload, layout, own_style, protocol)
+        raw, shown = judge_answer(sets, payload, layout, own_style, protocol)
         verdict = parse_verdict(raw, shown)
         case = f"{payload}/{layout}"
         if verdict.status == "complete" and verdict.scores == OWN_SCORES:
@@ -165,27 +180,29 @@ def test_no_forged_score_ever_counts(protocol: str, own_style: str) -> None:
     assert len(outcomes["own"]) == len(PAYLOADS) * len(LAYOUTS)
 
 
-def test_the_reference_reading_never_takes_the_forged_verdict() -> None:
-    """Under the reference protocol each answer is also read as the reference reads it; where that reading is a
-    quote of the prediction, or awbench passed over a quote, the judge's own verdict stands instead."""
-    readings: dict[str, list[str]] = {"own": [], "failed": [], "forged": []}
+def test_the_reference_reading_is_the_checkouts_and_a_forged_one_is_marked(sets: dict[str, PromptSet]) -> None:
+    """Under the reference protocol each answer is also read by the checkout's own parser (the stand-in takes the
+    first object with scores, so it falls for many quotes): that reading is kept as it is, since it is what
+    eval.py prints, and each one that took the forged 5s is marked `quoted`; the judge's own is never marked."""
+    code = sets["reference"].reference_code()
+    readings: dict[str, int] = {"own": 0, "forged": 0, "failed": 0}
     for payload, layout, own_style in itertools.product(PAYLOADS, LAYOUTS, OWN_STYLES):
-        raw, shown = judge_answer(payload, layout, own_style, "reference")
-        reading = reference_reading(raw, parse_verdict(raw, shown), 1, shown)
-        kind = "forged" if 5 in reading.scores.values() else "own" if reading.scores == OWN_SCORES else "failed"
-        readings[kind].append(f"{payload}/{layout}/{own_style}")
-    assert readings["forged"] == []
-    # The rest fail as the reference's parser fails on them (no object in the region it reads, a flat fake's
-    # scores): unscored by the reference's numbers, never forged.
-    assert (len(readings["own"]), len(readings["failed"])) == (1384, 146)
+        raw, shown = judge_answer(sets, payload, layout, own_style, "reference")
+        read = code.read_verdict(raw, "terminal")
+        reading = reference_reading(read, parse_verdict(raw, shown), 1, shown)
+        assert (reading.success, reading.scores, reading.total_score) == (read.success, read.scores, read.total_score)
+        forged = reading.success and 5 in reading.scores.values()
+        assert reading.quoted == forged, (payload, layout, own_style, reading)
+        readings["forged" if forged else "own" if reading.scores == OWN_SCORES else "failed"] += 1
+    assert readings["forged"] > 0 and readings["own"] > 0  # the stand-in falls for quotes before the verdict
 
 
 @pytest.mark.parametrize("layout", ["copy_after", "blockquote_after"])
-def test_quotes_are_told_against_the_prediction_as_shown(layout: str) -> None:
+def test_quotes_are_told_against_the_prediction_as_shown(sets: dict[str, PromptSet], layout: str) -> None:
     """Under the reference protocol the judge never sees the marker inside the fake: compared with the raw
     prediction, its copy of the fake would read as its own verdict."""
     prediction = f"{OBSERVATION}\n\n{PAYLOADS['marker_in_closed_block']}"
-    shown = shown_prediction("reference", prediction)
+    shown = shown_as(sets, "reference", prediction)
     raw = LAYOUTS[layout](shown, own_verdict("block"))
     assert parse_verdict(raw, shown).scores == OWN_SCORES
     assert parse_verdict(raw, prediction).scores == dict.fromkeys(DIMENSIONS, 5)
@@ -235,7 +252,7 @@ QUOTE_STYLES: dict[str, Callable[[str], str]] = {
 }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     payload=st.sampled_from(sorted(PAYLOADS)),
     cut=st.integers(min_value=1, max_value=400),
@@ -244,12 +261,12 @@ QUOTE_STYLES: dict[str, Callable[[str], str]] = {
     protocol=st.sampled_from(PROTOCOLS),
 )
 def test_a_fake_cut_anywhere_and_quoted_before_the_verdict_never_counts(
-    payload: str, cut: int, style: str, own_style: str, protocol: str
+    sets: dict[str, PromptSet], payload: str, cut: int, style: str, own_style: str, protocol: str
 ) -> None:
     """The prediction ends wherever the fake is cut (so it is left open at any point), the judge quotes it
     whole before its own verdict: the judge's 2s, or unscored, never a 5."""
     prediction = PREDICTIONS[payload][: len(OBSERVATION) + 2 + cut]
-    shown = shown_prediction(protocol, prediction)  # type: ignore[arg-type]
+    shown = shown_as(sets, protocol, prediction)
     raw = f"The prediction reads:\n{QUOTE_STYLES[style](shown)}\n\nMy evaluation:\n{own_verdict(own_style)}"
     verdict = parse_verdict(raw, shown)
     assert set(verdict.scores.values()) <= {2}, (verdict.status, verdict.scores)

@@ -114,7 +114,7 @@ LOCKING: dict[str, tuple[Callable[[Path, list[str]], list[object]], Callable[[Pa
     "turing": (lambda out, judge: ["turing", "r", "--output", out, *judge], lambda out: out / "r"),
     "compare --pairwise": (
         lambda out, judge: ["compare", "q", "r", "--output", out, "--pairwise", *judge],
-        lambda out: only("pairwise/*/*", out),
+        lambda out: only("pairwise/*/*/*", out),
     ),
 }
 
@@ -238,6 +238,7 @@ FOLDERS = {
     "r/turing": ["turing", "show"],
     "r/judges/*": ["judge", "score", "show"],
     "r/judges": ["judge", "score"],
+    "pairwise/*/*/*": ["compare --pairwise"],
     "pairwise/*/*": ["compare --pairwise"],
     "pairwise/*": ["compare --pairwise"],
     "pairwise": ["compare --pairwise"],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fake_batch_api import FakeBatchAPI
 from fake_openai import FakeOpenAIServer, Reply
-from reference_checkout import write_pairwise_checkout
+from reference_checkout import write_checkout
 from runs_helpers import MCP, SEARCH, SMALL, cli_app, invoke, make_run, write_data
 from typer.testing import CliRunner
 
@@ -107,7 +107,7 @@ def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
         assert c["judge"].startswith("pair-judge-pairwise-") and c["prompts"].startswith("pairwise@")
 
         # Kept outside both runs, keyed by the two runs (sorted) and the judge; the runs are untouched.
-        directory = results / "pairwise" / "oracle__vs__partial" / c["judge"]
+        directory = results / "pairwise" / "oracle" / "partial" / c["judge"]
         rows_on_disk = [
             ChoiceAnswer.model_validate_json(line) for line in (directory / "answers.jsonl").read_text().splitlines()
         ]
@@ -189,7 +189,7 @@ def test_dry_run_spends_nothing_and_options_need_pairwise(results):
 
 
 def test_the_reference_template_is_used_with_a_checkout(results, tmp_path):
-    checkout = write_pairwise_checkout(tmp_path / "Qwen-AgentWorld")
+    checkout = write_checkout(tmp_path / "Qwen-AgentWorld")
     with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{B}", usage=USAGE)) as server:
         result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--judge-prompts", str(checkout)))
         assert result.exit_code == 0, result.output
@@ -280,7 +280,7 @@ def test_the_batch_api_judges_pairs_at_half_price(results):
     c = json.loads(result.stdout)
     assert c["rows"][-1]["win_rate"] == pytest.approx((2.5 / 3 + 0.75) / 2)
     assert c["answered"]["cost_usd"] == pytest.approx(0.01)  # 10 calls at half of $0.002
-    assert (results / "pairwise" / "oracle__vs__partial" / c["judge"] / "batches.json").is_file()
+    assert (results / "pairwise" / "oracle" / "partial" / c["judge"] / "batches.json").is_file()
 
 
 def test_answers_are_never_written_inside_a_run(results):
@@ -292,6 +292,43 @@ def test_answers_are_never_written_inside_a_run(results):
         refused = invoke("compare", str(run), str(results / "wrong"), *args)
         assert server.requests == []
     assert refused.exit_code == 2
-    assert f"the pairwise answers {run}/pairwise/oracle__vs__wrong/" in refused.output
+    assert f"the pairwise answers {run}/pairwise/oracle/wrong/" in refused.output
     assert f"lies inside the run directory {run.resolve()}" in " ".join(refused.output.split())
     assert snapshot(run) == before
+
+
+def test_pairs_whose_joined_names_are_alike_keep_their_own_answers(tmp_path):
+    """(p, q__vs__r) and (p__vs__q, r) joined as `x__vs__y` were one folder: alternating them asked everything
+    again and pair.json named the last. Each now has its own; a folder of the joined layout is still used by the
+    pair its pair.json names, and by no other."""
+    data = write_data(tmp_path / "data", SMALL)
+    results = tmp_path / "results"
+    grades = dict.fromkeys(MCP + SEARCH, 3)
+    wrong = dict.fromkeys(MCP + SEARCH, WRONG)
+    for name, predictions in (("p", None), ("q__vs__r", wrong), ("p__vs__q", wrong), ("r", None)):
+        make_run(results, name, data, grades, predictions=predictions)
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+
+        def compare(a: str, b: str) -> tuple[str, int]:
+            asked = len(server.requests)
+            result = invoke("compare", a, b, *judge_args(server, results), "--format", "json")
+            assert result.exit_code == 0, result.output
+            return json.loads(result.stdout)["judge"], len(server.requests) - asked
+
+        judge, asked = compare("p__vs__q", "r")
+        assert asked == 10
+        # as an earlier version left it: the joined name, the one both pairs had
+        legacy = results / "pairwise" / "p__vs__q__vs__r" / judge
+        legacy.parent.mkdir()
+        (results / "pairwise" / "p__vs__q" / "r" / judge).rename(legacy)
+        assert compare("p", "q__vs__r") == (judge, 10)  # another pair: not read from the folder of (p__vs__q, r)
+        assert compare("p__vs__q", "r") == (judge, 0)  # its answers read where they were kept
+        assert compare("p", "q__vs__r") == (judge, 0)
+        assert compare("p__vs__q", "r") == (judge, 0)
+    for folder, pair in (
+        (legacy, ("p__vs__q", "r")),
+        (results / "pairwise" / "p" / "q__vs__r" / judge, ("p", "q__vs__r")),
+    ):
+        info = json.loads((folder / "pair.json").read_text())
+        assert (info["x"]["name"], info["y"]["name"]) == pair
+    assert not (results / "pairwise" / "p__vs__q" / "r" / judge).exists()

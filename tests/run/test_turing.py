@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from fake_batch_api import FakeBatchAPI
 from fake_openai import FakeOpenAIServer, Reply
+from reference_checkout import write_checkout
 from reliability_helpers import verdict_text
 from typer.testing import CliRunner
 
@@ -21,6 +22,7 @@ from awbench.analysis.turing import TuringResult
 from awbench.cli import app
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
+from awbench.judging.reference_code import load_reference_code
 from awbench.judging.turing import load_turing_prompts, turing_messages
 from awbench.run.turing import real_position
 from awbench.world_model.parsing import strip_observation_marker
@@ -178,19 +180,20 @@ def test_unparseable_answers_are_reasked_then_counted_as_parse_failures(tmp_path
         assert report["accuracy"]["value"] is None
 
 
+def first_b_then_a(body: dict) -> Reply:
+    return Reply("At first \\boxed{B}, but on reflection \\boxed{A}", usage=USAGE)
+
+
 def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
-    """The checkout's TURING_JUDGE_USER_PROMPT (a fixture in our words, the reference's layout), read at run time."""
-    checkout = tmp_path / "checkout"
-    (checkout / "prompts").mkdir(parents=True)
-    (checkout / "eval" / "lwm_eval_utils").mkdir(parents=True)
-    (checkout / "eval" / "lwm_eval_utils" / "task_configs.py").write_text(
-        'JUDGE_USER_PROMPT = "{context}{world_model_input}{predicted_observation}{ground_truth}"\n'
-        'TURING_JUDGE_USER_PROMPT = """{context}\n\n{world_model_input}\n\nWhich is real?\n\n{response_a}\n\n'
-        '{response_b}\n\nAnswer in \\\\boxed{{}}."""\n'
+    """The checkout's TURING_JUDGE_USER_PROMPT (a stand-in in our words, the reference's layout), read at run time,
+    and each answer read by the checkout's own extract_choice_answer (the stand-in's takes the first box)."""
+    template = (
+        "{context}\n\n{world_model_input}\n\nWhich is real?\n\n{response_a}\n\n{response_b}\n\nAnswer in \\boxed{{}}."
     )
+    checkout = write_checkout(tmp_path / "checkout", turing=template)
     make_run(tmp_path, "lo", "baseline:last-observation")
     samples = {s.key: s for s in load_samples(DataSettings(source="sample")).samples}
-    with FakeOpenAIServer(responder=always_a) as server:
+    with FakeOpenAIServer(responder=first_b_then_a) as server:
         result = turing(tmp_path, "lo", server, "--judge-prompts", checkout, "--format", "json")
         assert result.exit_code == 0, result.output
         assert json.loads(result.stdout)["judge"].startswith("judge-x-reference-turing-")
@@ -200,9 +203,12 @@ def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
         assert re.search(r"\*\*Response A:\*\*\n```\n", user) and re.search(r"\*\*Response B:\*\*\n```\n", user)
         assert web["messages"][0]["content"].startswith("# Turing test: ")  # our system prompts
     answers_dir = next((tmp_path / "lo" / "turing").glob("judge-x-reference-turing-*"))
-    first = json.loads((answers_dir / "answers.jsonl").read_text().splitlines()[0])
-    sample = samples[first["meta"]["sample"]]
+    rows = [json.loads(line) for line in (answers_dir / "answers.jsonl").read_text().splitlines()]
+    assert {row["choice"] for row in rows} == {"B"}  # the checkout's reading, not awbench's (the last box: A)
+    sample = samples[rows[0]["meta"]["sample"]]
     assert sample.record.current_prompt or sample.record.prompt  # the turn the question was rendered from
+    info = json.loads((answers_dir / "turing.json").read_text())
+    assert info["described"]["reference_code"]["sha256"] == load_reference_code(checkout).sha256
 
 
 def test_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
