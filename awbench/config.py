@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticUndefined
 
-from awbench.redact import url_has_credentials, url_secrets_masked
+from awbench.redact import looks_like_key, register_secret, secrets_masked, url_has_credentials, url_secrets_masked
 
 SCHEMA_VERSION = 1
 DEFAULT_DATA = "Qwen/AgentWorldBench"
@@ -35,6 +35,15 @@ def refuse_credentials(url: str | None, key_option: str) -> str | None:
             f"named with {key_option}"
         )
     return url
+
+
+def refuse_key_as_name(name: str | None) -> str | None:
+    """The NAME of the environment variable that holds a key is wanted, not the key: one that looks like a key
+    is refused without being repeated (and masked wherever it would be)."""
+    if name is not None and looks_like_key(name):
+        register_secret(name)
+        raise ValueError("looks like a key itself; give the NAME of the environment variable that holds it")
+    return name
 
 
 class _Settings(BaseModel):
@@ -96,9 +105,18 @@ class ModelSettings(_Settings):
             refuse_credentials(url, "--api-key-env")
         return urls
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_name(cls, name: str | None) -> str | None:
+        return refuse_key_as_name(name)
+
     @field_serializer("base_urls", when_used="json")
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
+
+    @field_serializer("extra_body", "engine_args", "model_args", when_used="json")
+    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json: a key in a header or argument is not kept
+        return secrets_masked(value)
 
 
 ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
@@ -154,6 +172,10 @@ class JudgeEngineSettings(_Settings):
     distributed_executor_backend: str | None = operational(None)
     batch_size: int = operational(256, ge=1)  # verdict prompts per LLM.chat call
 
+    @field_serializer("engine_args", when_used="json")
+    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json (an hf_token=...)
+        return secrets_masked(value)
+
 
 class JudgeSettings(_Settings):
     kind: Literal["llm", "rules", "both"] = "llm"
@@ -196,9 +218,18 @@ class JudgeSettings(_Settings):
     def _no_credentials(cls, url: str | None) -> str | None:
         return refuse_credentials(url, "--judge-api-key-env")
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_name(cls, name: str | None) -> str | None:
+        return refuse_key_as_name(name)
+
     @field_serializer("base_url", when_used="json")
     def _masked(self, url: str | None) -> str | None:  # in run.json and judge.json
         return None if url is None else url_secrets_masked(url)
+
+    @field_serializer("extra_body", when_used="json")
+    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json, turing.json, pair.json
+        return secrets_masked(value)
 
     @model_validator(mode="after")
     def _batch_needs_the_api(self) -> JudgeSettings:
@@ -313,8 +344,9 @@ def identity(settings: BaseModel) -> dict[str, Any]:
 
 
 def differing_settings(old: BaseModel, new: BaseModel, ignore: tuple[str, ...] = ()) -> list[str]:
-    """Names of identity settings whose values differ, as 'name: old -> new'."""
-    a, b = identity(old), identity(new)
+    """Names of identity settings whose values differ, as 'name: old -> new'. Secrets are compared masked, as
+    run.json records them: a key is not what a run computes, and is never shown."""
+    a, b = secrets_masked(identity(old)), secrets_masked(identity(new))
     return [
         f"{name}: {a.get(name)!r} -> {b.get(name)!r}"
         for name in sorted(a.keys() | b.keys())

@@ -6,6 +6,7 @@ data files, read by the real loader; `make_run` writes records with the pydantic
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def make_run(
     verdict), None for a failed generation, or `UNSCORED` for a judgment that failed. Samples without a grade
     get no prediction (not judged yet: the evaluation is incomplete).
     `rules` (key -> 0..1) adds the rule judge; with `llm=False` it is the only judge. The LLM evaluation's id is
-    `llm-{name}` and the rule judge's `rules-v1`."""
+    `llm-{name}` (any character a judge id may not hold as `-`) and the rule judge's `rules-v1`."""
     settings = DataSettings(source=str(data))
     loaded = load_samples(settings)
     samples = {s.key: s for s in loaded.samples}
@@ -109,7 +110,7 @@ def make_run(
         judge=judge_settings,
         scoring=ScoringSettings(failure_policy=policy),
     )
-    llm_id, rules_id = f"llm-{name}", "rules-v1"
+    llm_id, rules_id = "llm-" + re.sub(r"[^A-Za-z0-9._-]", "-", name), "rules-v1"
     store.create(
         RunManifest(
             config=config,

@@ -494,15 +494,25 @@ def _csv_number(value: float | None) -> str:
     return "" if value is None or np.isnan(value) else f"{value:.2f}"
 
 
+# What a spreadsheet reads as the start of a formula (OWASP, CSV injection): `=`, `+`, `-`, `@`, tab, CR.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_text(text: str) -> str:
+    """A text cell that a spreadsheet shows as text: one starting as a formula would begin gets a leading `'`
+    (OWASP's rule). Number cells (`_csv_number`, a negative one included) are left as numbers."""
+    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+
+
 def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
     out = []
     for group in board.groups:
         for row in group.rows:
             record = {
-                "group": group.header,
+                "group": _csv_text(group.header),
                 "rank": "" if row.rank is None else str(row.rank),
-                "run": row.run,
-                "model": row.model,
+                "run": _csv_text(row.run),
+                "model": _csv_text(row.model),
                 "published": "yes" if row.published else "no",
             }
             record |= {board.labels[c]: _csv_number(row.cells[c].value) for c in board.columns}
@@ -515,11 +525,11 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
                 "failed": "" if row.failed is None else str(row.failed),
                 "unscored": "" if row.unscored is None else str(row.unscored),
                 **({"generations": str(row.generations)} if shows_generations(board) else {}),
-                "judge": row.judge,
-                "prompts": row.prompts,
-                "data": row.data,
+                "judge": _csv_text(row.judge),
+                "prompts": _csv_text(row.prompts),
+                "data": _csv_text(row.data),
                 "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}",
-                "source": row.source or "",
+                "source": _csv_text(row.source or ""),
                 "status": "; ".join(row.marks()),
             }
             record |= _turing_fields(board, row.run)
@@ -547,7 +557,9 @@ def to_csv(board: Leaderboard) -> str:
     if not rows:
         return ""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+    # RFC 4180's CRLF: the csv module quotes a cell holding a line break of the terminator only (a lone CR in a
+    # model name, unquoted after "\n", would split its row when read).
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\r\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
@@ -557,8 +569,14 @@ def to_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=2, allow_nan=False, default=str) + "\n"
 
 
+# In a markdown table cell: a backslash or `|` would end the cell early, and HTML would be rendered as HTML.
+_MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+
+
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """Text as one markdown table cell shows it: `|`, backslashes and HTML escaped, each line break (which
+    would end the row) as `<br>`."""
+    return "<br>".join(text.translate(_MARKDOWN_ESCAPES).splitlines())
 
 
 def to_markdown(board: Leaderboard) -> str:
@@ -597,11 +615,11 @@ def to_markdown(board: Leaderboard) -> str:
         parts.append("| " + " | ".join(heads) + " |")
         parts.append("| " + " | ".join(align) + " |")
         for row in group.rows:
-            run = f"{row.run} *(published)*" if row.published else row.run
-            run += "".join(f" *({mark})*" for mark in row.marks())
+            run = _md_escape(row.run) + (" *(published)*" if row.published else "")
+            run += "".join(f" *({_md_escape(mark)})*" for mark in row.marks())
             cells = [
                 "" if row.rank is None else str(row.rank),
-                _md_escape(run),
+                run,
                 _md_escape(row.model),
                 *(fmt_cell(row.cells[c]) for c in board.columns),
                 "" if row.scored is None else str(row.scored),
@@ -610,7 +628,7 @@ def to_markdown(board: Leaderboard) -> str:
                 *([str(row.generations)] if k else []),
                 _md_escape(row.judge),
                 _md_escape(row.prompts),
-                row.data,
+                _md_escape(row.data),
                 fmt_cost(row.cost_usd),
             ]
             parts.append("| " + " | ".join(cells) + " |")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 
 from awbench.analysis.options import (
     DEFAULT_RESAMPLES,
@@ -28,10 +28,17 @@ from awbench.cli.common import (
     open_run,
     plural,
     refuse_run_outputs,
+    text_console,
 )
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import Options, command
-from awbench.cli.pairwise import PAIRWISE_JUDGE, compare_pairwise, refuse_without_pairwise, show_pairwise_leaderboard
+from awbench.cli.pairwise import (
+    PAIRWISE_JUDGE,
+    compare_pairwise,
+    exit_on_failures,
+    refuse_without_pairwise,
+    show_pairwise_leaderboard,
+)
 from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.files import write_output
@@ -74,9 +81,10 @@ JsonFormat = Annotated[
 
 
 def _emit(text: str, out: Path | None) -> None:
-    if out is None:
-        # As written: no markup, no wrapping, and no emoji (":smile:" in a prediction stays that text).
-        console.print(text, end="", markup=False, highlight=False, soft_wrap=True, emoji=False)
+    if out is None and console.is_terminal:
+        console.print(text, end="", soft_wrap=True)  # shown: a control character in a name as U+FFFD
+    elif out is None:
+        typer.echo(text, nl=False, color=True)  # as the file -o writes, byte for byte (no ANSI code taken out)
     else:
         _write(out, text)
         err_console.print(f"wrote {out}")
@@ -93,7 +101,7 @@ def _write(out: Path, text: str) -> None:
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
     buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, highlight=False).print(*renderables, sep="\n")
+    text_console(file=buffer, width=width, color_system=None).print(*renderables, sep="\n")
     return buffer.getvalue()
 
 
@@ -320,15 +328,17 @@ def compare(
             fail(f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge")
         from awbench.cli.pairwise_views import pairwise_comparison_renderables
 
-        compared = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
-        if compared is None:
+        outcome = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
+        if outcome is None:
             return
+        compared, tolerated = outcome
         if fmt == "json":
             _emit(compared.model_dump_json(indent=2) + "\n", None)
         else:
             console.print(*pairwise_comparison_renderables(compared), sep="\n")
         if not compared.rows:
             fail(f"nothing compared: no sample of {run_a} and {run_b} has a choice in both orders", EXIT_FAILURES)
+        exit_on_failures(compared.answered, tolerated)
         return
     a = _load(run_a, output)
     result: Comparison | JudgeComparison

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
+from rich.console import Console, ConsoleOptions, RenderableType
+from rich.segment import Segment
+from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.redact import redact
@@ -20,8 +21,28 @@ from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_r
 
 EXIT_FAILURES, EXIT_USAGE = 1, 2
 
-console = Console()
-err_console = Console(stderr=True)
+
+# Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
+# own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
+_CONTROLS = dict.fromkeys((*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)), "\ufffd")
+
+
+class _TextConsole(Console):
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments
+            yield segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
+
+
+def text_console(**kwargs: Any) -> Console:
+    """A console that prints strings as they are: run and model names, paths and messages hold text such as
+    `[link=...]`, `[/]` or `:smile:`, which rich would read as markup or emoji codes (or highlight, such as a
+    URL), or control characters, which the terminal would read. Styles are given as `Text` objects, or with
+    `style=`."""
+    return _TextConsole(markup=False, emoji=False, highlight=False, **kwargs)
+
+
+console = text_console()
+err_console = text_console(stderr=True)
 
 OutputOption = Annotated[Path, typer.Option("--output", help="Directory that holds the runs.")]
 
@@ -29,7 +50,7 @@ OutputOption = Annotated[Path, typer.Option("--output", help="Directory that hol
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """`error: ...` on stderr, one line per line of the message, and exit."""
     for line in message.splitlines() or [""]:
-        err_console.print(f"[bold red]error:[/] {escape(redact(line))}", highlight=False, soft_wrap=True)
+        err_console.print(Text.assemble(("error:", "bold red"), " ", redact(line)), soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -19,6 +19,7 @@ else:  # pragma: no cover (Python 3.10)
     import tomli as tomllib
 
 from awbench.data.json_lines import TOO_DEEP
+from awbench.redact import MASK, holds_mask, secrets_masked
 from awbench.suggest import close_names
 
 
@@ -119,3 +120,27 @@ def toml_value(value: Any) -> str:
 def toml_document(values: Mapping[str, Any]) -> str:
     """`key = value` lines, in the order given; None values are left out."""
     return "".join(f"{_key(key)} = {toml_value(value)}\n" for key, value in values.items() if value is not None)
+
+
+def config_document(values: Mapping[str, Any]) -> str:
+    """What `--print-config` prints: the options as a config file, every secret in them (a key in a header, an
+    argument or a URL: `awbench.redact.secrets_masked`) written as `***`, which a comment above names and which
+    `refuse_masked` refuses until the secret is written in its place."""
+    masked = secrets_masked(dict(values))
+    hidden = [key for key in masked if holds_mask(masked[key]) and not holds_mask(values[key])]
+    if not hidden:
+        return toml_document(masked)
+    note = (
+        f"# {', '.join(hidden)}: each {MASK} is a secret left out; write it in its place, or give the option on the "
+        "command line\n"
+    )
+    return note + toml_document(masked)
+
+
+def refuse_masked(path: Path, key: str, value: Any) -> None:
+    """A config file's value with a secret `--print-config` left out (`***`): it would be sent as `***`."""
+    if holds_mask(value):
+        raise ConfigFileError(
+            f"{path}{key_line(path, key)}: {key}: holds {MASK} where a secret was left out (as --print-config "
+            f"writes it): write the secret in its place, or give --{key.replace('_', '-')} on the command line"
+        )

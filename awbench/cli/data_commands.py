@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Annotated
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from awbench.analysis.data_info import DataInfo, data_info
 from awbench.cli.common import EXIT_USAGE, Group, console, plural
@@ -33,7 +33,7 @@ def validate(source: SourceArg) -> None:
         samples, problems = read_source(source)
     for problem in problems:
         style = SEVERITY_STYLES[problem.severity]
-        console.print(f"[{style}]{problem.severity}[/]: {escape(str(problem))}", highlight=False, soft_wrap=True)
+        console.print(Text.assemble((problem.severity, style), f": {problem}"), soft_wrap=True)
     count = Counter(p.severity for p in problems)
     notes = f"; {plural(count['note'], 'note')}" if count["note"] else ""
     summary = f"{plural(len(samples), 'valid sample')}; {plural(count['error'], 'error')}; "
@@ -103,11 +103,9 @@ def info(
     console.print(_info_table(summary))
     repeats = _repeats_line(samples)
     if repeats:
-        console.print(escape(repeats), highlight=False, soft_wrap=True)
+        console.print(repeats, soft_wrap=True)
     count = Counter(p.severity for p in problems)
     if count["error"] or count["warning"]:
         bad = len({(p.path, p.line) for p in problems if p.severity == "error"})
         left_out = f"{plural(bad, 'invalid record')} left out, {plural(count['warning'], 'warning')}"
-        console.print(
-            escape(f"{left_out}: `awbench data validate {source}` lists them"), highlight=False, soft_wrap=True
-        )
+        console.print(f"{left_out}: `awbench data validate {source}` lists them", soft_wrap=True)

@@ -23,7 +23,14 @@ from pydantic_core import PydanticUndefined
 
 from awbench import plugins
 from awbench.cli.common import fail, plain_message
-from awbench.cli.config_file import ConfigFileError, key_line, read_toml, toml_document, unknown_key
+from awbench.cli.config_file import (
+    ConfigFileError,
+    config_document,
+    key_line,
+    read_toml,
+    refuse_masked,
+    unknown_key,
+)
 from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
 from awbench.data.json_lines import TOO_DEEP, value_problems
 
@@ -598,7 +605,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             kwargs.pop("config", None)
             if kwargs.pop("print_config", False):
                 typer.echo(
-                    toml_document(
+                    config_document(
                         {o.name: _toml_form(o, options.given[o.name]) for o in opts if o.name in options.given}
                     ),
                     nl=False,
@@ -682,6 +689,7 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
         opt = opts.get(key)
         if opt is None:
             raise unknown_key(path, key, list(opts), command_name, flags)
+        refuse_masked(path, key, value)
         where = f"{path}{key_line(path, key)}: {key}"
         if opt.json_object and isinstance(value, str):  # the JSON as on the command line
             try:

@@ -10,7 +10,9 @@ from itertools import combinations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from awbench.cli.common import EXIT_FAILURES, console, fail, open_run, user_errors
+import typer
+
+from awbench.cli.common import EXIT_FAILURES, console, err_console, fail, open_run, user_errors
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
@@ -18,7 +20,7 @@ from awbench.cli.run_commands import cli_judge_settings
 from awbench.cli.summary import judge_cost
 
 if TYPE_CHECKING:
-    from awbench.analysis.pairwise import PairwiseComparison, PairwiseLeaderboard
+    from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
     from awbench.analysis.runs import RunData
     from awbench.judging.choice import ChoiceAnswer, ChoiceJudge
     from awbench.run.pairwise import PairJob
@@ -122,10 +124,34 @@ def _prompts(judge: ChoiceJudge) -> str:
     return f"{judge.prompt_set.name}@{judge.prompt_set.sha256[:6]}"
 
 
+def _tolerated(runs: Sequence[RunData]) -> float:
+    """The share of questions that may go without a choice: the strictest --max-failure-rate of the runs."""
+    return min(run.manifest.config.scoring.max_failure_rate for run in runs)
+
+
+def exit_on_failures(answered: Answered, tolerated: float) -> None:
+    """`run`'s exit rule over the questions asked: exit 1 when none got a choice, or more than `tolerated` got
+    none (the views have said how many)."""
+    from awbench.run.pipeline import measurement_exit_code
+
+    code = measurement_exit_code(
+        answered.unanswered < answered.questions, answered.questions, answered.unanswered, tolerated
+    )
+    if code:
+        err_console.print(
+            f"{answered.unanswered} of {answered.questions} questions have no choice: more than the tolerated "
+            f"{tolerated:.0%} (the runs' --max-failure-rate)",
+            style="red",
+            soft_wrap=True,
+        )
+        raise typer.Exit(code)
+
+
 def compare_pairwise(
     run_a: str, run_b: str, output: Path, options: Options, dry_run: bool, resamples: int, seed: int
-) -> PairwiseComparison | None:
-    """A against B by the pairwise judge; None with --dry-run (the estimate is printed)."""
+) -> tuple[PairwiseComparison, float] | None:
+    """A against B by the pairwise judge, and the share of questions that may go without a choice
+    (`_tolerated`); None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import compare_pairwise as comparison
 
     runs = _runs([run_a, run_b], output)
@@ -134,13 +160,15 @@ def compare_pairwise(
     answers = _ask(jobs, judge, dry_run)
     if answers is None:
         return None
-    return comparison(runs[0].name, jobs[0].pairing, answers[0], judge.id, _prompts(judge), resamples, seed)
+    compared = comparison(runs[0].name, jobs[0].pairing, answers[0], judge.id, _prompts(judge), resamples, seed)
+    return compared, _tolerated(runs)
 
 
 def leaderboard_pairwise(
     names: Sequence[str], output: Path, options: Options, dry_run: bool, resamples: int, seed: int
-) -> PairwiseLeaderboard | None:
-    """The runs' Bradley–Terry ranking by the pairwise judge; None with --dry-run (the estimate is printed)."""
+) -> tuple[PairwiseLeaderboard, float] | None:
+    """The runs' Bradley–Terry ranking by the pairwise judge, and the share of questions that may go without a
+    choice (`_tolerated`); None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import pairwise_leaderboard
 
     if len(names) < 2:
@@ -165,7 +193,7 @@ def leaderboard_pairwise(
         )
     except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
         fail(str(error), EXIT_FAILURES)
-    return board
+    return board, _tolerated(runs)
 
 
 def show_pairwise_leaderboard(
@@ -187,11 +215,13 @@ def show_pairwise_leaderboard(
 
     with pipeline_errors():
         found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
-    ranked = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
-    if ranked is None:
+    outcome = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
+    if outcome is None:
         return
+    ranked, tolerated = outcome
     if fmt == "json":  # as written: no markup, no wrapping, no emoji
         text = ranked.model_dump_json(indent=2) + "\n"
         console.print(text, end="", markup=False, highlight=False, soft_wrap=True, emoji=False)
     else:
         console.print(*pairwise_leaderboard_renderables(ranked), sep="\n")
+    exit_on_failures(ranked.answered, tolerated)

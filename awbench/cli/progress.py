@@ -102,14 +102,14 @@ class RichProgress:
             # The numbers keep their width in a narrow terminal; the stage's name folds and the bar is short.
             whole = Column(no_wrap=True)
             columns = (
-                TextColumn("[bold]{task.description}", table_column=Column(overflow="fold")),
+                TextColumn("{task.description}", style="bold", markup=False, table_column=Column(overflow="fold")),
                 BarColumn(bar_width=12, table_column=whole),
                 MofNCompleteColumn(table_column=whole),
                 _RateColumn(table_column=whole),
                 TimeElapsedColumn(table_column=whole),
                 TextColumn("eta", table_column=whole),
                 TimeRemainingColumn(table_column=whole),
-                TextColumn("[red]{task.fields[failures]} failed", table_column=whole),
+                TextColumn("{task.fields[failures]} failed", style="red", markup=False, table_column=whole),
             )
             self._bar = Progress(*columns, console=err_console, redirect_stdout=False)
             self._bar.start()

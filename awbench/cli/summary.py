@@ -161,9 +161,9 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
     if bad:
         style = "red" if code else "yellow"
         err_console.print(
-            f"[{style}]{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
+            f"{bad} of {total} {'generations' if scores.generations > 1 else 'samples'} failed "
             f"or were not scored (tolerated: {max_failure_rate:.0%}):",
-            highlight=False,
+            style=style,
         )
         lines = describe(scores.failures)
         for line in lines[:MAX_REASONS_SHOWN]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,13 +20,15 @@ from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import RunArgument, cli_judge_settings
-from awbench.cli.summary import judge_cost
+from awbench.cli.summary import MAX_REASONS_SHOWN, judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
+    from awbench.judging.choice import ChoiceAnswer
+    from awbench.judging.choice_calls import ChoiceQuestion
 
 DEFAULT_TURING_PROMPTS = "turing"
 # The judge options without those that mean nothing to a choice question (the rule judge, a verdict's schema,
@@ -114,14 +117,15 @@ def turing(
             )
             return
 
-        async def ask() -> None:
+        async def ask() -> dict[str, ChoiceAnswer]:
             try:
-                await run_turing(store, judge, questions, chosen_seed, progress)
+                return await run_turing(store, judge, questions, chosen_seed, progress)
             finally:
                 await judge.aclose()
 
-        asyncio.run(ask())
+        answers = asyncio.run(ask())
     _print_result(_result(judge.id, [store.name], read_answers(TuringEvaluation(store, judge.id).path)), fmt)
+    raise typer.Exit(_exit_code(questions, answers, manifest.config.scoring.max_failure_rate))
 
 
 def judges(
@@ -270,8 +274,29 @@ def _print_result(r: TuringResult, fmt: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
-    if r.parse_failures:
-        err_console.print(f"{r.parse_failures} answers had no choice after every attempt; left out of the rates")
+
+
+def _exit_code(questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer], max_failure_rate: float) -> int:
+    """`run`'s exit rule over this command's questions: 1 when none got a choice, or more than the run's
+    --max-failure-rate got none (each reason is said on stderr)."""
+    from awbench.run.pipeline import measurement_exit_code
+
+    unanswered = [a for q in questions if (a := answers.get(q.key)) is None or a.choice is None]
+    total, failed = len(questions), len(unanswered)
+    code = measurement_exit_code(failed < total, total, failed, max_failure_rate)
+    if not total:
+        err_console.print("nothing was asked: the run has no successful prediction to show the judge", style="red")
+    elif failed:
+        err_console.print(
+            f"{failed} of {total} questions had no choice after every attempt (tolerated: {max_failure_rate:.0%}); "
+            "left out of the rates",
+            style="red" if code else "yellow",
+            soft_wrap=True,
+        )
+        errors = Counter(a.error for a in unanswered if a is not None and a.error)
+        for error, n in errors.most_common(MAX_REASONS_SHOWN):
+            err_console.print(f"  {n} × {error}", soft_wrap=True)
+    return code
 
 
 def _pct(value: float | None) -> str:

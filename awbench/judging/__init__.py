@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench import plugins
+from awbench.redact import MASK, holds_mask, secrets_masked
 
 # Nothing here imports pydantic when the package is imported: rule judge workers import awbench.judging.rules,
 # and each would hold its own pydantic (see awbench.judging.rules.worker_loop).
@@ -132,9 +133,21 @@ def create_judges(settings: JudgeSettings, endpoints: Endpoints | None = None) -
 
 
 def check_judges(settings: JudgeSettings) -> None:
-    """The LLM judge's own checks that need nothing sent (the HTTP judge's key), before any inference."""
-    if settings.uses_llm:
-        plugins.preflight("awbench.judges", settings.backend, settings)
+    """The LLM judge's own checks that need nothing sent (the HTTP judge's key, no secret masked as run.json
+    records it), before any inference."""
+    if not settings.uses_llm:
+        return
+    from awbench.transport.openai_client import MissingAPIKey
+
+    for option, value in (
+        ("--judge-extra-body", settings.extra_body),
+        ("--judge-engine-arg", settings.engine.engine_args),
+    ):
+        if holds_mask(value):
+            raise MissingAPIKey(
+                f"{option} holds a secret masked as the run recorded it ({MASK}): give {option}, with it, again"
+            )
+    plugins.preflight("awbench.judges", settings.backend, settings)
 
 
 def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
@@ -145,7 +158,7 @@ def llm_identity(settings: JudgeSettings, prompt_sha256: str) -> dict[str, Any]:
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
         "reasoning_effort": settings.reasoning_effort,
-        "extra_body": settings.extra_body,
+        "extra_body": secrets_masked(settings.extra_body),  # as judge.json records it: the same id from either
         "structured": settings.structured,
         "samples": settings.samples,
         "prompt_sha256": prompt_sha256,

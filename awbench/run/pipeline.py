@@ -122,9 +122,14 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    if scores.overall is None or total == 0 or failures / total > max_failure_rate or not scores.completeness.complete:
-        return 1
-    return 0
+    measured = scores.overall is not None and scores.completeness.complete
+    return measurement_exit_code(measured, total, failures, max_failure_rate)
+
+
+def measurement_exit_code(measured: bool, total: int, failures: int, max_failure_rate: float) -> int:
+    """The one exit rule, of `run`, `judge`, `score`, `turing` and the pairwise judge: 1 when nothing (or not
+    everything asked for) was measured, or when failures (of `total` items) exceed the tolerated rate; else 0."""
+    return 1 if not measured or total == 0 or failures / total > max_failure_rate else 0
 
 
 # --- Opening a run -----------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from reliability_helpers import (
     CANDIDATE_MODEL,
     JUDGE_MODEL,
     awbench,
+    awbench_command,
     clean_env,
     cli,
     deterministic,
@@ -29,7 +31,16 @@ from reliability_helpers import (
     no_traceback,
 )
 
-from awbench.redact import url_holds_mask, url_secrets_masked
+from awbench.config import JudgeEngineSettings, JudgeSettings, ModelSettings
+from awbench.redact import (
+    holds_mask,
+    looks_like_key,
+    redact,
+    register_secret,
+    secrets_masked,
+    url_holds_mask,
+    url_secrets_masked,
+)
 
 CANDIDATE_KEY = "sk-awbench-TESTKEY-1234567890"
 JUDGE_KEY = "sk-awbench-JUDGEKEY-0987654321"
@@ -431,3 +442,269 @@ def test_a_source_link_with_a_key_is_not_published(tmp_path: Path) -> None:
         "error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user"
     )
     assert not leaked(result.output, (URL_KEY,)) and not (tmp_path / "model").exists()
+
+
+# --- Keys in request bodies, headers, model arguments and --print-config -------------------------------------------
+
+BODY_KEY = "sk-awbench-BODYCANARY-2718281828"
+HEADER_KEY = "sk-awbench-HEADERCANARY-1414213562"
+JUDGE_HEADER_KEY = "sk-awbench-JHEADERCANARY-1732050807"
+ARG_KEY = "sk-awbench-ARGCANARY-2236067977"
+CANARIES = (BODY_KEY, HEADER_KEY, JUDGE_HEADER_KEY, ARG_KEY, CANDIDATE_KEY, JUDGE_KEY, URL_KEY)
+
+
+def split(key: str) -> str:
+    """The key cut in two by a space, each part long enough (8 characters or more) to give much of it away."""
+    return f"{key[:12]} {key[12:]}"
+
+
+def nothing_kept(root: Path, *outputs: str) -> None:
+    """No canary (nor 12 characters of one in a row) in any file under `root`, nor in any output."""
+    for text in outputs:
+        assert not leaked(text, CANARIES), (leaked(text, CANARIES), text)
+    files = [p for p in root.rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        assert not leaked(path.read_text(encoding="utf-8", errors="replace"), CANARIES), path
+
+
+def body_run(candidate: FakeOpenAIServer, judge: FakeOpenAIServer, output: Path, name: str, *extra: str) -> list[str]:
+    """A run whose candidate requests carry a key field, an Authorization header and the candidate's own key split
+    in two; whose judge requests carry an x-api-key header and the judge's key cut short (its first 20 characters)."""
+    body = {
+        "api_key": BODY_KEY,
+        "headers": {"Authorization": f"Bearer {HEADER_KEY}"},
+        "metadata": {"note": split(CANDIDATE_KEY)},
+    }
+    judge_body = {"extra_headers": {"x-api-key": JUDGE_HEADER_KEY}, "user": JUDGE_KEY[:20]}
+    return [
+        *run_args(candidate, judge, output, name),
+        "--domains", "os", "--limit", "2", "--extra-body", json.dumps(body), "--judge-extra-body", json.dumps(judge_body),
+        *extra,
+    ]  # fmt: skip
+
+
+def test_keys_in_extra_bodies_and_headers_are_sent_and_kept_nowhere(tmp_path: Path) -> None:
+    """The keys go out with the requests; run.json, judge.json, turing.json and pair.json record them masked;
+    nothing written or printed holds them, a split or partial copy of a key awbench reads included. The same
+    command resumes the run (its keys compared masked); judging it again from run.json alone is refused, as
+    that would send `***`."""
+    results = tmp_path / "results"
+    outputs: list[str] = []
+    with FakeOpenAIServer(responder=deterministic) as candidate, FakeOpenAIServer(responder=deterministic) as judge:
+        for name in ("u", "v"):
+            made = awbench(*body_run(candidate, judge, results, name), env=ENV)
+            no_traceback(made)
+            assert made.returncode == 0, made.stderr
+            outputs += [made.stdout, made.stderr]
+        sent = candidate.requests[0]
+        assert (sent["api_key"], sent["headers"], sent["metadata"]) == (
+            BODY_KEY, {"Authorization": f"Bearer {HEADER_KEY}"}, {"note": split(CANDIDATE_KEY)}
+        )  # fmt: skip
+        assert judge.requests[0]["extra_headers"] == {"x-api-key": JUDGE_HEADER_KEY}
+        asked = len(candidate.requests) + len(judge.requests)
+
+        again = awbench(*body_run(candidate, judge, results, "u"), env=ENV)
+        assert again.returncode == 0 and "made with other settings" not in again.stderr, again.stderr
+        assert len(candidate.requests) + len(judge.requests) == asked  # resumed: nothing asked again
+        outputs += [again.stdout, again.stderr]
+
+        rejudged = awbench("judge", "u", "--retry-failed", "--output", results, env=ENV)
+        assert rejudged.returncode == 2, rejudged.stderr
+        assert rejudged.stderr == (
+            "error: the judge: --judge-extra-body holds a secret masked as the run recorded it (***): give "
+            "--judge-extra-body, with it, again. For a free offline score without any API, use --judge rules\n"
+        )
+        choice_body = json.dumps({"headers": {"Authorization": f"Bearer {JUDGE_HEADER_KEY}"}})
+        judge_options = ["--output", results, "--judge-model", JUDGE_MODEL, "--judge-base-url", judge.url,
+                         "--judge-api-key-env", "GRADER_CRED", "--judge-extra-body", choice_body]  # fmt: skip
+        turing = awbench("turing", "u", *judge_options, env=ENV)
+        pairwise = awbench("compare", "u", "v", "--pairwise", *judge_options, env=ENV)
+        for result in (rejudged, turing, pairwise):
+            no_traceback(result)
+            outputs += [result.stdout, result.stderr]
+        assert turing.returncode in (0, 1) and pairwise.returncode in (0, 1)
+        assert len(judge.requests) > asked - len(candidate.requests)  # the Turing and pairwise questions went out
+
+    manifest = json.loads((results / "u" / "run.json").read_text())
+    assert manifest["config"]["model"]["extra_body"] == {
+        "api_key": "***", "headers": {"Authorization": "***"}, "metadata": {"note": "*** ***"}
+    }  # fmt: skip
+    [info] = (results / "u" / "judges").glob("*/judge.json")
+    recorded = {"extra_headers": {"x-api-key": "***"}, "user": "***"}
+    assert (
+        json.loads(info.read_text())["settings"]["extra_body"] == recorded == manifest["config"]["judge"]["extra_body"]
+    )
+    [turing_info] = (results / "u" / "turing").glob("*/turing.json")
+    [pair_info] = (results / "pairwise").glob("*/*/*/pair.json")
+    masked_header = {"headers": {"Authorization": "***"}}
+    assert json.loads(turing_info.read_text())["settings"]["extra_body"] == masked_header
+    assert json.loads(pair_info.read_text())["judge"]["settings"]["extra_body"] == masked_header
+    nothing_kept(tmp_path, *outputs)
+
+
+MODEL_WITH_KEYS = f"""
+class Keyed:
+    def __init__(self, token, api_key, region):
+        assert (token, api_key, region) == ({ARG_KEY!r}, {BODY_KEY!r}, "eu-west-1"), "the arguments as given"
+
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return "a prediction"
+"""
+
+
+def test_keys_in_model_arguments_are_given_to_the_model_and_kept_nowhere(tmp_path: Path) -> None:
+    (tmp_path / "wm_keyed.py").write_text(MODEL_WITH_KEYS)
+    args = ["run", "--model", "python:wm_keyed:Keyed", "--model-arg", f"token={ARG_KEY}", "--model-arg",
+            f"api_key={BODY_KEY}", "--model-arg", "region=eu-west-1", "--judge", "rules", "--data", "sample",
+            "--domains", "os", "--limit", "2", "--run-name", "k", "--output", tmp_path / "results"]  # fmt: skip
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}:{ENV.get('PYTHONPATH', '')}"}
+    outputs = []
+    for _ in range(2):  # made, then resumed by the same command: its arguments compared masked
+        result = subprocess.run(
+            awbench_command(*args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+        )
+        no_traceback(result)
+        assert result.returncode == 0, result.stderr
+        outputs += [result.stdout, result.stderr]
+    manifest = json.loads((tmp_path / "results" / "k" / "run.json").read_text())
+    assert manifest["config"]["model"]["model_args"] == {"token": "***", "api_key": "***", "region": "eu-west-1"}
+    nothing_kept(tmp_path / "results", *outputs)
+
+
+def test_print_config_masks_keys_and_run_refuses_the_file_until_they_are_written_back(tmp_path: Path) -> None:
+    """--print-config writes `***` for each key (a comment above names the options), which `run --config`
+    refuses, naming the file, line and option; with the keys written back it runs, sending them."""
+    results = tmp_path / "results"
+    with FakeOpenAIServer(responder=deterministic) as server:
+        url = f"{server.url}?api-version=1&api_key={URL_KEY}"
+        body = json.dumps({"headers": {"Authorization": f"Bearer {HEADER_KEY}"}})
+        given = ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--extra-body", body, "--judge", "rules",
+                 "--data", "sample", "--domains", "os", "--limit", "2", "--run-name", "c"]  # fmt: skip
+        printed = awbench(*given, "--print-config", env=ENV)
+        assert printed.returncode == 0, printed.stderr
+        lines = printed.stdout.splitlines()
+        assert lines[0] == (
+            "# base_url, extra_body: each *** is a secret left out; write it in its place, or give the option on the "
+            "command line"
+        )
+        assert f'base_url = ["{server.url}?api-version=1&api_key=***"]' in lines
+        assert 'extra_body = { headers = { Authorization = "***" } }' in lines
+        config = tmp_path / "run.toml"
+        config.write_text(printed.stdout)
+        refused = awbench("run", "--config", config, "--output", results, env=ENV)
+        assert refused.returncode == 2 and server.requests == []
+        line = next(i for i, text in enumerate(lines, start=1) if text.startswith("base_url"))
+        assert refused.stderr == (
+            f"error: {config}, line {line}: base_url: holds *** where a secret was left out (as --print-config "
+            "writes it): write the secret in its place, or give --base-url on the command line\n"
+        )
+        outputs = [printed.stdout, printed.stderr, refused.stdout, refused.stderr]
+        config.write_text(
+            printed.stdout.replace("api_key=***", f"api_key={URL_KEY}").replace('"***"', f'"Bearer {HEADER_KEY}"')
+        )
+        accepted = awbench("run", "--config", config, "--output", results, env=ENV)
+        assert accepted.returncode == 0, accepted.stderr
+        assert set(server.queries) == {f"api-version=1&api_key={URL_KEY}"}
+        assert server.requests[0]["headers"] == {"Authorization": f"Bearer {HEADER_KEY}"}
+    config.unlink()  # the user's own file, with the keys the user wrote back
+    nothing_kept(tmp_path, *outputs, accepted.stdout, accepted.stderr)
+
+
+@pytest.mark.parametrize("option", ["--api-key-env", "--judge-api-key-env"])
+def test_a_key_given_as_the_variables_name_is_refused_without_being_repeated(option: str, tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=deterministic) as server:
+        result = awbench(*run_args(server, server, tmp_path / "results", "n"), option, CANDIDATE_KEY, env=ENV)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {option}: looks like a key itself; give the NAME of the environment variable that holds it\n"
+    )
+    assert server.model_checks == 0 and server.requests == []
+    assert not (tmp_path / "results").exists()
+    assert not leaked(result.stdout + result.stderr, (CANDIDATE_KEY,))
+
+
+def test_split_and_partial_copies_of_a_key_awbench_reads_are_masked(tmp_path: Path) -> None:
+    """An endpoint echoing the key cut by a space, and a part of it: masked in the records as the whole key is."""
+    results = tmp_path / "results"
+    echo = Reply(status=500, error_message=f"upstream saw {split(CANDIDATE_KEY)}, then {CANDIDATE_KEY[4:16]}")
+    with FakeOpenAIServer(responder=lambda body: echo) as candidate:
+        args = ["run", "--model", CANDIDATE_MODEL, "--base-url", candidate.url, "--api-key-env", "CANDIDATE_CRED",
+                "--judge", "rules", "--data", "sample", "--domains", "os", "--max-retries", "0", "--run-name", "t",
+                "--output", results]  # fmt: skip
+        result = awbench(*args, env=ENV)
+    no_traceback(result)
+    assert result.returncode == 1 and candidate.requests
+    errors = {p["error"] for p in jsonl_lines(results / "t" / "predictions.jsonl")}
+    assert errors == {"HTTP 500: upstream saw *** ***, then ***"}
+    nothing_kept(results, result.stdout, result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ('{"api_key": "abcdefgh12", "model": "m"}', '{"api_key": "***", "model": "m"}'),
+        ("{'X-Api-Key': 'abcdefgh12'}", "{'X-Api-Key': '***'}"),
+        ("Authorization: Bearer abcdefgh12", "Authorization: Bearer ***"),
+        ("--model-arg token=abcdefgh12 seed=3", "--model-arg token=*** seed=3"),
+        ("upstream: hf_AbCdEf0123456789XyZw is not valid", "upstream: *** is not valid"),
+        # Kept: short values, ordinary words, names that are no keys
+        ("--model-arg expects KEY=VALUE, got 'x'", None),
+        ("max_tokens=32768, key_count=12345678", None),
+        ("a Bearer token is required", None),
+        ('{"eos_token": "</s>"}', None),
+        ("run sk-learn-regression-baseline", None),
+    ],
+)
+def test_secrets_written_out_in_text_are_masked_and_ordinary_text_is_kept(text: str, masked: str | None) -> None:
+    assert redact(text) == (masked or text)
+
+
+def test_a_known_keys_parts_are_masked_wherever_they_appear() -> None:
+    key = "sk-proj-Qw3Er5Ty7Ui9Op1As2Df4Gh6Jk8"
+    register_secret(key)
+    assert redact(f"saw {key[:14]} {key[14:]}; then '{key[9:21]}'.") == "saw *** ***; then '***'."
+    assert redact(f"saw {key[20:27]} and sk-proj-") == f"saw {key[20:27]} and sk-proj-"  # 7 characters, a prefix
+
+
+def test_settings_are_masked_by_their_fields_names_at_any_depth() -> None:
+    settings = {
+        "api_key": "abcdefgh12",
+        "headers": {"Authorization": "Bearer abcdefgh12", "X-Trace": "trace-1"},
+        "auth": {"user": "someone1", "pass": "p4ssw0rd!"},
+        "eos_token": "</s>",
+        "stop": ["***"],
+        "n": 3,
+    }
+    masked = {
+        "api_key": "***",
+        "headers": {"Authorization": "***", "X-Trace": "trace-1"},
+        "auth": {"user": "***", "pass": "***"},
+    }
+    assert secrets_masked(settings) == {**settings, **masked}  # a short value, a list and a number kept
+    assert holds_mask(settings) and not holds_mask({"headers": {"X-Trace": "trace-1"}})
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("OPENAI_API_KEY", False),
+        ("CANDIDATE_CRED", False),
+        ("my_token", False),
+        ("sk-abc", True),
+        ("hf_AbCdEf0123456789XyZw", True),
+        ("a1b2c3d4e5f6a7b8c9d0e1", True),
+    ],
+)
+def test_a_variables_name_and_a_key(name: str, key: bool) -> None:
+    assert looks_like_key(name) is key
+
+
+def test_engine_arguments_holding_keys_are_recorded_masked() -> None:
+    """`--engine-arg hf_token=...` (the candidate's vLLM engine, and the judge's): masked where settings are written."""
+    model = ModelSettings(model="m", backend="vllm", engine_args={"hf_token": ARG_KEY, "max_num_seqs": 8})
+    judge = JudgeSettings(engine=JudgeEngineSettings(engine_args={"hf_token": ARG_KEY}))
+    assert json.loads(model.model_dump_json())["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
+    assert json.loads(judge.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***"}
+    assert model.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key

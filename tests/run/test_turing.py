@@ -173,11 +173,14 @@ def test_unparseable_answers_are_reasked_then_counted_as_parse_failures(tmp_path
     make_run(tmp_path, "lo", "baseline:last-observation")
     with FakeOpenAIServer(responder=lambda body: Reply("I cannot decide.", usage=USAGE)) as server:
         result = turing(tmp_path, "lo", server, "--judge-max-retries", "1", "--format", "json")
-        assert result.exit_code == 0, result.output
+        assert result.exit_code == 1, result.output  # nothing measured: `run`'s exit rule
         report = json.loads(result.stdout)
         assert len(server.requests) == 104  # two attempts each
         assert (report["questions"], report["parse_failures"]) == (52, 52)
         assert report["accuracy"]["value"] is None
+        first, why = result.stderr.splitlines()
+        assert first == "52 of 52 questions had no choice after every attempt (tolerated: 5%); left out of the rates"
+        assert why.startswith("  52 × no choice")
 
 
 def first_b_then_a(body: dict) -> Reply:
