@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from awbench.analysis.preference import Outcome, PairOutcomes, Rated, WinRate, points, rank_runs, win_rates
 from awbench.judging.choice import ChoiceAnswer
+from awbench.judging.choice_parsing import STEERING_FLAG
 from awbench.records import SCHEMA_VERSION
 from awbench.run.pairwise import SIDES, Pairing, question_key
 
@@ -24,6 +25,7 @@ class Answered(BaseModel):
     questions: int  # two per paired sample
     unanswered: int  # no choice: an unreadable answer after every attempt, an error, or not asked yet
     first_position: float | None  # share of the choices that picked Response A (0.5: no position bias)
+    steering_suspected: int  # answers that quoted a choice from a prediction (never read as the judge's)
     cost_usd: float | None  # what the answers cost, earlier runs included; None when the price is unknown
 
 
@@ -79,27 +81,35 @@ def pair_outcomes(pairing: Pairing, answers: Mapping[str, ChoiceAnswer], side: s
 def answered(pairings: Sequence[Pairing], answers: Sequence[Mapping[str, ChoiceAnswer]]) -> Answered:
     """Over pairs (each pairing with its answers): questions, those without a choice, the share of choices that
     picked Response A, and the cost."""
-    questions, choices, costs = 0, [], []
+    questions, choices, costs, steering = 0, [], [], 0
     for pairing, table in zip(pairings, answers, strict=True):
         keys = [question_key(paired.sample.key, first) for paired in pairing.paired for first in SIDES]
         questions += len(keys)
         choices += [table[key].choice for key in keys if key in table and table[key].choice is not None]
+        steering += sum(STEERING_FLAG in table[key].flags for key in keys if key in table)
         costs += [answer.cost_usd for answer in table.values()]
     return Answered(
         questions=questions,
         unanswered=questions - len(choices),
         first_position=choices.count("A") / len(choices) if choices else None,
+        steering_suspected=steering,
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
     )
 
 
-def _unanswered_warning(summary: Answered) -> list[str]:
-    if not summary.unanswered:
-        return []
-    return [
-        f"{summary.unanswered} of {summary.questions} questions have no choice (an unreadable answer after every "
-        "attempt, or an error): their samples are left out; the same command asks them again"
-    ]
+def _answer_warnings(summary: Answered) -> list[str]:
+    warnings = []
+    if summary.unanswered:
+        warnings.append(
+            f"{summary.unanswered} of {summary.questions} questions have no choice (an unreadable answer after every "
+            "attempt, or an error): their samples are left out; the same command asks them again"
+        )
+    if summary.steering_suspected:
+        warnings.append(
+            f"steering suspected in {summary.steering_suspected} answers: they quote a choice found in a prediction "
+            "(one that carries its own answer); a quoted choice is never read as the judge's"
+        )
+    return warnings
 
 
 def compare_pairwise(
@@ -121,7 +131,7 @@ def compare_pairwise(
         prompts=prompts,
         rows=win_rates(pair_outcomes(pairing, answers, run_a), resamples, seed),
         answered=summary,
-        warnings=pairing.left_out() + _unanswered_warning(summary),
+        warnings=pairing.left_out() + _answer_warnings(summary),
     )
 
 
@@ -156,5 +166,5 @@ def pairwise_leaderboard(
         rows=ranked,
         pairs=rows,
         answered=summary,
-        warnings=warnings + _unanswered_warning(summary),
+        warnings=warnings + _answer_warnings(summary),
     )

@@ -4,7 +4,8 @@ with 95% trajectory-bootstrap intervals (`awbench.analysis.stats`); its position
 rate, the share of predictions the judge took for the real observation (100 − accuracy, interval mirrored).
 
 A prediction asked in both orders counts once, with the mean of its two answers. Answers without a choice
-(parse failures, errors) are counted, and left out of the rates. Values are percentages.
+(parse failures, errors) are counted, and left out of the rates. Answers that quoted a choice from a response
+(`steering_suspected`: the reader passed it over) are counted too. Values are percentages.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.stats import TOO_FEW, Clustered, bootstrap_means, interval, too_few
 from awbench.domains import DOMAINS
 from awbench.judging.choice import ChoiceAnswer
+from awbench.judging.choice_parsing import STEERING_FLAG
 from awbench.run.store import RunStore
 from awbench.run.turing import read_answers, turing_evaluations
 
@@ -51,6 +53,8 @@ class TuringResult(BaseModel):
     position_bias: PositionBias
     questions: int  # asked (both orders: two per prediction)
     parse_failures: int  # asked, without a choice in the end
+    steering_suspected: int  # answers that quoted a choice from a response (never read as the judge's)
+    predictable_positions: bool  # positions drawn from the seed alone (an evaluation begun before secrets)
     cost_usd: float | None
     cost_per_1000: float | None  # USD per 1,000 questions asked
 
@@ -59,6 +63,7 @@ def turing_result(
     judge: str,
     runs: list[str],
     answers: Iterable[ChoiceAnswer],
+    predictable: bool = False,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> TuringResult:
@@ -106,6 +111,8 @@ def turing_result(
         position_bias=_position_bias(answered),
         questions=len(answers),
         parse_failures=len(answers) - len(answered),
+        steering_suspected=sum(STEERING_FLAG in a.flags for a in answers),
+        predictable_positions=predictable,
         cost_usd=cost,
         cost_per_1000=cost / len(answers) * 1000 if cost is not None and answers else None,
     )

@@ -68,7 +68,7 @@ def turing(
         int | None,
         typer.Option(
             "--seed",
-            help="Seed of where each prediction's real observation is shown (A or B). \\[default: the run's --seed, else 0]",
+            help="Seed of where each prediction's real observation is shown (A or B), with the evaluation's secret. \\[default: the run's --seed, else 0]",
         ),
     ] = None,
     both_orders: Annotated[
@@ -103,9 +103,10 @@ def turing(
             judge = ChoiceJudge(settings, prompts, Endpoints(progress.note))
         manifest = store.read_manifest()
         chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
-        questions = turing_questions(
-            judge, run_samples(store, manifest=manifest), store.predictions.load(), chosen_seed, both_orders
-        )
+        evaluation = TuringEvaluation(store, judge.id)
+        secret = evaluation.secret()
+        samples = run_samples(store, manifest=manifest)
+        questions = turing_questions(judge, samples, store.predictions.load(), chosen_seed, both_orders, secret)
         if dry_run:
             cost = estimate_turing(store, judge, questions)
             console.print(
@@ -119,12 +120,22 @@ def turing(
 
         async def ask() -> dict[str, ChoiceAnswer]:
             try:
-                return await run_turing(store, judge, questions, chosen_seed, progress)
+                return await run_turing(store, judge, questions, chosen_seed, secret, progress)
             finally:
                 await judge.aclose()
 
         answers = asyncio.run(ask())
-    _print_result(_result(judge.id, [store.name], read_answers(TuringEvaluation(store, judge.id).path)), fmt)
+        result = _result(judge.id, [store.name], read_answers(evaluation.path), evaluation.predictable())
+    _print_result(result, fmt)
+    if result.predictable_positions:
+        err_console.print(
+            f"warning: this Turing test was begun before positions were drawn from a secret: where the real "
+            f"observation is shown follows the seed and the sample key, which a world model can know. Remove "
+            f"{evaluation.path} to ask it afresh.",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
     raise typer.Exit(_exit_code(questions, answers, manifest.config.scoring.max_failure_rate))
 
 
@@ -150,9 +161,13 @@ def judges(
     taken: dict[str, list[str]] = {}
     models: dict[tuple[str, str], str] = {}  # (run, judge id) -> the judge's model
     with pipeline_errors():
+        predictable: set[str] = set()  # judge ids with an evaluation whose positions follow the seed alone
         for store in stores:
             for evaluation in turing_evaluations(store):
-                models[(store.name, evaluation.id)] = evaluation.read_info().settings.model
+                info = evaluation.read_info()
+                models[(store.name, evaluation.id)] = info.settings.model
+                if info.positions == "seed":
+                    predictable.add(evaluation.id)
                 taken.setdefault(evaluation.id, []).append(store.name)
                 answers.setdefault(evaluation.id, []).extend(
                     a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
@@ -162,7 +177,7 @@ def judges(
                 f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first"
             )
         results = sorted(
-            (turing_result(j, taken[j], answers[j]) for j in answers),
+            (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
             key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
         )
         agreement = _rubric_agreement(stores, [r.judge for r in results], models)
@@ -234,10 +249,10 @@ def _rubric_agreement(
     return out
 
 
-def _result(judge_id: str, runs: list[str], answers: list[Any]) -> TuringResult:
+def _result(judge_id: str, runs: list[str], answers: list[Any], predictable: bool) -> TuringResult:
     from awbench.analysis.turing import turing_result
 
-    return turing_result(judge_id, runs, answers)
+    return turing_result(judge_id, runs, answers, predictable)
 
 
 def _print_json(document: dict[str, Any]) -> None:
@@ -274,6 +289,11 @@ def _print_result(r: TuringResult, fmt: str) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    if r.steering_suspected:
+        err_console.print(
+            f"steering suspected in {r.steering_suspected} answers: they quote a choice found in a response "
+            "(a prediction that carries its own answer); a quoted choice is never read as the judge's"
+        )
 
 
 def _exit_code(questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer], max_failure_rate: float) -> int:

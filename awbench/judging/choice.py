@@ -1,7 +1,8 @@
-"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), kept by key in their own JSONL table.
-Answers are read by awbench's choice reader (`boxed_choice`: the last `\\boxed{A}`/`\\boxed{B}`) or, under the
-reference protocol, by the checkout's own `extract_choice_answer` (`awbench.judging.reference_code`).
-The Turing test (`awbench.run.turing`) and pairwise comparison ask through it.
+"""Two-choice questions to an LLM judge ("Response A" or "Response B"?), kept by key in their own JSONL table. The
+Turing test (`awbench.run.turing`) and pairwise comparison ask through it. Answers are read by the prompt set's
+protocol (`ChoiceReader`): awbench's own by `choice_parsing.read_choice` (the judge's own explicit choice, never
+one quoted from the question; a quoted choice from a response flags the answer `steering_suspected`), the
+reference's by the checkout's own `extract_choice_answer` (`awbench.judging.reference_code`).
 
 API:
 
@@ -15,9 +16,11 @@ API:
     await judge.aclose()
 
 `ask` sends only what the table does not hold answered for the same question (`ChoiceAnswer.question`: a hash
-of the judge's identity and the messages, so a changed prompt or setting asks again), appends every attempt's
-outcome to the table as it comes (the last row of a key wins: an interrupted run resumes with its attempts and
-cost), and raises BudgetExhausted (resumable) when `settings.max_cost` would be passed.
+of the judge's identity, the reader's version and the messages, so a changed prompt or setting asks again),
+appends every attempt's outcome to the table as it comes (the last row of a key wins: an interrupted run resumes
+with its attempts and cost), and raises BudgetExhausted (resumable) when `settings.max_cost` would be passed.
+An answer kept under an earlier reader of the same protocol (`ChoiceReader.earlier`) is read again from its raw
+text, not asked again: a new row, asked again only when the new reading finds no choice.
 
 Transport: the judge backends' own, not a second one. `--judge-backend openai` sends each call through the
 direct judge's rate-limited client (`LLMJudge.complete`, `LLMJudge.request_body`, its seeds' rule
@@ -31,11 +34,11 @@ Each question has 1 + max_retries calls, shared by transient errors and re-asks 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +46,7 @@ from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
+from awbench.judging.choice_parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     CostEstimate,
@@ -64,36 +68,64 @@ from awbench.transport.chat_client import Completion
 from awbench.transport.openai_client import Endpoints
 from awbench.transport.retry_policy import Attempts
 
-__all__ = ["ANSWERS_FILE", "ChoiceAnswer", "ChoiceJudge", "ChoiceQuestion", "answer_table", "read_reply"]
+__all__ = [
+    "ANSWERS_FILE",
+    "ChoiceAnswer",
+    "ChoiceJudge",
+    "ChoiceQuestion",
+    "ChoiceReader",
+    "answer_table",
+    "choice_reader",
+    "read_reply",
+]
 
 ANSWERS_FILE = "answers.jsonl"
-CHOICE_PARSER = "reference-choice-1"  # part of each question's hash: bump when the parse changes
 
 Messages = list[dict[str, str]]
-Choice = Literal["A", "B"]
-ChoiceReader = Callable[[str], str | None]  # an answer's text -> "A", "B" or None
-
-_BOXED_CHOICE = re.compile(r"boxed\{\s*([AB])\s*\}", re.I)
-_BARE_CHOICE = re.compile(r"\b([AB])\b")
 
 
-def boxed_choice(answer: str) -> str | None:
-    """awbench's reading of a choice: the last `boxed{A}` or `boxed{B}` (any case, spaces inside), else the last
-    standalone capital A or B."""
-    boxed = _BOXED_CHOICE.findall(answer)
-    if boxed:
-        return boxed[-1].upper()
-    bare = _BARE_CHOICE.findall(answer)
-    return bare[-1] if bare else None
+@dataclass(frozen=True)
+class ChoiceReader:
+    """How a protocol's answers are read: `read(raw answer, its question)`; `version` is part of each question's
+    hash; answers kept under an `earlier` version are read again with this one instead of being asked again."""
+
+    version: str
+    read: Callable[[str, ChoiceQuestion], ChoiceReading]
+    earlier: tuple[str, ...] = ()
+
+
+def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
+    return read_choice(raw, [message["content"] for message in question.messages], question.responses)
+
+
+# Before issue 35, every protocol's answers were read by a restatement of the reference's choice parser, version
+# "reference-choice-1": such kept answers are read again, not asked again.
+AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1",))
+REFERENCE_READER_VERSION = "reference-code-1"
+
+
+def choice_reader(prompt_set: PromptSet) -> ChoiceReader:
+    """awbench's reader, or under the reference protocol one that runs the checkout's `extract_choice_answer`."""
+    if prompt_set.protocol != "reference":
+        return AWBENCH_READER
+    extract = prompt_set.reference_code().read_choice
+
+    def reference_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
+        choice = extract(raw)
+        reason = None if choice else "no choice: the reference's extract_choice_answer found neither A nor B"
+        return ChoiceReading(cast("Choice | None", choice), (), reason)
+
+    return ChoiceReader(REFERENCE_READER_VERSION, reference_reading)
 
 
 class ChoiceAnswer(BaseModel):
     """A question's outcome so far (a row of answers.jsonl; the last of a key wins)."""
 
     key: str
-    question: str  # hash of the judge's identity, the parser and the messages
+    question: str  # hash of the judge's identity, the reader's version and the messages
     choice: Choice | None = None
     raw: str | None = None  # the judge's last answer
+    flags: list[str] = Field(default_factory=list)  # the reading's: "steering_suspected"
     finish_reason: str | None = None
     error: str | None = None
     transient: bool = False  # the error may go away when asked again
@@ -113,9 +145,9 @@ def answer_table(directory: Path) -> JsonlTable[ChoiceAnswer, str]:
 
 
 def read_reply(
-    answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool, read_choice: ChoiceReader = boxed_choice
+    answer: ChoiceAnswer | None, call: Call, reply: Reply, priced: bool, reader: ChoiceReader
 ) -> ChoiceAnswer:
-    """A question's answer after one reply, its choice read by `read_choice`; usage and cost added up."""
+    """A question's answer after one reply: read by `reader`; usage and cost added up."""
     usage = add_usage(answer.usage if answer else Usage(), reply.usage)
     cost = ((answer.cost_usd or 0.0) if answer else 0.0) + reply.cost_usd if priced else None
     common: dict[str, Any] = {
@@ -130,21 +162,25 @@ def read_reply(
     if reply.completion is None:
         return ChoiceAnswer(error=reply.error, transient=reply.transient, **common)
     raw, _ = clean_text(reply.completion.content)
-    choice = read_choice(reply.completion.content or "")
-    cut = reply.completion.finish_reason == "length"
-    error = None
-    if cut:
-        error = "the judge's answer was cut off by its token limit (--judge-max-tokens)"
-    elif choice is None:
-        error = "no choice: neither \\boxed{A} nor \\boxed{B}, nor a lone A or B"
+    finish_reason = reply.completion.finish_reason
     return ChoiceAnswer(
-        choice=None if cut else choice,  # an answer that did not end is not taken
-        raw=raw,
-        finish_reason=reply.completion.finish_reason,
-        error=error,
-        transient=error is not None,  # asked again within the budget
-        **common,
+        raw=raw, finish_reason=finish_reason, **common, **_reading(reader, call.question, raw, finish_reason)
     )
+
+
+def _reading(
+    reader: ChoiceReader, question: ChoiceQuestion, raw: str | None, finish_reason: str | None
+) -> dict[str, Any]:
+    """The fields a complete answer's reading sets: its choice, the error without one, and its flags."""
+    found = reader.read(raw or "", question)
+    cut = finish_reason == "length"
+    error = "the judge's answer was cut off by its token limit (--judge-max-tokens)" if cut else found.reason
+    return {
+        "choice": None if cut else found.choice,  # an answer that did not end is not taken
+        "error": error,
+        "transient": error is not None,  # asked again within the budget
+        "flags": list(found.flags),
+    }
 
 
 class ChoiceJudge:
@@ -162,10 +198,9 @@ class ChoiceJudge:
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
             raise ValueError(unpriced_cap(settings.model, settings.max_cost))
+        self.reader = choice_reader(prompt_set)
         self.sender = _sender(self, endpoints or Endpoints())
         self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
-        reference = prompt_set.protocol == "reference"
-        self.read_choice: ChoiceReader = prompt_set.reference_code().read_choice if reference else boxed_choice
 
     @property
     def call_price(self) -> Price | None:
@@ -174,17 +209,36 @@ class ChoiceJudge:
             return None
         return batch_price(self.price) if self.settings.batch else self.price
 
-    def question_hash(self, question: ChoiceQuestion) -> str:
-        return content_hash({"judge": self.identity, "parser": CHOICE_PARSER, "messages": question.messages})
+    def question_hash(self, question: ChoiceQuestion, reader_version: str | None = None) -> str:
+        version = reader_version or self.reader.version
+        return content_hash({"judge": self.identity, "parser": version, "messages": question.messages})
 
     def seed(self, question_hash: str, attempt: int) -> int:
         return verdict_seed(question_hash, 0, attempt)
 
     def describe(self) -> dict[str, Any]:
-        return {**self.prompt_set.described(), "parser": CHOICE_PARSER}
+        return {**self.prompt_set.described(), "parser": self.reader.version}
+
+    def reread(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[ChoiceAnswer]:
+        """The kept answers to these very questions that an earlier reader read (`ChoiceReader.earlier`), read
+        again from their raw text: new rows under the current question hash, attempts and cost kept."""
+        out = []
+        for question in questions:
+            answer = answers.get(question.key)
+            if answer is None or answer.raw is None:
+                continue
+            current = self.question_hash(question)
+            if answer.question == current:
+                continue
+            if any(answer.question == self.question_hash(question, v) for v in self.reader.earlier):
+                update = {"question": current, "meta": question.meta}
+                update |= _reading(self.reader, question, answer.raw, answer.finish_reason)
+                out.append(answer.model_copy(update=update))
+        return out
 
     def pending(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[Call]:
-        """The next call of every question not settled for its current text."""
+        """The next call of every question not settled for its current text (answers to re-read, read)."""
+        answers = answers | {answer.key: answer for answer in self.reread(questions, answers)}
         budget = self.settings.max_retries + 1
         calls = []
         for question in questions:
@@ -229,10 +283,14 @@ class ChoiceJudge:
         cap = self.settings.max_cost
         priced = self.price is not None and self.settings.backend != "vllm"
         capped = False
+        reread = self.reread(questions, answers)
+        answers.update((answer.key, answer) for answer in reread)
         calls = self.pending(questions, answers)
-        if not calls:  # nothing to ask: nothing is opened or written
+        if not calls and not reread:  # nothing to ask or read again: nothing is opened or written
             return {k: a for k, a in answers.items() if k in wanted}
         with table.appender() as append:
+            for answer in reread:
+                append(answer)
             while calls:
                 if cap is not None:
                     affordable, reserved = [], 0.0
@@ -251,7 +309,7 @@ class ChoiceJudge:
                     before = answers.get(call.question.key)
                     if before is not None and before.question != call.hash:
                         before = None  # a changed question starts afresh
-                    answer = read_reply(before, call, reply, priced, self.read_choice)
+                    answer = read_reply(before, call, reply, priced, self.reader)
                     self.spent_usd += reply.cost_usd if priced else 0.0
                     answers[call.question.key] = answer
                     append(answer)

@@ -18,10 +18,12 @@ Messages = list[dict[str, str]]
 
 
 class ChoiceQuestion(BaseModel):
-    """One question: its key in the table, the chat to send, and what the caller wants kept with the answer."""
+    """One question: its key in the table, the chat to send, the two responses as the chat shows them (a choice
+    the judge quotes from one is flagged as steering), and what the caller wants kept with the answer."""
 
     key: str
     messages: Messages
+    responses: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
 
 

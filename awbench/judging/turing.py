@@ -89,11 +89,7 @@ def _ours(name: str, directory: Path, template: str | None, source: str | None) 
 def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real: Position) -> Messages:
     """The question for one prediction, the real observation shown as Response `real`."""
     record = sample.record
-    shown = {
-        "real": shown_text(prompt_set, sample, record.ground_truth),
-        "predicted": shown_text(prompt_set, sample, prediction),
-    }
-    first, second = _ordered(shown, real)
+    first, second = _ordered(shown_observations(prompt_set, sample, prediction), real)
     if prompt_set.protocol == "reference":
         context, current, _ = reference_turn(record)
         user = prompt_set.user_template.format(
@@ -110,6 +106,14 @@ def turing_messages(prompt_set: PromptSet, sample: Sample, prediction: str, real
         }
         user = fill(prompt_set.user_template, values)
     return judge_chat(prompt_set, sample.domain, user)
+
+
+def shown_observations(prompt_set: PromptSet, sample: Sample, prediction: str) -> dict[str, str]:
+    """The real observation and the prediction (`real`, `predicted`) as the protocol's question shows them."""
+    return {
+        "real": shown_text(prompt_set, sample, sample.record.ground_truth),
+        "predicted": shown_text(prompt_set, sample, prediction),
+    }
 
 
 def _ordered(shown: dict[str, str], real: Position) -> tuple[str, str]:

@@ -30,8 +30,8 @@ AMBIGUOUS_FLAG = "ambiguous"
 _FINAL_TAG = re.compile(r"<(/?)final_evaluation>", re.I)
 _THINK_TAG = re.compile(r"</?think>", re.I)
 # An opening fence of 3+ backticks (any info string), closed by a run at least as long that ends its line;
-# a fence left open runs to the end, as in a verdict cut off by the token limit.
-_FENCE = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
+# a fence left open runs to the end, as in a verdict cut off by the token limit. The choice reader's too.
+FENCED_BLOCK = re.compile(r"(?<!`)(`{3,})[^`\n]*\n(.*?)(?:(?<!`)\1`*[ \t]*$|\Z)", re.S | re.M)
 _STRING_SYNTAX = re.compile(r"[{}\"'\\]")
 _LEADING_NUMBER = re.compile(r"\s*([+-]?\d+(?:\.\d+)?)")
 # What follows a score's number when it names its scale: "8/10", "8 out of 10", "80%".
@@ -109,7 +109,7 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     those, the first object in that same order with a rubric dimension among its top-level keys (a flat
     verdict, flagged "flat_scores"). Strings are parsed strictly first, then repaired (flagged "repaired").
 
-    Quotes, told against `prediction` normalised (`_normalise`: no whitespace, no `>` markers at line
+    Quotes, told against `prediction` normalised (`normalise`: no whitespace, no `>` markers at line
     starts), so that verbatim, fenced, blockquoted, indented and re-wrapped quotes match:
     - unclosed openings first (`_blank_quotes`): a `<final_evaluation>` tag or `{` the judge never closes, a
       fence that runs to the end or holds another fence's opening line, and any thinking tag, is a quote when
@@ -143,12 +143,6 @@ def parse_verdict(raw: str, prediction: str = "") -> ParsedVerdict:
     except _TooManyQuotes:
         reason = f"more than {_MAX_QUOTE_CHECKS} verdict candidates to compare with the prediction"
         return ParsedVerdict(status="unparsed", scores={}, flags=[QUOTED_FLAG], reason=reason)
-
-
-def quoted_from(text: str, prediction: str) -> bool:
-    """Whether `text` of a judge's answer is quoted from the prediction it was shown, as `parse_verdict` tells
-    a quoted block or object."""
-    return _Quotes(prediction)(text)
 
 
 def _parse_unquoted(text: str, quotes: _Quotes) -> ParsedVerdict:
@@ -253,7 +247,7 @@ class _Quotes:
         if not self._active:
             return False
         # A quote cut short on purpose may still close its fence or end in an ellipsis: those marks go.
-        needle = _normalise(text).rstrip("`~.\u2026")
+        needle = normalise(text).rstrip("`~.\u2026")
         if not needle:
             return False
         if needle not in self._seen:
@@ -262,7 +256,7 @@ class _Quotes:
             self._seen[needle] = self._occurs(needle)
         return self._seen[needle]
 
-    def quote_end(self, answer: _Normalised, start: int, least: int) -> int | None:
+    def quote_end(self, answer: Normalised, start: int, least: int) -> int | None:
         """Where a quote of the prediction starting at offset `start` of the answer ends: the end of the longest
         text from there that, normalised, occurs in the normalised prediction. None when that is shorter than
         `least` normalised characters. A binary search: a text occurs only if each of its prefixes does."""
@@ -283,25 +277,25 @@ class _Quotes:
 
     def _normalised_prediction(self) -> str:
         if self._haystack is None:
-            self._haystack = _normalise(self._prediction)
+            self._haystack = normalise(self._prediction)
         return self._haystack
 
     def _occurs(self, needle: str) -> bool:
         return needle in self._normalised_prediction()
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
     """`text` without blockquote markers at line starts (`>`, `> >`, as judges quote with them) and without any
     whitespace. Spaces and tabs around the markers go with the whitespace, so a line loses its leading run of
-    spaces, tabs and `>`."""
+    spaces, tabs and `>`. The choice reader (`choice_parsing`) tells quotes the same way."""
     if ">" in text:
         text = "".join(line.lstrip(" \t>") for line in text.split("\n"))
     return "".join(text.split())
 
 
-class _Normalised:
-    """A judge's answer normalised as `_normalise` does (a regular expression, slower on a long prediction than
-    `_normalise`, but with the way back to offsets in the answer)."""
+class Normalised:
+    """A judge's answer normalised as `normalise` does (a regular expression, slower on a long prediction than
+    `normalise`, but with the way back to offsets in the answer)."""
 
     def __init__(self, text: str) -> None:
         kept: list[tuple[int, int]] = []  # the spans of the answer that normalising keeps
@@ -346,14 +340,14 @@ def _blank_quotes(text: str, quotes: _Quotes, openings: list[Opening]) -> str:
     """
     if not quotes.active:
         return text
-    answer: _Normalised | None = None
+    answer: Normalised | None = None
     blanks: list[tuple[int, int]] = []
     checks: dict[str, int] = {}
     for start, kind, least, fence in openings:
         if any(begin <= start < end for begin, end in blanks) or checks.get(kind, 0) >= _MAX_UNCLOSED:
             continue  # inside a quote found already; or past the few of its kind compared, in degenerate text
         checks[kind] = checks.get(kind, 0) + 1
-        answer = answer or _Normalised(text)
+        answer = answer or Normalised(text)
         end = quotes.quote_end(answer, start, least)
         if end is None:
             continue
@@ -381,9 +375,9 @@ def _unclosed_openings(text: str) -> list[Opening]:
     openings: list[Opening] = [(start, "tag", len(FINAL_OPEN), None) for start in tags]
     spans = _object_spans(text, unclosed_limit=len(text))
     openings += [(start, "object", _LEAST_QUOTED_OBJECT, None) for start, end in spans if end is None]
-    for fence in _FENCE.finditer(text):
+    for fence in FENCED_BLOCK.finditer(text):
         if fence.end() == fence.end(2) or _FENCE_OPENER.search(text, fence.start(2), fence.end(2)):
-            opening = _normalise(text[fence.start() : fence.start(2)])
+            opening = normalise(text[fence.start() : fence.start(2)])
             openings.append((fence.start(), "fence", len(opening) + 1, fence))
     return sorted(openings, key=lambda opening: opening[0])
 
@@ -398,7 +392,7 @@ def _load_candidates(block: str) -> list[Candidate]:
     fenced blocks, balanced objects, then never-closed ones, each kind last first. Top-level keys are
     lower-cased."""
     spans = _object_spans(block)
-    texts = [fence.group(2) for fence in _FENCE.finditer(block)][::-1]
+    texts = [fence.group(2) for fence in FENCED_BLOCK.finditer(block)][::-1]
     texts += [block[start:end] for start, end in reversed(spans) if end is not None]
     texts += [block[start:] for start, end in reversed(spans) if end is None]
     candidates: list[Candidate] = []

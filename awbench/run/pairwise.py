@@ -26,7 +26,7 @@ from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.pairwise_prompts import pairwise_messages
-from awbench.judging.prompts import PromptSet, protocol_request
+from awbench.judging.prompts import PromptSet, protocol_request, shown_text
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.scoring import GenKey
 from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
@@ -147,6 +147,7 @@ def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuesti
                 ChoiceQuestion(
                     key=question_key(key, first),
                     messages=pairwise_messages(prompt_set, paired.sample, a, b),
+                    responses=[shown_text(prompt_set, paired.sample, text) for text in (a, b)],
                     meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
                 )
             )
@@ -202,26 +203,27 @@ def spent(job: PairJob) -> float:
 
 
 async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
-    """Every job's answers (question key -> answer), asking what its table does not hold, one pair after the
-    other, each with the pair's directory locked; the judge is checked before the first call. A pair with nothing
-    to ask is only read. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
+    """Every job's answers (question key -> answer), asking what its table does not hold and reading again what an
+    earlier reader read, one pair after the other, each with the pair's directory locked; the judge is checked
+    before the first call. A pair with nothing to ask or read again is only read. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
     cap leaves after the others' (the judge adds its own table's recorded spend)."""
     cap = judge.settings.max_cost
     answers, checked = [], False
     for index, job in enumerate(jobs):
         kept = job.table.load()
         pending = judge.pending(job.questions, kept)
-        if not pending:
+        if not pending and not judge.reread(job.questions, kept):
             wanted = {question.key for question in job.questions}
             answers.append({key: answer for key, answer in kept.items() if key in wanted})
             continue
-        if not checked:
+        if pending and not checked:
             await judge.check()  # before anything is written or spent
             checked = True
         if cap is not None:
             others = sum(spent(other) for i, other in enumerate(jobs) if i != index)
             judge.settings = judge.settings.model_copy(update={"max_cost": max(cap - others, 0.0)})
-        notes.note(f"{job.pairing.x} vs {job.pairing.y}: {len(pending)} questions to ask ({judge.id})")
+        if pending:
+            notes.note(f"{job.pairing.x} vs {job.pairing.y}: {len(pending)} questions to ask ({judge.id})")
         job.directory.mkdir(parents=True, exist_ok=True)
         lock = RunLock(job.directory)
         lock.acquire()

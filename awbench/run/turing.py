@@ -1,38 +1,51 @@
 """The double-blind Turing test of a run's predictions (`awbench turing RUN`), kept as its own evaluation,
 never mixed with the rubric's:
 
-    turing/<judge id>/turing.json    the judge's settings, its prompts, the seed of the positions
-    turing/<judge id>/answers.jsonl  one row per question and attempt (`awbench.judging.choice`), keyed
-                                     `{sample key}|{generation}|{A or B: where the real observation is shown}`
-    turing/<judge id>/batches.json   with --judge-batch: the batches, for resuming
+    turing/<judge id>/turing.json       the judge's settings, its prompts, the seed, how positions are drawn
+    turing/<judge id>/positions.secret  the random secret the positions are drawn from, made once
+    turing/<judge id>/answers.jsonl     one row per question and attempt (`awbench.judging.choice`), keyed
+                                        `{sample key}|{generation}|{A or B: where the real observation is shown}`
+    turing/<judge id>/batches.json      with --judge-batch: the batches, for resuming
 
 Each judged prediction (what a rubric judge of the same protocol is asked: under awbench's, a failed generation
 has nothing to show and is not asked; under the reference protocol, every generation with text) is one question: its real
-observation shown as Response A or B, drawn per prediction from the seed (`real_position`), the judge not told;
-`both_orders` asks both ways. Re-running resumes: only what the table does not hold answered is asked.
+observation shown as Response A or B, drawn per prediction (`real_position`) from the evaluation's secret, the
+seed, the sample key and the generation, the judge not told; `both_orders` asks both ways. Nothing the world
+model sees (the sample, the run's seed) tells it where its prediction will be shown: the secret is made when the
+evaluation first asks, after the predictions. An evaluation begun before secrets existed (its turing.json
+without `positions`) keeps the positions it was asked with, drawn from the seed alone, so its answers stay
+valid; it is marked `"positions": "seed"` (predictable: a world model given the sample key could place its
+prediction). Re-running resumes: only what the table does not hold answered is asked.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
+import re
+import secrets
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
-from awbench.files import own_dir, write_atomic
+from awbench.files import StoreError, own_dir, read_own, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.cost import CostEstimate
 from awbench.judging.prompts import protocol_request
-from awbench.judging.turing import Position, turing_messages
+from awbench.judging.turing import Position, shown_observations, turing_messages
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
 from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
 
 TURING_DIR = "turing"
 INFO_FILE = "turing.json"
+SECRET_FILE = "positions.secret"
+_SECRET = re.compile(r"[0-9a-f]{64}")
+_SECRET_BYTES = 128  # the most positions.secret may hold: more than a secret, never a whole stray file
+Positions = Literal["secret", "seed"]
 
 
 class TuringInfo(BaseModel):
@@ -43,6 +56,8 @@ class TuringInfo(BaseModel):
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set, its sha256, the parser
     seed: int
+    # "secret": drawn with positions.secret; "seed": from the seed alone, as before secrets (predictable)
+    positions: Positions = "seed"
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
 
 
@@ -57,11 +72,47 @@ class TuringEvaluation:
         missing = f"run {self.store.path} has no Turing test by judge {self.id!r}"
         return read_info_file(self.info_path, TuringInfo, missing)
 
-    def ensure(self, info: TuringInfo) -> None:
-        """turing.json written once, when the evaluation is first asked for (a later seed is recorded too)."""
-        if not self.info_path.exists() or self.read_info().seed != info.seed:
-            own_dir(self.store.path, self.path, make=True)
-            write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+    def secret(self) -> str | None:
+        """What the real observations' positions are drawn from: the evaluation's secret (a new one, kept by
+        `ensure`, when it has not asked anything yet); None for an evaluation begun before secrets."""
+        secret_path = self.path / SECRET_FILE
+        if self.predictable():
+            return None
+        if secret_path.exists():
+            return _read_secret(secret_path)
+        if self.info_path.exists():
+            raise StoreError(
+                f"{secret_path} is missing: the positions of the answers kept cannot be drawn again; remove "
+                f"{self.path} to start this Turing test afresh"
+            )
+        return secrets.token_hex(32)
+
+    def predictable(self) -> bool:
+        """Whether the positions were drawn from the seed alone (an evaluation begun before secrets)."""
+        return self.info_path.exists() and self.read_info().positions == "seed"
+
+    def ensure(self, info: TuringInfo, secret: str | None) -> None:
+        """The secret kept before anything is asked with it, once; turing.json written when the evaluation is
+        first asked for, and again when what it records changes (a later seed, a new reader)."""
+        own_dir(self.store.path, self.path, make=True)
+        secret_path = self.path / SECRET_FILE
+        if secret is not None and not secret_path.exists():
+            write_atomic(secret_path, secret + "\n")
+        elif secret is not None and _read_secret(secret_path) != secret:
+            raise StoreError(f"another command began this Turing test meanwhile ({self.path}): run the command again")
+        if self.info_path.exists():
+            kept = self.read_info()
+            if kept.model_dump(exclude={"created_at"}) == info.model_dump(exclude={"created_at"}):
+                return
+            info = info.model_copy(update={"created_at": kept.created_at})
+        write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+
+
+def _read_secret(path: Path) -> str:
+    secret = read_own(path, _SECRET_BYTES).decode("ascii", errors="replace").strip()  # no link, FIFO or device
+    if not _SECRET.fullmatch(secret):
+        raise StoreError(f"{path}: not a secret awbench made (64 hexadecimal digits)")
+    return secret
 
 
 def turing_evaluations(store: RunStore) -> list[TuringEvaluation]:
@@ -69,9 +120,15 @@ def turing_evaluations(store: RunStore) -> list[TuringEvaluation]:
     return [TuringEvaluation(store, i) for i in judge_folders(store.path / TURING_DIR, INFO_FILE)]
 
 
-def real_position(seed: int, key: str, generation: int) -> Position:
-    """Where a prediction's real observation is shown: a fair coin per prediction, the same for the same seed."""
-    digest = hashlib.sha256(f"{seed}|{key}|{generation}".encode()).digest()
+def real_position(seed: int, key: str, generation: int, secret: str | None) -> Position:
+    """Where a prediction's real observation is shown: a fair coin per prediction, keyed by the evaluation's
+    secret (HMAC-SHA256), the same for the same secret and seed; without a secret (an evaluation begun before
+    secrets) a plain hash of the seed, key and generation, as then."""
+    message = f"{seed}|{key}|{generation}".encode()
+    if secret is None:
+        digest = hashlib.sha256(message).digest()
+    else:
+        digest = hmac.new(bytes.fromhex(secret), message, hashlib.sha256).digest()
     return "A" if digest[0] & 1 == 0 else "B"
 
 
@@ -81,6 +138,7 @@ def turing_questions(
     predictions: dict[tuple[str, int], PredictionRecord],
     seed: int,
     both_orders: bool,
+    secret: str | None,
 ) -> list[ChoiceQuestion]:
     """One question per judged prediction (two with `both_orders`), in sample and generation order."""
     by_key: dict[str, list[PredictionRecord]] = {}
@@ -93,13 +151,15 @@ def turing_questions(
             if request is None:
                 continue
             positions: tuple[Position, ...] = (
-                ("A", "B") if both_orders else (real_position(seed, sample.key, record.generation),)
+                ("A", "B") if both_orders else (real_position(seed, sample.key, record.generation, secret),)
             )
+            shown = list(shown_observations(judge.prompt_set, sample, request.prediction).values())
             for real in positions:
                 questions.append(
                     ChoiceQuestion(
                         key=f"{sample.key}|{record.generation}|{real}",
                         messages=turing_messages(judge.prompt_set, sample, request.prediction, real),
+                        responses=shown,
                         meta={
                             "sample": sample.key,
                             "generation": record.generation,
@@ -117,14 +177,25 @@ def estimate_turing(store: RunStore, judge: ChoiceJudge, questions: list[ChoiceQ
 
 
 async def run_turing(
-    store: RunStore, judge: ChoiceJudge, questions: list[ChoiceQuestion], seed: int, notes: Notes
+    store: RunStore,
+    judge: ChoiceJudge,
+    questions: list[ChoiceQuestion],
+    seed: int,
+    secret: str | None,
+    notes: Notes,
 ) -> dict[str, ChoiceAnswer]:
-    """Ask what is not answered yet (under the run's lock); the evaluation's answers, by question key."""
+    """Ask what is not answered yet, and read again what an earlier reader read (under the run's lock); the
+    evaluation's answers, by question key. `secret`: the one the questions' positions were drawn with."""
     evaluation = TuringEvaluation(store, judge.id)
     with store.locked(notes.warn):
-        if judge.pending(questions, evaluation.answers.load()):
+        pending = judge.pending(questions, evaluation.answers.load())
+        if pending:
             await judge.check()  # before anything is written or spent
-            evaluation.ensure(TuringInfo(id=judge.id, settings=judge.settings, described=judge.describe(), seed=seed))
+        if pending or evaluation.info_path.exists():  # kept up to date: the reader may be new
+            positions: Positions = "seed" if secret is None else "secret"
+            described = judge.describe()
+            info = TuringInfo(id=judge.id, settings=judge.settings, described=described, seed=seed, positions=positions)
+            evaluation.ensure(info, secret)
         return await judge.ask(questions, evaluation.answers, notes)
 
 

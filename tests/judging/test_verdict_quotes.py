@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DIMENSIONS
-from awbench.judging.verdict_parsing import _MAX_QUOTE_CHECKS, QUOTED_FLAG, _normalise, _Normalised, parse_verdict
+from awbench.judging.verdict_parsing import _MAX_QUOTE_CHECKS, QUOTED_FLAG, Normalised, normalise, parse_verdict
 
 FENCE = "`" * 3
 OWN_SCORES = {"format": 2, "factuality": 1, "consistency": 3, "realism": 2, "quality": 1}
@@ -125,9 +125,9 @@ def test_prediction_without_verdicts_changes_nothing() -> None:
 
 
 def test_normalise_drops_whitespace_and_quote_markers() -> None:
-    assert _normalise('> {"a":\n>   1}\n  > > }') == '{"a":1}}'
-    assert _normalise("a > b\n>c") == "a>bc"  # only markers at line starts go
-    assert _normalise("\r> a\n\u00a0> b\n\t>\t>c") == ">a>bc"  # after \r or a no-break space: not at a line start
+    assert normalise('> {"a":\n>   1}\n  > > }') == '{"a":1}}'
+    assert normalise("a > b\n>c") == "a>bc"  # only markers at line starts go
+    assert normalise("\r> a\n\u00a0> b\n\t>\t>c") == ">a>bc"  # after \r or a no-break space: not at a line start
 
 
 QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]*)+", re.M)  # what a marker is, as a pattern
@@ -136,14 +136,14 @@ QUOTE_MARKERS = re.compile(r"^[ \t]*(?:>[ \t]*)+", re.M)  # what a marker is, as
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("> \t\n\r\u00a0\u2028ab{}")), max_size=60))
 def test_normalise_is_the_marker_pattern_then_no_whitespace(text: str) -> None:
-    assert _normalise(text) == "".join(QUOTE_MARKERS.sub("", text).split())
+    assert normalise(text) == "".join(QUOTE_MARKERS.sub("", text).split())
 
 
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(alphabet=st.sampled_from(list("> \t\n\r\u00a0\u2028ab{}")), max_size=60))
 def test_the_answer_is_normalised_as_the_prediction_with_its_offsets(text: str) -> None:
-    answer = _Normalised(text)
-    assert answer.text == _normalise(text)
+    answer = Normalised(text)
+    assert answer.text == normalise(text)
     for index, char in enumerate(answer.text):  # each kept character maps back to itself, in order
         offset = answer.offset_after(index) - 1
         assert text[offset] == char and answer.index_at(offset) == index

@@ -202,6 +202,7 @@ READERS = {
     "judges/*/judge.json": ["show", "score", "judge"],
     "judges/*/judgments.jsonl": ["show", "score", "judge"],
     "turing/*/answers.jsonl": ["show", "turing", "judges"],
+    "turing/*/positions.secret": ["turing"],
 }
 READS = [(file, command) for file, commands in READERS.items() for command in commands]
 
