@@ -149,11 +149,7 @@ class BatchFiles:
 
     def read_answers(self) -> list[BatchAnswer]:
         """Every line of batch_answers.jsonl in order (a torn last line, from a crash mid-write, left out)."""
-        try:
-            data = self._answers.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        return [BatchAnswer.model_validate_json(line) for line in data.split(b"\n")[:-1] if line.strip()]
+        return list(self._answers.records())
 
     def appender(self) -> AbstractContextManager[Callable[[BatchAnswer], None]]:
         """`append(answer)` to batch_answers.jsonl (`JsonlTable.appender`)."""
