@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from awbench.config import JudgeSettings
-from awbench.files import JsonlTable, StoreError, read_json, write_atomic
+from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
@@ -185,7 +185,7 @@ def pair_job(
         data_fingerprint=fingerprint,
         judge=JudgeInfo(id=judge.id, kind="llm", settings=judge.settings, described=judge.describe()),
     )
-    directory = pair_directory(output, pairing.x, pairing.y, judge.id)
+    directory = own_dir(output, pair_directory(output, pairing.x, pairing.y, judge.id))
     refuse_run_output("the pairwise answers", directory)
     return PairJob(pairing, info, directory, pair_questions(pairing, judge.prompt_set))
 

@@ -227,7 +227,7 @@ def opened_run(
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    store.refuse_foreign()  # a directory that is not a run is never emptied
+    store.refuse_foreign(overwrite)  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
@@ -264,8 +264,12 @@ def _clear(store: RunStore, everything: bool = False) -> None:
     import shutil
 
     for child in store.path.iterdir():
-        if child.name != ".lock":
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if child.name == ".lock":
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()  # a link itself, never what it leads to
     if everything:
         (store.path / ".lock").unlink(missing_ok=True)
         store.path.rmdir()
@@ -340,9 +344,18 @@ async def _execute(
         return await execute(store, work, backend, config.model.model, progress, config.retry_failed)
     finally:
         if backend is not None:
-            await backend.aclose()
+            await _close_backend(backend, progress)
         for j in judges:
             await j.aclose()
+
+
+async def _close_backend(backend: Backend, progress: Progress) -> None:
+    """A model that fails to close (a Python model's own `close()`) loses nothing: every prediction is on disk
+    already, and the run is scored; the failure is a warning."""
+    try:
+        await backend.aclose()
+    except Exception as error:
+        progress.warn(f"the world model was not closed: {error}; its predictions are kept")
 
 
 def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings, progress: Progress) -> JudgeStage:

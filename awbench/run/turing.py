@@ -33,7 +33,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
-from awbench.files import StoreError, write_atomic
+from awbench.files import StoreError, own_dir, read_own, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.turing_prompts import Position, load_turing_prompts, shown_observations, turing_messages
@@ -48,7 +48,7 @@ TURING_DIR = "turing"
 INFO_FILE = "turing.json"
 SECRET_FILE = "positions.secret"
 _SECRET = re.compile(r"[0-9a-f]{64}")
-_SECRET_BYTES = 128  # what is read of positions.secret: more than a secret, never a whole stray file
+_SECRET_BYTES = 128  # the most positions.secret may hold: more than a secret, never a whole stray file
 Positions = Literal["secret", "seed"]
 
 
@@ -68,7 +68,7 @@ class TuringInfo(BaseModel):
 class TuringEvaluation:
     def __init__(self, store: RunStore, judge_id: str) -> None:
         self.store, self.id = store, judge_id
-        self.path = store.path / TURING_DIR / judge_id
+        self.path = own_dir(store.path, store.path / TURING_DIR / judge_id)
         self.info_path = self.path / INFO_FILE
         self.answers = answer_table(self.path)
 
@@ -98,7 +98,7 @@ class TuringEvaluation:
     def ensure(self, info: TuringInfo, secret: str | None) -> None:
         """The secret kept before anything is asked with it, once; turing.json written when the evaluation is
         first asked for, and again when what it records changes (a later seed, a new reader)."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        own_dir(self.store.path, self.path, make=True)
         secret_path = self.path / SECRET_FILE
         if secret is not None and not secret_path.exists():
             write_atomic(secret_path, secret + "\n")
@@ -113,8 +113,7 @@ class TuringEvaluation:
 
 
 def _read_secret(path: Path) -> str:
-    with path.open("rb") as handle:
-        secret = handle.read(_SECRET_BYTES).decode("ascii", errors="replace").strip()
+    secret = read_own(path, _SECRET_BYTES).decode("ascii", errors="replace").strip()  # no link, FIFO or device
     if not _SECRET.fullmatch(secret):
         raise StoreError(f"{path}: not a secret awbench made (64 hexadecimal digits)")
     return secret

@@ -73,11 +73,7 @@ class AnswerFile:
 
     def read(self) -> list[BatchAnswer]:
         """Every line in order (a torn last line, from a crash mid-write, left out)."""
-        try:
-            data = self._table.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        return [BatchAnswer.model_validate_json(line) for line in data.split(b"\n")[:-1] if line.strip()]
+        return list(self._table.records())
 
     def appender(self) -> AbstractContextManager[Callable[[BatchAnswer], None]]:
         """`append(answer)` (`JsonlTable.appender`)."""
