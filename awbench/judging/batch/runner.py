@@ -114,6 +114,10 @@ class BatchRunner:
         """The enqueued-token limit batches are split under (`EnqueuedLimit.value`)."""
         return self.limit.value(self.files)
 
+    def holding(self) -> bool:
+        """Whether new batches wait for one of ours in flight to end (after a refusal for the limit)."""
+        return self.limit.holding(self.files)
+
     def open_entries(self) -> list[BatchEntry]:
         """The batches submitted and not ended (or not collected) yet."""
         return [e for e in self.files.state.batches if e.open and e.batch_id]
@@ -255,7 +259,7 @@ class Submission:
         self.runner = runner
         self.budget = budget
         state = runner.files.state
-        self.holding = runner.limit.holding(runner.files)  # after a refusal: wait for one of ours to end
+        self.holding = runner.holding()
         self.limit = runner.token_limit()
         self.enqueued = sum(e.tokens for e in state.batches if e.open)
         budget.reserved += sum(e.estimated_cost_usd for e in state.batches if e.open)

@@ -254,6 +254,8 @@ class BatchJudge(JudgeBase):
     async def _submit_new(self, stopped: bool) -> bool:
         """Submit every verdict that needs an attempt (first ones, and re-asks unless they go directly). Returns
         whether the cap stopped new predictions."""
+        if self.runner.holding():
+            return False  # the enqueued-token limit: the cap is weighed once a batch of ours has ended
         direct_reasks = self.settings.batch_fallback == "direct"
         wanted: dict[GenKey, list[VerdictAttempts]] = {}
         for item, verdict in self._needing_attempt():
