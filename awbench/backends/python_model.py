@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from awbench.backends import BackendBase, GenerationRequest, in_completion_order
+from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import Generation
 from awbench.suggest import did_you_mean
+from awbench.workers import in_completion_order
 from awbench.world_model.inputs import world_model_sample
 
 PREFIX = "python:"

@@ -42,7 +42,7 @@ from awbench.config import DEFAULT_JUDGE_MODEL
 from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
 from awbench.files import write_output
 from awbench.interop.reference import IMPORTED_PROMPT_SET
-from awbench.judging.prompts import BUILTIN_SETS
+from awbench.judging.llm.prompts import BUILTIN_SETS
 from awbench.redact import url_secrets_masked
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile, resume_advice

@@ -309,11 +309,16 @@ def judge_folders(folder: Path, info_file: str) -> list[str]:
 
 
 class RunStore:
+    """One run directory as one command sees it: run.json is read once (`read_manifest`), and written only by a
+    command that holds the run's lock (`locked`)."""
+
     def __init__(self, path: Path):
         self.path = path
         self.manifest_path = path / "run.json"
         self.scores_path = path / "scores.json"
         self.predictions = JsonlTable(path / "predictions.jsonl", PredictionRecord, lambda r: (r.key, r.generation))
+        self._manifest: RunManifest | None = None  # run.json as read or last written by this store
+        self._writing = False  # this store holds the run's lock
 
     @property
     def name(self) -> str:
@@ -349,17 +354,37 @@ class RunStore:
 
     @contextmanager
     def locked(self, on_takeover: Callable[[str], None] = lambda note: None) -> Iterator[None]:
+        """The run held by this process, to write to it: run.json is read afresh under the lock."""
         self.path.mkdir(parents=True, exist_ok=True)
         lock = RunLock(self.path)
         lock.acquire()
         if lock.taken_over:
             on_takeover(f"took over the lock of {self.path} left by {lock.taken_over}, which is no longer running")
+        self._manifest, self._writing = None, True
         try:
             yield
         finally:
+            self._writing = False
             lock.release()
 
     def read_manifest(self) -> RunManifest:
+        """run.json, read once: later calls get the same manifest, as `write_manifest` keeps it. A run of an
+        earlier layout (schema 1) is migrated by a command that writes to the run (under `locked`), never by one
+        that only reads it: that one is told how."""
+        if self._manifest is None:
+            manifest = self._read_manifest_file()
+            if manifest.schema_version < MANIFEST_VERSION:
+                if not self._writing:
+                    raise StoreError(
+                        f"run {self.path} is in the layout of an earlier awbench (one judgments.jsonl for every "
+                        f"judge), which a command that only reads it leaves as it is: `awbench score {self.path}` "
+                        "moves it into today's layout once (nothing is deleted)"
+                    )
+                manifest = self._migrate(manifest)
+            self._manifest = manifest
+        return self._manifest
+
+    def _read_manifest_file(self) -> RunManifest:
         try:
             raw = read_own(self.manifest_path)
         except FileNotFoundError:
@@ -372,8 +397,6 @@ class RunStore:
             raise StoreError(
                 f"{_first_error(self.manifest_path, error)}; this run cannot be read: make it again with --overwrite"
             ) from None
-        if manifest.schema_version < MANIFEST_VERSION:
-            manifest = self._migrate(manifest)
         return manifest
 
     def _migrate(self, manifest: RunManifest) -> RunManifest:
@@ -412,6 +435,7 @@ class RunStore:
 
     def write_manifest(self, manifest: RunManifest) -> None:
         write_atomic(self.manifest_path, manifest.model_dump_json(indent=2, exclude={"judges"}) + "\n")
+        self._manifest = manifest
 
     def evaluation(self, judge_id: str) -> Evaluation:
         return Evaluation(self, judge_id)

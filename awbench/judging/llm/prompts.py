@@ -4,7 +4,7 @@
              `{{name}}` placeholders, replaced in one pass over the template only, so braces and `{{...}}`
              inside the inserted texts are left alone (judges/README.md lists them).
   reference  a checkout of the QwenLM/Qwen-AgentWorld repository, whose own code is run
-             (`awbench.judging.reference_code`): the judge system prompts its `load_judge_system_prompts` reads,
+             (`awbench.judging.llm.reference_code`): the judge system prompts its `load_judge_system_prompts` reads,
              its template `JUDGE_USER_PROMPT`, its extraction and marker cleaning of what the judge is shown.
              Messages are laid out as the reference's judge stage lays them out (`reference_messages`).
 
@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.judging import PromptError, prediction_request
-from awbench.judging.reference_code import (
+from awbench.judging.llm.reference_code import (
     ReferenceCode,
     ReferenceReader,
     load_reference_code,
