@@ -83,6 +83,8 @@ class ModelSettings(_Settings):
     # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
     tpm: int | None = operational(None, ge=1)
     rpm: int | None = operational(None, ge=1)
+    # A `prompt_cache_key` per trajectory on each request (prompt cache routing); None: on OpenAI's API only
+    prompt_cache_key: bool | None = operational(None)
     # In-process vLLM
     max_model_len: int | None = None
     dtype: str = "auto"
@@ -119,7 +121,7 @@ class ModelSettings(_Settings):
         return secrets_masked(value)
 
 
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "prompt_cache_key")
 ENGINE_FIELDS = (
     "max_model_len",
     "dtype",
@@ -200,6 +202,7 @@ class JudgeSettings(_Settings):
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
     rpm: int | None = operational(None, ge=1)
+    prompt_cache_key: bool | None = operational(None)  # as the candidate's
     request_timeout: float = operational(600.0, gt=0)
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)

@@ -147,12 +147,13 @@ def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuesti
     questions = []
     for paired in pairing.paired:
         key, (x_text, y_text) = paired.sample.key, paired.texts
-        for first, (a, b) in zip(SIDES, ((x_text, y_text), (y_text, x_text))):
+        for order, (first, (a, b)) in enumerate(zip(SIDES, ((x_text, y_text), (y_text, x_text)))):
             questions.append(
                 ChoiceQuestion(
                     key=question_key(key, first),
                     messages=pairwise_messages(prompt_set, paired.sample, a, b),
                     responses=[shown_text(prompt_set, paired.sample, text) for text in (a, b)],
+                    place=paired.sample.place(order),
                     meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
                 )
             )

@@ -84,7 +84,7 @@ def test_the_request_carries_the_settings() -> None:
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
     judge = create(settings(None, base_url="https://api.openai.com/v1", structured=True))
     assert isinstance(judge, LLMJudge)  # not batched
-    body = judge.request_body([{"role": "user", "content": "x"}], seed=1)  # what would be sent; nothing is
+    body = judge.request_body([{"role": "user", "content": "x"}], seed=1, trajectory="t")  # nothing is sent
     assert body["max_completion_tokens"] == 32768 and "max_tokens" not in body
     assert "maxLength" not in json.dumps(body["response_format"])
 
