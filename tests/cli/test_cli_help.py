@@ -159,9 +159,9 @@ def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
     assert (
-        len(judge_options) == 32
+        len(judge_options) == 33
     )  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval,
-    # --judge-batch-tokens
+    # --judge-batch-tokens; --judge-prompt-cache-key
     assert all("[default: " in lines[o] for o in judge_options)
 
 
