@@ -107,13 +107,14 @@ def awbench_command(
 
 
 def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path, timeout: float,
-                 servers: dict[str, DelayServer]) -> Measured:  # fmt: skip
+                 servers: dict[str, DelayServer], cwd: Path = REPO) -> Measured:  # fmt: skip
+    """`cwd`: where the command runs, which `python -c` puts first on sys.path (the awbench it imports)."""
     for server in servers.values():
         server.stats(reset=True)
     out, err = logs / f"{label}.stdout", logs / f"{label}.stderr"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         started = time.perf_counter()
-        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=stdout, stderr=stderr)
+        process = subprocess.Popen(command, env=env, cwd=cwd, stdout=stdout, stderr=stderr)
         # os.wait4 on the pid reports this run's CPU (with its waited-for workers') and its own peak RSS
         # (RUSAGE_CHILDREN would mix in the runs before it); Popen is told the outcome so it does not wait again.
         status, usage, killed, child_peaks, together = _wait(process.pid, started + timeout)
