@@ -177,7 +177,7 @@ def test_delay_server_bills_a_prompt_cache_by_openais_rules(server):
     assert all(c <= _usage(r).prompt_tokens for c, r in zip(cached, (first, second, third)))
     unrelated = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fresh " * 2000}])
     assert _cached(unrelated) == 0
-    short = [{"role": "user", "content": "short " * 600}]  # under 1,024 tokens: never cached
+    short: list[ChatCompletionMessageParam] = [{"role": "user", "content": "short " * 600}]  # under 1,024 tokens
     assert [_cached(client.chat.completions.create(model="m", messages=short)) for _ in range(2)] == [0, 0]
 
 

@@ -194,12 +194,17 @@ def pair_job(
 def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
     """The calls, tokens and cost still to spend on `jobs` (first asks only)."""
     parts = [judge.estimate(job.questions, job.table) for job in jobs]
-    costs = [part.cost_usd for part in parts]
+
+    def total(costs: list[float | None]) -> float | None:
+        return None if None in costs else sum(c for c in costs if c is not None)
+
     return CostEstimate(
         calls=sum(part.calls for part in parts),
         prompt_tokens=sum(part.prompt_tokens for part in parts),
         completion_tokens=sum(part.completion_tokens for part in parts),
-        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        cost_usd=total([part.cost_usd for part in parts]),
+        cached_tokens=sum(part.cached_tokens for part in parts),
+        uncached_cost_usd=total([part.uncached_cost_usd for part in parts]),
         batch_price=judge.settings.batch,
     )
 

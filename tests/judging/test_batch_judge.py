@@ -690,15 +690,18 @@ def test_dry_run_is_priced_at_the_batch_rate(make_config: Any) -> None:
     batched = pipeline.estimate(
         make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11", "batch": True}, data={"domains": ["os"]})
     )
-    assert batched.judge_calls == direct.judge_calls > 0 and batched.judge_prompt_tokens == direct.judge_prompt_tokens
-    assert direct.judge_cost_usd is not None and batched.judge_cost_usd == pytest.approx(direct.judge_cost_usd / 2)
+    direct_judge, batched_judge = direct.judge, batched.judge
+    assert batched_judge.calls == direct_judge.calls > 0 and batched_judge.prompt_tokens == direct_judge.prompt_tokens
+    assert direct_judge.uncached_cost_usd is not None and batched_judge.cost_usd is not None
+    assert batched_judge.cost_usd == pytest.approx(direct_judge.uncached_cost_usd / 2)  # the prompt cache not counted
+    assert batched_judge.cached_tokens == 0 < direct_judge.cached_tokens
 
     shown = invoke(
         "run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-batch", "--dry-run"
     )
     assert (
         shown.exit_code == 0
-        and f"estimated judge cost ${batched.judge_cost_usd:.4f} at the Batch API's half price" in shown.output
+        and f"estimated judge cost ${batched_judge.cost_usd:.4f} at the Batch API's half price" in shown.output
     )
 
 

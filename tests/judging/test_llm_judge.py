@@ -300,9 +300,10 @@ def test_estimate_spends_nothing() -> None:
     assert server.requests == []
     assert unknown.calls == 10 and unknown.completion_tokens == 10 * OUTPUT_TOKENS_PER_VERDICT
     assert unknown.prompt_tokens > 10 * 1000 and unknown.cost_usd is None
-    assert known.calls == 5 and known.cost_usd == pytest.approx(
-        (known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6
-    )
+    uncached = (known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6
+    assert known.calls == 5 and known.uncached_cost_usd == pytest.approx(uncached)
+    assert known.cached_tokens > 0  # the five share a trajectory and turn: four find the first's prompt cached
+    assert known.cost_usd == pytest.approx(uncached - known.cached_tokens * (1.75 - 0.175) / 1e6)
 
 
 def test_prices_come_from_settings_or_the_table() -> None:

@@ -109,8 +109,9 @@ class BatchJudge(JudgeBase):
         await self.direct.check()
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """As the direct judge's, priced at the Batch API's rate; its wall time is the batches one after another
-        under the enqueued-token limit (given, or learnt by the evaluation), at a typical turnaround each."""
+        """As the direct judge's, priced at the Batch API's rate and without the prompt cache (the API, not awbench,
+        orders a batch's requests: docs/batch.md); its wall time is the batches one after another under the
+        enqueued-token limit (given, or learnt by the evaluation), at a typical turnaround each."""
         estimate = self.direct.estimate(requests)
         cost = (
             usage_cost(self.batch_price, estimate.prompt_tokens, estimate.completion_tokens)
@@ -124,6 +125,8 @@ class BatchJudge(JudgeBase):
         return estimate.model_copy(
             update={
                 "cost_usd": cost,
+                "cached_tokens": 0,
+                "uncached_cost_usd": cost,
                 "batch_price": True,
                 "wall_s": batches * TYPICAL_BATCH_TURNAROUND_S if batches else None,
                 "batches": batches,

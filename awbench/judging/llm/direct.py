@@ -15,6 +15,7 @@ import hashlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import aclosing
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from awbench.judging.batch.state import STATE_FILE, pending_batches
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     Budget,
+    CacheEstimate,
     CostEstimate,
     Price,
     completion_cost,
@@ -43,6 +45,7 @@ from awbench.judging.llm.prompts import (
 )
 from awbench.judging.llm.verdict_parsing import PARSER_VERSION
 from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.prefix_order import prefix_sorted
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -160,14 +163,25 @@ class LLMJudge(JudgeBase):
         return shown_prediction(self.prompt_set, request)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
-        prompt = (
-            sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * self.settings.samples
-        )
-        calls = len(requests) * self.settings.samples
+        """What judging `requests` would take, without sending anything (first attempts only, no re-asks), with
+        what the provider's prompt cache would serve of them, sent in prefix order (`CacheEstimate`)."""
+        samples = self.settings.samples
+        prompt = 0
+        cache = CacheEstimate()
+        for place, request in prefix_sorted([(request_place(r), r) for r in requests], itemgetter(0)):
+            messages = render_messages(self.prompt_set, request)
+            prompt += estimate_prompt_tokens(messages) * samples
+            cache.add(place, messages, samples)
+        calls = len(requests) * samples
         completion = calls * OUTPUT_TOKENS_PER_VERDICT
-        cost = usage_cost(self.price, prompt, completion) if self.price else None
-        estimate = CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        estimate = CostEstimate(
+            calls=calls,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=usage_cost(self.price, prompt, completion, cache.cached_tokens) if self.price else None,
+            cached_tokens=cache.cached_tokens,
+            uncached_cost_usd=usage_cost(self.price, prompt, completion) if self.price else None,
+        )
         return paced(estimate, self.settings.max_tokens, self.settings.tpm, self.settings.rpm)
 
     async def aclose(self) -> None:
