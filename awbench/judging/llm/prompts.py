@@ -320,31 +320,38 @@ def fill(template: str, values: dict[str, str]) -> str:
 
 
 def render_history(history: list[str]) -> str:
-    """Numbered turns, each an action and the observation it received (the last may lack one)."""
+    """Numbered turns, each an action and the observation it received (the last may lack one), `fence`d: put
+    together in one join, as a judge renders the history of every trajectory it has open again for each of its
+    later samples (the texts are the records' own, never copied before)."""
     if not history:
         return "(none: this is the first turn of the trajectory)"
-    parts = []
-    for index in range(0, len(history), 2):
-        turn = index // 2 + 1
-        parts.append(f"### Turn {turn}: action\n\n{fenced(history[index])}")
-        if index + 1 < len(history):
-            parts.append(f"### Turn {turn}: observation\n\n{fenced(history[index + 1])}")
-    return "\n\n".join(parts)
-
-
-@lru_cache(maxsize=1024)
-def fenced(text: str) -> str:
-    """`fence`, remembered: a trajectory's turns are rendered again for each of its later samples."""
-    return fence(text)
+    pieces: list[str] = []
+    for index, text in enumerate(history):
+        marks = remembered_marks(text)
+        kind = "observation" if index % 2 else "action"
+        pieces += ("\n\n" if index else "", f"### Turn {index // 2 + 1}: {kind}\n\n", marks, "\n", text, "\n", marks)
+    return "".join(pieces)
 
 
 def fence(text: str) -> str:
-    """A code fence longer than any backtick run in `text`, so nothing inside can close it. The shortest
-    run of at least three that does not occur in the text is longer than every run that does."""
+    """A code fence longer than any backtick run in `text`, so nothing inside can close it."""
+    marks = fence_marks(text)
+    return f"{marks}\n{text}\n{marks}"
+
+
+def fence_marks(text: str) -> str:
+    """The shortest run of at least three backticks that does not occur in the text: longer than every run that
+    does."""
     marks = "```"
     while marks in text:
         marks += "`"
-    return f"{marks}\n{text}\n{marks}"
+    return marks
+
+
+# A trajectory's turns are fenced again for each of its later samples, and a judge has as many trajectories open
+# as its concurrency (prefix order): the marks are remembered for that many histories, by reference to texts the
+# records hold anyway.
+remembered_marks = lru_cache(maxsize=1 << 16)(fence_marks)
 
 
 def read_prompt(path: Path) -> str:
