@@ -224,6 +224,7 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
         "low",
         "--judge-extra-body",
         '{"top_k": 20}',
+        "--judge-prompt-cache-key",
     ]
     with FakeOpenAIServer(
         responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))
@@ -258,6 +259,8 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
 
     bodies = [line["body"] for line in api.uploaded_lines()]
     assert len(bodies) == 2 * os_samples()
+    # asked for, the prompt_cache_key goes with direct calls, never into a batch (docs/batch.md)
+    assert all(body.pop("prompt_cache_key").startswith("awbench-") for body in server.requests)
     assert canonical(bodies) == canonical(server.requests)
     assert bodies[0]["response_format"]["type"] == "json_schema" and bodies[0]["max_tokens"] == 4096
     # the same evaluation, the same scores

@@ -171,7 +171,7 @@ class BatchSender(Through):
         async with self.runner.submission() as submission:
             for call in calls:
                 seed = choice_seed(call.hash, call.first)
-                body = self.direct.request_body(call.question.messages, seed, call.question.place.trajectory)
+                body = self.direct.request_body(call.question.messages, seed, None)  # the Batch API takes no key
                 placed = await submission.add(BatchRequest(custom_id(call), body))
                 if placed == WAITING:
                     left.append(call)

@@ -276,7 +276,6 @@ class BatchJudge(JudgeBase):
                 if fresh and (stopped or hit_cap):
                     continue
                 messages = render_messages(self.direct.prompt_set, item.request)
-                trajectory = item.request.sample.record.trajectory_id
                 item.prompt_tokens = estimate_prompt_tokens(messages)
                 each = (
                     usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT)
@@ -290,7 +289,7 @@ class BatchJudge(JudgeBase):
                     attempt = verdict.attempts() + 1
                     cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
                     seed = self.direct.seed(item.cache_key, verdict.index, attempt)
-                    body = self.direct.request_body(messages, seed, trajectory)
+                    body = self.direct.request_body(messages, seed, None)
                     placed = await submission.add(BatchRequest(cid, body, each))
                     if placed == QUEUED:
                         verdict.in_flight.add(attempt)

@@ -338,13 +338,14 @@ class LLMJudge(JudgeBase):
         self._watch.record(None)
         return completion
 
-    def request_body(self, messages: Messages, seed: int | None, trajectory: str) -> dict[str, Any]:
-        """The chat body of a request about `trajectory` (its prompt_cache_key, when they are sent)."""
+    def request_body(self, messages: Messages, seed: int | None, trajectory: str | None) -> dict[str, Any]:
+        """The chat body of a request about `trajectory` (its prompt_cache_key, when they are sent; None for the
+        Batch API's requests, which take none: docs/batch.md)."""
         s = self.settings
         body: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
         if seed is not None:
             body["seed"] = seed
-        if self._cache_keys:
+        if self._cache_keys and trajectory is not None:
             body["prompt_cache_key"] = prompt_cache_key(trajectory)
         # The OpenAI API's reasoning models refuse `max_tokens` and want `max_completion_tokens`; other
         # OpenAI-compatible servers (vLLM, SGLang, most providers) all take `max_tokens`.
