@@ -11,10 +11,12 @@ turn by turn); the variants of one turn share everything but their ends. So:
   flight PREFIX_WAIT_S.
 
 A request waits only for requests the order was given: one whose predecessor never comes (a failed generation,
-a filtered or already judged sample) waits for nothing. Among the requests free to go, the trajectory given
-first goes first, a turn before the next, a variant before the next (`prefix_key`): few trajectories are open
-at once, each finished soon, while the others keep the endpoint's concurrency full. `prefix_sorted` is that
-order for what is sent all at once (the in-process engines' batches).
+a filtered or already judged sample) waits for nothing. Among the requests free to go, those of the trajectory
+with the most requests go first (the longest chains begin early, and none is left to run alone at the end), then
+of the trajectory given first, a turn before the next, a variant before the next (`prefix_key`): few
+trajectories are open at once, each finished soon (the provider keeps a prefix for minutes), while the others
+keep the endpoint's concurrency full. `prefix_sorted` is that order for what is sent all at once (the
+in-process engines' batches).
 
 Pure logic: the caller passes the time (`awbench.workers.PrefixQueue` hands the items to asyncio workers).
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar
@@ -53,16 +56,17 @@ class Entry(Generic[Item]):
 
     item: Item
     place: Place
-    key: tuple[int, int, int, int]  # the order among those free to go (`prefix_key`, then arrival)
+    arrival: int
     sent_at: float | None = None
     done: bool = False
-    queued: bool = False  # in the heap of those free to go
+    queued: tuple[int, ...] | None = None  # its key in the heap of those free to go (older ones there are stale)
 
 
 @dataclass
 class _Trajectory:
     order: int  # when its first request was given
     turns: dict[int, _Turn] = field(default_factory=dict)
+    size: int = 0  # requests given
     open: int = 0  # entries not done
 
 
@@ -79,7 +83,7 @@ class PrefixOrder(Generic[Item]):
     def __init__(self, wait_s: float = PREFIX_WAIT_S) -> None:
         self.wait_s = wait_s
         self._trajectories: dict[str, _Trajectory] = {}
-        self._free: list[tuple[tuple[int, int, int, int], Entry[Item]]] = []  # heap by key
+        self._free: list[tuple[tuple[int, ...], Entry[Item]]] = []  # heap by `prefix_key`, then arrival
         self._leads: list[tuple[float, int, Entry[Item]]] = []  # leads in flight, by deadline
         self._arrivals = itertools.count()
         self.unsent = 0
@@ -89,19 +93,22 @@ class PrefixOrder(Generic[Item]):
         trajectory = self._trajectories.get(place.trajectory)
         if trajectory is None:
             trajectory = self._trajectories[place.trajectory] = _Trajectory(arrival)
-        entry = Entry(item, place, (trajectory.order, place.turn, place.variant, arrival))
+        entry = Entry(item, place, arrival)
         trajectory.turns.setdefault(place.turn, _Turn()).waiting.append(entry)
+        trajectory.size += 1
         trajectory.open += 1
         self.unsent += 1
-        self._offer(entry, trajectory, now)
+        self._release(trajectory, now)  # the new one, and the others' keys: their trajectory has grown
         return entry
 
     def take(self, now: float) -> Entry[Item] | None:
         """The next request free to go, marked sent at `now`; None when none is."""
         self._expire(now)
         while self._free:
-            _, entry = heapq.heappop(self._free)
-            entry.queued = False
+            key, entry = heapq.heappop(self._free)
+            if key != entry.queued:  # offered again since, under its trajectory's newer size
+                continue
+            entry.queued = None
             trajectory = self._trajectories[entry.place.trajectory]
             if not self._free_to_go(entry, trajectory, now):  # another of its turn went first, or came since
                 continue
@@ -111,7 +118,7 @@ class PrefixOrder(Generic[Item]):
             self.unsent -= 1
             if turn.lead is None:
                 turn.lead = entry
-                heapq.heappush(self._leads, (now + self.wait_s, entry.key[3], entry))
+                heapq.heappush(self._leads, (now + self.wait_s, entry.arrival, entry))
             return entry
         return None
 
@@ -144,15 +151,19 @@ class PrefixOrder(Generic[Item]):
                 self._offer(waiting, trajectory, now)
 
     def _offer(self, entry: Entry[Item], trajectory: _Trajectory, now: float) -> None:
-        if not entry.queued and self._free_to_go(entry, trajectory, now):
-            entry.queued = True
-            heapq.heappush(self._free, (entry.key, entry))
+        if self._free_to_go(entry, trajectory, now) and entry.queued != (key := self._key(entry, trajectory)):
+            entry.queued = key
+            heapq.heappush(self._free, (key, entry))
+
+    @staticmethod
+    def _key(entry: Entry[Item], trajectory: _Trajectory) -> tuple[int, ...]:
+        return -trajectory.size, trajectory.order, entry.place.turn, entry.place.variant, entry.arrival
 
     def _free_to_go(self, entry: Entry[Item], trajectory: _Trajectory, now: float) -> bool:
         turn = trajectory.turns[entry.place.turn]
         if turn.lead is not None:
             return self._settled(turn.lead, now)
-        if min(turn.waiting, key=lambda e: e.key[2:]) is not entry:  # the turn's lead-to-be goes first
+        if min(turn.waiting, key=lambda e: (e.place.variant, e.arrival)) is not entry:  # the turn's lead-to-be first
             return False
         earlier = [t for t in trajectory.turns if t < entry.place.turn]
         if not earlier:
@@ -165,13 +176,16 @@ class PrefixOrder(Generic[Item]):
 
 
 def prefix_key(place: Place, first_seen: dict[str, int]) -> tuple[int, int, int]:
-    """The order of places: trajectories as first seen (`first_seen` fills as it goes), turns, variants."""
+    """The order of places as they come: trajectories as first seen (`first_seen` fills as it goes), turns,
+    variants."""
     return first_seen.setdefault(place.trajectory, len(first_seen)), place.turn, place.variant
 
 
 def prefix_sorted(items: Iterable[Item], place: Callable[[Item], Place]) -> list[Item]:
-    """The items in prefix order: each trajectory's requests together (as first seen), turns in order, then
-    variants; what one sender sends at once in this order finds the prefixes of those before it computed."""
+    """The items in prefix order: each trajectory's requests together, those with the most first (then as first
+    seen), turns in order, then variants; what one sender sends at once in this order finds the prefixes of those
+    before it computed."""
     first_seen: dict[str, int] = {}
     keyed = [(prefix_key(place(item), first_seen), i, item) for i, item in enumerate(items)]
-    return [item for *_, item in sorted(keyed, key=lambda k: (k[0], k[1]))]
+    sizes = Counter(key[0] for key, _, _ in keyed)
+    return [item for *_, item in sorted(keyed, key=lambda k: (-sizes[k[0][0]], k[0], k[1]))]

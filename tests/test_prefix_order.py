@@ -105,6 +105,16 @@ def test_the_trajectory_given_first_goes_first() -> None:
     assert names(take_all(order, 0.5)) == ["a2", "b1"]  # a's next turn before b opens: few trajectories open
 
 
+def test_the_trajectory_with_the_most_requests_goes_first() -> None:
+    """Its chain is the longest: begun early, it does not run alone at the end."""
+    order = filled(("a1", Place("a", 1)), ("b1", Place("b", 1)), ("b2", Place("b", 2)), ("c1", Place("c", 1)))
+    first = order.take(0.0)
+    assert first is not None and first.item == "b1"
+    order.add("a2", Place("a", 2), 0.1)
+    order.add("a3", Place("a", 3), 0.1)  # a has grown past b: its waiting first turn goes next
+    assert names(take_all(order, 0.1)) == ["a1", "c1"]
+
+
 def test_a_finished_trajectory_given_again_waits_for_nothing() -> None:
     order = filled(("a1", Place("a", 1)))
     (a1,) = take_all(order)
@@ -130,9 +140,17 @@ def test_one_worker_takes_the_requests_in_prefix_sorted_order() -> None:
         assert sent == prefix_sorted(items, by_item.__getitem__)
 
 
-def test_prefix_sorted_groups_trajectories_as_first_seen() -> None:
-    places = {"b2": Place("b", 2), "a1": Place("a", 1, 1), "b1": Place("b", 1), "a0": Place("a", 1, 0)}
-    assert prefix_sorted(list(places), places.__getitem__) == ["b1", "b2", "a0", "a1"]
+def test_prefix_sorted_groups_trajectories_the_longest_first_then_as_first_seen() -> None:
+    places = {
+        "b2": Place("b", 2),
+        "a1": Place("a", 1, 1),
+        "b1": Place("b", 1),
+        "a0": Place("a", 1, 0),
+        "c1": Place("c", 1),
+    }
+    assert prefix_sorted(list(places), places.__getitem__) == ["b1", "b2", "a0", "a1", "c1"]
+    places |= {"c2": Place("c", 2), "c3": Place("c", 3)}
+    assert prefix_sorted(list(places), places.__getitem__) == ["c1", "c2", "c3", "b1", "b2", "a0", "a1"]
 
 
 def test_the_queue_hands_workers_what_is_free_and_wakes_them_at_the_wait() -> None:
