@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticUndefined
 
+from awbench.errors import SettingsError
 from awbench.redact import looks_like_key, register_secret, secrets_masked, url_has_credentials, url_secrets_masked
 
 SCHEMA_VERSION = 1
@@ -258,7 +259,7 @@ def judge_settings(
     - a `base_url` means the HTTP judge (`backend` openai), as an endpoint means the openai candidate backend;
     - LLM judge settings on a rule judge ask for an LLM judge beside it (`kind` llm), unless `kind` rules is
       itself asked for, which is refused.
-    ValueError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
+    SettingsError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
     field's name); ValidationError when a value is out of range."""
 
     def name(field: str) -> str:
@@ -266,7 +267,7 @@ def judge_settings(
 
     given = dict(changes)
     if "base_url" in given and given.setdefault("backend", "openai") == "vllm":
-        raise ValueError(f"{name('base_url')} is for {name('backend')} openai: the vllm judge runs in this process")
+        raise SettingsError(f"{name('base_url')} is for {name('backend')} openai: the vllm judge runs in this process")
     base = base or JudgeSettings()
     llm_fields = [field for field in changes if field not in RULE_JUDGE_FIELDS]
     if llm_fields and given.get("kind", base.kind) == "rules":
@@ -276,7 +277,7 @@ def judge_settings(
                 for f in llm_fields
                 for e in (changes["engine"] if f == "engine" else [f])
             )
-            raise ValueError(
+            raise SettingsError(
                 f"{listed} set an LLM judge, which {name('kind')} rules does not use: use {name('kind')} llm or both"
             )
         given["kind"] = "llm"

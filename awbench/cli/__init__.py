@@ -9,15 +9,16 @@ import typer
 
 import awbench
 from awbench.cli import analysis_commands, interop_commands, run_commands, turing_commands
-from awbench.cli.common import Group, use_command_class
+from awbench.cli.common import use_command_class
 from awbench.cli.data_commands import data_app
+from awbench.cli.errors import CommandLine
 
 app = typer.Typer(
     help="Evaluate language world models on AgentWorldBench: infer, judge, score, compare.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
-    cls=Group,
+    cls=CommandLine,
 )
 
 

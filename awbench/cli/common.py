@@ -1,11 +1,10 @@
-"""What every command shares: the consoles, exit codes, and turning user-facing errors into messages."""
+"""What every command shares: the consoles, refusing (`fail`), and option values and settings in our words."""
 
 from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -13,14 +12,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
-from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
-from awbench.redact import redact
-from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_run
-
-EXIT_FAILURES, EXIT_USAGE = 1, 2
-
+from awbench.errors import EXIT_USAGE, AwbenchError
+from awbench.run.store import refuse_run_output
 
 # Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
 # own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
@@ -47,11 +42,10 @@ err_console = text_console(stderr=True)
 OutputOption = Annotated[Path, typer.Option("--output", help="Directory that holds the runs.")]
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """`error: ...` on stderr, one line per line of the message, and exit."""
-    for line in message.splitlines() or [""]:
-        err_console.print(Text.assemble(("error:", "bold red"), " ", redact(line)), soft_wrap=True)
-    raise typer.Exit(code)
+def fail(message: str, code: int = EXIT_USAGE, key: str | None = None) -> NoReturn:
+    """A command refuses: the one user-facing error, which `awbench.cli.errors` prints as `error: <message>`
+    (one line per line) and exits with `code`."""
+    raise AwbenchError(message, key=key, exit_code=code)
 
 
 def _number(value: Any) -> str:
@@ -107,18 +101,6 @@ def option_name(model: str, location: tuple[int | str, ...], names: Mapping[str,
 
 def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> list[str]:
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
-
-
-@contextmanager
-def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:
-    """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback.
-    Settings that fail validation are named by their options (`names`: see `option_name`)."""
-    try:
-        yield
-    except ValidationError as error:
-        fail("\n".join(validation_lines(error, names)))
-    except (StoreError, *kinds) as error:  # type: ignore[misc]  # mypy cannot read a starred tuple of types
-        fail(str(error))
 
 
 class Command(TyperCommand):
@@ -192,17 +174,11 @@ def use_command_class(app: typer.Typer) -> None:
             use_command_class(group.typer_instance)
 
 
-def open_run(run: str, output: Path) -> RunStore:
-    with user_errors():
-        return resolve_run(run, output)
-
-
 def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
     """Before any work: every output path a command is given (option -> path) lies outside every run."""
-    with user_errors():
-        for option, path in outputs.items():
-            if path is not None:
-                refuse_run_output(option, path)
+    for option, path in outputs.items():
+        if path is not None:
+            refuse_run_output(option, path)
 
 
 def plural(n: int, word: str) -> str:

@@ -624,11 +624,8 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
 def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[inspect.Parameter]:
     def read(ctx: typer.Context, path: Path | None) -> Path | None:
         if path is not None:
-            try:
-                flags = [opt for param in ctx.command.params for opt in param.opts]
-                ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
-            except ConfigFileError as error:
-                fail(str(error))
+            flags = [opt for param in ctx.command.params for opt in param.opts]
+            ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
         return path
 
     config = typer.Option(

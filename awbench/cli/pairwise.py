@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from awbench.cli.common import EXIT_FAILURES, console, err_console, fail, open_run, user_errors
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import console, err_console, fail
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import cli_judge_settings
 from awbench.cli.summary import judge_cost
+from awbench.errors import EXIT_FAILURES
+from awbench.run.store import resolve_run
 
 if TYPE_CHECKING:
     from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
@@ -49,9 +50,8 @@ def _runs(names: Sequence[str], output: Path) -> list[RunData]:
 
     runs = []
     for name in names:
-        store = open_run(name, output)
-        with pipeline_errors():
-            runs.append(load_run_data(store))
+        store = resolve_run(name, output)
+        runs.append(load_run_data(store))
     fingerprints = {run.manifest.data_fingerprint for run in runs}
     if len(fingerprints) > 1:
         listed = ", ".join(f"{run.name} ({run.manifest.data_fingerprint[:12]})" for run in runs)
@@ -71,8 +71,7 @@ def _jobs(runs: Sequence[RunData], pairs: Sequence[tuple[int, int]], output: Pat
 
     samples = list(runs[0].samples.values())
     fingerprint = runs[0].manifest.data_fingerprint
-    with pipeline_errors():
-        return [pair_job(output, contender(runs[a]), contender(runs[b]), samples, fingerprint, judge) for a, b in pairs]
+    return [pair_job(output, contender(runs[a]), contender(runs[b]), samples, fingerprint, judge) for a, b in pairs]
 
 
 def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[str, ChoiceAnswer]] | None:
@@ -96,8 +95,7 @@ def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[st
         finally:
             await judge.aclose()
 
-    with pipeline_errors():
-        return asyncio.run(go())
+    return asyncio.run(go())
 
 
 def _judge(options: Options) -> ChoiceJudge:
@@ -114,10 +112,8 @@ def _judge(options: Options) -> ChoiceJudge:
         )
     settings = cli_judge_settings(None, options)
     settings = settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
-    with pipeline_errors():
-        prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
-        with user_errors(ValueError):
-            return ChoiceJudge(settings, prompt_set, Endpoints(RichProgress().note))
+    prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
+    return ChoiceJudge(settings, prompt_set, Endpoints(RichProgress().note))
 
 
 def _prompts(judge: ChoiceJudge) -> str:
@@ -213,8 +209,7 @@ def show_pairwise_leaderboard(
     from awbench.analysis.listing import locate_runs, run_dirs
     from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
 
-    with pipeline_errors():
-        found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
+    found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
     outcome = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
     if outcome is None:
         return

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from awbench.cli.analysis_commands import JsonFormat
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import OutputOption, console, err_console, fail
 from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
@@ -24,6 +23,7 @@ from awbench.cli.summary import MAX_REASONS_SHOWN, judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import SCHEMA_VERSION
+from awbench.run.store import resolve_run
 
 if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
@@ -94,38 +94,36 @@ def turing(
     from awbench.run.turing import TuringEvaluation, estimate_turing, read_answers, run_turing, turing_questions
     from awbench.transport.openai_client import Endpoints
 
-    store = open_run(run, options.values["output"])
+    store = resolve_run(run, options.values["output"])
     settings = turing_settings(options)
     progress = RichProgress()
-    with pipeline_errors():
-        prompts = load_turing_prompts(settings.prompts, settings.template)
-        with user_errors(ValueError):
-            judge = ChoiceJudge(settings, prompts, Endpoints(progress.note))
-        manifest = store.read_manifest()
-        chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
-        evaluation = TuringEvaluation(store, judge.id)
-        secret = evaluation.secret()
-        samples = run_samples(store, manifest=manifest)
-        questions = turing_questions(judge, samples, store.predictions.load(), chosen_seed, both_orders, secret)
-        if dry_run:
-            cost = estimate_turing(store, judge, questions)
-            console.print(
-                f"dry run: {len(questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt and "
-                f"~{cost.completion_tokens:,} completion tokens; estimated judge cost "
-                f"{judge_cost(cost.cost_usd, judge.settings.batch)}. Nothing was spent.",
-                highlight=False,
-                soft_wrap=True,
-            )
-            return
+    prompts = load_turing_prompts(settings.prompts, settings.template)
+    judge = ChoiceJudge(settings, prompts, Endpoints(progress.note))
+    manifest = store.read_manifest()
+    chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
+    evaluation = TuringEvaluation(store, judge.id)
+    secret = evaluation.secret()
+    samples = run_samples(store, manifest=manifest)
+    questions = turing_questions(judge, samples, store.predictions.load(), chosen_seed, both_orders, secret)
+    if dry_run:
+        cost = estimate_turing(store, judge, questions)
+        console.print(
+            f"dry run: {len(questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt and "
+            f"~{cost.completion_tokens:,} completion tokens; estimated judge cost "
+            f"{judge_cost(cost.cost_usd, judge.settings.batch)}. Nothing was spent.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
 
-        async def ask() -> dict[str, ChoiceAnswer]:
-            try:
-                return await run_turing(store, judge, questions, chosen_seed, secret, progress)
-            finally:
-                await judge.aclose()
+    async def ask() -> dict[str, ChoiceAnswer]:
+        try:
+            return await run_turing(store, judge, questions, chosen_seed, secret, progress)
+        finally:
+            await judge.aclose()
 
-        answers = asyncio.run(ask())
-        result = _result(judge.id, [store.name], read_answers(evaluation.path), evaluation.predictable())
+    answers = asyncio.run(ask())
+    result = _result(judge.id, [store.name], read_answers(evaluation.path), evaluation.predictable())
     _print_result(result, fmt)
     if result.predictable_positions:
         err_console.print(
@@ -156,31 +154,28 @@ def judges(
     from awbench.analysis.turing import fmt_rate, turing_result
     from awbench.run.turing import read_answers, turing_evaluations
 
-    stores = [open_run(run, output) for run in runs]
+    stores = [resolve_run(run, output) for run in runs]
     answers: dict[str, list[Any]] = {}
     taken: dict[str, list[str]] = {}
     models: dict[tuple[str, str], str] = {}  # (run, judge id) -> the judge's model
-    with pipeline_errors():
-        predictable: set[str] = set()  # judge ids with an evaluation whose positions follow the seed alone
-        for store in stores:
-            for evaluation in turing_evaluations(store):
-                info = evaluation.read_info()
-                models[(store.name, evaluation.id)] = info.settings.model
-                if info.positions == "seed":
-                    predictable.add(evaluation.id)
-                taken.setdefault(evaluation.id, []).append(store.name)
-                answers.setdefault(evaluation.id, []).extend(
-                    a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
-                )
-        if not answers:
-            fail(
-                f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first"
+    predictable: set[str] = set()  # judge ids with an evaluation whose positions follow the seed alone
+    for store in stores:
+        for evaluation in turing_evaluations(store):
+            info = evaluation.read_info()
+            models[(store.name, evaluation.id)] = info.settings.model
+            if info.positions == "seed":
+                predictable.add(evaluation.id)
+            taken.setdefault(evaluation.id, []).append(store.name)
+            answers.setdefault(evaluation.id, []).extend(
+                a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
             )
-        results = sorted(
-            (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
-            key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
-        )
-        agreement = _rubric_agreement(stores, [r.judge for r in results], models)
+    if not answers:
+        fail(f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first")
+    results = sorted(
+        (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
+        key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
+    )
+    agreement = _rubric_agreement(stores, [r.judge for r in results], models)
     if fmt == "json":
         payload = {"judges": [r.model_dump() for r in results], "rubric_agreement": agreement}
         _print_json(payload)

@@ -43,6 +43,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
+from awbench.errors import SettingsError
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
@@ -188,16 +189,18 @@ class ChoiceJudge:
 
     def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None) -> None:
         if settings.structured:
-            raise ValueError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
+            raise SettingsError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
         if settings.samples != 1:
-            raise ValueError("--judge-samples: a choice question is asked once (its re-asks are for unusable answers)")
+            raise SettingsError(
+                "--judge-samples: a choice question is asked once (its re-asks are for unusable answers)"
+            )
         self.settings = settings
         self.prompt_set = prompt_set
         self.id = llm_judge_id(settings, prompt_set.name, prompt_set.sha256)
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise ValueError(unpriced_cap(settings.model, settings.max_cost))
+            raise SettingsError(unpriced_cap(settings.model, settings.max_cost), key="cost_unknown")
         self.reader = choice_reader(prompt_set)
         self.sender = _sender(self, endpoints or Endpoints())
         self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
@@ -332,7 +335,7 @@ def _sender(judge: ChoiceJudge, endpoints: Endpoints) -> Sender:
 
         return EngineSender(judge, engine_judge(judge.settings, judge.prompt_set))
     if backend != "openai":
-        raise ValueError(
+        raise SettingsError(
             f"--judge-backend {backend}: two-choice questions go through the openai or the vllm judge backend"
         )
     from awbench.judging.llm import LLMJudge

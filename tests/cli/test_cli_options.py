@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.cli.common import user_errors
 from awbench.cli.config_file import toml_document
-from awbench.cli.options import OPTION_NAMES, Options
+from awbench.cli.errors import reported_errors
+from awbench.cli.options import Options
 from awbench.cli.run_commands import cli_judge_settings
 from awbench.config import JudgeSettings, ModelSettings
 
@@ -105,7 +105,7 @@ def _no_pydantic(text: str) -> None:
 
 
 def test_settings_that_fail_validation_are_named_by_their_options(capsys):
-    with pytest.raises(typer.Exit) as stopped:
+    with pytest.raises(typer.Exit) as stopped, reported_errors():
         cli_judge_settings(None, Options({}, {"judge_samples": 0, "judge_concurrency": 0}))
     assert stopped.value.exit_code == 2
     err = capsys.readouterr().err
@@ -140,8 +140,8 @@ def test_settings_that_fail_validation_are_named_by_their_options(capsys):
         ),
     ],
 )
-def test_user_errors_turns_a_validation_error_into_option_lines(build, lines, capsys):
-    with pytest.raises(typer.Exit), user_errors(ValueError, names=OPTION_NAMES):
+def test_the_handler_turns_a_validation_error_into_option_lines(build, lines, capsys):
+    with pytest.raises(typer.Exit), reported_errors():
         build()
     err = capsys.readouterr().err
     assert sorted(err.splitlines()) == sorted(f"error: {line}" for line in lines)
@@ -151,10 +151,10 @@ def test_user_errors_turns_a_validation_error_into_option_lines(build, lines, ca
 def test_a_validation_error_is_never_shown_raw(capsys):
     with pytest.raises(ValidationError) as raw:
         JudgeSettings(samples=0)
-    assert "errors.pydantic.dev" in str(raw.value)  # what user_errors keeps from the user
-    with pytest.raises(typer.Exit), user_errors():
+    assert "errors.pydantic.dev" in str(raw.value)  # what the handler keeps from the user
+    with pytest.raises(typer.Exit), reported_errors():
         JudgeSettings(samples=0)
-    assert capsys.readouterr().err == "error: --samples: must be at least 1, got 0\n"
+    assert capsys.readouterr().err == "error: --judge-samples: must be at least 1, got 0\n"  # named by its option
 
 
 # --- --config FILE.toml and --print-config ---------------------------------------------------------------------

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from judge_requests import judge_request_for
 from tokenizers import Tokenizer
 from vllm_fixtures import (
@@ -32,6 +31,7 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
+from awbench.errors import SettingsError
 from awbench.judging import create_judges, openai_judge, requests_of
 from awbench.judging.prompts import load_prompt_set, render_messages
 from awbench.judging.verdict_records import verdict_seed
@@ -112,7 +112,7 @@ def test_the_cli_builds_the_judge_engine_settings() -> None:
     assert resumed.engine.batch_size == 16 and resumed.engine.max_model_len == 4096 and resumed.backend == "vllm"
     served = _judge_settings(settings, {"judge_base_url": "http://127.0.0.1:9/v1"})  # an endpoint: back to HTTP
     assert served.backend == "openai" and served.base_url == "http://127.0.0.1:9/v1"
-    with pytest.raises(typer.Exit):
+    with pytest.raises(SettingsError, match="--judge-base-url is for --judge-backend openai"):
         _judge_settings(None, {"judge_backend": "vllm", "judge_base_url": "http://127.0.0.1:9/v1"})
 
 
