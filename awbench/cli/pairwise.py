@@ -17,7 +17,6 @@ from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import cli_judge_settings
 from awbench.cli.summary import judge_cost
-from awbench.errors import EXIT_FAILURES
 from awbench.run.store import resolve_run
 
 if TYPE_CHECKING:
@@ -177,18 +176,15 @@ def leaderboard_pairwise(
     if answers is None:
         return None
     keyed = {(runs[a].name, runs[b].name): i for i, (a, b) in enumerate(pairs)}
-    try:
-        board = pairwise_leaderboard(
-            [run.name for run in runs],
-            {key: jobs[i].pairing for key, i in keyed.items()},
-            {key: answers[i] for key, i in keyed.items()},
-            judge.id,
-            _prompts(judge),
-            resamples,
-            seed,
-        )
-    except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
-        fail(str(error), EXIT_FAILURES)
+    board = pairwise_leaderboard(
+        [run.name for run in runs],
+        {key: jobs[i].pairing for key, i in keyed.items()},
+        {key: answers[i] for key, i in keyed.items()},
+        judge.id,
+        _prompts(judge),
+        resamples,
+        seed,
+    )
     return board, _tolerated(runs)
 
 
