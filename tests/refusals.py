@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from click.testing import Result
+from typer.testing import Result
 
 from awbench.errors import AwbenchError
 

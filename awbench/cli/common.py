@@ -103,6 +103,32 @@ def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> l
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
+# The in-process engines' options of awbench 0.3 that are KEY=VALUE pairs now: the option that takes the pair, the
+# key, and the value a flag stands for (else the value given).
+RETIRED_OPTIONS = {
+    "--dtype": ("--engine-arg", "dtype", None),
+    "--data-parallel-size": ("--engine-arg", "data_parallel_size", None),
+    "--trust-remote-code": ("--engine-arg", "trust_remote_code", "true"),
+    "--prefix-caching": ("--engine-arg", "enable_prefix_caching", "true"),
+    "--no-prefix-caching": ("--engine-arg", "enable_prefix_caching", "false"),
+    "--distributed-executor-backend": ("--engine-arg", "distributed_executor_backend", None),
+    "--batch-size": ("--engine-arg", "batch_size", None),
+    "--judge-max-model-len": ("--judge-engine-arg", "max_model_len", None),
+    "--judge-dtype": ("--judge-engine-arg", "dtype", None),
+    "--judge-tensor-parallel-size": ("--judge-engine-arg", "tensor_parallel_size", None),
+    "--judge-gpu-memory-utilization": ("--judge-engine-arg", "gpu_memory_utilization", None),
+    "--judge-batch-size": ("--judge-engine-arg", "batch_size", None),
+}
+
+
+def retired_option(name: str, value: str | None, options: Iterable[str]) -> tuple[str, str] | None:
+    """A retired option that the command now takes as a KEY=VALUE pair: (the option, the pair, with `value`)."""
+    option, key, flag_value = RETIRED_OPTIONS.get(name, ("", "", None))
+    if option not in options:
+        return None
+    return option, f"{key}={flag_value or value or 'VALUE'}"
+
+
 class Command(TyperCommand):
     """A command whose bad option values are reported like every other user error, in our words
     (`error: --concurrency: must be at least 1, got 0`, exit 2): typer checks `min`/`max` and `Literal`
@@ -112,6 +138,7 @@ class Command(TyperCommand):
         return flags_without_type(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _refuse_retired([name for param in self.params for name in param.opts], args)
         try:
             rest = super().parse_args(ctx, args)
         except typer.BadParameter as error:
@@ -121,6 +148,19 @@ class Command(TyperCommand):
             raise
         _refuse_undecodable(self.params, ctx.params)
         return rest
+
+
+def _refuse_retired(options: list[str], args: list[str]) -> None:
+    """A retired option given (`--dtype half`, `--dtype=half`) is named with the pair that replaces it, where
+    the command has the option that takes the pair; otherwise the parser says it knows no such option."""
+    given = [str(arg) for arg in args]  # a test's runner passes paths as they are
+    for at, arg in enumerate(given):
+        if arg == "--":  # what follows is arguments, not options
+            return
+        name, equals, value = arg.partition("=")
+        following = given[at + 1] if at + 1 < len(given) and not given[at + 1].startswith("--") else None
+        if retired := retired_option(name, value if equals else following, options):
+            fail(f"no option {name}: did you mean {' '.join(retired)}?", key="retired_option")
 
 
 def _label(param: Any) -> str:

@@ -59,7 +59,9 @@ def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
     that was never applied."""
     unused, why = unused_model_fields(backend, given)
     if unused:
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in unused], backend, why)
+        fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
+        fields += [name for name in unused if name != "engine"]
+        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], backend, why)
 
 
 def _refuse(options: list[str], backend: str, why: str) -> None:

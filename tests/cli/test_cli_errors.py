@@ -117,7 +117,8 @@ def test_every_refusal_class_of_the_package_is_an_awbench_error_with_a_key():
     classes = {cls.__name__: cls for cls in _refusal_classes()}
     assert refusals <= classes.keys()
     for name in refusals:
-        assert issubclass(classes[name], AwbenchError) and classes[name].key not in ("", AwbenchError.key), name
+        refusal_class = classes[name]
+        assert issubclass(refusal_class, AwbenchError) and refusal_class.key not in ("", AwbenchError.key), name
     # The others are the transport's own (retried, or recorded on a sample), never shown as a refusal.
     assert {n for n, c in classes.items() if not issubclass(c, AwbenchError)} == {
         "EndpointError",

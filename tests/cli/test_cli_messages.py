@@ -234,9 +234,9 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
             "--base-url): leave it out\n",
         ),
         (
-            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
-            "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
-            "in-process judge, --judge-backend vllm): leave them out\n",
+            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-engine-arg", "max_model_len=9"],
+            "error: --judge-engine-arg does not apply to the openai judge backend (they are for the "
+            "in-process judge, --judge-backend vllm): leave it out\n",
         ),
     ],
 )

@@ -55,8 +55,11 @@ CASES = [
     (RUN + ["--request-timeout", "0"], "--request-timeout: must be at least 0.001, got 0"),
     (RUN + ["--max-retries", "-1"], "--max-retries: must be at least 0, got -1"),
     (RUN + ["--tensor-parallel-size", "0"], "--tensor-parallel-size: must be at least 1, got 0"),
-    (RUN + ["--data-parallel-size", "0"], "--data-parallel-size: must be at least 1, got 0"),
-    (RUN + ["--batch-size", "0"], "--batch-size: must be at least 1, got 0"),
+    (RUN + ["--engine-arg", "batch_size=0"], "--engine-arg batch_size: must be at least 1, got 0"),
+    (
+        RUN + ["--judge-backend", "vllm", "--judge-engine-arg", "gpu_memory_utilization=2"],
+        "--judge-engine-arg gpu_memory_utilization: must be at most 1, got 2",
+    ),
     (RUN + ["--gpu-memory-utilization", "0"], "--gpu-memory-utilization: must be at least 0.01, got 0"),
     (RUN + ["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: must be at most 1, got 1.5"),
     (RUN + ["--temperature", "-0.1"], "--temperature: must be at least 0, got -0.1"),
@@ -78,6 +81,20 @@ CASES = [
     (["show", "r", "--max-chars", "10"], "--max-chars: must be at least 200, got 10"),
     (["report", "--worst", "-1"], "--worst: must be at least 0, got -1"),
     (["report", "--resamples", "1"], "--resamples: must be at least 2000, got 1"),
+    # the engine options of awbench 0.3, KEY=VALUE pairs now
+    (
+        RUN + ["--data-parallel-size", "2"],
+        "no option --data-parallel-size: did you mean --engine-arg data_parallel_size=2?",
+    ),
+    (RUN + ["--dtype=half"], "no option --dtype: did you mean --engine-arg dtype=half?"),
+    (
+        RUN + ["--no-prefix-caching"],
+        "no option --no-prefix-caching: did you mean --engine-arg enable_prefix_caching=false?",
+    ),
+    (
+        ["judge", "r", "--judge-max-model-len", "4096"],
+        "no option --judge-max-model-len: did you mean --judge-engine-arg max_model_len=4096?",
+    ),
     # not numbers at all
     (RUN + ["--concurrency", "many"], "--concurrency: expected a whole number, got 'many'"),
     (RUN + ["--temperature", "hot"], "--temperature: expected a number, got 'hot'"),
@@ -124,7 +141,9 @@ def test_settings_that_fail_validation_are_named_by_their_options(capsys):
             ["--temperature: expected a number, got 'hot'", "--max-tokens: must be at least 1, got 0"],
         ),
         (
-            lambda: ModelSettings(model="m", backend="openai", engine_args=[1], base_urls="x", **{"bogus": 1}),
+            lambda: ModelSettings(
+                model="m", backend="openai", engine={"engine_args": [1]}, base_urls="x", **{"bogus": 1}
+            ),
             [
                 "--base-url: invalid value 'x'",
                 "--engine-arg: invalid value [1]",
@@ -268,7 +287,15 @@ NOT_FINITE = "is not a finite number (JSON has no NaN or infinity)"
 BAD_FILES = [
     (
         'model = "m"\njudge_modle = "x"\n',
-        "line 2: judge_modle: not an option of `awbench run`; did you mean judge_model, judge_samples, judge_max_model_len?",
+        "line 2: judge_modle: not an option of `awbench run`; did you mean judge_model, judge_samples, judge_rpm?",
+    ),
+    (
+        'model = "m"\ndtype = "half"\nprefix_caching = false\n',
+        'line 2: dtype: no such option: did you mean engine_arg = ["dtype=half"]?',
+    ),
+    (
+        'model = "m"\nprefix_caching = false\n',
+        'line 2: prefix_caching: no such option: did you mean engine_arg = ["enable_prefix_caching=false"]?',
     ),
     (
         'model = "m"\noverwrite = true\n',

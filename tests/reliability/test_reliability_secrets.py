@@ -31,7 +31,7 @@ from reliability_helpers import (
     no_traceback,
 )
 
-from awbench.config import JudgeEngineSettings, JudgeSettings, ModelSettings
+from awbench.config import EngineSettings, JudgeSettings, ModelSettings
 from awbench.redact import (
     holds_mask,
     looks_like_key,
@@ -703,8 +703,8 @@ def test_a_variables_name_and_a_key(name: str, key: bool) -> None:
 
 def test_engine_arguments_holding_keys_are_recorded_masked() -> None:
     """`--engine-arg hf_token=...` (the candidate's vLLM engine, and the judge's): masked where settings are written."""
-    model = ModelSettings(model="m", backend="vllm", engine_args={"hf_token": ARG_KEY, "max_num_seqs": 8})
-    judge = JudgeSettings(engine=JudgeEngineSettings(engine_args={"hf_token": ARG_KEY}))
-    assert json.loads(model.model_dump_json())["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
+    model = ModelSettings(model="m", backend="vllm", engine={"engine_args": {"hf_token": ARG_KEY, "max_num_seqs": 8}})
+    judge = JudgeSettings(engine=EngineSettings(engine_args={"hf_token": ARG_KEY}))
+    assert json.loads(model.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
     assert json.loads(judge.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***"}
-    assert model.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key
+    assert model.engine.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key
