@@ -122,7 +122,7 @@ def _list(values: list[str] | None, option: str) -> list[str]:
 @dataclass(frozen=True)
 class Opt:
     name: str  # the parameter: `--name-with-dashes` on the command line, `name` in a config file
-    field: str  # the settings field it sets; `engine.<field>` for JudgeSettings.engine's
+    field: str  # the settings field it sets; `engine.<field>` for one of its EngineSettings
     type: Any  # its value's type on the command line (a list: the option repeats)
     help: str = ""
     min: float | None = None
