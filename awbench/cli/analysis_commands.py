@@ -247,7 +247,7 @@ def leaderboard(
     stores, notes = discover_runs(roots)
     if not stores and not (reference or mix_reference):
         _print_notes(notes)
-        fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
+        fail(f"no scored runs under {', '.join(str(d) for d in roots)}", key="no_scored_runs")
     board = build_leaderboard(
         stores,
         view=by,
@@ -262,7 +262,7 @@ def leaderboard(
     )
     if not board.groups:
         _print_notes(board.notes)
-        fail(_nothing_to_show(judge, by), EXIT_FAILURES)
+        fail(_nothing_to_show(judge, by), EXIT_FAILURES, key="nothing_to_show")
     if fmt == "table":
         if out is None:
             console.print(*leaderboard_renderables(board, notes=False), sep="\n")
@@ -319,7 +319,10 @@ def compare(
     refuse_without_pairwise(options, pairwise, dry_run)
     if pairwise:
         if judges is not None or judge is not None:
-            fail(f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge")
+            fail(
+                f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge",
+                key="bad_option",
+            )
         from awbench.cli.pairwise_views import pairwise_comparison_renderables
 
         outcome = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
@@ -420,7 +423,8 @@ def show(
     if dimension is not None and data.evaluation(judge_id).kind == "rules":
         fail(
             f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
-            f"judge's evaluation (--judge llm, or its id)"
+            f"judge's evaluation (--judge llm, or its id)",
+            key="bad_option",
         )
     if by_turn or by_context:
         choices: tuple[tuple[Axis, bool], ...] = (("turn", by_turn), ("context", by_context))
@@ -433,7 +437,7 @@ def show(
         return
     if sample:
         if sample not in data.samples:
-            fail(f"{data.name} has no sample {sample!r}{did_you_mean(sample, data.samples)}")
+            fail(f"{data.name} has no sample {sample!r}{did_you_mean(sample, data.samples)}", key="unknown_sample")
         keys, matched = [sample], 1
     elif worst:
         keys = worst_keys(data, judge_id, worst, domain=domain, dimension=dimension.lower() if dimension else None)
@@ -501,13 +505,13 @@ def report(
     stores, notes = discover_runs(roots)
     if not stores:
         _print_notes(notes)
-        fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
+        fail(f"no scored runs under {', '.join(str(d) for d in roots)}", key="no_scored_runs")
     result = build_report(
         stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples, seed=seed, notes=notes
     )
     if not result.charts:
         _print_notes(result.notes)
-        fail(_nothing_to_show(judge), EXIT_FAILURES)
+        fail(_nothing_to_show(judge), EXIT_FAILURES, key="nothing_to_show")
     _write(out, result.html)
     charts = f"{plural(len(result.charts), 'leaderboard chart')}, {len(result.growth_charts)} along trajectories"
     console.print(f"wrote {out} ({plural(len(stores), 'run')}; {charts})", highlight=False)

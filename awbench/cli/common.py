@@ -144,7 +144,7 @@ class Command(TyperCommand):
         except typer.BadParameter as error:
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
-                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}")
+                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}", key="bad_option")
             raise
         _refuse_undecodable(self.params, ctx.params)
         return rest
@@ -176,7 +176,7 @@ def _refuse_undecodable(params: list[Any], values: Mapping[str, Any]) -> None:
             if isinstance(value, str) and (position := _undecodable(value)) is not None:
                 byte = ord(value[position]) - 0xDC00  # surrogateescape's mapping of bytes 0x80..0xff
                 shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"U+{ord(value[position]):04X}"
-                fail(f"{_label(param)}: {shown} at character {position} is not UTF-8 text")
+                fail(f"{_label(param)}: {shown} at character {position} is not UTF-8 text", key="bad_option")
 
 
 def _undecodable(text: str) -> int | None:

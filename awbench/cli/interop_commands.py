@@ -56,10 +56,11 @@ def export(
     if official is None and hf_eval_results is None:
         fail(
             "give --official DIR (the reference script's files) or --hf-eval-results DIR (the Hub's evaluation "
-            "results), or both"
+            "results), or both",
+            key="bad_option",
         )
     if hf_eval_results is None and (allow_subset or hf_source_url is not None):
-        fail("--allow-subset and --hf-source-url go with --hf-eval-results")
+        fail("--allow-subset and --hf-source-url go with --hf-eval-results", key="bad_option")
     refuse_run_outputs({"--official": official, "--hf-eval-results": hf_eval_results})
     store = resolve_run(run, output)
     if official is not None:
@@ -160,7 +161,9 @@ def _import_inspect_log(
     file: Path, run_name: str, model: str | None, judge_model: str | None, output: Path, overwrite: bool
 ) -> None:
     if judge_model is not None:
-        fail("--judge-model is for the reference script's judged.jsonl: an inspect log names its judge")
+        fail(
+            "--judge-model is for the reference script's judged.jsonl: an inspect log names its judge", key="bad_option"
+        )
     result = import_inspect_log(file, run_name, output, model, overwrite)
     console.print(
         f"imported {result.predictions} predictions and {result.judgments} judgments into {result.run}",

@@ -59,9 +59,9 @@ def _json(text: str, where: str) -> Any:
     except json.JSONDecodeError:
         raise
     except RecursionError:
-        fail(f"{where}: {TOO_DEEP}")
+        fail(f"{where}: {TOO_DEEP}", key="bad_option")
     except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
-        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits")
+        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits", key="bad_option")
 
 
 def unrecordable(fields: Mapping[str, Any]) -> str | None:
@@ -80,11 +80,11 @@ def _json_object(value: str | None, option: str) -> dict[str, Any]:
     try:
         parsed = _json(value, option)
     except json.JSONDecodeError as error:
-        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
+        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}", key="bad_option")
     if not isinstance(parsed, dict):
-        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}", key="bad_option")
     if problem := unrecordable(parsed):
-        fail(f"{option}: {problem}")
+        fail(f"{option}: {problem}", key="bad_option")
     return parsed
 
 
@@ -94,13 +94,13 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            fail(f"{option} expects KEY=VALUE, got {pair!r}")
+            fail(f"{option} expects KEY=VALUE, got {pair!r}", key="bad_option")
         try:
             args[key.replace("-", "_")] = _json(value, f"{option} {key}")
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
     if problem := unrecordable(args):
-        fail(f"{option}: {problem}")
+        fail(f"{option}: {problem}", key="bad_option")
     return args
 
 
@@ -108,7 +108,7 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     """A backend's name, one the registry knows (awbench's own or an installed package's)."""
     known = plugins.names(group)
     if value is not None and value not in known:
-        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}")
+        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}", key="bad_option")
     return value
 
 

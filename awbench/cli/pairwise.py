@@ -41,7 +41,10 @@ def refuse_without_pairwise(options: Options, pairwise: bool, dry_run: bool) -> 
     given += ["--dry-run"] if dry_run else []
     if not pairwise and given:
         verb = "applies" if len(given) == 1 else "apply"
-        fail(f"{', '.join(given)} {verb} only with --pairwise (a judge asked which of two predictions is closer)")
+        fail(
+            f"{', '.join(given)} {verb} only with --pairwise (a judge asked which of two predictions is closer)",
+            key="bad_option",
+        )
 
 
 def _runs(names: Sequence[str], output: Path) -> list[RunData]:
@@ -107,7 +110,8 @@ def _judge(options: Options) -> ChoiceJudge:
     if given.get("prompts") == "rubric":
         fail(
             f"--judge-prompts rubric is the rubric's prompt set: --pairwise takes '{BUILTIN}', a directory, or a "
-            "Qwen-AgentWorld checkout"
+            "Qwen-AgentWorld checkout",
+            key="bad_option",
         )
     settings = cli_judge_settings(None, options)
     settings = settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
@@ -201,7 +205,7 @@ def show_pairwise_leaderboard(
     """`awbench leaderboard --pairwise`: the runs under `dirs` (else `output`) ranked, as a table or json on
     stdout. `unused`: the leaderboard's options that do not apply, by name, and whether each was given."""
     if given := [name for name, used in unused.items() if used]:
-        fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)")
+        fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)", key="bad_option")
     from awbench.analysis.listing import locate_runs, run_dirs
     from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
 

@@ -66,7 +66,9 @@ def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
 
 def _refuse(options: list[str], backend: str, why: str) -> None:
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
-    fail(f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out")
+    fail(
+        f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out", key="bad_option"
+    )
 
 
 def _config(options: Options, judged: bool) -> RunConfig:

@@ -55,7 +55,8 @@ def turing_settings(options: Options) -> JudgeSettings:
     if given.get("prompts") == "rubric":
         fail(
             "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "
-            "or a Qwen-AgentWorld checkout"
+            "or a Qwen-AgentWorld checkout",
+            key="bad_option",
         )
     settings = cli_judge_settings(None, options)
     return settings.model_copy(update={"prompts": given.get("prompts", DEFAULT_TURING_PROMPTS)})

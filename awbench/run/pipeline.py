@@ -239,7 +239,8 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
         raise PipelineError(
             f"run {store.path} was made with other settings:\n  "
             + "\n  ".join(conflicts)
-            + "\nuse another --run-name, or --overwrite to replace the run"
+            + "\nuse another --run-name, or --overwrite to replace the run",
+            key="settings_differ",
         )
     # Operational settings (endpoints, concurrency) are this command's; what the run computes is unchanged.
     updated = old.model_copy(
@@ -265,7 +266,8 @@ def run_samples(
     if data.fingerprint != manifest.data_fingerprint:
         raise PipelineError(
             f"the data at {data.source} is not what run {store.name} was made with "
-            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})"
+            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})",
+            key="data_changed",
         )
     return data.samples
 

@@ -321,10 +321,10 @@ async def check_endpoint(client: ChatClient, role: str) -> None:
         detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
     except MalformedResponse as error:
-        raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
+        raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
     except StatusError as error:
         if error.status == 404:
-            raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
+            raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
         if error.status == 401:
             raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
         if error.status == 403:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import typer
 from pydantic import ValidationError
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -331,20 +332,14 @@ def test_a_bad_config_file_is_one_line_naming_the_file_and_key(text, message, tm
 
 def test_a_missing_config_file_is_named(tmp_path):
     result = runner.invoke(app, ["infer", "--config", str(tmp_path / "none.toml")])
-    assert (result.exit_code, result.stderr) == (
-        2,
-        f"error: {tmp_path / 'none.toml'}: cannot read the config file: No such file or directory\n",
-    )
+    assert refusal(result) == (2, "bad_config_file") and str(tmp_path / "none.toml") in result.stderr
 
 
 def test_a_judge_config_file_takes_only_judge_options(tmp_path):
     config = tmp_path / "judge.toml"
     config.write_text('model = "m"\n')
     result = runner.invoke(app, ["judge", "r", "--config", str(config)])
-    assert (result.exit_code, result.stderr) == (
-        2,
-        f"error: {config}, line 1: model: not an option of `awbench judge`; did you mean judge_model?\n",
-    )
+    assert refusal(result) == (2, "bad_config_file") and result.stderr.endswith("; did you mean judge_model?\n")
 
 
 @pytest.mark.parametrize(

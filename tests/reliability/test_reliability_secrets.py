@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from reliability_helpers import (
     CANDIDATE_MODEL,
     JUDGE_MODEL,
@@ -437,10 +438,7 @@ def test_a_source_link_with_a_key_is_not_published(tmp_path: Path) -> None:
     link = f"https://logs.example/run-r?X-Amz-Signature={URL_KEY}"
     result = cli("export", "r", "--output", results, "--hf-eval-results", tmp_path / "model", "--hf-source-url", link)
     no_traceback(result)
-    assert result.exit_code == 2
-    assert result.stderr.startswith(
-        "error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user"
-    )
+    assert refusal(result) == (2, "bad_option") and "?X-Amz-Signature=***" in result.stderr
     assert not leaked(result.output, (URL_KEY,)) and not (tmp_path / "model").exists()
 
 
