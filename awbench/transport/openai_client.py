@@ -324,7 +324,9 @@ async def check_endpoint(client: ChatClient, role: str) -> None:
         raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
     except StatusError as error:
         if error.status == 404:
-            raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
+            raise EndpointDown(
+                no_listing(role, client.base_url, error_summary(error)), key="no_model_listing"
+            ) from None
         if error.status == 401:
             raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
         if error.status == 403:

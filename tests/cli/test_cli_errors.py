@@ -89,7 +89,7 @@ def test_settings_are_named_by_their_options_and_other_errors_stay_bugs(capsys):
 
 def test_the_key_of_a_refusal_is_reachable_from_the_command_line_exit(tmp_path):
     result = CliRunner().invoke(app, ["show", "nobody", "--output", str(tmp_path)])
-    assert refusal(result) == (2, "bad_run")
+    assert refusal(result) == (2, "unknown_run")
     assert result.stderr.startswith("error: no run 'nobody'")
     assert refusal(CliRunner().invoke(app, ["ls", str(tmp_path)])) == (0, None)
 
