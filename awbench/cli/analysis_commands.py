@@ -39,7 +39,7 @@ from awbench.cli.pairwise import (
 from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.errors import EXIT_FAILURES
-from awbench.files import write_atomic
+from awbench.files import write_output
 from awbench.run.store import resolve_run
 from awbench.suggest import did_you_mean
 
@@ -90,10 +90,11 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _write(out: Path, text: str) -> None:
-    """Atomically (a failed write leaves the previous file as it was); a directory where the file goes, a
-    read-only place or a full disk: a message naming the path, not a traceback."""
+    """As the user means it (`write_output`: a file atomically, a failed write leaving the previous file as it
+    was; a device or FIFO in place); a directory where the file goes, a read-only place or a full disk: a message
+    naming the path, not a traceback."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(out, text)
+    write_output(out, text)
 
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:

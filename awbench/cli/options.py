@@ -540,7 +540,7 @@ JUDGE = Group(
             default_text="the prompt set's",
         ),
         engine_arg_opt("judge_engine_arg", "the judge's (--judge-backend vllm)", JUDGE_CALLS),
-        # The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+        # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the judge calls travel; the judge id stays the same.
         Opt(
             "judge_batch",
             "batch",

@@ -16,13 +16,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, to_100
+from awbench.judging.injection import INJECTION_FLAG
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.run.failures import FailureGroup
 from awbench.run.reference_scores import ReferenceScores
 
 FailurePolicy = Literal["minimum", "exclude"]
 GenKey = tuple[str, int]  # (sample key, generation)
-INJECTION_FLAG = "suspected_injection"
 Point = tuple[str, float, dict[str, float]]  # (sample key, score 0..100, dimensions 0..100)
 
 

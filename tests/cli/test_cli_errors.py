@@ -23,7 +23,7 @@ from awbench.errors import AwbenchError
 from awbench.judging import BudgetExhausted
 from awbench.judging.rules.workers import RuleWorkerFailed
 from awbench.run.store import StoreError
-from awbench.transport.openai_client import FatalAPIError
+from awbench.transport.endpoints import FatalAPIError
 
 
 def reported(error: BaseException, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
@@ -119,11 +119,13 @@ def test_every_refusal_class_of_the_package_is_an_awbench_error_with_a_key():
     for name in refusals:
         refusal_class = classes[name]
         assert issubclass(refusal_class, AwbenchError) and refusal_class.key not in ("", AwbenchError.key), name
-    # The others are the transport's own (retried, or recorded on a sample), never shown as a refusal.
+    # The others are the transport's and the Batch API runner's (retried, or recorded on a sample), never shown
+    # as a refusal.
     assert {n for n, c in classes.items() if not issubclass(c, AwbenchError)} == {
         "EndpointError",
         "StatusError",
         "ConnectionFailed",
         "MalformedResponse",
         "RequestTimeout",
+        "NotRun",
     }
