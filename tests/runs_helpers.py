@@ -207,10 +207,8 @@ def _evaluation(
 
 
 def cli_app() -> typer.Typer:
-    from awbench.cli.analysis_commands import register
+    from awbench.cli import app
 
-    app = typer.Typer()
-    register(app)
     return app
 
 
