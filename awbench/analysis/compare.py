@@ -29,7 +29,7 @@ from awbench.analysis.stats import (
     krippendorff_alpha_ordinal,
     length_bias,
     length_ratio,
-    too_few,
+    too_few_of,
 )
 from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.records import SCHEMA_VERSION
@@ -60,12 +60,13 @@ class Paired(BaseModel):
     wins: int = 0
     ties: int = 0
     losses: int = 0
+    fewest_trajectories: int | None = None  # overall only: those of its domain with the fewest
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
-        """Fewer than MIN_TRAJECTORIES trajectories: no interval, no P(A > B)."""
-        return too_few(self.trajectories)
+        """Fewer than MIN_TRAJECTORIES trajectories (overall: in one of its domains): no interval, no P(A > B)."""
+        return too_few_of(self.trajectories, self.fewest_trajectories)
 
 
 class Agreement(BaseModel):
@@ -188,6 +189,7 @@ def paired_rows(
                 name=OVERALL,
                 n=sum(r.n for r in rows),
                 trajectories=sum(r.trajectories for r in rows),
+                fewest_trajectories=min(r.trajectories for r in rows),
                 mean_a=float(np.mean([r.mean_a for r in rows])),
                 mean_b=float(np.mean([r.mean_b for r in rows])),
                 diff=float(np.mean([r.diff for r in rows])),
@@ -232,7 +234,7 @@ def paired_growth(
     present = [labels.index(label) for label in rows]
     units = {
         d: [
-            Unit(key=k, trajectory=trajectories[k], position=positions[k], scores=(sa[d][k] - sb[d][k],))
+            Unit(key=k, trajectory=trajectories[k], position=positions[k], score=sa[d][k] - sb[d][k])
             for k in sa.get(d, {})
             if k in sb.get(d, {})
         ]

@@ -164,7 +164,7 @@ def test_the_png_is_the_report_chart_drawn_at_twice_its_size(tmp_path):
 
 # --------------------------------------------------------------------------- the report in a browser
 
-ALL = {d: [2, 1] for d in DOMAINS}
+ALL = {d: [2, 1, 1, 1, 1] for d in DOMAINS}  # five trajectories a domain: intervals
 
 
 @pytest.fixture

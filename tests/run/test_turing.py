@@ -375,7 +375,8 @@ def test_the_readme_judges_table(tmp_path: Path, truths: dict[str, set[str]]) ->
     for r in json.loads(result.stdout)["judges"]:
         bias, accuracy = r["position_bias"], r["accuracy"]
         cells = (
-            r["judge"], f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
+            r["judge"], f"{accuracy['value']:.1f} (too few to tell)" if accuracy["low"] is None else
+            f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
             *(f"{v:.1f}" for v in (bias["real_a"]["value"], bias["real_b"]["value"], bias["a_share"])),
             str(r["parse_failures"]), str(r["questions"]), f"{r['cost_per_1000']:.2f}",
         )  # fmt: skip
