@@ -113,6 +113,7 @@ class Comparison(BaseModel):
     judge_agreement: Agreement | None = None  # when both runs judged the same predictions
     length_bias: dict[str, LengthBias]
     growth: dict[str, PairedGrowth] = {}  # by axis: "turn", "context"
+    notes: list[str] = []  # the noise a run's intervals hold without measuring it (`VarianceComponents.unseen_note`)
 
 
 class JudgeRow(BaseModel):
@@ -147,6 +148,15 @@ def _same_predictions(a: RunData, b: RunData) -> bool:
         (p.status, p.prediction) == (b.predictions[k].status, b.predictions[k].prediction)
         for k, p in a.predictions.items()
     )
+
+
+def paired_differences(a: RunData, b: RunData, judge_a: str, judge_b: str) -> dict[str, list[tuple[str, float]]]:
+    """Per domain, each sample both evaluations scored: its trajectory and A - B."""
+    sa, sb = _scores(a, judge_a), _scores(b, judge_b)
+    return {
+        domain: [(a.trajectories[k], v - sb[domain][k]) for k, v in scores.items() if k in sb.get(domain, {})]
+        for domain, scores in sa.items()
+    }
 
 
 def paired_rows(
@@ -314,6 +324,11 @@ def compare_runs(
         judge_agreement=judge_agreement(a, b, ea.id, eb.id) if same_predictions else None,
         length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)},
         growth=growth,
+        notes=[
+            f"{data.name}: {note}"
+            for data, evaluation in ((a, ea), (b, eb))
+            if (variance := data.variance(evaluation.id)) and (note := variance.unseen_note())
+        ],
     )
 
 

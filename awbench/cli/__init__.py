@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 import awbench
-from awbench.cli import analysis_commands, interop_commands, run_commands, turing_commands
+from awbench.cli import analysis_commands, interop_commands, plan_command, run_commands, turing_commands
 from awbench.cli.common import Group, use_command_class
 from awbench.cli.data_commands import data_app
 
@@ -46,6 +46,7 @@ app.add_typer(data_app, name="data")
 interop_commands.register(app)
 analysis_commands.register(app)
 turing_commands.register(app)
+plan_command.register(app)
 use_command_class(app)
 
 

@@ -162,6 +162,7 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
         )
     out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
     out.append(table)
+    out += [Text(f"note: {note}", style="dim") for note in c.notes]
     if c.judge_agreement:
         ag = c.judge_agreement
         agree = FittingTable(title=f"Judge agreement on the same predictions (n = {ag.n})", keys=0)

@@ -96,6 +96,7 @@ COMPARISON_KEYS = [
     "judge_agreement",
     "length_bias",
     "growth",
+    "notes",
 ]
 PAIRED_KEYS = [
     "name",
