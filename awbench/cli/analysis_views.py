@@ -248,8 +248,8 @@ def run_overview(
             *(fmt_number(dims.get(d), 1) for d in dimensions),
             style="bold" if name == OVERALL else None,
         )
-    if partial := partial_label({d: 0.0 for d, pts in points.items() if pts}):
-        table.add_row("Overall", "", partial, style="bold")
+    if partial := partial_label({d: 0.0 for d, pts in points.items() if pts}):  # "partial (2 of 7 domains)"
+        table.add_row("Overall", "", "partial", partial.removeprefix("partial (").removesuffix(")"), style="bold")
     out: list[RenderableType] = [
         table,
         *variance_lines(data.variance(judge_id)),

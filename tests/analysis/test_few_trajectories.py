@@ -14,8 +14,12 @@ from awbench.analysis.compare import paired_rows
 from awbench.analysis.growth import TURN_BINS, Unit, growth_summary, growth_table, trend_phrase, trends
 from awbench.analysis.leaderboard import build_leaderboard, fmt_cell, to_csv
 from awbench.analysis.options import OVERALL
+from awbench.analysis.preference import Outcome, PairOutcomes, rank_runs, win_rates
 from awbench.analysis.runs import load_run_data, run_intervals
 from awbench.analysis.stats import MIN_TRAJECTORIES
+from awbench.analysis.turing import fmt_rate, turing_result
+from awbench.domains import DOMAINS
+from awbench.judging.choice import ChoiceAnswer
 from awbench.records import JudgmentRecord
 from awbench.run.scoring import generation_spread
 
@@ -149,3 +153,55 @@ def test_generation_spread_is_the_sample_standard_deviation():
     spread = generation_spread([("a", "os"), ("b", "os")], judgments, 3)
     assert spread == {"os": pytest.approx(50.0)} and stdev([100.0, 50.0, 0.0]) == 50.0  # n - 1: not 40.82
     assert generation_spread([("b", "os")], judgments, 3) == {}  # a single generation has no spread
+
+
+# --------------------------------------------------------------------------- an Overall over too few (issue 37)
+
+
+def one_trajectory_a_domain() -> dict[str, list[tuple[str, str]]]:
+    """Per domain, two samples of one trajectory: seven trajectories in all, each domain too few."""
+    return {d: [(f"{d}/{d[0]}0/{turn}", f"{d}0") for turn in (1, 2)] for d in DOMAINS}
+
+
+def test_every_overall_from_one_trajectory_a_domain_is_too_few_to_tell():
+    """`compare`'s `Overall +0.64 [0.64, 0.64]`, `turing`'s `54.8 [54.8, 54.8]`, pairwise `30.0% [30.0%, 30.0%]`
+    and the trend's `[-15.3, -15.3]` came from seven domains of one trajectory each: no interval now."""
+    samples = one_trajectory_a_domain()
+    answers = [
+        ChoiceAnswer(
+            key=f"{key}#{first}",
+            question="q",
+            choice="A",
+            attempts=1,
+            meta={"sample": key, "generation": 0, "real": first, "domain": d, "trajectory": t},
+        )
+        for d, found in samples.items()
+        for key, t in found
+        for first in ("A", "B")
+    ]
+    turing = turing_result("judge", ["run"], answers, resamples=200)
+    assert (turing.accuracy.value, turing.accuracy.low, turing.accuracy.high) == (50.0, None, None)
+    assert fmt_rate(turing.accuracy) == "50.0 (too few to tell)"
+    outcomes = [Outcome(key, d, t, float(i % 2)) for d, found in samples.items() for i, (key, t) in enumerate(found)]
+    overall = win_rates(outcomes, resamples=200)[-1]
+    assert (overall.name, overall.trajectories, overall.fewest_trajectories, overall.too_few) == (OVERALL, 7, 1, True)
+    assert (overall.lo, overall.hi) == (None, None)
+    ranked = rank_runs(["a", "b"], [PairOutcomes(0, 1, outcomes)], resamples=200)
+    assert all((r.lo, r.hi) == (None, None) for r in ranked)
+    units = {
+        d: [Unit(key, t, turn, 50.0 - 10 * turn) for turn, (key, t) in enumerate(found, 1)]
+        for d, found in samples.items()
+    }
+    table = growth_table(units, "turn", resamples=200, seed=0)
+    assert table.rows[OVERALL]["1"].too_few and table.rows[OVERALL]["1"].lo is None
+    assert table.trend[OVERALL].too_few and table.trend[OVERALL].lo is None and not table.trend[OVERALL].clear
+
+
+def test_the_overall_of_show_and_the_leaderboard_needs_enough_trajectories_in_each_domain(tmp_path):
+    data = write_data(tmp_path / "data", {d: [1] * (1 if d == "os" else 5) for d in DOMAINS})
+    keys = [f"{d}/{d[0]}{t}/1" for d in DOMAINS for t in range(1 if d == "os" else 5)]
+    store = make_run(tmp_path / "results", "r", data, {k: 1 + i % 5 for i, k in enumerate(keys)})
+    intervals = run_intervals(load_run_data(store), "llm-r", 200, 0)
+    assert "os" not in intervals and OVERALL not in intervals and "web" in intervals  # 34 trajectories, OS's one
+    cells = build_leaderboard([store], ci=True, resamples=200).groups[0].rows[0].cells
+    assert cells[OVERALL].too_few and fmt_cell(cells[OVERALL]).endswith("(too few to tell)")

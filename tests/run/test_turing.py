@@ -246,7 +246,8 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert list(report) == ["schema_version", "judges", "rubric_agreement"] and report["schema_version"] == 1
+    assert list(report) == ["schema_version", "judges", "rubric_agreement", "judge_effects"]
+    assert report["schema_version"] == 1 and report["judge_effects"] is None  # one run, and no LLM rubric judge
     ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
     assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
     assert report["judges"][1]["position_bias"]["a_share"] == 100.0
