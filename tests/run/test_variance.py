@@ -79,7 +79,8 @@ def sd_error(sd: float, df: int) -> float:
 
 def test_a_judge_of_known_noise_is_recovered_with_the_generations_and_items():
     n, k, j = 60, 2, 3
-    variance = variance_components("llm", *judged_records(n, k, j, seed=7), policy="minimum", generations=k)
+    keys, predictions, judgments = judged_records(n, k, j, seed=7)
+    variance = variance_components("llm", keys, predictions, judgments, "minimum", k)
     assert variance is not None and variance.unseen == [] and (variance.generations, variance.verdicts) == (k, j)
     judge_df = len(DOMAINS) * n * k * (j - 1)
     assert variance.judge_sd == pytest.approx(JUDGE_SD, abs=3 * sd_error(JUDGE_SD, judge_df))
@@ -97,7 +98,7 @@ def test_a_judge_of_known_noise_is_recovered_with_the_generations_and_items():
     )
     # The parts add up in squares to the whole.
     parts = [variance.overall_se_judge, variance.overall_se_generation, variance.overall_se_item]
-    assert variance.overall_se == pytest.approx(math.sqrt(sum(p**2 for p in parts)))  # type: ignore[operator]
+    assert variance.overall_se == pytest.approx(math.sqrt(sum(p**2 for p in parts if p is not None)))
     os_ = variance.domains["os"]
     assert (os_.n, os_.trajectories) == (n, n // 3)
     assert os_.se_judge == pytest.approx(os_.judge_sd / math.sqrt(k * j * n))  # type: ignore[operator]
