@@ -527,7 +527,7 @@ def fmt_cell(cell: Cell) -> str:
 
 INTERVALS_NOTE = (
     f'Intervals: [lo, hi], 95% bootstrap over whole trajectories; "{TOO_FEW}" (in a terminal, '
-    '"too few"): fewer than five trajectories, no interval'
+    '"too few"): fewer than five trajectories (Overall: in any of its domains), no interval'
 )
 
 

@@ -380,7 +380,7 @@ def test_intervals_show_both_ends_in_every_format(runs, tmp_path, any_trajectori
     assert "| 50.00 [0.00, 75.00] | 75.00 [75.00, 75.00] |" in markdown and "±" not in markdown
     assert (
         '\nIntervals: [lo, hi], 95% bootstrap over whole trajectories; "too few to tell" (in a terminal, "too '
-        'few"): fewer than five trajectories, no interval.\n'
+        'few"): fewer than five trajectories (Overall: in any of its domains), no interval.\n'
     ) in markdown
     page = tmp_path / "board.html"
     assert invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "html", "-o", str(page)).exit_code == 0

@@ -1,5 +1,5 @@
 """Repeated generations: K per sample with distinct seeds, each judged; a sample scores their mean; the
-spread between generations and intervals that resample trajectories and generations."""
+spread between generations; intervals that resample trajectories of the samples' means."""
 
 from __future__ import annotations
 
