@@ -10,6 +10,7 @@ import re
 import numpy as np
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import verdict_text
 from typer.testing import CliRunner
 
 from awbench.analysis.judge_effects import judge_effects, kendall_tau, model_family
@@ -118,12 +119,7 @@ def test_judges_shows_how_much_the_judge_decides_beside_the_turing_accuracy(tmp_
         assert model is not None
         base = {"alpha-wm": 4, "beta-wm": 2, "qwen3-wm": 3}[model[1]]
         base += body["model"] == "Qwen/Qwen3-8B" and model[1] == "qwen3-wm"
-        scores = dict.fromkeys(("format", "factuality", "consistency", "realism", "quality"), base)
-        return Reply(
-            '<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": '
-            + json.dumps(scores)
-            + "}\n```\n</final_evaluation>"
-        )
+        return Reply(verdict_text(*[base] * 5))
 
     out = tmp_path / "results"
     with FakeOpenAIServer(responder=candidate) as model, FakeOpenAIServer(responder=judge) as judges:

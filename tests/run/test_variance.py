@@ -9,11 +9,11 @@ import json
 import math
 import random
 import re
-import threading
 
 import numpy as np
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import verdict_text
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -161,7 +161,6 @@ def test_an_end_to_end_run_through_a_judge_of_known_noise(tmp_path, monkeypatch)
     generation's (from its seed); the judge answers each verdict with those plus two draws of its own (from the
     verdict's seed). Two generations of each of the bundled sample's 65 samples, three verdicts each."""
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    lock = threading.Lock()
 
     def candidate(body: dict) -> Reply:
         digest = hashlib.sha256(body["messages"][-1]["content"].encode()).digest()
@@ -173,13 +172,7 @@ def test_an_end_to_end_run_through_a_judge_of_known_noise(tmp_path, monkeypatch)
         levels = re.search(r"level (-?\d) (-?\d) (-?\d)", body["messages"][-1]["content"])
         assert levels is not None
         item, generation = (int(levels[1]), int(levels[2])), int(levels[3])
-        with lock:
-            scores = verdict_scores(item, generation, random.Random(body["seed"]))
-        return Reply(
-            '<final_evaluation>\n```json\n{"strengths": [], "weaknesses": [], "scores": '
-            + json.dumps(scores)
-            + "}\n```\n</final_evaluation>"
-        )
+        return Reply(verdict_text(**verdict_scores(item, generation, random.Random(body["seed"]))))
 
     out = tmp_path / "results"
     with FakeOpenAIServer(responder=candidate) as model, FakeOpenAIServer(responder=judge) as judge_server:
