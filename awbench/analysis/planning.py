@@ -216,8 +216,9 @@ def plan(
     notes = []
     if unseen:
         notes.append(
-            f"the {' and '.join(unseen)} noise is not measured apart (K = 1 or J = 1 in the run): it is counted as "
-            "the items', which no K or J reduces, so the designs with more K or J detect less than they would"
+            f"the {' and '.join(unseen)} noise is not measured apart (K = 1 or J = 1 in the run): it is counted in "
+            "the next source's figure (the generations' or the items'), which more J (or more K) does not reduce, "
+            "so the designs with more of them detect less than they would"
         )
     found = cheapest(figures, difference, samples, power, alpha) if difference is not None else None
     floor = z_factor(power, alpha) * overall_se(figures, math.inf, math.inf, samples)

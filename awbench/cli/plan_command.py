@@ -4,6 +4,7 @@ detect a given one at the least judge cost. A thin wrapper over `awbench.analysi
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, NamedTuple
 
@@ -33,7 +34,7 @@ class Planned(NamedTuple):
     source: str
     generations: int
     verdicts: int
-    unseen: list[str]
+    unseen: Sequence[str]
     item_correlation: float | None  # None: measured (two runs)
 
 

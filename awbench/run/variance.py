@@ -20,13 +20,14 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, partial_label, to_100
 from awbench.records import JudgeKind, JudgmentRecord
 
-Source = str  # "judge" or "generation"
+Source = Literal["judge", "generation"]
 
 
 class DomainVariance(BaseModel):
@@ -82,9 +83,10 @@ class VarianceComponents(BaseModel):
         if not self.unseen:
             return None
         how = {"judge": "--judge-samples 2", "generation": "--generations 2"}
-        names = " and ".join(f"the {source}'s" if source == "judge" else "the generations'" for source in self.unseen)
+        names = " and ".join("the judge's" if source == "judge" else "the generations'" for source in self.unseen)
+        inside = "the generations'" if self.unseen == ["judge"] else "the items'"  # the next level measured
         return (
-            f"{names} noise is in the intervals but not measured apart from the items' "
+            f"{names} noise is in the intervals but not measured apart from {inside} "
             f"(K = {self.generations}, J = {self.verdicts}); {' and '.join(how[s] for s in self.unseen)} would "
             "measure it"
         )
@@ -140,8 +142,6 @@ class _Sums:
     generation_ss: float = 0.0
     generation_df: int = 0
     generation_judge: float = 0.0  # the judge noise's expected share of generation_ss, per unit of judge variance
-    item_var: float | None = None
-    item_df: int = 0
 
 
 def verdict_scores(judgment: JudgmentRecord | None) -> tuple[float, ...]:
@@ -164,7 +164,7 @@ def components(
     if not any(samples.values()):
         return None
     verdicts = 1 if kind == "rules" else max(len(g.verdicts) for s in _all(samples) for g in s.generations) or 1
-    sums: dict[str, _Sums] = {d: _sums(s, kind) for d, s in samples.items() if s}
+    sums: dict[str, _Sums] = {d: _sums(s) for d, s in samples.items() if s}
     pooled = _Sums(
         judge_ss=sum(s.judge_ss for s in sums.values()),
         judge_df=sum(s.judge_df for s in sums.values()),
@@ -175,9 +175,10 @@ def components(
     judge_var = _judge_var(pooled, kind)
     generation_var = _generation_var(pooled, judge_var)
     domains = {d: _domain(samples[d], sums[d], kind) for d in _ordered(sums)}
-    items = [(s.item_var, s.item_df) for s in sums.values() if s.item_var is not None and s.item_df]
-    item_var = sum(v * df for v, df in items) / sum(df for _, df in items) if items else None
-    unseen = [name for name, var in (("judge", judge_var), ("generation", generation_var)) if var is None]
+    items = [(v.item_sd**2, v.n - 1) for v in domains.values() if v.item_sd is not None]
+    item_var = sum(var * df for var, df in items) / sum(df for _, df in items) if items else None
+    measured: dict[Source, float | None] = {"judge": judge_var, "generation": generation_var}
+    unseen = [source for source, var in measured.items() if var is None]
     return VarianceComponents(
         generations=generations,
         verdicts=verdicts,
@@ -199,7 +200,7 @@ def _ordered(domains: Iterable[str]) -> list[str]:
     return sorted(domains, key=lambda d: (DOMAINS.index(d) if d in DOMAINS else len(DOMAINS), d))
 
 
-def _sums(samples: Sequence[Sample], kind: JudgeKind) -> _Sums:
+def _sums(samples: Sequence[Sample]) -> _Sums:
     """Within each prediction, the verdicts' sum of squares about their mean; within each sample, the generations'
     about theirs, with the judge noise that spread holds in expectation (sum over g of (1 - 1/K) / J_g)."""
     sums = _Sums()
@@ -241,10 +242,10 @@ def _domain(samples: Sequence[Sample], sums: _Sums, kind: JudgeKind) -> DomainVa
         for s in samples
     ]  # fmt: skip
     values = [s.value for s in samples]
+    item_var = None
     if n > 1:
         mean = fmean(values)
-        between = sum((v - mean) ** 2 for v in values) / (n - 1)
-        sums.item_var, sums.item_df = max(0.0, between - fmean(noise)), n - 1
+        item_var = max(0.0, sum((v - mean) ** 2 for v in values) / (n - 1) - fmean(noise))
     total = _clustered_var(samples)
     se_judge_sq = None if judge_var is None else judge_var * sum(
         sum(g.noise for g in s.generations) / len(s.generations) ** 2 for s in samples
@@ -258,7 +259,7 @@ def _domain(samples: Sequence[Sample], sums: _Sums, kind: JudgeKind) -> DomainVa
         trajectories=len({s.trajectory for s in samples}),
         judge_sd=_sqrt(judge_var),
         generation_sd=_sqrt(generation_var),
-        item_sd=_sqrt(sums.item_var),
+        item_sd=_sqrt(item_var),
         se=None if total is None else math.sqrt(max(total, parts)),
         se_judge=_sqrt(se_judge_sq) if total is not None else None,
         se_generation=_sqrt(se_generation_sq) if total is not None else None,

@@ -198,3 +198,15 @@ def test_an_end_to_end_run_through_a_judge_of_known_noise(tmp_path, monkeypatch)
     assert "mean per-sample std of totals" not in text  # the undocumented line it replaces
     shown = json.loads(runner.invoke(app, ["show", str(out / "noise"), "--format", "json"]).stdout)
     assert shown["variance"] == variance
+
+
+def test_with_one_verdict_the_judges_noise_is_inside_the_generations_spread():
+    keys, predictions, judgments = judged_records(40, 3, 1, seed=2)
+    variance = variance_components("llm", keys, predictions, judgments, "minimum", 3)
+    assert variance is not None and variance.unseen == ["judge"] and variance.judge_sd is None
+    both = math.sqrt(GENERATION_SD**2 + JUDGE_SD**2)  # what one verdict of each generation spreads by
+    assert variance.generation_sd == pytest.approx(both, abs=3 * sd_error(both, len(DOMAINS) * 40 * 2))
+    assert variance.unseen_note() == (
+        "the judge's noise is in the intervals but not measured apart from the generations' (K = 3, J = 1); "
+        "--judge-samples 2 would measure it"
+    )
