@@ -38,7 +38,8 @@ ROUNDING = 0.005 + 1e-9
 NEIGHBOURS_NOTE = (
     "a row marked `within d of #k` trails the row ranked above it by less than d, the smallest Overall difference a "
     "paired comparison of the two detects at 80% power and 5% two-sided (from their variance components, with "
-    "their samples' correlation taken as 0.5; a published row borrows those of the group's first run): "
+    "their samples' correlation taken as 0.5; a published row ranked with runs of the published protocol borrows "
+    "those of the first): "
     "`awbench compare` them, and `awbench plan` says what K and J would tell them apart"
 )
 REFERENCE_ARITHMETIC = "scored as eval.py prints"
@@ -290,13 +291,15 @@ def _rank(rows: list[Row]) -> list[Row]:
 
 def _mark_neighbours(group: Group, variances: Mapping[int, VarianceComponents | None]) -> bool:
     """Marks each ranked row that trails the one above it by less than the pair's detectable difference; whether
-    any was marked. A row without components of its own (a published row) borrows the group's first run's: the
-    published rows were judged as the runs of their group are (one generation, one verdict, the full benchmark)."""
+    any was marked. In the published protocol's group, a published row (without components of its own) borrows the
+    group's first run's: the release judged as the runs of that group are (one generation, one verdict, the full
+    benchmark)."""
     own = [v for row in group.rows if (v := variances.get(id(row))) is not None]
+    borrowed = own[0] if own and group.published else None
     ranked = [row for row in group.rows if row.rank is not None]
     marked = False
     for above, row in pairwise(ranked):
-        a, b = (variances.get(id(r)) or (own[0] if own else None) for r in (above, row))
+        a, b = (variances.get(id(r)) or borrowed for r in (above, row))
         if a is None or b is None:
             continue
         row.detectable = neighbour_detectable(a, b)
@@ -416,7 +419,7 @@ def build_leaderboard(
         elif published:
             header = f"published · judge {published[0].judge} · Qwen-AgentWorld release · not ranked with computed runs"
             groups.append(Group(header=header, published=True, rows=published))
-    if scope == OVERALL and any(_mark_neighbours(group, variances) for group in groups):
+    if scope == OVERALL and any([_mark_neighbours(group, variances) for group in groups]):  # every group marked
         notes.append(NEIGHBOURS_NOTE)
     turing = [test for store in stores for test in run_turing_tests(store)]
     return Leaderboard(

@@ -134,11 +134,11 @@ def test_plan_refuses_what_it_cannot_plan_from(args, message):
     assert result.exit_code == 2 and result.stderr.startswith(message) and "Traceback" not in result.output
 
 
-def seven_domain_run(results, data, name: str, grade, verdicts: int = 2, model: str | None = None) -> RunStore:
+def seven_domain_run(results, data, name: str, grade, verdicts: int = 2, prompt_set: str = "rubric") -> RunStore:
     """A run of every domain's samples, `verdicts` verdicts each: `grade(i, verdict)` is sample i's 1..5 grade."""
     keys = [f"{d}/{d[0]}{t}/1" for d in DOMAINS for t in range(6)]
     grades = {k: [dict.fromkeys(DIMENSIONS, grade(i, v)) for v in range(verdicts)] for i, k in enumerate(keys)}
-    return make_run(results, name, data, grades, model=model)
+    return make_run(results, name, data, grades, prompt_set=prompt_set, prompt_sha=prompt_set[0] * 64)
 
 
 @pytest.fixture
@@ -166,8 +166,14 @@ def test_neighbours_within_the_detectable_difference_are_marked(tmp_path, data):
     seven_domain_run(results, data, "first", lambda i, v: 1 + (i * 3 + v) % 5)
     seven_domain_run(results, data, "close", lambda i, v: 1 + (i * 3 + v + (i % 7 == 0)) % 5)  # a little apart
     seven_domain_run(results, data, "far", lambda i, v: 1)  # the minimum everywhere
-    stores = [RunStore(results / name) for name in ("first", "close", "far")]
-    board = build_leaderboard(stores)
+    # Another group (another prompt set), ranked apart, with the same two close runs: marked too.
+    seven_domain_run(results, data, "first-strict", lambda i, v: 1 + (i * 3 + v) % 5, prompt_set="strict")
+    seven_domain_run(
+        results, data, "close-strict", lambda i, v: 1 + (i * 3 + v + (i % 7 == 0)) % 5, prompt_set="strict"
+    )
+    names = ("first", "close", "far", "first-strict", "close-strict")
+    board = build_leaderboard([RunStore(results / name) for name in names])
+    assert [len(g.rows) for g in board.groups] == [3, 2] and board.groups[1].rows[1].undetectable is not None
     rows = {row.run: row for row in board.groups[0].rows}
     scores = {name: ScoresFile.model_validate_json((results / name / "scores.json").read_text()) for name in rows}
     ranked = sorted(rows, key=lambda r: -(rows[r].cells[OVERALL].value or 0))
