@@ -421,6 +421,17 @@ def build_leaderboard(
             groups.append(Group(header=header, published=True, rows=published))
     if scope == OVERALL and any([_mark_neighbours(group, variances) for group in groups]):  # every group marked
         notes.append(NEIGHBOURS_NOTE)
+    unseen = [
+        f"{row.run} ({' and '.join(v.unseen)})"
+        for g in groups
+        for row in g.rows
+        if (v := variances.get(id(row))) and v.unseen
+    ]
+    if ci and unseen:
+        notes.append(
+            f"the intervals of {', '.join(unseen)} hold the noise named without measuring it apart (one verdict or "
+            "one generation per sample): `awbench score RUN` says what each run measures"
+        )
     turing = [test for store in stores for test in run_turing_tests(store)]
     return Leaderboard(
         view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes, turing=turing

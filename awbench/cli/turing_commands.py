@@ -144,7 +144,9 @@ def turing(
 def judges(
     runs: Annotated[
         list[str],
-        typer.Argument(help="Runs (names under --output, or directories) the judges took the Turing test on."),
+        typer.Argument(
+            help="Runs (names under --output, or directories) the judges took the Turing test on, or scored."
+        ),
     ],
     output: OutputOption = Path("results"),
     fmt: JsonFormat = "table",

@@ -254,7 +254,11 @@ def test_intervals_resample_trajectories(runs, any_trajectories):
     # 50 (both: 150 / 3) and 0 (m1 twice): the interval spans 0..75.
     assert (cells["mcp"].lo, cells["mcp"].hi) == (0.0, 75.0)
     assert (cells["overall"].value, cells["overall"].lo, cells["overall"].hi) == (None, None, None)  # partial
-    assert board.notes == []
+    # One verdict and one generation per sample: the intervals say which noise they hold without measuring it.
+    assert board.notes == [
+        "the intervals of alpha (judge and generation) hold the noise named without measuring it apart (one verdict "
+        "or one generation per sample): `awbench score RUN` says what each run measures"
+    ]
 
 
 def test_intervals_warn_when_scores_json_is_stale(runs):
