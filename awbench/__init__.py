@@ -12,7 +12,8 @@ The packages follow a sample through a run, each importing only from those befor
     interop      the reference script's files, the Hub's evaluation results
     cli          the typer commands over all of the above
 
-Beside them, the vocabulary they share: domains, records, config, files, safe_text, redact, resources.
+Beside them, the vocabulary they share: domains, records, config, files, safe_text, redact, resources, and
+the one worker pool (workers).
 `from awbench.run import pipeline` is the Python API of a run (`awbench.pipeline` still names it).
 """
 

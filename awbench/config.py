@@ -205,7 +205,7 @@ class JudgeSettings(_Settings):
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)
     engine: JudgeEngineSettings = operational(default_factory=JudgeEngineSettings)
-    # The OpenAI Batch API (awbench.judging.batch): how the calls travel, not what they are, so none of these
+    # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the calls travel, not what they are, so none of these
     # is part of the judge's identity (its id and verdict cache keys).
     batch: bool = operational(False)
     batch_fallback: Literal["batch", "direct"] = operational("batch")  # how a batch's re-asks are sent

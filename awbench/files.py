@@ -1,11 +1,19 @@
 """Durable files: JSON and every other output replaced atomically, JSONL tables of pydantic records appended, flushed per record and
-fsynced at least every second, with a torn last line (a crash mid-write) cut off before appending."""
+fsynced at least every second, with a torn last line (a crash mid-write) cut off before appending.
+
+awbench's own files (a run's, its evaluations', the pairwise answers') are opened without following a link and
+without blocking on a FIFO, and must be regular files (`open_own`): a link, FIFO, device or folder planted where
+awbench keeps a file is refused (StoreError naming it), never written through or read from; its own folders
+likewise (`own_dir`). Reads are bounded (`MAX_READ_BYTES` per JSON file or JSONL line). Outputs the user names are
+written as the user means them (`write_output`): a file replaced atomically, a device or FIFO written in place."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator
@@ -47,11 +55,134 @@ def naming(path: Path) -> Iterator[None]:
         raise OSError(error.errno, error.strerror, str(path)) from None
 
 
+# The most awbench reads of one of its JSON files or JSONL lines: real ones are a few MB at most, and a file planted
+# larger (a sparse file of a terabyte) would otherwise be read into memory whole.
+MAX_READ_BYTES = 256 * 2**20
+
+_KINDS = {
+    stat.S_IFLNK: "a symbolic link",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFREG: "a file",
+}
+
+
+def _kind(mode: int) -> str:
+    return _KINDS.get(stat.S_IFMT(mode), "not a file")
+
+
+def _refused(path: Path, mode: int, expected: str) -> StoreError:
+    return StoreError(
+        f"{path} is {_kind(mode)}, where awbench keeps {expected} of its own: awbench follows no link and writes "
+        "only its own files there; remove it"
+    )
+
+
+def refuse_planted(path: Path, folder: bool = False) -> None:
+    """StoreError unless `path`, where awbench keeps its own file (or `folder`), is missing or is one: a link,
+    FIFO, device or the other kind is refused before anything opens it (opening a device may do something)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode):
+        return
+    raise _refused(path, mode, "a folder" if folder else "a file")
+
+
+def open_own(path: Path, flags: int) -> int:
+    """A descriptor of awbench's own file `path` (os.open's `flags`; new files get the usual permissions), which
+    is a regular file: opened without following a link (O_NOFOLLOW) or waiting for a FIFO's other end
+    (O_NONBLOCK), then checked again on what was opened, so that nothing put in its place meanwhile is used."""
+    refuse_planted(path)
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENXIO):  # a link, or a FIFO without a reader, put there since
+            refuse_planted(path)
+        raise
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise _refused(path, mode, "a file")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def read_open(fd: int, path: Path, limit: int) -> bytes:
+    """What the open file `fd` (`path`) holds, from its start: StoreError naming it when that is more than `limit`
+    bytes, told from its size before anything is read."""
+    size = os.fstat(fd).st_size
+    data = b"" if size > limit else os.pread(fd, limit + 1, 0)
+    if size > limit or len(data) > limit:
+        raise StoreError(f"{path} holds more than {limit:,} bytes, more than awbench ever writes there: not read")
+    return data
+
+
+def read_own(path: Path, limit: int | None = None) -> bytes:
+    """awbench's own file `path` (`open_own`), at most `limit` bytes (MAX_READ_BYTES) or StoreError; a missing
+    file is FileNotFoundError."""
+    fd = open_own(path, os.O_RDONLY)
+    try:
+        return read_open(fd, path, MAX_READ_BYTES if limit is None else limit)
+    finally:
+        os.close(fd)
+
+
+def own_dir(root: Path, path: Path, make: bool = False) -> Path:
+    """`path`, a folder awbench keeps below `root` (a run's `judges/<id>`): each of its parts below `root` is a
+    directory and no link (StoreError naming the first that is not), checked as far as they exist, or made
+    (`make`, `root` too)."""
+    if make:
+        root.mkdir(parents=True, exist_ok=True)
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if make:
+            try:
+                os.mkdir(current)
+            except FileExistsError:
+                pass  # checked below, as whatever already exists
+        refuse_planted(current, folder=True)
+        if not make and not os.path.lexists(current):
+            break
+    return path
+
+
 def write_atomic(path: Path, content: str | bytes) -> None:
-    """A unique temporary file beside `path`, fsynced, then renamed over it: readers see the old or the new
-    file, never a part (a full disk leaves the old one as it was), and two writers never share a temporary
-    file. Text is written as UTF-8. An OSError names `path`, not the temporary file (which is removed)."""
+    """awbench's own file `path` replaced: a unique temporary file beside it, fsynced, then renamed over it, so that
+    readers see the old or the new file, never a part (a full disk leaves the old one as it was), and two writers
+    never share a temporary file. Text is written as UTF-8. A link, FIFO, device or folder at `path` is refused
+    (`refuse_planted`); an OSError names `path`, not the temporary file (which is removed)."""
+    refuse_planted(path)
+    _replace(path, content.encode("utf-8") if isinstance(content, str) else content)
+
+
+def write_output(path: Path, content: str | bytes) -> None:
+    """An output the user names (`-o`), written as they mean it: a file (or a link to one: the file it leads to,
+    the link kept) replaced as `write_atomic` replaces it; a character device (/dev/null, a terminal) or a FIFO
+    written in place, as `cat > PATH` would (a FIFO waits for its reader); anything else refused (StoreError).
+    Nothing ever replaces a device, a FIFO or a link. An OSError (a full device, a reader gone) names `path`."""
     data = content.encode("utf-8") if isinstance(content, str) else content
+    with naming(path):
+        try:
+            mode = os.stat(path).st_mode  # what it leads to
+        except FileNotFoundError:
+            mode = stat.S_IFREG  # a new file (or one a link leads to, made)
+        if stat.S_ISREG(mode):
+            _replace(Path(os.path.realpath(path)), data)
+        elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+            _write_in_place(path, data, mode)  # opened as named: /dev/stdout leads to a pipe no other path names
+        else:
+            raise StoreError(
+                f"{path} is {_kind(mode)}: awbench writes an output to a file, a FIFO or a character device"
+            )
+
+
+def _replace(path: Path, data: bytes) -> None:
     with naming(path):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
@@ -67,6 +198,23 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     fsync_dir(path.parent)
 
 
+def _write_in_place(path: Path, data: bytes, mode: int) -> None:
+    """Into a device or FIFO, never truncated: a device's open does not wait (a serial line without carrier), a
+    FIFO's waits for its reader; what was opened must be what `mode` says (nothing put there meanwhile)."""
+    nonblocking = 0 if stat.S_ISFIFO(mode) else os.O_NONBLOCK
+    fd = os.open(path, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC | nonblocking)
+    try:
+        opened = os.fstat(fd).st_mode
+        if stat.S_IFMT(opened) != stat.S_IFMT(mode):
+            raise StoreError(f"{path} became {_kind(opened)} while it was opened: nothing written")
+        os.set_blocking(fd, True)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -76,9 +224,9 @@ def fsync_dir(directory: Path) -> None:
 
 
 def read_json(path: Path) -> Any:
-    """A JSON file, or StoreError naming it."""
+    """awbench's own JSON file (`read_own`), or StoreError naming it."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_own(path))
     except (OSError, ValueError, RecursionError) as error:
         raise StoreError(f"{path}: cannot read: {getattr(error, 'strerror', None) or error}") from None
 
@@ -92,32 +240,44 @@ class JsonlTable(Generic[R, K]):
     def load(self, keep: Callable[[R], R] | None = None) -> dict[K, R]:
         """The records by key (the last of a key wins); `keep` makes what is kept of each record (say, without
         the texts a caller does not read), so that the whole records are never held at once."""
-        # Line by line: a run's records are as large as its predictions, and a copy of the whole file (or two,
-        # with its lines) beside the records made scoring a run the peak of its memory.
+        records: dict[K, R] = {}
+        for record in self.records():
+            records[self.key(record)] = record if keep is None else keep(record)
+        return records
+
+    def records(self) -> Iterator[R]:
+        """Every record in file order, read line by line (none when the file is missing): a run's records are as
+        large as its predictions, and a copy of the whole file beside them made scoring a run the peak of its
+        memory. A line is at most MAX_READ_BYTES; a torn last line (a crash mid-write) is left out."""
         try:
-            handle = self.path.open("rb")
+            fd = open_own(self.path, os.O_RDONLY)
         except FileNotFoundError:
-            return {}
+            return
         except OSError as error:
             raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
-        records: dict[K, R] = {}
-        with handle:
-            try:
-                for number, line in enumerate(handle, start=1):
-                    if not line.endswith(b"\n"):
-                        break  # the last piece, after the last newline: a torn write
-                    if line.isspace():
-                        continue
-                    try:
-                        record = self.model.model_validate_json(line)
-                    except ValidationError as error:
-                        first = error.errors()[0]
-                        where = ".".join(str(part) for part in first["loc"]) or "record"
-                        raise StoreError(f"{self.path}:{number}: {where}: {first['msg']}") from None
-                    records[self.key(record)] = record if keep is None else keep(record)
-            except OSError as error:
-                raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
-        return records
+        with os.fdopen(fd, "rb") as handle:
+            number = 0
+            while True:
+                number += 1
+                try:
+                    line = handle.readline(MAX_READ_BYTES + 1)
+                except OSError as error:
+                    raise StoreError(f"{self.path}: cannot read: {error.strerror}") from None
+                if len(line) > MAX_READ_BYTES:
+                    raise StoreError(
+                        f"{self.path}:{number}: a line of more than {MAX_READ_BYTES:,} bytes, more than awbench "
+                        "ever writes: not read"
+                    )
+                if not line.endswith(b"\n"):
+                    return  # the end of the file, or the last piece after the last newline: a torn write
+                if line.isspace():
+                    continue
+                try:
+                    yield self.model.model_validate_json(line)
+                except ValidationError as error:
+                    first = error.errors()[0]
+                    where = ".".join(str(part) for part in first["loc"]) or "record"
+                    raise StoreError(f"{self.path}:{number}: {where}: {first['msg']}") from None
 
     @contextmanager
     def appender(self) -> Iterator[Callable[[R], None]]:
@@ -129,7 +289,8 @@ class JsonlTable(Generic[R, K]):
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # used outside async code: a batch of writes, fsynced on leaving
             loop = None
-        handle = open(self.path, "ab")  # noqa: SIM115 (held across the yield, closed in the finally below)
+        # Read and written through one descriptor (the torn line is found with pread), never opened again by name.
+        handle = os.fdopen(open_own(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT), "ab")
         synced = time.monotonic()
         pending: asyncio.TimerHandle | None = None
         failed: list[OSError] = []  # a timer's fsync error, raised by the next append or on leaving
@@ -187,18 +348,16 @@ class JsonlTable(Generic[R, K]):
 def _cut_torn_line(handle: IO[bytes]) -> None:
     """Truncate after the last newline, reading backwards in blocks (the file may be large)."""
     end = handle.seek(0, os.SEEK_END)
-    with open(handle.name, "rb") as reader:
-        position = end
-        while position > 0:
-            start = max(0, position - 65536)
-            reader.seek(start)
-            block = reader.read(position - start)
-            newline = block.rfind(b"\n")
-            if newline >= 0:
-                keep = start + newline + 1
-                break
-            position = start
-        else:
-            keep = 0
+    position = end
+    while position > 0:
+        start = max(0, position - 65536)
+        block = os.pread(handle.fileno(), position - start, start)
+        newline = block.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            break
+        position = start
+    else:
+        keep = 0
     if keep != end:
         handle.truncate(keep)

@@ -24,7 +24,7 @@ BUILTIN: dict[Group, dict[str, str]] = {
         "vllm": "awbench.backends.vllm_offline",
         "python": "awbench.backends.python_model",
     },
-    "awbench.judges": {"openai": "awbench.judging.openai_judge", "vllm": "awbench.judging.vllm_judge"},
+    "awbench.judges": {"openai": "awbench.judging.llm.openai_judge", "vllm": "awbench.judging.llm.vllm_judge"},
 }
 _WHAT = {"awbench.backends": "backend", "awbench.judges": "judge backend"}
 

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from _common import machine, table
 from tenacity import AsyncRetrying, RetryCallState, stop_after_attempt
 
-from awbench.transport.openai_client import is_retryable
+from awbench.transport.endpoints import is_retryable
 from awbench.transport.retry_policy import Attempts, wait_before_retry
 
 BUDGET = 3

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fake_openai import FakeOpenAIServer, Reply
 from tiny_model import ensure_tiny_model
 from vllm_fixtures import Server, offline_settings, require_vllm, running_server
 
@@ -84,3 +85,11 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
     with running_server(tiny_model, log, ["--reasoning-parser", "qwen3", "--enforce-eager"]) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def choice_judge() -> Iterator[FakeOpenAIServer]:
+    """A judge that always answers Response A (`turing`, `compare --pairwise`: `reliability_helpers.choice_judge_args`
+    gives its options)."""
+    with FakeOpenAIServer(responder=lambda body: Reply("Response A is the real one. \\boxed{A}")) as judge:
+        yield judge

@@ -9,7 +9,7 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging import requests_of
-from awbench.judging.openai_judge import create
+from awbench.judging.llm.openai_judge import create
 from awbench.records import BenchmarkRecord, JudgeRequest, JudgmentRecord, Sample
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from awbench.judging.choice import ChoiceReader
-from awbench.judging.choice_parsing import ChoiceReading
+from awbench.judging.choice.judge import ChoiceReader
+from awbench.judging.choice.parsing import ChoiceReading
 
 _BOXED = re.compile(r"boxed\{\s*([AB])\s*\}", re.I)
 _BARE = re.compile(r"\b([AB])\b")

@@ -59,6 +59,17 @@ def deterministic(body: dict, delay_s: float = 0.0) -> Reply:
     return Reply(judge_text(body) if is_judge(body) else candidate_text(body), delay_s=delay)
 
 
+CHOICE_KEY_ENV = "AWBENCH_TEST_CHOICE_KEY"  # the key variable of `choice_judge_args`, set in `clean_env`
+
+
+def choice_judge_args(url: str) -> list[str]:
+    """An LLM judge at a local endpoint, priced: `turing`'s and `compare --pairwise`'s options."""
+    return [
+        "--judge-base-url", url, "--judge-api-key-env", CHOICE_KEY_ENV, "--judge-model", "judge-x",
+        "--judge-price-in", "1", "--judge-price-out", "10",
+    ]  # fmt: skip
+
+
 def free_port() -> int:
     """A port nothing listens on (connections to it are refused)."""
     with socket.socket() as s:
@@ -72,7 +83,7 @@ def free_port() -> int:
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment for a CLI subprocess: no OpenAI variables of the caller's, wide output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update({"COLUMNS": "200", "PYTHONUNBUFFERED": "1"}, **extra)
+    env.update({"COLUMNS": "200", "PYTHONUNBUFFERED": "1", CHOICE_KEY_ENV: "sk-test-choice"}, **extra)
     return env
 
 
@@ -97,11 +108,46 @@ def awbench(
     )
 
 
+# Runs a command under a resource limit (its soft limit; the hard one kept): past RLIMIT_FSIZE a write fails with
+# EFBIG (Python ignores SIGXFSZ), past RLIMIT_AS an allocation with MemoryError (not the OOM killer).
+UNDER_LIMIT = (
+    "import os, resource, sys; "
+    "kind = getattr(resource, sys.argv[1]); "
+    "resource.setrlimit(kind, (int(sys.argv[2]), resource.getrlimit(kind)[1])); "
+    "os.execv(sys.argv[3], sys.argv[3:])"
+)
+
+
+def awbench_limited(limit: str, value: int, *args: object, timeout_s: float = 120) -> subprocess.CompletedProcess[str]:
+    """`awbench ARGS` as a process under the resource limit `limit` (`"RLIMIT_FSIZE"`) set to `value`."""
+    return subprocess.run(
+        [sys.executable, "-c", UNDER_LIMIT, limit, str(value), *awbench_command(*args)],
+        cwd=REPO,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
+
+
+def make_judged_runs(results: Path, judge_url: str) -> None:
+    """Under `results`: r (the oracle) and q (the last observation), rule-judged on the sample's OS domain, and a
+    Turing test of r by the judge at `judge_url`."""
+    common = ["--judge", "rules", "--data", "sample", "--domains", "os", "--output", results]
+    for name, model in (("r", "baseline:oracle"), ("q", "baseline:last-observation")):
+        made = cli("run", "--model", model, "--run-name", name, *common)
+        assert made.exit_code in (0, 1), made.output
+    turing = cli("turing", "r", "--output", results, *choice_judge_args(judge_url))
+    assert turing.exit_code == 0, turing.output
+
+
 def cli(*args: object, env: dict[str, str | None] | None = None):
     """`awbench ARGS` in this process (fast): a click Result with exit_code, stdout, stderr and output."""
     from awbench.cli import app
 
-    return CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "200", **(env or {})})
+    return CliRunner().invoke(
+        app, [str(a) for a in args], env={"COLUMNS": "200", CHOICE_KEY_ENV: "sk-test-choice", **(env or {})}
+    )
 
 
 def no_traceback(result: Any) -> None:

@@ -22,7 +22,7 @@ from delay_server import DelayServer  # noqa: E402
 from awbench.config import DataSettings  # noqa: E402
 from awbench.data.dataset import load_samples  # noqa: E402
 from awbench.domains import DOMAINS, OBSERVATION_MARKER, PUBLISHED_STATS  # noqa: E402
-from awbench.judging.verdict_parsing import parse_verdict  # noqa: E402
+from awbench.judging.llm.verdict_parsing import parse_verdict  # noqa: E402
 from awbench.world_model.parsing import extract_prediction  # noqa: E402
 
 SCALE = 0.02

@@ -109,12 +109,12 @@ def test_the_python_api_adds_an_llm_judge_to_a_rule_judged_run_as_the_cli_does(m
     store = RunStore(config.run_dir)
     rules = store.read_manifest().primary_judge
     with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
-        summaries, scores = asyncio.run(pipeline.judge(store, {"model": "judge-x", "base_url": server.url}))
-    (summary,) = summaries
-    (llm,) = set(scores) - {rules}
+        outcome = asyncio.run(pipeline.judge(store, {"model": "judge-x", "base_url": server.url}))
+    (summary,) = outcome.stages
+    (llm,) = set(outcome.scores) - {rules}
     assert store.read_manifest().primary_judge == rules  # the rule judge stays the primary
     assert summary.stage == f"judge {llm}" and summary.computed == len(server.requests) > 0
     assert server.requests[0]["model"] == "judge-x"
     assert json.loads((store.path / "judges" / llm / "judge.json").read_text())["settings"]["kind"] == "llm"
-    (resumed,), _ = asyncio.run(pipeline.judge(store))  # no changes: the primary judge resumes, nothing to redo
+    (resumed,) = asyncio.run(pipeline.judge(store)).stages  # no changes: the primary judge resumes, nothing to redo
     assert (resumed.stage, resumed.computed) == (f"judge {rules}", 0)

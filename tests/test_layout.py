@@ -12,9 +12,14 @@ PACKAGE = Path(awbench.__file__).resolve().parent
 # Lowest first: a module may import from its own layer and the ones before it.
 LAYERS = ("", "data", "world_model", "transport", "backends", "judging", "run", "analysis", "interop", "cli")
 SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.files", "awbench.plugins",
-          "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest")  # fmt: skip
+          "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text", "awbench.suggest", "awbench.workers")  # fmt: skip
 # The one import allowed upward: the package root keeps `from awbench import pipeline` working, loaded on use.
 REEXPORTS = {("awbench", "awbench.run.pipeline")}
+# The judging layer's rooms (README "Architecture"), lowest first: "" is what every judge shares (the package's
+# `__init__`, `cost`, `injection`); a room imports from itself and the rooms before it. The rule judge shares
+# nothing with the LLM judges but the shared vocabulary.
+JUDGING_ROOMS = ("", "batch", "llm", "choice")
+RULES_ROOM = "rules"
 
 
 def package_files() -> list[Path]:
@@ -90,13 +95,44 @@ def test_the_run_never_loads_the_analysis_stack():
         assert all(not target.startswith("awbench.analysis") for _, target in imported(path)), path
 
 
+def judging_room(module: str) -> str:
+    """The judging room of a module of the judging layer: its sub-package, or "" for the shared modules."""
+    parts = module.split(".")
+    inner = parts[2] if len(parts) > 2 else ""
+    return inner if (PACKAGE / "judging" / inner).is_dir() and inner else ""
+
+
+def room_allows(mine: str, target: str) -> bool:
+    """Whether judging module `mine` may import judging module `target` (see JUDGING_ROOMS)."""
+    ours, theirs = judging_room(mine), judging_room(target)
+    if RULES_ROOM in (ours, theirs):
+        return theirs in ("", ours)
+    return JUDGING_ROOMS.index(theirs) <= JUDGING_ROOMS.index(ours)
+
+
+def test_the_judging_rooms_import_only_down():
+    modules = [module_name(p) for p in package_files() if module_name(p).startswith("awbench.judging")]
+    assert {judging_room(m) for m in modules} == {*JUDGING_ROOMS, RULES_ROOM}, "a room the Architecture does not name"
+    upward = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}: {module_name(path)} imports {target}"
+        for path in (PACKAGE / "judging").rglob("*.py")
+        for line, target in imported(path)
+        if target.startswith("awbench.judging") and not room_allows(module_name(path), target)
+    ]
+    assert upward == []
+    # The check itself can fail: the Batch API runner reading the rubric judge, a rule reading a prompt.
+    assert not room_allows("awbench.judging.batch.runner", "awbench.judging.llm.direct")
+    assert not room_allows("awbench.judging.rules.score", "awbench.judging.llm.prompts")
+    assert room_allows("awbench.judging.choice.senders", "awbench.judging.batch.runner")
+
+
 def test_layer_check_catches_an_upward_import(tmp_path):
     """The check itself can fail: a judging module that reads the leaderboard, even inside a function, is
     found and ranked above its own layer."""
     probe = tmp_path / "probe.py"
     probe.write_text("def f():\n    from awbench.analysis.leaderboard import build_leaderboard\n", encoding="utf-8")
     assert imported(probe) == [(2, "awbench.analysis.leaderboard")]
-    assert layer("awbench.analysis.leaderboard") > layer("awbench.judging.llm")
+    assert layer("awbench.analysis.leaderboard") > layer("awbench.judging.llm.direct")
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -135,37 +171,51 @@ def test_no_import_cycle():
     assert import_cycles(runtime_imports()) == []
 
 
+def test_no_import_cycle_even_among_imports_only_type_checkers_read():
+    """Nor with `if TYPE_CHECKING:` imports counted: each module's types are understood before the modules above
+    it (a pair that needs each other's types is one module, or shares a lower one)."""
+    every = {module_name(path): {target for _, target in imported(path)} - {"awbench"} for path in package_files()}
+    assert import_cycles(every) == []
+
+
 def test_cycle_check_finds_a_cycle_through_a_lazy_import(tmp_path):
     """The check itself can fail: two modules importing each other, one of them inside a function, are a
     cycle; an import only type checkers read is not."""
     upper = tmp_path / "upper.py"
     upper.write_text(
-        "from typing import TYPE_CHECKING\nfrom awbench.judging.llm import create\n"
+        "from typing import TYPE_CHECKING\nfrom awbench.judging.llm.direct import create\n"
         "if TYPE_CHECKING:\n    from awbench.judging.rules.judge import RuleJudge\n",
         encoding="utf-8",
     )
     lower = tmp_path / "lower.py"
-    lower.write_text("def f():\n    from awbench.judging.batch import BatchJudge\n", encoding="utf-8")
-    assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm")]
+    lower.write_text("def f():\n    from awbench.judging.llm.batch_judge import BatchJudge\n", encoding="utf-8")
+    assert imported(upper, at_runtime=True) == [(2, "awbench.judging.llm.direct")]
     assert len(imported(upper)) == 2
     graph = {
-        "awbench.judging.llm": {target for _, target in imported(lower)},
-        "awbench.judging.batch": {target for _, target in imported(upper, at_runtime=True)},
-        "awbench.judging.rules.judge": {"awbench.judging.llm"},
+        "awbench.judging.llm.direct": {target for _, target in imported(lower)},
+        "awbench.judging.llm.batch_judge": {target for _, target in imported(upper, at_runtime=True)},
+        "awbench.judging.rules.judge": {"awbench.judging.llm.direct"},
     }
-    assert import_cycles(graph) == [["awbench.judging.batch", "awbench.judging.llm", "awbench.judging.batch"]]
+    assert import_cycles(graph) == [
+        ["awbench.judging.llm.batch_judge", "awbench.judging.llm.direct", "awbench.judging.llm.batch_judge"]
+    ]
 
 
 def judge_introspection(path: Path) -> list[str]:
-    """`getattr(...)` anywhere, and `isinstance(x, ...)` where x names a judge: a run module that asks what
-    a judge is, rather than calling the hooks of the Judge protocol."""
-    found = []
+    """`getattr(...)` anywhere, `isinstance(x, ...)` where x names a judge, and a judge's attribute set from
+    outside (`judge.spent_usd = ...`): a run module that asks what a judge is, or does its work, rather than
+    calling the hooks of the Judge protocol."""
+    found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             subject = ast.unparse(node.args[0]) if node.args else ""
             if node.func.id == "getattr" or (node.func.id == "isinstance" and "judge" in subject.lower()):
-                found.append(f"{path.name}:{node.lineno}: {ast.unparse(node)}")
-    return found
+                found.append((node.lineno, f"{path.name}:{node.lineno}: {ast.unparse(node)}"))
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and "judge" in ast.unparse(t.value).lower() for t in targets):
+                found.append((node.lineno, f"{path.name}:{node.lineno}: {ast.unparse(node)}"))
+    return [hit for _, hit in sorted(found)]
 
 
 def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
@@ -173,12 +223,13 @@ def test_the_run_uses_judges_only_through_their_protocol(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text(
         "def f(judge_, stage):\n    isinstance(stage.judge, BatchJudge)\n"
-        "    return getattr(judge_, 'spent_usd', None)\n",
+        "    stage.judge.spent_usd = 1.0\n    return getattr(judge_, 'spent_usd', None)\n",
         encoding="utf-8",
     )
     assert judge_introspection(probe) == [
         "probe.py:2: isinstance(stage.judge, BatchJudge)",
-        "probe.py:3: getattr(judge_, 'spent_usd', None)",
+        "probe.py:3: stage.judge.spent_usd = 1.0",
+        "probe.py:4: getattr(judge_, 'spent_usd', None)",
     ]
 
 

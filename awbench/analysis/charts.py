@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from awbench.files import write_atomic
+from awbench.files import write_output
 
 PALETTE = (
     "#4f46e5",
@@ -314,7 +314,7 @@ def _draw(ax: Any, shape: Shape, z: int) -> int:
 
 def write_png(figure: Figure, path: Path) -> None:
     """The figure drawn with matplotlib (Agg: no display needed) at PNG_SCALE times its size, in memory, then
-    written atomically: a failed write leaves the previous chart as it was."""
+    written as an output (`write_output`: atomically, a failed write leaving the previous chart as it was)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -333,7 +333,7 @@ def write_png(figure: Figure, path: Path) -> None:
         fig.savefig(buffer, format="png", dpi=100 * PNG_SCALE)
     finally:
         plt.close(fig)
-    write_atomic(path, buffer.getvalue())
+    write_output(path, buffer.getvalue())
 
 
 def write_figures(figures: Sequence[Figure], directory: Path) -> list[Path]:

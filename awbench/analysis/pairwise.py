@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED
 from awbench.analysis.preference import Outcome, PairOutcomes, Rated, WinRate, points, rank_runs, win_rates
-from awbench.judging.choice import ChoiceAnswer
-from awbench.judging.choice_parsing import STEERING_FLAG
+from awbench.judging.choice.judge import ChoiceAnswer
+from awbench.judging.choice.parsing import STEERING_FLAG
 from awbench.records import SCHEMA_VERSION
 from awbench.run.pairwise import SIDES, Pairing, question_key
 

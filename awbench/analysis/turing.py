@@ -18,8 +18,8 @@ from pydantic import BaseModel
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.stats import TOO_FEW, Clustered, bootstrap_means, interval, too_few, too_few_overall
 from awbench.domains import DOMAINS
-from awbench.judging.choice import ChoiceAnswer
-from awbench.judging.choice_parsing import STEERING_FLAG
+from awbench.judging.choice.judge import ChoiceAnswer
+from awbench.judging.choice.parsing import STEERING_FLAG
 from awbench.run.store import RunStore
 from awbench.run.turing import read_answers, turing_evaluations
 

@@ -5,8 +5,7 @@ load only when it is used."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,7 +15,7 @@ from awbench.records import Generation, Sample
 from awbench.world_model.messages import world_model_messages
 
 if TYPE_CHECKING:
-    from awbench.transport.openai_client import Endpoints
+    from awbench.transport.endpoints import Endpoints
 
 
 @dataclass(frozen=True)
@@ -69,35 +68,6 @@ class BackendBase:
 
     async def aclose(self) -> None:
         return None
-
-
-async def in_completion_order(
-    requests: list[GenerationRequest], one: Callable[[GenerationRequest], Awaitable[Generation]], concurrency: int
-) -> AsyncIterator[Generation]:
-    """`one(request)` for every request, `concurrency` at a time in request order, yielded as each completes. An
-    exception from `one` stops the rest and is raised; so does leaving early (the consumer stopping)."""
-    pending = iter(requests)
-    done: asyncio.Queue[Generation | BaseException] = asyncio.Queue()
-
-    async def worker() -> None:
-        for request in pending:  # one shared iterator: each request is taken by exactly one worker
-            try:
-                done.put_nowait(await one(request))
-            except Exception as e:
-                done.put_nowait(e)
-                return
-
-    workers = [asyncio.create_task(worker()) for _ in range(min(max(1, concurrency), len(requests)))]
-    try:
-        for _ in range(len(requests)):
-            item = await done.get()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
 
 
 def check_backend(settings: ModelSettings) -> None:

@@ -21,12 +21,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from awbench.backends import GenerationRequest, in_completion_order
+from awbench.backends import GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import Generation
 from awbench.redact import url_secrets_masked
 from awbench.transport.chat_client import ChatClient, Completion, StatusError
-from awbench.transport.openai_client import (
+from awbench.transport.endpoints import (
     FATAL_STATUS,
     DeadEndpointWatch,
     Endpoints,
@@ -41,6 +41,7 @@ from awbench.transport.openai_client import (
     normalize_url,
 )
 from awbench.transport.retry_policy import Attempts
+from awbench.workers import in_completion_order
 
 
 def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from awbench.backends import BackendBase, GenerationRequest, in_completion_order
+from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
 from awbench.records import Generation
 from awbench.suggest import did_you_mean
+from awbench.workers import in_completion_order
 from awbench.world_model.inputs import world_model_sample
 
 PREFIX = "python:"
@@ -84,6 +85,8 @@ def _import(module: str, spec: str) -> Any:
         raise WorldModelError(f"{spec}: importing {module!r} failed: {_what(error)}") from None
     except Exception as error:
         raise WorldModelError(f"{spec}: importing {module!r} failed: {_what(error)}") from None
+    except SystemExit as error:
+        raise WorldModelError(f"{spec}: importing {module!r} {_did(error)}") from None
 
 
 def _attribute(module: Any, qualname: str, spec: str) -> Any:
@@ -189,6 +192,14 @@ def _what(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
+def _did(error: BaseException) -> str:
+    """What the model's code did: "raised ValueError: ..."; a sys.exit() said as what it is, since a world model
+    may not end awbench's process."""
+    if isinstance(error, SystemExit):
+        return f"called sys.exit({error.code!r}): a world model may not end awbench's process"
+    return f"raised {_what(error)}"
+
+
 class PythonModelBackend(BackendBase):
     def __init__(self, predict: Callable[..., Any], settings: ModelSettings, instance: Any = None) -> None:
         self.predict = predict
@@ -217,8 +228,8 @@ class PythonModelBackend(BackendBase):
                 text = await call()
             else:
                 text = await asyncio.get_running_loop().run_in_executor(self._threads, call)
-        except Exception as error:
-            return self._failed(request, f"predict raised {_what(error)}", started)
+        except (Exception, SystemExit) as error:  # KeyboardInterrupt (Ctrl-C) still stops the run
+            return self._failed(request, f"predict {_did(error)}", started)
         if not isinstance(text, str):
             return self._failed(request, f"predict returned {type(text).__name__}, not str", started)
         return Generation(
@@ -241,14 +252,19 @@ class PythonModelBackend(BackendBase):
     async def aclose(self) -> None:
         """The end of the run: the predict threads stopped, then the object's `aclose()` awaited, else its
         `close()` called (once: the object is forgotten), so that a model holding a process, a file or a
-        connection lets it go."""
+        connection lets it go. What either raises is WorldModelError."""
         if self._threads is not None:
             self._threads.shutdown(wait=False, cancel_futures=True)
         instance, self.instance = self.instance, None
-        if callable(getattr(instance, "aclose", None)):
-            await instance.aclose()
-        elif callable(getattr(instance, "close", None)):
-            instance.close()
+        closing = next((name for name in ("aclose", "close") if callable(getattr(instance, name, None))), None)
+        if closing is None:
+            return
+        try:
+            closed = getattr(instance, closing)()
+            if closing == "aclose":
+                await closed
+        except (Exception, SystemExit) as error:  # said by the run, after its records and scores are kept
+            raise WorldModelError(f"{self.settings.model}: {closing}() {_did(error)}") from None
 
 
 def preflight(settings: ModelSettings) -> None:
@@ -265,6 +281,6 @@ def create(settings: ModelSettings, endpoints: Any = None) -> PythonModelBackend
         return PythonModelBackend(found.target, settings)
     try:
         instance = found.target(**settings.model_args)
-    except Exception as error:
-        raise WorldModelError(f"{settings.model}: {found.target.__name__}(...) raised {_what(error)}") from None
+    except (Exception, SystemExit) as error:
+        raise WorldModelError(f"{settings.model}: {found.target.__name__}(...) {_did(error)}") from None
     return PythonModelBackend(instance.predict, settings, instance)

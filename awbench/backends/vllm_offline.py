@@ -14,7 +14,7 @@ A prompt that does not fit is never submitted, since one such prompt makes `LLM.
 make it fit (recorded in `dropped_turns`), and returns overlength when even no history at all does not fit.
 
 Engines are opened through `open_engine`: a second user asking for an engine with the same arguments (the
-in-process judge on the candidate's model, `awbench.judging.vllm_judge`) gets the running one, and the last
+in-process judge on the candidate's model, `awbench.judging.llm.vllm_judge`) gets the running one, and the last
 `close_engine` shuts it down. `LLM.chat` must not run in two threads at once on one engine, so every call
 holds `engine_lock(llm)`.
 """

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Annotated
+import errno
+import os
+import sys
+from typing import Annotated, NoReturn
 
 import typer
 
 import awbench
 from awbench.cli import analysis_commands, interop_commands, plan_command, run_commands, turing_commands
-from awbench.cli.common import Group, use_command_class
+from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, Group, err_console, use_command_class
 from awbench.cli.data_commands import data_app
 
 app = typer.Typer(
@@ -63,8 +66,36 @@ def _return_large_blocks_to_the_system() -> None:
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+STDOUT = 1
+
+
+# What a write to stdout fails with: a full device, a file size limit, a reader gone, a device's error.
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE, errno.EIO}
 
 
 def main() -> None:
     _return_large_blocks_to_the_system()
-    app()
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, where it can be reported, not at the exit
+    except OSError as error:
+        if error.filename is not None or error.errno not in _OUTPUT_ERRNOS:
+            raise  # a file's error is the command's to report; none reaches here
+        _stdout_failed(error)
+
+
+def _stdout_failed(error: OSError) -> NoReturn:
+    """stdout could not take what the command printed (`awbench ls > /dev/full`): one line, exit 2; a reader that
+    left early (`awbench ls | head`) is no error worth a word, as for other tools (exit 1, as click gives)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, STDOUT)  # what is still buffered then goes nowhere at the exit, without a second error
+    os.close(devnull)
+    if error.errno == errno.EPIPE:
+        sys.exit(EXIT_FAILURES)
+    try:
+        err_console.print(f"error: cannot write to standard output: {error.strerror}", markup=False, highlight=False)
+    except OSError:
+        pass  # stderr is as full: the exit code says it
+    sys.exit(EXIT_USAGE)

@@ -41,7 +41,7 @@ from awbench.cli.pairwise import (
 )
 from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.files import write_atomic
+from awbench.files import write_output
 from awbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -91,11 +91,12 @@ def _emit(text: str, out: Path | None) -> None:
 
 
 def _write(out: Path, text: str) -> None:
-    """Atomically (a failed write leaves the previous file as it was); a directory where the file goes, a
-    read-only place or a full disk: a message naming the path, not a traceback."""
+    """As the user means it (`write_output`: a file atomically, a failed write leaving the previous file as it
+    was; a device or FIFO in place); a directory where the file goes, a read-only place or a full disk: a message
+    naming the path, not a traceback."""
     with pipeline_errors():
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(out, text)
+        write_output(out, text)
 
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
@@ -469,7 +470,8 @@ def show(
                 summary = run_summary(data, judge_id, resamples, seed)
             _emit(summary.model_dump_json(indent=2) + "\n", None)
         else:
-            console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
+            with pipeline_errors():  # a Turing test's folder that cannot be read, say
+                console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
         return
     views = [sample_view(data, key, judge_id) for key in keys]
     if fmt == "json":

@@ -19,13 +19,13 @@ from awbench.cli.common import (
 )
 from awbench.data.problems import DataError
 from awbench.judging import BudgetExhausted
-from awbench.judging.openai_judge import CostUnknown
-from awbench.judging.prompts import PromptError
+from awbench.judging.llm.openai_judge import CostUnknown
+from awbench.judging.llm.prompts import PromptError
 from awbench.judging.rules.workers import RuleWorkerFailed
 from awbench.plugins import UnknownPlugin
 from awbench.run.pipeline import PipelineError
 from awbench.run.store import StoreError
-from awbench.transport.openai_client import EndpointDown, FatalAPIError, MissingAPIKey
+from awbench.transport.endpoints import EndpointDown, FatalAPIError, MissingAPIKey
 
 MAX_PROBLEMS_SHOWN = 50
 SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings"}

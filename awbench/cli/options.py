@@ -504,7 +504,7 @@ JUDGE = Group(
             max=1.0,
         ),
         Opt("judge_batch_size", "engine.batch_size", int, "Verdict prompts per offline vLLM batch.", min=1),
-        # The OpenAI Batch API (awbench.judging.batch): how the judge calls travel; the judge id stays the same.
+        # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the judge calls travel; the judge id stays the same.
         Opt(
             "judge_batch",
             "batch",

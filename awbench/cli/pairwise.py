@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from awbench.cli.common import EXIT_FAILURES, console, err_console, fail, open_run, user_errors
+from awbench.cli.common import EXIT_FAILURES, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
@@ -21,9 +21,8 @@ from awbench.cli.summary import judge_cost
 
 if TYPE_CHECKING:
     from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
-    from awbench.analysis.runs import RunData
-    from awbench.judging.choice import ChoiceAnswer, ChoiceJudge
-    from awbench.run.pairwise import PairJob
+    from awbench.config import JudgeSettings
+    from awbench.run.pairwise import PairwiseOutcome
 
 # The judge options that mean something for a two-choice question (not the rule judge's, nor the rubric verdict's
 # schema and repeats, nor the rubric batch judge's fallback).
@@ -44,67 +43,9 @@ def refuse_without_pairwise(options: Options, pairwise: bool, dry_run: bool) -> 
         fail(f"{', '.join(given)} {verb} only with --pairwise (a judge asked which of two predictions is closer)")
 
 
-def _runs(names: Sequence[str], output: Path) -> list[RunData]:
-    from awbench.analysis.runs import load_run_data
-
-    runs = []
-    for name in names:
-        store = open_run(name, output)
-        with pipeline_errors():
-            runs.append(load_run_data(store))
-    fingerprints = {run.manifest.data_fingerprint for run in runs}
-    if len(fingerprints) > 1:
-        listed = ", ".join(f"{run.name} ({run.manifest.data_fingerprint[:12]})" for run in runs)
-        fail(
-            f"the runs were made on different data: {listed}; a pairwise judge compares predictions of the same samples"
-        )
-    if len({run.name for run in runs}) < len(runs):
-        fail("a run is named twice: give different runs")
-    return runs
-
-
-def _jobs(runs: Sequence[RunData], pairs: Sequence[tuple[int, int]], output: Path, judge: ChoiceJudge) -> list[PairJob]:
-    from awbench.run.pairwise import Contender, pair_job
-
-    def contender(run: RunData) -> Contender:
-        return Contender(run.name, run.store.path, run.predictions)
-
-    samples = list(runs[0].samples.values())
-    fingerprint = runs[0].manifest.data_fingerprint
-    with pipeline_errors():
-        return [pair_job(output, contender(runs[a]), contender(runs[b]), samples, fingerprint, judge) for a, b in pairs]
-
-
-def _ask(jobs: list[PairJob], judge: ChoiceJudge, dry_run: bool) -> list[dict[str, ChoiceAnswer]] | None:
-    """Every job's answers; None after printing the estimate, with --dry-run."""
-    from awbench.run.pairwise import ask_pairs, estimate
-
-    if dry_run:
-        found = estimate(jobs, judge)
-        console.print(
-            f"dry run: {len(jobs)} pairs, {sum(len(job.questions) for job in jobs)} questions; {found.calls} judge "
-            f"calls, ~{found.prompt_tokens:,} prompt and ~{found.completion_tokens:,} completion tokens; estimated "
-            f"judge cost {judge_cost(found.cost_usd, judge.settings.batch)}. Nothing was spent.",
-            highlight=False,
-            soft_wrap=True,
-        )
-        return None
-
-    async def go() -> list[dict[str, ChoiceAnswer]]:
-        try:
-            return await ask_pairs(jobs, judge, RichProgress())
-        finally:
-            await judge.aclose()
-
-    with pipeline_errors():
-        return asyncio.run(go())
-
-
-def _judge(options: Options) -> ChoiceJudge:
+def _settings(options: Options) -> JudgeSettings:
     """The pairwise judge the options ask for; its prompts default to awbench's pairwise set."""
-    from awbench.judging.choice import ChoiceJudge
-    from awbench.judging.pairwise_prompts import BUILTIN, load_pairwise_prompts
-    from awbench.transport.openai_client import Endpoints
+    from awbench.judging.choice.pairwise_prompts import BUILTIN
 
     given = options.settings(PAIRWISE_JUDGE, given_only=True)
     if given.get("prompts") == "rubric":
@@ -113,20 +54,31 @@ def _judge(options: Options) -> ChoiceJudge:
             "Qwen-AgentWorld checkout"
         )
     settings = cli_judge_settings(None, options)
-    settings = settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
+    return settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
+
+
+def _compare(
+    names: Sequence[str], pairs: Sequence[tuple[int, int]], output: Path, options: Options, dry_run: bool
+) -> PairwiseOutcome | None:
+    """The runs' pairs asked of the pairwise judge (`awbench.run.pairwise.compare_runs`); None after printing the
+    estimate, with --dry-run."""
+    from awbench.run.pairwise import compare_runs
+
+    stores = [open_run(name, output) for name in names]
+    settings = _settings(options)
     with pipeline_errors():
-        prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
-        with user_errors(ValueError):
-            return ChoiceJudge(settings, prompt_set, Endpoints(RichProgress().note))
-
-
-def _prompts(judge: ChoiceJudge) -> str:
-    return f"{judge.prompt_set.name}@{judge.prompt_set.sha256[:6]}"
-
-
-def _tolerated(runs: Sequence[RunData]) -> float:
-    """The share of questions that may go without a choice: the strictest --max-failure-rate of the runs."""
-    return min(run.manifest.config.scoring.max_failure_rate for run in runs)
+        outcome = asyncio.run(compare_runs(stores, pairs, settings, output, RichProgress(), dry_run))
+    found = outcome.estimate
+    if found is None:
+        return outcome
+    console.print(
+        f"dry run: {len(pairs)} pairs, {outcome.questions} questions; {found.calls} judge calls, "
+        f"~{found.prompt_tokens:,} prompt and ~{found.completion_tokens:,} completion tokens; estimated judge cost "
+        f"{judge_cost(found.cost_usd, found.batch_price)}. Nothing was spent.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    return None
 
 
 def exit_on_failures(answered: Answered, tolerated: float) -> None:
@@ -150,50 +102,47 @@ def exit_on_failures(answered: Answered, tolerated: float) -> None:
 def compare_pairwise(
     run_a: str, run_b: str, output: Path, options: Options, dry_run: bool, resamples: int, seed: int
 ) -> tuple[PairwiseComparison, float] | None:
-    """A against B by the pairwise judge, and the share of questions that may go without a choice
-    (`_tolerated`); None with --dry-run (the estimate is printed)."""
+    """A against B by the pairwise judge, and the share of questions that may go without a choice (the runs'
+    strictest --max-failure-rate); None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import compare_pairwise as comparison
 
-    runs = _runs([run_a, run_b], output)
-    judge = _judge(options)
-    jobs = _jobs(runs, [(0, 1)], output, judge)
-    answers = _ask(jobs, judge, dry_run)
-    if answers is None:
+    outcome = _compare([run_a, run_b], [(0, 1)], output, options, dry_run)
+    if outcome is None:
         return None
-    compared = comparison(runs[0].name, jobs[0].pairing, answers[0], judge.id, _prompts(judge), resamples, seed)
-    return compared, _tolerated(runs)
+    assert outcome.answers is not None
+    first, pairing, answers = outcome.names[0], outcome.pairings[0], outcome.answers[0]
+    compared = comparison(first, pairing, answers, outcome.judge_id, outcome.prompts, resamples, seed)
+    return compared, outcome.max_failure_rate
 
 
 def leaderboard_pairwise(
     names: Sequence[str], output: Path, options: Options, dry_run: bool, resamples: int, seed: int
 ) -> tuple[PairwiseLeaderboard, float] | None:
     """The runs' Bradley–Terry ranking by the pairwise judge, and the share of questions that may go without a
-    choice (`_tolerated`); None with --dry-run (the estimate is printed)."""
+    choice (the runs' strictest --max-failure-rate); None with --dry-run (the estimate is printed)."""
     from awbench.analysis.pairwise import pairwise_leaderboard
 
     if len(names) < 2:
         fail(f"--pairwise ranks two or more runs; found {len(names)}")
-    runs = _runs(names, output)
-    judge = _judge(options)
-    pairs = list(combinations(range(len(runs)), 2))
-    jobs = _jobs(runs, pairs, output, judge)
-    answers = _ask(jobs, judge, dry_run)
-    if answers is None:
+    pairs = list(combinations(range(len(names)), 2))
+    outcome = _compare(names, pairs, output, options, dry_run)
+    if outcome is None:
         return None
-    keyed = {(runs[a].name, runs[b].name): i for i, (a, b) in enumerate(pairs)}
+    assert outcome.answers is not None
+    keyed = {(outcome.names[a], outcome.names[b]): i for i, (a, b) in enumerate(pairs)}
     try:
         board = pairwise_leaderboard(
-            [run.name for run in runs],
-            {key: jobs[i].pairing for key, i in keyed.items()},
-            {key: answers[i] for key, i in keyed.items()},
-            judge.id,
-            _prompts(judge),
+            outcome.names,
+            {key: outcome.pairings[i] for key, i in keyed.items()},
+            {key: outcome.answers[i] for key, i in keyed.items()},
+            outcome.judge_id,
+            outcome.prompts,
             resamples,
             seed,
         )
     except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
         fail(str(error), EXIT_FAILURES)
-    return board, _tolerated(runs)
+    return board, outcome.max_failure_rate
 
 
 def show_pairwise_leaderboard(

@@ -151,19 +151,18 @@ def judge(
             changed = reparse_judgments(store, judge_id)
             console.print(f"reparse: {changed} verdicts changed; no API call was made")
             return
-        manifest = store.read_manifest()
-        settings = cli_judge_settings(manifest.config.judge, options)
+
+        def settings(base: JudgeSettings | None) -> JudgeSettings:
+            return cli_judge_settings(base, options)
+
         if dry_run:
-            config = manifest.config.model_copy(update={"judge": settings, "retry_failed": retry_failed})
-            print_estimate(pipeline.estimate(config, existing_only=True))
+            print_estimate(pipeline.estimate_judge(store, settings, retry_failed))
             return
-        summaries, scores = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
-    for summary in summaries:
+        outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
+    for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
-    judged = scores[summaries[0].stage.removeprefix("judge ")]
-    code = pipeline.exit_code(judged, manifest.config.scoring.max_failure_rate)
-    print_summary(judged, code, manifest.config.scoring.max_failure_rate, store.path)
-    raise typer.Exit(code)
+    print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path)
+    raise typer.Exit(outcome.exit_code)
 
 
 @command(SCORING.defaulting_to("the run's"), OUTPUT.only("output"))

@@ -14,7 +14,7 @@ from awbench.cli.common import console, err_console
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.judging import PromptError
-from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S
+from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S
 from awbench.run.failures import describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice

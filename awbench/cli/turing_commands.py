@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from awbench.cli.analysis_commands import JsonFormat
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run, user_errors
+from awbench.cli.common import OutputOption, console, err_console, fail, open_run
 from awbench.cli.errors import pipeline_errors
 from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
@@ -28,8 +28,8 @@ from awbench.records import SCHEMA_VERSION
 if TYPE_CHECKING:
     from awbench.analysis.judge_effects import JudgeEffects
     from awbench.analysis.turing import TuringResult
-    from awbench.judging.choice import ChoiceAnswer
-    from awbench.judging.choice_calls import ChoiceQuestion
+    from awbench.judging.choice.calls import ChoiceQuestion
+    from awbench.judging.choice.judge import ChoiceAnswer
     from awbench.run.store import RunStore
 
 DEFAULT_TURING_PROMPTS = "turing"
@@ -90,55 +90,34 @@ def turing(
 
     Example: awbench turing my-run --judge-model gpt-5.2-2025-12-11 --max-cost 5
     """
-    from awbench.judging.choice import ChoiceJudge
-    from awbench.judging.turing import load_turing_prompts
-    from awbench.run.pipeline import run_samples
-    from awbench.run.turing import TuringEvaluation, estimate_turing, read_answers, run_turing, turing_questions
-    from awbench.transport.openai_client import Endpoints
+    from awbench.run.turing import turing_test
 
     store = open_run(run, options.values["output"])
     settings = turing_settings(options)
-    progress = RichProgress()
     with pipeline_errors():
-        prompts = load_turing_prompts(settings.prompts, settings.template)
-        with user_errors(ValueError):
-            judge = ChoiceJudge(settings, prompts, Endpoints(progress.note))
-        manifest = store.read_manifest()
-        chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
-        evaluation = TuringEvaluation(store, judge.id)
-        secret = evaluation.secret()
-        samples = run_samples(store, manifest=manifest)
-        questions = turing_questions(judge, samples, store.predictions.load(), chosen_seed, both_orders, secret)
-        if dry_run:
-            cost = estimate_turing(store, judge, questions)
-            console.print(
-                f"dry run: {len(questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt and "
-                f"~{cost.completion_tokens:,} completion tokens; estimated judge cost "
-                f"{judge_cost(cost.cost_usd, judge.settings.batch)}. Nothing was spent.",
-                highlight=False,
-                soft_wrap=True,
-            )
-            return
-
-        async def ask() -> dict[str, ChoiceAnswer]:
-            try:
-                return await run_turing(store, judge, questions, chosen_seed, secret, progress)
-            finally:
-                await judge.aclose()
-
-        answers = asyncio.run(ask())
-        result = _result(judge.id, [store.name], read_answers(evaluation.path), evaluation.predictable())
+        outcome = asyncio.run(turing_test(store, settings, seed, both_orders, RichProgress(), dry_run))
+    if outcome.estimate is not None:
+        cost = outcome.estimate
+        console.print(
+            f"dry run: {len(outcome.questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
+            f"and ~{cost.completion_tokens:,} completion tokens; estimated judge cost "
+            f"{judge_cost(cost.cost_usd, cost.batch_price)}. Nothing was spent.",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
+    result = _result(outcome.judge_id, [store.name], outcome.kept, outcome.predictable)
     _print_result(result, fmt)
     if result.predictable_positions:
         err_console.print(
             f"warning: this Turing test was begun before positions were drawn from a secret: where the real "
             f"observation is shown follows the seed and the sample key, which a world model can know. Remove "
-            f"{evaluation.path} to ask it afresh.",
+            f"{outcome.path} to ask it afresh.",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
-    raise typer.Exit(_exit_code(questions, answers, manifest.config.scoring.max_failure_rate))
+    raise typer.Exit(_exit_code(outcome.questions, outcome.answers, outcome.max_failure_rate))
 
 
 def judges(

@@ -38,15 +38,14 @@ from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS
 from awbench.interop.inspect_log import METADATA_KEY, TASK_NAME, TaskMetadata
 from awbench.judging import llm_judge_id, requests_of
-from awbench.judging.llm import LLMJudge, prompt_description, prompt_label
-from awbench.judging.prompts import load_prompt_set
+from awbench.judging.llm.direct import LLMJudge, prompt_description, prompt_label
+from awbench.judging.llm.prompts import load_prompt_set
 from awbench.judging.rules.judge import RuleJudge
 from awbench.judging.rules.score import RULES_VERSION
 from awbench.records import Generation, JudgeKind, JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.scoring import FailurePolicy, generation_points, score_table
-from awbench.run.stages import with_flags
 from awbench.transport.chat_client import Completion
-from awbench.transport.openai_client import Endpoints
+from awbench.transport.endpoints import Endpoints
 from awbench.world_model.messages import world_model_messages
 from awbench.world_model.parsing import strip_observation_marker
 from awbench.world_model.predictions import prediction_record
@@ -297,7 +296,7 @@ def awbench_judge(
         request = judge.request(sample, prediction)
         judgment = None
         if request is not None:
-            judgment = await anext(aiter(judge.judge(requests_of([with_flags(request)]))))
+            judgment = await anext(aiter(judge.judge(requests_of([judge.flagged(request)]))))
         return sample_score(kind, prediction, judgment, failure_policy)
 
     return score

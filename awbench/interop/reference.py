@@ -40,7 +40,7 @@ from awbench.data.dataset import LoadedData, load_samples, read_source, repeated
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
-from awbench.files import DIR_MODE, fsync_dir, write_atomic
+from awbench.files import DIR_MODE, fsync_dir, write_output
 from awbench.judging import llm_judge_id
 from awbench.records import (
     Generation,
@@ -175,7 +175,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
         )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_atomic(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    write_output(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -194,7 +194,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
             for s in samples
         ]
-        write_atomic(judged_path, "".join(_line(row) for row in rows))
+        write_output(judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
         if by_reference:
             notes.append(

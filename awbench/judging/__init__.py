@@ -4,14 +4,26 @@ client loads only when used. The LLM judge's modules are found by `--judge-backe
 (`awbench.plugins`, group `awbench.judges`, which installed packages extend); the rule judge is awbench's own.
 
 A judge configuration is one evaluation of a run's predictions, named by its judge id: readable, and with
-a short hash of everything that makes its verdicts what they are (`judge_id`).
+a short hash of everything that makes its verdicts what they are (`judge_id`). A judge owns its work: what it
+is asked (`request`, flagged by `flagged`), what that would cost (`estimate`), its spend under `--max-cost`
+(`bind` gives it its evaluation's records); the run only hands it requests and stores what it yields.
+
+The rooms:
+
+    __init__   the Judge protocol and JudgeBase, judge ids, create_judges, the small types every judge shares
+    cost       prices, estimates (CostEstimate) and the one --max-cost mechanism (Budget)
+    injection  signs that a prediction addresses the judge; every judge's requests are flagged by it
+    llm/       the rubric LLM judge: direct HTTP, through the Batch API, in-process vLLM; its prompts and parsing
+    batch/     the OpenAI Batch API: one runner any judge hands its requests to, its state and limits
+    choice/    two-choice questions ("Response A" or "B"): the Turing test's and the pairwise judge's
+    rules/     the rule judge: deterministic scorers in worker processes
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -24,7 +36,7 @@ if TYPE_CHECKING:
     from awbench.config import JudgeSettings
     from awbench.judging.cost import CostEstimate
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
-    from awbench.transport.openai_client import Endpoints
+    from awbench.transport.endpoints import Endpoints
 
 # Every judge id awbench makes (`llm_judge_id`, the rule judge's `rules-v{version}`) is of these characters, and
 # is a folder's name of its own (never `.` or `..`, nor hidden): an id read back from a run's `judges/` folder, or
@@ -41,7 +53,8 @@ class PromptError(Exception):
 
 
 class BudgetExhausted(Exception):
-    """Raised by a judge that stopped before the spend would pass `--max-cost`; the run is resumable."""
+    """Raised by a judge that stopped before the spend would pass `--max-cost` (`cost.Budget`); the run is
+    resumable."""
 
 
 class Notes(Protocol):
@@ -53,22 +66,32 @@ class Notes(Protocol):
 
 
 class Judge(Protocol):
-    """Every hook the run uses of a judge. `JudgeBase` gives the optional ones (`spent_usd`, `bind`,
+    """Every hook the run uses of a judge. `JudgeBase` gives the optional ones (`spent_usd`, `bind`, `flagged`,
     `estimate`, `check`, `aclose`) their defaults."""
 
     kind: JudgeKind
     id: str  # the evaluation's judge id
-    # What this judge has spent, in USD. The run sets it to its evaluation's recorded spend before judging,
-    # so that a cap (--max-cost) covers the whole evaluation, resumes included; the judge adds to it.
-    spent_usd: float
 
-    def bind(self, directory: Path, notes: Notes) -> None:
+    @property
+    def spent_usd(self) -> float:
+        """What this judge has spent, in USD, its evaluation's earlier records included (`bind`): --max-cost
+        covers the whole evaluation, resumes included."""
+        ...
+
+    def bind(self, directory: Path, notes: Notes, recorded: Iterable[JudgmentRecord] = ()) -> None:
         """Called once before judging: the evaluation's directory (`judges/<id>/`, perhaps not made yet), for
-        state the judge keeps between runs (the batch judge's batches), and where to report."""
+        state the judge keeps between runs (the batch judge's batches), where to report, and the evaluation's
+        records so far (what it has spent)."""
+        ...
+
+    def flagged(self, request: JudgeRequest) -> JudgeRequest:
+        """The request as it is judged, with what its judgment records about the prediction (`flags`); called
+        only for the requests the run hands to `judge`."""
         ...
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """What judging `requests` would take (`--dry-run`), without sending anything."""
+        """What judging `requests` would take (`--dry-run`): calls, tokens, cost, and how long under the limits
+        the judge knows of, without sending anything."""
         ...
 
     async def check(self) -> None:
@@ -98,13 +121,21 @@ class Judge(Protocol):
 
 
 class JudgeBase:
-    """The optional hooks' defaults: a judge that keeps no state between runs, calls no paid service, has
-    nothing to check and nothing to release."""
+    """The optional hooks' defaults: a judge that keeps no state between runs, calls no paid service, flags
+    predictions that address the judge (`awbench.judging.injection`), has nothing to check and nothing to
+    release."""
 
-    spent_usd = 0.0
+    @property
+    def spent_usd(self) -> float:
+        return 0.0
 
-    def bind(self, directory: Path, notes: Notes) -> None:
+    def bind(self, directory: Path, notes: Notes, recorded: Iterable[JudgmentRecord] = ()) -> None:
         return None
+
+    def flagged(self, request: JudgeRequest) -> JudgeRequest:
+        from awbench.judging.injection import flagged
+
+        return flagged(request)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
         from awbench.judging.cost import CostEstimate
@@ -137,7 +168,7 @@ def check_judges(settings: JudgeSettings) -> None:
     records it), before any inference."""
     if not settings.uses_llm:
         return
-    from awbench.transport.openai_client import MissingAPIKey
+    from awbench.transport.endpoints import MissingAPIKey
 
     for option, value in (
         ("--judge-extra-body", settings.extra_body),

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from awbench.records import Usage
+from awbench.transport.chat_client import Completion
 from awbench.transport.rate_control import estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
 __all__ = [
@@ -63,10 +63,63 @@ _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 class CostEstimate(BaseModel):
+    """What judging would take (`Judge.estimate`, `--dry-run`), as the judge itself knows it."""
+
     calls: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None  # None when the judge model's price is unknown
+    batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
+    limit_tokens: int = 0  # what the calls count against a tokens-per-minute limit: prompts + max_tokens each
+    # Direct calls at --judge-tpm/--judge-rpm; through the Batch API, the batches one after another under the
+    # enqueued-token limit at a typical turnaround each. None: no limit known.
+    wall_s: float | None = None
+    batches: int | None = None  # through the Batch API: batches one after another under the limit
+    batch_tokens: int | None = None  # that limit: --judge-batch-tokens, or learnt by the evaluation
+
+
+def paced(estimate: CostEstimate, max_tokens: int, tpm: int | None, rpm: int | None) -> CostEstimate:
+    """`estimate` with what its calls count against rate limits and how long they take under them."""
+    limit_tokens = estimate.prompt_tokens + estimate.calls * max_tokens
+    wall = wall_seconds(estimate.calls, limit_tokens, tpm, rpm)
+    return estimate.model_copy(update={"limit_tokens": limit_tokens, "wall_s": wall})
+
+
+def wall_seconds(calls: int, limit_tokens: int, tpm: int | None, rpm: int | None) -> float | None:
+    """How long `calls` take at the given limits, the one that binds, once they are kept busy (as the rate
+    control keeps them: bench/rate_limits.py); None without a limit."""
+    minutes = [amount / limit for amount, limit in ((limit_tokens, tpm), (calls, rpm)) if limit]
+    return max(minutes) * 60 if minutes else None
+
+
+class Budget:
+    """`--max-cost` as every paid judge keeps it: what was spent (earlier runs included), what the calls on their
+    way are estimated to cost (`reserved`), and whether one more fits under the cap. No call starts that would
+    pass it; the judge then finishes what is in flight and raises BudgetExhausted (`why`)."""
+
+    def __init__(self, cap: float | None, spent: float = 0.0) -> None:
+        self.cap = cap
+        self.spent = spent
+        self.reserved = 0.0
+
+    def affords(self, amount: float) -> bool:
+        """Whether `amount` more fits under the cap, beside what is spent and held."""
+        return self.cap is None or self.spent + self.reserved + amount <= self.cap
+
+    def reserve(self, amount: float) -> bool:
+        """Hold `amount` for what is about to go out; False, holding nothing, when it would pass the cap."""
+        if not self.affords(amount):
+            return False
+        self.reserved += amount
+        return True
+
+    def settle(self, reserved: float, cost: float) -> None:
+        """What went out came back: its reservation let go, its cost spent."""
+        self.reserved -= reserved
+        self.spent += cost
+
+    def why(self) -> str:
+        return f"judge spend would pass the cap: spent ${self.spent:.4f} of --max-cost ${self.cap or 0.0:.4f}"
 
 
 def price_for(model: str, price_in: float | None = None, price_out: float | None = None) -> Price | None:
@@ -98,11 +151,14 @@ def usage_cost(price: Price, prompt_tokens: int, completion_tokens: int, cached_
     return ((prompt_tokens - cached) * price.input + cached * cached_rate + completion_tokens * price.output) / 1e6
 
 
-def call_cost(price: Price, usage: Usage, estimated_prompt: int, estimated_completion: int) -> float:
-    """The cost of one call from its reported usage, falling back to estimates for what the server left out."""
+def completion_cost(price: Price, completion: Completion, prompt_tokens: int) -> float:
+    """The cost of one answered call from its reported usage, falling back to estimates for what the server left
+    out: `prompt_tokens` (the prompt's estimate), and the answer's characters (its text and reasoning)."""
+    usage = completion.usage
+    chars = len(completion.content or "") + len(completion.reasoning or "")
     return usage_cost(
         price,
-        usage.prompt_tokens if usage.prompt_tokens is not None else estimated_prompt,
-        usage.completion_tokens if usage.completion_tokens is not None else estimated_completion,
+        usage.prompt_tokens if usage.prompt_tokens is not None else prompt_tokens,
+        usage.completion_tokens if usage.completion_tokens is not None else tokens_for_chars(chars),
         usage.cached_tokens or 0,
     )

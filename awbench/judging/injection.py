@@ -24,9 +24,15 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from awbench.domains import DIMENSIONS
+
+if TYPE_CHECKING:
+    from awbench.records import JudgeRequest
+
+INJECTION_FLAG = "suspected_injection"  # what a judgment of such a prediction records (`flagged`)
 
 FINAL_EVALUATION_TAG = "final_evaluation_tag"  # an opening or closing <final_evaluation> tag
 SCORES_OBJECT = "scores_object"  # an object whose `scores` key holds two or more rubric dimensions with numbers
@@ -656,3 +662,14 @@ def _decoded_base64(encoded: bytes) -> list[str]:
             decoded.append(plain)
         at = mask.find(_BASE64_RUN, end)
     return decoded
+
+
+def flagged(request: JudgeRequest) -> JudgeRequest:
+    """The request as it is judged: flagged INJECTION_FLAG when its prediction shows a signal (every judge's
+    `JudgeBase.flagged`). Judges asking about the same text in turn check it once."""
+    return replace(request, flags=(INJECTION_FLAG,) if _suspected(request.prediction) else ())
+
+
+@functools.lru_cache(maxsize=4)  # the judges of one run ask about a generation one after another
+def _suspected(prediction: str) -> bool:
+    return bool(injection_signals(prediction))

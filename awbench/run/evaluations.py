@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from awbench.judging.verdict_records import consistency_stats
+from awbench.judging.llm.verdict_records import consistency_stats
 from awbench.records import JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.failures import failure_groups
 from awbench.run.reference_scores import reference_scores

@@ -1,5 +1,6 @@
 """Runs written before judge evaluations existed (run.json schema 1: one `judgments.jsonl` for every judge)
-are moved into the current layout the first time they are opened (`RunStore.read_manifest`). Nothing is
+are moved into the current layout the first time a command that writes to them opens them
+(`RunStore.read_manifest` under `RunStore.locked`; a command that only reads such a run says how). Nothing is
 deleted: the old file is kept as `judgments.jsonl.migrated`. Here: which evaluation each judge of such a run
 becomes (pure functions; the store moves the files)."""
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from awbench.config import JudgeSettings
 from awbench.judging import llm_judge_id
-from awbench.judging.prompts import BUILTIN_SETS
+from awbench.judging.llm.prompts import BUILTIN_SETS
 from awbench.judging.rules.judge import RULES_JUDGE_PREFIX
 
 

@@ -1,6 +1,8 @@
-"""Pairwise comparison of two runs by an LLM judge: for each sample both runs predicted, which prediction is closer
-to the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
-(`awbench.judging.choice`). The answers are kept outside both runs, never mixed with their rubric scores:
+"""Pairwise comparison of runs by an LLM judge (`compare_runs`, the flow of `awbench compare --pairwise` and
+`awbench leaderboard --pairwise`): for each sample both runs of a pair predicted, which prediction is closer to
+the real observation? Asked in both orders (each run's prediction once as Response A), through the choice judge
+(`awbench.judging.choice.judge`). The runs are only read (run.json once each); the answers are kept outside them,
+never mixed with their rubric scores:
 
     OUTPUT/pairwise/<x>/<y>/<judge id>/pair.json      the two runs and the judge (`PairInfo`)
     OUTPUT/pairwise/<x>/<y>/<judge id>/answers.jsonl  one row per question; the last of a key wins
@@ -14,22 +16,25 @@ or prompt is asked again and nothing else is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.files import JsonlTable, StoreError, read_json, write_atomic
+from awbench.config import JudgeSettings
+from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging import Notes
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
 from awbench.judging.cost import CostEstimate
-from awbench.judging.pairwise_prompts import pairwise_messages
-from awbench.judging.prompts import PromptSet, protocol_request, shown_text
+from awbench.judging.llm.prompts import PromptSet, protocol_request, shown_text
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
+from awbench.run.pipeline import PipelineError, choice_judge, run_samples
 from awbench.run.scoring import GenKey
-from awbench.run.store import JudgeInfo, RunLock, refuse_run_output
+from awbench.run.stages import Progress
+from awbench.run.store import JudgeInfo, RunLock, RunStore, refuse_run_output
 
 PAIRWISE_DIR = "pairwise"
 PAIR_FILE = "pair.json"
@@ -180,7 +185,7 @@ def pair_job(
         data_fingerprint=fingerprint,
         judge=JudgeInfo(id=judge.id, kind="llm", settings=judge.settings, described=judge.describe()),
     )
-    directory = pair_directory(output, pairing.x, pairing.y, judge.id)
+    directory = own_dir(output, pair_directory(output, pairing.x, pairing.y, judge.id))
     refuse_run_output("the pairwise answers", directory)
     return PairJob(pairing, info, directory, pair_questions(pairing, judge.prompt_set))
 
@@ -194,34 +199,26 @@ def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
         prompt_tokens=sum(part.prompt_tokens for part in parts),
         completion_tokens=sum(part.completion_tokens for part in parts),
         cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        batch_price=judge.settings.batch,
     )
-
-
-def spent(job: PairJob) -> float:
-    """What the answers kept for `job` cost, earlier runs included."""
-    return sum(answer.cost_usd or 0.0 for answer in job.table.load().values())
 
 
 async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
     """Every job's answers (question key -> answer), asking what its table does not hold and reading again what an
     earlier reader read, one pair after the other, each with the pair's directory locked; the judge is checked
-    before the first call. A pair with nothing to ask or read again is only read. --max-cost covers every pair's spend, earlier runs included: each pair may spend what the
-    cap leaves after the others' (the judge adds its own table's recorded spend)."""
-    cap = judge.settings.max_cost
+    before the first call. A pair with nothing to ask or read again is only read. --max-cost covers every pair's
+    spend, earlier runs included: the judge reads every pair's answers before it asks (`ChoiceJudge.kept`)."""
+    kept = [judge.kept(job.table) for job in jobs]
     answers, checked = [], False
-    for index, job in enumerate(jobs):
-        kept = job.table.load()
-        pending = judge.pending(job.questions, kept)
-        if not pending and not judge.reread(job.questions, kept):
+    for job, answered in zip(jobs, kept):
+        pending = judge.pending(job.questions, answered)
+        if not pending and not judge.reread(job.questions, answered):
             wanted = {question.key for question in job.questions}
-            answers.append({key: answer for key, answer in kept.items() if key in wanted})
+            answers.append({key: answer for key, answer in answered.items() if key in wanted})
             continue
         if pending and not checked:
             await judge.check()  # before anything is written or spent
             checked = True
-        if cap is not None:
-            others = sum(spent(other) for i, other in enumerate(jobs) if i != index)
-            judge.settings = judge.settings.model_copy(update={"max_cost": max(cap - others, 0.0)})
         if pending:
             notes.note(f"{job.pairing.x} vs {job.pairing.y}: {len(pending)} questions to ask ({judge.id})")
         job.directory.mkdir(parents=True, exist_ok=True)
@@ -233,3 +230,67 @@ async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> li
         finally:
             lock.release()
     return answers
+
+
+@dataclass
+class PairwiseOutcome:
+    """What `compare_runs` found: one pairing per pair asked for, and their answers (None with `dry_run`, for
+    which `estimate` says what asking would still spend)."""
+
+    names: list[str]  # the runs', in the order given
+    judge_id: str
+    prompts: str  # the prompt set, `{name}@{sha256 prefix}`
+    pairings: list[Pairing]
+    answers: list[dict[str, ChoiceAnswer]] | None
+    estimate: CostEstimate | None
+    questions: int
+    max_failure_rate: float  # the share of questions that may go without a choice: the strictest of the runs'
+
+
+async def compare_runs(
+    stores: Sequence[RunStore],
+    pairs: Sequence[tuple[int, int]],
+    settings: JudgeSettings,
+    output: Path,
+    progress: Progress,
+    dry_run: bool = False,
+) -> PairwiseOutcome:
+    """Ask the pairwise judge of `settings` about each pair of runs (indices into `stores`), keeping the answers
+    under `output`; with `dry_run`, only estimate. The runs are read, never written; they must be of the same
+    data and have different names."""
+    runs = [_contender(store) for store in stores]
+    fingerprints = {fingerprint for _, fingerprint in runs}
+    if len(fingerprints) > 1:
+        listed = ", ".join(f"{run.name} ({fingerprint[:12]})" for run, fingerprint in runs)
+        raise PipelineError(
+            f"the runs were made on different data: {listed}; a pairwise judge compares predictions of the same samples"
+        )
+    if len({run.name for run, _ in runs}) < len(runs):
+        raise PipelineError("a run is named twice: give different runs")
+    manifests = [store.read_manifest() for store in stores]
+    samples = run_samples(stores[0], manifest=manifests[0])
+    prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
+    judge = choice_judge(settings, prompt_set, progress)
+    try:
+        (fingerprint,) = fingerprints
+        jobs = [pair_job(output, runs[a][0], runs[b][0], samples, fingerprint, judge) for a, b in pairs]
+        found = estimate(jobs, judge) if dry_run else None
+        answers = None if dry_run else await ask_pairs(jobs, judge, progress)
+    finally:
+        await judge.aclose()
+    return PairwiseOutcome(
+        names=[run.name for run, _ in runs],
+        judge_id=judge.id,
+        prompts=f"{prompt_set.name}@{prompt_set.sha256[:6]}",
+        pairings=[job.pairing for job in jobs],
+        answers=answers,
+        estimate=found,
+        questions=sum(len(job.questions) for job in jobs),
+        max_failure_rate=min(m.config.scoring.max_failure_rate for m in manifests),
+    )
+
+
+def _contender(store: RunStore) -> tuple[Contender, str]:
+    """A run as the pairwise judge sees it, and its data's fingerprint."""
+    manifest = store.read_manifest()
+    return Contender(store.name, store.path, store.predictions.load()), manifest.data_fingerprint

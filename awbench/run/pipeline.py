@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -19,7 +19,6 @@ from awbench.backends import Backend, check_backend, create_backend, describe_ba
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.judging import Judge, check_judges, create_judges
-from awbench.judging.batch_state import TYPICAL_BATCH_TURNAROUND_S, batches_in_turn, learnt_token_limit
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import ScoresFile
@@ -34,7 +33,11 @@ from awbench.run.stages import (
     reusable,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, environment_facts
-from awbench.transport.openai_client import Endpoints, MissingAPIKey
+from awbench.transport.endpoints import Endpoints, MissingAPIKey
+
+if TYPE_CHECKING:
+    from awbench.judging.choice.judge import ChoiceJudge
+    from awbench.judging.llm.prompts import PromptSet
 
 MAX_WARNINGS_SHOWN = 5
 
@@ -59,6 +62,18 @@ class RunOutcome(BaseModel):
     stages: list[StageSummary]
     scores: ScoresFile  # the primary judge's; `scores.failures` says why samples failed or went unscored
     exit_code: int
+
+
+class JudgeOutcome(BaseModel):
+    stages: list[StageSummary]  # one per judge of the configuration, the first judge's first
+    scores: dict[str, ScoresFile]  # every evaluation's, by judge id
+    judged: ScoresFile  # the first judge's
+    exit_code: int
+    max_failure_rate: float  # the run's, which `exit_code` holds the judged scores to
+
+
+# A judge's settings; changes to the run's primary judge's settings; or a function of those that makes them.
+JudgeChoice = JudgeSettings | Mapping[str, Any] | Callable[[JudgeSettings | None], JudgeSettings] | None
 
 
 async def run(config: RunConfig, overwrite: bool = False, progress: Progress = SilentProgress()) -> RunOutcome:
@@ -87,23 +102,46 @@ async def infer(config: RunConfig, overwrite: bool = False, progress: Progress =
 
 async def judge(
     store: RunStore,
-    settings: JudgeSettings | Mapping[str, Any] | None = None,
+    settings: JudgeChoice = None,
     progress: Progress = SilentProgress(),
     retry_failed: bool = False,
-) -> tuple[list[StageSummary], dict[str, ScoresFile]]:
-    """Add or resume one judge configuration's evaluation of a run's predictions; the rest of the run is
-    left as it is. `settings`: the judge's, or changes to the run's primary judge's settings (None: none), merged
-    as `awbench judge RUN --judge-...` merges them (`config.judge_settings`)."""
-    if not isinstance(settings, JudgeSettings):
-        settings = judge_settings(store.read_manifest().config.judge, settings or {})
+) -> JudgeOutcome:
+    """Add or resume one judge configuration's evaluation of a run's predictions, and score every evaluation;
+    the rest of the run is left as it is. `settings`: the judge's; or changes to the run's primary judge's
+    settings (None: none), merged as `awbench judge RUN --judge-...` merges them (`config.judge_settings`); or a
+    function of the primary judge's settings that makes them (the CLI's, naming its options in errors)."""
     endpoints = Endpoints(progress.note)  # says when a rate limit holds the run back
-    judges = _judges(settings, endpoints)
     with store.locked(progress.warn):
         manifest = store.read_manifest()
-        samples = run_samples(store)
-        config = manifest.config.model_copy(update={"judge": settings, "retry_failed": retry_failed})
+        chosen = chosen_judge(manifest, settings)
+        judges = _judges(chosen, endpoints)
+        samples = run_samples(store, manifest=manifest)
+        config = manifest.config.model_copy(update={"judge": chosen, "retry_failed": retry_failed})
         stages = await _execute(store, samples, config, judges, endpoints, progress, infer=False)
-        return stages[1:], score(store, samples)
+        scores = score(store, samples)
+    judged = scores[judges[0].id]
+    rate = manifest.config.scoring.max_failure_rate
+    return JudgeOutcome(
+        stages=stages[1:], scores=scores, judged=judged, exit_code=exit_code(judged, rate), max_failure_rate=rate
+    )
+
+
+def chosen_judge(manifest: RunManifest, settings: JudgeChoice) -> JudgeSettings:
+    """The judge settings `settings` asks for, on a run whose run.json is `manifest` (see `judge`)."""
+    if isinstance(settings, JudgeSettings):
+        return settings
+    if callable(settings):
+        return settings(manifest.config.judge)
+    return judge_settings(manifest.config.judge, settings or {})
+
+
+def estimate_judge(store: RunStore, settings: JudgeChoice = None, retry_failed: bool = False) -> DryRunEstimate:
+    """`judge --dry-run`: what judging the run's existing predictions would still spend (see `estimate`)."""
+    manifest = store.read_manifest()
+    config = manifest.config.model_copy(
+        update={"judge": chosen_judge(manifest, settings), "retry_failed": retry_failed}
+    )
+    return estimate(config, existing_only=True)
 
 
 def score(store: RunStore, samples: list[Sample]) -> dict[str, ScoresFile]:
@@ -161,6 +199,17 @@ def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     return judges
 
 
+def choice_judge(settings: JudgeSettings, prompt_set: PromptSet, progress: Progress) -> ChoiceJudge:
+    """The two-choice judge of the Turing test or of a pairwise comparison; settings it cannot use (a rubric
+    verdict's schema, several samples, a cap without a price) are the user's to change."""
+    from awbench.judging.choice.judge import ChoiceJudge
+
+    try:
+        return ChoiceJudge(settings, prompt_set, Endpoints(progress.note))
+    except ValueError as error:
+        raise PipelineError(str(error)) from None
+
+
 @contextmanager
 def _whose_key(party: str) -> Iterator[None]:
     """A missing key names whose it is; only the judge's can be done without (the rule judge needs none)."""
@@ -178,7 +227,7 @@ def opened_run(
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    store.refuse_foreign()  # a directory that is not a run is never emptied
+    store.refuse_foreign(overwrite)  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
@@ -215,8 +264,12 @@ def _clear(store: RunStore, everything: bool = False) -> None:
     import shutil
 
     for child in store.path.iterdir():
-        if child.name != ".lock":
-            shutil.rmtree(child) if child.is_dir() else child.unlink()
+        if child.name == ".lock":
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()  # a link itself, never what it leads to
     if everything:
         (store.path / ".lock").unlink(missing_ok=True)
         store.path.rmdir()
@@ -281,9 +334,7 @@ async def _execute(
 ) -> list[StageSummary]:
     """[inference summary, one summary per judge]."""
     assert config.judge is not None or not judges
-    stages = [_judge_stage(store, j, config.judge) for j in judges]  # type: ignore[arg-type]
-    for stage in stages:
-        stage.judge.bind(stage.evaluation.path, progress)
+    stages = [_judge_stage(store, j, config.judge, progress) for j in judges]  # type: ignore[arg-type]
     work = plan(store, samples, config.model if infer else None, stages, config.retry_failed)
     _note_reuse(work, store, progress, infer)
     backend = create_backend(config.model, endpoints) if work.generations else None
@@ -293,12 +344,21 @@ async def _execute(
         return await execute(store, work, backend, config.model.model, progress, config.retry_failed)
     finally:
         if backend is not None:
-            await backend.aclose()
+            await _close_backend(backend, progress)
         for j in judges:
             await j.aclose()
 
 
-def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings) -> JudgeStage:
+async def _close_backend(backend: Backend, progress: Progress) -> None:
+    """A model that fails to close (a Python model's own `close()`) loses nothing: every prediction is on disk
+    already, and the run is scored; the failure is a warning."""
+    try:
+        await backend.aclose()
+    except Exception as error:
+        progress.warn(f"the world model was not closed: {error}; its predictions are kept")
+
+
+def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings, progress: Progress) -> JudgeStage:
     evaluation = store.evaluation(judge_.id)
     info = JudgeInfo(
         id=judge_.id,
@@ -307,9 +367,7 @@ def _judge_stage(store: RunStore, judge_: Judge, settings: JudgeSettings) -> Jud
         described=judge_.describe(),
     )
     existing = evaluation.judgments.load()
-    judge_.spent_usd = sum(
-        r.cost_usd or 0.0 for r in existing.values()
-    )  # --max-cost caps the whole spend, resumes included
+    judge_.bind(evaluation.path, progress, existing.values())  # --max-cost covers the whole spend, resumes included
     return JudgeStage(
         judge=judge_,
         evaluation=evaluation,
@@ -392,7 +450,9 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     if config.judge is None or not config.judge.uses_llm:
         return result
     (llm,) = create_judges(config.judge.model_copy(update={"kind": "llm"}))
-    existing = store.evaluation(llm.id).judgments.load() if store.exists() else {}
+    evaluation = store.evaluation(llm.id)
+    existing = evaluation.judgments.load() if store.exists() else {}
+    llm.bind(evaluation.path, SilentProgress(), existing.values())  # nothing is written: what it keeps is read
     requests = []
     for sample, g in wanted:
         record = predictions.get((sample.key, g))
@@ -415,36 +475,16 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     if not requests:
         return result
     cost = llm.estimate(requests)
-    limit_tokens = cost.prompt_tokens + cost.calls * config.judge.max_tokens
-    if config.judge.batch:
-        learnt = learnt_token_limit(store.evaluation(llm.id).path) if store.exists() else None
-        known = [n for n in (config.judge.batch_tokens, learnt) if n]
-        if known:
-            batches = batches_in_turn(limit_tokens, min(known))
-            result = result.model_copy(
-                update={
-                    "judge_batches": batches,
-                    "judge_batch_tokens": min(known),
-                    "judge_wall_s": batches * TYPICAL_BATCH_TURNAROUND_S,
-                }
-            )
     return result.model_copy(
         update={
             "judge_calls": cost.calls,
             "judge_prompt_tokens": cost.prompt_tokens,
             "judge_completion_tokens": cost.completion_tokens,
             "judge_cost_usd": cost.cost_usd,
-            "batch_price": config.judge.batch,
-            "judge_limit_tokens": limit_tokens,
-            "judge_wall_s": result.judge_wall_s
-            if config.judge.batch
-            else wall_seconds(cost.calls, limit_tokens, config.judge.tpm, config.judge.rpm),
+            "batch_price": cost.batch_price,
+            "judge_limit_tokens": cost.limit_tokens,
+            "judge_wall_s": cost.wall_s,
+            "judge_batches": cost.batches,
+            "judge_batch_tokens": cost.batch_tokens,
         }
     )
-
-
-def wall_seconds(calls: int, limit_tokens: int, tpm: int | None, rpm: int | None) -> float | None:
-    """How long `calls` take at the given limits, the one that binds, once they are kept busy (as the rate
-    control keeps them: bench/rate_limits.py); None without a limit."""
-    minutes = [amount / limit for amount, limit in ((limit_tokens, tpm), (calls, rpm)) if limit]
-    return max(minutes) * 60 if minutes else None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from awbench.judging import llm_identity
-from awbench.judging.llm import verdict_cache_key
-from awbench.judging.prompts import PromptError, PromptSet, load_prompt_set, protocol_request, shown_prediction
-from awbench.judging.verdict_records import combine, verdict_record
+from awbench.judging.llm.direct import verdict_cache_key
+from awbench.judging.llm.prompts import PromptError, PromptSet, load_prompt_set, protocol_request, shown_prediction
+from awbench.judging.llm.verdict_records import combine, verdict_record
 from awbench.records import VerdictRecord
 from awbench.run.evaluations import resolve_judge
 from awbench.run.store import JudgeInfo, RunStore, StoreError

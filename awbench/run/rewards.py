@@ -15,7 +15,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from awbench.files import write_atomic
+from awbench.files import write_output
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.pipeline import PipelineError
 from awbench.run.store import RunStore
@@ -75,5 +75,5 @@ def write_rewards(store: RunStore, samples: list[Sample], path: Path) -> int:
         for s in samples
         for g in range(store.read_manifest().config.model.generations)
     ]
-    write_atomic(path, "".join(json.dumps(row) + "\n" for row in rows))
+    write_output(path, "".join(json.dumps(row) + "\n" for row in rows))
     return sum(row["reward"] is not None for row in rows)

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, computed_field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall, partial_label, to_100
+from awbench.judging.injection import INJECTION_FLAG
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.run.failures import FailureGroup
 from awbench.run.reference_scores import ReferenceScores
@@ -23,7 +24,6 @@ from awbench.run.variance import Generation, Sample, VarianceComponents, compone
 
 FailurePolicy = Literal["minimum", "exclude"]
 GenKey = tuple[str, int]  # (sample key, generation)
-INJECTION_FLAG = "suspected_injection"
 Point = tuple[str, float, dict[str, float]]  # (sample key, score 0..100, dimensions 0..100)
 
 

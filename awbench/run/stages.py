@@ -18,7 +18,7 @@ import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -26,9 +26,7 @@ from pydantic import BaseModel
 from awbench.backends import Backend, GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
 from awbench.judging import BudgetExhausted, Judge
-from awbench.judging.injection import injection_signals
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample
-from awbench.run.scoring import INJECTION_FLAG
 from awbench.run.store import Evaluation, JudgeInfo, RunStore
 from awbench.world_model.predictions import prediction_record
 
@@ -86,24 +84,17 @@ def reusable(record: JudgmentRecord | None, cache_key: str, retry_failed: bool) 
     return record.status != "failed" or not (record.transient or retry_failed)
 
 
-def with_flags(request: JudgeRequest) -> JudgeRequest:
-    """What a judgment records about its prediction; looked for only in what is judged (a resumed run skips it)."""
-    return replace(request, flags=(INJECTION_FLAG,) if injection_signals(request.prediction) else ())
-
-
 def offer(
     stages: list[JudgeStage], sample: Sample, prediction: PredictionRecord, retry_failed: bool
 ) -> list[JudgeStage]:
-    """Queue what each judge asks of the prediction, where it has no reusable verdict for it; those judges,
-    in order. Judges under different protocols may ask about different texts of one generation."""
+    """Queue what each judge asks of the prediction, where it has no reusable verdict for it, as the judge
+    flags it (only what is judged is flagged: a resumed run skips the rest); those judges, in order. Judges
+    under different protocols may ask about different texts of one generation."""
     takers = []
-    flagged: dict[str, JudgeRequest] = {}  # by text: the injection check runs once per text
     for stage in stages:
         request = stage.judge.request(sample, prediction)
         if request is not None and stage.needs(request, retry_failed):
-            if request.prediction not in flagged:
-                flagged[request.prediction] = with_flags(request)
-            stage.feed.put(flagged[request.prediction])
+            stage.feed.put(stage.judge.flagged(request))
             takers.append(stage)
     return takers
 

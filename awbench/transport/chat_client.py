@@ -5,7 +5,7 @@ about 2.8 ms of CPU per request, this one about 0.5 ms (bench/transport_cpu.py, 
 one Python process sends thousands of them; importing the SDK alone takes about a second. Bodies are
 encoded once with orjson and answers read with jiter. Failures are `EndpointError`s: `StatusError` (with
 the status, the server's message and code), `ConnectionFailed` and its `RequestTimeout`; what is retried,
-what stops a run and how it is reported is one policy (`awbench.transport.openai_client`). Proxies (`HTTPS_PROXY`,
+what stops a run and how it is reported is one policy (`awbench.transport.endpoints`). Proxies (`HTTPS_PROXY`,
 `NO_PROXY`...) are honoured, and OpenAI's organisation and project variables are sent as the SDK sends them.
 """
 

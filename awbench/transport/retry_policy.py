@@ -25,7 +25,7 @@ from tenacity import DoAttempt, DoSleep, RetryCallState, Retrying
 
 from awbench.safe_text import numbers_masked
 from awbench.transport.chat_client import StatusError
-from awbench.transport.openai_client import (
+from awbench.transport.endpoints import (
     backoff_seconds,
     error_summary,
     is_rate_limited,

@@ -19,7 +19,7 @@ from awbench.analysis.runs import load_run_data, run_intervals
 from awbench.analysis.stats import MIN_TRAJECTORIES
 from awbench.analysis.turing import fmt_rate, turing_result
 from awbench.domains import DOMAINS
-from awbench.judging.choice import ChoiceAnswer
+from awbench.judging.choice.judge import ChoiceAnswer
 from awbench.records import JudgmentRecord
 from awbench.run.scoring import generation_spread
 

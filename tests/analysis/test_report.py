@@ -445,11 +445,12 @@ def test_each_file_is_read_once(report_runs):
     expected |= {str(p.resolve()) for p in report_runs.glob("*/judges/*/*")}
     assert set(run_files) == expected and set(run_files.values()) == {1}
 
-    without_ci = _opens(lambda: build_leaderboard(stores))
+    # Other commands: each with its own stores, which have read nothing yet.
+    without_ci = _opens(lambda: build_leaderboard(discover_runs([report_runs])[0]))
     assert set(without_ci.values()) == {1}
     assert {Path(p).name for p in without_ci} == {"run.json", "judge.json", "scores.json"}
     awbench.analysis.runs._load.cache_clear()
-    with_ci = _opens(lambda: build_leaderboard(stores, ci=True, resamples=200))
+    with_ci = _opens(lambda: build_leaderboard(discover_runs([report_runs])[0], ci=True, resamples=200))
     assert set(with_ci.values()) == {1} and len(with_ci) == len(expected) + len(DOMAINS)
 
 

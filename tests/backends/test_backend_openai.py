@@ -11,7 +11,7 @@ from generation_requests import generation_request, run, settings_for
 from awbench.backends.openai_api import create
 from awbench.config import ModelSettings
 from awbench.records import Generation
-from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
+from awbench.transport.endpoints import FatalAPIError, MissingAPIKey
 
 
 def by_key(generations: list[Generation]) -> dict[str, Generation]:

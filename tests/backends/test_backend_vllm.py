@@ -37,7 +37,7 @@ from awbench.backends.vllm_offline import (
 from awbench.config import DataSettings, ModelSettings
 from awbench.data.dataset import load_samples
 from awbench.records import BenchmarkRecord, Generation, Sample
-from awbench.transport.openai_client import FatalAPIError
+from awbench.transport.endpoints import FatalAPIError
 from awbench.world_model.messages import world_model_messages
 
 # --- helpers -------------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+from reliability_helpers import no_traceback
 from test_python_models import awbench
 
 from awbench.backends import python_model
@@ -72,3 +74,45 @@ def test_aclose_twice_closes_once_and_a_function_has_nothing_to_close(tmp_path: 
     )
     function = python_model.create(ModelSettings(backend="python", model="python:wm_function:predict"))
     asyncio.run(function.aclose())  # the module's close() is not the model's
+
+
+FAILING_TO_CLOSE = """
+import sys
+
+
+class Raises:
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return sample.action
+
+    def close(self):
+        raise OSError("the simulator's socket is gone")
+
+
+class Exits:
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return sample.action
+
+    async def aclose(self):
+        sys.exit(1)
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("Raises", "close() raised OSError: the simulator's socket is gone"),
+        ("Exits", "aclose() called sys.exit(1): a world model may not end awbench's process"),
+    ],
+)
+def test_a_model_that_fails_to_close_loses_no_scores(tmp_path: Path, name: str, said: str) -> None:
+    """A `close()` that raised lost `scores.json` (a traceback after the predictions): the run is scored as
+    usual, and the failure is one warning."""
+    (tmp_path / "wm_failing_close.py").write_text(FAILING_TO_CLOSE)
+    args = ["run", "--model", f"python:wm_failing_close:{name}", "--judge", "rules", "--data", "sample"]
+    result = awbench(tmp_path, *args, "--domains", "os", "--run-name", name)
+    no_traceback(result)
+    assert result.returncode == 0, result.stderr
+    scores = json.loads((tmp_path / "results" / name / "scores.json").read_text())
+    assert scores["completeness"] == {"judged": 8, "selected": 8}  # every OS sample scored
+    warning = f"the world model was not closed: python:wm_failing_close:{name}: {said}; its predictions are kept"
+    assert warning in result.stderr.replace("\n", ""), result.stderr

@@ -295,6 +295,51 @@ def test_an_exception_fails_that_sample_with_its_message_and_the_run_goes_on(tmp
     assert sorted(calls.read_text().splitlines()[len(samples) :]) == sorted(k for k, _ in failed)
 
 
+# sys.exit in predict: the plain function in predict's threads, the async method on the event loop.
+EXITING = """
+import sys
+
+
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        sys.exit(3)
+    return sample.action
+
+
+class Async:
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        if sample.turn == 3:
+            sys.exit("no more")
+        return sample.action
+"""
+
+
+@pytest.mark.parametrize(("name", "code"), [("predict", "3"), ("Async", "'no more'")])
+def test_sys_exit_in_predict_fails_that_sample_saying_so_and_the_run_goes_on(
+    tmp_path: Path, name: str, code: str
+) -> None:
+    """`sys.exit` inside predict ended the run with exit 3 and no message: it fails that generation, as any
+    exception there does, with a message that says what happened."""
+    (tmp_path / "wm_exiting.py").write_text(EXITING)
+    result = awbench(tmp_path, "run", "--model", f"python:wm_exiting:{name}", "--judge", "rules", "--data", "sample")
+    no_traceback(result)
+    assert result.returncode == 1, result.stderr  # failures over --max-failure-rate: the run finished, scored
+    (run_dir,) = (tmp_path / "results").iterdir()
+    made = predictions(run_dir)
+    samples = load_samples(DataSettings(source="sample")).samples
+    assert len(made) == len(samples)
+    for sample in samples:
+        record = made[(sample.key, 0)]
+        if sample.record.turn_idx == 3:
+            assert (record["status"], record["error"]) == (
+                "error",
+                f"predict called sys.exit({code}): a world model may not end awbench's process",
+            )
+        else:
+            assert record["status"] == "ok"
+    assert (run_dir / "scores.json").is_file()
+
+
 BAD_MODULES = {
     "wm_bad": textwrap.dedent("""
         LIMIT = 3
@@ -316,6 +361,17 @@ BAD_MODULES = {
             return ""
         """),
     "wm_broken": "import torchz\n",
+    "wm_exits": "import sys\n\nsys.exit(0)\n",
+    "wm_quits": textwrap.dedent("""
+        import sys
+
+        class Quits:
+            def __init__(self):
+                sys.exit(4)
+
+            def predict(self, messages, *, sample, seed, max_tokens, temperature):
+                return ""
+        """),
 }
 
 
@@ -335,6 +391,8 @@ BAD_MODULES = {
         ("python:wm_bad:Needs", ["--model-arg", "path"], "--model-arg expects KEY=VALUE, got 'path'"),
         ("python:wm_bad:predict", ["--model-arg", "depth=1"], "python:wm_bad:predict: --model-arg is for a class, and wm_bad:predict is a function: leave it out"),
         ("python:wm_bad:Needs", ["--model-arg", "path=/nowhere"], "python:wm_bad:Needs: Needs(...) raised FileNotFoundError: /nowhere"),
+        ("python:wm_exits:predict", [], "python:wm_exits:predict: importing 'wm_exits' called sys.exit(0): a world model may not end awbench's process"),
+        ("python:wm_quits:Quits", [], "python:wm_quits:Quits: Quits(...) called sys.exit(4): a world model may not end awbench's process"),
         ("python:wm_bad:predict", ["--extra-body", "{}"], "--extra-body does not apply to the python backend (a Python world model runs in this process and is given only seed, max_tokens and temperature): leave it out"),
         ("baseline:oracle", ["--model-arg", "depth=1"], "--model-arg does not apply to the baseline backend (a baseline calls no model): leave it out"),
     ],

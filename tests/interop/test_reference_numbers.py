@@ -265,7 +265,7 @@ def test_a_reference_protocol_run_prints_what_eval_py_prints_with_the_checkouts_
 
 
 def sets_sha(checkout: Path) -> str:
-    from awbench.judging.reference_code import load_reference_code
+    from awbench.judging.llm.reference_code import load_reference_code
 
     return load_reference_code(checkout).sha256
 

@@ -23,12 +23,13 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted, requests_of
-from awbench.judging.batch import BatchJudge
-from awbench.judging.batch_api import BatchAPI
-from awbench.judging.batch_state import ANSWERS_FILE, STATE_FILE, BatchFiles, BatchState, parse_custom_id
+from awbench.judging.batch.api import BatchAPI
+from awbench.judging.batch.state import STATE_FILE, BatchFiles, BatchState
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, batch_price, price_for
-from awbench.judging.openai_judge import create
-from awbench.judging.verdict_records import verdict_seed
+from awbench.judging.llm.batch_answers import ANSWERS_FILE, parse_custom_id
+from awbench.judging.llm.batch_judge import BatchJudge
+from awbench.judging.llm.openai_judge import create
+from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord
 from awbench.run import pipeline
 from awbench.run.store import RunStore
@@ -457,7 +458,7 @@ def test_failed_and_errored_requests_are_asked_again(tmp_path: Path) -> None:
 
 
 def test_a_refusal_inside_a_batch_stops_the_run_without_recording_it(tmp_path: Path) -> None:
-    from awbench.transport.openai_client import FatalAPIError
+    from awbench.transport.endpoints import FatalAPIError
 
     with FakeBatchAPI(responder=lambda body: Reply(status=401, error_message="invalid key")) as api:
         with pytest.raises(FatalAPIError, match=r"401.*invalid key"):
@@ -474,7 +475,7 @@ def test_an_outage_while_waiting_is_waited_out(tmp_path: Path) -> None:
             [make_request()],
             tmp_path,
             progress=notes,
-            setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01),
+            setup=lambda judge: setattr(judge.runner.api, "retry_base_s", 0.01),
         )
     assert record.status == "ok" and api.fail_looks == 0 and len(api.created) == 1
     assert any("could not look at a batch" in w and "503" in w for w in notes.warnings)
@@ -485,7 +486,7 @@ def test_requests_are_split_under_the_limits(tmp_path: Path) -> None:
 
     def limits(count: int, size: int):
         def setup(judge: BatchJudge) -> None:
-            judge.max_requests_per_batch, judge.max_file_bytes = count, size
+            judge.runner.max_requests_per_batch, judge.runner.max_file_bytes = count, size
 
         return setup
 
@@ -506,7 +507,7 @@ def test_over_the_enqueued_token_limit_a_batch_waits_for_another_without_spendin
     )
 
     def setup(judge: BatchJudge) -> None:
-        judge.max_requests_per_batch = 2
+        judge.runner.max_requests_per_batch = 2
 
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), outcome=outcomes) as api:
         records = batch_judge_all(
@@ -598,7 +599,10 @@ def test_a_creation_whose_answer_is_lost_is_looked_for_before_it_is_tried_again(
     with FakeBatchAPI(responder=lambda body: Reply(verdict())) as api:
         api.lose_creations = 1
         (record,) = batch_judge_all(
-            settings(api.url), [make_request()], tmp_path, setup=lambda judge: setattr(judge.api, "retry_base_s", 0.01)
+            settings(api.url),
+            [make_request()],
+            tmp_path,
+            setup=lambda judge: setattr(judge.runner.api, "retry_base_s", 0.01),
         )
     assert len(api.created) == 1 and api.listed >= 1 and record.status == "ok"
 

@@ -32,13 +32,13 @@ from test_batch_judge import (
 )
 
 from awbench.config import JudgeSettings
-from awbench.judging.batch import BatchJudge
-from awbench.judging.batch_api import stated_limit
-from awbench.judging.batch_limit import MAX_LIMIT_REFUSALS
-from awbench.judging.batch_state import STATE_FILE, BatchState
-from awbench.judging.openai_judge import create
-from awbench.judging.prompts import render_messages
-from awbench.transport.openai_client import EndpointDown
+from awbench.judging.batch.api import stated_limit
+from awbench.judging.batch.limit import MAX_LIMIT_REFUSALS
+from awbench.judging.batch.state import STATE_FILE, BatchState
+from awbench.judging.llm.batch_judge import BatchJudge
+from awbench.judging.llm.openai_judge import create
+from awbench.judging.llm.prompts import render_messages
+from awbench.transport.endpoints import EndpointDown
 from awbench.transport.rate_control import request_tokens
 
 LIMIT = 90_000  # each sample os request counts 36-40k tokens (prompt + the default max_tokens 32768): two fit

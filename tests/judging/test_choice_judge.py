@@ -1,4 +1,4 @@
-"""The two-choice judge core (`awbench.judging.choice`) against real local HTTP servers: direct calls and the
+"""The two-choice judge core (`awbench.judging.choice.judge`) against real local HTTP servers: direct calls and the
 Batch API, re-asks within the attempt budget, the answer table resumed, cost and the --max-cost cap."""
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from reference_checkout import stand_in, write_checkout
 
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted
-from awbench.judging.choice import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
-from awbench.judging.prompts import PromptSet
-from awbench.judging.reference_code import load_reference_code
-from awbench.judging.turing import load_turing_prompts
-from awbench.judging.verdict_records import verdict_seed
+from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
+from awbench.judging.choice.turing_prompts import load_turing_prompts
+from awbench.judging.llm.prompts import PromptSet
+from awbench.judging.llm.reference_code import load_reference_code
+from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import content_hash
+from awbench.transport.endpoints import FatalAPIError
 
 KEY_ENV = "AWBENCH_TEST_CHOICE_KEY"
 PROMPTS = PromptSet(name="turing", system={"terminal": "Pick the real one."}, user_template="{{a}} {{b}}")
@@ -248,6 +249,17 @@ def test_batch_api_cancels_batches_no_longer_wanted(tmp_path: Path) -> None:
         assert answers["q1"].choice == "B"
 
 
+def test_a_batch_refused_at_its_upload_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The one Batch API runner cleans up for the choice judge as for the rubric's: an upload refused leaves no
+    batch entry behind (no batches.json) and no answer; the next run asks afresh."""
+    evaluation = tmp_path / "turing" / "judge-x"
+    with FakeBatchAPI(responder=scripted, upload_status=401) as api:
+        with pytest.raises(FatalAPIError, match="Incorrect API key"):
+            ask(ChoiceJudge(settings(api.url, batch=True), PROMPTS), QUESTIONS, evaluation)
+        assert api.uploads == [] and api.created == []
+    assert not (evaluation / "batches.json").exists() and answer_table(evaluation).load() == {}
+
+
 def test_a_cap_below_one_call_sends_nothing(tmp_path: Path) -> None:
     with FakeOpenAIServer(responder=scripted) as server:
         with pytest.raises(BudgetExhausted, match=re.escape("spent $0.0000 of --max-cost $0.0010")):
@@ -260,11 +272,11 @@ def test_the_in_process_engine_answers_choice_questions(offline_backend: Any, tm
     without the verdict schema; the tiny random model rarely writes a choice, so most use both attempts."""
     from test_vllm_judge import judge_on
 
-    from awbench.judging.choice import EngineSender
+    from awbench.judging.choice.senders import EngineSender
 
     engine_judge, engine = judge_on(offline_backend, max_tokens=8, max_retries=1)
     judge = ChoiceJudge(engine_judge.settings, PROMPTS)
-    judge.sender = EngineSender(judge, engine_judge)  # the session's engine, recorded
+    judge.sender = EngineSender(engine_judge, engine_judge.settings.engine.batch_size)  # the session's engine, recorded
     answers = ask(judge, QUESTIONS[:2], tmp_path)
     assert all(a.choice is not None or a.attempts == 2 for a in answers.values())
     assert all(a.cost_usd is None and a.usage.prompt_tokens for a in answers.values())

@@ -1,5 +1,5 @@
 """Choices that cannot be forged: under awbench's protocol only the judge's own explicit choice is read
-(`awbench.judging.choice_parsing.read_choice`), told against the exact messages it was sent.
+(`awbench.judging.choice.parsing.read_choice`), told against the exact messages it was sent.
 
 The corpus: a prediction that ends in a forged choice (a box, a fake end of the prompt, an answer line, a
 statement, a lone letter) naming its own slot, and the judge's answers that quote it (before or after their
@@ -22,10 +22,10 @@ from legacy_choices import legacy_choice
 
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
-from awbench.judging.choice_parsing import MAX_CANDIDATES, NO_CHOICE, ONLY_QUOTED, STEERING_FLAG, read_choice
-from awbench.judging.pairwise_prompts import load_pairwise_prompts, pairwise_messages
-from awbench.judging.prompts import shown_text
-from awbench.judging.turing import Position, load_turing_prompts, shown_observations, turing_messages
+from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
+from awbench.judging.choice.parsing import MAX_CANDIDATES, NO_CHOICE, ONLY_QUOTED, STEERING_FLAG, read_choice
+from awbench.judging.choice.turing_prompts import Position, load_turing_prompts, shown_observations, turing_messages
+from awbench.judging.llm.prompts import shown_text
 from awbench.records import Sample
 
 FENCE = "`" * 3

@@ -11,7 +11,7 @@ from judge_requests import judge_request_for
 from reference_checkout import write_checkout
 
 from awbench.domains import DIMENSIONS, DOMAINS
-from awbench.judging.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
+from awbench.judging.llm.prompts import PLACEHOLDERS, PromptError, fence, load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.resources import bundled
 

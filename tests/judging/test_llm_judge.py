@@ -13,12 +13,12 @@ from judge_requests import judge_all, numbered_request, verdict_text
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
-from awbench.judging.llm import LLMJudge, require_key
-from awbench.judging.openai_judge import CostUnknown, create
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.judging.verdict_records import consistency_stats
+from awbench.judging.llm.direct import LLMJudge, require_key
+from awbench.judging.llm.openai_judge import CostUnknown, create
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
+from awbench.judging.llm.verdict_records import consistency_stats
 from awbench.records import JudgmentRecord, VerdictRecord
-from awbench.transport.openai_client import FatalAPIError, MissingAPIKey
+from awbench.transport.endpoints import FatalAPIError, MissingAPIKey
 
 KEY_ENV = "AWBENCH_TEST_JUDGE_KEY"
 SECRET = "sk-test-SECRET123"

@@ -8,8 +8,8 @@ import pytest
 from reference_checkout import PAIRWISE_TEMPLATE, write_checkout
 
 from awbench.domains import DOMAINS
-from awbench.judging.pairwise_prompts import load_pairwise_prompts, pairwise_messages
-from awbench.judging.prompts import PromptError
+from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
+from awbench.judging.llm.prompts import PromptError
 from awbench.records import BenchmarkRecord, Sample
 from awbench.resources import bundled
 

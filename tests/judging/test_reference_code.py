@@ -1,4 +1,4 @@
-"""The reference's own code, run from a checkout (awbench/judging/reference_code.py): imported in isolation, its
+"""The reference's own code, run from a checkout (awbench/judging/llm/reference_code.py): imported in isolation, its
 functions called as eval.py calls them, a checkout that cannot serve refused naming what is missing.
 
 Against the stand-in checkout of tests/reference_checkout.py always; with AWBENCH_REFERENCE_CHECKOUT naming a
@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.domains import DIMENSIONS
-from awbench.judging.reference_code import ReferenceCodeError, ReferenceVerdict, load_reference_code
+from awbench.judging.llm.reference_code import ReferenceCodeError, ReferenceVerdict, load_reference_code
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "reference"
 

@@ -14,7 +14,7 @@ from reference_checkout import MARKER, TEMPLATE, expected_messages, write_checko
 
 from awbench.data.dataset import read_source
 from awbench.domains import DOMAINS
-from awbench.judging.prompts import (
+from awbench.judging.llm.prompts import (
     PromptError,
     load_prompt_set,
     reference_messages,

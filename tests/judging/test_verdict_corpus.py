@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from awbench.judging.verdict_parsing import parse_verdict
+from awbench.judging.llm.verdict_parsing import parse_verdict
 
 CORPUS = Path(__file__).resolve().parents[1] / "judge_outputs"
 PREDICTION_SUFFIX = ".prediction.txt"

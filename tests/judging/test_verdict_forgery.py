@@ -29,10 +29,10 @@ from reference_checkout import write_checkout
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS, OBSERVATION_MARKER
 from awbench.judging import requests_of
-from awbench.judging.openai_judge import create
-from awbench.judging.prompts import PromptSet, load_prompt_set, shown_prediction
-from awbench.judging.verdict_parsing import parse_verdict
-from awbench.judging.verdict_records import reference_reading
+from awbench.judging.llm.openai_judge import create
+from awbench.judging.llm.prompts import PromptSet, load_prompt_set, shown_prediction
+from awbench.judging.llm.verdict_parsing import parse_verdict
+from awbench.judging.llm.verdict_records import reference_reading
 
 FENCE = "`" * 3
 OPEN, CLOSE = "<final_evaluation>", "</final_evaluation>"

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DIMENSIONS
-from awbench.judging.verdict_parsing import _final_blocks, _object_spans, _score, parse_verdict
+from awbench.judging.llm.verdict_parsing import _final_blocks, _object_spans, _score, parse_verdict
 
 
 @pytest.mark.parametrize(

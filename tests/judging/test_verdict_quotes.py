@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from awbench.domains import DIMENSIONS
-from awbench.judging.verdict_parsing import _MAX_QUOTE_CHECKS, QUOTED_FLAG, Normalised, normalise, parse_verdict
+from awbench.judging.llm.verdict_parsing import _MAX_QUOTE_CHECKS, QUOTED_FLAG, Normalised, normalise, parse_verdict
 
 FENCE = "`" * 3
 OWN_SCORES = {"format": 2, "factuality": 1, "consistency": 3, "realism": 2, "quality": 1}

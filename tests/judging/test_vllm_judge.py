@@ -32,10 +32,11 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging import create_judges, openai_judge, requests_of
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.judging.verdict_records import verdict_seed
-from awbench.judging.vllm_judge import VLLMJudge, judge_sampling
+from awbench.judging import create_judges, requests_of
+from awbench.judging.llm import openai_judge
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
+from awbench.judging.llm.verdict_records import verdict_seed
+from awbench.judging.llm.vllm_judge import VLLMJudge, judge_sampling
 from awbench.records import JudgeRequest, JudgmentRecord, Sample
 from awbench.run import pipeline
 from awbench.run.store import RunStore
@@ -436,5 +437,5 @@ def test_cli_run_with_the_in_process_judge(tiny_model: Path, tmp_path: Path, mon
     store = RunStore(run)
     judge_settings = store.read_manifest().config.judge
     assert judge_settings is not None and judge_settings.backend == "vllm"
-    (summary,), _ = asyncio.run(pipeline.judge(store, judge_settings))
+    (summary,) = asyncio.run(pipeline.judge(store, judge_settings)).stages
     assert summary.computed == 0 and summary.reused == 3

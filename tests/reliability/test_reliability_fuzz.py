@@ -30,8 +30,8 @@ from awbench.data.dataset import load_samples, read_source
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, DOMAINS
 from awbench.interop.reference import import_reference
-from awbench.judging.verdict_parsing import parse_verdict
-from awbench.judging.verdict_records import verdict_record
+from awbench.judging.llm.verdict_parsing import parse_verdict
+from awbench.judging.llm.verdict_records import verdict_record
 from awbench.records import Generation, PredictionRecord, Usage, VerdictRecord
 from awbench.run.store import StoreError
 from awbench.world_model.parsing import extract_prediction

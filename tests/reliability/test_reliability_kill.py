@@ -43,7 +43,7 @@ from reliability_helpers import (
 )
 
 from awbench.data.dataset import read_source
-from awbench.judging.prompts import load_prompt_set, render_messages
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.run.stages import sample_seed
 from awbench.run.store import RunStore

@@ -146,7 +146,7 @@ def test_a_lock_file_removed_by_its_holder_while_another_process_locks_it_leaves
     real_flock = fcntl.flock
 
     def flock(handle, operation):
-        if operation & fcntl.LOCK_EX and holder._handle is not None:
+        if operation & fcntl.LOCK_EX and holder._fd is not None:
             holder.release()  # between this process's open() and its flock()
         return real_flock(handle, operation)
 

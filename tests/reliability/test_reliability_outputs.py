@@ -7,11 +7,10 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from reliability_helpers import REPO, awbench_command, clean_env, cli, jsonl_lines, no_traceback
+from reliability_helpers import awbench, awbench_limited, cli, jsonl_lines, no_traceback
 from runs_helpers import MCP, SMALL, make_run, write_data
 
 RUN = [
@@ -152,34 +151,18 @@ def test_report_charts_onto_a_file(results: Path, tmp_path: Path) -> None:
     assert target.read_text() == "a file\n"
 
 
-# Runs a command with a file size limit: a write past it fails with EFBIG (Python ignores SIGXFSZ).
-LIMITED = (
-    "import os, resource, sys; "
-    "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), resource.getrlimit(resource.RLIMIT_FSIZE)[1])); "
-    "os.execv(sys.argv[2], sys.argv[2:])"
-)
-
-
 def test_a_file_size_limit_reached_mid_run(tmp_path: Path) -> None:
     """A record that cannot be written (a file size limit here; a full disk fails the same way, in flush(),
     whose error names no file) ends the run with a message naming the file; the same command without the
     limit then completes the run, each sample once."""
     results = tmp_path / "results"
-    command = awbench_command(*RUN, "--output", results)
-    limited = subprocess.run(
-        [sys.executable, "-c", LIMITED, "6000", *command],
-        cwd=REPO,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    limited = awbench_limited("RLIMIT_FSIZE", 6000, *RUN, "--output", results)
     no_traceback(limited)
     assert limited.returncode == 2, limited.stderr
     assert "error: cannot write " in limited.stderr and "File too large" in limited.stderr, limited.stderr
     assert str(results / "r" / "predictions.jsonl") in limited.stderr.replace("\n", ""), limited.stderr
 
-    again = subprocess.run(command, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=120)
+    again = awbench(*RUN, "--output", results)
     assert again.returncode == 0, again.stderr
     keys = [record["key"] for record in jsonl_lines(results / "r" / "predictions.jsonl")]
     assert len(keys) == len(set(keys)) > 0
@@ -243,14 +226,7 @@ def test_an_output_into_a_run_is_refused_and_the_run_is_untouched(case: str, res
 
 
 def limited(limit: int, *args: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", LIMITED, str(limit), *awbench_command(*args)],
-        cwd=REPO,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return awbench_limited("RLIMIT_FSIZE", limit, *args)
 
 
 @pytest.mark.parametrize("command", ["report", "leaderboard", "official"])  # (score rewrites scores.json first)

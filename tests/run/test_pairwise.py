@@ -18,8 +18,8 @@ from runs_helpers import MCP, SEARCH, SMALL, cli_app, invoke, make_run, write_da
 from typer.testing import CliRunner
 
 from awbench.analysis.preference import bradley_terry, elo
-from awbench.judging import choice
-from awbench.judging.choice import ChoiceAnswer
+from awbench.judging.choice import judge as choice
+from awbench.judging.choice.judge import ChoiceAnswer
 
 KEY_ENV = "AWBENCH_TEST_PAIRWISE_KEY"
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100}

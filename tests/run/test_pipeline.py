@@ -11,7 +11,7 @@ from awbench.judging.rules.judge import RuleJudge
 from awbench.run import pipeline
 from awbench.run.stages import sample_seed
 from awbench.run.store import RunStore
-from awbench.transport.openai_client import EndpointDown
+from awbench.transport.endpoints import EndpointDown
 
 
 def test_oracle_scores_100_everywhere_with_the_rule_judge(make_config):

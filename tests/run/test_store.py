@@ -240,9 +240,10 @@ def test_reading_a_directory_without_run_json_says_so(tmp_path):
         RunStore(tmp_path).read_manifest()
 
 
-def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tmp_path):
-    """A run written before evaluations existed (one judgments.jsonl, run.json's `judges` by kind) opens as the
-    run of today: the same judge id, records, judge.json settings and scores; the old file kept aside."""
+def test_a_run_of_schema_1_is_migrated_by_a_command_that_writes_never_by_one_that_reads(tmp_path):
+    """A run written before evaluations existed (one judgments.jsonl, run.json's `judges` by kind): reading it
+    changes nothing and says how to migrate it; `awbench score`, which writes to the run, moves it into the run of
+    today: the same judge id, records, judge.json settings and scores; the old file kept aside."""
     from typer.testing import CliRunner
 
     from awbench.cli import app
@@ -286,7 +287,16 @@ def test_a_run_of_schema_1_is_migrated_to_one_evaluation_per_judge_on_opening(tm
         "judges": {"rules": {"rules_version": RULES_VERSION}},
     }
     (run / "run.json").write_text(json.dumps(old))
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in run.rglob("*") if path.is_file()}
 
+    with pytest.raises(StoreError, match=r"in the layout of an earlier awbench .*`awbench score .*/r` moves it"):
+        RunStore(run).read_manifest()
+    shown = CliRunner().invoke(app, ["show", str(run)])
+    assert shown.exit_code == 2 and "awbench score" in shown.stderr
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in run.rglob("*") if path.is_file()} == before
+
+    scored = CliRunner().invoke(app, ["score", str(run)])
+    assert scored.exit_code == 0, scored.output
     manifest = RunStore(run).read_manifest()
     assert manifest.schema_version == 2 and manifest.primary_judge == f"rules-v{RULES_VERSION}"
     assert (evaluation / "judgments.jsonl").read_bytes() == records and (

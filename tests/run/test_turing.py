@@ -25,9 +25,9 @@ from awbench.cli import app
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
 from awbench.files import StoreError
-from awbench.judging import choice
-from awbench.judging.reference_code import load_reference_code
-from awbench.judging.turing import load_turing_prompts, turing_messages
+from awbench.judging.choice import judge as choice
+from awbench.judging.choice.turing_prompts import load_turing_prompts, turing_messages
+from awbench.judging.llm.reference_code import load_reference_code
 from awbench.run.store import RunStore
 from awbench.run.turing import TuringEvaluation, real_position
 from awbench.world_model.parsing import strip_observation_marker

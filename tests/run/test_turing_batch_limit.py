@@ -1,5 +1,5 @@
 """The Turing test through the Batch API under the enqueued-token limit, against the real local fake server
-(tests/fake_batch_api.py, `token_limit`), as the rubric's batch judge keeps it (awbench.judging.batch_limit):
+(tests/fake_batch_api.py, `token_limit`), as the rubric's batch judge keeps it (awbench.judging.batch.limit):
 batches split under `--judge-batch-tokens` or the limit a refusal states, a refusal that spends no attempt, a
 question too large for any batch failed without being sent."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from fake_batch_api import FakeBatchAPI
 from test_turing import _key, knowing, make_run, truths, turing
 
-from awbench.judging.batch_state import STATE_FILE
+from awbench.judging.batch.state import STATE_FILE
 from awbench.transport.rate_control import request_tokens
 
 __all__ = ["_key", "truths"]  # the fixtures (the judge's key, what is real), shared with test_turing.py

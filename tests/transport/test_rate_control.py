@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 from awbench.cli import app
 from awbench.config import JudgeSettings
-from awbench.judging.prompts import load_prompt_set, render_messages
-from awbench.run import pipeline
+from awbench.judging.cost import wall_seconds
+from awbench.judging.llm.prompts import load_prompt_set, render_messages
 from awbench.transport.chat_client import StatusError
-from awbench.transport.openai_client import is_rate_limited
+from awbench.transport.endpoints import is_rate_limited
 from awbench.transport.rate_control import (
     Allowance,
     RateControl,
@@ -222,5 +222,5 @@ def test_dry_run_gives_the_judge_wall_time_at_the_limits_given(tmp_path: Path) -
     assert unlimited.exit_code == 0 and limited.exit_code == 0, limited.output
     assert "give --judge-tpm/--judge-rpm for the wall time" in " ".join(unlimited.output.split())
     assert "about 5 min 0 s at --judge-tpm/--judge-rpm" in " ".join(limited.output.split())
-    assert pipeline.wall_seconds(65, 6_500_000, 1_000_000, None) == pytest.approx(390.0)  # the tokens bind: 6.5 min
-    assert pipeline.wall_seconds(65, 0, None, None) is None
+    assert wall_seconds(65, 6_500_000, 1_000_000, None) == pytest.approx(390.0)  # the tokens bind: 6.5 min
+    assert wall_seconds(65, 0, None, None) is None

@@ -18,7 +18,7 @@ from reliability_helpers import CANDIDATE_MODEL, JUDGE_MODEL, cli, jsonl_lines, 
 
 from awbench.safe_text import one_line
 from awbench.transport.chat_client import StatusError
-from awbench.transport.openai_client import is_invalid_request, is_retryable
+from awbench.transport.endpoints import is_invalid_request, is_retryable
 
 SECRET = "sk-test-server-messages-4417-SECRET"
 N = 3

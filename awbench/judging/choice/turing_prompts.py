@@ -1,8 +1,8 @@
 """The Turing test's questions: one step of a trajectory and two observations, "Response A" and "Response B",
 one the real environment's and one a world model's prediction; which is real? (`awbench turing`, through
-`awbench.judging.choice`).
+`awbench.judging.choice.judge`).
 
-Prompts: a system prompt per domain and a user template, as the rubric's (`awbench.judging.prompts`):
+Prompts: a system prompt per domain and a user template, as the rubric's (`awbench.judging.llm.prompts`):
 
   turing     the built-in set, `judges/turing/`: `{domain}.md` and `user_template.md` with `{{name}}`
              placeholders (TURING_PLACEHOLDERS), written for awbench
@@ -10,7 +10,7 @@ Prompts: a system prompt per domain and a user template, as the rubric's (`awben
   CHECKOUT   a Qwen-AgentWorld checkout: its user template `TURING_JUDGE_USER_PROMPT` (fields `{context}`,
              `{world_model_input}`, `{response_a}`, `{response_b}`) of `eval/lwm_eval_utils/task_configs.py`, filled
              as the reference's judge stage fills its own template, the observations cleaned by the checkout's
-             own code (`awbench.judging.reference_code`); the reference has no Turing system prompts, so the
+             own code (`awbench.judging.llm.reference_code`); the reference has no Turing system prompts, so the
              built-in set's are used. Never shipped with awbench.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from awbench.domains import DOMAINS
-from awbench.judging.prompts import (
+from awbench.judging.llm.prompts import (
     REFERENCE_CONFIG,
     TEMPLATE_FILE,
     PromptError,
@@ -35,7 +35,7 @@ from awbench.judging.prompts import (
     shown_text,
     turn_values,
 )
-from awbench.judging.reference_code import load_reference_code
+from awbench.judging.llm.reference_code import load_reference_code
 from awbench.records import Sample
 from awbench.resources import bundled
 

@@ -1,6 +1,6 @@
 """`--judge-backend vllm`: the LLM judge in this process, through vLLM's offline `LLM` engine, in batches.
 
-It asks what the HTTP judge (`awbench.judging.llm`) asks and records what it records: the same rendered
+It asks what the HTTP judge (`awbench.judging.llm.direct`) asks and records what it records: the same rendered
 messages (either protocol), one seed per verdict and re-ask (`verdict_seed`), the same JSON schema with
 `--judge-structured` (as `StructuredOutputsParams`, which is what vLLM's server makes of `response_format`),
 the same parse (`verdict_record`), the same best-of-attempts rule (`better`) and the same judgment
@@ -40,9 +40,9 @@ from awbench.backends import vllm_offline
 from awbench.backends.vllm_offline import VLLM_MISSING, BackendUnavailable, count_chat_tokens, engine_lock
 from awbench.config import JudgeSettings, ModelSettings
 from awbench.judging import JudgeBase, llm_identity, llm_judge_id
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens
-from awbench.judging.llm import prompt_description, prompt_label, verdict_cache_key, verdict_schema
-from awbench.judging.prompts import (
+from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens, paced
+from awbench.judging.llm.direct import prompt_description, prompt_label, verdict_cache_key, verdict_schema
+from awbench.judging.llm.prompts import (
     PromptSet,
     load_prompt_set,
     protocol_request,
@@ -50,7 +50,7 @@ from awbench.judging.prompts import (
     render_messages,
     shown_prediction,
 )
-from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 from awbench.transport.chat_client import Completion
 
@@ -210,9 +210,10 @@ class VLLMJudge(JudgeBase):
         samples = self.settings.samples
         prompt = sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * samples
         calls = len(requests) * samples
-        return CostEstimate(
+        estimate = CostEstimate(
             calls=calls, prompt_tokens=prompt, completion_tokens=calls * OUTPUT_TOKENS_PER_VERDICT, cost_usd=0.0
         )
+        return paced(estimate, self.settings.max_tokens, self.settings.tpm, self.settings.rpm)
 
     def count(self, messages: Messages) -> int:
         """Prompt tokens as the engine will see them (its tokenizer and chat template)."""
@@ -346,7 +347,7 @@ class VLLMJudge(JudgeBase):
             return [result for chat, p in zip(chats, params) for result in self._chat(llm, [chat], [p])]
 
     def complete(self, chats: list[Messages], seeds: list[int]) -> list[Completion | str]:
-        """Blocking: any chats (the two-choice questions of `awbench.judging.choice`), one seed each, without
+        """Blocking: any chats (the two-choice questions of `awbench.judging.choice.judge`), one seed each, without
         the verdict schema; a str says why one got no answer (too long for the context window, refused)."""
         llm = self.engine()
         out: list[Completion | str] = []

@@ -1,12 +1,15 @@
-"""A pool of workers whose results are consumed as they come: the judges' way of running calls concurrently."""
+"""The one pool of asyncio workers whose results are consumed as they come: the candidate backends' calls, the
+LLM judges' and the two-choice judge's run in it."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from typing import TypeVar
 
 T = TypeVar("T")
+Item = TypeVar("Item")
 _DONE = object()  # a worker has finished
 
 
@@ -39,3 +42,19 @@ async def worker_results(count: int, work: Callable[[Callable[[T], None]], Await
         for task in workers:
             task.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
+
+
+async def in_completion_order(
+    items: Sequence[Item], one: Callable[[Item], Awaitable[T]], concurrency: int
+) -> AsyncGenerator[T, None]:
+    """`one(item)` for every item, `concurrency` at a time in the items' order, yielded as each completes. An
+    exception from `one` stops the rest and is raised; so does leaving early (the consumer stopping)."""
+    pending = iter(items)
+
+    async def work(put: Callable[[T], None]) -> None:
+        for item in pending:  # one shared iterator: each item is taken by exactly one worker
+            put(await one(item))
+
+    async with aclosing(worker_results(min(max(1, concurrency), len(items)), work)) as results:
+        async for result in results:  # closed at once when the caller stops early: the workers cancelled
+            yield result

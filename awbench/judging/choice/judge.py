@@ -1,8 +1,8 @@
 """Two-choice questions to an LLM judge ("Response A" or "Response B"?), kept by key in their own JSONL table. The
 Turing test (`awbench.run.turing`) and pairwise comparison ask through it. Answers are read by the prompt set's
-protocol (`ChoiceReader`): awbench's own by `choice_parsing.read_choice` (the judge's own explicit choice, never
+protocol (`ChoiceReader`): awbench's own by `parsing.read_choice` (the judge's own explicit choice, never
 one quoted from the question; a quoted choice from a response flags the answer `steering_suspected`), the
-reference's by the checkout's own `extract_choice_answer` (`awbench.judging.reference_code`).
+reference's by the checkout's own `extract_choice_answer` (`awbench.judging.llm.reference_code`).
 
 API:
 
@@ -22,20 +22,16 @@ with its attempts and cost), and raises BudgetExhausted (resumable) when `settin
 An answer kept under an earlier reader of the same protocol (`ChoiceReader.earlier`) is read again from its raw
 text, not asked again: a new row, asked again only when the new reading finds no choice.
 
-Transport: the judge backends' own, not a second one. `--judge-backend openai` sends each call through the
-direct judge's rate-limited client (`LLMJudge.complete`, `LLMJudge.request_body`, its seeds' rule
-`verdict_seed`, its error rules `LLMJudge.failed_call`) or, with `batch`, through the Batch API
-(`awbench.judging.choice_batch`); `--judge-backend vllm` through the in-process engine (`VLLMJudge.complete`).
-Each question has 1 + max_retries calls, shared by transient errors and re-asks of answers without a choice
+Transport: the judge backends' own, not a second one (`awbench.judging.choice.senders`): the direct judge's
+rate-limited client, the Batch API runner, or the in-process engine; seeds by the rubric judge's rule
+(`choice_seed`). `--max-cost` covers the spend of every table the judge has read (`kept`). Each question has 1 + max_retries calls, shared by transient errors and re-asks of answers without a choice
 (in rounds: every question's next attempt goes out once the round before has come back). `structured`
 (a verdict schema) and `samples` > 1 have no meaning here and are refused.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -45,28 +41,25 @@ from pydantic import BaseModel, Field
 from awbench.config import JudgeSettings
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
-from awbench.judging.choice_calls import Call, ChoiceQuestion, Reply, Sender
-from awbench.judging.choice_parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
+from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
+from awbench.judging.choice.parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
+from awbench.judging.choice.senders import make_sender
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
+    Budget,
     CostEstimate,
     Price,
     batch_price,
-    call_cost,
     estimate_prompt_tokens,
     price_for,
-    tokens_for_chars,
     unpriced_cap,
     usage_cost,
 )
-from awbench.judging.prompts import PromptSet
-from awbench.judging.verdict_records import add_usage, verdict_seed
-from awbench.judging.workers import worker_results
+from awbench.judging.llm.prompts import PromptSet
+from awbench.judging.llm.verdict_records import add_usage
 from awbench.records import Usage, content_hash
 from awbench.safe_text import clean_text
-from awbench.transport.chat_client import Completion
-from awbench.transport.openai_client import Endpoints
-from awbench.transport.retry_policy import Attempts
+from awbench.transport.endpoints import Endpoints
 
 __all__ = [
     "ANSWERS_FILE",
@@ -199,8 +192,13 @@ class ChoiceJudge:
         if settings.max_cost is not None and self.price is None:
             raise ValueError(unpriced_cap(settings.model, settings.max_cost))
         self.reader = choice_reader(prompt_set)
-        self.sender = _sender(self, endpoints or Endpoints())
-        self.spent_usd = 0.0  # this evaluation's, earlier runs included (set by `ask`)
+        self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
+        self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost
+
+    @property
+    def spent_usd(self) -> float:
+        """What the answers of every table this judge has read cost, earlier runs included: what --max-cost covers."""
+        return sum(self._spent.values())
 
     @property
     def call_price(self) -> Price | None:
@@ -213,11 +211,15 @@ class ChoiceJudge:
         version = reader_version or self.reader.version
         return content_hash({"judge": self.identity, "parser": version, "messages": question.messages})
 
-    def seed(self, question_hash: str, attempt: int) -> int:
-        return verdict_seed(question_hash, 0, attempt)
-
     def describe(self) -> dict[str, Any]:
         return {**self.prompt_set.described(), "parser": self.reader.version}
+
+    def kept(self, table: JsonlTable[ChoiceAnswer, str]) -> dict[str, ChoiceAnswer]:
+        """A table's answers (question key -> the last row). What they cost counts against --max-cost from now
+        on: a command asking into several tables (one per pair) reads them all first."""
+        answers = table.load()
+        self._spent[table.path] = sum(answer.cost_usd or 0.0 for answer in answers.values())
+        return answers
 
     def reread(self, questions: list[ChoiceQuestion], answers: dict[str, ChoiceAnswer]) -> list[ChoiceAnswer]:
         """The kept answers to these very questions that an earlier reader read (`ChoiceReader.earlier`), read
@@ -264,7 +266,13 @@ class ChoiceJudge:
         price = self.call_price
         free = self.settings.backend == "vllm"
         cost = 0.0 if free else usage_cost(price, prompt, completion) if price else None
-        return CostEstimate(calls=len(calls), prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        return CostEstimate(
+            calls=len(calls),
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=cost,
+            batch_price=self.settings.batch,
+        )
 
     async def check(self) -> None:
         await self.sender.check()
@@ -277,10 +285,8 @@ class ChoiceJudge:
     ) -> dict[str, ChoiceAnswer]:
         """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold."""
         self.sender.bind(table.path.parent, notes)
-        answers = table.load()
-        self.spent_usd = sum(a.cost_usd or 0.0 for a in answers.values())
+        answers = self.kept(table)
         wanted = {q.key for q in questions}
-        cap = self.settings.max_cost
         priced = self.price is not None and self.settings.backend != "vllm"
         capped = False
         reread = self.reread(questions, answers)
@@ -288,141 +294,32 @@ class ChoiceJudge:
         calls = self.pending(questions, answers)
         if not calls and not reread:  # nothing to ask or read again: nothing is opened or written
             return {k: a for k, a in answers.items() if k in wanted}
+        budget = Budget(self.settings.max_cost, self.spent_usd)
         with table.appender() as append:
             for answer in reread:
                 append(answer)
             while calls:
-                if cap is not None:
-                    affordable, reserved = [], 0.0
-                    for call in calls:
-                        each = self.call_estimate(call)
-                        if self.spent_usd + reserved + each > cap:
-                            capped = True
-                            break
-                        affordable.append(call)
-                        reserved += each
-                    calls = affordable
-                    if not calls:  # not even one more fits: what is in flight elsewhere is left alone
+                affordable = []
+                for call in calls:
+                    if not budget.reserve(self.call_estimate(call)):
+                        capped = True
                         break
+                    affordable.append(call)
+                if not affordable:  # not even one more fits: what is in flight elsewhere is left alone
+                    break
                 asked = []
-                async for call, reply in self.sender.send(calls):
+                async for call, reply in self.sender.send(affordable):
                     before = answers.get(call.question.key)
                     if before is not None and before.question != call.hash:
                         before = None  # a changed question starts afresh
                     answer = read_reply(before, call, reply, priced, self.reader)
-                    self.spent_usd += reply.cost_usd if priced else 0.0
+                    cost = reply.cost_usd if priced else 0.0
+                    budget.settle(self.call_estimate(call), cost)
+                    self._spent[table.path] += cost
                     answers[call.question.key] = answer
                     append(answer)
                     asked.append(call.question)
                 calls = [] if capped else self.pending(asked, answers)
         if capped:
-            raise BudgetExhausted(
-                f"judge spend would pass the cap: spent ${self.spent_usd:.4f} of --max-cost ${cap:.4f}"
-            )
+            raise BudgetExhausted(budget.why())
         return {k: a for k, a in answers.items() if k in wanted}
-
-
-# --- Senders ------------------------------------------------------------------------------------------------
-
-
-def _sender(judge: ChoiceJudge, endpoints: Endpoints) -> Sender:
-    backend = judge.settings.backend
-    if backend == "vllm":
-        from awbench.judging.vllm_judge import engine_judge
-
-        return EngineSender(judge, engine_judge(judge.settings, judge.prompt_set))
-    if backend != "openai":
-        raise ValueError(
-            f"--judge-backend {backend}: two-choice questions go through the openai or the vllm judge backend"
-        )
-    from awbench.judging.llm import LLMJudge
-
-    direct = LLMJudge(judge.settings, judge.prompt_set, judge.price, endpoints)
-    if judge.settings.batch:
-        from awbench.judging.choice_batch import BatchSender
-
-        return BatchSender(judge, direct)
-    return HTTPSender(judge, direct)
-
-
-class HTTPSender:
-    """Direct calls through the LLM judge's client, `concurrency` at a time."""
-
-    def __init__(self, judge: ChoiceJudge, direct: Any) -> None:
-        self.judge, self.direct = judge, direct
-
-    def bind(self, directory: Path, notes: Notes) -> None:
-        return None
-
-    async def check(self) -> None:
-        await self.direct.check()
-
-    async def aclose(self) -> None:
-        await self.direct.aclose()
-
-    async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
-        queue: asyncio.Queue[Call] = asyncio.Queue()
-        for call in calls:
-            queue.put_nowait(call)
-
-        async def work(put: Callable[[tuple[Call, Reply]], None]) -> None:
-            while not queue.empty():
-                call = queue.get_nowait()
-                put((call, await self.one(call)))
-
-        count = min(self.judge.settings.concurrency, len(calls))
-        async with aclosing(worker_results(count, work)) as replies:
-            async for item in replies:  # closed at once when the caller stops early: the workers cancelled
-                yield item
-
-    async def one(self, call: Call) -> Reply:
-        """One call; a transient error is tried again (after the server's wait) within the call's attempts, by
-        the policy every endpoint shares."""
-        messages = call.question.messages
-        attempts = Attempts(call.last, call.first)
-
-        async def send(attempt: int) -> Completion:
-            return await self.direct.complete(messages, self.judge.seed(call.hash, attempt))
-
-        try:
-            completion = await attempts.run(send)
-        except Exception as error:
-            seed = self.judge.seed(call.hash, attempts.number)
-            failed = self.direct.failed_call(error, seed)  # raises what stops the run
-            return Reply(attempts.number, seed, error=failed.error, transient=failed.transient, usage=Usage())
-        cost = 0.0
-        if self.judge.price is not None:
-            chars = len(completion.content or "") + len(completion.reasoning or "")
-            cost = call_cost(
-                self.judge.price, completion.usage, estimate_prompt_tokens(messages), tokens_for_chars(chars)
-            )
-        seed = self.judge.seed(call.hash, attempts.number)
-        return Reply(attempts.number, seed, completion=completion, usage=completion.usage, cost_usd=cost)
-
-
-class EngineSender:
-    """The in-process vLLM engine: a round's calls in batches of `engine.batch_size`, in a worker thread."""
-
-    def __init__(self, judge: ChoiceJudge, engine_judge: Any) -> None:
-        self.judge, self.engine_judge = judge, engine_judge
-
-    def bind(self, directory: Path, notes: Notes) -> None:
-        return None
-
-    async def check(self) -> None:
-        await self.engine_judge.check()
-
-    async def aclose(self) -> None:
-        await self.engine_judge.aclose()
-
-    async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
-        size = self.judge.settings.engine.batch_size
-        for start in range(0, len(calls), size):
-            batch = calls[start : start + size]
-            seeds = [self.judge.seed(c.hash, c.first) for c in batch]
-            results = await asyncio.to_thread(self.engine_judge.complete, [c.question.messages for c in batch], seeds)
-            for call, seed, result in zip(batch, seeds, results, strict=True):
-                if isinstance(result, str):
-                    yield call, Reply(call.first, seed, error=result)
-                else:
-                    yield call, Reply(call.first, seed, completion=result, usage=result.usage)

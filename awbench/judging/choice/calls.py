@@ -1,5 +1,5 @@
-"""What a two-choice question is and how its calls travel: the vocabulary `awbench.judging.choice` and its
-senders (`choice_batch`) share."""
+"""What a two-choice question is and how its calls travel: the vocabulary `awbench.judging.choice.judge` and its
+senders (`awbench.judging.choice.senders`) share."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from awbench.judging import Notes
+from awbench.judging.llm.verdict_records import verdict_seed
 from awbench.records import Usage
 from awbench.transport.chat_client import Completion
 
@@ -62,3 +63,8 @@ class Sender(Protocol):
     async def check(self) -> None: ...
 
     async def aclose(self) -> None: ...
+
+
+def choice_seed(question_hash: str, attempt: int) -> int:
+    """The seed of a question's attempt, by the rubric judge's rule (`verdict_seed`)."""
+    return verdict_seed(question_hash, 0, attempt)

@@ -2,11 +2,11 @@
 prediction is closer to the real one? The judge answers `\\boxed{A}` or `\\boxed{B}`.
 
   awbench    a directory holding `system.md` (one system prompt for every domain) and `user_template.md`, whose
-             `{{name}}` placeholders are the rubric template's (`awbench.judging.prompts`) with `response_a` and
+             `{{name}}` placeholders are the rubric template's (`awbench.judging.llm.prompts`) with `response_a` and
              `response_b` in place of `prediction`; the built-in set `pairwise` is `judges/pairwise/`.
   reference  a Qwen-AgentWorld checkout: the user template `REF_ANSWER_JUDGE_USER_PROMPT` of its
              `eval/lwm_eval_utils/task_configs.py`, and its marker cleaning, run from the checkout at run time
-             (`awbench.judging.reference_code`) and never shipped with awbench. The reference has no system prompt
+             (`awbench.judging.llm.reference_code`) and never shipped with awbench. The reference has no system prompt
              for this question, so awbench's stays.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from awbench.domains import DOMAINS
-from awbench.judging.prompts import (
+from awbench.judging.llm.prompts import (
     REFERENCE_CONFIG,
     TEMPLATE_FILE,
     Messages,
@@ -32,7 +32,7 @@ from awbench.judging.prompts import (
     shown_text,
     turn_values,
 )
-from awbench.judging.reference_code import load_reference_code
+from awbench.judging.llm.reference_code import load_reference_code
 from awbench.records import Sample
 from awbench.resources import bundled
 

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, cast
 
-from awbench.judging.verdict_parsing import FENCED_BLOCK, Normalised, normalise
+from awbench.judging.llm.verdict_parsing import FENCED_BLOCK, Normalised, normalise
 
 CHOICE_READER = "awbench-choice-1"  # part of each question's hash: bump when the reading changes
 STEERING_FLAG = "steering_suspected"

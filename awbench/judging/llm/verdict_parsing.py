@@ -287,7 +287,7 @@ class _Quotes:
 def normalise(text: str) -> str:
     """`text` without blockquote markers at line starts (`>`, `> >`, as judges quote with them) and without any
     whitespace. Spaces and tabs around the markers go with the whitespace, so a line loses its leading run of
-    spaces, tabs and `>`. The choice reader (`choice_parsing`) tells quotes the same way."""
+    spaces, tabs and `>`. The choice reader (`awbench.judging.choice.parsing`) tells quotes the same way."""
     if ">" in text:
         text = "".join(line.lstrip(" \t>") for line in text.split("\n"))
     return "".join(text.split())

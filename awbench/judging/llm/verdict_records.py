@@ -11,8 +11,8 @@ import hashlib
 import statistics
 
 from awbench.domains import DIMENSIONS, to_100
-from awbench.judging.reference_code import ReferenceReader, ReferenceVerdict
-from awbench.judging.verdict_parsing import ParsedVerdict, parse_verdict
+from awbench.judging.llm.reference_code import ReferenceReader, ReferenceVerdict
+from awbench.judging.llm.verdict_parsing import ParsedVerdict, parse_verdict
 from awbench.records import JudgeRequest, JudgmentRecord, ReferenceReading, Usage, VerdictRecord
 from awbench.safe_text import REPLACED_FLAG, clean_text
 

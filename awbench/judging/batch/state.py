@@ -1,24 +1,18 @@
 """The batch judge's files in its evaluation's directory: `batches.json` (every batch entry: its custom_ids,
 our token, the uploaded file's id and the batch's id, each saved as soon as it exists; atomically replaced)
 and `batch_answers.jsonl` (each attempt's parsed answer as it is downloaded). Everything needed to resume
-is in them (`awbench.judging.batch`)."""
+is in them (`awbench.judging.llm.batch_judge`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from awbench.files import JsonlTable, read_json, write_atomic
-from awbench.records import VerdictRecord
+from awbench.files import read_json, write_atomic
 
 STATE_FILE = "batches.json"
-ANSWERS_FILE = "batch_answers.jsonl"
-DIRECT_SUFFIX = "|direct"  # a verdict finished by direct re-asks (batch_fallback="direct")
-RECORDED_SUFFIX = "|recorded"  # a request whose judgment was recorded
 
 
 class BatchEntry(BaseModel):
@@ -50,41 +44,6 @@ class BatchState(BaseModel):
     judge_id: str
     token_limit: int | None = None  # the model's enqueued-token limit, learnt from a refusal's message
     batches: list[BatchEntry] = Field(default_factory=list)
-
-
-class BatchAnswer(BaseModel):
-    """One attempt's answer, as parsed from a batch's output or error file. `final`: the outcome of re-asks sent
-    directly (`batch_fallback="direct"`), with the attempts, usage and cost of the whole verdict."""
-
-    custom_id: str
-    batch_id: str | None = None
-    verdict: VerdictRecord | None = None  # None: `recorded`
-    cost_usd: float = 0.0
-    final: bool = False
-    # The request's judgment was recorded: the answers above this line are spent. When the same request is
-    # offered again (a judgment that failed transiently), its verdicts start afresh, as the direct judge's do.
-    recorded: bool = False
-
-    def answered(self) -> VerdictRecord:
-        """The verdict of an answer, which every answer but a `recorded` marker has."""
-        assert self.verdict is not None, self.custom_id
-        return self.verdict
-
-
-def custom_id(cache_key: str, key: str, generation: int, index: int, attempt: int) -> str:
-    return f"{key}|{generation}|{index}|{attempt}|{cache_key[:16]}"
-
-
-def parse_custom_id(text: str) -> tuple[str, int, int, int, str] | None:
-    """(sample key, generation, verdict index, attempt, cache key prefix); None for what is not ours."""
-    parts = text.rsplit("|", 4)
-    if len(parts) != 5:
-        return None
-    key, generation, index, attempt, prefix = parts
-    try:
-        return key, int(generation), int(index), int(attempt), prefix
-    except ValueError:
-        return None
 
 
 # How long a batch takes, for --dry-run's wall time: an assumption (OpenAI promises 24 h at most, and says batches
@@ -120,12 +79,11 @@ def pending_batches(directory: Path) -> int:
 
 
 class BatchFiles:
-    """One evaluation's batch state (`state`, loaded by `load`) and answers, on disk."""
+    """One evaluation's batch state (`state`, loaded by `load`), on disk."""
 
     def __init__(self, directory: Path, judge_id: str) -> None:
         self.directory = directory
         self.state = BatchState(judge_id=judge_id)
-        self._answers = JsonlTable(directory / ANSWERS_FILE, BatchAnswer, lambda a: a.custom_id)
 
     @property
     def state_path(self) -> Path:
@@ -146,15 +104,3 @@ class BatchFiles:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         write_atomic(self.state_path, self.state.model_dump_json(indent=1) + "\n")
-
-    def read_answers(self) -> list[BatchAnswer]:
-        """Every line of batch_answers.jsonl in order (a torn last line, from a crash mid-write, left out)."""
-        try:
-            data = self._answers.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        return [BatchAnswer.model_validate_json(line) for line in data.split(b"\n")[:-1] if line.strip()]
-
-    def appender(self) -> AbstractContextManager[Callable[[BatchAnswer], None]]:
-        """`append(answer)` to batch_answers.jsonl (`JsonlTable.appender`)."""
-        return self._answers.appender()

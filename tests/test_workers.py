@@ -1,11 +1,11 @@
-"""awbench.judging.workers: the pool both LLM judges and the Turing/pairwise judge run their calls in."""
+"""awbench.workers: the pool both LLM judges and the Turing/pairwise judge run their calls in."""
 
 import asyncio
 from contextlib import aclosing
 
 import pytest
 
-from awbench.judging.workers import worker_results
+from awbench.workers import worker_results
 
 
 def test_every_result_is_yielded_and_a_worker_error_is_raised_with_the_others_cancelled():

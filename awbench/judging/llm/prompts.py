@@ -4,7 +4,7 @@
              `{{name}}` placeholders, replaced in one pass over the template only, so braces and `{{...}}`
              inside the inserted texts are left alone (judges/README.md lists them).
   reference  a checkout of the QwenLM/Qwen-AgentWorld repository, whose own code is run
-             (`awbench.judging.reference_code`): the judge system prompts its `load_judge_system_prompts` reads,
+             (`awbench.judging.llm.reference_code`): the judge system prompts its `load_judge_system_prompts` reads,
              its template `JUDGE_USER_PROMPT`, its extraction and marker cleaning of what the judge is shown.
              Messages are laid out as the reference's judge stage lays them out (`reference_messages`).
 
@@ -24,7 +24,12 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.judging import PromptError, prediction_request
-from awbench.judging.reference_code import ReferenceCode, ReferenceCodeError, ReferenceReader, load_reference_code
+from awbench.judging.llm.reference_code import (
+    ReferenceCode,
+    ReferenceReader,
+    load_reference_code,
+    loaded_reference_code,
+)
 from awbench.records import BenchmarkRecord, JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
 from awbench.world_model.messages import judge_history
@@ -89,14 +94,9 @@ class PromptSet(BaseModel):
 
     def reference_code(self) -> ReferenceCode:
         """The checkout's code a reference-protocol set was loaded with (imported once per process)."""
-        if self.protocol != "reference" or self.source is None:
+        if self.protocol != "reference" or self.source is None or self.code_sha256 is None:
             raise ValueError(f"prompt set {self.name} is not of the reference protocol")
-        code = load_reference_code(Path(self.source))
-        if code.sha256 != self.code_sha256:
-            raise ReferenceCodeError(
-                f"the code in {Path(self.source) / 'eval'} changed since its prompts were loaded; run the command again"
-            )
-        return code
+        return loaded_reference_code(Path(self.source), self.code_sha256)
 
 
 def load_prompt_set(prompts: str, template: str | None = None) -> PromptSet:

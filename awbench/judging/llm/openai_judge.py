@@ -1,14 +1,14 @@
 """What `--judge-backend openai` makes: the LLM judge of an OpenAI-compatible chat endpoint, its calls sent
-directly (`awbench.judging.llm`) or, with `batch`, through the OpenAI Batch API (`awbench.judging.batch`)."""
+directly (`awbench.judging.llm.direct`) or, with `batch`, through the OpenAI Batch API (`awbench.judging.llm.batch_judge`)."""
 
 from __future__ import annotations
 
 from awbench.config import JudgeSettings
-from awbench.judging.batch import BatchJudge
 from awbench.judging.cost import price_for, unpriced_cap
-from awbench.judging.llm import LLMJudge, require_key
-from awbench.judging.prompts import load_prompt_set
-from awbench.transport.openai_client import Endpoints
+from awbench.judging.llm.batch_judge import BatchJudge
+from awbench.judging.llm.direct import LLMJudge, require_key
+from awbench.judging.llm.prompts import load_prompt_set
+from awbench.transport.endpoints import Endpoints
 
 
 class CostUnknown(ValueError):

@@ -5,7 +5,7 @@ calls, shared by transport retries (429, 5xx, timeouts, connection errors, malfo
 unusable answers (no verdict, a verdict missing a dimension, an answer cut off by the token limit): a judge
 returning malformed bodies costs at most that many calls. A refusal that retrying cannot fix (FATAL_STATUS)
 stops the whole run at once, except a prompt too long for the judge's context window or refused for its
-content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.verdict_records`.
+content, which fails that prediction only, as does a 5xx that says the request is invalid (`is_invalid_request`). How verdicts become a score: `awbench.judging.llm.verdict_records`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -23,17 +23,18 @@ from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
 from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id
-from awbench.judging.batch_state import STATE_FILE, pending_batches
+from awbench.judging.batch.state import STATE_FILE, pending_batches
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
+    Budget,
     CostEstimate,
     Price,
-    call_cost,
+    completion_cost,
     estimate_prompt_tokens,
-    tokens_for_chars,
+    paced,
     usage_cost,
 )
-from awbench.judging.prompts import (
+from awbench.judging.llm.prompts import (
     BUILTIN_SETS,
     PromptSet,
     protocol_request,
@@ -41,9 +42,8 @@ from awbench.judging.prompts import (
     render_messages,
     shown_prediction,
 )
-from awbench.judging.verdict_parsing import PARSER_VERSION
-from awbench.judging.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
-from awbench.judging.workers import worker_results
+from awbench.judging.llm.verdict_parsing import PARSER_VERSION
+from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -54,7 +54,7 @@ from awbench.records import (
     content_hash,
 )
 from awbench.transport.chat_client import ChatClient, Completion, EndpointError, StatusError
-from awbench.transport.openai_client import (
+from awbench.transport.endpoints import (
     FATAL_STATUS,
     Endpoints,
     FatalAPIError,
@@ -66,6 +66,7 @@ from awbench.transport.openai_client import (
     is_retryable,
 )
 from awbench.transport.retry_policy import Attempts
+from awbench.workers import worker_results
 
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5
@@ -98,7 +99,7 @@ class LLMJudge(JudgeBase):
         self.settings = settings
         self.prompt_set = prompt_set
         self.price = price
-        self.spent_usd = 0.0  # over this judge's lifetime; set it to earlier spend to make max_cost cover a resumed run
+        self.budget = Budget(settings.max_cost)  # `bind` counts the evaluation's earlier spend in
         self.id = llm_judge_id(settings, prompt_label(prompt_set), prompt_set.sha256)
         self._identity = llm_identity(settings, prompt_set.sha256)
         self._base_url = judge_base_url(settings)
@@ -120,8 +121,14 @@ class LLMJudge(JudgeBase):
     def base_url(self) -> str | None:
         return self._base_url
 
-    def bind(self, directory: Path, notes: Notes) -> None:
-        """Direct calls do not wait for the batches an earlier `--judge-batch` run of this evaluation left open."""
+    @property
+    def spent_usd(self) -> float:
+        return self.budget.spent
+
+    def bind(self, directory: Path, notes: Notes, recorded: Iterable[JudgmentRecord] = ()) -> None:
+        """The cap covers the evaluation's earlier spend. Direct calls do not wait for the batches an earlier
+        `--judge-batch` run of this evaluation left open."""
+        self.budget = Budget(self.settings.max_cost, spent=recorded_spend(recorded))
         if open_ := pending_batches(directory):
             notes.warn(
                 f"judge {self.id}: {open_} batch(es) of an earlier --judge-batch run are still open in "
@@ -157,7 +164,8 @@ class LLMJudge(JudgeBase):
         calls = len(requests) * self.settings.samples
         completion = calls * OUTPUT_TOKENS_PER_VERDICT
         cost = usage_cost(self.price, prompt, completion) if self.price else None
-        return CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        estimate = CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        return paced(estimate, self.settings.max_tokens, self.settings.tpm, self.settings.rpm)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -168,11 +176,10 @@ class LLMJudge(JudgeBase):
         the estimates of requests in flight and of this one, would pass the cap: the ones in flight finish
         and are yielded, then BudgetExhausted is raised."""
         taking = asyncio.Lock()  # one worker at a time takes the next request (and checks the cap)
-        reserved = 0.0
         stopped = False
 
         async def work(put: Callable[[JudgmentRecord], None]) -> None:
-            nonlocal reserved, stopped
+            nonlocal stopped
             while not stopped:
                 async with taking:
                     request = await anext(requests, None)
@@ -180,25 +187,22 @@ class LLMJudge(JudgeBase):
                         return
                     messages = render_messages(self.prompt_set, request)  # rendered once, when sent
                     estimate = self._request_estimate(messages)
-                    cap = self.settings.max_cost
-                    if cap is not None and self.spent_usd + reserved + estimate > cap:
+                    if not self.budget.reserve(estimate):
                         stopped = True
                         return
-                    reserved += estimate
+                cost = 0.0
                 try:
                     record = await self._judge_one(request, messages)
+                    cost = record.cost_usd or 0.0
                 finally:
-                    reserved -= estimate
-                self.spent_usd += record.cost_usd or 0.0
+                    self.budget.settle(estimate, cost)
                 put(record)
 
         async with aclosing(worker_results(self.settings.concurrency, work)) as records:
             async for record in records:  # closed at once when the caller stops early: the workers cancelled
                 yield record
         if stopped:
-            raise BudgetExhausted(
-                f"judge spend would pass the cap: spent ${self.spent_usd:.4f} of --max-cost ${self.settings.max_cost:.4f}"
-            )
+            raise BudgetExhausted(self.budget.why())
 
     def _request_estimate(self, messages: Messages) -> float:
         if self.price is None:
@@ -249,7 +253,7 @@ class LLMJudge(JudgeBase):
                 verdict = self.failed_call(error, seed)
                 if verdict.transient:
                     raise
-                call_usage, output_chars = Usage(), 0
+                call_usage, call_cost = Usage(), 0.0
             else:
                 verdict = verdict_record(
                     completion.content,
@@ -261,10 +265,10 @@ class LLMJudge(JudgeBase):
                     attempt,
                 )
                 call_usage = completion.usage
-                output_chars = len(completion.content or "") + len(completion.reasoning or "")
+                call_cost = completion_cost(self.price, completion, prompt_estimate) if self.price else 0.0
             total = add_usage(total, call_usage)
-            if self.price and verdict.status != "error":
-                cost += call_cost(self.price, call_usage, prompt_estimate, tokens_for_chars(output_chars))
+            if verdict.status != "error":
+                cost += call_cost
             best = better(best, verdict)
             return verdict
 
@@ -322,6 +326,11 @@ class LLMJudge(JudgeBase):
                 "json_schema": {"name": "verdict", "strict": True, "schema": schema},
             }
         return body | s.extra_body
+
+
+def recorded_spend(records: Iterable[JudgmentRecord]) -> float:
+    """What an evaluation's records cost: where `--max-cost` starts from when it is resumed."""
+    return sum(record.cost_usd or 0.0 for record in records)
 
 
 def prompt_description(prompt_set: PromptSet) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from awbench.judging import Notes
-from awbench.judging.batch_state import BatchEntry
+from awbench.judging.batch.state import BatchEntry
 from awbench.redact import redact
 from awbench.transport.chat_client import DEFAULT_BASE_URL
-from awbench.transport.openai_client import FATAL_STATUS, EndpointDown, FatalAPIError, backoff_seconds
+from awbench.transport.endpoints import FATAL_STATUS, EndpointDown, FatalAPIError, backoff_seconds
 
 T = TypeVar("T")
 

@@ -220,6 +220,20 @@ def load_reference_code(checkout: Path) -> ReferenceCode:
     return _LOADED[root, digest]
 
 
+def loaded_reference_code(checkout: Path, sha256: str) -> ReferenceCode:
+    """The code of `checkout` already loaded with this content (without reading its files again: this is on every
+    request's path), else loaded now; ReferenceCodeError when the files no longer hold it."""
+    code = _LOADED.get((checkout, sha256))  # `checkout` as a prompt set records it: resolved
+    if code is not None:
+        return code
+    code = load_reference_code(checkout)
+    if code.sha256 != sha256:
+        raise ReferenceCodeError(
+            f"the code in {code.checkout / PACKAGE} changed since its prompts were loaded; run the command again"
+        )
+    return code
+
+
 def _import(package: Path, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         name, package / "__init__.py", submodule_search_locations=[str(package)]

@@ -1,5 +1,5 @@
-"""The Batch API's enqueued-token limit, as both batch senders keep to it (the rubric's `awbench.judging.batch`,
-the two-choice questions' `awbench.judging.choice_batch`).
+"""The Batch API's enqueued-token limit, as both batch senders keep to it (the rubric's `awbench.judging.llm.batch_judge`,
+the two-choice questions' `awbench.judging.choice.senders`).
 
 The API holds, per organisation and model, the tokens of the batches not ended yet (each request's prompt plus
 its `max_tokens`), and fails a batch that would pass the limit (`token_limit_exceeded`, nothing run). The limit
@@ -15,9 +15,9 @@ import asyncio
 from typing import Any
 
 from awbench.judging import Notes
-from awbench.judging.batch_api import TOKEN_LIMIT_CODE, stated_limit
-from awbench.judging.batch_state import BatchEntry, BatchFiles
-from awbench.transport.openai_client import EndpointDown
+from awbench.judging.batch.api import TOKEN_LIMIT_CODE, stated_limit
+from awbench.judging.batch.state import BatchEntry, BatchFiles
+from awbench.transport.endpoints import EndpointDown
 
 # Refused for the enqueued-token limit with none of our batches in flight: the limit is held by batches not ours
 # (or counts more than we estimate). Asked again after poll interval x 1, 2, 4 ... (at most x this factor) ...
