@@ -23,15 +23,19 @@ from typing import IO, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from awbench.errors import AwbenchError
+
 R = TypeVar("R", bound=BaseModel)
 K = TypeVar("K", bound=Hashable)
 
 FSYNC_INTERVAL_S = 1.0
 
 
-class StoreError(Exception):
+class StoreError(AwbenchError):
     """A run's file (or a directory of runs) that cannot be read or written as one; the message names the file
     (and line)."""
+
+    key = "bad_run"
 
 
 def _umask() -> int:

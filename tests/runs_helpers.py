@@ -210,10 +210,8 @@ def _evaluation(
 
 
 def cli_app() -> typer.Typer:
-    from awbench.cli.analysis_commands import register
+    from awbench.cli import app
 
-    app = typer.Typer()
-    register(app)
     return app
 
 

@@ -22,6 +22,7 @@ BACKEND = '''
 import asyncio
 
 from awbench.backends import BackendBase
+from awbench.errors import AwbenchError
 from awbench.records import Generation
 
 LOADED = True
@@ -37,7 +38,7 @@ class Shouting(BackendBase):
 
 def preflight(settings):
     if settings.model != "loud":
-        raise ValueError(f"shouting has no model {settings.model!r}")
+        raise AwbenchError(f"shouting has no model {settings.model!r}")
 
 
 def create(settings, endpoints=None):
@@ -170,7 +171,10 @@ def test_a_package_backend_s_own_checks_run_before_anything_is_written(installed
         "--run-name",
         "r",
     )
-    assert result.returncode != 0 and "shouting has no model 'quiet'" in result.stderr
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error: shouting has no model 'quiet'\n",
+    )  # a refusal, no traceback
     assert not out.exists()
 
 

@@ -32,6 +32,7 @@ from awbench.analysis.stats import (
     too_few_of,
 )
 from awbench.domains import DIMENSIONS, DOMAINS, to_100
+from awbench.errors import AwbenchError
 from awbench.records import SCHEMA_VERSION
 from awbench.run.agreement import spearman
 from awbench.run.scoring import sample_points
@@ -41,8 +42,10 @@ from awbench.world_model.parsing import strip_observation_marker
 TIE_TOLERANCE = 1e-9  # scores are means of integers: anything closer is the same verdict
 
 
-class CompareError(Exception):
+class CompareError(AwbenchError):
     """The two runs cannot be compared; the message says why."""
+
+    key = "not_comparable"
 
 
 class Paired(BaseModel):

@@ -64,7 +64,8 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
         else:
             raise StoreError(
                 f"no run or directory of runs {item!r}: neither {path} nor {under_output} is a directory"
-                + closest_runs(item, output)
+                + closest_runs(item, output),
+                key="unknown_run",
             )
     return found
 

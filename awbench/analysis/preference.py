@@ -17,6 +17,7 @@ from pydantic import BaseModel, computed_field
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few_of, too_few_overall
 from awbench.domains import DOMAINS
+from awbench.errors import EXIT_FAILURES, AwbenchError
 
 # Virtual games per compared pair in the ranking, split as a tie: without them a run that lost every comparison
 # would have no finite strength (the likelihood keeps rising as it goes to minus infinity).
@@ -215,7 +216,7 @@ def rank_runs(
 
 
 def _check_connected(runs: Sequence[str], pairs: Sequence[PairOutcomes]) -> None:
-    """ValueError unless comparisons link every run to every other (through others, perhaps): strengths fitted in
+    """AwbenchError (exit 1: nothing to rank, as with nothing to show) unless comparisons link every run to every other (through others, perhaps): strengths fitted in
     separate groups say nothing about how one group stands against the other."""
     reached, frontier = {0}, [0]
     while frontier:
@@ -225,7 +226,11 @@ def _check_connected(runs: Sequence[str], pairs: Sequence[PairOutcomes]) -> None
                 reached.add(other)
                 frontier.append(other)
     if apart := [run for i, run in enumerate(runs) if i not in reached]:
-        raise ValueError(f"no comparisons link {', '.join(apart)} to {runs[0]}: they cannot be ranked together")
+        raise AwbenchError(
+            f"no comparisons link {', '.join(apart)} to {runs[0]}: they cannot be ranked together",
+            key="runs_not_linked",
+            exit_code=EXIT_FAILURES,
+        )
 
 
 def _overall_rate(outcomes: Sequence[Outcome]) -> float:

@@ -22,8 +22,7 @@ from awbench.analysis.planning import (  # pure: no numpy
 )
 from awbench.analysis.planning import plan as make_plan
 from awbench.cli.analysis_commands import JsonFormat, JudgeOpt
-from awbench.cli.common import OutputOption, console, fail, open_run
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import OutputOption, console, fail
 from awbench.cli.fitting import FittingTable
 
 
@@ -117,18 +116,18 @@ def _given(judge: float, generation: float, item: float, item_correlation: float
 def _from_runs(run: str, run_b: str | None, output: Path, judge: str | None, item_correlation: float) -> Planned:
     from awbench.analysis.compare import paired_differences
     from awbench.analysis.runs import load_run_data
+    from awbench.run.store import resolve_run
 
-    with pipeline_errors():
-        a = load_run_data(open_run(run, output))
-        judge_a = a.evaluation(judge).id
-        variance_a = a.variance(judge_a)
-        b = variance_b = None
-        if run_b is not None:
-            b = load_run_data(open_run(run_b, output))
-            if b.manifest.data_fingerprint != a.manifest.data_fingerprint:
-                fail(f"{a.name} and {b.name} were run on different data: their samples do not pair")
-            judge_b = b.evaluation(judge if judge is not None else a.evaluation(judge_a).kind).id
-            variance_b = b.variance(judge_b)
+    a = load_run_data(resolve_run(run, output))
+    judge_a = a.evaluation(judge).id
+    variance_a = a.variance(judge_a)
+    b = variance_b = None
+    if run_b is not None:
+        b = load_run_data(resolve_run(run_b, output))
+        if b.manifest.data_fingerprint != a.manifest.data_fingerprint:
+            fail(f"{a.name} and {b.name} were run on different data: their samples do not pair", key="other_data")
+        judge_b = b.evaluation(judge if judge is not None else a.evaluation(judge_a).kind).id
+        variance_b = b.variance(judge_b)
     if variance_a is None or (b is not None and variance_b is None):
         fail(f"{a.name if variance_a is None else run_b}: no scored samples to plan from")
     paired = None

@@ -66,7 +66,9 @@ def read_log(path: Path) -> Any:
     try:
         from inspect_ai.log import read_eval_log
     except ImportError:
-        raise DataError(f"{path}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'") from None
+        raise DataError(
+            f"{path}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'", key="missing_extra"
+        ) from None
     try:
         return read_eval_log(str(path))
     except Exception as error:  # inspect raises what its readers raise: zip, JSON, validation errors

@@ -162,7 +162,8 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
     what the format can hold is written: generation 0 of each sample, one verdict per sample."""
     if directory.exists() and not directory.is_dir():
         raise StoreError(
-            f"--official {directory} is a file: give a directory to write predictions.jsonl and judged.jsonl into"
+            f"--official {directory} is a file: give a directory to write predictions.jsonl and judged.jsonl into",
+            key="not_a_directory",
         )
     refuse_run_output("--official", directory)
     manifest = store.read_manifest()
@@ -306,7 +307,8 @@ def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
         use = f"awbench score {shown}, awbench leaderboard {shown.parent}"
     return DataError(
         f"{label} is {kind}, not a file of the reference script: awbench runs are used as they are, "
-        f"without importing ({use})"
+        f"without importing ({use})",
+        key="not_a_reference_file",
     )
 
 
@@ -337,11 +339,13 @@ def _read(path: Path, label: str) -> _Reading:
     """Every line of a reference file read and its reference fields checked; what is wrong with the file as
     a whole raises DataError in one line."""
     if path.is_dir():
-        raise DataError(f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl")
+        raise DataError(
+            f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl", key="not_a_file"
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise DataError(f"no such file: {label}") from None
+        raise DataError(f"no such file: {label}", key="no_such_file") from None
     except OSError as error:
         raise DataError(f"cannot read {label}: {error.strerror or error}") from None
     reading = _Reading(data, hashlib.sha256(data).hexdigest())
@@ -578,14 +582,15 @@ def _check_target(target: Path, overwrite: bool) -> None:
     if not target.exists():
         return
     if not target.is_dir():
-        raise StoreError(f"{target} exists and is not a directory")
+        raise StoreError(f"{target} exists and is not a directory", key="not_a_run")
     if (target / "run.json").exists():
         if not overwrite:
-            raise StoreError(f"run {target} exists already; use --overwrite to replace it")
+            raise StoreError(f"run {target} exists already; use --overwrite to replace it", key="run_exists")
         return
     if any(target.iterdir()):
         raise StoreError(
-            f"{target} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it"
+            f"{target} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it",
+            key="not_a_run",
         )
 
 

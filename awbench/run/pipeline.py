@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from awbench.backends import Backend, check_backend, create_backend, describe_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
+from awbench.errors import AwbenchError
 from awbench.judging import Judge, check_judges, create_judges
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
@@ -42,8 +43,10 @@ if TYPE_CHECKING:
 MAX_WARNINGS_SHOWN = 5
 
 
-class PipelineError(Exception):
+class PipelineError(AwbenchError):
     """A run cannot go on for a reason the user can act on."""
+
+    key = "cannot_run"
 
 
 class SilentProgress:
@@ -289,7 +292,8 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
         raise PipelineError(
             f"run {store.path} was made with other settings:\n  "
             + "\n  ".join(conflicts)
-            + "\nuse another --run-name, or --overwrite to replace the run"
+            + "\nuse another --run-name, or --overwrite to replace the run",
+            key="settings_differ",
         )
     # Operational settings (endpoints, concurrency) are this command's; what the run computes is unchanged.
     updated = old.model_copy(
@@ -315,7 +319,8 @@ def run_samples(
     if data.fingerprint != manifest.data_fingerprint:
         raise PipelineError(
             f"the data at {data.source} is not what run {store.name} was made with "
-            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})"
+            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})",
+            key="data_changed",
         )
     return data.samples
 

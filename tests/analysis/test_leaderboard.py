@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, invoke, make_run, write_data
 
 from awbench.analysis.leaderboard import (
@@ -336,7 +337,7 @@ def test_cli_ci_and_errors(runs, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     result = invoke("leaderboard", str(empty))
-    assert result.exit_code == 2 and "no scored runs" in result.output
+    assert refusal(result) == (2, "no_scored_runs")
     assert invoke("leaderboard", str(runs), "--domain", "mcp").exit_code == 2  # --domain needs --by dimension
     assert invoke("leaderboard", str(runs), "--format", "yaml").exit_code == 2
 
@@ -418,10 +419,8 @@ def test_nothing_to_show_exits_1_and_says_so(tmp_path, data_dir):
         "error: nothing to show: no run here has LLM-judge scores, and only those have rubric dimensions\n"
     )
     result = invoke("leaderboard", "--output", str(results), "--judge", "llm")
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert result.stderr.endswith(
-        "note: left out r2: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
-    )
+    assert (refusal(result), result.stdout) == ((1, "nothing_to_show"), "")
+    assert "note: left out r2: it has no llm scores\n" in result.stderr
     # the published rows have no dimensions either
     result = invoke("leaderboard", "--output", str(results), "--by", "dimension", "--reference")
     assert (
@@ -432,10 +431,8 @@ def test_nothing_to_show_exits_1_and_says_so(tmp_path, data_dir):
     make_run(unscored, "u", data_dir, dict.fromkeys(MCP, 3))
     (unscored / "u" / "scores.json").unlink()
     result = invoke("leaderboard", str(unscored))
-    assert result.exit_code == 2 and result.stderr.startswith(
-        f"note: skipped {unscored / 'u'}: no scores.json yet; finish"
-    )
-    assert result.stderr.endswith(f"never ranked\nerror: no scored runs under {unscored}\n")
+    assert refusal(result) == (2, "no_scored_runs")
+    assert result.stderr.startswith(f"note: skipped {unscored / 'u'}: no scores.json yet; finish")
 
 
 def test_mix_reference_never_ranks_published_rows_with_rule_scores(runs, data_dir):
@@ -452,7 +449,4 @@ def test_runs_by_name_under_output(runs):
     assert result.exit_code == 0, result.output
     assert [line.split(",")[2] for line in result.stdout.splitlines()[1:]] == ["alpha", "gamma"]
     result = invoke("leaderboard", "nobody", "--output", str(runs))
-    assert (result.exit_code, result.stderr) == (
-        2,
-        f"error: no run or directory of runs 'nobody': neither nobody nor {runs / 'nobody'} is a directory\n",
-    )
+    assert refusal(result) == (2, "unknown_run")

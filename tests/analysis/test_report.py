@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import add_script, dump_dom, require_chromium, screenshot
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, Grade, invoke, make_run, write_data
 
 from awbench.analysis.charts import Series, bar_chart_svg
@@ -320,7 +321,7 @@ def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
 
 def test_report_of_no_runs_exits_2(tmp_path):
     result = invoke("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
-    assert result.exit_code == 2 and "no scored runs" in result.output
+    assert refusal(result) == (2, "no_scored_runs")
 
 
 # --------------------------------------------------------------------------- which runs, which charts
@@ -347,12 +348,8 @@ def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     html = out.read_text()  # the count is the report's: every chart is one <svg> of its own id
     assert (html.count('<svg id="chart-'), html.count('<svg id="growth-')) == (2, 6)
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "error: no run or directory of runs 'model-z': neither model-z nor "
-        f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
-        "'model-b' or 'model-c'?\n",
-    )
+    assert refusal(result) == (2, "unknown_run")
+    assert result.stderr.endswith("; did you mean 'model-a', 'model-b' or 'model-c'?\n")
 
 
 def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
@@ -523,10 +520,8 @@ def test_a_report_with_nothing_to_show_exits_1(tmp_path):
     results = tmp_path / "results"
     make_run(results, "r1", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
     result = invoke("report", "--output", str(results), "--judge", "llm", "-o", str(tmp_path / "r.html"))
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert (
-        result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
-    )
+    assert (refusal(result), result.stdout) == ((1, "nothing_to_show"), "")
+    assert result.stderr.startswith("note: left out r1: it has no llm scores\n")
     assert not (tmp_path / "r.html").exists()
 
 

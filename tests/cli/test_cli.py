@@ -4,6 +4,7 @@ import json
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -116,7 +117,7 @@ def test_an_interrupted_judging_resumes_without_asking_again(out):
         script=[Reply(verdict()), Reply(verdict()), Reply(status=401, error_message="key revoked")]
     ) as server:
         first = invoke(*args, "--judge-base-url", server.url)
-    assert first.exit_code == 2 and "key revoked" in first.output
+    assert refusal(first) == (2, "api_refused") and "key revoked" in first.stderr
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
         second = invoke(*args, "--judge-base-url", server.url)
     assert second.exit_code == 0, second.output
@@ -251,7 +252,7 @@ def test_changed_settings_are_refused(out):
     ]
     assert invoke(*base).exit_code == 0
     result = invoke(*base, "--temperature", "0.1")
-    assert result.exit_code == 2 and "model.temperature: 0.6 -> 0.1" in result.output
+    assert refusal(result) == (2, "settings_differ") and "model.temperature: 0.6 -> 0.1" in result.stderr
 
 
 def test_export_then_import_round_trips_the_reference_format(out, tmp_path):
@@ -516,7 +517,7 @@ def test_engine_args_are_typed_from_json_when_they_parse():
         "max_num_seqs": 3,
     }
     result = invoke("infer", "--model", "m", "--engine-arg", "no-equals-sign", "--data", "sample")
-    assert result.exit_code == 2 and "--engine-arg expects KEY=VALUE" in result.output
+    assert refusal(result) == (2, "bad_option") and "--engine-arg" in result.stderr
 
 
 def test_a_model_behind_an_endpoint_reports_the_prefix_cache_hit_rate(out):

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from reference_checkout import write_checkout
+from refusals import refusal
 from typer.testing import CliRunner
 
 if sys.version_info >= (3, 11):
@@ -387,8 +388,7 @@ def test_without_inspect_ai_a_log_import_says_what_to_install(monkeypatch, tmp_p
     log = tmp_path / "run.eval"
     log.write_bytes(b"PK")
     result = CliRunner().invoke(app, ["import", str(log), "--run-name", "x", "--output", str(tmp_path / "r")])
-    assert result.exit_code == 2
-    assert f"error: {log}: reading an inspect_ai log needs inspect_ai: pip install 'awbench[inspect]'" in result.output
+    assert refusal(result) == (2, "missing_extra") and "pip install 'awbench[inspect]'" in result.stderr
 
 
 def test_the_task_inputs_are_awbench_messages_of_awbench_selection():

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from refusals import refusal
 from runs_helpers import Grade, make_run, write_data
 from typer.testing import CliRunner
 
@@ -388,13 +389,10 @@ def test_a_file_of_another_kind_is_refused_in_one_line(tmp_path, out, make, mess
 
 def test_a_directory_or_a_missing_file_is_refused(tmp_path, out):
     result = invoke("import", tmp_path, "--run-name", "r", "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: {tmp_path} is a directory: give the reference script's predictions.jsonl or judged.jsonl"
-    ]
+    assert refusal(result) == (2, "not_a_file") and str(tmp_path) in result.stderr
     missing = tmp_path / "nowhere.jsonl"
     result = invoke("import", missing, "--run-name", "r", "--output", out)
-    assert result.exit_code == 2 and errors_of(result.output) == [f"error: no such file: {missing}"]
+    assert refusal(result) == (2, "no_such_file") and str(missing) in result.stderr
     assert_nothing_imported(out)
 
 
@@ -442,11 +440,8 @@ def test_an_awbench_run_file_is_recognised_and_refused_in_one_line(
         monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # what `import inspect_ai.log` finds uninstalled
     path = awbench_run / name
     result = invoke("import", path, "--run-name", "x", "--output", tmp_path / "results")
-    assert result.exit_code == 2, result.output
-    assert errors_of(result.output) == [
-        f"error: {path} is {kind}, not a file of the reference script: awbench runs are used as they are, without "
-        f"importing (awbench score {awbench_run}, awbench leaderboard {awbench_run.parent})"
-    ]
+    assert refusal(result) == (2, "not_a_reference_file"), result.output
+    assert f"{path} is {kind}" in result.stderr and f"awbench score {awbench_run}," in result.stderr
     assert_nothing_imported(tmp_path / "results")
 
 
@@ -462,11 +457,7 @@ def test_an_awbench_file_outside_its_run_and_a_rewards_file_are_recognised(awben
         (rewards, "an awbench rewards file (awbench score --reward)"),
     ):
         result = invoke("import", path, "--run-name", "x", "--output", tmp_path / "results")
-        assert result.exit_code == 2
-        assert errors_of(result.output) == [
-            f"error: {path} is {kind}, not a file of the reference script: awbench runs are used as they are, without "
-            "importing (awbench score RUN, awbench leaderboard DIR)"
-        ]
+        assert refusal(result) == (2, "not_a_reference_file") and f"{path} is {kind}" in result.stderr
 
 
 # --- Valid files: scored as the reference scores them --------------------------------------------------------
@@ -651,8 +642,7 @@ def test_an_existing_run_is_replaced_only_with_overwrite(tmp_path, out):
     path.write_bytes(lines_of(three_rows()))
     assert invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out).exit_code == 0
     again = invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out)
-    assert again.exit_code == 2
-    assert errors_of(again.output) == [f"error: run {out / 'r'} exists already; use --overwrite to replace it"]
+    assert refusal(again) == (2, "run_exists")
     path.write_bytes(lines_of(three_rows()[:2]))
     replaced = invoke("import", path, "--run-name", "r", "--judge-model", "j2", "--output", out, "--overwrite")
     assert replaced.exit_code == 0, replaced.output
@@ -668,7 +658,7 @@ def test_a_run_in_use_is_not_replaced(tmp_path, out):
     before = (out / "r" / "run.json").read_bytes()
     with RunStore(out / "r").locked():  # as a running `awbench judge r` holds it
         result = invoke("import", path, "--run-name", "r", "--judge-model", "j2", "--output", out, "--overwrite")
-    assert result.exit_code == 2 and f"error: run {out / 'r'} is in use by process " in result.output
+    assert refusal(result) == (2, "run_locked")
     assert (out / "r" / "run.json").read_bytes() == before
     assert [p.name for p in out.iterdir()] == ["r"]
 
@@ -679,10 +669,7 @@ def test_a_directory_that_is_not_a_run_is_never_replaced(tmp_path, out):
     (out / "r").mkdir(parents=True)
     (out / "r" / "notes.txt").write_text("mine")
     result = invoke("import", path, "--run-name", "r", "--output", out, "--overwrite")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: {out / 'r'} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it"
-    ]
+    assert refusal(result) == (2, "not_a_run") and str(out / "r") in result.stderr
     assert [p.name for p in (out / "r").iterdir()] == ["notes.txt"] and len(list(out.iterdir())) == 1
     (out / "r" / "notes.txt").unlink()  # an empty directory is taken
     assert invoke("import", path, "--run-name", "r", "--output", out).exit_code == 0
@@ -693,11 +680,7 @@ def test_a_run_name_must_be_a_plain_name(tmp_path, out, name):
     path = tmp_path / "judged.jsonl"
     path.write_bytes(lines_of(three_rows()))
     result = invoke("import", path, "--run-name", name, "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory under --output; "
-        f"got {name!r}"
-    ]
+    assert refusal(result) == (2, "bad_option") and result.stderr.startswith("error: --run-name: ")
     assert_nothing_imported(out)
 
 
@@ -707,11 +690,7 @@ def test_a_run_name_must_be_printable(tmp_path, out, name):
     path = tmp_path / "judged.jsonl"
     path.write_bytes(lines_of(three_rows()))
     result = invoke("import", path, "--run-name", name, "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --run-name: must be printable (no control characters such as a newline or tab): U+{ord(name[1]):04X} "
-        f"at position 1; got {name!r}"
-    ]
+    assert refusal(result) == (2, "bad_option") and f"U+{ord(name[1]):04X} at position 1" in result.stderr
     assert_nothing_imported(out)
 
 
@@ -793,18 +772,11 @@ def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
     target = tmp_path / "official"
     target.write_text("keep me")
     result = invoke("export", awbench_run, "--official", target)
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert errors_of(result.output) == [
-        f"error: --official {target} is a file: give a directory to write predictions.jsonl and judged.jsonl into"
-    ]
+    assert refusal(result) == (2, "not_a_directory") and f"--official {target}" in result.stderr
     assert target.read_text() == "keep me"
     before = (awbench_run / "predictions.jsonl").read_bytes()
     result = invoke("export", awbench_run, "--official", awbench_run)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --official {awbench_run} is the run directory {awbench_run.resolve()}, whose files only awbench's run "
-        "commands write: give a path outside every run"
-    ]
+    assert refusal(result) == (2, "output_in_run")
     assert (awbench_run / "predictions.jsonl").read_bytes() == before
     beneath = invoke("export", awbench_run, "--official", target / "sub")
     assert beneath.exit_code == 2 and "Traceback" not in beneath.output and str(target / "sub") in beneath.output

@@ -18,6 +18,7 @@ import pytest
 from fake_batch_api import FakeBatchAPI, Outcome
 from fake_openai import FakeOpenAIServer, Reply
 from judge_requests import judge_request_for
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -355,7 +356,7 @@ def test_a_batch_judge_refused_at_its_first_upload_leaves_the_run_as_it_was(out:
             "--output",
             out,
         )
-    assert result.exit_code == 2 and "401" in result.output and "Incorrect API key" in result.output
+    assert refusal(result) == (2, "api_refused") and "Incorrect API key" in result.stderr
     assert api.uploads == [] and api.created == []
     after = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     assert after == before

@@ -39,6 +39,7 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
+from awbench.errors import SettingsError
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
@@ -181,16 +182,18 @@ class ChoiceJudge:
 
     def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None) -> None:
         if settings.structured:
-            raise ValueError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
+            raise SettingsError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
         if settings.samples != 1:
-            raise ValueError("--judge-samples: a choice question is asked once (its re-asks are for unusable answers)")
+            raise SettingsError(
+                "--judge-samples: a choice question is asked once (its re-asks are for unusable answers)"
+            )
         self.settings = settings
         self.prompt_set = prompt_set
         self.id = llm_judge_id(settings, prompt_set.name, prompt_set.sha256)
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise ValueError(unpriced_cap(settings.model, settings.max_cost))
+            raise SettingsError(unpriced_cap(settings.model, settings.max_cost), key="cost_unknown")
         self.reader = choice_reader(prompt_set)
         self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
         self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost
