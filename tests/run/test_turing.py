@@ -247,7 +247,8 @@ def test_judges_side_by_side(tmp_path: Path, truths: dict[str, set[str]], any_tr
     result = invoke("judges", "lo", "--output", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert list(report) == ["schema_version", "judges", "rubric_agreement"] and report["schema_version"] == 1
+    assert list(report) == ["schema_version", "judges", "rubric_agreement", "judge_effects"]
+    assert report["schema_version"] == 1 and report["judge_effects"] is None  # one run, and no LLM rubric judge
     ranked = [(r["judge"].split("-turing-")[0], r["accuracy"]["value"]) for r in report["judges"]]
     assert ranked == [("judge-knows", 100.0), ("judge-biased", 50.0)]
     assert report["judges"][1]["position_bias"]["a_share"] == 100.0
@@ -376,7 +377,8 @@ def test_the_readme_judges_table(tmp_path: Path, truths: dict[str, set[str]]) ->
     for r in json.loads(result.stdout)["judges"]:
         bias, accuracy = r["position_bias"], r["accuracy"]
         cells = (
-            r["judge"], f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
+            r["judge"], f"{accuracy['value']:.1f} (too few to tell)" if accuracy["low"] is None else
+            f"{accuracy['value']:.1f} [{accuracy['low']:.1f}, {accuracy['high']:.1f}]",
             *(f"{v:.1f}" for v in (bias["real_a"]["value"], bias["real_b"]["value"], bias["a_share"])),
             str(r["parse_failures"]), str(r["questions"]), f"{r['cost_per_1000']:.2f}",
         )  # fmt: skip
