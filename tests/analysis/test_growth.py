@@ -479,7 +479,7 @@ def test_report_writes_the_growth_charts_as_png_too(long_runs, tmp_path):
     assert width > 900 and height > 250
 
 
-def test_report_growth_chart_in_a_browser(long_runs, tmp_path):
+def test_report_growth_chart_in_a_browser(long_runs, tmp_path, any_trajectories):
     chromium = require_chromium()
     out = tmp_path / "report.html"
     result = invoke("report", "--output", str(long_runs), "-o", str(out), "--worst", "0")

@@ -267,8 +267,8 @@ def test_report_in_a_browser(report_runs, tmp_path):
 
     # The inline script ran: it indexed every sample and wrote the count.
     body = dom.find("body")[0]
-    assert body["data-search-ready"] == "21"
-    assert dom.text["search-status"].startswith("21 samples indexed across 3 run(s)")
+    assert body["data-search-ready"] == "42"  # 7 domains x (2 + 1 + 1 + 1 + 1) samples
+    assert dom.text["search-status"].startswith("42 samples indexed across 3 run(s)")
     cards = dom.find("details", cls="sample")
     assert len(cards) == 3 * 7 * 2  # runs x domains x --worst
 
