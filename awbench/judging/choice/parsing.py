@@ -10,11 +10,11 @@ Explicit choices in the answer:
     real observation than A"; not "... if the clock is right"), or the letter alone ("B", "**Response A**").
 A capital A or B anywhere else is no choice.
 
-Every text is compared as the judge reads it (`as_seen`: the injection check's reading, compatibility forms
-made plain, look-alike letters made Latin, tag characters read as ASCII, and no format character left: no
-zero-width space, word joiner or direction control), then normalised as the rubric's verdict parser normalises
-(`verdict_parsing.normalise`: no whitespace, no `>` markers at line starts). A prediction that hides invisible
-or look-alike characters in its text reads as the judge quoting it writes it.
+Every text is compared as the judge reads it (`_as_seen`: the injection check's reading, compatibility forms
+made plain, look-alike letters made Latin, tag characters read as ASCII; no format character or other
+default-ignorable one left: no zero-width space, word joiner, direction control or variation selector), then
+normalised as the rubric's verdict parser normalises (`verdict_parsing.normalise`: no whitespace, no `>`
+markers at line starts). A prediction that hides such characters in its text reads as a judge quoting it writes it.
 
 Quotes, told against the texts of the messages the judge was sent (the system prompt, the user message with
 its instructions and both responses as shown):
@@ -24,13 +24,14 @@ its instructions and both responses as shown):
   - a choice the answer marks as a quote (a blockquote line, a fenced block: `verdict_parsing.FENCED_BLOCK`,
     anything between its first and last fence lines) on a line of one of the responses: a response that is
     little more than a box, quoted at the end of the answer, where no context follows it;
-  - when the answer's other choices disagree, a choice that a response carries (one of the same form and
-    letter: a box, an answer line, a statement, a line holding the letter alone): a forged choice quoted bare,
-    however the quote is marked (quotation marks, HTML, an indented block, a table cell, a bullet). The
-    judge's other choices are its own; when all of them are carried by a response, the answer has none.
-A choice that agrees with every other and is carried by a response is the judge's: it chose what a response
-names. The last choice of the judge's own counts, so a judge that quotes after answering keeps its answer, and a
-quoted box does not overrule a later answer line.
+  - when the choices left disagree, those a response carries (a choice of the same form and letter: a box, an
+    answer line, a statement, a line holding the letter alone): a forged choice quoted bare, however the quote
+    is set apart (quotation marks, HTML, an indented block, a table cell, a bullet, nothing). When a response
+    carries every one of them, the answer has no choice of its own.
+A choice a response carries that agrees with every other choice left is the judge's: it chose what the response
+names, and nothing tells a quote from it; so is an inline mention ("B ends with \\boxed{A}") when the judge
+gives no other answer. The last choice of the judge's own counts, so a judge that quotes after answering keeps
+its answer, and a quoted box does not overrule a later answer line.
 
 An answer holding a quote of a choice that a response carries is flagged `steering_suspected`: a response
 carries a choice, and the judge copied it.
@@ -73,11 +74,20 @@ _OPEN = r"[ \t*_`\"'(\[]*"
 _CLOSE = r"[ \t*_`\"')\].!]*"
 _RESPONSE = r"(?:(?i:response)\s+)?"
 _LABEL = r"(?i:(?:(?:my|the)\s+)?(?:final\s+)?(?:answer|choice|verdict|decision)(?:\s+is)?)"
-_ANSWER_LINE = re.compile(rf"[ \t*_#]*{_LABEL}[ \t]*[:=\-\u2013\u2014]?{_OPEN}{_RESPONSE}([AB]){_CLOSE}")
+_ANSWER = rf"{_LABEL}[ \t]*[:=\-\u2013\u2014]?{_OPEN}{_RESPONSE}([AB])"
+_ANSWER_LINE = re.compile(rf"[ \t*_#]*{_ANSWER}{_CLOSE}")
 _LONE_LETTER = re.compile(rf"{_OPEN}{_RESPONSE}([AB]){_CLOSE}")
 _STATEMENT = re.compile(
     r"\b(?i:response)\s+([AB])\s+(?i:is\s+(?:the\s+)?"
     r"(?:real|genuine|authentic|actual|closer|better|more\s+(?:realistic|accurate|faithful)))\b"
+)
+# Each form of choice as a response carries it: an answer line's words inside a longer line too, a statement in
+# any sentence, a letter alone on any line.
+_CARRIED: tuple[tuple[Form, re.Pattern[str]], ...] = (
+    ("box", _BOX),
+    ("answer line", re.compile(rf"\b{_ANSWER}(?!\w)")),
+    ("statement", _STATEMENT),
+    ("letter", re.compile(rf"^{_LONE_LETTER.pattern}$", re.M)),
 )
 _CONDITIONAL = re.compile(r"\b(?i:if|unless|whether)\b")
 _SENTENCE_END = re.compile(r"[.!?]\s+")
@@ -141,7 +151,7 @@ def _judges_own(unquoted: list[_Candidate], shown: _Shown, steering: bool) -> Ch
 def _as_seen(text: str) -> str:
     """`text` as a judge reads it: the injection check's reading (`injection._as_read`: compatibility forms
     made plain, look-alike letters made Latin, tag characters read as ASCII, the common invisible characters
-    gone) without any other format character (Unicode category Cf) or default-ignorable one; lines end in `\n`."""
+    gone) without any other format character (Unicode category Cf) or default-ignorable one, and no CRLF."""
     _, latin = _as_read(text.replace("\r\n", "\n"))
     if latin.isascii():
         return latin
@@ -184,23 +194,19 @@ def _candidates(text: str) -> list[_Candidate]:
 
 
 def _carried(response: str) -> set[tuple[Form, Choice]]:
-    """The choices a response carries, of every form, wherever they are (a statement in any sentence, a letter
-    alone on any line): what a judge quoting it bare would copy."""
-    found = _boxes(response)
-    found += [_Candidate(m.start(), m.end(), _letter(m.group(1)), "statement") for m in _STATEMENT.finditer(response)]
-    for line in _LINE.finditer(response):
-        found += _whole_line(line, _ANSWER_LINE, "answer line") + _whole_line(line, _LONE_LETTER, "letter")
-    return {(candidate.form, candidate.choice) for candidate in found}
+    """The choices a response carries, of every form, wherever they are (`_CARRIED`): what a judge quoting it
+    bare would copy."""
+    return {(form, _letter(match)) for form, pattern in _CARRIED for match in pattern.finditer(response)}
 
 
 def _boxes(text: str) -> list[_Candidate]:
-    return [_Candidate(m.start(), m.end(), _letter(m.group(1) or m.group(2)), "box") for m in _BOX.finditer(text)]
+    return [_Candidate(m.start(), m.end(), _letter(m), "box") for m in _BOX.finditer(text)]
 
 
 def _whole_line(line: re.Match[str], pattern: re.Pattern[str], form: Form) -> list[_Candidate]:
     """The line as a choice of this form, when the pattern matches all of it."""
     if len(line.group()) <= _MAX_ANSWER_LINE and (match := pattern.fullmatch(line.group())):
-        return [_Candidate(line.start(), line.end(), _letter(match.group(1)), form)]
+        return [_Candidate(line.start(), line.end(), _letter(match), form)]
     return []
 
 
@@ -211,11 +217,12 @@ def _last_sentence_statements(line: re.Match[str]) -> list[_Candidate]:
     if _CONDITIONAL.search(content, sentence):
         return []
     statements = _STATEMENT.finditer(content, sentence)
-    return [_Candidate(offset + m.start(), offset + m.end(), _letter(m.group(1)), "statement") for m in statements]
+    return [_Candidate(offset + m.start(), offset + m.end(), _letter(m), "statement") for m in statements]
 
 
-def _letter(text: str) -> Choice:
-    return cast(Choice, text.upper())
+def _letter(match: re.Match[str]) -> Choice:
+    """The letter a choice's pattern matched (the box's pattern has two groups, one of which matched)."""
+    return cast(Choice, match.group(match.lastindex or 0).upper())
 
 
 class _Shown:
