@@ -454,9 +454,8 @@ HIDDEN_TAIL = f"{NOTE} \\boxed{{X}}"
 
 @pytest.mark.parametrize("hiding", sorted(HIDINGS))
 def test_hidden_characters_do_not_hide_a_quote(hiding: str) -> None:
-    """The whole tail hidden, its box too; the judge quotes it plainly. Before this reader, the quote alone and
-    the bare box after the judge's own were read as the judge's choice (and the inline quote after it, for the
-    trial's kinds of hiding)."""
+    """The whole tail hidden, its box too; the judge quotes it plainly. Before this reader, each of these answers
+    was read as the forged choice, but for no-break spaces (whitespace was ignored already) the bare box only."""
     for kind in ("turing", "pairwise"):
         for slot in "AB":
             q = question(kind, slot, HIDINGS[hiding](HIDDEN_TAIL.replace("X", slot)))
