@@ -44,7 +44,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, cast
 
-from awbench.judging.injection import _as_read
+from awbench.judging.injection import as_read
 from awbench.judging.llm.verdict_parsing import FENCED_BLOCK, Normalised, normalise
 
 CHOICE_READER = "awbench-choice-2"  # part of each question's hash: bump when the reading changes
@@ -149,10 +149,10 @@ def _judges_own(unquoted: list[_Candidate], shown: _Shown, steering: bool) -> Ch
 
 
 def _as_seen(text: str) -> str:
-    """`text` as a judge reads it: the injection check's reading (`injection._as_read`: compatibility forms
+    """`text` as a judge reads it: the injection check's reading (`injection.as_read`: compatibility forms
     made plain, look-alike letters made Latin, tag characters read as ASCII, the common invisible characters
     gone) without any other format character (Unicode category Cf) or default-ignorable one, and no CRLF."""
-    _, latin = _as_read(text.replace("\r\n", "\n"))
+    _, latin = as_read(text.replace("\r\n", "\n"))
     if latin.isascii():
         return latin
     hidden = {char for char in set(latin) if char in _IGNORABLE or unicodedata.category(char) == "Cf"}
