@@ -30,6 +30,7 @@ class RunEntry(BaseModel):
     holder: str | None  # running: the process that holds the run's lock
     overall: float | None  # the primary judge's Overall (macro), as `awbench score` prints it
     finished_at: datetime | None
+    partial: str | None = None  # "partial (2 of 7 domains)": no Overall
 
     def state_label(self) -> str:
         """ "running (process 12 on host, started ...)", "complete", "incomplete (11 of 65 judged)", "not scored"."""
@@ -109,6 +110,7 @@ def run_entry(store: RunStore) -> RunEntry:
         holder=holder,
         overall=scores.overall if scores else None,
         finished_at=manifest.finished_at,
+        partial=scores.partial if scores else None,
     )
 
 

@@ -163,7 +163,7 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    measured = scores.overall is not None and scores.completeness.complete
+    measured = any(d.score is not None for d in scores.domains.values()) and scores.completeness.complete
     return measurement_exit_code(measured, total, failures, max_failure_rate)
 
 
