@@ -67,6 +67,7 @@ OutOpt = Annotated[
     Path | None,
     typer.Option("--out", "-o", help="Write to this file instead of the terminal.", parser=file_path("--out")),
 ]
+HtmlOutOpt = Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.", parser=file_path("--out"))]
 
 
 def register(app: typer.Typer) -> None:
@@ -482,9 +483,7 @@ def show(
 def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
-    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.", parser=file_path("--out"))] = Path(
-        "report.html"
-    ),
+    out: HtmlOutOpt = Path("report.html"),
     png: Annotated[
         Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")
     ] = None,
