@@ -71,7 +71,10 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """The runs in `root`: the run itself, or every run below it, in path order."""
+    """The runs in `root`: the run itself, or every run below it, in path order; StoreError when `root` is no
+    directory (a --output that does not exist holds no runs, and saying so would hide the mistyped path)."""
+    if not root.is_dir():
+        raise StoreError(f"{root} is not a directory")
     if (root / "run.json").exists():
         return [root]
     return [manifest.parent for manifest in sorted(root.rglob("run.json"))]

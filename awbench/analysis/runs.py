@@ -43,8 +43,6 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     found: dict[Path, RunStore] = {}
     notes: list[str] = []
     for root in paths:
-        if not root.is_dir():
-            raise StoreError(f"{root} is not a directory")
         for run_dir in run_dirs(root):
             if not (run_dir / "scores.json").exists():
                 notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")

@@ -103,7 +103,7 @@ def export_hub_results(
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
-    write_output(path, to_yaml(entries))
+    write_output(path, to_yaml(entries), exact=False)
     return HubResults(path=path, entries=entries, notes=notes)
 
 

@@ -230,7 +230,7 @@ def opened_run(
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    store.refuse_foreign(overwrite)  # a directory that is not a run is never emptied
+    store.refuse_foreign()  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
