@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
 from pydantic_core import PydanticUndefined
 
+from awbench.errors import SettingsError
 from awbench.redact import looks_like_key, register_secret, secrets_masked, url_has_credentials, url_secrets_masked
 
 SCHEMA_VERSION = 1
@@ -61,6 +62,62 @@ class DataSettings(_Settings):
     skip_invalid: bool = operational(False)
 
 
+# Engine settings older runs recorded as fields of their own, with the value awbench then gave vllm.LLM by default:
+# `vllm.LLM` arguments now (`engine_args`), kept there when they differ from it.
+RETIRED_ENGINE_FIELDS = {
+    "dtype": "auto",
+    "trust_remote_code": False,
+    "enable_prefix_caching": True,
+    "distributed_executor_backend": None,
+    "data_parallel_size": 1,
+}
+
+
+class EngineSettings(_Settings):
+    """vLLM's offline engine in this process: the candidate's (`--backend vllm`, ModelSettings.engine) and the
+    judge's (`--judge-backend vllm`, JudgeSettings.engine). awbench's own settings are fields; any other
+    `vllm.LLM` argument is in `engine_args`, which holds these fields' names too on the way in (`--engine-arg
+    batch_size=64`): a field is given either way, and kept in one place.
+
+    What a candidate's run computes depends on its context window and its other arguments; not on how many GPUs
+    it takes, how much of their memory, nor its batches. The judge's engine is operational as a whole: its
+    verdicts are the same on any deployment (the judge id leaves it out)."""
+
+    max_model_len: int | None = Field(None, ge=1)
+    tensor_parallel_size: int = operational(1, ge=1)
+    gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
+    batch_size: int = operational(256, ge=1)  # prompts per LLM.chat call; each batch's results are saved at once
+    engine_args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_place_each(cls, values: Any) -> Any:
+        return engine_values(values) if isinstance(values, dict) else values
+
+    @field_serializer("engine_args", when_used="json")
+    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json (an hf_token=...)
+        return secrets_masked(value)
+
+
+def engine_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    """EngineSettings' values, each in its one place: fields named in `engine_args` become the fields (the
+    argument wins, as vllm.LLM got it before), retired fields of an older run.json become arguments."""
+    values, args = dict(values), values.get("engine_args") or {}
+    if not isinstance(args, dict):  # left to the field's validation, which names it
+        return values
+    args = dict(args)
+    for name, default in RETIRED_ENGINE_FIELDS.items():
+        if name in values and (value := values.pop(name)) != default:
+            args.setdefault(name, value)
+    for name in EngineSettings.model_fields.keys() & args.keys():
+        values[name] = args.pop(name)
+    return values | {"engine_args": args}
+
+
+# ModelSettings' fields before EngineSettings (the retired ones included), moved into its `engine` when read.
+LEGACY_ENGINE_FIELDS = {*EngineSettings.model_fields, *RETIRED_ENGINE_FIELDS}
+
+
 class ModelSettings(_Settings):
     model: str
     # A name in the registry (awbench.plugins: baseline, openai, vllm, or an installed package's), or
@@ -86,19 +143,19 @@ class ModelSettings(_Settings):
     # A `prompt_cache_key` per trajectory on each request (prompt cache routing); None: on OpenAI's API only
     prompt_cache_key: bool | None = operational(None)
     # In-process vLLM
-    max_model_len: int | None = None
-    dtype: str = "auto"
-    engine_args: dict[str, Any] = Field(default_factory=dict)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
     overlength: Literal["skip", "truncate-history"] = "skip"
-    tensor_parallel_size: int = operational(1)
-    data_parallel_size: int = operational(1)
-    gpu_memory_utilization: float = operational(0.9)
-    trust_remote_code: bool = operational(False)
-    enable_prefix_caching: bool = operational(True)
-    distributed_executor_backend: str | None = operational(None)
-    batch_size: int = operational(256, ge=1)
     # A Python world model (`--model python:...`, awbench.backends.python_model): its class's keyword arguments
     model_args: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_nested(cls, values: Any) -> Any:
+        """A run.json of awbench 0.3 and before holds the engine's settings beside the others."""
+        if not isinstance(values, dict) or not (flat := LEGACY_ENGINE_FIELDS & values.keys()):
+            return values
+        nested = {name: value for name, value in values.items() if name not in flat}
+        return nested | {"engine": {**{name: values[name] for name in flat}, **dict(values.get("engine") or {})}}
 
     @field_validator("base_urls")
     @classmethod
@@ -116,25 +173,13 @@ class ModelSettings(_Settings):
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
 
-    @field_serializer("extra_body", "engine_args", "model_args", when_used="json")
+    @field_serializer("extra_body", "model_args", when_used="json")
     def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json: a key in a header or argument is not kept
         return secrets_masked(value)
 
 
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "prompt_cache_key")
-ENGINE_FIELDS = (
-    "max_model_len",
-    "dtype",
-    "engine_args",
-    "overlength",
-    "tensor_parallel_size",
-    "data_parallel_size",
-    "gpu_memory_utilization",
-    "trust_remote_code",
-    "enable_prefix_caching",
-    "distributed_executor_backend",
-    "batch_size",
-)
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+ENGINE_FIELDS = ("engine", "overlength")
 PYTHON_FIELDS = ("model_args",)
 # Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
 UNUSED_MODEL_FIELDS = {
@@ -157,26 +202,6 @@ def unused_model_fields(backend: str, given: Iterable[str]) -> tuple[list[str], 
     """The given ModelSettings fields that `backend` would ignore, and why (for a message)."""
     unused, why = UNUSED_MODEL_FIELDS.get(backend, ((), ""))
     return [name for name in given if name in unused], why
-
-
-class JudgeEngineSettings(_Settings):
-    """The in-process judge's vLLM engine (`--judge-backend vllm`), as ModelSettings has the candidate's. How
-    the judge model is deployed is not part of what the judge is (a server's GPUs and dtype are not either):
-    the judge id and verdict cache keys leave it out, so every field is operational."""
-
-    max_model_len: int | None = operational(None, ge=1)
-    dtype: str = operational("auto")
-    engine_args: dict[str, Any] = operational(default_factory=dict)
-    tensor_parallel_size: int = operational(1, ge=1)
-    gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
-    trust_remote_code: bool = operational(False)
-    enable_prefix_caching: bool = operational(True)
-    distributed_executor_backend: str | None = operational(None)
-    batch_size: int = operational(256, ge=1)  # verdict prompts per LLM.chat call
-
-    @field_serializer("engine_args", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json (an hf_token=...)
-        return secrets_masked(value)
 
 
 class JudgeSettings(_Settings):
@@ -207,7 +232,7 @@ class JudgeSettings(_Settings):
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)
-    engine: JudgeEngineSettings = operational(default_factory=JudgeEngineSettings)
+    engine: EngineSettings = operational(default_factory=EngineSettings)
     # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the calls travel, not what they are, so none of these
     # is part of the judge's identity (its id and verdict cache keys).
     batch: bool = operational(False)
@@ -249,8 +274,9 @@ class JudgeSettings(_Settings):
         return self.kind in ("rules", "both")
 
 
-# JudgeSettings fields that mean something to the rule judge too; giving any other asks for an LLM judge.
-RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
+# JudgeSettings fields that mean something to the rule judge too, or that one option gives the candidate too
+# (`prompt_cache_key`); giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost", "prompt_cache_key")
 
 
 def judge_settings(
@@ -261,7 +287,7 @@ def judge_settings(
     - a `base_url` means the HTTP judge (`backend` openai), as an endpoint means the openai candidate backend;
     - LLM judge settings on a rule judge ask for an LLM judge beside it (`kind` llm), unless `kind` rules is
       itself asked for, which is refused.
-    ValueError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
+    SettingsError names the settings as `names` does (`JudgeSettings.<field>` -> the caller's word; default: the
     field's name); ValidationError when a value is out of range."""
 
     def name(field: str) -> str:
@@ -269,7 +295,7 @@ def judge_settings(
 
     given = dict(changes)
     if "base_url" in given and given.setdefault("backend", "openai") == "vllm":
-        raise ValueError(f"{name('base_url')} is for {name('backend')} openai: the vllm judge runs in this process")
+        raise SettingsError(f"{name('base_url')} is for {name('backend')} openai: the vllm judge runs in this process")
     base = base or JudgeSettings()
     llm_fields = [field for field in changes if field not in RULE_JUDGE_FIELDS]
     if llm_fields and given.get("kind", base.kind) == "rules":
@@ -279,13 +305,16 @@ def judge_settings(
                 for f in llm_fields
                 for e in (changes["engine"] if f == "engine" else [f])
             )
-            raise ValueError(
+            raise SettingsError(
                 f"{listed} set an LLM judge, which {name('kind')} rules does not use: use {name('kind')} llm or both"
             )
         given["kind"] = "llm"
     values = base.model_dump()
-    engine = {**values["engine"], **given.pop("engine", {})}
-    return JudgeSettings.model_validate({**values, **given, "engine": engine})
+    engine = engine_values(given.pop("engine", {}))
+    args = {**values["engine"]["engine_args"], **engine.pop("engine_args")}  # each argument given changes one
+    return JudgeSettings.model_validate(
+        {**values, **given, "engine": {**values["engine"], **engine, "engine_args": args}}
+    )
 
 
 class ScoringSettings(_Settings):

@@ -15,6 +15,8 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any, Literal
 
+from awbench.errors import AwbenchError
+
 Group = Literal["awbench.backends", "awbench.judges"]
 
 BUILTIN: dict[Group, dict[str, str]] = {
@@ -29,8 +31,10 @@ BUILTIN: dict[Group, dict[str, str]] = {
 _WHAT = {"awbench.backends": "backend", "awbench.judges": "judge backend"}
 
 
-class UnknownPlugin(ValueError):
+class UnknownPlugin(AwbenchError, ValueError):
     """A backend or judge name that neither awbench nor an installed package provides."""
+
+    key = "unknown_plugin"
 
 
 def names(group: Group) -> list[str]:

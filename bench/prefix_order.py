@@ -35,7 +35,7 @@ def ordered(backend: VLLMBackend, requests: list[GenerationRequest]) -> list[Gen
 def shuffled(backend: VLLMBackend, requests: list[GenerationRequest]) -> list[Generation]:
     """The backend's own batch path, fed in a random order instead of trajectory order."""
     mixed = random.Random(0).sample(requests, len(requests))
-    return [g for batch in chunks(mixed, backend.settings.batch_size) for g in backend.run_batch(batch)]
+    return [g for batch in chunks(mixed, backend.settings.engine.batch_size) for g in backend.run_batch(batch)]
 
 
 def main() -> None:
@@ -47,8 +47,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     settings = ModelSettings(
-        model=str(ensure_tiny_model()), backend="vllm", max_model_len=MAX_MODEL_LEN, max_tokens=args.max_tokens,
-        temperature=1.0, batch_size=args.batch_size, engine_args={"kv_cache_memory_bytes": args.kv_cache_mib * 2**20},
+        model=str(ensure_tiny_model()), backend="vllm", max_tokens=args.max_tokens, temperature=1.0,
+        engine={"max_model_len": MAX_MODEL_LEN, "batch_size": args.batch_size,
+                "engine_args": {"kv_cache_memory_bytes": args.kv_cache_mib * 2**20}},
     )  # fmt: skip
     requests = _common.sample_requests(copies=args.copies)
     backend = create(settings)

@@ -79,8 +79,9 @@ def main() -> None:
     rows += rows_for(f"openai backend -> vLLM server (concurrency {args.concurrency})", startup, runs)
 
     settings = ModelSettings(
-        model=str(model), backend="vllm", max_model_len=MAX_MODEL_LEN, max_tokens=args.max_tokens, temperature=1.0,
-        batch_size=args.batch_size, engine_args={"kv_cache_memory_bytes": KV_CACHE_BYTES},
+        model=str(model), backend="vllm", max_tokens=args.max_tokens, temperature=1.0,
+        engine={"max_model_len": MAX_MODEL_LEN, "batch_size": args.batch_size,
+                "engine_args": {"kv_cache_memory_bytes": KV_CACHE_BYTES}},
     )  # fmt: skip
     started = time.perf_counter()
     backend = vllm_offline.create(settings)

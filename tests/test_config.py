@@ -4,9 +4,12 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from typer.testing import CliRunner
 
+from awbench.cli import app
 from awbench.config import (
     DataSettings,
+    EngineSettings,
     JudgeSettings,
     ModelSettings,
     RunConfig,
@@ -61,6 +64,91 @@ def test_run_dir_joins_output_and_name():
         model=ModelSettings(model="baseline:oracle", backend="baseline"),
     )
     assert config.run_dir == Path("/tmp/out/x")
+
+
+# --- The in-process engines' settings: one model (EngineSettings), and run.json files of awbench 0.3 -----------
+
+# ModelSettings' engine fields, and JudgeSettings.engine, as awbench 0.3 wrote them in run.json.
+ENGINE_OF_0_3 = {
+    "max_model_len": 8192,
+    "dtype": "bfloat16",
+    "engine_args": {"enforce_eager": True},
+    "tensor_parallel_size": 2,
+    "data_parallel_size": 1,
+    "gpu_memory_utilization": 0.5,
+    "trust_remote_code": True,
+    "enable_prefix_caching": True,
+    "distributed_executor_backend": None,
+    "batch_size": 64,
+}
+JUDGE_ENGINE_OF_0_3: dict[str, object] = {
+    "max_model_len": None,
+    "dtype": "auto",
+    "engine_args": {},
+    "tensor_parallel_size": 1,
+    "gpu_memory_utilization": 0.9,
+    "trust_remote_code": False,
+    "enable_prefix_caching": False,
+    "distributed_executor_backend": "ray",
+    "batch_size": 8,
+}
+
+
+def test_a_run_json_of_awbench_0_3_is_read_without_being_written(tmp_path):
+    args = ["--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os", "--limit", "1"]
+    made = CliRunner().invoke(app, ["run", *args, "--output", str(tmp_path), "--run-name", "old"])
+    assert made.exit_code == 0, made.output
+    path = tmp_path / "old" / "run.json"
+    written = json.loads(path.read_text())
+    del written["config"]["model"]["engine"]
+    written["config"]["model"] |= ENGINE_OF_0_3
+    written["config"]["judge"]["engine"] = JUDGE_ENGINE_OF_0_3
+    path.write_text(json.dumps(written, indent=2))
+    before = path.read_bytes()
+
+    config = RunStore(tmp_path / "old").read_manifest().config
+    engine = config.model.engine
+    assert (engine.max_model_len, engine.tensor_parallel_size, engine.gpu_memory_utilization) == (8192, 2, 0.5)
+    # What vllm.LLM was given beyond awbench's defaults is its arguments now.
+    assert engine.batch_size == 64 and engine.engine_args == {
+        "enforce_eager": True,
+        "dtype": "bfloat16",
+        "trust_remote_code": True,
+    }
+    assert config.judge is not None
+    judge_engine = config.judge.engine
+    assert judge_engine.batch_size == 8 and judge_engine.engine_args == {
+        "enable_prefix_caching": False,
+        "distributed_executor_backend": "ray",
+    }
+    # The same settings given today are the same run, resumable.
+    today = ModelSettings(
+        model="baseline:oracle",
+        backend="baseline",
+        seed=0,
+        engine={"max_model_len": 8192, "engine_args": {"enforce_eager": True, "dtype": "bfloat16"}},
+    )
+    assert differing_settings(config.model, today) == [
+        "engine.engine_args: {'enforce_eager': True, 'dtype': 'bfloat16', 'trust_remote_code': True} -> "
+        "{'enforce_eager': True, 'dtype': 'bfloat16'}"
+    ]
+    same = today.model_copy(update={"engine": today.engine.model_copy(update={"engine_args": engine.engine_args})})
+    assert differing_settings(config.model, same) == []
+    # Commands that read the run leave its file as it was.
+    for command in (["show", "old"], ["ls", "old"], ["score", "old"]):
+        result = CliRunner().invoke(app, [*command, "--output", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+    assert path.read_bytes() == before
+
+
+def test_an_engine_setting_is_kept_in_one_place_however_it_is_given():
+    given = EngineSettings(engine_args={"batch_size": 8, "max_model_len": 4096, "quantization": "fp8"})
+    assert given == EngineSettings(batch_size=8, max_model_len=4096, engine_args={"quantization": "fp8"})
+    assert (
+        EngineSettings(max_model_len=2048, engine_args={"max_model_len": 4096}).max_model_len == 4096
+    )  # as vLLM got it
+    legacy = ModelSettings.model_validate({"model": "m", "backend": "vllm", "max_model_len": 4096, "batch_size": 8})
+    assert legacy.engine == EngineSettings(max_model_len=4096, batch_size=8)
 
 
 # --- Merging judge options into a run's judge (the CLI's `awbench judge RUN --judge-...` and the Python API) ---

@@ -22,6 +22,7 @@ BACKEND = '''
 import asyncio
 
 from awbench.backends import BackendBase
+from awbench.errors import AwbenchError
 from awbench.records import Generation
 
 LOADED = True
@@ -37,7 +38,7 @@ class Shouting(BackendBase):
 
 def preflight(settings):
     if settings.model != "loud":
-        raise ValueError(f"shouting has no model {settings.model!r}")
+        raise AwbenchError(f"shouting has no model {settings.model!r}")
 
 
 def create(settings, endpoints=None):
@@ -144,7 +145,7 @@ def test_a_run_uses_a_backend_and_a_judge_an_installed_package_adds(installed: P
     ]
     assert [(j["key"], j["judge"], j["score"]) for j in judgments] == [("os/2/1", "llm", 75.0), ("os/2/2", "llm", 75.0)]
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == 75.0 and scores["domains"]["os"]["dimensions"]["realism"] == 75.0
+    assert scores["domains"]["os"]["score"] == 75.0 and scores["domains"]["os"]["dimensions"]["realism"] == 75.0
     manifest = json.loads((out / "r" / "run.json").read_text())
     assert manifest["config"]["model"]["backend"] == "shouting" and manifest["primary_judge"] == "case-blind-v1"
     assert manifest["primary_described"] == {"protocol": "awbench", "judge": "case-blind"}
@@ -170,7 +171,10 @@ def test_a_package_backend_s_own_checks_run_before_anything_is_written(installed
         "--run-name",
         "r",
     )
-    assert result.returncode != 0 and "shouting has no model 'quiet'" in result.stderr
+    assert (result.returncode, result.stderr) == (
+        2,
+        "error: shouting has no model 'quiet'\n",
+    )  # a refusal, no traceback
     assert not out.exists()
 
 

@@ -88,7 +88,9 @@ def _token_counter(name: str) -> Callable[[BenchmarkRecord], int]:
             AutoTokenizer,  # heavy, and optional: only needed for token counts
         )
     except ImportError as e:
-        raise DataError(f"counting tokens (--tokenizer) needs {_missing(e, 'transformers')}: {TOKENS_EXTRA}") from None
+        raise DataError(
+            f"counting tokens (--tokenizer) needs {_missing(e, 'transformers')}: {TOKENS_EXTRA}", key="missing_extra"
+        ) from None
 
     offline = hub_offline()
     unreachable = None if local or offline else hub_unreachable()

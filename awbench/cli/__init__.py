@@ -11,16 +11,18 @@ from typing import Annotated, NoReturn
 import typer
 
 import awbench
-from awbench.cli import analysis_commands, interop_commands, run_commands, turing_commands
-from awbench.cli.common import EXIT_FAILURES, EXIT_USAGE, Group, err_console, use_command_class
+from awbench.cli import analysis_commands, interop_commands, plan_command, run_commands, turing_commands
+from awbench.cli.common import err_console, use_command_class
 from awbench.cli.data_commands import data_app
+from awbench.cli.errors import CommandLine
+from awbench.errors import EXIT_FAILURES, EXIT_USAGE
 
 app = typer.Typer(
     help="Evaluate language world models on AgentWorldBench: infer, judge, score, compare.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
-    cls=Group,
+    cls=CommandLine,
 )
 
 
@@ -49,6 +51,7 @@ app.add_typer(data_app, name="data")
 interop_commands.register(app)
 analysis_commands.register(app)
 turing_commands.register(app)
+plan_command.register(app)
 use_command_class(app)
 
 

@@ -20,17 +20,15 @@ from awbench.analysis.options import (
     View,
 )
 from awbench.cli.common import (
-    EXIT_FAILURES,
     OutputOption,
     console,
     err_console,
     fail,
-    open_run,
+    file_path,
     plural,
     refuse_run_outputs,
     text_console,
 )
-from awbench.cli.errors import pipeline_errors
 from awbench.cli.options import Options, command
 from awbench.cli.pairwise import (
     PAIRWISE_JUDGE,
@@ -41,7 +39,9 @@ from awbench.cli.pairwise import (
 )
 from awbench.cli.run_commands import DryRunOpt
 from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.errors import EXIT_FAILURES
 from awbench.files import write_output
+from awbench.run.store import resolve_run
 from awbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -63,7 +63,11 @@ PAIRWISE_HELP = (
     "Ask a judge which of two runs' predictions is closer to the real observation, for each sample both predicted, "
     "in both orders (the judge options below; answers kept under OUTPUT/pairwise/)."
 )
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Write to this file instead of the terminal.", parser=file_path("--out")),
+]
+HtmlOutOpt = Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.", parser=file_path("--out"))]
 
 
 def register(app: typer.Typer) -> None:
@@ -94,9 +98,8 @@ def _write(out: Path, text: str) -> None:
     """As the user means it (`write_output`: a file atomically, a failed write leaving the previous file as it
     was; a device or FIFO in place); a directory where the file goes, a read-only place or a full disk: a message
     naming the path, not a traceback."""
-    with pipeline_errors():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        write_output(out, text)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_output(out, text)
 
 
 def _render_text(renderables: list[RenderableType], width: int = 240) -> str:
@@ -144,12 +147,11 @@ def ls(
     from awbench.analysis.listing import list_runs, locate_runs
     from awbench.cli.analysis_views import run_list_table
 
-    with pipeline_errors():
-        roots = locate_runs(dirs or [], output)
-        if dirs and len(roots) == 1 and (roots[0] / "run.json").exists():
-            _list_samples(roots[0], fmt)
-            return
-        listing, notes = list_runs(roots)
+    roots = locate_runs(dirs or [], output)
+    if dirs and len(roots) == 1 and (roots[0] / "run.json").exists():
+        _list_samples(roots[0], fmt)
+        return
+    listing, notes = list_runs(roots)
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
     elif listing.runs:
@@ -247,27 +249,26 @@ def leaderboard(
     if domain is not None and (by != "dimension" or domain not in DOMAINS):
         fail(f"--domain needs --by dimension and one of {', '.join(DOMAINS)}")
     refuse_run_outputs({"--out": out})
-    with pipeline_errors():
-        roots = locate_runs(dirs or [], output)
-        stores, notes = discover_runs(roots)
-        if not stores and not (reference or mix_reference):
-            _print_notes(notes)
-            fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
-        board = build_leaderboard(
-            stores,
-            view=by,
-            scope=domain or OVERALL,
-            judge=judge,
-            ci=ci,
-            resamples=resamples,
-            seed=seed,
-            reference=reference or mix_reference,
-            mix_reference=mix_reference,
-            notes=notes,
-        )
+    roots = locate_runs(dirs or [], output)
+    stores, notes = discover_runs(roots)
+    if not stores and not (reference or mix_reference):
+        _print_notes(notes)
+        fail(f"no scored runs under {', '.join(str(d) for d in roots)}", key="no_scored_runs")
+    board = build_leaderboard(
+        stores,
+        view=by,
+        scope=domain or OVERALL,
+        judge=judge,
+        ci=ci,
+        resamples=resamples,
+        seed=seed,
+        reference=reference or mix_reference,
+        mix_reference=mix_reference,
+        notes=notes,
+    )
     if not board.groups:
         _print_notes(board.notes)
-        fail(_nothing_to_show(judge, by), EXIT_FAILURES)
+        fail(_nothing_to_show(judge, by), EXIT_FAILURES, key="nothing_to_show")
     if fmt == "table":
         if out is None:
             console.print(*leaderboard_renderables(board, notes=False), sep="\n")
@@ -283,9 +284,8 @@ def leaderboard(
 def _load(run: str, output: Path) -> RunData:
     from awbench.analysis.runs import load_run_data
 
-    store = open_run(run, output)
-    with pipeline_errors():
-        return load_run_data(store)
+    store = resolve_run(run, output)
+    return load_run_data(store)
 
 
 @command(PAIRWISE_JUDGE)
@@ -314,7 +314,7 @@ def compare(
     Example: awbench compare my-model__gpt-5.2 baseline__gpt-5.2; awbench compare my-run --judges rules gpt-5.2;
     awbench compare run-a run-b --pairwise --judge-model gpt-5.2-2025-12-11
     """
-    from awbench.analysis.compare import CompareError, Comparison, JudgeComparison, compare_judges, compare_runs
+    from awbench.analysis.compare import Comparison, JudgeComparison, compare_judges, compare_runs
     from awbench.cli.analysis_views import (
         comparison_renderables,
         judge_comparison_renderables,
@@ -325,7 +325,10 @@ def compare(
     refuse_without_pairwise(options, pairwise, dry_run)
     if pairwise:
         if judges is not None or judge is not None:
-            fail(f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge")
+            fail(
+                f"{'--judges' if judges is not None else '--judge'}: not with --pairwise, which asks its own judge",
+                key="bad_option",
+            )
         from awbench.cli.pairwise_views import pairwise_comparison_renderables
 
         outcome = compare_pairwise(run_a, run_b, output, options, dry_run, resamples, seed)  # type: ignore[arg-type]
@@ -342,13 +345,10 @@ def compare(
         return
     a = _load(run_a, output)
     result: Comparison | JudgeComparison
-    try:
-        if judges is not None:
-            result = compare_judges(a, judges[0], judges[1], resamples=resamples, seed=seed)
-        else:
-            result = compare_runs(a, _load(run_b, output), judge=judge, resamples=resamples, seed=seed)  # type: ignore[arg-type]
-    except CompareError as error:
-        fail(str(error))
+    if judges is not None:
+        result = compare_judges(a, judges[0], judges[1], resamples=resamples, seed=seed)
+    else:
+        result = compare_runs(a, _load(run_b, output), judge=judge, resamples=resamples, seed=seed)  # type: ignore[arg-type]
     if fmt == "json":
         _emit(result.model_dump_json(indent=2) + "\n", None)
     elif isinstance(result, JudgeComparison):
@@ -425,18 +425,17 @@ def show(
     if dimension is not None and dimension.lower() not in DIMENSIONS:
         fail(f"unknown dimension {dimension!r}; expected one of {', '.join(DIMENSIONS)}")
     data = _load(run, output)
-    with pipeline_errors():
-        judge_id = data.evaluation(judge).id
+    judge_id = data.evaluation(judge).id
     if dimension is not None and data.evaluation(judge_id).kind == "rules":
         fail(
             f"the rule judge scores no rubric dimension ({', '.join(DIMENSIONS)}): --dimension needs an LLM "
-            f"judge's evaluation (--judge llm, or its id)"
+            f"judge's evaluation (--judge llm, or its id)",
+            key="bad_option",
         )
     if by_turn or by_context:
         choices: tuple[tuple[Axis, bool], ...] = (("turn", by_turn), ("context", by_context))
         axes = [axis for axis, chosen in choices if chosen]
-        with pipeline_errors():
-            growth = run_growth(data, judge_id, resamples, seed)
+        growth = run_growth(data, judge_id, resamples, seed)
         if fmt == "json":
             _emit(growth_view(growth, axes).model_dump_json(indent=2) + "\n", None)
         else:
@@ -444,7 +443,7 @@ def show(
         return
     if sample:
         if sample not in data.samples:
-            fail(f"{data.name} has no sample {sample!r}{did_you_mean(sample, data.samples)}")
+            fail(f"{data.name} has no sample {sample!r}{did_you_mean(sample, data.samples)}", key="unknown_sample")
         keys, matched = [sample], 1
     elif worst:
         keys = worst_keys(data, judge_id, worst, domain=domain, dimension=dimension.lower() if dimension else None)
@@ -466,12 +465,10 @@ def show(
         keys = keys[:limit]
     else:
         if fmt == "json":
-            with pipeline_errors():
-                summary = run_summary(data, judge_id, resamples, seed)
+            summary = run_summary(data, judge_id, resamples, seed)
             _emit(summary.model_dump_json(indent=2) + "\n", None)
         else:
-            with pipeline_errors():  # a Turing test's folder that cannot be read, say
-                console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
+            console.print(*run_overview(data, judge_id, resamples, seed), sep="\n")
         return
     views = [sample_view(data, key, judge_id) for key in keys]
     if fmt == "json":
@@ -486,7 +483,7 @@ def show(
 def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
-    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    out: HtmlOutOpt = Path("report.html"),
     png: Annotated[
         Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")
     ] = None,
@@ -510,25 +507,23 @@ def report(
     from awbench.analysis.runs import discover_runs
 
     refuse_run_outputs({"--out": out, "--png": png})
-    with pipeline_errors():
-        roots = locate_runs(runs or [], output)
-        stores, notes = discover_runs(roots)
-        if not stores:
-            _print_notes(notes)
-            fail(f"no scored runs under {', '.join(str(d) for d in roots)}")
-        result = build_report(
-            stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples, seed=seed, notes=notes
-        )
+    roots = locate_runs(runs or [], output)
+    stores, notes = discover_runs(roots)
+    if not stores:
+        _print_notes(notes)
+        fail(f"no scored runs under {', '.join(str(d) for d in roots)}", key="no_scored_runs")
+    result = build_report(
+        stores, judge=judge, worst_n=worst, reference=reference, ci=ci, resamples=resamples, seed=seed, notes=notes
+    )
     if not result.charts:
         _print_notes(result.notes)
-        fail(_nothing_to_show(judge), EXIT_FAILURES)
+        fail(_nothing_to_show(judge), EXIT_FAILURES, key="nothing_to_show")
     _write(out, result.html)
     charts = f"{plural(len(result.charts), 'leaderboard chart')}, {len(result.growth_charts)} along trajectories"
     console.print(f"wrote {out} ({plural(len(stores), 'run')}; {charts})", highlight=False)
     if png is not None:
         try:
-            with pipeline_errors():
-                paths = write_pngs(result.charts, png) + write_line_pngs(result.growth_charts, png)
+            paths = write_pngs(result.charts, png) + write_line_pngs(result.growth_charts, png)
         except ImportError:
             fail("--png needs matplotlib: pip install matplotlib")
         console.print("wrote " + ", ".join(str(p) for p in paths), highlight=False, soft_wrap=True)

@@ -1,11 +1,11 @@
-"""What every command shares: the consoles, exit codes, and turning user-facing errors into messages."""
+"""What every command shares: the consoles, refusing (`fail`), and option values and settings in our words."""
 
 from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -13,14 +13,10 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
-from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
-from awbench.redact import redact
-from awbench.run.store import RunStore, StoreError, refuse_run_output, resolve_run
-
-EXIT_FAILURES, EXIT_USAGE = 1, 2
-
+from awbench.errors import EXIT_USAGE, AwbenchError
+from awbench.run.store import refuse_run_output
 
 # Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
 # own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
@@ -47,11 +43,10 @@ err_console = text_console(stderr=True)
 OutputOption = Annotated[Path, typer.Option("--output", help="Directory that holds the runs.")]
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """`error: ...` on stderr, one line per line of the message, and exit."""
-    for line in message.splitlines() or [""]:
-        err_console.print(Text.assemble(("error:", "bold red"), " ", redact(line)), soft_wrap=True)
-    raise typer.Exit(code)
+def fail(message: str, code: int = EXIT_USAGE, key: str | None = None) -> NoReturn:
+    """A command refuses: the one user-facing error, which `awbench.cli.errors` prints as `error: <message>`
+    (one line per line) and exits with `code`."""
+    raise AwbenchError(message, key=key, exit_code=code)
 
 
 def _number(value: Any) -> str:
@@ -109,16 +104,30 @@ def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> l
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
-@contextmanager
-def user_errors(*kinds: type[BaseException], names: Mapping[str, str] = {}) -> Iterator[None]:
-    """Errors of these kinds are the user's input or environment: print the message, exit 2, no traceback.
-    Settings that fail validation are named by their options (`names`: see `option_name`)."""
-    try:
-        yield
-    except ValidationError as error:
-        fail("\n".join(validation_lines(error, names)))
-    except (StoreError, *kinds) as error:  # type: ignore[misc]  # mypy cannot read a starred tuple of types
-        fail(str(error))
+# The in-process engines' options of awbench 0.3 that are KEY=VALUE pairs now: the option that takes the pair, the
+# key, and the value a flag stands for (else the value given).
+RETIRED_OPTIONS = {
+    "--dtype": ("--engine-arg", "dtype", None),
+    "--data-parallel-size": ("--engine-arg", "data_parallel_size", None),
+    "--trust-remote-code": ("--engine-arg", "trust_remote_code", "true"),
+    "--prefix-caching": ("--engine-arg", "enable_prefix_caching", "true"),
+    "--no-prefix-caching": ("--engine-arg", "enable_prefix_caching", "false"),
+    "--distributed-executor-backend": ("--engine-arg", "distributed_executor_backend", None),
+    "--batch-size": ("--engine-arg", "batch_size", None),
+    "--judge-max-model-len": ("--judge-engine-arg", "max_model_len", None),
+    "--judge-dtype": ("--judge-engine-arg", "dtype", None),
+    "--judge-tensor-parallel-size": ("--judge-engine-arg", "tensor_parallel_size", None),
+    "--judge-gpu-memory-utilization": ("--judge-engine-arg", "gpu_memory_utilization", None),
+    "--judge-batch-size": ("--judge-engine-arg", "batch_size", None),
+}
+
+
+def retired_option(name: str, value: str | None, options: Iterable[str]) -> tuple[str, str] | None:
+    """A retired option that the command now takes as a KEY=VALUE pair: (the option, the pair, with `value`)."""
+    option, key, flag_value = RETIRED_OPTIONS.get(name, ("", "", None))
+    if option not in options:
+        return None
+    return option, f"{key}={flag_value or value or 'VALUE'}"
 
 
 class Command(TyperCommand):
@@ -130,15 +139,29 @@ class Command(TyperCommand):
         return flags_without_type(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _refuse_retired([name for param in self.params for name in param.opts], args)
         try:
             rest = super().parse_args(ctx, args)
         except typer.BadParameter as error:
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
-                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}")
+                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}", key="bad_option")
             raise
         _refuse_undecodable(self.params, ctx.params)
         return rest
+
+
+def _refuse_retired(options: list[str], args: list[str]) -> None:
+    """A retired option given (`--dtype half`, `--dtype=half`) is named with the pair that replaces it, where
+    the command has the option that takes the pair; otherwise the parser says it knows no such option."""
+    given = [str(arg) for arg in args]  # a test's runner passes paths as they are
+    for at, arg in enumerate(given):
+        if arg == "--":  # what follows is arguments, not options
+            return
+        name, equals, value = arg.partition("=")
+        following = given[at + 1] if at + 1 < len(given) and not given[at + 1].startswith("--") else None
+        if retired := retired_option(name, value if equals else following, options):
+            fail(f"no option {name}: did you mean {' '.join(retired)}?", key="retired_option")
 
 
 def _label(param: Any) -> str:
@@ -154,7 +177,7 @@ def _refuse_undecodable(params: list[Any], values: Mapping[str, Any]) -> None:
             if isinstance(value, str) and (position := _undecodable(value)) is not None:
                 byte = ord(value[position]) - 0xDC00  # surrogateescape's mapping of bytes 0x80..0xff
                 shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else f"U+{ord(value[position]):04X}"
-                fail(f"{_label(param)}: {shown} at character {position} is not UTF-8 text")
+                fail(f"{_label(param)}: {shown} at character {position} is not UTF-8 text", key="bad_option")
 
 
 def _undecodable(text: str) -> int | None:
@@ -192,17 +215,27 @@ def use_command_class(app: typer.Typer) -> None:
             use_command_class(group.typer_instance)
 
 
-def open_run(run: str, output: Path) -> RunStore:
-    with user_errors():
-        return resolve_run(run, output)
-
-
 def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
     """Before any work: every output path a command is given (option -> path) lies outside every run."""
-    with user_errors():
-        for option, path in outputs.items():
-            if path is not None:
-                refuse_run_output(option, path)
+    for option, path in outputs.items():
+        if path is not None:
+            refuse_run_output(option, path)
+
+
+def file_path(option: str) -> Callable[[str | Path], Path]:
+    """typer's parser of `option`, which names a file to write: a path ending in '/' (or in '.' or '..') names a
+    folder, and a Path drops that ending (`-o newdir/` would write a file named newdir): refused, exit 2."""
+
+    def parse(value: str | Path) -> Path:
+        if isinstance(value, str) and os.path.basename(value) in ("", ".", ".."):
+            raise AwbenchError(
+                f"{option} {value!r}: a path ending in '/' (or '.', '..') names a folder; give the path of the "
+                "file to write",
+                key="bad_option",
+            )
+        return Path(value)
+
+    return parse
 
 
 def plural(n: int, word: str) -> str:

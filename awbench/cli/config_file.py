@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from awbench.errors import AwbenchError
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover (Python 3.10)
@@ -23,8 +25,10 @@ from awbench.redact import MASK, holds_mask, secrets_masked
 from awbench.suggest import close_names
 
 
-class ConfigFileError(ValueError):
+class ConfigFileError(AwbenchError, ValueError):
     """A config file that cannot be used: the message names the file, and the key and line when there is one."""
+
+    key = "bad_config_file"
 
 
 # A command's options take a few hundred bytes: anything larger is not a config file (/dev/zero would never end).

@@ -9,11 +9,11 @@ import typer
 from rich.text import Text
 
 from awbench.analysis.data_info import DataInfo, data_info
-from awbench.cli.common import EXIT_USAGE, Group, console, plural
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import Group, console, plural
 from awbench.cli.fitting import FittingTable
 from awbench.data.dataset import read_source, resolve_source
 from awbench.domains import DOMAIN_LABELS
+from awbench.errors import EXIT_USAGE
 from awbench.records import Sample
 
 data_app = typer.Typer(help="Check and describe benchmark data.", no_args_is_help=True, cls=Group)
@@ -29,8 +29,7 @@ def validate(source: SourceArg) -> None:
 
     Example: awbench data validate ./AgentWorldBench/
     """
-    with pipeline_errors():
-        samples, problems = read_source(source)
+    samples, problems = read_source(source)
     for problem in problems:
         style = SEVERITY_STYLES[problem.severity]
         console.print(Text.assemble((problem.severity, style), f": {problem}"), soft_wrap=True)
@@ -97,9 +96,8 @@ def info(
 
     Example: awbench data info sample --tokenizer Qwen/Qwen3-8B
     """
-    with pipeline_errors():
-        samples, problems = read_source(source)
-        summary = data_info(samples, resolve_source(source), tokenizer)
+    samples, problems = read_source(source)
+    summary = data_info(samples, resolve_source(source), tokenizer)
     console.print(_info_table(summary))
     repeats = _repeats_line(samples)
     if repeats:

@@ -1,81 +1,68 @@
-"""Every error a user can cause or fix, turned into a message and an exit code instead of a traceback."""
+"""The one place a refusal reaches the user: every command runs inside `reported_errors`, which prints the
+user-facing error (`awbench.errors.AwbenchError`) as `error: <message>` on stderr and exits with its code,
+never with a traceback."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, NoReturn
 
+import typer
 from pydantic import ValidationError
+from rich.text import Text
 
-from awbench.backends.baseline import UnknownBaseline
-from awbench.backends.python_model import WorldModelError
-from awbench.backends.vllm_offline import BackendUnavailable
-from awbench.cli.common import (
-    EXIT_FAILURES,
-    EXIT_USAGE,
-    err_console,
-    fail,
-    validation_lines,
-)
+from awbench.cli.common import Group, err_console, validation_lines
+from awbench.cli.options import OPTION_NAMES
 from awbench.data.problems import DataError
-from awbench.judging import BudgetExhausted
-from awbench.judging.llm.openai_judge import CostUnknown
-from awbench.judging.llm.prompts import PromptError
-from awbench.judging.rules.workers import RuleWorkerFailed
-from awbench.plugins import UnknownPlugin
-from awbench.run.pipeline import PipelineError
-from awbench.run.store import StoreError
-from awbench.transport.endpoints import EndpointDown, FatalAPIError, MissingAPIKey
+from awbench.errors import AwbenchError, SettingsError
+from awbench.redact import redact
 
 MAX_PROBLEMS_SHOWN = 50
-SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings"}
+SETTINGS = {"RunConfig", "DataSettings", "ModelSettings", "JudgeSettings", "ScoringSettings", "EngineSettings"}
+INTERRUPTED = 130  # what a shell reports for a command that SIGINT stopped
 
 
 @contextmanager
-def pipeline_errors() -> Iterator[None]:
+def reported_errors() -> Iterator[None]:
+    """AwbenchError, and the few other errors that are the user's, told as one: its lines, then its exit."""
     try:
         yield
-    except ValidationError as error:
+        return
+    except AwbenchError as error:
+        refusal = error
+    except ValidationError as error:  # settings a command builds from its options (--run-name, --temperature...)
         if error.title not in SETTINGS:
             raise
-        fail("\n".join(validation_lines(error)))  # settings a command builds from its options (--run-name, ...)
-    except DataError as error:
-        # Not markup: the data's own text ("hf:ref[test]", a field named "[/]"); `fail` escapes its message.
+        refusal = SettingsError("\n".join(validation_lines(error, OPTION_NAMES)))
+    except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...
+        if error.filename is None:
+            raise
+        refusal = AwbenchError(f"cannot write {error.filename}: {error.strerror or error}", key="cannot_write")
+    except KeyboardInterrupt:
+        refusal = AwbenchError(
+            "interrupted; run the same command again to resume", key="interrupted", exit_code=INTERRUPTED
+        )
+    _report(refusal)
+
+
+def _report(error: AwbenchError) -> NoReturn:
+    if isinstance(error, DataError):
+        # Not markup: the data's own text ("hf:ref[test]", a field named "[/]").
         for problem in error.problems[:MAX_PROBLEMS_SHOWN]:
-            err_console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
+            err_console.print(str(problem), soft_wrap=True)
         if len(error.problems) > MAX_PROBLEMS_SHOWN:
             err_console.print(
                 f"... and {len(error.problems) - MAX_PROBLEMS_SHOWN} more (awbench data validate lists all)"
             )
-        fail(str(error))
-    except MissingAPIKey as error:
-        fail(str(error))
-    except FatalAPIError as error:
-        fail(f"{error}; retrying cannot help")
-    except BudgetExhausted as error:
-        fail(
-            f"{error}. The run is resumable: run the same command again with a higher --max-cost; until then its "
-            "evaluation is incomplete, and never ranked nor exported.",
-            EXIT_FAILURES,
-        )
-    except EndpointDown as error:
-        fail(str(error))
-    except RuleWorkerFailed as error:
-        fail(f"{error}\nThe run is resumable: run the same command again.", EXIT_FAILURES)
-    except (
-        PipelineError,
-        StoreError,
-        BackendUnavailable,
-        UnknownBaseline,
-        WorldModelError,
-        UnknownPlugin,
-        PromptError,
-        CostUnknown,
-    ) as error:
-        fail(str(error), EXIT_USAGE)
-    except OSError as error:  # an output that cannot be written: a file where a directory goes, a full disk...
-        if error.filename is None:
-            raise
-        fail(f"cannot write {error.filename}: {error.strerror or error}")
-    except KeyboardInterrupt:
-        fail("interrupted; run the same command again to resume", 130)
+    for line in error.message.splitlines() or [""]:
+        err_console.print(Text.assemble(("error:", "bold red"), " ", redact(line)), soft_wrap=True)
+    raise typer.Exit(error.exit_code) from error  # the error stays reachable from the exit (tests read its key)
+
+
+class CommandLine(Group):
+    """The `awbench` group: the commands below it, and the parsing of their options, run in `reported_errors`."""
+
+    def invoke(self, ctx: Any) -> Any:
+        with reported_errors():
+            return super().invoke(ctx)

@@ -7,12 +7,13 @@ from typing import Annotated
 
 import typer
 
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run, refuse_run_outputs
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import OutputOption, console, err_console, fail, refuse_run_outputs
+from awbench.cli.summary import overall_line
 from awbench.data.problems import DataError, Problem
 from awbench.interop.inspect_log import INSPECT_LOG_SUFFIXES, import_inspect_log
 from awbench.interop.reference import export_reference, import_reference
 from awbench.run import pipeline
+from awbench.run.store import resolve_run
 
 
 def export(
@@ -56,15 +57,15 @@ def export(
     if official is None and hf_eval_results is None:
         fail(
             "give --official DIR (the reference script's files) or --hf-eval-results DIR (the Hub's evaluation "
-            "results), or both"
+            "results), or both",
+            key="bad_option",
         )
     if hf_eval_results is None and (allow_subset or hf_source_url is not None):
-        fail("--allow-subset and --hf-source-url go with --hf-eval-results")
+        fail("--allow-subset and --hf-source-url go with --hf-eval-results", key="bad_option")
     refuse_run_outputs({"--official": official, "--hf-eval-results": hf_eval_results})
-    store = open_run(run, output)
+    store = resolve_run(run, output)
     if official is not None:
-        with pipeline_errors():
-            export = export_reference(store, pipeline.run_samples(store), official, judge)
+        export = export_reference(store, pipeline.run_samples(store), official, judge)
         written = " and ".join(str(p) for p in export.written)
         console.print(f"wrote {written}", highlight=False, markup=False, soft_wrap=True)
         for note in export.notes:
@@ -74,10 +75,7 @@ def export(
             export_hub_results,  # the leaderboard's comparability rules: numpy
         )
 
-        with pipeline_errors():
-            results = export_hub_results(
-                store, hf_eval_results, judge, allow_subset=allow_subset, source_url=hf_source_url
-            )
+        results = export_hub_results(store, hf_eval_results, judge, allow_subset=allow_subset, source_url=hf_source_url)
         values = ", ".join(f"{e['dataset']['task_id']} {e['value']:.2f}" for e in results.entries)
         console.print(f"wrote {results.path} ({values})", highlight=False, markup=False, soft_wrap=True)
         for note in results.notes:
@@ -125,13 +123,12 @@ def import_(
     if file.suffix in INSPECT_LOG_SUFFIXES:
         _import_inspect_log(file, run_name, model, judge_model, output, overwrite)
         return
-    with pipeline_errors():
-        try:
-            result = import_reference(file, run_name, output, model, judge_model, overwrite)
-        except DataError as error:
-            for problem in error.problems:  # all of them: `awbench data validate` would not list the reference fields
-                _print_problem(problem)
-            fail(str(error))
+    try:
+        result = import_reference(file, run_name, output, model, judge_model, overwrite)
+    except DataError as error:
+        for problem in error.problems:  # all of them: `awbench data validate` would not list the reference fields
+            _print_problem(problem)
+        fail(str(error), key=error.key)
     for problem in result.warnings:
         _print_problem(problem)
     for note in result.notes:
@@ -154,20 +151,17 @@ def import_(
             markup=False,
             soft_wrap=True,
         )
-    scores = result.scores
-    if scores is None or scores.overall is None:
-        console.print("nothing scored")
-    else:
-        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
+    console.print(overall_line(result.scores), highlight=False)
 
 
 def _import_inspect_log(
     file: Path, run_name: str, model: str | None, judge_model: str | None, output: Path, overwrite: bool
 ) -> None:
     if judge_model is not None:
-        fail("--judge-model is for the reference script's judged.jsonl: an inspect log names its judge")
-    with pipeline_errors():
-        result = import_inspect_log(file, run_name, output, model, overwrite)
+        fail(
+            "--judge-model is for the reference script's judged.jsonl: an inspect log names its judge", key="bad_option"
+        )
+    result = import_inspect_log(file, run_name, output, model, overwrite)
     console.print(
         f"imported {result.predictions} predictions and {result.judgments} judgments into {result.run}",
         highlight=False,
@@ -182,11 +176,7 @@ def _import_inspect_log(
         )
     for note in result.notes:
         err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
-    scores = result.scores
-    if scores is None or scores.overall is None:
-        console.print("nothing scored")
-    else:
-        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
+    console.print(overall_line(result.scores), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

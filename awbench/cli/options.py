@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticUndefined
 
 from awbench import plugins
-from awbench.cli.common import fail, plain_message
+from awbench.cli.common import fail, plain_message, retired_option
 from awbench.cli.config_file import (
     ConfigFileError,
     config_document,
@@ -31,7 +31,15 @@ from awbench.cli.config_file import (
     refuse_masked,
     unknown_key,
 )
-from awbench.config import DEFAULT_JUDGE_MODEL, DataSettings, JudgeSettings, ModelSettings, RunConfig, ScoringSettings
+from awbench.config import (
+    DEFAULT_JUDGE_MODEL,
+    DataSettings,
+    EngineSettings,
+    JudgeSettings,
+    ModelSettings,
+    RunConfig,
+    ScoringSettings,
+)
 from awbench.data.json_lines import TOO_DEEP, value_problems
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
@@ -51,9 +59,9 @@ def _json(text: str, where: str) -> Any:
     except json.JSONDecodeError:
         raise
     except RecursionError:
-        fail(f"{where}: {TOO_DEEP}")
+        fail(f"{where}: {TOO_DEEP}", key="bad_option")
     except ValueError:  # an integer of more than sys.get_int_max_str_digits() digits
-        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits")
+        fail(f"{where}: a whole number of more than {sys.get_int_max_str_digits()} digits", key="bad_option")
 
 
 def unrecordable(fields: Mapping[str, Any]) -> str | None:
@@ -72,11 +80,11 @@ def _json_object(value: str | None, option: str) -> dict[str, Any]:
     try:
         parsed = _json(value, option)
     except json.JSONDecodeError as error:
-        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}")
+        fail(f"{option}: not valid JSON ({error.msg} at character {error.pos}): {value}", key="bad_option")
     if not isinstance(parsed, dict):
-        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}")
+        fail(f"{option}: expected a JSON object, got {type(parsed).__name__}", key="bad_option")
     if problem := unrecordable(parsed):
-        fail(f"{option}: {problem}")
+        fail(f"{option}: {problem}", key="bad_option")
     return parsed
 
 
@@ -86,13 +94,13 @@ def engine_args(pairs: list[str] | None, option: str = "--engine-arg") -> dict[s
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            fail(f"{option} expects KEY=VALUE, got {pair!r}")
+            fail(f"{option} expects KEY=VALUE, got {pair!r}", key="bad_option")
         try:
             args[key.replace("-", "_")] = _json(value, f"{option} {key}")
         except json.JSONDecodeError:
             args[key.replace("-", "_")] = value
     if problem := unrecordable(args):
-        fail(f"{option}: {problem}")
+        fail(f"{option}: {problem}", key="bad_option")
     return args
 
 
@@ -100,7 +108,7 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     """A backend's name, one the registry knows (awbench's own or an installed package's)."""
     known = plugins.names(group)
     if value is not None and value not in known:
-        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}")
+        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}", key="bad_option")
     return value
 
 
@@ -114,7 +122,7 @@ def _list(values: list[str] | None, option: str) -> list[str]:
 @dataclass(frozen=True)
 class Opt:
     name: str  # the parameter: `--name-with-dashes` on the command line, `name` in a config file
-    field: str  # the settings field it sets; `engine.<field>` for JudgeSettings.engine's
+    field: str  # the settings field it sets; `engine.<field>` for one of its EngineSettings
     type: Any  # its value's type on the command line (a list: the option repeats)
     help: str = ""
     min: float | None = None
@@ -124,6 +132,7 @@ class Opt:
     convert: Callable[[Any, str], Any] | None = None  # value -> the settings field's value
     json_object: bool = False  # a JSON object: in a config file, an inline table (or the JSON as a string)
     required: bool = False  # for a settings field without a default: the option must be given
+    panel: str | None = None  # the panel of `--help` it is listed in, when not its group's
 
     @property
     def option(self) -> str:
@@ -185,7 +194,12 @@ def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
     shown = _shown_default(opt, default)
     text = opt.help if shown is False else with_default(opt.help, shown)
     info = typer.Option(
-        opt.flag or opt.option, help=text, show_default=False, min=opt.min, max=opt.max, rich_help_panel=group.title
+        opt.flag or opt.option,
+        help=text,
+        show_default=False,
+        min=opt.min,
+        max=opt.max,
+        rich_help_panel=opt.panel or group.title,
     )
     if opt.required:
         return inspect.Parameter(opt.name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[opt.type, info])
@@ -216,6 +230,36 @@ DATA = Group(
     ),
 )
 
+MODEL_ENDPOINT = "Model endpoint (--base-url)"
+# One option for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field): in a
+# command with both groups it is listed once and sets both.
+PROMPT_CACHE_KEY = Opt(
+    "prompt_cache_key",
+    "prompt_cache_key",
+    bool,
+    "Send each request (the candidate's and the judge's) a prompt_cache_key, a hash of its trajectory, so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
+    flag="--prompt-cache-key/--no-prompt-cache-key",
+    default_text="on for OpenAI's API only",
+    panel=MODEL_ENDPOINT,
+)
+MODEL_ENGINE = "Model engine (--backend vllm: in this process)"
+
+
+def engine_arg_opt(name: str, whose: str, panel: str = MODEL_ENGINE) -> Opt:
+    """The KEY=VALUE option of an in-process engine (`config.EngineSettings`): the candidate's, the judge's."""
+    return Opt(
+        name,
+        "engine.engine_args",
+        list[str],
+        f"KEY=VALUE for {whose} vLLM engine, repeatable: batch_size (prompts per LLM.chat call, 256), "
+        "max_model_len, tensor_parallel_size, gpu_memory_utilization, or any other vllm.LLM argument "
+        "(dtype=bfloat16, trust_remote_code=true...); JSON values are typed.",
+        default_text="none",
+        convert=engine_args,
+        panel=panel,
+    )
+
+
 MODEL = Group(
     "Model and sampling",
     ModelSettings,
@@ -240,8 +284,15 @@ MODEL = Group(
             list[str],
             "OpenAI-compatible endpoint; repeat to spread requests over several.",
             convert=_list,
+            panel=MODEL_ENDPOINT,
         ),
-        Opt("api_key_env", "api_key_env", str, "Environment variable that holds the endpoint's API key."),
+        Opt(
+            "api_key_env",
+            "api_key_env",
+            str,
+            "Environment variable that holds the endpoint's API key.",
+            panel=MODEL_ENDPOINT,
+        ),
         Opt("temperature", "temperature", float, min=0.0),
         Opt("top_p", "top_p", float, min=0.0, max=1.0),
         Opt("max_tokens", "max_tokens", int, "Generation budget per sample, thinking included.", min=1),
@@ -273,14 +324,23 @@ MODEL = Group(
             int,
             "Requests in flight (openai backend); predictions in flight (python backend: tasks, or threads for a plain function).",
             min=1,
+            panel=MODEL_ENDPOINT,
         ),
-        Opt("request_timeout", "request_timeout", float, "Seconds per request before it is retried.", min=0.001),
+        Opt(
+            "request_timeout",
+            "request_timeout",
+            float,
+            "Seconds per request before it is retried.",
+            min=0.001,
+            panel=MODEL_ENDPOINT,
+        ),
         Opt(
             "max_retries",
             "max_retries",
             int,
             "At most 1 + N calls per generation (transient errors only are retried; rate-limit refusals wait and do not count).",
             min=0,
+            panel=MODEL_ENDPOINT,
         ),
         Opt(
             "tpm",
@@ -289,6 +349,7 @@ MODEL = Group(
             "The endpoint's tokens per minute (prompt + --max-tokens per request), paced from the start.",
             min=1,
             default_text="learnt from its x-ratelimit headers",
+            panel=MODEL_ENDPOINT,
         ),
         Opt(
             "rpm",
@@ -297,33 +358,28 @@ MODEL = Group(
             "The endpoint's requests per minute, paced from the start.",
             min=1,
             default_text="learnt from its x-ratelimit headers",
+            panel=MODEL_ENDPOINT,
         ),
-        Opt(
-            "prompt_cache_key",
-            "prompt_cache_key",
-            bool,
-            "Send each request a prompt_cache_key (one per trajectory, a hash), so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
-            flag="--prompt-cache-key/--no-prompt-cache-key",
-            default_text="on for OpenAI's API only",
-        ),
-        Opt("max_model_len", "max_model_len", int, "Context window (vllm backend).", min=1),
-        Opt("dtype", "dtype", str),
-        Opt("engine_arg", "engine_args", list[str], "KEY=VALUE passed to vllm.LLM, repeatable.", convert=engine_args),
-        Opt("overlength", "overlength", Literal["skip", "truncate-history"], "For prompts over the context window."),
-        Opt("tensor_parallel_size", "tensor_parallel_size", int, min=1),
-        Opt("data_parallel_size", "data_parallel_size", int, min=1),
+        PROMPT_CACHE_KEY,
+        Opt("max_model_len", "engine.max_model_len", int, "Context window.", min=1, panel=MODEL_ENGINE),
+        Opt("tensor_parallel_size", "engine.tensor_parallel_size", int, "GPUs per engine.", min=1, panel=MODEL_ENGINE),
         Opt(
             "gpu_memory_utilization",
-            "gpu_memory_utilization",
+            "engine.gpu_memory_utilization",
             float,
-            "On CPU: the share of RAM for the KV cache.",
+            "The share of each GPU's memory the engine takes (on CPU: of RAM).",
             min=0.01,
             max=1.0,
+            panel=MODEL_ENGINE,
         ),
-        Opt("trust_remote_code", "trust_remote_code", bool),
-        Opt("prefix_caching", "enable_prefix_caching", bool, flag="--prefix-caching/--no-prefix-caching"),
-        Opt("distributed_executor_backend", "distributed_executor_backend", str, "e.g. ray, for multi-node models."),
-        Opt("batch_size", "batch_size", int, "Samples per offline vLLM batch (results are saved after each).", min=1),
+        engine_arg_opt("engine_arg", "the model's"),
+        Opt(
+            "overlength",
+            "overlength",
+            Literal["skip", "truncate-history"],
+            "For prompts over the context window.",
+            panel=MODEL_ENGINE,
+        ),
         Opt(
             "model_arg",
             "model_args",
@@ -348,6 +404,9 @@ OUTPUT = Group(
         ),
     ),
 )
+
+JUDGE_CALLS = "Judge endpoint and engine"
+JUDGE_COST = "Judge cost and Batch API"
 
 JUDGE = Group(
     "Judge",
@@ -374,6 +433,7 @@ JUDGE = Group(
             str,
             "OpenAI-compatible judge endpoint.",
             default_text="OPENAI_BASE_URL, else OpenAI",
+            panel=JUDGE_CALLS,
         ),
         Opt(
             "judge_api_key_env",
@@ -381,6 +441,7 @@ JUDGE = Group(
             str,
             "Variable holding the judge's API key; when given, it must be set.",
             default_text="OPENAI_API_KEY",
+            panel=JUDGE_CALLS,
         ),
         Opt("judge_temperature", "temperature", float, "Judge sampling temperature.", min=0.0),
         Opt(
@@ -408,13 +469,14 @@ JUDGE = Group(
             default_text="none",
             convert=_list,
         ),
-        Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1),
+        Opt("judge_concurrency", "concurrency", int, "Judge requests in flight.", min=1, panel=JUDGE_CALLS),
         Opt(
             "judge_max_retries",
             "max_retries",
             int,
             "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts (rate-limit refusals wait and do not count).",
             min=0,
+            panel=JUDGE_CALLS,
         ),
         Opt(
             "judge_tpm",
@@ -423,6 +485,7 @@ JUDGE = Group(
             "The judge endpoint's tokens per minute (prompt + --judge-max-tokens per request), paced from the start.",
             min=1,
             default_text="learnt from its x-ratelimit headers",
+            panel=JUDGE_CALLS,
         ),
         Opt(
             "judge_rpm",
@@ -431,15 +494,9 @@ JUDGE = Group(
             "The judge endpoint's requests per minute, paced from the start.",
             min=1,
             default_text="learnt from its x-ratelimit headers",
+            panel=JUDGE_CALLS,
         ),
-        Opt(
-            "judge_prompt_cache_key",
-            "prompt_cache_key",
-            bool,
-            "As --prompt-cache-key, for the judge's requests.",
-            flag="--judge-prompt-cache-key/--no-judge-prompt-cache-key",
-            default_text="on for OpenAI's API only",
-        ),
+        replace(PROMPT_CACHE_KEY, panel=JUDGE_CALLS),
         Opt(
             "rule_workers",
             "rule_workers",
@@ -454,6 +511,7 @@ JUDGE = Group(
             float,
             "Seconds per judge request before it is retried.",
             min=0.001,
+            panel=JUDGE_CALLS,
         ),
         Opt(
             "judge_structured",
@@ -470,6 +528,7 @@ JUDGE = Group(
             "USD per million prompt tokens.",
             min=0.0,
             default_text="known models' list price",
+            panel=JUDGE_COST,
         ),
         Opt(
             "judge_price_out",
@@ -478,6 +537,7 @@ JUDGE = Group(
             "USD per million completion tokens.",
             min=0.0,
             default_text="known models' list price",
+            panel=JUDGE_COST,
         ),
         Opt(
             "judge_prompts",
@@ -492,34 +552,7 @@ JUDGE = Group(
             "User-prompt template file (our layout only).",
             default_text="the prompt set's",
         ),
-        # The in-process judge's engine (--judge-backend vllm), as the candidate's options.
-        Opt(
-            "judge_max_model_len",
-            "engine.max_model_len",
-            int,
-            "The judge's context window (vllm judge).",
-            min=1,
-            default_text="the model's",
-        ),
-        Opt("judge_dtype", "engine.dtype", str, "vllm judge."),
-        Opt(
-            "judge_engine_arg",
-            "engine.engine_args",
-            list[str],
-            "KEY=VALUE passed to the judge's vllm.LLM, repeatable.",
-            default_text="none",
-            convert=engine_args,
-        ),
-        Opt("judge_tensor_parallel_size", "engine.tensor_parallel_size", int, "vllm judge.", min=1),
-        Opt(
-            "judge_gpu_memory_utilization",
-            "engine.gpu_memory_utilization",
-            float,
-            "vllm judge; on CPU the share of RAM.",
-            min=0.0,
-            max=1.0,
-        ),
-        Opt("judge_batch_size", "engine.batch_size", int, "Verdict prompts per offline vLLM batch.", min=1),
+        engine_arg_opt("judge_engine_arg", "the judge's (--judge-backend vllm)", JUDGE_CALLS),
         # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the judge calls travel; the judge id stays the same.
         Opt(
             "judge_batch",
@@ -527,12 +560,14 @@ JUDGE = Group(
             bool,
             "Send the judge calls through the OpenAI Batch API: half the price, results within 24 h. Same judge id and verdicts as direct calls; interrupting is safe, the same command resumes the batches.",
             flag="--judge-batch/--no-judge-batch",
+            panel=JUDGE_COST,
         ),
         Opt(
             "judge_batch_fallback",
             "batch_fallback",
             Literal["batch", "direct"],
             "How verdicts a batch left unanswered or unusable are asked again (within --judge-max-retries): in a new batch, or by direct calls at the full price.",
+            panel=JUDGE_COST,
         ),
         Opt(
             "judge_batch_poll_interval",
@@ -540,6 +575,7 @@ JUDGE = Group(
             float,
             "Seconds between looks at the batches in flight.",
             min=0.001,
+            panel=JUDGE_COST,
         ),
         Opt(
             "judge_batch_tokens",
@@ -548,6 +584,7 @@ JUDGE = Group(
             "The Batch API's enqueued-token limit for the judge model (prompt + --judge-max-tokens per request, over the batches in flight): batches are split under it.",
             min=1,
             default_text="learnt from the first batch refused for it",
+            panel=JUDGE_COST,
         ),
         Opt(
             "max_cost",
@@ -556,6 +593,7 @@ JUDGE = Group(
             "Stop (resumably) before judge spend would pass this many USD.",
             min=0.0,
             default_text="no limit",
+            panel=JUDGE_COST,
         ),
     ),
 )
@@ -575,10 +613,18 @@ SCORING = Group(
 )
 
 # Settings field -> its option, for messages about values that fail validation (other fields: --field-name).
+# An engine setting without an option of its own is named as its KEY=VALUE is given: `--engine-arg batch_size`.
 OPTION_NAMES = {
-    f"{group.settings.__name__}.{opt.field}": opt.option
-    for group in (DATA, MODEL, OUTPUT, JUDGE, SCORING)
-    for opt in group.options
+    **{
+        f"{settings}.engine.{name}": f"{option} {name}"
+        for settings, option in (("ModelSettings", "--engine-arg"), ("JudgeSettings", "--judge-engine-arg"))
+        for name in EngineSettings.model_fields
+    },
+    **{
+        f"{group.settings.__name__}.{opt.field}": opt.option
+        for group in (DATA, MODEL, OUTPUT, JUDGE, SCORING)
+        for opt in group.options
+    },
 }
 
 
@@ -601,7 +647,11 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
     their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
     `--print-config` prints the ones given as such a file and exits."""
-    opts = [opt for group in groups for opt in group.options]
+    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (PROMPT_CACHE_KEY) once, the first
+    for group in groups:
+        for opt in group.options:
+            declared.setdefault(opt.name, (group, opt))
+    opts = [opt for _, opt in declared.values()]
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         own = [
@@ -630,7 +680,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             return function(**kwargs, options=options)
 
         with_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)]
+            [*own, *(_parameter(group, opt) for group, opt in declared.values())]
         )
         return with_options
 
@@ -640,11 +690,8 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
 def _config_parameters(command_name: str, groups: tuple[Group, ...]) -> list[inspect.Parameter]:
     def read(ctx: typer.Context, path: Path | None) -> Path | None:
         if path is not None:
-            try:
-                flags = [opt for param in ctx.command.params for opt in param.opts]
-                ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
-            except ConfigFileError as error:
-                fail(str(error))
+            flags = [opt for param in ctx.command.params for opt in param.opts]
+            ctx.default_map = {**(ctx.default_map or {}), **config_values(path, groups, command_name, flags)}
         return path
 
     config = typer.Option(
@@ -704,6 +751,13 @@ def config_values(path: Path, groups: tuple[Group, ...], command_name: str, flag
     for key, value in read_toml(path).items():
         opt = opts.get(key)
         if opt is None:
+            flag = ("--no-" if value is False else "--") + key.replace("_", "-")  # `prefix_caching = false`
+            if retired := retired_option(flag, value if isinstance(value, str) else json.dumps(value), flags):
+                option, pair = retired
+                raise ConfigFileError(
+                    f"{path}{key_line(path, key)}: {key}: no such option: did you mean "
+                    f"{option[2:].replace('-', '_')} = [{json.dumps(pair)}]?"
+                )
             raise unknown_key(path, key, list(opts), command_name, flags)
         refuse_masked(path, key, value)
         where = f"{path}{key_line(path, key)}: {key}"

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from awbench.cli.common import EXIT_FAILURES, console, err_console, fail, open_run
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import console, err_console, fail
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import cli_judge_settings
 from awbench.cli.summary import judge_cost
+from awbench.run.store import resolve_run
 
 if TYPE_CHECKING:
     from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
@@ -40,7 +40,10 @@ def refuse_without_pairwise(options: Options, pairwise: bool, dry_run: bool) -> 
     given += ["--dry-run"] if dry_run else []
     if not pairwise and given:
         verb = "applies" if len(given) == 1 else "apply"
-        fail(f"{', '.join(given)} {verb} only with --pairwise (a judge asked which of two predictions is closer)")
+        fail(
+            f"{', '.join(given)} {verb} only with --pairwise (a judge asked which of two predictions is closer)",
+            key="bad_option",
+        )
 
 
 def _settings(options: Options) -> JudgeSettings:
@@ -51,7 +54,8 @@ def _settings(options: Options) -> JudgeSettings:
     if given.get("prompts") == "rubric":
         fail(
             f"--judge-prompts rubric is the rubric's prompt set: --pairwise takes '{BUILTIN}', a directory, or a "
-            "Qwen-AgentWorld checkout"
+            "Qwen-AgentWorld checkout",
+            key="bad_option",
         )
     settings = cli_judge_settings(None, options)
     return settings.model_copy(update={"prompts": given.get("prompts", BUILTIN)})
@@ -64,10 +68,9 @@ def _compare(
     estimate, with --dry-run."""
     from awbench.run.pairwise import compare_runs
 
-    stores = [open_run(name, output) for name in names]
+    stores = [resolve_run(name, output) for name in names]
     settings = _settings(options)
-    with pipeline_errors():
-        outcome = asyncio.run(compare_runs(stores, pairs, settings, output, RichProgress(), dry_run))
+    outcome = asyncio.run(compare_runs(stores, pairs, settings, output, RichProgress(), dry_run))
     found = outcome.estimate
     if found is None:
         return outcome
@@ -130,18 +133,15 @@ def leaderboard_pairwise(
         return None
     assert outcome.answers is not None
     keyed = {(outcome.names[a], outcome.names[b]): i for i, (a, b) in enumerate(pairs)}
-    try:
-        board = pairwise_leaderboard(
-            outcome.names,
-            {key: outcome.pairings[i] for key, i in keyed.items()},
-            {key: outcome.answers[i] for key, i in keyed.items()},
-            outcome.judge_id,
-            outcome.prompts,
-            resamples,
-            seed,
-        )
-    except ValueError as error:  # runs that no comparison links: nothing to rank, as with nothing to show
-        fail(str(error), EXIT_FAILURES)
+    board = pairwise_leaderboard(
+        outcome.names,
+        {key: outcome.pairings[i] for key, i in keyed.items()},
+        {key: outcome.answers[i] for key, i in keyed.items()},
+        outcome.judge_id,
+        outcome.prompts,
+        resamples,
+        seed,
+    )
     return board, outcome.max_failure_rate
 
 
@@ -158,12 +158,11 @@ def show_pairwise_leaderboard(
     """`awbench leaderboard --pairwise`: the runs under `dirs` (else `output`) ranked, as a table or json on
     stdout. `unused`: the leaderboard's options that do not apply, by name, and whether each was given."""
     if given := [name for name, used in unused.items() if used]:
-        fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)")
+        fail(f"{', '.join(given)}: not with --pairwise (its output is a table or json on stdout)", key="bad_option")
     from awbench.analysis.listing import locate_runs, run_dirs
     from awbench.cli.pairwise_views import pairwise_leaderboard_renderables
 
-    with pipeline_errors():
-        found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
+    found = [str(path) for root in locate_runs(dirs, output) for path in run_dirs(root)]
     outcome = leaderboard_pairwise(found, output, options, dry_run, resamples, seed)
     if outcome is None:
         return

@@ -10,8 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from awbench.backends import infer_backend_name
-from awbench.cli.common import console, err_console, fail, open_run, refuse_run_outputs, user_errors
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import console, err_console, fail, file_path, refuse_run_outputs
 from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORING, Options, command, with_default
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import ScoresFormat, print_estimate, print_summary
@@ -29,6 +28,7 @@ from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
 from awbench.run.reparse import reparse_judgments
 from awbench.run.rewards import reward_evaluations, write_rewards
+from awbench.run.store import resolve_run
 
 RunArgument = Annotated[str, typer.Argument(help="Run name under --output, or a run directory.")]
 OverwriteOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing run of that name.")]
@@ -40,8 +40,7 @@ DryRunOpt = Annotated[
 def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSettings:
     """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults)."""
     given = options.settings(JUDGE, given_only=True)
-    with user_errors(ValueError, names=OPTION_NAMES):
-        settings = judge_settings(base, given, names=OPTION_NAMES)
+    settings = judge_settings(base, given, names=OPTION_NAMES)
     if settings.backend == "openai" and given.get("engine"):
         _refuse(
             [OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]],
@@ -52,8 +51,7 @@ def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSet
 
 
 def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSettings:
-    with user_errors(ValueError, names=OPTION_NAMES):
-        return ScoringSettings.model_validate({**base.model_dump(), **options.settings(SCORING, given_only=True)})
+    return ScoringSettings.model_validate({**base.model_dump(), **options.settings(SCORING, given_only=True)})
 
 
 def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
@@ -61,33 +59,36 @@ def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
     that was never applied."""
     unused, why = unused_model_fields(backend, given)
     if unused:
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in unused], backend, why)
+        fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
+        fields += [name for name in unused if name != "engine"]
+        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], backend, why)
 
 
 def _refuse(options: list[str], backend: str, why: str) -> None:
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
-    fail(f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out")
+    fail(
+        f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out", key="bad_option"
+    )
 
 
 def _config(options: Options, judged: bool) -> RunConfig:
     """One RunConfig from a command's options."""
-    with user_errors(ValueError, names=OPTION_NAMES):
-        data = DataSettings(**options.settings(DATA))
-        chosen = options.settings(MODEL)
-        chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
-        _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True))
-        model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
-        judge = cli_judge_settings(None, options) if judged else None
-        output = options.settings(OUTPUT)
-        return RunConfig(
-            run_name=output["run_name"] or default_run_name(model.model, judge),
-            output=output["output"],
-            data=data,
-            model=model,
-            judge=judge,
-            scoring=_scoring_settings(ScoringSettings(), options) if judged else ScoringSettings(),
-            retry_failed=output["retry_failed"],
-        )
+    data = DataSettings(**options.settings(DATA))
+    chosen = options.settings(MODEL)
+    chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
+    _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True))
+    model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
+    judge = cli_judge_settings(None, options) if judged else None
+    output = options.settings(OUTPUT)
+    return RunConfig(
+        run_name=output["run_name"] or default_run_name(model.model, judge),
+        output=output["output"],
+        data=data,
+        model=model,
+        judge=judge,
+        scoring=_scoring_settings(ScoringSettings(), options) if judged else ScoringSettings(),
+        retry_failed=output["retry_failed"],
+    )
 
 
 @command(DATA, MODEL, OUTPUT, JUDGE, SCORING, config_file=True)
@@ -97,11 +98,10 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
     Example: awbench run --model baseline:last-observation --judge rules --data sample
     """
     config = _config(options, judged=True)
-    with pipeline_errors():
-        if dry_run:
-            print_estimate(pipeline.estimate(config))
-            return
-        outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
+    if dry_run:
+        print_estimate(pipeline.estimate(config))
+        return
+    outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
     print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir)
     raise typer.Exit(outcome.exit_code)
 
@@ -113,8 +113,7 @@ def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
     Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --tensor-parallel-size 4 --data sample
     """
     config = _config(options, judged=False)
-    with pipeline_errors():
-        summary = asyncio.run(pipeline.infer(config, overwrite, RichProgress()))
+    summary = asyncio.run(pipeline.infer(config, overwrite, RichProgress()))
     console.print(
         f"infer: {summary.computed} generated ({summary.failed} failed), {summary.reused} reused; run saved in {config.run_dir}"
     )
@@ -144,21 +143,20 @@ def judge(
 
     Example: awbench judge my-run --judge-model gpt-5.2-2025-12-11 --max-cost 20
     """
-    store = open_run(run, options.values["output"])
+    store = resolve_run(run, options.values["output"])
     retry_failed = options.values["retry_failed"]
-    with pipeline_errors():
-        if reparse:
-            changed = reparse_judgments(store, judge_id)
-            console.print(f"reparse: {changed} verdicts changed; no API call was made")
-            return
+    if reparse:
+        changed = reparse_judgments(store, judge_id)
+        console.print(f"reparse: {changed} verdicts changed; no API call was made")
+        return
 
-        def settings(base: JudgeSettings | None) -> JudgeSettings:
-            return cli_judge_settings(base, options)
+    def settings(base: JudgeSettings | None) -> JudgeSettings:
+        return cli_judge_settings(base, options)
 
-        if dry_run:
-            print_estimate(pipeline.estimate_judge(store, settings, retry_failed))
-            return
-        outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
+    if dry_run:
+        print_estimate(pipeline.estimate_judge(store, settings, retry_failed))
+        return
+    outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
     print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path)
@@ -176,7 +174,11 @@ def score(
     ] = None,
     reward: Annotated[
         Path | None,
-        typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file."),
+        typer.Option(
+            "--reward",
+            help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.",
+            parser=file_path("--reward"),
+        ),
     ] = None,
     fmt: Annotated[
         ScoresFormat,
@@ -194,8 +196,8 @@ def score(
     Example: awbench score my-run --failure-policy exclude
     """
     refuse_run_outputs({"--reward": reward})
-    store = open_run(run, options.values["output"])
-    with pipeline_errors(), store.locked():
+    store = resolve_run(run, options.values["output"])
+    with store.locked():
         if reward is not None:
             reward_evaluations(store)  # refused before anything changes
         manifest = store.read_manifest()
@@ -219,8 +221,7 @@ def score(
                 f"wrote {count} rewards to {reward}", highlight=False, markup=False, soft_wrap=True
             )
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    with pipeline_errors():
-        print_summary(scores, code, scoring.max_failure_rate, store.path, fmt)
+    print_summary(scores, code, scoring.max_failure_rate, store.path, fmt)
     raise typer.Exit(code)
 
 

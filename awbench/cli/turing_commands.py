@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from awbench.cli.analysis_commands import JsonFormat
-from awbench.cli.common import OutputOption, console, err_console, fail, open_run
-from awbench.cli.errors import pipeline_errors
+from awbench.cli.common import OutputOption, console, err_console, fail
 from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
@@ -24,11 +23,14 @@ from awbench.cli.summary import MAX_REASONS_SHOWN, judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import SCHEMA_VERSION
+from awbench.run.store import resolve_run
 
 if TYPE_CHECKING:
+    from awbench.analysis.judge_effects import JudgeEffects
     from awbench.analysis.turing import TuringResult
     from awbench.judging.choice.calls import ChoiceQuestion
     from awbench.judging.choice.judge import ChoiceAnswer
+    from awbench.run.store import RunStore
 
 DEFAULT_TURING_PROMPTS = "turing"
 # The judge options without those that mean nothing to a choice question (the rule judge, a verdict's schema,
@@ -55,7 +57,8 @@ def turing_settings(options: Options) -> JudgeSettings:
     if given.get("prompts") == "rubric":
         fail(
             "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "
-            "or a Qwen-AgentWorld checkout"
+            "or a Qwen-AgentWorld checkout",
+            key="bad_option",
         )
     settings = cli_judge_settings(None, options)
     return settings.model_copy(update={"prompts": given.get("prompts", DEFAULT_TURING_PROMPTS)})
@@ -90,10 +93,9 @@ def turing(
     """
     from awbench.run.turing import turing_test
 
-    store = open_run(run, options.values["output"])
+    store = resolve_run(run, options.values["output"])
     settings = turing_settings(options)
-    with pipeline_errors():
-        outcome = asyncio.run(turing_test(store, settings, seed, both_orders, RichProgress(), dry_run))
+    outcome = asyncio.run(turing_test(store, settings, seed, both_orders, RichProgress(), dry_run))
     if outcome.estimate is not None:
         cost = outcome.estimate
         console.print(
@@ -121,48 +123,59 @@ def turing(
 def judges(
     runs: Annotated[
         list[str],
-        typer.Argument(help="Runs (names under --output, or directories) the judges took the Turing test on."),
+        typer.Argument(
+            help="Runs (names under --output, or directories) the judges took the Turing test on, or scored."
+        ),
     ],
     output: OutputOption = Path("results"),
     fmt: JsonFormat = "table",
 ) -> None:
     """Judges' Turing results on the same runs side by side, ranked by accuracy: position bias, parse
     failures, cost per 1,000 questions, and where two judges also scored the same predictions with the rubric,
-    their agreement.
+    their agreement. With two or more LLM judges of the same runs: how much the judge decides, each judge's
+    offset against the others, the rank agreement of their leaderboards and possible self-preference.
 
     Example: awbench judges my-run other-run
     """
     from awbench.analysis.turing import fmt_rate, turing_result
     from awbench.run.turing import read_answers, turing_evaluations
 
-    stores = [open_run(run, output) for run in runs]
+    stores = [resolve_run(run, output) for run in runs]
     answers: dict[str, list[Any]] = {}
     taken: dict[str, list[str]] = {}
     models: dict[tuple[str, str], str] = {}  # (run, judge id) -> the judge's model
-    with pipeline_errors():
-        predictable: set[str] = set()  # judge ids with an evaluation whose positions follow the seed alone
-        for store in stores:
-            for evaluation in turing_evaluations(store):
-                info = evaluation.read_info()
-                models[(store.name, evaluation.id)] = info.settings.model
-                if info.positions == "seed":
-                    predictable.add(evaluation.id)
-                taken.setdefault(evaluation.id, []).append(store.name)
-                answers.setdefault(evaluation.id, []).extend(
-                    a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
-                )
-        if not answers:
-            fail(
-                f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first"
+    predictable: set[str] = set()  # judge ids with an evaluation whose positions follow the seed alone
+    for store in stores:
+        for evaluation in turing_evaluations(store):
+            info = evaluation.read_info()
+            models[(store.name, evaluation.id)] = info.settings.model
+            if info.positions == "seed":
+                predictable.add(evaluation.id)
+            taken.setdefault(evaluation.id, []).append(store.name)
+            answers.setdefault(evaluation.id, []).extend(
+                a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
             )
-        results = sorted(
-            (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
-            key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
+    effects = _judge_effects(stores)
+    if not answers and effects is None:
+        fail(
+            f"no Turing test in {', '.join(s.name for s in stores)}, nor two LLM judges of two of them: run "
+            "`awbench turing RUN --judge-model ...`, or `awbench judge RUN --judge-model ...` with another judge"
         )
-        agreement = _rubric_agreement(stores, [r.judge for r in results], models)
+    results = sorted(
+        (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
+        key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
+    )
+    agreement = _rubric_agreement(stores, [r.judge for r in results], models)
     if fmt == "json":
         payload = {"judges": [r.model_dump() for r in results], "rubric_agreement": agreement}
-        _print_json(payload)
+        _print_json(payload | {"judge_effects": effects.model_dump() if effects else None})
+        return
+    if effects is not None:
+        from awbench.cli.judge_effects_views import judge_effects_renderables
+
+        accuracy = {models[(run, r.judge)]: fmt_rate(r.accuracy) for r in results for run in r.runs}
+        console.print(*judge_effects_renderables(effects, accuracy), sep="\n")
+    if not results:
         return
     table = FittingTable(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
     for name in (
@@ -196,6 +209,19 @@ def judges(
             rho = "–" if a["spearman"] is None else f"{a['spearman']:.3f}"
             agree.add_row(a["judge_a"], a["judge_b"], a["run"], str(a["n"]), rho)
         console.print(agree)
+
+
+def _judge_effects(stores: list[RunStore]) -> JudgeEffects | None:
+    """How much the judge decides, when two or more LLM judges scored two or more of the runs (only then are the
+    runs' data loaded)."""
+    from awbench.analysis.judge_effects import run_judge_effects
+    from awbench.analysis.runs import load_run_data
+
+    judged = [s for s in stores if any(e.read_info().kind == "llm" for e in s.evaluations())]
+    judges = {e.id for s in judged for e in s.evaluations() if e.read_info().kind == "llm"}
+    if len(judged) < 2 or len(judges) < 2:
+        return None
+    return run_judge_effects([load_run_data(s) for s in judged])
 
 
 def _rubric_agreement(

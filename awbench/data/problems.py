@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from awbench.errors import AwbenchError
+
 Severity = Literal["error", "warning", "note"]
 
 
@@ -28,9 +30,11 @@ class Problem:
         return ": ".join(part for part in (where, self.field, self.message) if part is not None)
 
 
-class DataError(Exception):
-    """A source that cannot be used; the message is meant for the user as it is."""
+class DataError(AwbenchError):
+    """A source that cannot be used; the message is meant for the user as it is, after its problems."""
 
-    def __init__(self, message: str, problems: list[Problem] | None = None) -> None:
-        super().__init__(message)
+    key = "bad_data"
+
+    def __init__(self, message: str, problems: list[Problem] | None = None, *, key: str | None = None) -> None:
+        super().__init__(message, key=key)
         self.problems = problems or []

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 import yaml
@@ -80,25 +81,29 @@ def export_hub_results(
     if directory.exists() and not directory.is_dir():
         raise StoreError(
             f"--hf-eval-results {directory} is a file: give a directory (a checkout of the model's "
-            f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into"
+            f"repository, or an empty one) to write {EVAL_RESULTS_FOLDER}/{FILE_NAME} into",
+            key="not_a_directory",
         )
     if folder.exists() and not folder.is_dir():
         raise StoreError(
-            f"{folder} is a file: the Hub reads evaluation results from a folder of that name; move the file away"
+            f"{folder} is a file: the Hub reads evaluation results from a folder of that name; move the file away",
+            key="not_a_directory",
         )
     if source_url is not None and not _URL.fullmatch(source_url):
         raise StoreError(
-            f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source to it"
+            f"--hf-source-url {source_url!r} is not an http(s) URL: the Hub links the result's source to it",
+            key="bad_option",
         )
     if source_url is not None and url_secrets_masked(source_url) != source_url:
         raise StoreError(
             f"--hf-source-url {url_secrets_masked(source_url)} holds a user name, password or key: the "
-            "file is published; give a link without them"
+            "file is published; give a link without them",
+            key="bad_option",
         )
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
-    write_output(path, to_yaml(entries))
+    write_output(path, to_yaml(entries), exact=False)
     return HubResults(path=path, entries=entries, notes=notes)
 
 
@@ -125,39 +130,49 @@ def eval_results_entries(
     if info.settings.model == IMPORTED_PROMPT_SET:
         raise StoreError(
             f"the judge of {info.id} is not known (the run was imported without --judge-model): the "
-            "results must name the judge model; import the file again with --judge-model"
+            "results must name the judge model; import the file again with --judge-model",
+            key="judge_model_unknown",
         )
     raw = evaluation.read_scores_json()
     if raw is None:
-        raise StoreError(f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}")
+        raise StoreError(
+            f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}", key="not_scored"
+        )
     scores = ScoresFile.model_validate(raw).ranked()
     completeness = scores.completeness
     if not completeness.complete:
         raise StoreError(
             f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
-            f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}"
+            f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}",
+            key="not_scored",
         )
-    if scores.overall is None:
-        raise StoreError(f"judge {info.id} scored nothing of run {store.name}: there is no value to write")
+    scored = [ds.score for ds in scores.domains.values() if ds.score is not None]
+    if not scored:
+        raise StoreError(
+            f"judge {info.id} scored nothing of run {store.name}: there is no value to write", key="not_scored"
+        )
     subset = subset_reason(manifest)
     if subset is not None and not allow_subset:
         raise StoreError(
             f"run {store.name} is not the full benchmark ({subset}): the Hub ranks its results with "
             "full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in "
-            "the notes"
+            "the notes",
+            key="subset",
         )
     foreign = [d for d in scores.domains if d not in DOMAINS]
     if foreign:
         raise StoreError(
             f"run {store.name} has domains that are not AgentWorldBench's ({', '.join(foreign)}): its "
-            f"scores are not of {DATASET_ID}"
+            f"scores are not of {DATASET_ID}",
+            key="not_agentworldbench",
         )
     missing = [DOMAIN_LABELS[d] for d, ds in scores.domains.items() if ds.score is None]
     if missing:
         raise StoreError(
             f"run {store.name} has no {', '.join(missing)} score from judge {info.id} (nothing in the "
             "domain was scored): its Overall leaves the domain out, which the benchmark's Overall does "
-            "not"
+            "not",
+            key="not_scored",
         )
 
     common = _common_notes(store, manifest, info, scores, subset)
@@ -167,7 +182,9 @@ def eval_results_entries(
         base["date"] = iso_utc(date)
     if source_url is not None:
         base["source"] = {"url": source_url, "name": f"awbench {manifest.awbench_version}, run {store.name}"}
-    rows: list[tuple[str, float, str]] = [(OVERALL_TASK, scores.overall, _overall_what(scores, subset))]
+    # A subset has no Overall of the benchmark's (all seven domains): its entry is the mean of its domains, and says so.
+    overall = scores.overall if scores.overall is not None else fmean(scored)
+    rows: list[tuple[str, float, str]] = [(OVERALL_TASK, overall, _overall_what(scores, subset))]
     rows += [
         (d, ds.score, f"AgentWorldBench {DOMAIN_LABELS[d]} domain score (0-100)")
         for d, ds in _ordered(scores.domains)
@@ -228,7 +245,8 @@ def _llm_evaluation(store: RunStore, judge: str | None) -> Evaluation:
             f"judge {chosen.id} of run {store.name} is the rule judge: its scores are a rule-based similarity to the "
             "ground truth, not AgentWorldBench's metric (the LLM judge's rubric score), and the Hub's format has no "
             "field to tell them apart, so they would be ranked as LLM-judge scores; judge the run with an LLM "
-            f"(`awbench judge {store.name} --judge-model MODEL`) and export that evaluation"
+            f"(`awbench judge {store.name} --judge-model MODEL`) and export that evaluation",
+            key="rule_judge",
         )
     return chosen
 

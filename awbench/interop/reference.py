@@ -40,7 +40,7 @@ from awbench.data.dataset import LoadedData, load_samples, read_source, repeated
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
-from awbench.files import DIR_MODE, fsync_dir, write_output
+from awbench.files import DIR_MODE, fsync_dir, open_input, write_output
 from awbench.judging import llm_judge_id
 from awbench.records import (
     Generation,
@@ -162,7 +162,8 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
     what the format can hold is written: generation 0 of each sample, one verdict per sample."""
     if directory.exists() and not directory.is_dir():
         raise StoreError(
-            f"--official {directory} is a file: give a directory to write predictions.jsonl and judged.jsonl into"
+            f"--official {directory} is a file: give a directory to write predictions.jsonl and judged.jsonl into",
+            key="not_a_directory",
         )
     refuse_run_output("--official", directory)
     manifest = store.read_manifest()
@@ -175,7 +176,8 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
         )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_output(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    predictions_text = "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples)
+    write_output(pred_path, predictions_text, exact=False)
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -194,7 +196,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
             for s in samples
         ]
-        write_output(judged_path, "".join(_line(row) for row in rows))
+        write_output(judged_path, "".join(_line(row) for row in rows), exact=False)
         written.append(judged_path)
         if by_reference:
             notes.append(
@@ -306,7 +308,8 @@ def _refuse_awbench_file(path: Path, label: str, kind: str) -> DataError:
         use = f"awbench score {shown}, awbench leaderboard {shown.parent}"
     return DataError(
         f"{label} is {kind}, not a file of the reference script: awbench runs are used as they are, "
-        f"without importing ({use})"
+        f"without importing ({use})",
+        key="not_a_reference_file",
     )
 
 
@@ -314,7 +317,8 @@ def refuse_awbench_json(path: Path) -> None:
     """DataError when `path` is one of an awbench run's JSON files (run.json, scores.json, judge.json), given to
     an import by mistake (the inspect log import reads `.json` files too)."""
     try:
-        document = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with open_input(path) as file:
+            document = json.loads(file.read().decode("utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return
     if isinstance(document, dict) and (kind := _awbench_kind(document)):
@@ -337,11 +341,14 @@ def _read(path: Path, label: str) -> _Reading:
     """Every line of a reference file read and its reference fields checked; what is wrong with the file as
     a whole raises DataError in one line."""
     if path.is_dir():
-        raise DataError(f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl")
+        raise DataError(
+            f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl", key="not_a_file"
+        )
     try:
-        data = path.read_bytes()
+        with open_input(path) as file:
+            data = file.read()
     except FileNotFoundError:
-        raise DataError(f"no such file: {label}") from None
+        raise DataError(f"no such file: {label}", key="no_such_file") from None
     except OSError as error:
         raise DataError(f"cannot read {label}: {error.strerror or error}") from None
     reading = _Reading(data, hashlib.sha256(data).hexdigest())
@@ -573,19 +580,21 @@ def _generation(sample: Sample, fields: dict[str, Any]) -> Generation:
 
 
 def _check_target(target: Path, overwrite: bool) -> None:
-    """Refused before anything is written: a file in the way, a run without --overwrite, a directory that
-    is not a run (never removed, even with --overwrite)."""
+    """Refused before anything is written: a link in the way (`RunStore.refuse_link`), a file, a run without
+    --overwrite, a directory that is not a run (never removed, even with --overwrite)."""
+    RunStore(target).refuse_link()
     if not target.exists():
         return
     if not target.is_dir():
-        raise StoreError(f"{target} exists and is not a directory")
+        raise StoreError(f"{target} exists and is not a directory", key="not_a_run")
     if (target / "run.json").exists():
         if not overwrite:
-            raise StoreError(f"run {target} exists already; use --overwrite to replace it")
+            raise StoreError(f"run {target} exists already; use --overwrite to replace it", key="run_exists")
         return
     if any(target.iterdir()):
         raise StoreError(
-            f"{target} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it"
+            f"{target} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it",
+            key="not_a_run",
         )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench import plugins
+from awbench.errors import EXIT_FAILURES, AwbenchError
 from awbench.redact import MASK, holds_mask, secrets_masked
 
 # Nothing here imports pydantic when the package is imported: rule judge workers import awbench.judging.rules,
@@ -49,13 +50,22 @@ JUDGE_ID_CHARS = "letters, digits, '.', '_' and '-' only, not starting with '.'"
 RULE_JUDGE_MODULE = "awbench.judging.rules.judge"
 
 
-class PromptError(Exception):
+class PromptError(AwbenchError):
     """A prompt set, template or reference checkout that cannot be used; the message names the path."""
 
+    key = "bad_prompts"
 
-class BudgetExhausted(Exception):
+
+class BudgetExhausted(AwbenchError):
     """Raised by a judge that stopped before the spend would pass `--max-cost` (`cost.Budget`); the run is
     resumable."""
+
+    key = "budget_exhausted"
+    exit_code = EXIT_FAILURES
+    hint = (
+        ". The run is resumable: run the same command again with a higher --max-cost; until then its evaluation is "
+        "incomplete, and never ranked nor exported."
+    )
 
 
 class Notes(Protocol):

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from awbench.backends import Backend, check_backend, create_backend, describe_backend
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
+from awbench.errors import AwbenchError
 from awbench.judging import Judge, check_judges, create_judges
 from awbench.judging.cost import CostEstimate
 from awbench.records import Sample
@@ -43,8 +44,10 @@ if TYPE_CHECKING:
 MAX_WARNINGS_SHOWN = 5
 
 
-class PipelineError(Exception):
+class PipelineError(AwbenchError):
     """A run cannot go on for a reason the user can act on."""
+
+    key = "cannot_run"
 
 
 class SilentProgress:
@@ -161,7 +164,7 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    measured = scores.overall is not None and scores.completeness.complete
+    measured = any(d.score is not None for d in scores.domains.values()) and scores.completeness.complete
     return measurement_exit_code(measured, total, failures, max_failure_rate)
 
 
@@ -228,7 +231,7 @@ def opened_run(
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    store.refuse_foreign(overwrite)  # a directory that is not a run is never emptied
+    store.refuse_foreign()  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile
@@ -290,7 +293,8 @@ def _resume(store: RunStore, config: RunConfig, data: LoadedData) -> None:
         raise PipelineError(
             f"run {store.path} was made with other settings:\n  "
             + "\n  ".join(conflicts)
-            + "\nuse another --run-name, or --overwrite to replace the run"
+            + "\nuse another --run-name, or --overwrite to replace the run",
+            key="settings_differ",
         )
     # Operational settings (endpoints, concurrency) are this command's; what the run computes is unchanged.
     updated = old.model_copy(
@@ -316,7 +320,8 @@ def run_samples(
     if data.fingerprint != manifest.data_fingerprint:
         raise PipelineError(
             f"the data at {data.source} is not what run {store.name} was made with "
-            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})"
+            f"(fingerprint {manifest.data_fingerprint[:12]}, now {data.fingerprint[:12]})",
+            key="data_changed",
         )
     return data.samples
 

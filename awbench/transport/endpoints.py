@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from awbench.errors import AwbenchError
 from awbench.redact import (
     MASK,
     redact,
@@ -52,16 +53,23 @@ CHECK_TIMEOUT_S = 10.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
 
 
-class MissingAPIKey(Exception):
+class MissingAPIKey(AwbenchError):
     """A key that is needed, or whose variable was named explicitly, is not set."""
 
+    key = "missing_api_key"
 
-class FatalAPIError(Exception):
+
+class FatalAPIError(AwbenchError):
     """An error that retrying cannot fix (400, 401, 403, 404): the run stops with the server's message."""
 
+    key = "api_refused"
+    hint = "; retrying cannot help"
 
-class EndpointDown(Exception):
+
+class EndpointDown(AwbenchError):
     """An endpoint refused every connection of the last DEAD_WINDOW attempts, or failed its first check."""
+
+    key = "endpoint_down"
 
 
 def api_key(base_url: str | None, api_key_env: str | None, option: str = "--api-key-env") -> str:
@@ -330,10 +338,12 @@ async def check_endpoint(client: ChatClient, role: str) -> None:
         detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
     except MalformedResponse as error:
-        raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
+        raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
     except StatusError as error:
         if error.status == 404:
-            raise EndpointDown(no_listing(role, client.base_url, error_summary(error))) from None
+            raise EndpointDown(
+                no_listing(role, client.base_url, error_summary(error)), key="no_model_listing"
+            ) from None
         if error.status == 401:
             raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
         if error.status == 403:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, Grade, invoke, make_run, write_data
 
 from awbench.analysis.compare import (
@@ -193,4 +194,4 @@ def test_cli_compare_refuses_different_data_with_exit_2(tmp_path, pair):
 
 def test_cli_compare_unknown_run(pair, tmp_path):
     result = invoke("compare", "nope", str(pair[0].store.path), "--output", str(tmp_path))
-    assert result.exit_code == 2 and "no run 'nope'" in result.output
+    assert refusal(result) == (2, "unknown_run")

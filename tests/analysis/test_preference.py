@@ -16,6 +16,7 @@ from awbench.analysis.preference import (
     rank_runs,
     win_rates,
 )
+from awbench.errors import AwbenchError
 
 
 def outcomes(values: list[float], domain: str = "mcp", trajectories: list[str] | None = None) -> list[Outcome]:
@@ -119,5 +120,6 @@ def test_ranking_intervals_refit_on_trajectory_resamples():
 
 def test_ranking_needs_every_run_linked():
     pairs = [PairOutcomes(0, 1, outcomes([1, 0])), PairOutcomes(2, 3, outcomes([1, 0]))]
-    with pytest.raises(ValueError, match="no comparisons link c, d to a"):
+    with pytest.raises(AwbenchError, match="no comparisons link c, d to a") as refused:
         rank_runs(["a", "b", "c", "d"], pairs)
+    assert (refused.value.exit_code, refused.value.key) == (1, "runs_not_linked")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import add_script, dump_dom, require_chromium, screenshot
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, Grade, invoke, make_run, write_data
 
 from awbench.analysis.charts import Series, bar_chart_svg
@@ -164,7 +165,7 @@ def test_the_png_is_the_report_chart_drawn_at_twice_its_size(tmp_path):
 
 # --------------------------------------------------------------------------- the report in a browser
 
-ALL = {d: [2, 1] for d in DOMAINS}
+ALL = {d: [2, 1, 1, 1, 1] for d in DOMAINS}  # five trajectories a domain: intervals
 
 
 @pytest.fixture
@@ -266,8 +267,8 @@ def test_report_in_a_browser(report_runs, tmp_path):
 
     # The inline script ran: it indexed every sample and wrote the count.
     body = dom.find("body")[0]
-    assert body["data-search-ready"] == "21"
-    assert dom.text["search-status"].startswith("21 samples indexed across 3 run(s)")
+    assert body["data-search-ready"] == "42"  # 7 domains x (2 + 1 + 1 + 1 + 1) samples
+    assert dom.text["search-status"].startswith("42 samples indexed across 3 run(s)")
     cards = dom.find("details", cls="sample")
     assert len(cards) == 3 * 7 * 2  # runs x domains x --worst
 
@@ -300,6 +301,9 @@ def test_build_report_without_a_browser(report_runs):
     assert report.html.count('class="bar"') == 3 * 8 + 3 * 6
     assert set(report.charts) == {"chart-domains-1", "chart-dimensions-1"}
     assert '<span class="ci">[' in report.html and "±" not in report.html  # intervals [lo, hi] by default
+    # each run's section: its standard errors and their sources, and what one verdict and one generation cannot see
+    assert report.html.count("<caption>Standard errors and their sources (0..100; docs/statistics.md)</caption>") == 3
+    assert "the judge&#x27;s and the generations&#x27; noise is in the intervals but not measured apart" in report.html
 
 
 def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
@@ -317,7 +321,7 @@ def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):
 
 def test_report_of_no_runs_exits_2(tmp_path):
     result = invoke("report", str(tmp_path), "-o", str(tmp_path / "r.html"))
-    assert result.exit_code == 2 and "no scored runs" in result.output
+    assert refusal(result) == (2, "no_scored_runs")
 
 
 # --------------------------------------------------------------------------- which runs, which charts
@@ -344,12 +348,8 @@ def test_report_takes_runs_as_names_paths_or_directories(report_runs, tmp_path):
     html = out.read_text()  # the count is the report's: every chart is one <svg> of its own id
     assert (html.count('<svg id="chart-'), html.count('<svg id="growth-')) == (2, 6)
     result = invoke("report", "model-z", "--output", str(report_runs), "-o", str(out))
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "error: no run or directory of runs 'model-z': neither model-z nor "
-        f"{report_runs / 'model-z'} is a directory; did you mean 'model-a', "
-        "'model-b' or 'model-c'?\n",
-    )
+    assert refusal(result) == (2, "unknown_run")
+    assert result.stderr.endswith("; did you mean 'model-a', 'model-b' or 'model-c'?\n")
 
 
 def test_rule_scores_are_never_charted_with_llm_scores(tmp_path):
@@ -520,10 +520,8 @@ def test_a_report_with_nothing_to_show_exits_1(tmp_path):
     results = tmp_path / "results"
     make_run(results, "r1", data, dict.fromkeys(MCP, 3), rules=dict.fromkeys(MCP, 0.5), llm=False)
     result = invoke("report", "--output", str(results), "--judge", "llm", "-o", str(tmp_path / "r.html"))
-    assert (result.exit_code, result.stdout) == (1, "")
-    assert (
-        result.stderr == "note: left out r1: it has no llm scores\nerror: nothing to show: no run here has llm scores\n"
-    )
+    assert (refusal(result), result.stdout) == ((1, "nothing_to_show"), "")
+    assert result.stderr.startswith("note: left out r1: it has no llm scores\n")
     assert not (tmp_path / "r.html").exists()
 
 

@@ -66,10 +66,8 @@ def test_engine_kwargs_map_the_settings() -> None:
     settings = ModelSettings(
         model="m",
         backend="vllm",
-        max_model_len=8192,
         seed=7,
-        tensor_parallel_size=2,
-        engine_args={"enforce_eager": True},
+        engine={"max_model_len": 8192, "tensor_parallel_size": 2, "engine_args": {"enforce_eager": True}},
     )
     kwargs = engine_kwargs(settings)
     assert kwargs["model"] == "m" and kwargs["max_model_len"] == 8192 and kwargs["seed"] == 7
@@ -83,7 +81,7 @@ def test_engine_kwargs_map_the_settings() -> None:
 def test_chunked_prefill_is_off_on_cpu_unless_asked_for() -> None:
     settings = ModelSettings(model="m", backend="vllm")
     assert engine_kwargs(settings, on_cpu=True)["enable_chunked_prefill"] is False
-    forced = settings.model_copy(update={"engine_args": {"enable_chunked_prefill": True}})
+    forced = ModelSettings(model="m", backend="vllm", engine={"engine_args": {"enable_chunked_prefill": True}})
     assert engine_kwargs(forced, on_cpu=True)["enable_chunked_prefill"] is True
 
 
@@ -173,7 +171,7 @@ def test_create_says_how_to_install_vllm_when_it_is_missing(monkeypatch: pytest.
 def test_data_parallel_is_refused_with_the_way_to_get_it() -> None:
     require_vllm()
     with pytest.raises(BackendUnavailable, match="data-parallel-size"):
-        vllm_offline.create(ModelSettings(model="m", backend="vllm", data_parallel_size=2))
+        vllm_offline.create(ModelSettings(model="m", backend="vllm", engine={"engine_args": {"data_parallel_size": 2}}))
 
 
 # --- the real engine ----------------------------------------------------------------------------------------------
@@ -197,7 +195,8 @@ def with_settings(backend: VLLMBackend, **changes: object) -> VLLMBackend:
 
 
 def test_offline_backend_on_the_sample(offline_backend: VLLMBackend) -> None:
-    backend = with_settings(offline_backend, batch_size=5)
+    settings = offline_backend.settings
+    backend = with_settings(offline_backend, engine=settings.engine.model_copy(update={"batch_size": 5}))
     requests = sample_requests()
     generations = collect(backend, requests)
     assert sorted(g.key for g in generations) == sorted(r.key for r in requests)
@@ -392,7 +391,7 @@ def test_cli_infer_with_the_offline_engine_then_resume(tiny_model: Path, tmp_pat
     args = [
         "infer", "--backend", "vllm", "--model", tiny_model, "--data", "sample", "--output", tmp_path,
         "--run-name", "tiny", "--max-model-len", 3072, "--max-tokens", 16, "--overlength", "truncate-history",
-        "--batch-size", 16, "--temperature", 1.0, "--extra-body", stop_soon(tiny_model),
+        "--engine-arg", "batch_size=16", "--temperature", 1.0, "--extra-body", stop_soon(tiny_model),
         "--engine-arg", f"kv_cache_memory_bytes={KV_CACHE_BYTES}", "--engine-arg", "enforce_eager=true",
     ]  # fmt: skip
     result = awbench(*args)
@@ -425,4 +424,5 @@ def test_cli_run_against_the_vllm_server_with_a_structured_judge(
     scores = json.loads((tmp_path / "served" / "scores.json").read_text())
     judgments = read_jsonl(tmp_path / "served" / "judges" / scores["judge_id"] / "judgments.jsonl")
     assert len(judgments) == 2 and all(j["status"] == "ok" and 0 <= j["score"] <= 100 for j in judgments)
-    assert 0 <= scores["overall"] <= 100
+    assert 0 <= scores["domains"]["terminal"]["score"] <= 100
+    assert scores["overall"] is None and scores["partial"] == "partial (1 of 7 domains)"  # one domain: no Overall

@@ -4,6 +4,7 @@ import json
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -87,7 +88,8 @@ def test_llm_judge_end_to_end_over_http(out):
     assert {h.get("authorization") or h.get("Authorization") for h in server.headers} == {f"Bearer {SECRET}"}
     scores = json.loads((out / "r" / "scores.json").read_text())
     # (5 + 4 + 3 + 4 + 2) / 5 = 3.6 on 1..5, so 65 on 0..100, in every domain.
-    assert scores["overall"] == pytest.approx(65.0) and set(scores["domains"]) == {"web", "os"}
+    assert [d["score"] for d in scores["domains"].values()] == pytest.approx([65.0, 65.0])
+    assert set(scores["domains"]) == {"web", "os"} and scores["partial"] == "partial (2 of 7 domains)"
     assert scores["domains"]["os"]["dimensions"]["format"] == pytest.approx(100.0)
     _no_secret_in(out / "r")
 
@@ -115,7 +117,7 @@ def test_an_interrupted_judging_resumes_without_asking_again(out):
         script=[Reply(verdict()), Reply(verdict()), Reply(status=401, error_message="key revoked")]
     ) as server:
         first = invoke(*args, "--judge-base-url", server.url)
-    assert first.exit_code == 2 and "key revoked" in first.output
+    assert refusal(first) == (2, "api_refused") and "key revoked" in first.stderr
     with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
         second = invoke(*args, "--judge-base-url", server.url)
     assert second.exit_code == 0, second.output
@@ -250,7 +252,7 @@ def test_changed_settings_are_refused(out):
     ]
     assert invoke(*base).exit_code == 0
     result = invoke(*base, "--temperature", "0.1")
-    assert result.exit_code == 2 and "model.temperature: 0.6 -> 0.1" in result.output
+    assert refusal(result) == (2, "settings_differ") and "model.temperature: 0.6 -> 0.1" in result.stderr
 
 
 def test_export_then_import_round_trips_the_reference_format(out, tmp_path):
@@ -515,7 +517,7 @@ def test_engine_args_are_typed_from_json_when_they_parse():
         "max_num_seqs": 3,
     }
     result = invoke("infer", "--model", "m", "--engine-arg", "no-equals-sign", "--data", "sample")
-    assert result.exit_code == 2 and "--engine-arg expects KEY=VALUE" in result.output
+    assert refusal(result) == (2, "bad_option") and "--engine-arg" in result.stderr
 
 
 def test_a_model_behind_an_endpoint_reports_the_prefix_cache_hit_rate(out):

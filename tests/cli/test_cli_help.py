@@ -158,18 +158,27 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
 def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
     judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
-    assert (
-        len(judge_options) == 33
-    )  # --judge-stop, --judge-tpm, --judge-rpm; and --judge-batch, --judge-batch-fallback, --judge-batch-poll-interval,
-    # --judge-batch-tokens; --judge-prompt-cache-key
+    assert len(judge_options) == 27  # the in-process judge's engine: --judge-engine-arg alone
     assert all("[default: " in lines[o] for o in judge_options)
+
+
+def test_run_lists_at_most_66_options_in_groups():
+    """Issue 39: each engine setting once, in config.EngineSettings; the candidate's most used ones as options, any
+    other (and every one of the judge's engine) as a KEY=VALUE pair."""
+    lines = option_help(["run"])
+    assert len(lines) <= 66
+    assert "--engine-arg" in lines and "--judge-engine-arg" in lines
+    assert not {"--dtype", "--batch-size", "--judge-max-model-len", "--judge-batch-size"} & lines.keys()
 
 
 def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judge():
     for command, panels in (
-        (["run"], ["Data and selection", "Model and sampling", "Output", "Judge", "Scoring"]),
-        (["infer"], ["Data and selection", "Model and sampling", "Output"]),
-        (["judge", "r"], ["Judge", "Output"]),
+        (
+            ["run"],
+            ["Data and selection", *MODEL_PANELS, "Output", *JUDGE_PANELS, "Scoring"],
+        ),
+        (["infer"], ["Data and selection", *MODEL_PANELS, "Output"]),
+        (["judge", "r"], [*JUDGE_PANELS, "Output"]),
         (["score", "r"], ["Scoring", "Output"]),
     ):
         text = runner.invoke(app, [*command[:1], "--help"], env={"COLUMNS": "200"}).stdout
@@ -178,6 +187,10 @@ def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judg
         assert ("--config" in lines and "--print-config" in lines) == (command[0] != "score")
     model = ModelSettings(model="m", backend="openai")
     assert option_help(["infer"])["--concurrency"].endswith(f"[default: {model.concurrency}]")
+
+
+MODEL_PANELS = ["Model and sampling", "Model endpoint (--base-url)", "Model engine (--backend vllm: in this process)"]
+JUDGE_PANELS = ["Judge", "Judge endpoint and engine", "Judge cost and Batch API"]
 
 
 def test_the_command_list_folds_each_summary_at_the_terminal_width():

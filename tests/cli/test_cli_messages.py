@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
@@ -172,11 +173,7 @@ def test_a_scoring_option_given_to_score_is_said_to_stay(results):
 
 def test_show_dimension_on_a_rule_evaluation_says_it_has_no_dimensions(results):
     result = invoke("show", "ruled", "--output", results, "--worst", "2", "--dimension", "realism")
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "error: the rule judge scores no rubric dimension (format, factuality, consistency, realism, quality): "
-        "--dimension needs an LLM judge's evaluation (--judge llm, or its id)\n",
-    )
+    assert refusal(result) == (2, "bad_option") and "--dimension needs an LLM judge's evaluation" in result.stderr
     assert invoke("show", "both", "--output", results, "--worst", "2", "--dimension", "realism").exit_code == 0
 
 
@@ -234,9 +231,9 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
             "--base-url): leave it out\n",
         ),
         (
-            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-max-model-len", "9", "--judge-dtype", "half"],
-            "error: --judge-max-model-len, --judge-dtype do not apply to the openai judge backend (they are for the "
-            "in-process judge, --judge-backend vllm): leave them out\n",
+            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-engine-arg", "max_model_len=9"],
+            "error: --judge-engine-arg does not apply to the openai judge backend (they are for the "
+            "in-process judge, --judge-backend vllm): leave it out\n",
         ),
     ],
 )
@@ -354,9 +351,8 @@ def test_a_judge_added_to_a_capped_run_says_the_cap_it_kept(monkeypatch, tmp_pat
     with FakeOpenAIServer() as server:
         result = invoke("judge", "baseline-oracle__rules", "--output", tmp_path, "--judge-model", "my-judge",
                         "--judge-base-url", server.url)  # fmt: skip
-    assert (result.exit_code, result.stderr) == (
-        2,
-        "error: --max-cost 5 (given, or kept from the run's judge settings) needs the price of judge model "
-        "'my-judge': give --judge-price-in and --judge-price-out (USD per million tokens)\n",
+    assert refusal(result) == (2, "cost_unknown")
+    assert (
+        "--max-cost 5 (given, or kept from the run's judge settings)" in result.stderr and "'my-judge'" in result.stderr
     )
     assert server.requests == []

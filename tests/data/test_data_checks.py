@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from refusals import refusal
 from test_dataset import info_fixture, rec, tiny_tokenizer, write
 from typer.testing import CliRunner
 
@@ -619,11 +620,8 @@ def test_info_says_how_repeated_keys_are_evaluated_and_what_was_left_out(tmp_pat
 def test_info_tokenizer_without_transformers_is_one_line_and_exit_2(monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)
     result = runner.invoke(app, ["data", "info", "sample", "--tokenizer", "Qwen/Qwen3-8B"])
-    assert result.exit_code == 2
-    assert (
-        result.output.strip()
-        == f"error: counting tokens (--tokenizer) needs transformers, which is not installed: {TOKENS}"
-    )
+    assert refusal(result) == (2, "missing_extra") and result.stderr.count("\n") == 1
+    assert "needs transformers" in result.stderr and TOKENS in result.stderr
 
 
 def test_a_run_does_not_repeat_the_duplicate_key_note(tmp_path):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, Grade, make_run, write_data
 from typer.testing import CliRunner
 
@@ -46,10 +47,6 @@ GRADES: dict[str, Grade] = {
 
 def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
-
-
-def errors_of(output: str) -> list[str]:
-    return [line for line in output.splitlines() if line.startswith("error: ")]
 
 
 def key(domain: str, t: int) -> str:
@@ -274,10 +271,7 @@ def test_a_source_url_becomes_the_source_of_every_entry(full, tmp_path):
     assert all(e.source_url == url and e.source_name == name for e in check_with_huggingface_hub(text))
 
     bad = invoke("export", store.path, "--hf-eval-results", tmp_path / "other", "--hf-source-url", "logs/")
-    assert bad.exit_code == 2
-    assert errors_of(bad.output) == [
-        "error: --hf-source-url 'logs/' is not an http(s) URL: the Hub links the result's source to it"
-    ]
+    assert refusal(bad) == (2, "bad_option") and "--hf-source-url 'logs/'" in bad.stderr
     assert not (tmp_path / "other").exists()
 
 
@@ -308,11 +302,7 @@ def test_a_rubric_evaluation_with_failures_at_zero_says_why_it_is_not_comparable
 def test_a_subset_is_refused_unless_allowed_and_then_said(small, tmp_path):
     repo = tmp_path / "repo"
     result = invoke("export", small.path, "--hf-eval-results", repo)
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert errors_of(result.output) == [
-        "error: run small is not the full benchmark (5 of 2,170 samples): the Hub ranks its results with full-benchmark "
-        "scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"
-    ]
+    assert refusal(result) == (2, "subset") and "(5 of 2,170 samples)" in result.stderr
     assert not repo.exists()
 
     result = invoke("export", small.path, "--hf-eval-results", repo, "--allow-subset")
@@ -344,32 +334,22 @@ def test_a_selection_is_named_in_the_subset(tmp_path):
     )
     store.write_manifest(manifest.model_copy(update={"config": config}))
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo")
-    assert errors_of(result.output) == [
-        "error: run sel is not the full benchmark (5 of 2,170 samples, --domains mcp --limit 2): the Hub ranks its "
-        "results with full-benchmark scores; pass --allow-subset to write them anyway, labelled as a subset in the notes"
-    ]
+    assert refusal(result) == (2, "subset") and "(5 of 2,170 samples, --domains mcp --limit 2)" in result.stderr
 
 
 def test_the_rule_judge_is_refused_and_an_llm_evaluation_beside_it_is_taken(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     rules_only = make_run(tmp_path / "results", "ro", data, {"mcp/m0/1": 4}, rules={"mcp/m0/1": 0.5}, llm=False)
-    refusal = (
-        "error: judge rules-v1 of run {run} is the rule judge: its scores are a rule-based similarity to the "
-        "ground truth, not AgentWorldBench's metric (the LLM judge's rubric score), and the Hub's format has no "
-        "field to tell them apart, so they would be ranked as LLM-judge scores; judge the run with an LLM "
-        "(`awbench judge {run} --judge-model MODEL`) and export that evaluation"
-    )
     for extra in ([], ["--judge", "rules"], ["--allow-subset"]):
         result = invoke("export", rules_only.path, "--hf-eval-results", tmp_path / "repo", *extra)
-        assert result.exit_code == 2 and "Traceback" not in result.output
-        assert errors_of(result.output) == [refusal.format(run="ro")]
+        assert refusal(result) == (2, "rule_judge") and "`awbench judge ro --judge-model MODEL`" in result.stderr
     assert not (tmp_path / "repo").exists()
 
     both = make_run(
         tmp_path / "results", "both", data, judged({"mcp/m0/1": 4, "search/s0/1": 4}), rules={"mcp/m0/1": 0.5}
     )
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--judge", "rules", "--allow-subset")
-    assert errors_of(result.output) == [refusal.format(run="both")]
+    assert refusal(result) == (2, "rule_judge")
     result = invoke("export", both.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
     assert result.exit_code == 0, result.output
     entries = check_eval_results((tmp_path / "repo" / EVAL_RESULTS_FOLDER / FILE_NAME).read_text())
@@ -379,12 +359,7 @@ def test_the_rule_judge_is_refused_and_an_llm_evaluation_beside_it_is_taken(tmp_
 def test_a_run_without_scores_is_refused(small, tmp_path):
     (small.evaluation("llm-small").scores_path).unlink()
     result = invoke("export", small.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: run small has no scores from judge llm-small yet: finish it with the same `awbench run` command or "
-        f"`awbench judge {small.path}` (with a higher --max-cost if the cap stopped it); `awbench score` shows an "
-        "unfinished run's scores, which are never ranked"
-    ]
+    assert refusal(result) == (2, "not_scored") and f"`awbench judge {small.path}`" in result.stderr
 
     manifest = small.read_manifest()
     unjudged = RunStore(tmp_path / "results" / "unjudged")
@@ -397,8 +372,7 @@ def test_a_run_without_scores_is_refused(small, tmp_path):
         )
     )
     result = invoke("export", unjudged.path, "--hf-eval-results", tmp_path / "repo")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == ["error: run unjudged has not been judged yet: run `awbench judge unjudged`"]
+    assert refusal(result) == (2, "not_judged") and "`awbench judge unjudged`" in result.stderr
     assert not (tmp_path / "repo").exists()
 
 
@@ -406,44 +380,28 @@ def test_a_domain_without_a_score_is_refused(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     store = make_run(tmp_path / "results", "gap", data, judged({"mcp/m0/1": 4, "search/s0/1": None}), policy="exclude")
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        "error: run gap has no Search score from judge llm-gap (nothing in the domain was scored): its Overall leaves "
-        "the domain out, which the benchmark's Overall does not"
-    ]
+    assert refusal(result) == (2, "not_scored") and "run gap has no Search score" in result.stderr
 
 
 def test_an_unknown_judge_is_refused(tmp_path):
     data = write_data(tmp_path / "data", SMALL)
     store = make_run(tmp_path / "results", "anon", data, {"mcp/m0/1": 4}, judge_model="imported")
     result = invoke("export", store.path, "--hf-eval-results", tmp_path / "repo", "--allow-subset")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        "error: the judge of llm-anon is not known (the run was imported without --judge-model): the results must name "
-        "the judge model; import the file again with --judge-model"
-    ]
+    assert refusal(result) == (2, "judge_model_unknown") and "llm-anon" in result.stderr
 
 
 def test_dir_a_file_is_refused_naming_it(small, tmp_path):
     target = tmp_path / "model"
     target.write_text("keep me")
     result = invoke("export", small.path, "--hf-eval-results", target, "--allow-subset")
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert errors_of(result.output) == [
-        f"error: --hf-eval-results {target} is a file: give a directory (a checkout of the model's repository, or an "
-        f"empty one) to write .eval_results/{FILE_NAME} into"
-    ]
+    assert refusal(result) == (2, "not_a_directory") and f"--hf-eval-results {target}" in result.stderr
     assert target.read_text() == "keep me"
 
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / EVAL_RESULTS_FOLDER).write_text("not a folder")
     result = invoke("export", small.path, "--hf-eval-results", repo, "--allow-subset")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: {repo / EVAL_RESULTS_FOLDER} is a file: the Hub reads evaluation results from a folder of that name; "
-        "move the file away"
-    ]
+    assert refusal(result) == (2, "not_a_directory") and str(repo / EVAL_RESULTS_FOLDER) in result.stderr
 
 
 def test_the_file_is_replaced_whole_and_a_refusal_leaves_it(small, tmp_path):
@@ -465,13 +423,9 @@ def test_the_file_is_replaced_whole_and_a_refusal_leaves_it(small, tmp_path):
 
 def test_export_needs_one_destination_and_can_write_both(small, tmp_path):
     result = invoke("export", small.path)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        "error: give --official DIR (the reference script's files) or --hf-eval-results "
-        "DIR (the Hub's evaluation results), or both"
-    ]
+    assert refusal(result) == (2, "bad_option") and "--official DIR" in result.stderr
     result = invoke("export", small.path, "--official", tmp_path / "o", "--allow-subset")
-    assert errors_of(result.output) == ["error: --allow-subset and --hf-source-url go with --hf-eval-results"]
+    assert refusal(result) == (2, "bad_option") and "--allow-subset" in result.stderr
     result = invoke(
         "export", small.path, "--official", tmp_path / "o", "--hf-eval-results", tmp_path / "m", "--allow-subset"
     )

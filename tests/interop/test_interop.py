@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from refusals import refusal
 from runs_helpers import Grade, make_run, write_data
 from typer.testing import CliRunner
 
@@ -388,13 +389,10 @@ def test_a_file_of_another_kind_is_refused_in_one_line(tmp_path, out, make, mess
 
 def test_a_directory_or_a_missing_file_is_refused(tmp_path, out):
     result = invoke("import", tmp_path, "--run-name", "r", "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: {tmp_path} is a directory: give the reference script's predictions.jsonl or judged.jsonl"
-    ]
+    assert refusal(result) == (2, "not_a_file") and str(tmp_path) in result.stderr
     missing = tmp_path / "nowhere.jsonl"
     result = invoke("import", missing, "--run-name", "r", "--output", out)
-    assert result.exit_code == 2 and errors_of(result.output) == [f"error: no such file: {missing}"]
+    assert refusal(result) == (2, "no_such_file") and str(missing) in result.stderr
     assert_nothing_imported(out)
 
 
@@ -442,11 +440,8 @@ def test_an_awbench_run_file_is_recognised_and_refused_in_one_line(
         monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # what `import inspect_ai.log` finds uninstalled
     path = awbench_run / name
     result = invoke("import", path, "--run-name", "x", "--output", tmp_path / "results")
-    assert result.exit_code == 2, result.output
-    assert errors_of(result.output) == [
-        f"error: {path} is {kind}, not a file of the reference script: awbench runs are used as they are, without "
-        f"importing (awbench score {awbench_run}, awbench leaderboard {awbench_run.parent})"
-    ]
+    assert refusal(result) == (2, "not_a_reference_file"), result.output
+    assert f"{path} is {kind}" in result.stderr and f"awbench score {awbench_run}," in result.stderr
     assert_nothing_imported(tmp_path / "results")
 
 
@@ -462,11 +457,7 @@ def test_an_awbench_file_outside_its_run_and_a_rewards_file_are_recognised(awben
         (rewards, "an awbench rewards file (awbench score --reward)"),
     ):
         result = invoke("import", path, "--run-name", "x", "--output", tmp_path / "results")
-        assert result.exit_code == 2
-        assert errors_of(result.output) == [
-            f"error: {path} is {kind}, not a file of the reference script: awbench runs are used as they are, without "
-            "importing (awbench score RUN, awbench leaderboard DIR)"
-        ]
+        assert refusal(result) == (2, "not_a_reference_file") and f"{path} is {kind}" in result.stderr
 
 
 # --- Valid files: scored as the reference scores them --------------------------------------------------------
@@ -505,21 +496,20 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
         "2 rows failed (failed 1.0: 1 without a generation, 1 the judge could not score): left out of the scores, "
         "as the reference leaves them out (failure policy exclude)"
     ) in result.output
-    assert "overall 64.17 (macro), 63.00 (micro)" in result.output
+    assert "Overall: partial (2 of 7 domains)" in result.output  # no Overall: two domains of seven
 
     scores = json.loads((out / "back" / "scores.json").read_text())
-    assert scores["overall_micro"] == pytest.approx(reference_overall(rows)) == pytest.approx(63.0)
-    assert scores["overall"] == pytest.approx((70.0 + 100 * (10 / 3 - 1) / 4) / 2)
+    assert (scores["overall"], scores["overall_micro"], scores["partial"]) == (None, None, "partial (2 of 7 domains)")
     assert scores["failure_policy"] == "exclude"
     os_, web = scores["domains"]["os"], scores["domains"]["web"]
     assert (os_["n"], os_["failed"], os_["unscored"], os_["scored"]) == (4, 1, 1, 2)
     assert os_["score"] == pytest.approx(70.0) and web["score"] == pytest.approx(100 * (10 / 3 - 1) / 4)
     assert web["dimensions"]["quality"] == pytest.approx(75.0)  # (3 + 5) / 2: the 0 is left out, as the reference does
     reference = scores["reference"]  # what eval.py prints for this file
-    assert reference["overall_printed"] == pytest.approx(63.0)
+    assert reference["overall_printed"] == pytest.approx(reference_overall(rows)) == pytest.approx(63.0)
     assert reference["domains"]["os"]["score"] == pytest.approx(70.0) and reference["domains"]["os"]["valid"] == 2
     assert reference["domains"]["web"]["dimensions"]["quality"] == pytest.approx(75.0)
-    assert reference["overall"] == pytest.approx(scores["overall"]) and reference["differing"] == 0
+    assert reference["overall"] is None and reference["differing"] == 0
 
     run = RunStore(out / "back")
     (evaluation,) = run.evaluations()
@@ -535,9 +525,7 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
     assert partial.status == "partial" and set(partial.dimensions) == set(DIMENSIONS) - {"quality"}
 
     again = invoke("score", "back", "--output", out)  # reloading the samples from the imported file
-    assert json.loads((out / "back" / "scores.json").read_text())["overall"] == pytest.approx(scores["overall"]), (
-        again.output
-    )
+    assert json.loads((out / "back" / "scores.json").read_text())["domains"] == scores["domains"], again.output
     board = invoke("leaderboard", "--output", out)
     # two domains of seven: the domains are shown, no Overall, marked partial
     assert board.exit_code == 0 and "back" in board.output and "partial (2 of 7 domains)" in board.output, board.output
@@ -563,7 +551,7 @@ def test_encoding_marks_and_line_ends_are_accepted(tmp_path, out, encode):
     path.write_bytes(encode(lines_of(mixed_rows())))
     result = invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out)
     assert result.exit_code == 0, result.output
-    assert json.loads((out / "r" / "scores.json").read_text())["overall_micro"] == pytest.approx(63.0)
+    assert json.loads((out / "r" / "scores.json").read_text())["reference"]["overall_printed"] == pytest.approx(63.0)
 
 
 def test_suspicious_rows_import_with_a_warning_each(tmp_path, out):
@@ -586,7 +574,7 @@ def test_suspicious_rows_import_with_a_warning_each(tmp_path, out):
         "generation, where the reference scored it",
     ]
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == pytest.approx(65.0)
+    assert scores["domains"]["os"]["score"] == pytest.approx(65.0)
     assert (scores["domains"]["os"]["unscored"], scores["domains"]["os"]["failed"]) == (1, 1)
     assert json.loads((out / "r" / "run.json").read_text())["config"]["data"]["source"] == str(path.resolve())
 
@@ -654,8 +642,7 @@ def test_an_existing_run_is_replaced_only_with_overwrite(tmp_path, out):
     path.write_bytes(lines_of(three_rows()))
     assert invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out).exit_code == 0
     again = invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out)
-    assert again.exit_code == 2
-    assert errors_of(again.output) == [f"error: run {out / 'r'} exists already; use --overwrite to replace it"]
+    assert refusal(again) == (2, "run_exists")
     path.write_bytes(lines_of(three_rows()[:2]))
     replaced = invoke("import", path, "--run-name", "r", "--judge-model", "j2", "--output", out, "--overwrite")
     assert replaced.exit_code == 0, replaced.output
@@ -671,7 +658,7 @@ def test_a_run_in_use_is_not_replaced(tmp_path, out):
     before = (out / "r" / "run.json").read_bytes()
     with RunStore(out / "r").locked():  # as a running `awbench judge r` holds it
         result = invoke("import", path, "--run-name", "r", "--judge-model", "j2", "--output", out, "--overwrite")
-    assert result.exit_code == 2 and f"error: run {out / 'r'} is in use by process " in result.output
+    assert refusal(result) == (2, "run_locked")
     assert (out / "r" / "run.json").read_bytes() == before
     assert [p.name for p in out.iterdir()] == ["r"]
 
@@ -682,10 +669,7 @@ def test_a_directory_that_is_not_a_run_is_never_replaced(tmp_path, out):
     (out / "r").mkdir(parents=True)
     (out / "r" / "notes.txt").write_text("mine")
     result = invoke("import", path, "--run-name", "r", "--output", out, "--overwrite")
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: {out / 'r'} exists and is not an awbench run (it has no run.json); choose another --run-name, or remove it"
-    ]
+    assert refusal(result) == (2, "not_a_run") and str(out / "r") in result.stderr
     assert [p.name for p in (out / "r").iterdir()] == ["notes.txt"] and len(list(out.iterdir())) == 1
     (out / "r" / "notes.txt").unlink()  # an empty directory is taken
     assert invoke("import", path, "--run-name", "r", "--output", out).exit_code == 0
@@ -696,11 +680,7 @@ def test_a_run_name_must_be_a_plain_name(tmp_path, out, name):
     path = tmp_path / "judged.jsonl"
     path.write_bytes(lines_of(three_rows()))
     result = invoke("import", path, "--run-name", name, "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --run-name: must be a plain name (no '/', not starting with '.'): the run's directory under --output; "
-        f"got {name!r}"
-    ]
+    assert refusal(result) == (2, "bad_option") and result.stderr.startswith("error: --run-name: ")
     assert_nothing_imported(out)
 
 
@@ -710,11 +690,7 @@ def test_a_run_name_must_be_printable(tmp_path, out, name):
     path = tmp_path / "judged.jsonl"
     path.write_bytes(lines_of(three_rows()))
     result = invoke("import", path, "--run-name", name, "--output", out)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --run-name: must be printable (no control characters such as a newline or tab): U+{ord(name[1]):04X} "
-        f"at position 1; got {name!r}"
-    ]
+    assert refusal(result) == (2, "bad_option") and f"U+{ord(name[1]):04X} at position 1" in result.stderr
     assert_nothing_imported(out)
 
 
@@ -796,18 +772,11 @@ def test_export_onto_a_file_or_into_a_run_is_refused(awbench_run, tmp_path):
     target = tmp_path / "official"
     target.write_text("keep me")
     result = invoke("export", awbench_run, "--official", target)
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert errors_of(result.output) == [
-        f"error: --official {target} is a file: give a directory to write predictions.jsonl and judged.jsonl into"
-    ]
+    assert refusal(result) == (2, "not_a_directory") and f"--official {target}" in result.stderr
     assert target.read_text() == "keep me"
     before = (awbench_run / "predictions.jsonl").read_bytes()
     result = invoke("export", awbench_run, "--official", awbench_run)
-    assert result.exit_code == 2
-    assert errors_of(result.output) == [
-        f"error: --official {awbench_run} is the run directory {awbench_run.resolve()}, whose files only awbench's run "
-        "commands write: give a path outside every run"
-    ]
+    assert refusal(result) == (2, "output_in_run")
     assert (awbench_run / "predictions.jsonl").read_bytes() == before
     beneath = invoke("export", awbench_run, "--official", target / "sub")
     assert beneath.exit_code == 2 and "Traceback" not in beneath.output and str(target / "sub") in beneath.output

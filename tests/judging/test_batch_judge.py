@@ -18,6 +18,7 @@ import pytest
 from fake_batch_api import FakeBatchAPI, Outcome
 from fake_openai import FakeOpenAIServer, Reply
 from judge_requests import judge_request_for
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -196,7 +197,7 @@ def test_a_run_judged_in_batch_end_to_end_with_exact_scores(out: Path) -> None:
     assert len(records) == n and all(r.status == "ok" and r.score == 65.0 for r in records.values())
     assert all(r.verdicts[0].attempts == 1 for r in records.values())
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == pytest.approx(65.0)
+    assert [d["score"] for d in scores["domains"].values()] == pytest.approx([65.0] * len(scores["domains"]))
     # the judge is the direct judge: same id
     direct_id = create(JudgeSettings(model="judge-x", base_url=api.url)).id
     assert evaluation_dir(out).name == direct_id and scores["judge_id"] == direct_id
@@ -224,7 +225,7 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
         "low",
         "--judge-extra-body",
         '{"top_k": 20}',
-        "--judge-prompt-cache-key",
+        "--prompt-cache-key",
     ]
     with FakeOpenAIServer(
         responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))
@@ -358,7 +359,7 @@ def test_a_batch_judge_refused_at_its_first_upload_leaves_the_run_as_it_was(out:
             "--output",
             out,
         )
-    assert result.exit_code == 2 and "401" in result.output and "Incorrect API key" in result.output
+    assert refusal(result) == (2, "api_refused") and "Incorrect API key" in result.stderr
     assert api.uploads == [] and api.created == []
     after = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
     assert after == before

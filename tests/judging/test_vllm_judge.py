@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from judge_requests import judge_request_for
 from tokenizers import Tokenizer
 from vllm_fixtures import (
@@ -32,6 +31,7 @@ from awbench.backends.vllm_offline import BackendUnavailable, VLLMBackend
 from awbench.config import DataSettings, JudgeSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
+from awbench.errors import SettingsError
 from awbench.judging import create_judges, requests_of
 from awbench.judging.llm import openai_judge
 from awbench.judging.llm.prompts import load_prompt_set, render_messages
@@ -93,27 +93,22 @@ def test_the_cli_builds_the_judge_engine_settings() -> None:
     def _judge_settings(base: JudgeSettings | None, given: dict[str, Any]) -> JudgeSettings:
         return cli_judge_settings(base, Options({}, given))
 
-    options = {
-        "judge_backend": "vllm",
-        "judge_model": "/models/judge",
-        "judge_max_model_len": 4096,
-        "judge_engine_arg": ["enforce_eager=true", "kv_cache_memory_bytes=1024"],
-        "judge_batch_size": 8,
-        "judge_gpu_memory_utilization": 0.4,
-        "judge_tensor_parallel_size": 2,
-        "judge_dtype": "bfloat16",
-    }
+    pairs = ["max_model_len=4096", "enforce_eager=true", "kv_cache_memory_bytes=1024", "batch_size=8"]
+    pairs += ["gpu_memory_utilization=0.4", "tensor_parallel_size=2", "dtype=bfloat16"]
+    options = {"judge_backend": "vllm", "judge_model": "/models/judge", "judge_engine_arg": pairs}
     settings = _judge_settings(None, options)
     assert settings.backend == "vllm" and settings.model == "/models/judge"
-    engine = settings.engine
+    engine = settings.engine  # awbench's own settings in their fields, the other vllm.LLM arguments as given
     assert (engine.max_model_len, engine.batch_size, engine.gpu_memory_utilization) == (4096, 8, 0.4)
-    assert (engine.tensor_parallel_size, engine.dtype) == (2, "bfloat16")
-    assert engine.engine_args == {"enforce_eager": True, "kv_cache_memory_bytes": 1024}
-    resumed = _judge_settings(settings, {"judge_batch_size": 16})  # `awbench judge RUN`: the run's judge, one change
+    assert engine.tensor_parallel_size == 2
+    assert engine.engine_args == {"enforce_eager": True, "kv_cache_memory_bytes": 1024, "dtype": "bfloat16"}
+    # `awbench judge RUN`: the run's judge, each pair given one change
+    resumed = _judge_settings(settings, {"judge_engine_arg": ["batch_size=16", "enforce_eager=false"]})
     assert resumed.engine.batch_size == 16 and resumed.engine.max_model_len == 4096 and resumed.backend == "vllm"
+    assert resumed.engine.engine_args == {"enforce_eager": False, "kv_cache_memory_bytes": 1024, "dtype": "bfloat16"}
     served = _judge_settings(settings, {"judge_base_url": "http://127.0.0.1:9/v1"})  # an endpoint: back to HTTP
     assert served.backend == "openai" and served.base_url == "http://127.0.0.1:9/v1"
-    with pytest.raises(typer.Exit):
+    with pytest.raises(SettingsError, match="--judge-base-url is for --judge-backend openai"):
         _judge_settings(None, {"judge_backend": "vllm", "judge_base_url": "http://127.0.0.1:9/v1"})
 
 
@@ -374,7 +369,7 @@ def test_a_pipelined_run_shares_the_candidates_engine(
 
     monkeypatch.setattr(vllm_offline, "start_engine", no_new_engine)
     model = offline_settings(tiny_model, extra_body=json.loads(stop_soon(tiny_model)))
-    engine = {"max_model_len": MAX_MODEL_LEN, "engine_args": model.engine_args, "batch_size": 4}
+    engine = model.engine.model_copy(update={"batch_size": 4})
     judge = JudgeSettings(
         model=str(tiny_model),
         backend="vllm",
@@ -400,7 +395,7 @@ def test_a_pipelined_run_shares_the_candidates_engine(
     assert judge_id is not None
     judgments = read_jsonl(tmp_path / "shared" / "judges" / judge_id / "judgments.jsonl")
     assert len(judgments) == 3 and all(j["status"] == "ok" for j in judgments)
-    assert outcome.scores.overall is not None
+    assert outcome.scores.domains["terminal"].score is not None  # one domain: no Overall, a partial label
     assert before >= 1 and users() == before  # the run's candidate and judge used it, and released it
 
 
@@ -414,7 +409,8 @@ def test_cli_run_with_the_in_process_judge(tiny_model: Path, tmp_path: Path, mon
         "run", "--model", "baseline:oracle", "--data", "sample", "--domains", "terminal", "--limit", 3,
         "--output", tmp_path, "--run-name", "local", "--judge-backend", "vllm", "--judge-model", tiny_model,
         "--judge-structured", "--judge-max-tokens", 512, "--judge-extra-body", json.dumps(terse(tiny_model)),
-        "--judge-max-model-len", MAX_MODEL_LEN, "--judge-batch-size", 4, "--judge-samples", 2,
+        "--judge-engine-arg", f"max_model_len={MAX_MODEL_LEN}", "--judge-engine-arg", "batch_size=4",
+        "--judge-samples", 2,
         "--judge-engine-arg", f"kv_cache_memory_bytes={KV_CACHE_BYTES}", "--judge-engine-arg", "enforce_eager=true",
     ]  # fmt: skip
     result = awbench(*args)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from reliability_helpers import (
     CANDIDATE_MODEL,
     JUDGE_MODEL,
@@ -380,7 +381,7 @@ def test_a_key_refused_at_the_endpoint_check_exits_2_and_sends_nothing(role: str
     with FakeOpenAIServer(models=Reply(status=401, error_message="Incorrect API key provided")) as server:
         result = cli(*args_for(role, server.url, tmp_path / "results"))
     no_traceback(result)
-    assert result.exit_code == 2 and "refused the key" in result.output and "HTTP 401" in result.output
+    assert refusal(result) == (2, "api_refused") and "HTTP 401" in result.stderr
     assert server.model_checks == 1 and server.requests == []
     assert not (tmp_path / "results" / "r").exists()
 

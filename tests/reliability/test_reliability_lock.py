@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from reliability_helpers import (
     CANDIDATE_MODEL,
     JUDGE_MODEL,
@@ -103,7 +104,7 @@ def test_a_second_identical_run_exits_2_naming_the_holder_and_sends_nothing(tmp_
     pid, host, started = holder.groups()
     assert (int(pid), host) == (first.pid, socket.gethostname())
     assert 0 <= (datetime.now(timezone.utc) - datetime.fromisoformat(started)).total_seconds() < 300
-    assert during.exit_code == 2 and f"process {first.pid}" in during.output
+    assert refusal(during) == (2, "run_locked") and f"process {first.pid}" in during.stderr
     assert before == after == (1, 1, 1, 0)  # the second process made no check and no call
     # The first finished normally, and the endpoints saw each sample once per role, not twice.
     assert (len(candidate.requests), len(judge.requests)) == (N, N)

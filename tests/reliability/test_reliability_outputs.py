@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from refusals import refusal
 from reliability_helpers import awbench, awbench_limited, cli, jsonl_lines, no_traceback
 from runs_helpers import MCP, SMALL, make_run, write_data
 
@@ -220,7 +221,7 @@ def test_an_output_into_a_run_is_refused_and_the_run_is_untouched(case: str, res
     fields = {"run": results / "r", "results": results, "tmp": tmp_path}
     result = cli(*(arg.format(**fields) for arg in args))
     refused(result, tmp_path / target)
-    assert f"error: {option} {tmp_path / target} " in result.stderr.replace("\n", "")
+    assert refusal(result) == (2, "output_in_run") and option in result.stderr
     assert f"the run directory {(results / 'r').resolve()}" in result.stderr.replace("\n", "")
     assert tree(tmp_path) == before
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from refusals import refusal
 from reliability_helpers import (
     CANDIDATE_MODEL,
     JUDGE_MODEL,
@@ -31,7 +32,7 @@ from reliability_helpers import (
     no_traceback,
 )
 
-from awbench.config import JudgeEngineSettings, JudgeSettings, ModelSettings
+from awbench.config import EngineSettings, JudgeSettings, ModelSettings
 from awbench.redact import (
     holds_mask,
     looks_like_key,
@@ -437,10 +438,7 @@ def test_a_source_link_with_a_key_is_not_published(tmp_path: Path) -> None:
     link = f"https://logs.example/run-r?X-Amz-Signature={URL_KEY}"
     result = cli("export", "r", "--output", results, "--hf-eval-results", tmp_path / "model", "--hf-source-url", link)
     no_traceback(result)
-    assert result.exit_code == 2
-    assert result.stderr.startswith(
-        "error: --hf-source-url https://logs.example/run-r?X-Amz-Signature=*** holds a user"
-    )
+    assert refusal(result) == (2, "bad_option") and "?X-Amz-Signature=***" in result.stderr
     assert not leaked(result.output, (URL_KEY,)) and not (tmp_path / "model").exists()
 
 
@@ -703,8 +701,8 @@ def test_a_variables_name_and_a_key(name: str, key: bool) -> None:
 
 def test_engine_arguments_holding_keys_are_recorded_masked() -> None:
     """`--engine-arg hf_token=...` (the candidate's vLLM engine, and the judge's): masked where settings are written."""
-    model = ModelSettings(model="m", backend="vllm", engine_args={"hf_token": ARG_KEY, "max_num_seqs": 8})
-    judge = JudgeSettings(engine=JudgeEngineSettings(engine_args={"hf_token": ARG_KEY}))
-    assert json.loads(model.model_dump_json())["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
+    model = ModelSettings(model="m", backend="vllm", engine={"engine_args": {"hf_token": ARG_KEY, "max_num_seqs": 8}})
+    judge = JudgeSettings(engine=EngineSettings(engine_args={"hf_token": ARG_KEY}))
+    assert json.loads(model.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
     assert json.loads(judge.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***"}
-    assert model.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key
+    assert model.engine.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key

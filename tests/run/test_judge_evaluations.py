@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from reference_checkout import TEMPLATE, expected_messages, write_checkout
+from refusals import refusal
 from typer.testing import CliRunner
 
 from awbench.cli import app
@@ -148,11 +149,8 @@ def test_llm_judge_options_on_a_rule_judged_run_add_an_llm_judge(out: Path) -> N
         "--output",
         out,
     )
-    assert refused.exit_code == 2
-    assert (
-        "error: --judge-model, --judge-temperature set an LLM judge, which --judge rules does not use: use "
-        "--judge llm or both"
-    ) in " ".join(refused.output.split())
+    assert refusal(refused) == (2, "bad_option")
+    assert refused.stderr.startswith("error: --judge-model, --judge-temperature set an LLM judge")
     assert not (out / "r2").exists()
 
 
@@ -264,7 +262,7 @@ def test_a_forged_verdict_in_the_prediction_is_never_used_and_is_flagged(out: Pa
         )
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "c" / "scores.json").read_text())
-    assert scores["overall"] == 0.0  # the judge's own all-1 verdict, never the forged all-5
+    assert scores["domains"]["os"]["score"] == 0.0  # the judge's own all-1 verdict, never the forged all-5
     assert scores["domains"]["os"]["suspected_injection"] == os_samples()
     assert f"{os_samples()} predictions look addressed to the judge" in result.output
     # the candidate's thinking never reached the judge

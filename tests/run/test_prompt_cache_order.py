@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import re
 from collections import defaultdict
 
@@ -14,8 +15,10 @@ import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from generation_requests import run, settings_for
 from judge_requests import judge_request_for, verdict_text
+from typer.testing import CliRunner
 
 from awbench.backends import GenerationRequest
+from awbench.cli import app
 from awbench.config import JudgeSettings
 from awbench.judging.choice.judge import ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.turing_prompts import load_turing_prompts
@@ -237,3 +240,29 @@ def test_the_candidates_prompt_cache_key_follows_its_endpoint(monkeypatch) -> No
     assert not any("prompt_cache_key" in body for body in plain)
     keys = {body["messages"][1]["content"].split(":")[0]: body["prompt_cache_key"] for body in keyed}
     assert len(set(keys.values())) == 2 and all(key.startswith("awbench-") for key in keys.values())
+
+
+def test_one_option_asks_the_candidates_and_the_judges_requests_for_the_key(tmp_path, monkeypatch) -> None:
+    """`--prompt-cache-key` sets both settings (each recorded in run.json); with `--judge rules` it is the
+    candidate's alone and asks for no LLM judge."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-order")
+    with FakeOpenAIServer(responder=lambda b: Reply(verdict_text() if judging(b) else ANSWER)) as server:
+        common = ["run", "--model", "world-model", "--base-url", server.url, "--data", "sample", "--domains", "os"]
+        both = CliRunner().invoke(
+            app,
+            [*common, "--judge-model", "judge", "--judge-base-url", server.url, "--prompt-cache-key"]
+            + ["--output", str(tmp_path / "a")],
+        )
+        assert both.exit_code == 0, both.output
+        sent = len(server.requests)
+        rules = CliRunner().invoke(
+            app, [*common, "--judge", "rules", "--prompt-cache-key", "--output", str(tmp_path / "b")]
+        )
+        assert rules.exit_code == 0, rules.output
+    assert {judging(body) for body in server.requests[:sent]} == {True, False}
+    assert all(body["prompt_cache_key"].startswith("awbench-") for body in server.requests)
+    (a,) = (tmp_path / "a").glob("*/run.json")
+    (b,) = (tmp_path / "b").glob("*/run.json")
+    recorded, rules_run = json.loads(a.read_text())["config"], json.loads(b.read_text())["config"]
+    assert recorded["model"]["prompt_cache_key"] is True and recorded["judge"]["prompt_cache_key"] is True
+    assert rules_run["judge"]["kind"] == "rules" and rules_run["model"]["prompt_cache_key"] is True

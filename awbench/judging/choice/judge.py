@@ -39,10 +39,11 @@ from typing import Any, cast
 from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
+from awbench.errors import SettingsError
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
-from awbench.judging.choice.parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
+from awbench.judging.choice.parsing import CHOICE_READER, EARLIER_READERS, Choice, ChoiceReading, read_choice
 from awbench.judging.choice.senders import call_place, make_sender
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
@@ -94,8 +95,9 @@ def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
 
 
 # Before issue 35, every protocol's answers were read by a restatement of the reference's choice parser, version
-# "reference-choice-1": such kept answers are read again, not asked again.
-AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1",))
+# "reference-choice-1"; since, by earlier versions of awbench's reader: such kept answers are read again, not
+# asked again.
+AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1", *EARLIER_READERS))
 REFERENCE_READER_VERSION = "reference-code-1"
 
 
@@ -183,16 +185,18 @@ class ChoiceJudge:
 
     def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None) -> None:
         if settings.structured:
-            raise ValueError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
+            raise SettingsError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
         if settings.samples != 1:
-            raise ValueError("--judge-samples: a choice question is asked once (its re-asks are for unusable answers)")
+            raise SettingsError(
+                "--judge-samples: a choice question is asked once (its re-asks are for unusable answers)"
+            )
         self.settings = settings
         self.prompt_set = prompt_set
         self.id = llm_judge_id(settings, prompt_set.name, prompt_set.sha256)
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise ValueError(unpriced_cap(settings.model, settings.max_cost))
+            raise SettingsError(unpriced_cap(settings.model, settings.max_cost), key="cost_unknown")
         self.reader = choice_reader(prompt_set)
         self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
         self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost

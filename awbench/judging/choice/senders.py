@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from awbench.config import JudgeSettings
+from awbench.errors import SettingsError
 from awbench.judging import Notes
 from awbench.judging.batch.runner import QUEUED, WAITING, BatchRequest, BatchRunner, NotRun, outcome
 from awbench.judging.batch.state import BatchEntry
@@ -44,7 +45,7 @@ def make_sender(
 
         return EngineSender(engine_judge(settings, prompt_set), settings.engine.batch_size)
     if settings.backend != "openai":
-        raise ValueError(
+        raise SettingsError(
             f"--judge-backend {settings.backend}: two-choice questions go through the openai or the vllm judge backend"
         )
     direct = LLMJudge(settings, prompt_set, price, endpoints)

@@ -4,6 +4,7 @@ directly (`awbench.judging.llm.direct`) or, with `batch`, through the OpenAI Bat
 from __future__ import annotations
 
 from awbench.config import JudgeSettings
+from awbench.errors import AwbenchError
 from awbench.judging.cost import price_for, unpriced_cap
 from awbench.judging.llm.batch_judge import BatchJudge
 from awbench.judging.llm.direct import LLMJudge, require_key
@@ -11,8 +12,10 @@ from awbench.judging.llm.prompts import load_prompt_set
 from awbench.transport.endpoints import Endpoints
 
 
-class CostUnknown(ValueError):
+class CostUnknown(AwbenchError, ValueError):
     """`max_cost` was given but the judge model's price is not known, so the cap cannot be enforced."""
+
+    key = "cost_unknown"
 
 
 def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJudge | BatchJudge:

@@ -61,6 +61,8 @@ GIT_TIMEOUT_S = 10
 class ReferenceCodeError(PromptError):
     """A checkout whose code cannot serve the reference protocol; the message names the file and what is wrong."""
 
+    key = "bad_reference_code"
+
 
 class ReferenceVerdict(NamedTuple):
     """`parse_judge_output`'s result as `eval.py` keeps it: `success`, each dimension's score (`scores.get(dim,

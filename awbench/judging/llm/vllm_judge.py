@@ -98,13 +98,7 @@ def judge_sampling(settings: JudgeSettings, allowed: set[str]) -> tuple[dict[str
 def engine_settings(settings: JudgeSettings) -> ModelSettings:
     """The judge's engine as the candidate backend describes one, so both build their `LLM` alike (and
     the same arguments mean the same, shared, engine)."""
-    e = settings.engine
-    return ModelSettings(
-        model=settings.model, backend="vllm", max_model_len=e.max_model_len, dtype=e.dtype,
-        engine_args=e.engine_args, tensor_parallel_size=e.tensor_parallel_size,
-        gpu_memory_utilization=e.gpu_memory_utilization, trust_remote_code=e.trust_remote_code,
-        enable_prefix_caching=e.enable_prefix_caching, distributed_executor_backend=e.distributed_executor_backend,
-    )  # fmt: skip
+    return ModelSettings(model=settings.model, backend="vllm", engine=settings.engine)
 
 
 @dataclass(eq=False)
@@ -302,7 +296,7 @@ class VLLMJudge(JudgeBase):
                 pending.prompt_tokens = count_chat_tokens(self._tokenizer, pending.messages, self._template_kwargs)
             if pending.prompt_tokens >= self.max_model_len:
                 error = (f"the judge prompt has {pending.prompt_tokens} tokens; the judge's context window is "
-                         f"{self.max_model_len} (--judge-max-model-len)")  # fmt: skip
+                         f"{self.max_model_len} (--judge-engine-arg max_model_len)")  # fmt: skip
                 answers.append(
                     _Answer(call, VerdictRecord(status="error", error=error, seed=call.seed), submitted=False)
                 )

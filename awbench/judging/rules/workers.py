@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import awbench
+from awbench.errors import EXIT_FAILURES, AwbenchError
 from awbench.judging.rules.score import RuleResult
 from awbench.judging.rules.worker_loop import HEADER_BYTES, KEPT_TRAJECTORIES
 
@@ -44,8 +45,12 @@ RuleTask = tuple[str, str, str, str, list[str]]
 T = TypeVar("T")
 
 
-class RuleWorkerFailed(Exception):
+class RuleWorkerFailed(AwbenchError):
     """A worker process stopped without answering (killed, out of memory) or raised; the run is resumable."""
+
+    key = "rule_worker_failed"
+    exit_code = EXIT_FAILURES
+    hint = "\nThe run is resumable: run the same command again."
 
 
 def available_workers() -> int:
