@@ -98,7 +98,11 @@ class PrefixOrder(Generic[Item]):
         trajectory.size += 1
         trajectory.open += 1
         self.unsent += 1
-        self._release(trajectory, now)  # the new one, and the others' keys: their trajectory has grown
+        for turn in trajectory.turns.values():  # those free to go, under their trajectory's new size
+            for waiting in turn.waiting:
+                if waiting.queued is not None:
+                    self._offer(waiting, trajectory, now)
+        self._offer(entry, trajectory, now)  # a new request frees no other: it can only hold one back
         return entry
 
     def take(self, now: float) -> Entry[Item] | None:

@@ -135,12 +135,12 @@ class PrefixQueue(Generic[Item]):
         self._arm()
 
     def _arm(self) -> None:
-        """Wake at the next deadline of a request in flight, when workers wait for what it holds back."""
+        """Wake at the next deadline of a request in flight, when workers wait for what it holds back (a timer set
+        for an earlier one that has passed meanwhile wakes them for nothing, and sets the next)."""
         deadline = self._order.next_deadline() if self._waiters else None
-        if self._timer is not None and (deadline is None or self._timer.when() != deadline):
-            self._timer.cancel()
-            self._timer = None
-        if deadline is not None and self._timer is None:
+        if deadline is not None and (self._timer is None or deadline < self._timer.when()):
+            if self._timer is not None:
+                self._timer.cancel()
             self._timer = self._loop.call_at(deadline, self._wake)
 
     def _wake(self) -> None:
