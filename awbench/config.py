@@ -140,6 +140,8 @@ class ModelSettings(_Settings):
     # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
     tpm: int | None = operational(None, ge=1)
     rpm: int | None = operational(None, ge=1)
+    # A `prompt_cache_key` per trajectory on each request (prompt cache routing); None: on OpenAI's API only
+    prompt_cache_key: bool | None = operational(None)
     # In-process vLLM
     engine: EngineSettings = Field(default_factory=EngineSettings)
     overlength: Literal["skip", "truncate-history"] = "skip"
@@ -225,6 +227,7 @@ class JudgeSettings(_Settings):
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
     rpm: int | None = operational(None, ge=1)
+    prompt_cache_key: bool | None = operational(None)  # as the candidate's
     request_timeout: float = operational(600.0, gt=0)
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)
@@ -271,8 +274,9 @@ class JudgeSettings(_Settings):
         return self.kind in ("rules", "both")
 
 
-# JudgeSettings fields that mean something to the rule judge too; giving any other asks for an LLM judge.
-RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost")
+# JudgeSettings fields that mean something to the rule judge too, or that one option gives the candidate too
+# (`prompt_cache_key`); giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost", "prompt_cache_key")
 
 
 def judge_settings(

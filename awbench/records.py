@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from awbench.domains import DOMAINS, domain_of_task
+from awbench.prefix_order import Place
 
 SCHEMA_VERSION = 1
 
@@ -103,6 +104,11 @@ class Sample:
     @property
     def domain(self) -> str:
         return self.record.domain
+
+    def place(self, variant: int = 0) -> Place:
+        """Where a request about this sample sits among those sharing its prompt's prefix (`awbench.prefix_order`):
+        its trajectory and turn; `variant` tells its requests apart (a generation, a question's order)."""
+        return Place(self.record.trajectory_id, self.record.turn_idx, variant)
 
 
 def content_hash(value: Any) -> str:

@@ -231,6 +231,17 @@ DATA = Group(
 )
 
 MODEL_ENDPOINT = "Model endpoint (--base-url)"
+# One option for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field): in a
+# command with both groups it is listed once and sets both.
+PROMPT_CACHE_KEY = Opt(
+    "prompt_cache_key",
+    "prompt_cache_key",
+    bool,
+    "Send each request (the candidate's and the judge's) a prompt_cache_key, a hash of its trajectory, so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
+    flag="--prompt-cache-key/--no-prompt-cache-key",
+    default_text="on for OpenAI's API only",
+    panel=MODEL_ENDPOINT,
+)
 MODEL_ENGINE = "Model engine (--backend vllm: in this process)"
 
 
@@ -349,6 +360,7 @@ MODEL = Group(
             default_text="learnt from its x-ratelimit headers",
             panel=MODEL_ENDPOINT,
         ),
+        PROMPT_CACHE_KEY,
         Opt("max_model_len", "engine.max_model_len", int, "Context window.", min=1, panel=MODEL_ENGINE),
         Opt("tensor_parallel_size", "engine.tensor_parallel_size", int, "GPUs per engine.", min=1, panel=MODEL_ENGINE),
         Opt(
@@ -484,6 +496,7 @@ JUDGE = Group(
             default_text="learnt from its x-ratelimit headers",
             panel=JUDGE_CALLS,
         ),
+        replace(PROMPT_CACHE_KEY, panel=JUDGE_CALLS),
         Opt(
             "rule_workers",
             "rule_workers",
@@ -634,7 +647,11 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
     their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
     `--print-config` prints the ones given as such a file and exits."""
-    opts = [opt for group in groups for opt in group.options]
+    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (PROMPT_CACHE_KEY) once, the first
+    for group in groups:
+        for opt in group.options:
+            declared.setdefault(opt.name, (group, opt))
+    opts = [opt for _, opt in declared.values()]
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         own = [
@@ -663,7 +680,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             return function(**kwargs, options=options)
 
         with_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)]
+            [*own, *(_parameter(group, opt) for group, opt in declared.values())]
         )
         return with_options
 

@@ -147,12 +147,13 @@ def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuesti
     questions = []
     for paired in pairing.paired:
         key, (x_text, y_text) = paired.sample.key, paired.texts
-        for first, (a, b) in zip(SIDES, ((x_text, y_text), (y_text, x_text))):
+        for order, (first, (a, b)) in enumerate(zip(SIDES, ((x_text, y_text), (y_text, x_text)))):
             questions.append(
                 ChoiceQuestion(
                     key=question_key(key, first),
                     messages=pairwise_messages(prompt_set, paired.sample, a, b),
                     responses=[shown_text(prompt_set, paired.sample, text) for text in (a, b)],
+                    place=paired.sample.place(order),
                     meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
                 )
             )
@@ -193,12 +194,17 @@ def pair_job(
 def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
     """The calls, tokens and cost still to spend on `jobs` (first asks only)."""
     parts = [judge.estimate(job.questions, job.table) for job in jobs]
-    costs = [part.cost_usd for part in parts]
+
+    def total(costs: list[float | None]) -> float | None:
+        return None if None in costs else sum(c for c in costs if c is not None)
+
     return CostEstimate(
         calls=sum(part.calls for part in parts),
         prompt_tokens=sum(part.prompt_tokens for part in parts),
         completion_tokens=sum(part.completion_tokens for part in parts),
-        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        cost_usd=total([part.cost_usd for part in parts]),
+        cached_tokens=sum(part.cached_tokens for part in parts),
+        uncached_cost_usd=total([part.uncached_cost_usd for part in parts]),
         batch_price=judge.settings.batch,
     )
 
