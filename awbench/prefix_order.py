@@ -8,7 +8,9 @@ turn by turn); the variants of one turn share everything but their ends. So:
 * the first request of a turn to go (its lead) waits for the lead of the trajectory's nearest earlier turn;
 * the turn's other requests wait for its lead;
 * waiting ends when the awaited request is done (answered, or failed: nothing better will come), or has been in
-  flight PREFIX_WAIT_S.
+  flight PREFIX_WAIT_S; for a candidate world model, only when it is done (`wait_s=None`): a later turn's
+  prompt holds the earlier turn's real observation in its history, which the model must not see before it has
+  answered that turn.
 
 A request waits only for requests the order was given: one whose predecessor never comes (a failed generation,
 a filtered or already judged sample) waits for nothing. Among the requests free to go, those of the trajectory
@@ -40,6 +42,9 @@ Item = TypeVar("Item")
 # longest judge prompt, 60K tokens, takes seconds), and a request held by retries or a rate limit should not hold
 # its trajectory back for minutes.
 PREFIX_WAIT_S = 30.0
+# A candidate world model's later turn waits for its earlier turn's answer however long that takes: its prompt
+# holds the earlier turn's real observation, which a model holding the earlier turn back could copy.
+CANDIDATE_WAIT: float | None = None
 
 
 class Place(NamedTuple):
@@ -80,8 +85,8 @@ class PrefixOrder(Generic[Item]):
     """The requests of one sender: `add` them as they come, `take` the next one free to go, `done` once it is
     answered (or failed). `next_deadline` is when a request in flight stops holding others back."""
 
-    def __init__(self, wait_s: float = PREFIX_WAIT_S) -> None:
-        self.wait_s = wait_s
+    def __init__(self, wait_s: float | None = PREFIX_WAIT_S) -> None:
+        self.wait_s = wait_s  # None: a request waits for the answer however long it takes
         self._trajectories: dict[str, _Trajectory] = {}
         self._free: list[tuple[tuple[int, ...], Entry[Item]]] = []  # heap by `prefix_key`, then arrival
         self._leads: list[tuple[float, int, Entry[Item]]] = []  # leads in flight, by deadline
@@ -122,7 +127,8 @@ class PrefixOrder(Generic[Item]):
             self.unsent -= 1
             if turn.lead is None:
                 turn.lead = entry
-                heapq.heappush(self._leads, (now + self.wait_s, entry.arrival, entry))
+                if self.wait_s is not None:
+                    heapq.heappush(self._leads, (now + self.wait_s, entry.arrival, entry))
             return entry
         return None
 
@@ -176,7 +182,8 @@ class PrefixOrder(Generic[Item]):
         return lead is not None and self._settled(lead, now)
 
     def _settled(self, lead: Entry[Item], now: float) -> bool:
-        return lead.done or (lead.sent_at is not None and now - lead.sent_at >= self.wait_s)
+        waited = self.wait_s is not None and lead.sent_at is not None and now - lead.sent_at >= self.wait_s
+        return lead.done or waited
 
 
 def prefix_key(place: Place, first_seen: dict[str, int]) -> tuple[int, int, int]:

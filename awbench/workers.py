@@ -47,28 +47,12 @@ async def worker_results(count: int, work: Callable[[Callable[[T], None]], Await
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-async def in_completion_order(
-    items: Sequence[Item], one: Callable[[Item], Awaitable[T]], concurrency: int
-) -> AsyncGenerator[T, None]:
-    """`one(item)` for every item, `concurrency` at a time in the items' order, yielded as each completes. An
-    exception from `one` stops the rest and is raised; so does leaving early (the consumer stopping)."""
-    pending = iter(items)
-
-    async def work(put: Callable[[T], None]) -> None:
-        for item in pending:  # one shared iterator: each item is taken by exactly one worker
-            put(await one(item))
-
-    async with aclosing(worker_results(min(max(1, concurrency), len(items)), work)) as results:
-        async for result in results:  # closed at once when the caller stops early: the workers cancelled
-            yield result
-
-
 class PrefixQueue(Generic[Item]):
     """Items handed to asyncio workers in prefix order (`awbench.prefix_order`): `put` them as they come and
     `close` when no more will; a worker's `get` waits for the next item free to go (None once every item has
     been handed out and no more will come, or after `stop`), and `done` says its answer came (or it failed)."""
 
-    def __init__(self, place: Callable[[Item], Place], wait_s: float = PREFIX_WAIT_S) -> None:
+    def __init__(self, place: Callable[[Item], Place], wait_s: float | None = PREFIX_WAIT_S) -> None:
         self._place = place
         self._order: PrefixOrder[Item] = PrefixOrder(wait_s)
         self._loop = asyncio.get_running_loop()
@@ -149,11 +133,16 @@ class PrefixQueue(Generic[Item]):
 
 
 async def in_prefix_order(
-    items: Sequence[Item], one: Callable[[Item, Place], Awaitable[T]], place: Callable[[Item], Place], concurrency: int
+    items: Sequence[Item],
+    one: Callable[[Item, Place], Awaitable[T]],
+    place: Callable[[Item], Place],
+    concurrency: int,
+    wait_s: float | None = PREFIX_WAIT_S,
 ) -> AsyncGenerator[T, None]:
-    """`one(item, its place)` for every item, `concurrency` at a time in prefix order (`PrefixQueue`), yielded
-    as each completes. An exception from `one` stops the rest and is raised; so does leaving early."""
-    queue: PrefixQueue[Item] = PrefixQueue(place)
+    """`one(item, its place)` for every item, `concurrency` at a time in prefix order (`PrefixQueue`; `wait_s` as
+    there), yielded as each completes. An exception from `one` stops the rest and is raised; so does leaving
+    early."""
+    queue: PrefixQueue[Item] = PrefixQueue(place, wait_s)
     for item in items:
         queue.put(item)
     queue.close()

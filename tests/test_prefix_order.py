@@ -227,3 +227,16 @@ def test_an_exception_stops_the_rest_and_is_raised() -> None:
 
     with pytest.raises(RuntimeError, match="boom"):
         asyncio.run(go())
+
+
+def test_a_candidates_later_turn_waits_for_the_answer_however_long() -> None:
+    """`wait_s=None` (a candidate world model): the lead in flight never stops holding its later turns back, so
+    a model never sees a turn's real observation before it answered that turn."""
+    order: PrefixOrder[str] = PrefixOrder(wait_s=None)
+    first = order.add("turn 1", Place("t", 1), now=0.0)
+    order.add("turn 2", Place("t", 2), now=0.0)
+    assert order.take(now=0.0) is first
+    assert order.take(now=1e9) is None and order.next_deadline() is None
+    order.done(first, now=1e9)
+    taken = order.take(now=1e9)
+    assert taken is not None and taken.item == "turn 2"

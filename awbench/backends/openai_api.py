@@ -23,7 +23,7 @@ from typing import Any
 
 from awbench.backends import GenerationRequest, generation_place
 from awbench.config import ModelSettings
-from awbench.prefix_order import Place
+from awbench.prefix_order import CANDIDATE_WAIT, Place
 from awbench.records import Generation
 from awbench.redact import url_secrets_masked
 from awbench.transport.chat_client import ChatClient, Completion, StatusError
@@ -173,7 +173,7 @@ class OpenAIBackend:
         """`concurrency` requests in flight, in prefix order (a trajectory's turns one after another, a sample's
         generations after its first: `awbench.prefix_order`), results in completion order; the exception that
         stops the run (EndpointDown, FatalAPIError) cancels the rest."""
-        return in_prefix_order(requests, self._one, generation_place, self.settings.concurrency)
+        return in_prefix_order(requests, self._one, generation_place, self.settings.concurrency, CANDIDATE_WAIT)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(e.client.close() for e in self.endpoints))

@@ -31,12 +31,13 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from awbench.backends import BackendBase, GenerationRequest
+from awbench.backends import BackendBase, GenerationRequest, generation_place
 from awbench.config import ModelSettings
 from awbench.errors import AwbenchError
+from awbench.prefix_order import CANDIDATE_WAIT
 from awbench.records import Generation
 from awbench.suggest import did_you_mean
-from awbench.workers import in_completion_order
+from awbench.workers import in_prefix_order
 from awbench.world_model.inputs import world_model_sample
 
 PREFIX = "python:"
@@ -250,7 +251,9 @@ class PythonModelBackend(BackendBase):
         )
 
     def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
-        return in_completion_order(requests, self._one, self.settings.concurrency)
+        return in_prefix_order(
+            requests, lambda request, _: self._one(request), generation_place, self.settings.concurrency, CANDIDATE_WAIT
+        )
 
     async def aclose(self) -> None:
         """The end of the run: the predict threads stopped, then the object's `aclose()` awaited, else its

@@ -172,7 +172,10 @@ def test_an_async_class_gets_its_model_args_from_a_config_file_and_runs_concurre
     assert {k: (r["status"], r["prediction"].rsplit(",", 1)[0]) for k, r in made.items()} == {
         (s.key, 0): ("ok", f"echo {s.key} turn {s.record.turn_idx} of {s.record.total_turns}") for s in samples
     }
-    assert max(int(r["prediction"].rsplit(" ", 1)[1]) for r in made.values()) == 3  # --concurrency 3 in flight
+    # --concurrency 3, and two trajectories: each one's turns go one after another (a later turn's history holds
+    # the earlier turn's real observation), the two trajectories at once.
+    assert len({s.record.trajectory_id for s in samples}) == 2
+    assert max(int(r["prediction"].rsplit(" ", 1)[1]) for r in made.values()) == 2
     manifest = json.loads((tmp_path / "results" / "echo" / "run.json").read_text())
     assert manifest["config"]["model"]["model_args"] == {"prefix": "echo", "delay": 0.2}
     assert manifest["model_described"] == {"import_path": "wm_async:Echo"}
@@ -435,3 +438,39 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert {r["prediction"] for r in made.values()} >= {"(no output)"}
     last = predictions(tmp_path / "results" / "python-my_world_model-last_observation__rules")
     assert {g for _, g in last} == {0, 1} and all(r["status"] == "ok" for r in last.values())
+
+
+PEEK = '''
+import asyncio
+
+
+class Peek:
+    """Remembers every real observation a history shows it, and holds each turn back a while, waiting to be shown
+    that turn's real observation with a later turn of its trajectory."""
+
+    def __init__(self):
+        self.seen = {}
+
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        for number, turn in enumerate(sample.history, start=1):
+            self.seen[(sample.trajectory_id, number)] = turn.observation
+        for _ in range(20):
+            if (sample.trajectory_id, sample.turn) in self.seen:
+                return "PEEKED " + self.seen[(sample.trajectory_id, sample.turn)]
+            await asyncio.sleep(0.05)
+        return "(no idea)"
+'''
+
+
+def test_a_model_never_sees_a_turns_real_observation_before_it_answered_that_turn(tmp_path: Path) -> None:
+    """A later turn's history holds the earlier turn's real observation: the later turn is only asked once the
+    earlier one is answered, however long the model holds it (here each turn is held a second, with 64 requests
+    allowed at once), so a model cannot copy the answer (the adversarial trial's finding 4: 6 of 8 copied)."""
+    (tmp_path / "wm_peek.py").write_text(PEEK)
+    result = awbench(
+        tmp_path, "run", "--model", "python:wm_peek:Peek", "--judge", "rules", "--data", "sample",
+        "--domains", "os", "--concurrency", "64", "--run-name", "peek", "--max-failure-rate", "1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    made = predictions(tmp_path / "results" / "peek")
+    assert len(made) == len(os_samples()) and not any(r["prediction"].startswith("PEEKED") for r in made.values())
