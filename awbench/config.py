@@ -9,13 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticUndefined
 
 from awbench.errors import SettingsError
-from awbench.redact import looks_like_key, register_secret, secrets_masked, url_has_credentials, url_secrets_masked
+from awbench.redact import (
+    looks_like_key,
+    register_named_secrets,
+    register_secret,
+    secrets_masked,
+    url_has_credentials,
+    url_secrets_masked,
+)
 
 SCHEMA_VERSION = 1
 DEFAULT_DATA = "Qwen/AgentWorldBench"
@@ -45,6 +61,21 @@ def refuse_key_as_name(name: str | None) -> str | None:
         register_secret(name)
         raise ValueError("looks like a key itself; give the NAME of the environment variable that holds it")
     return name
+
+
+def _registered(value: dict[str, Any]) -> dict[str, Any]:
+    register_named_secrets(value)
+    return value
+
+
+def _masked(value: dict[str, Any]) -> Any:
+    return secrets_masked(value)
+
+
+# Settings sent or given as they are (extra request fields and headers, model and engine arguments): the secrets
+# named in them are registered when the settings are made, so that an endpoint echoing one is masked, and are
+# masked where the settings are written (run.json, judge.json, turing.json, pair.json: `secrets_masked`).
+WithSecrets = Annotated[dict[str, Any], AfterValidator(_registered), PlainSerializer(_masked, when_used="json")]
 
 
 class _Settings(BaseModel):
@@ -87,16 +118,12 @@ class EngineSettings(_Settings):
     tensor_parallel_size: int = operational(1, ge=1)
     gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
     batch_size: int = operational(256, ge=1)  # prompts per LLM.chat call; each batch's results are saved at once
-    engine_args: dict[str, Any] = Field(default_factory=dict)
+    engine_args: WithSecrets = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
     def _one_place_each(cls, values: Any) -> Any:
         return engine_values(values) if isinstance(values, dict) else values
-
-    @field_serializer("engine_args", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json (an hf_token=...)
-        return secrets_masked(value)
 
 
 def engine_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,7 +156,7 @@ class ModelSettings(_Settings):
     max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
     generations: int = Field(1, ge=1)  # independent generations per sample, each judged
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
@@ -144,7 +171,7 @@ class ModelSettings(_Settings):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     overlength: Literal["skip", "truncate-history"] = "skip"
     # A Python world model (`--model python:...`, awbench.backends.python_model): its class's keyword arguments
-    model_args: dict[str, Any] = Field(default_factory=dict)
+    model_args: WithSecrets = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -170,10 +197,6 @@ class ModelSettings(_Settings):
     @field_serializer("base_urls", when_used="json")
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
-
-    @field_serializer("extra_body", "model_args", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json: a key in a header or argument is not kept
-        return secrets_masked(value)
 
 
 ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
@@ -211,7 +234,7 @@ class JudgeSettings(_Settings):
     temperature: float = Field(0.6, ge=0)
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)
     structured: bool = False
     samples: int = Field(1, ge=1)  # independent verdicts per prediction
@@ -251,10 +274,6 @@ class JudgeSettings(_Settings):
     @field_serializer("base_url", when_used="json")
     def _masked(self, url: str | None) -> str | None:  # in run.json and judge.json
         return None if url is None else url_secrets_masked(url)
-
-    @field_serializer("extra_body", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json, turing.json, pair.json
-        return secrets_masked(value)
 
     @model_validator(mode="after")
     def _batch_needs_the_api(self) -> JudgeSettings:

@@ -170,7 +170,7 @@ def check(settings: ModelSettings) -> WorldModel:
         try:
             inspect.signature(found.target).bind(**settings.model_args)
         except TypeError as error:
-            given = ", ".join(f"{k}={v!r}" for k, v in settings.model_args.items()) or "no arguments"
+            given = ", ".join(settings.model_args) or "no arguments"  # names only: a value may be a key
             raise WorldModelError(
                 f"{spec}: --model-arg: {found.target.__name__}{inspect.signature(found.target)} "
                 f"cannot take {given}: {error}"

@@ -15,6 +15,7 @@ from rich.segment import Segment
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.errors import EXIT_USAGE, AwbenchError
+from awbench.redact import quoted
 from awbench.run.store import refuse_run_output
 
 # Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
@@ -61,7 +62,14 @@ def _not_finite(value: Any) -> bool:
 
 
 def plain_message(error: Mapping[str, Any]) -> str:
-    """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL."""
+    """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL, and the value
+    given quoted as `redact.quoted` quotes it (a key given to the wrong option is not repeated)."""
+    given = error.get("input")
+    message = _plain_message(error)
+    return message.replace(repr(given), quoted(given)) if isinstance(given, str) else message
+
+
+def _plain_message(error: Mapping[str, Any]) -> str:
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
     bounds = {
         "greater_than_equal": ("at least", "ge"),

@@ -387,7 +387,7 @@ BAD_MODULES = {
         ("python:wm_bad:positional", [], "python:wm_bad:positional: positional(messages, sample) cannot be called as predict(messages, *, sample, seed, max_tokens, temperature) -> str: got an unexpected keyword argument 'seed'"),
         ("python:wm_bad:NoPredict", [], "python:wm_bad:NoPredict: class NoPredict has no predict method; it needs predict(messages, *, sample, seed, max_tokens, temperature) -> str"),
         ("python:wm_bad:Needs", [], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take no arguments: missing a required argument: 'path'"),
-        ("python:wm_bad:Needs", ["--model-arg", "path=x", "--model-arg", "width=3"], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take path='x', width=3: got an unexpected keyword argument 'width'"),
+        ("python:wm_bad:Needs", ["--model-arg", "path=x", "--model-arg", "width=3"], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take path, width: got an unexpected keyword argument 'width'"),
         ("python:wm_bad:Needs", ["--model-arg", "path"], "--model-arg expects KEY=VALUE, got 'path'"),
         ("python:wm_bad:predict", ["--model-arg", "depth=1"], "python:wm_bad:predict: --model-arg is for a class, and wm_bad:predict is a function: leave it out"),
         ("python:wm_bad:Needs", ["--model-arg", "path=/nowhere"], "python:wm_bad:Needs: Needs(...) raised FileNotFoundError: /nowhere"),
