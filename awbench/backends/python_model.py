@@ -337,6 +337,7 @@ class PythonModelBackend(BackendBase):
         if closing is None:
             return
         call = getattr(instance, closing)
+        future: asyncio.Future[Outcome]
         if closing == "aclose":
             future = asyncio.ensure_future(_caught(call))
         else:
