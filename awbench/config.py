@@ -78,6 +78,14 @@ def _masked(value: dict[str, Any]) -> Any:
 WithSecrets = Annotated[dict[str, Any], AfterValidator(_registered), PlainSerializer(_masked, when_used="json")]
 
 
+# Bounds of the settings that size what a run holds (its requests, its verdicts, its worker processes), far above
+# any use of the benchmark: a typo (`--generations 1000000000`) is refused in our words, not a MemoryError.
+MAX_GENERATIONS = 100
+MAX_JUDGE_SAMPLES = 100
+MAX_RULE_WORKERS = 64
+MAX_PRICE = 1e6  # USD per million tokens, a dollar a token: a price above it would make a cost of infinity
+
+
 class _Settings(BaseModel):
     # Numbers are finite: JSON has no NaN or infinity, and run.json would record them as null.
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -155,7 +163,7 @@ class ModelSettings(_Settings):
     top_p: float | None = None
     max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
-    generations: int = Field(1, ge=1)  # independent generations per sample, each judged
+    generations: int = Field(1, ge=1, le=MAX_GENERATIONS)  # independent generations per sample, each judged
     extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
@@ -237,20 +245,20 @@ class JudgeSettings(_Settings):
     extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)
     structured: bool = False
-    samples: int = Field(1, ge=1)  # independent verdicts per prediction
+    samples: int = Field(1, ge=1, le=MAX_JUDGE_SAMPLES)  # independent verdicts per prediction
     prompts: str = "rubric"  # a built-in prompt set name or a directory
     template: str | None = None  # a user-prompt template file
     base_url: str | None = operational(None)
     api_key_env: str | None = operational(None)  # None: OPENAI_API_KEY, needed only by the OpenAI API itself
     concurrency: int = operational(32, ge=1)
     # The rule judge's worker processes for a large run (awbench.judging.rules.judge); None: one per CPU, at most 4.
-    rule_workers: int | None = operational(None, ge=0)
+    rule_workers: int | None = operational(None, ge=0, le=MAX_RULE_WORKERS)
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
     rpm: int | None = operational(None, ge=1)
     request_timeout: float = operational(600.0, gt=0)
-    price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
-    price_out: float | None = operational(None, ge=0)
+    price_in: float | None = operational(None, ge=0, le=MAX_PRICE)  # USD per million prompt tokens
+    price_out: float | None = operational(None, ge=0, le=MAX_PRICE)
     max_cost: float | None = operational(None, ge=0)
     engine: EngineSettings = operational(default_factory=EngineSettings)
     # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the calls travel, not what they are, so none of these

@@ -383,8 +383,7 @@ def _read_evaluations(store: RunStore, manifest: RunManifest) -> dict[str, tuple
     """Each evaluation's judge.json and scores.json, the primary first."""
     out = {}
     for evaluation in store.evaluations(manifest):
-        raw = evaluation.read_scores_json()
-        out[evaluation.id] = (evaluation.read_info(), ScoresFile.model_validate(raw) if raw else None)
+        out[evaluation.id] = (evaluation.read_info(), evaluation.read_scores())
     return out
 
 

@@ -33,6 +33,10 @@ from awbench.cli.config_file import (
 )
 from awbench.config import (
     DEFAULT_JUDGE_MODEL,
+    MAX_GENERATIONS,
+    MAX_JUDGE_SAMPLES,
+    MAX_PRICE,
+    MAX_RULE_WORKERS,
     DataSettings,
     EngineSettings,
     JudgeSettings,
@@ -292,6 +296,7 @@ MODEL = Group(
             int,
             "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.",
             min=1,
+            max=MAX_GENERATIONS,
         ),
         Opt(
             "extra_body",
@@ -491,6 +496,7 @@ JUDGE = Group(
             int,
             "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
             min=0,
+            max=MAX_RULE_WORKERS,
             default_text="one per CPU, at most 4",
         ),
         Opt(
@@ -508,13 +514,14 @@ JUDGE = Group(
             "Ask for a JSON-schema verdict.",
             flag="--judge-structured/--no-judge-structured",
         ),
-        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
+        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1, max=MAX_JUDGE_SAMPLES),
         Opt(
             "judge_price_in",
             "price_in",
             float,
             "USD per million prompt tokens.",
             min=0.0,
+            max=MAX_PRICE,
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -524,6 +531,7 @@ JUDGE = Group(
             float,
             "USD per million completion tokens.",
             min=0.0,
+            max=MAX_PRICE,
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 import typer
+from fake_openai import FakeOpenAIServer, Reply
 from pydantic import BaseModel, ValidationError
-from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
+from reliability_helpers import CHOICE_KEY_ENV, REPO, awbench_command, choice_judge_args, clean_env, cli, no_traceback
 
 from awbench.cli import app
 from awbench.config import EngineSettings, JudgeSettings, ModelSettings, ScoringSettings
@@ -423,3 +424,107 @@ def test_a_judge_model_named_like_a_folder_still_gives_a_folder_of_its_own(tmp_p
     assert JUDGE_ID.fullmatch(info.parent.name) and not info.parent.name.startswith(".")
     assert json.loads(info.read_text())["settings"]["model"] == model
     assert sorted(p.name for p in run.iterdir()) == ["judges", "predictions.jsonl", "run.json", "scores.json"]
+
+
+# --- Numbers off their scales (issue 35's trial, finding 7) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--generations", "1000000000"],
+         "--generations: must be at most 100, got 1000000000"),
+        (["run", *OPENAI, *SAMPLE, "--judge", "llm", "--judge-model", "j", "--judge-samples", "1000"],
+         "--judge-samples: must be at most 100, got 1000"),
+        (["run", "--model", "baseline:oracle", *SAMPLE, "--judge", "rules", "--rule-workers", str(10**20)],
+         f"--rule-workers: must be at most 64, got {10**20}"),
+        (["turing", "a", "--judge-model", "j", "--judge-price-in", "1e308"],
+         "--judge-price-in: must be at most 1e+06, got 1e308"),
+    ],
+    ids=["generations", "judge samples", "rule workers", "price"],
+)  # fmt: skip
+def test_options_that_size_memory_or_costs_are_bounded(results, args, line):
+    """`--generations 1000000000` was a MemoryError traceback; a price of 1e308 made a cost of infinity."""
+    before = tree(results)
+    one_line(cli(*args, "--output", results), line)
+    assert tree(results) == before
+
+
+def test_a_config_files_generations_are_bounded_and_so_is_the_python_api(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text('model = "baseline:oracle"\ngenerations = 1000000000\n')
+    one_line(
+        cli("run", "--config", config, "--judge", "rules", "--output", tmp_path / "results"),
+        f"{config}, line 2: generations: must be at most 100, got 1000000000",
+    )
+    with pytest.raises(ValidationError, match="less than or equal to 100"):
+        ModelSettings(model="m", backend="openai", generations=10**9)
+
+
+SCORES_READERS = {
+    "leaderboard": ["leaderboard"],
+    "compare": ["compare", "a", "b"],
+    "show": ["show", "a"],
+    "report": ["report"],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('"high"', "Input should be a valid number, unable to parse string as a number"),
+        ("NaN", "Input should be a finite number"),
+        ("Infinity", "Input should be a finite number"),
+        ("-5", "Input should be greater than or equal to 0"),
+        ("1e308", "Input should be less than or equal to 100"),
+    ],
+)
+@pytest.mark.parametrize("command", SCORES_READERS)
+def test_a_scores_file_awbench_did_not_write_is_one_line_naming_the_file_and_field(results, command, value, message):
+    """scores.json edited by hand: "high" was a pydantic traceback; NaN, Infinity and -5 were ranked and printed."""
+    (path,) = (results / "a" / "judges").glob("*/scores.json")
+    path.write_text(path.read_text().replace('"overall": 100.0', f'"overall": {value}', 1))
+    where = [results, "-o", results.parent / "r.html"] if command == "report" else ["--output", results]
+    one_line(
+        cli(*SCORES_READERS[command], *where),
+        f"{path}: overall: {message}; make it again with `awbench score`",
+    )
+    assert cli("score", "a", "--output", results).exit_code == 0  # the way out named
+    assert json.loads(path.read_text())["overall"] == 100.0
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("NaN", "Input should be a finite number"),
+        ("1e308", "Input should be less than or equal to 100"),
+        ("-1e308", "Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_judgment_score_off_its_scale_is_one_line_naming_the_file_and_line(results, value, message):
+    """A judgment's score NaN or 1e308 was averaged: the score printed nan, or a number of 300 digits."""
+    (path,) = (results / "a" / "judges").glob("*/judgments.jsonl")
+    path.write_text(path.read_text().replace('"score":100.0', f'"score":{value}', 1))
+    one_line(cli("score", "a", "--output", results), f"{path}:1: score: {message}")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("nan"), "Input should be a finite number"),
+        (1e308, "Input should be less than or equal to 1000000000"),
+        (-3, "Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_turing_answers_cost_off_its_scale_is_one_line_naming_the_file_and_line(results, value, message):
+    """Costs NaN, 1e308 and -3 in answers.jsonl printed as cost nan, inf and -3000.00 (`judges`, `turing`)."""
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}")) as server:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv(CHOICE_KEY_ENV, "sk-test-choice")
+            assert cli("turing", "a", *choice_judge_args(server.url), "--output", results).exit_code == 0
+    (path,) = (results / "a" / "turing").glob("*/answers.jsonl")
+    answers = [json.loads(line) for line in path.read_text().splitlines()]
+    assert answers[0]["cost_usd"] > 0
+    path.write_text("".join(json.dumps({**a, "cost_usd": value}) + "\n" for a in answers))
+    for command in (["judges", "a"], ["leaderboard"]):
+        one_line(cli(*command, "--output", results), f"{path}:1: cost_usd: {message}")
