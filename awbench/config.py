@@ -7,6 +7,7 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -24,6 +25,7 @@ from pydantic import (
 from pydantic_core import PydanticUndefined
 
 from awbench.errors import SettingsError
+from awbench.files import StoreError, read_json
 from awbench.redact import (
     looks_like_key,
     register_named_secrets,
@@ -345,11 +347,18 @@ class ScoringSettings(_Settings):
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
+# The folders awbench makes under --output beside the runs (awbench.run.pairwise's comparisons): no run takes their
+# names, in any case (a file system may not tell `Pairwise` from `pairwise`).
+PAIRWISE_DIR = "pairwise"
+OWN_FOLDERS = (PAIRWISE_DIR,)
+
+
 def check_run_name(name: str) -> str:
     """A run's name, or ValueError saying what is wrong with it. The run directory is `output/run_name`, which
     awbench writes, empties on --overwrite and removes when a run fails before its first record: a directory of
-    its own right under `output`, never `..` or a path elsewhere. Printable (str.isprintable: no control, format
-    or line-separator character), since the name reaches terminals, logs and reports."""
+    its own right under `output`, never `..` or a path elsewhere, nor a folder awbench makes there. Printable
+    (str.isprintable: no control, format or line-separator character), since the name reaches terminals, logs and
+    reports; without a space at either end, which no listing shows."""
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise ValueError(
             f"must be a plain name (no '/', not starting with '.'): the run's directory under --output; got {name!r}"
@@ -360,6 +369,13 @@ def check_run_name(name: str) -> str:
             f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
             f"at position {name.index(bad)}; got {name!r}"
         )
+    if name != name.strip():
+        position = 0 if name[0].isspace() else len(name) - 1
+        raise ValueError(
+            f"must not start or end with a space: U+{ord(name[position]):04X} at position {position}; got {name!r}"
+        )
+    if name.casefold() in OWN_FOLDERS:
+        raise ValueError(f"{name!r} is the folder of awbench's pairwise comparisons under --output: choose another")
     return name
 
 
@@ -409,11 +425,33 @@ def differing_settings(old: BaseModel, new: BaseModel, ignore: tuple[str, ...] =
     ]
 
 
-def default_run_name(model: str, judge: JudgeSettings | None) -> str:
-    if judge is None:
-        judge_part = "unjudged"
-    else:
-        judge_part = {"llm": judge.model, "rules": "rules", "both": f"{judge.model}+rules"}[judge.kind]
-    raw = f"{model}__{judge_part}"
+def default_run_name(model: str, judge: JudgeSettings | None, output: Path | None = None) -> str:
+    """`MODEL__JUDGE` with each character a directory name should not hold as `-`. Two models or judges may give
+    one name (`j/x` and `j:x`): when the run of that name under `output` was made for another, the name is made
+    distinct with a short hash of what it was made from, so that neither run is resumed as the other's."""
+    raw = _default_name_source(model, judge.kind if judge else None, judge.model if judge else None)
+    name = _plain(raw)
+    made_for = _default_name_source_of(output / name) if output is not None else None
+    if made_for is not None and made_for != raw and _plain(made_for) == name:
+        return f"{name}-{hashlib.sha256(raw.encode()).hexdigest()[:6]}"
+    return name
+
+
+def _default_name_source(model: str, judge_kind: str | None, judge_model: str | None) -> str:
+    judge_part = {"llm": judge_model, "rules": "rules", "both": f"{judge_model}+rules"}.get(judge_kind or "")
+    return f"{model}__{judge_part or 'unjudged'}"
+
+
+def _plain(raw: str) -> str:
     # `./my-model` gives `my-model__...`: a run name never starts with "." (a hidden directory, or "..").
     return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).lstrip(".-").rstrip("-")
+
+
+def _default_name_source_of(run_dir: Path) -> str | None:
+    """What the run at `run_dir` was made from, as `default_run_name` spells it; None when there is no run to read."""
+    try:
+        config = read_json(run_dir / "run.json")["config"]
+        judge = config["judge"] or {}
+        return _default_name_source(config["model"]["model"], judge.get("kind"), judge.get("model"))
+    except (StoreError, KeyError, TypeError, AttributeError):
+        return None

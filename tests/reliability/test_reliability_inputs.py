@@ -6,6 +6,7 @@ way out, and `--overwrite` takes it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -17,7 +18,16 @@ import pytest
 import typer
 from fake_openai import FakeOpenAIServer, Reply
 from pydantic import BaseModel, ValidationError
-from reliability_helpers import CHOICE_KEY_ENV, REPO, awbench_command, choice_judge_args, clean_env, cli, no_traceback
+from reliability_helpers import (
+    CHOICE_KEY_ENV,
+    REPO,
+    awbench_command,
+    choice_judge_args,
+    clean_env,
+    cli,
+    judge_text,
+    no_traceback,
+)
 
 from awbench.cli import app
 from awbench.config import EngineSettings, JudgeSettings, ModelSettings, ScoringSettings
@@ -379,8 +389,8 @@ def test_a_row_given_twice_alike_is_imported_once_with_a_warning(tmp_path):
     assert f"warning: {path}:3: repeats line 1 (sample os/1/1): taken once\n" in result.stderr
     assert "imported 2 predictions and 2 judgments" in result.stdout
     run = tmp_path / "results" / "r"
-    assert json.loads((run / "run.json").read_text())["config"]["data"]["ids"] == ["os/1/1", "os/2/1"]
-    # the run's data is the file less its repeat, whenever it is read again
+    assert json.loads((run / "run.json").read_text())["config"]["data"]["ids"] is None  # the whole file: its data
+    # the run's data is the file less its repeat, whenever it is read again (the loader takes a repeat once)
     score = cli("score", run, "--format", "json")
     assert score.exit_code == 0, score.output
     assert json.loads(score.stdout)["completeness"] == {"selected": 2, "judged": 2}
@@ -528,3 +538,67 @@ def test_a_turing_answers_cost_off_its_scale_is_one_line_naming_the_file_and_lin
     path.write_text("".join(json.dumps({**a, "cost_usd": value}) + "\n" for a in answers))
     for command in (["judges", "a"], ["leaderboard"]):
         one_line(cli(*command, "--output", results), f"{path}:1: cost_usd: {message}")
+
+
+# --- Samples and runs that are one and the same (issue 35's trial, finding 13) ------------------------------------
+
+
+def test_rows_given_twice_alike_are_evaluated_once_by_run_as_import_takes_them(tmp_path):
+    """Three rows repeated identically were evaluated twice by `run` (`import` took them once, with a warning)."""
+    rows = (REPO / "data" / "sample" / "os_test.jsonl").read_text().splitlines()
+    data = tmp_path / "data" / "os_test.jsonl"
+    data.parent.mkdir()
+    data.write_text("\n".join(rows + rows[:3]) + "\n")
+    result = cli("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data.parent, "--run-name", "d",
+                 "--output", tmp_path / "results")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "taken once" in line]
+    keys = [json.loads(row)["id"] for row in rows[:3]]
+    assert warned == [
+        f"warning: {data}:{len(rows) + i + 1}: repeats line {i + 1} (sample os/{keys[i]}/{i + 1}): taken once"
+        for i in range(3)
+    ]
+    scores = json.loads((tmp_path / "results" / "d" / "scores.json").read_text())
+    assert scores["domains"]["os"]["n"] == len(rows)
+    made = (tmp_path / "results" / "d" / "predictions.jsonl").read_text().splitlines()
+    assert len(made) == len(rows) and not any("#" in json.loads(line)["key"] for line in made)
+
+
+@pytest.mark.parametrize("name", ["pairwise", "Pairwise"])
+def test_a_run_may_not_take_the_name_of_awbenchs_own_folder(tmp_path, name):
+    """A run named `pairwise` was accepted; every `compare --pairwise` under that --output then failed."""
+    one_line(
+        cli("run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--run-name", name, "--output", tmp_path),
+        f"--run-name: {name!r} is the folder of awbench's pairwise comparisons under --output: choose another",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("name", "said"), [("r ", "U+0020 at position 1"), (" r", "U+0020 at position 0")])
+def test_a_run_name_with_a_space_at_either_end_is_refused_naming_it(tmp_path, name, said):
+    """A run named `r ` printed as `r`, beside the run `r`."""
+    one_line(
+        cli("run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--run-name", name, "--output", tmp_path),
+        f"--run-name: must not start or end with a space: {said}; got {name!r}",
+    )
+
+
+def test_default_run_names_of_judges_alike_but_for_punctuation_are_distinct(tmp_path):
+    """Judges `j/x` and `j:x` gave one default run name: the second judge was added to the first's run."""
+    output = tmp_path / "results"
+    with (
+        FakeOpenAIServer(responder=lambda body: Reply(judge_text(body))) as server,
+        pytest.MonkeyPatch.context() as env,
+    ):
+        env.setenv(CHOICE_KEY_ENV, "sk-test")
+        for model in ("j/x", "j:x", "j/x", "j:x"):  # made, then each resumed by the same command
+            result = cli("run", "--model", "baseline:oracle", *SAMPLE, "--judge-model", model, "--judge-base-url",
+                         server.url, "--judge-api-key-env", CHOICE_KEY_ENV, "--output", output)  # fmt: skip
+            assert result.exit_code == 0, result.output
+        asked = len(server.requests)
+    hashed = f"baseline-oracle__j-x-{hashlib.sha256(b'baseline:oracle__j:x').hexdigest()[:6]}"
+    assert sorted(p.name for p in output.iterdir()) == ["baseline-oracle__j-x", hashed]
+    judges = {run: json.loads((output / run / "run.json").read_text())["config"]["judge"]["model"] for run in
+              ("baseline-oracle__j-x", hashed)}  # fmt: skip
+    assert judges == {"baseline-oracle__j-x": "j/x", hashed: "j:x"}
+    assert asked == 2  # one sample judged once by each judge: the second commands resumed their own runs
