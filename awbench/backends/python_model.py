@@ -235,8 +235,13 @@ class _Threads:
     def submit(self, call: Callable[[], Any]) -> asyncio.Future[Outcome]:
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         if not self._idle.acquire(blocking=False) and self._started < self._count:
+            name = f"awbench-world-model-{self._started + 1}"
+            try:
+                threading.Thread(target=self._serve, name=name, daemon=True).start()
+            except RuntimeError as error:  # threads cannot start (the model's code set sys.excepthook = None)
+                future.set_result((None, error))
+                return future
             self._started += 1
-            threading.Thread(target=self._serve, name=f"awbench-world-model-{self._started}", daemon=True).start()
         self._calls.put((call, future))
         return future
 

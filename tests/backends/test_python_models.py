@@ -639,3 +639,17 @@ def test_a_model_that_closes_stdout_is_one_line_and_exit_2(tmp_path: Path, name:
     assert result.returncode == 2
     assert result.stderr.endswith(f"\nerror: cannot write to standard output: {reason}\n")
     assert (tmp_path / "results" / "s" / "scores.json").is_file()  # the run was done before its summary
+
+
+def test_a_model_that_stops_threads_from_starting_fails_its_samples_not_the_run(tmp_path: Path) -> None:
+    """`sys.excepthook = None` at import: no thread can start for predict (nor for close)."""
+    (tmp_path / "wm_no_threads.py").write_text(
+        "import sys\n\nsys.excepthook = None\n\n\ndef predict(messages, *, sample, seed, max_tokens, temperature):\n"
+        "    return sample.action\n"
+    )
+    result = awbench(tmp_path, "run", "--model", "python:wm_no_threads:predict", "--judge", "rules", "--data",
+                     "sample", "--domains", "os", "--run-name", "n")  # fmt: skip
+    no_traceback(result)
+    assert result.returncode == 1, result.stderr
+    errors = {r["error"] for r in predictions(tmp_path / "results" / "n").values()}
+    assert errors == {"predict raised RuntimeError: sys.excepthook is None"}
