@@ -533,7 +533,10 @@ def test_one_ctrl_c_stops_a_run_whose_predict_hangs_and_the_same_command_resumes
     time.sleep(0.5)  # the later turns' calls are hanging now
     process.send_signal(signal.SIGINT)
     stopped = time.monotonic()
-    err = process.communicate(timeout=30)[1]
+    try:
+        err = process.communicate(timeout=30)[1]
+    finally:
+        process.kill()  # a run that does not stop is not left behind
     assert time.monotonic() - stopped < 10
     assert process.returncode == 130, err
     assert "Traceback" not in err and err.endswith("error: interrupted; run the same command again to resume\n")

@@ -22,6 +22,7 @@ from reliability_helpers import (
     CHOICE_KEY_ENV,
     REPO,
     awbench_command,
+    awbench_limited,
     choice_judge_args,
     clean_env,
     cli,
@@ -442,8 +443,6 @@ def test_a_judge_model_named_like_a_folder_still_gives_a_folder_of_its_own(tmp_p
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--generations", "1000000000"],
-         "--generations: must be at most 100, got 1000000000"),
         (["run", *OPENAI, *SAMPLE, "--judge", "llm", "--judge-model", "j", "--judge-samples", "1000"],
          "--judge-samples: must be at most 100, got 1000"),
         (["run", "--model", "baseline:oracle", *SAMPLE, "--judge", "rules", "--rule-workers", str(10**20)],
@@ -451,7 +450,7 @@ def test_a_judge_model_named_like_a_folder_still_gives_a_folder_of_its_own(tmp_p
         (["turing", "a", "--judge-model", "j", "--judge-price-in", "1e308"],
          "--judge-price-in: must be at most 1e+06, got 1e308"),
     ],
-    ids=["generations", "judge samples", "rule workers", "price"],
+    ids=["judge samples", "rule workers", "price"],
 )  # fmt: skip
 def test_options_that_size_memory_or_costs_are_bounded(results, args, line):
     """`--generations 1000000000` was a MemoryError traceback; a price of 1e308 made a cost of infinity."""
@@ -460,13 +459,22 @@ def test_options_that_size_memory_or_costs_are_bounded(results, args, line):
     assert tree(results) == before
 
 
+def test_a_billion_generations_are_refused_in_one_line(results):
+    """`--generations 1000000000` was a MemoryError traceback (without a limit, it exhausts the memory): a process
+    under a 4 GB address space, so that a regression fails this test, not the machine."""
+    result = awbench_limited("RLIMIT_AS", 4 * 2**30, "run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE,
+                             "--generations", "1000000000", "--output", results)  # fmt: skip
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "error: --generations: must be at most 100, got 1000000000\n"
+
+
 def test_a_config_files_generations_are_bounded_and_so_is_the_python_api(tmp_path):
     config = tmp_path / "run.toml"
     config.write_text('model = "baseline:oracle"\ngenerations = 1000000000\n')
-    one_line(
-        cli("run", "--config", config, "--judge", "rules", "--output", tmp_path / "results"),
-        f"{config}, line 2: generations: must be at most 100, got 1000000000",
-    )
+    result = awbench_limited("RLIMIT_AS", 4 * 2**30, "run", "--config", config, "--judge", "rules", *SAMPLE,
+                             "--output", tmp_path / "results")  # fmt: skip
+    assert (result.returncode, result.stderr) == (2, f"error: {config}, line 2: generations: must be at most 100, got "
+                                                     "1000000000\n")  # fmt: skip
     with pytest.raises(ValidationError, match="less than or equal to 100"):
         ModelSettings(model="m", backend="openai", generations=10**9)
 

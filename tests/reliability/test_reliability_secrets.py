@@ -749,7 +749,7 @@ def test_settings_mask_camel_case_names_pairs_naming_a_key_and_keys_of_fixed_for
     [
         (f'{{"clientSecret": "{CAMEL_KEY}", "n": 1}}', '{"clientSecret": "***", "n": 1}'),
         (f"{{'secretAccessKey': '{AWS_SECRET}'}}", "{'secretAccessKey': '***'}"),
-        (f'[["x-api-key", "{PAIR_KEY}"], ["X-Trace", "trace-1"]]', '[["x-api-key", "***"], ["X-Trace", "trace-1"]]'),
+        (f'[["x-api-key", "{CAMEL_KEY}"], ["X-Trace", "trace-1"]]', '[["x-api-key", "***"], ["X-Trace", "trace-1"]]'),
         (f"Authorization: Basic {BASIC}", "Authorization: Basic ***"),
         (f"Authorization: Token {TOKEN_KEY}", "Authorization: Token ***"),
         (f"Ocp-Apim-Subscription-Key: {AZURE_KEY}", "Ocp-Apim-Subscription-Key: ***"),
