@@ -241,7 +241,7 @@ def records_of(scores: list[SampleScore]) -> tuple[list[PredictionRecord], list[
 
 @metric(name="agentworldbench")
 def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "minimum") -> Metric:
-    """Per domain, and Overall as the macro mean of the domains (0..100), computed by awbench's scoring."""
+    """Per domain, and Overall as the macro mean of the seven domains (0..100), computed by awbench's scoring."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         predictions, judgments = records_of(scores)
@@ -252,7 +252,8 @@ def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "mini
             {(j.key, j.generation): j for j in judgments},
             failure_policy,
         )
-        return {"overall": table.overall, **{domain: row.score for domain, row in table.domains.items()}}
+        overall = {} if table.overall is None else {"overall": table.overall}  # none without all seven domains
+        return {**overall, **{domain: row.score for domain, row in table.domains.items()}}
 
     return compute
 
