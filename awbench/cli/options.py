@@ -33,6 +33,10 @@ from awbench.cli.config_file import (
 )
 from awbench.config import (
     DEFAULT_JUDGE_MODEL,
+    MAX_GENERATIONS,
+    MAX_JUDGE_SAMPLES,
+    MAX_PRICE,
+    MAX_RULE_WORKERS,
     DataSettings,
     EngineSettings,
     JudgeSettings,
@@ -41,6 +45,7 @@ from awbench.config import (
     ScoringSettings,
 )
 from awbench.data.json_lines import TOO_DEEP, value_problems
+from awbench.redact import quoted
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -108,7 +113,7 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     """A backend's name, one the registry knows (awbench's own or an installed package's)."""
     known = plugins.names(group)
     if value is not None and value not in known:
-        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}", key="bad_option")
+        fail(f"{option}: {quoted(value)} is not one of {', '.join(map(repr, known))}", key="bad_option")
     return value
 
 
@@ -302,6 +307,7 @@ MODEL = Group(
             int,
             "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.",
             min=1,
+            max=MAX_GENERATIONS,
         ),
         Opt(
             "extra_body",
@@ -503,6 +509,7 @@ JUDGE = Group(
             int,
             "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
             min=0,
+            max=MAX_RULE_WORKERS,
             default_text="one per CPU, at most 4",
         ),
         Opt(
@@ -520,13 +527,14 @@ JUDGE = Group(
             "Ask for a JSON-schema verdict.",
             flag="--judge-structured/--no-judge-structured",
         ),
-        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
+        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1, max=MAX_JUDGE_SAMPLES),
         Opt(
             "judge_price_in",
             "price_in",
             float,
             "USD per million prompt tokens.",
             min=0.0,
+            max=MAX_PRICE,
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -536,6 +544,7 @@ JUDGE = Group(
             float,
             "USD per million completion tokens.",
             min=0.0,
+            max=MAX_PRICE,
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),

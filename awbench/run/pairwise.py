@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.config import JudgeSettings
+from awbench.config import PAIRWISE_DIR, JudgeSettings
 from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging import Notes
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
@@ -36,7 +36,6 @@ from awbench.run.scoring import GenKey
 from awbench.run.stages import Progress
 from awbench.run.store import JudgeInfo, RunLock, RunStore, refuse_run_output
 
-PAIRWISE_DIR = "pairwise"
 PAIR_FILE = "pair.json"
 Side = Literal["x", "y"]
 SIDES: tuple[Side, Side] = ("x", "y")

@@ -60,7 +60,7 @@ from awbench.judging.cost import (
 from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.verdict_records import add_usage
 from awbench.prefix_order import prefix_sorted
-from awbench.records import Usage, content_hash
+from awbench.records import FINITE_NUMBERS, Cost, Usage, content_hash
 from awbench.safe_text import clean_text
 from awbench.transport.endpoints import Endpoints
 
@@ -118,6 +118,8 @@ def choice_reader(prompt_set: PromptSet) -> ChoiceReader:
 class ChoiceAnswer(BaseModel):
     """A question's outcome so far (a row of answers.jsonl; the last of a key wins)."""
 
+    model_config = FINITE_NUMBERS  # a cost of NaN, an infinity or below 0 is refused, naming the file and line
+
     key: str
     question: str  # hash of the judge's identity, the reader's version and the messages
     choice: Choice | None = None
@@ -129,7 +131,7 @@ class ChoiceAnswer(BaseModel):
     attempts: int = 0  # calls made, every round included
     seed: int | None = None  # the last call's
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float | None = None
+    cost_usd: Cost | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def settled(self, budget: int) -> bool:
