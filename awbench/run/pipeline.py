@@ -230,7 +230,8 @@ def opened_run(
 ) -> Iterator[RunStore]:
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
-    store = RunStore(config.run_dir)
+    # Absolute: a world model in this process may change the working directory while the run writes its files.
+    store = RunStore(config.run_dir.absolute())
     store.refuse_foreign()  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):

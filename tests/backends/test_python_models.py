@@ -698,3 +698,28 @@ def test_a_model_that_stops_threads_from_starting_fails_its_samples_not_the_run(
     assert result.returncode == 1, result.stderr
     errors = {r["error"] for r in predictions(tmp_path / "results" / "n").values()}
     assert errors == {"predict raised RuntimeError: sys.excepthook is None"}
+
+
+WANDERER = """
+import os
+
+
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    os.makedirs(os.environ["ELSEWHERE"], exist_ok=True)
+    os.chdir(os.environ["ELSEWHERE"])  # the process's working directory, mid-run
+    return "ok"
+"""
+
+
+def test_a_model_that_changes_the_working_directory_leaves_the_run_where_it_was(tmp_path: Path) -> None:
+    """`--output results` (relative) stays where it pointed when the command began: every file of the run lands
+    there, none under the directory the model moved the process to."""
+    (tmp_path / "wm_wanderer.py").write_text(WANDERER)
+    elsewhere = tmp_path / "elsewhere"
+    result = awbench(
+        tmp_path, "run", "--model", "python:wm_wanderer:predict", "--judge", "rules", "--data", "sample",
+        "--domains", "os", "--run-name", "w", "--output", "results", ELSEWHERE=str(elsewhere),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert len(predictions(tmp_path / "results" / "w")) == len(os_samples())
+    assert (tmp_path / "results" / "w" / "scores.json").is_file() and not (elsewhere / "results").exists()
