@@ -137,6 +137,11 @@ class Command(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return flags_without_type(super().get_params(ctx))
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from awbench.cli.help_panels import print_help  # only when help is asked for
+
+        print_help(self, ctx)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _refuse_retired([name for param in self.params for name in param.opts], args)
         try:

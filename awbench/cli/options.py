@@ -133,6 +133,7 @@ class Opt:
     json_object: bool = False  # a JSON object: in a config file, an inline table (or the JSON as a string)
     required: bool = False  # for a settings field without a default: the option must be given
     panel: str | None = None  # the panel of `--help` it is listed in, when not its group's
+    metavar: str | None = None  # its value in `--help`, when its type's (N, NUMBER, TEXT) says too little
 
     @property
     def option(self) -> str:
@@ -197,6 +198,7 @@ def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
         opt.flag or opt.option,
         help=text,
         show_default=False,
+        metavar=opt.metavar or ("JSON" if opt.json_object else None),
         min=opt.min,
         max=opt.max,
         rich_help_panel=opt.panel or group.title,
@@ -246,6 +248,7 @@ def engine_arg_opt(name: str, whose: str, panel: str = MODEL_ENGINE) -> Opt:
         default_text="none",
         convert=engine_args,
         panel=panel,
+        metavar="KEY=VALUE",
     )
 
 
@@ -321,6 +324,7 @@ MODEL = Group(
             float,
             "Seconds per request before it is retried.",
             min=0.001,
+            metavar="SECONDS",
             panel=MODEL_ENDPOINT,
         ),
         Opt(
@@ -374,6 +378,7 @@ MODEL = Group(
             list[str],
             "KEY=VALUE passed to a Python world model's class (python backend), repeatable; JSON values are typed.",
             convert=engine_args,
+            metavar="KEY=VALUE",
         ),
     ),
 )
@@ -498,6 +503,7 @@ JUDGE = Group(
             float,
             "Seconds per judge request before it is retried.",
             min=0.001,
+            metavar="SECONDS",
             panel=JUDGE_CALLS,
         ),
         Opt(
@@ -514,6 +520,7 @@ JUDGE = Group(
             float,
             "USD per million prompt tokens.",
             min=0.0,
+            metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -523,6 +530,7 @@ JUDGE = Group(
             float,
             "USD per million completion tokens.",
             min=0.0,
+            metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -562,6 +570,7 @@ JUDGE = Group(
             float,
             "Seconds between looks at the batches in flight.",
             min=0.001,
+            metavar="SECONDS",
             panel=JUDGE_COST,
         ),
         Opt(
@@ -579,6 +588,7 @@ JUDGE = Group(
             float,
             "Stop (resumably) before judge spend would pass this many USD.",
             min=0.0,
+            metavar="USD",
             default_text="no limit",
             panel=JUDGE_COST,
         ),
