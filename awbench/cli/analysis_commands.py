@@ -140,7 +140,7 @@ def ls(
     Example: awbench ls; awbench ls results/ other-results/ --format json; awbench ls my-run
     """
     from awbench.analysis.listing import list_runs, locate_runs
-    from awbench.cli.analysis_views import run_list_table
+    from awbench.cli.analysis_views import run_list_lines, run_list_table
 
     roots = locate_runs(dirs or [], output)
     if dirs and len(roots) == 1 and (roots[0] / "run.json").exists():
@@ -149,8 +149,10 @@ def ls(
     listing, notes = list_runs(roots)
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
-    elif listing.runs:
+    elif listing.runs and console.is_terminal:
         console.print(run_list_table(listing))
+    elif listing.runs:
+        typer.echo(run_list_lines(listing), nl=False)
     else:
         notes.append(f"no runs under {', '.join(str(d) for d in roots)}")
     _print_notes(notes)

@@ -12,6 +12,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
+from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.errors import EXIT_USAGE, AwbenchError
@@ -23,9 +24,25 @@ _CONTROLS = dict.fromkeys((*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 
 
 
 class _TextConsole(Console):
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        # A message (text, not a table) is one line in a pipe or a file whatever its length, for grep; in a
+        # terminal it wraps at words.
+        if (
+            kwargs.get("soft_wrap") is None
+            and not self.is_terminal
+            and all(isinstance(o, (str, Text)) for o in objects)
+        ):
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
+
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments
             yield segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
+
+
+def printable(text: str) -> str:
+    """Text as the text console shows it (control characters as U+FFFD), for output written without it."""
+    return text.translate(_CONTROLS)
 
 
 def text_console(**kwargs: Any) -> Console:

@@ -68,7 +68,7 @@ def pairwise_leaderboard_renderables(board: PairwiseLeaderboard) -> list[Rendera
         title=f"Bradley–Terry ranking by pairwise judge {board.judge}, prompts {board.prompts}", keys=2
     )
     ranking.add_column("#", justify="right", no_wrap=True)
-    ranking.add_column("run", overflow="fold")
+    ranking.add_column("run", no_wrap=True)
     for name in ("rating", "95% CI", "n", "win", "tie", "loss"):
         if name == "n":
             ranking.start_group()
@@ -86,8 +86,8 @@ def pairwise_leaderboard_renderables(board: PairwiseLeaderboard) -> list[Rendera
             str(row.losses),
         )
     pairs = FittingTable(title="Pairs (overall)", keys=2)
-    pairs.add_column("A", overflow="fold")
-    pairs.add_column("B", overflow="fold")
+    pairs.add_column("A", no_wrap=True)
+    pairs.add_column("B", no_wrap=True)
     for name in ("n", "ties", "A win rate", "95% CI"):
         pairs.add_column(name, justify="right", no_wrap=True)
     for pair in board.pairs:

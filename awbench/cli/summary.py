@@ -54,15 +54,19 @@ def scores_table(scores: ScoresFile) -> Table:
         str(sum(d.unscored for d in scores.domains.values())),
         _fmt(scores.overall),
     ]
-    tail = [""] * len(DIMENSIONS) if show_dims else []
-    table.add_row(*overall, *tail, *([_fmt(scores.rules.overall)] if scores.rules else []))
+    macro, micro = scores.dimension_overall() if show_dims else ({}, {})
+    table.add_row(
+        *overall,
+        *([_fmt(macro.get(dim)) for dim in DIMENSIONS] if show_dims else []),
+        *([_fmt(scores.rules.overall)] if scores.rules else []),
+    )
     table.add_row(
         "Overall (micro)",
         "",
         "",
         "",
         _fmt(scores.overall_micro),
-        *tail,
+        *([_fmt(micro.get(dim)) for dim in DIMENSIONS] if show_dims else []),
         *([_fmt(scores.rules.overall_micro)] if scores.rules else []),
     )
     return table

@@ -173,7 +173,7 @@ def judges(
         "$ / 1,000",
     ):
         if name == "judge":
-            table.add_column(name, overflow="fold")
+            table.add_column(name, no_wrap=True)  # an id, never cut
         else:
             table.add_column(name, justify="right", no_wrap=True)
     for r in results:
@@ -186,7 +186,7 @@ def judges(
     if agreement:
         agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
         for name in ("judge A", "judge B", "run"):
-            agree.add_column(name, overflow="fold")
+            agree.add_column(name, no_wrap=True)
         for name in ("n", "Spearman"):
             agree.add_column(name, justify="right", no_wrap=True)
         for a in agreement:

@@ -117,6 +117,18 @@ class ScoresFile(BaseModel):
             **extra,
         )
 
+    def dimension_overall(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each rubric dimension's Overall, as the score's: macro (the mean of the domains') and micro (over
+        samples: the domains' weighted by the samples in their means)."""
+        macro, micro = {}, {}
+        for dim in DIMENSIONS:
+            rows = [(d.dimensions[dim], d.scored) for d in self.domains.values() if dim in d.dimensions]
+            if rows:
+                macro[dim] = fmean(value for value, _ in rows)
+                if weight := sum(n for _, n in rows):
+                    micro[dim] = sum(value * n for value, n in rows) / weight
+        return macro, micro
+
     def generations_note(self) -> str | None:
         """With K > 1 generations: how a sample is scored, and the spread between its generations."""
         if self.generations < 2:

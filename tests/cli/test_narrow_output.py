@@ -24,7 +24,7 @@ from awbench.analysis.options import DEFAULT_SEED
 from awbench.analysis.runs import load_run_data, point_summary, run_intervals
 from awbench.analysis.stats import TOO_FEW
 from awbench.cli import app, common, progress
-from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.run.store import RunStore
 
 WIDTH = 80
@@ -54,7 +54,7 @@ def narrow(monkeypatch):
     monkeypatch.setattr(common.err_console, "_width", WIDTH)
 
     def invoke(*args: str | Path):
-        result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(WIDTH)})
+        result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(WIDTH), "TTY_COMPATIBLE": "1"})
         assert result.exit_code == 0, result.output
         return result.stdout
 
@@ -103,6 +103,38 @@ def test_score_at_80_columns_stacks_the_dimensions_and_cuts_no_number(runs, narr
     assert out.count("┃ domain") == 2 and "Overall (macro)" in out
     first, second = out.split("┃ domain")[1:]
     assert "rule score" in first and "Consistency" not in first and "Consistency" in second
+
+
+def test_the_dimension_table_has_overall_rows(tmp_path, narrow):
+    """Issue 36: the dimensions' Overall (macro) and (micro) rows were printed empty. Macro: the mean of the
+    domains'; micro: the mean over samples (MCP has three, Search two)."""
+    data = write_data(tmp_path / "data", {"mcp": [2, 1], "search": [1, 1]})
+    grades = {"mcp/m0/1": 5, "mcp/m0/2": 5, "mcp/m1/1": 2, "search/s0/1": 1, "search/s1/1": 1}
+    make_run(tmp_path / "results", "r", data, grades)
+    out = narrow("score", tmp_path / "results" / "r")
+    mcp, search = (5 + 5 + 2) / 3, 1
+    macro, micro = (to_100(mcp) + to_100(search)) / 2, to_100((5 + 5 + 2 + 1 + 1) / 5)
+    rows = [" ".join(line.strip("│ ").split()) for line in out.splitlines() if line.startswith("│ Overall")]
+    assert rows == [  # at 80 columns the dimensions are a second table
+        f"Overall (macro) │ 5 │ 0 │ 0 │ {macro:.2f}",
+        f"Overall (micro) │ │ │ │ {micro:.2f}",
+        "Overall (macro) │ " + " │ ".join([f"{macro:.2f}"] * 5),
+        "Overall (micro) │ " + " │ ".join([f"{micro:.2f}"] * 5),
+    ]
+
+
+def test_messages_are_whole_lines_in_a_pipe(runs, tmp_path):
+    """Issue 36: in a pipe a message is one line however narrow COLUMNS is (grep finds it whole); tables keep the
+    width."""
+    result = CliRunner().invoke(app, ["score", str(runs / A)], env={"COLUMNS": "40"})
+    (spearman,) = [line for line in result.stdout.splitlines() if line.startswith("rule score vs LLM judge")]
+    assert spearman.endswith(")") and "Web" in spearman
+    assert f"run saved in {runs / A}" in result.stdout.splitlines()
+    report = CliRunner().invoke(app, ["report", str(runs), "-o", str(tmp_path / "r.html")], env={"COLUMNS": "40"})
+    assert report.exit_code == 0, report.output
+    assert report.stdout.splitlines() == [
+        f"wrote {tmp_path / 'r.html'} (2 runs; 3 leaderboard charts, 4 along trajectories)"
+    ]
 
 
 def test_score_in_a_wide_terminal_is_one_table(runs, monkeypatch):
@@ -184,7 +216,14 @@ def test_leaderboard_at_80_columns_cuts_no_number(runs, narrow):
                 numbers += [fmt_number(cell["value"]), fmt_interval(Cell.model_validate(cell), 1)]
     assert len(numbers) == 2 * 2 * (1 + 8 * 2)  # two groups (LLM judge, rule scores) of two runs
     assert_fits(out, numbers)
-    assert out.count(" #   Run") > len(board["groups"])  # each group stacked into several tables
+    assert out.count(" #  Run") > len(board["groups"])  # each group stacked into several tables
+    # issue 36: the run names whole on one line each (never `qwen3-235b-a22b-ins` / `truct-2507__gpt-5.2`), the
+    # domains in their order, Overall in each group's first table
+    assert out.count(f" {A} ") == out.count(f" {B} ") == out.count(" #  Run")
+    for group in out.split("· failures")[1:]:
+        tables = [part.splitlines()[0].split() for part in group.split(" #  Run")[1:]]
+        assert tables[0][:2] == ["Overall", "unscored"] and all("Overall" not in t for t in tables[1:])
+        assert [c for t in tables[1:] for c in t] == ["MCP", "Search", "Terminal", "SWE", "Android", "Web", "OS"]
 
 
 def test_data_info_at_80_columns_cuts_no_number(narrow):
