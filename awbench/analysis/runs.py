@@ -144,7 +144,7 @@ class RunData:
         keys = [(s.key, s.domain) for s in self.samples.values()]
         return score_table(
             evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
-        ).completeness()
+        ).completeness(evaluation.info.stopped)
 
     @cached_property
     def trajectories(self) -> dict[str, str]:

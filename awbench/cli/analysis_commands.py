@@ -45,6 +45,7 @@ from awbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from awbench.analysis.runs import RunData
+    from awbench.analysis.sample_view import SampleLine
 
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
@@ -360,10 +361,19 @@ def show(
     sample: Annotated[str | None, typer.Option("--sample", help="Show this sample key.")] = None,
     worst: Annotated[int | None, typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
     failed: Annotated[
-        bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")
+        bool,
+        typer.Option(
+            "--failed", help="List the samples that failed or were not scored: one line each, key, status and why."
+        ),
     ] = False,
     flagged: Annotated[
-        bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")
+        bool,
+        typer.Option(
+            "--flagged", help="List the samples with flags (suspected_injection, repaired text), one line each."
+        ),
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="With --failed or --flagged: each sample in detail, as --sample shows it.")
     ] = False,
     domain: Annotated[
         str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")
@@ -405,7 +415,10 @@ def show(
     from awbench.analysis.run_views import SampleList, growth_view, run_summary
     from awbench.analysis.sample_view import (
         failed_keys,
+        failure_line,
+        flag_line,
         flagged_keys,
+        pending_count,
         sample_view,
         worst_keys,
     )
@@ -414,6 +427,7 @@ def show(
         run_overview,
         sample_renderables,
     )
+    from awbench.run.scoring import resume_advice
 
     if sum(map(bool, (sample, worst, failed, flagged, by_turn or by_context))) > 1:
         fail("give one of --sample, --worst, --failed, --flagged and --by-turn/--by-context")
@@ -453,13 +467,26 @@ def show(
         what = "failed or unscored" if failed else "flagged"
         # In JSON, stdout holds the JSON alone: what the terminal view says first goes to stderr.
         say = err_console if fmt == "json" else console
+        where = "" if domain is None else " in " + domain
         if not keys:
-            say.print(f"{data.name}: no {what} samples{'' if domain is None else ' in ' + domain} (judge {judge_id})")
+            say.print(f"{data.name}: no {what} samples{where} (judge {judge_id})")
         else:
-            say.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
+            say.print(
+                f"{data.name}: {len(keys)} {what} samples{where} (judge {judge_id}); showing {min(limit, len(keys))}"
+            )
+        if failed and (waiting := pending_count(data, judge_id, domain)):
+            stopped = data.completeness(judge_id).stopped
+            err_console.print(
+                f"{waiting} not judged yet{f' ({stopped})' if stopped else ''}, not listed: waiting is not failing; "
+                f"{resume_advice(data.store.path)}"
+            )
+        keys = keys[:limit]
+        if fmt == "table" and not full:
+            line = failure_line if failed else flag_line
+            _print_lines([line(data, judge_id, key) for key in keys])
+            return
         if not keys and fmt == "table":
             return
-        keys = keys[:limit]
     else:
         if fmt == "json":
             summary = run_summary(data, judge_id, resamples, seed)
@@ -475,6 +502,14 @@ def show(
         return
     for view in views:
         console.print(*sample_renderables(view, diff, max_chars), sep="\n")
+
+
+def _print_lines(lines: list[SampleLine]) -> None:
+    """Samples one per line, in columns: key, status, reason (never wrapped: a reason is already one line)."""
+    keys = max((len(line.key) for line in lines), default=0)
+    statuses = max((len(line.status) for line in lines), default=0)
+    for line in lines:
+        console.print(f"{line.key:<{keys}}  {line.status:<{statuses}}  {line.reason}".rstrip(), soft_wrap=True)
 
 
 def report(

@@ -24,16 +24,18 @@ _CONTROLS = dict.fromkeys((*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 
 
 
 class _TextConsole(Console):
-    def print(self, *objects: Any, **kwargs: Any) -> None:
+    def print(self, *objects: Any, sep: str = " ", **kwargs: Any) -> None:
         # A message (text, not a table) is one line in a pipe or a file whatever its length, for grep; in a
-        # terminal it wraps at words.
-        if (
-            kwargs.get("soft_wrap") is None
-            and not self.is_terminal
-            and all(isinstance(o, (str, Text)) for o in objects)
-        ):
-            kwargs["soft_wrap"] = True
-        super().print(*objects, **kwargs)
+        # terminal it wraps at words. Messages among tables, one per line, are printed one by one to that end.
+        messages = [isinstance(o, (str, Text)) for o in objects]
+        if kwargs.get("soft_wrap") is None and not self.is_terminal and any(messages):
+            if all(messages):
+                kwargs["soft_wrap"] = True
+            elif sep == "\n":
+                for o in objects:
+                    self.print(o, **kwargs)
+                return
+        super().print(*objects, sep=sep, **kwargs)
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments

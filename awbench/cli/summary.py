@@ -28,7 +28,8 @@ def scores_table(scores: ScoresFile) -> Table:
     label = "rule score" if scores.judge == "rules" else "score"
     table = FittingTable(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
     table.add_column("domain", overflow="fold")
-    for column in ("n", "failed", "unscored", label):
+    pending = any(d.pending for d in scores.domains.values())  # not judged yet: a column of its own, not unscored
+    for column in ("n", "failed", "unscored", *(["pending"] if pending else []), label):
         table.add_column(column, justify="right", no_wrap=True)
     show_dims = any(d.dimensions for d in scores.domains.values()) and scores.judge == "llm"
     if show_dims:
@@ -39,7 +40,9 @@ def scores_table(scores: ScoresFile) -> Table:
         table.start_group()
         table.add_column("rule score", justify="right", no_wrap=True)
     for domain, d in scores.domains.items():
-        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored), _fmt(d.score)]
+        waiting = [str(d.pending)] if pending else []
+        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored - d.pending), *waiting]
+        row.append(_fmt(d.score))
         if show_dims:
             row += [_fmt(d.dimensions.get(dim)) for dim in DIMENSIONS]
         if scores.rules:
@@ -47,11 +50,13 @@ def scores_table(scores: ScoresFile) -> Table:
             row.append(_fmt(rules_domain.score if rules_domain else None))
         table.add_row(*row)
     table.add_section()
+    total = scores.table()
     overall = [
         "Overall (macro)",
-        str(sum(d.n for d in scores.domains.values())),
-        str(sum(d.failed for d in scores.domains.values())),
-        str(sum(d.unscored for d in scores.domains.values())),
+        str(total.n),
+        str(total.failed),
+        str(total.unscored - total.pending),
+        *([str(total.pending)] if pending else []),
         _fmt(scores.overall),
     ]
     macro, micro = scores.dimension_overall() if show_dims else ({}, {})
@@ -62,9 +67,7 @@ def scores_table(scores: ScoresFile) -> Table:
     )
     table.add_row(
         "Overall (micro)",
-        "",
-        "",
-        "",
+        *[""] * (4 if pending else 3),
         _fmt(scores.overall_micro),
         *([_fmt(micro.get(dim)) for dim in DIMENSIONS] if show_dims else []),
         *([_fmt(scores.rules.overall_micro)] if scores.rules else []),
@@ -118,9 +121,10 @@ def print_summary(
         for line in reference_lines(scores):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     completeness = scores.completeness
-    if not completeness.complete:
+    if note := completeness.pending_note():
         err_console.print(
-            f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(run_dir)}",
+            f"{note}: {completeness.judged} of {completeness.selected} judged, not ranked by the leaderboard nor "
+            f"exported; {resume_advice(run_dir)}",
             style="red",
             highlight=False,
             markup=False,
@@ -161,7 +165,7 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
     if note := scores.flagged_note(str(run_dir)):
         err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     total = sum(d.n for d in scores.domains.values()) * scores.generations
-    bad = sum(d.failed + d.unscored for d in scores.domains.values())
+    bad = sum(d.failed + d.unscored - d.pending for d in scores.domains.values())  # waiting is not failing
     if bad:
         style = "red" if code else "yellow"
         err_console.print(

@@ -62,6 +62,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
             usage=usage_totals(p.usage for p in predictions.values()),
             judge_usage=usage_totals(v.usage for r in records for v in r.verdicts),
             failures=failure_groups(predictions.values(), records),
+            stopped=infos[judge_id].stopped,
             **extra,
         )
         store.write_scores(scores, evaluation, primary=primary)
@@ -81,9 +82,8 @@ def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, S
     found = {}
     for evaluation in evaluations:
         written = _mtime(evaluation.scores_path)
-        if written is None or written <= max(
-            _mtime(store.predictions.path) or 0, _mtime(evaluation.judgments.path) or 0
-        ):
+        read = (store.predictions.path, evaluation.judgments.path, evaluation.info_path)  # judge.json: `stopped`
+        if written is None or written <= max(_mtime(path) or 0 for path in read):
             return None
         scores = ScoresFile.model_validate(evaluation.read_scores_json())
         if (scores.failure_policy, scores.generations) != (policy, generations):

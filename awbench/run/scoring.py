@@ -44,14 +44,23 @@ class Completeness(BaseModel):
 
     judged: int
     selected: int
+    stopped: str | None = Field(None, exclude=True)  # why judging stopped short ("stopped by --max-cost")
 
     @property
     def complete(self) -> bool:
         return self.judged >= self.selected
 
     def label(self) -> str:
-        """ "complete", or "incomplete (11 of 65 judged)"."""
-        return "complete" if self.complete else f"incomplete ({self.judged} of {self.selected} judged)"
+        """ "complete", "incomplete (11 of 65 judged)" or "incomplete (11 of 65 judged, stopped by --max-cost)"."""
+        if self.complete:
+            return "complete"
+        return f"incomplete ({self.judged} of {self.selected} judged{', ' + self.stopped if self.stopped else ''})"
+
+    def pending_note(self) -> str | None:
+        """ "54 not judged yet (stopped by --max-cost)": waiting, which is not failing."""
+        if self.complete:
+            return None
+        return f"{self.selected - self.judged} not judged yet" + (f" ({self.stopped})" if self.stopped else "")
 
 
 def resume_advice(run: object) -> str:
@@ -73,9 +82,9 @@ class ScoreTable(BaseModel):
     pending: int = 0  # generations not judged yet (in `unscored` too)
     generations: int = 1
 
-    def completeness(self) -> Completeness:
+    def completeness(self, stopped: str | None = None) -> Completeness:
         selected = self.n * self.generations
-        return Completeness(judged=selected - self.pending, selected=selected)
+        return Completeness(judged=selected - self.pending, selected=selected, stopped=stopped)
 
 
 class ScoresFile(BaseModel):
@@ -98,12 +107,13 @@ class ScoresFile(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
     failures: list[FailureGroup] = Field(default_factory=list)  # why samples failed or went unscored, by reason
+    stopped: str | None = None  # why judging stopped before every generation was judged (judge.json's)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def completeness(self) -> Completeness:
         """Written to scores.json: `judged` of `selected` generations have a final outcome."""
-        return self.table().completeness()
+        return self.table().completeness(self.stopped)
 
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:

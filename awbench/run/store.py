@@ -103,6 +103,7 @@ class JudgeInfo(BaseModel):
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    stopped: str | None = None  # why its last command stopped before judging everything ("stopped by --max-cost")
 
 
 def environment_facts() -> dict[str, Any]:
@@ -264,6 +265,12 @@ class Evaluation:
         if not self.exists():
             own_dir(self.store.path, self.path, make=True)
             write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+
+    def note_stopped(self, why: str | None) -> None:
+        """Say in judge.json why judging stopped before everything was judged (None: it goes on)."""
+        info = self.read_info()
+        if info.stopped != why:
+            write_atomic(self.info_path, info.model_copy(update={"stopped": why}).model_dump_json(indent=2) + "\n")
 
     def read_scores_json(self) -> dict[str, Any] | None:
         return read_json(self.scores_path) if self.scores_path.exists() else None

@@ -32,6 +32,7 @@ SCORES_KEYS = [
     "usage",
     "judge_usage",
     "failures",
+    "stopped",
     "completeness",
 ]
 DOMAIN_KEYS = [
@@ -157,7 +158,7 @@ def test_score_json_of_an_incomplete_evaluation_says_so_on_stderr(results: Path)
     result = invoke("score", "partial", "--output", results, "--format", "json")
     assert result.exit_code == 1
     assert as_json(result)["completeness"] == {"judged": 2, "selected": 5}
-    assert result.stderr.startswith("incomplete (2 of 5 judged): not ranked by the leaderboard nor exported; ")
+    assert result.stderr.startswith("3 not judged yet: 2 of 5 judged, not ranked by the leaderboard nor exported; ")
 
 
 def test_show_json_summary(results: Path) -> None:

@@ -78,7 +78,7 @@ def test_ls_lists_every_run_with_its_state(results: Path) -> None:
     listing = json.loads(invoke("ls", "--output", results, "--format", "json").stdout)
     assert listing["schema_version"] == 1 and list(listing) == ["schema_version", "runs"]
     assert [list(run) for run in listing["runs"]] == [
-        ["run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at"]
+        ["run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at", "stopped"]
     ] * 4
     assert [
         (r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])

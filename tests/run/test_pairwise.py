@@ -143,7 +143,9 @@ def test_a_judge_that_always_picks_the_first_position_gives_only_ties(results):
 def test_the_table_fits_80_columns(results):
     with FakeOpenAIServer(responder=knows_the_truth) as server:
         result = CliRunner().invoke(
-            cli_app(), ["compare", "oracle", "wrong", *judge_args(server, results)], env={"COLUMNS": "80"}
+            cli_app(),
+            ["compare", "oracle", "wrong", *judge_args(server, results)],
+            env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # a terminal: in a pipe, messages are not wrapped
         )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -240,7 +242,9 @@ def test_bradley_terry_leaderboard_over_three_runs(results, any_trajectories):
 def test_the_leaderboard_table_fits_80_columns(results):
     with FakeOpenAIServer(responder=knows_the_truth) as server:
         result = CliRunner().invoke(
-            cli_app(), ["leaderboard", str(results), *judge_args(server, results)], env={"COLUMNS": "80"}
+            cli_app(),
+            ["leaderboard", str(results), *judge_args(server, results)],
+            env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # a terminal: in a pipe, messages are not wrapped
         )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
