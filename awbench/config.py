@@ -137,6 +137,7 @@ class ModelSettings(_Settings):
     concurrency: int = operational(64, ge=1)
     request_timeout: float = operational(600.0, gt=0)
     max_retries: int = operational(6, ge=0)  # at most 1 + max_retries calls per generation
+    check_timeout: float | None = operational(None, gt=0)  # the endpoint check's patience; None: by the server's place
     # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
     tpm: int | None = operational(None, ge=1)
     rpm: int | None = operational(None, ge=1)
@@ -176,7 +177,7 @@ class ModelSettings(_Settings):
         return secrets_masked(value)
 
 
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "check_timeout")
 ENGINE_FIELDS = ("engine", "overlength")
 PYTHON_FIELDS = ("model_args",)
 # Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
@@ -226,6 +227,7 @@ class JudgeSettings(_Settings):
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
     rpm: int | None = operational(None, ge=1)
     request_timeout: float = operational(600.0, gt=0)
+    check_timeout: float | None = operational(None, gt=0)  # the endpoint check's patience, as the candidate's
     price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0)
     max_cost: float | None = operational(None, ge=0)

@@ -99,7 +99,7 @@ class OpenAIBackend:
     async def check(self) -> None:
         """Each endpoint answers before the first request (`check_endpoint`)."""
         for endpoint in self.endpoints:
-            await check_endpoint(endpoint.client, "candidate")
+            await check_endpoint(endpoint.client, "candidate", self.settings.check_timeout)
 
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))

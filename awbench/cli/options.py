@@ -336,6 +336,16 @@ MODEL = Group(
             panel=MODEL_ENDPOINT,
         ),
         Opt(
+            "check_timeout",
+            "check_timeout",
+            float,
+            "Seconds the endpoint's first check (GET /models) may take before the command stops, nothing sent.",
+            min=0.001,
+            metavar="SECONDS",
+            default_text="60 for a server on this machine or network, else 10",
+            panel=MODEL_ENDPOINT,
+        ),
+        Opt(
             "tpm",
             "tpm",
             int,
@@ -469,6 +479,16 @@ JUDGE = Group(
             int,
             "At most 1 + N calls per verdict, shared by transport retries and re-asks of unusable verdicts (rate-limit refusals wait and do not count).",
             min=0,
+            panel=JUDGE_CALLS,
+        ),
+        Opt(
+            "judge_check_timeout",
+            "check_timeout",
+            float,
+            "Seconds the judge endpoint's first check (GET /models) may take before the command stops, nothing sent.",
+            min=0.001,
+            metavar="SECONDS",
+            default_text="60 for a server on this machine or network, else 10",
             panel=JUDGE_CALLS,
         ),
         Opt(

@@ -16,6 +16,7 @@ around the HTTP client (`awbench.transport.chat_client`).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import random
 import re
@@ -49,7 +50,8 @@ from awbench.transport.rate_control import PROBE_S, RateControl, request_tokens
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
-CHECK_TIMEOUT_S = 10.0
+CHECK_TIMEOUT_S = 10.0  # a remote endpoint's check; a local server's may wait for a running job (llama.cpp)
+LOCAL_CHECK_TIMEOUT_S = 60.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
 
 
@@ -310,15 +312,36 @@ def normalize_url(url: str | None) -> str:
     return (url or "https://api.openai.com/v1").rstrip("/").lower()
 
 
-async def check_endpoint(client: ChatClient, role: str) -> None:
-    """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key. Every
-    OpenAI-compatible server lists its models; a base URL without one (a 404, or a page that is not a listing)
-    is usually missing its `/v1`, and would fail every request."""
-    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
+def check_patience(base_url: str, given: float | None) -> float:
+    """How long the endpoint check waits: `given`, else LOCAL_CHECK_TIMEOUT_S for a server on this machine or the
+    local network (llama.cpp answers its model listing only between jobs: 8-21 s while one runs), else
+    CHECK_TIMEOUT_S."""
+    if given is not None:
+        return given
+    host = urlsplit(base_url).hostname or ""
     try:
-        await asyncio.wait_for(client.list_models(), CHECK_TIMEOUT_S)
-    except (ConnectionFailed, asyncio.TimeoutError) as error:
-        detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
+        local = ipaddress.ip_address(host).is_private  # loopback, link-local and private ranges included
+    except ValueError:
+        local = host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan"))
+    return LOCAL_CHECK_TIMEOUT_S if local else CHECK_TIMEOUT_S
+
+
+async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:
+    """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key, within
+    `check_patience` (`patience`: --check-timeout or --judge-check-timeout). Every OpenAI-compatible server
+    lists its models; a base URL without one (a 404, or a page that is not a listing) is usually missing its
+    `/v1`, and would fail every request."""
+    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
+    waited = check_patience(client.base_url, patience)
+    try:
+        await client.list_models(waited)
+    except ConnectionFailed as error:
+        option = "--check-timeout" if role == "candidate" else "--judge-check-timeout"
+        detail = (
+            f"no answer to GET /models within {waited:g} s; a busy server may need a longer {option}"
+            if isinstance(error, RequestTimeout)
+            else error_summary(error)
+        )
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
     except MalformedResponse as error:
         raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None

@@ -137,7 +137,7 @@ class LLMJudge(JudgeBase):
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
-        await check_endpoint(self.client, "judge")
+        await check_endpoint(self.client, "judge", self.settings.check_timeout)
 
     def describe(self) -> dict[str, Any]:
         return prompt_description(self.prompt_set)
