@@ -134,13 +134,17 @@ class OpenAIBackend:
             endpoint = self._pick()
             return await self._attempt(endpoint, body, started)
 
-        attempts = Attempts(self.settings.max_retries + 1)
+        def retried(error: BaseException) -> None:
+            endpoint.watch.retry(error)  # the endpoint of the call that failed
+
+        attempts = Attempts(self.settings.max_retries + 1, on_retry=retried)
         try:
             completion = await attempts.run(call)
         except Exception as error:
             failed = self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
-            return failed.model_copy(update={"same_error_attempts": attempts.same_error})
-        return to_generation(request, completion, time.perf_counter() - started[0])
+            return failed.model_copy(update={"same_error_attempts": attempts.same_error, "attempts": attempts.number})
+        generation = to_generation(request, completion, time.perf_counter() - started[0])
+        return generation.model_copy(update={"attempts": attempts.number})
 
     @staticmethod
     def _failed(request: GenerationRequest, error: Exception, latency: float, url: str) -> Generation:

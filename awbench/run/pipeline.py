@@ -376,6 +376,8 @@ async def _execute(
             await _close_backend(backend, progress)
         for j in judges:
             await j.aclose()
+        for line in endpoints.retry_report():  # said even when the command stops: what the servers went through
+            progress.note(f"retried: {line}")
 
 
 async def _close_backend(backend: Backend, progress: Progress) -> None:

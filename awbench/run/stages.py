@@ -176,8 +176,12 @@ async def execute(
     samples = {r.key: r.sample for r in work.generations}
     infer_summary = StageSummary(stage="infer", reused=work.reused_predictions)
     with ExitStack() as stack:
+        # Inference's stage ends when inference does, before the judges' (whose last line comes after it)
+        inference = stack.enter_context(ExitStack())
         infer_bar = (
-            stack.enter_context(progress.stage(f"infer {label}", len(work.generations))) if work.generations else None
+            inference.enter_context(progress.stage(f"infer {label}", len(work.generations)))
+            if work.generations
+            else None
         )
         bars = {
             s.judge.id: stack.enter_context(progress.stage(f"judge {s.judge.id}", total))
@@ -205,6 +209,7 @@ async def execute(
             finally:
                 for stage in work.judges:
                     stage.feed.close()
+                inference.close()
 
         async def judge(stage: JudgeStage) -> None:
             bar = bars[stage.judge.id]

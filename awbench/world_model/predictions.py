@@ -45,4 +45,5 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         dropped_turns=generation.dropped_turns,
         usage=generation.usage,
         latency_s=generation.latency_s,
+        attempts=generation.attempts,
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import verdict_text
 from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
@@ -16,6 +17,7 @@ from awbench.cli import app
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-messages-SECRET-9042"
+VERDICT = verdict_text()
 
 
 def invoke(*args: object, env: dict[str, str] | None = None):
@@ -356,3 +358,49 @@ def test_a_judge_added_to_a_capped_run_says_the_cap_it_kept(monkeypatch, tmp_pat
         "--max-cost 5 (given, or kept from the run's judge settings)" in result.stderr and "'my-judge'" in result.stderr
     )
     assert server.requests == []
+
+
+def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, tmp_path):
+    """Issue 36: against a server answering some requests with HTTP 500 the run ended "0 failed", its retries never
+    mentioned, and prediction records kept no attempt count. Now the end of the command says how many calls were
+    sent again and after what, per endpoint, and each record keeps its attempts (the judge's verdicts too)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    answered: dict[str, int] = {}
+
+    def flaky(body: dict) -> Reply:
+        """The first call for every third sample fails with a 500; a verdict's first call, for every fourth."""
+        text = json.dumps(body["messages"])
+        seen = answered[text] = answered.get(text, 0) + 1
+        judging = "final_evaluation" in text
+        if seen == 1 and len(answered) % (4 if judging else 3) == 0:
+            return Reply(status=500, error_message="internal error")
+        return Reply(VERDICT if judging else "a prediction")
+
+    with FakeOpenAIServer(responder=flaky) as candidate, FakeOpenAIServer(responder=flaky) as judge:
+        result = invoke(
+            "run", "--model", "m", "--base-url", candidate.url, "--judge-model", "j", "--judge-base-url", judge.url,
+            "--data", "sample", "--domains", "os", "--concurrency", "1", "--judge-concurrency", "1",
+            "--output", tmp_path, "--run-name", "r",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    store = RunStore(tmp_path / "r")
+    attempts = [p.attempts for p in store.predictions.load().values()]
+    (evaluation,) = store.evaluations()
+    verdicts = [v.attempts for j in evaluation.judgments.load().values() for v in j.verdicts]
+    assert attempts.count(2) == len(candidate.requests) - len(attempts) > 0 and set(attempts) == {1, 2}
+    assert verdicts.count(2) == len(judge.requests) - len(verdicts) > 0 and set(verdicts) == {1, 2}
+    retried = {line for line in result.stderr.splitlines() if line.startswith("retried: ")}
+
+    def retries(n: int) -> str:
+        return f"{n} {'retry' if n == 1 else 'retries'} ({n} after HTTP 500)"
+
+    assert retried == {
+        f"retried: {candidate.url}: {retries(attempts.count(2))}",
+        f"retried: {judge.url}: {retries(verdicts.count(2))}",
+    }
+    # a timeout is named as such
+    with FakeOpenAIServer(script=[Reply("slow", delay_s=1.0)], responder=flaky) as slow:
+        args = ["infer", "--model", "m", "--base-url", slow.url, "--request-timeout", "0.3", "--data", "sample"]
+        timed = invoke(*args, "--domains", "os", "--limit", "1", "--output", tmp_path, "--run-name", "t")
+    assert timed.exit_code == 0, timed.output
+    assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()

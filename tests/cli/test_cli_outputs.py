@@ -37,6 +37,8 @@ def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_pa
     assert f"  {first_turns} empty predictions: first turn: no previous observation to repeat (e.g. " in err
     assert err.endswith("look at them with `awbench show results/baseline-last-observation__rules --failed`\n")
     assert "infer baseline:last-observation" in err
+    # inference ends first, and its last progress line comes first (issue 36: it came after the judge's)
+    assert err.index("infer baseline:last-observation: 65/65") < err.index("judge rules-v2: 52/52")
     assert "Overall" not in err and "26.41" not in err
     # and the pointer works: one line per sample, key, status and why (issue 36: 971 lines for 13 samples before)
     shown = runner.invoke(app, ["show", "results/baseline-last-observation__rules", "--failed"])

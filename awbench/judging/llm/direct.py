@@ -121,6 +121,10 @@ class LLMJudge(JudgeBase):
     def base_url(self) -> str | None:
         return self._base_url
 
+    def retried(self, error: BaseException) -> None:
+        """A call that failed is sent again: counted for the endpoint (`Endpoints.retry_report`)."""
+        self._watch.retry(error)
+
     @property
     def spent_usd(self) -> float:
         return self.budget.spent
@@ -241,7 +245,7 @@ class LLMJudge(JudgeBase):
         total = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
         shown, reader = self.shown(request), reference_reader(self.prompt_set, request)
-        attempts = Attempts(self.settings.max_retries + 1, first_attempt)
+        attempts = Attempts(self.settings.max_retries + 1, first_attempt, on_retry=self.retried)
 
         async def call(attempt: int) -> VerdictRecord:
             """One call's verdict, added to the best so far; a transient failure is raised for the policy."""
