@@ -22,10 +22,12 @@ from awbench.config import (
     ScoringSettings,
     default_run_name,
     judge_settings,
+    unused_judge_fields,
     unused_model_fields,
 )
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
+from awbench.run.failures import Setup
 from awbench.run.reparse import reparse_judgments
 from awbench.run.rewards import reward_evaluations, write_rewards
 from awbench.run.store import resolve_run
@@ -38,15 +40,13 @@ DryRunOpt = Annotated[
 
 
 def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSettings:
-    """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults)."""
+    """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults);
+    options that judge would not use are refused (`config.unused_judge_fields`)."""
     given = options.settings(JUDGE, given_only=True)
     settings = judge_settings(base, given, names=OPTION_NAMES)
-    if settings.backend == "openai" and given.get("engine"):
-        _refuse(
-            [OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]],
-            "openai judge",
-            "they are for the in-process judge, --judge-backend vllm",
-        )
+    for fields, why in unused_judge_fields(settings, given):
+        inner = [f"engine.{name}" for name in given.get("engine", {})] if "engine" in fields else []
+        _refuse([OPTION_NAMES[f"JudgeSettings.{name}"] for name in inner + [f for f in fields if f != "engine"]], why)
     return settings
 
 
@@ -55,20 +55,18 @@ def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSetting
 
 
 def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
-    """Options the backend would ignore are refused, named: recorded in run.json they would claim a setting
-    that was never applied."""
+    """Options the backend would ignore are refused, named (`config.unused_model_fields`)."""
     unused, why = unused_model_fields(backend, given)
     if unused:
         fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
         fields += [name for name in unused if name != "engine"]
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], backend, why)
+        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
 
 
-def _refuse(options: list[str], backend: str, why: str) -> None:
+def _refuse(options: list[str], why: str) -> None:
+    """The one message for options a party would not use: which, to what, why."""
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
-    fail(
-        f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out", key="bad_option"
-    )
+    fail(f"{', '.join(options)} {verb} not apply to {why}: leave {pronoun} out", key="bad_option")
 
 
 def _config(options: Options, judged: bool) -> RunConfig:
@@ -102,7 +100,7 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
         print_estimate(pipeline.estimate(config))
         return
     outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
-    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir)
+    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir, Setup.of(config))
     raise typer.Exit(outcome.exit_code)
 
 
@@ -159,7 +157,7 @@ def judge(
     outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
-    print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path)
+    print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path, Setup.of(outcome.config))
     raise typer.Exit(outcome.exit_code)
 
 
@@ -217,7 +215,7 @@ def score(
                 f"wrote {count} rewards to {reward}", highlight=False, markup=False, soft_wrap=True
             )
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    print_summary(scores, code, scoring.max_failure_rate, store.path, fmt)
+    print_summary(scores, code, scoring.max_failure_rate, store.path, Setup.of(manifest.config), fmt)
     raise typer.Exit(code)
 
 

@@ -13,7 +13,7 @@ from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.judging import PromptError
 from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S
-from awbench.run.failures import describe
+from awbench.run.failures import Setup, describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
 
@@ -102,7 +102,12 @@ ScoresFormat = Literal["table", "json", "reference"]
 
 
 def print_summary(
-    scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, fmt: ScoresFormat = "table"
+    scores: ScoresFile,
+    code: int,
+    max_failure_rate: float,
+    run_dir: Path,
+    setup: Setup,
+    fmt: ScoresFormat = "table",
 ) -> None:
     """The scores table and what it says on stdout, problems on stderr. `json`: stdout holds the scores.json
     alone (which has every number the table and its lines give); `reference`: what the reference eval.py prints
@@ -132,7 +137,7 @@ def print_summary(
         )
     if fmt == "table":
         _print_details(scores)
-    _print_problems(scores, code, max_failure_rate, run_dir)
+    _print_problems(scores, code, max_failure_rate, run_dir, setup)
     if fmt == "table":
         console.print(f"run saved in {run_dir}", highlight=False)
 
@@ -161,7 +166,7 @@ def _print_details(scores: ScoresFile) -> None:
             console.print(f"{label}: {share:.1%} of {usage['prompt_tokens']:,} prompt tokens were cached")
 
 
-def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
+def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, setup: Setup) -> None:
     if note := scores.flagged_note(str(run_dir)):
         err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     total = sum(d.n for d in scores.domains.values()) * scores.generations
@@ -173,7 +178,7 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
             f"or were not scored (tolerated: {max_failure_rate:.0%}):",
             style=style,
         )
-        lines = describe(scores.failures)
+        lines = describe(scores.failures, setup)
         for line in lines[:MAX_REASONS_SHOWN]:
             err_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         if len(lines) > MAX_REASONS_SHOWN:

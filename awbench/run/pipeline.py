@@ -73,6 +73,7 @@ class JudgeOutcome(BaseModel):
     judged: ScoresFile  # the first judge's
     exit_code: int
     max_failure_rate: float  # the run's, which `exit_code` holds the judged scores to
+    config: RunConfig  # the run's settings, with this command's judge
 
 
 # A judge's settings; changes to the run's primary judge's settings; or a function of those that makes them.
@@ -127,7 +128,12 @@ async def judge(
     judged = scores[judges[0].id]
     rate = manifest.config.scoring.max_failure_rate
     return JudgeOutcome(
-        stages=stages[1:], scores=scores, judged=judged, exit_code=exit_code(judged, rate), max_failure_rate=rate
+        stages=stages[1:],
+        scores=scores,
+        judged=judged,
+        exit_code=exit_code(judged, rate),
+        max_failure_rate=rate,
+        config=config,
     )
 
 

@@ -206,10 +206,10 @@ async def execute(
                         for stage in work.judges:
                             if stage not in takers:
                                 bars[stage.judge.id].drop()
+                inference.close()  # its last progress line, before the judges finish
             finally:
                 for stage in work.judges:
                     stage.feed.close()
-                inference.close()
 
         async def judge(stage: JudgeStage) -> None:
             bar = bars[stage.judge.id]

@@ -346,12 +346,17 @@ def check_patience(base_url: str, given: float | None) -> float:
     CHECK_TIMEOUT_S."""
     if given is not None:
         return given
-    host = urlsplit(base_url).hostname or ""
+    return LOCAL_CHECK_TIMEOUT_S if is_local(base_url) else CHECK_TIMEOUT_S
+
+
+def is_local(base_url: str | None) -> bool:
+    """A server on this machine or the local network (loopback, link-local and private addresses, `localhost`,
+    `.local`...): a self-hosted model, with no list price and a model listing that may wait for a job."""
+    host = urlsplit(base_url or "").hostname or ""
     try:
-        local = ipaddress.ip_address(host).is_private  # loopback, link-local and private ranges included
+        return ipaddress.ip_address(host).is_private
     except ValueError:
-        local = host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan"))
-    return LOCAL_CHECK_TIMEOUT_S if local else CHECK_TIMEOUT_S
+        return host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan"))
 
 
 async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:

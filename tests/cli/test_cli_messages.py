@@ -14,6 +14,8 @@ from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
+from awbench.cli.options import OPTION_NAMES
+from awbench.config import UNUSED_MODEL_FIELDS
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-messages-SECRET-9042"
@@ -200,6 +202,8 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
 
 # --------------------------------------------------------------------------- options a backend does not use
 
+BASELINE = "a baseline calls no model and samples nothing"
+
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -220,12 +224,16 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
         ),
         (
             ["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
-            "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
-            "out\n",
+            f"error: --tensor-parallel-size does not apply to the baseline backend ({BASELINE}): leave it out\n",
         ),
         (
             ["--model", "baseline:oracle", "--concurrency", "3"],
-            "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n",
+            f"error: --concurrency does not apply to the baseline backend ({BASELINE}): leave it out\n",
+        ),
+        (  # issue 36: the sampling options were accepted, recorded and never applied
+            ["--model", "baseline:oracle", "--top-p", "0.9", "--stop", "x", "--extra-body", "{}", "--temperature", "0"],
+            f"error: --temperature, --top-p, --extra-body, --stop do not apply to the baseline backend ({BASELINE}): "
+            "leave them out\n",
         ),
         (
             ["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
@@ -234,8 +242,28 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
         ),
         (
             ["--model", "baseline:oracle", "--judge-model", "j", "--judge-engine-arg", "max_model_len=9"],
-            "error: --judge-engine-arg does not apply to the openai judge backend (they are for the "
-            "in-process judge, --judge-backend vllm): leave it out\n",
+            "error: --judge-engine-arg does not apply to the openai judge backend (the in-process judge's: "
+            "--judge-backend vllm): leave it out\n",
+        ),
+        (  # issue 36: accepted and recorded, though the rule judge spends nothing
+            ["--model", "baseline:oracle", "--judge", "rules", "--max-cost", "5"],
+            "error: --max-cost does not apply to --judge rules (an LLM judge's settings; the rule judge is offline and "
+            "free): leave it out, or use --judge llm or both\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-backend", "vllm", "--judge-model", "j", "--judge-tpm", "9"],
+            "error: --judge-tpm does not apply to the vllm judge backend (it runs in this process: no endpoint, no "
+            "price): leave it out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-batch-tokens", "9"],
+            "error: --judge-batch-tokens does not apply to direct judge calls (the Batch API's: --judge-batch): leave it "
+            "out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-model", "j", "--rule-workers", "2"],
+            "error: --rule-workers does not apply to an LLM judge alone (rule scoring only: --judge rules or both): "
+            "leave it out\n",
         ),
     ],
 )
@@ -347,11 +375,12 @@ def test_a_judge_added_to_a_capped_run_says_the_cap_it_kept(monkeypatch, tmp_pat
     """`awbench judge RUN` keeps the run's --max-cost: a model without a known price is refused naming the cap's
     value and where it may come from, although this command line gave no --max-cost."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--judge", "rules", "--max-cost", "5",
-                  "--output", tmp_path)  # fmt: skip
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
+        made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--limit", "1",
+                      "--judge-base-url", server.url, "--max-cost", "5", "--run-name", "capped", "--output", tmp_path)  # fmt: skip
     assert made.exit_code == 0, made.output
     with FakeOpenAIServer() as server:
-        result = invoke("judge", "baseline-oracle__rules", "--output", tmp_path, "--judge-model", "my-judge",
+        result = invoke("judge", "capped", "--output", tmp_path, "--judge-model", "my-judge",
                         "--judge-base-url", server.url)  # fmt: skip
     assert refusal(result) == (2, "cost_unknown")
     assert (
@@ -404,3 +433,67 @@ def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, t
         timed = invoke(*args, "--domains", "os", "--limit", "1", "--output", tmp_path, "--run-name", "t")
     assert timed.exit_code == 0, timed.output
     assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()
+
+
+# A value for each option the one rule may refuse.
+VALUES = {
+    "--base-url": "http://127.0.0.1:9/v1",
+    "--api-key-env": "SOME_KEY",
+    "--concurrency": "2",
+    "--request-timeout": "5",
+    "--max-retries": "1",
+    "--check-timeout": "5",
+    "--max-model-len": "4096",
+    "--tensor-parallel-size": "2",
+    "--gpu-memory-utilization": "0.5",
+    "--engine-arg": "batch_size=8",
+    "--overlength": "truncate-history",
+    "--model-arg": "depth=1",
+    "--temperature": "0.1",
+    "--top-p": "0.9",
+    "--max-tokens": "64",
+    "--stop": "x",
+    "--extra-body": "{}",
+}
+MODELS = {"openai": "m", "vllm": "some/model", "baseline": "baseline:oracle", "python": "python:wm:predict"}
+
+
+@pytest.mark.parametrize("backend", sorted(UNUSED_MODEL_FIELDS))
+def test_every_option_a_backend_does_not_use_is_refused_by_the_one_rule(tmp_path, backend):
+    """Issue 36: each backend refuses, by name and before anything is made, every option it has no use for."""
+    unused, why = UNUSED_MODEL_FIELDS[backend]
+    options = {
+        OPTION_NAMES[key]: field
+        for key, field in ((f"ModelSettings.{f}", f) for f in unused if f != "engine")
+        if key in OPTION_NAMES
+    }
+    options |= (
+        {o: "engine" for o in ("--max-model-len", "--tensor-parallel-size", "--gpu-memory-utilization", "--engine-arg")}
+        if "engine" in unused
+        else {}
+    )
+    assert options
+    for option in options:
+        result = invoke(
+            "run", "--model", MODELS[backend], "--backend", backend, option, VALUES[option], "--judge", "rules",
+            "--data", "sample", "--output", tmp_path / "results",
+        )  # fmt: skip
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: {option} does not apply to the {backend} backend ({why}): leave it out\n",
+        ), option
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_cap_on_a_local_judge_without_a_price_says_to_leave_it_out(monkeypatch, tmp_path):
+    """Issue 36: `--max-cost` with a judge on this machine demanded list prices it cannot have."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    url = "http://127.0.0.1:9/v1"
+    result = invoke("run", "--model", "baseline:oracle", "--judge-model", "gemma-3-270m", "--judge-base-url", url,
+                    "--max-cost", "1", "--data", "sample", "--output", tmp_path)  # fmt: skip
+    assert refusal(result) == (2, "cost_unknown")
+    assert result.stderr == (
+        "error: --max-cost 1 (given, or kept from the run's judge settings) caps spend at a price, and judge model "
+        f"'gemma-3-270m' on {url} has none: leave --max-cost out, or give what its calls cost with --judge-price-in "
+        "and --judge-price-out (USD per million tokens)\n"
+    )

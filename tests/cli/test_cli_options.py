@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from fake_openai import FakeOpenAIServer
 from pydantic import ValidationError
 from refusals import refusal
 from typer.testing import CliRunner
@@ -179,8 +180,10 @@ def test_a_validation_error_is_never_shown_raw(capsys):
 
 # --- --config FILE.toml and --print-config ---------------------------------------------------------------------
 
+# A model behind an endpoint: the sampling options are its (a baseline refuses them).
 RUN_TOML = """\
-model = "baseline:oracle"
+model = "m"
+base_url = ["{url}"]
 judge = "rules"
 data = "sample"
 domains = ["os", "mcp"]
@@ -192,7 +195,9 @@ run_name = "r"
 """
 RUN_FLAGS = [
     "--model",
-    "baseline:oracle",
+    "m",
+    "--base-url",
+    "{url}",
     "--judge",
     "rules",
     "--data",
@@ -221,9 +226,11 @@ def _run_config(run_dir: Path) -> dict:
 
 def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tmp_path):
     config = tmp_path / "run.toml"
-    config.write_text(RUN_TOML)
-    from_file = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "a")])
-    from_flags = runner.invoke(app, ["run", *RUN_FLAGS, "--output", str(tmp_path / "b")])
+    with FakeOpenAIServer() as server:
+        config.write_text(RUN_TOML.replace("{url}", server.url))
+        from_file = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "a")])
+        flags = [flag.replace("{url}", server.url) for flag in RUN_FLAGS]
+        from_flags = runner.invoke(app, ["run", *flags, "--output", str(tmp_path / "b")])
     assert (from_file.exit_code, from_flags.exit_code) == (0, 0), from_file.output + from_flags.output
     assert from_file.stdout == from_flags.stdout.replace(str(tmp_path / "b"), str(tmp_path / "a"))
     settings = _run_config(tmp_path / "a" / "r")
@@ -238,7 +245,7 @@ def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tm
 
 def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     config = tmp_path / "run.toml"
-    config.write_text(RUN_TOML)
+    config.write_text(RUN_TOML.replace("{url}", "http://127.0.0.1:9/v1"))
     result = runner.invoke(
         app,
         [
@@ -256,8 +263,8 @@ def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     )
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "baseline:oracle"\n'
-        "temperature = 0.7\n"  # the flag overrides the file
+        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "m"\n'
+        'base_url = ["http://127.0.0.1:9/v1"]\ntemperature = 0.7\n'  # the flag overrides the file
         "extra_body = { chat_template_kwargs = { enable_thinking = false } }\n"
         f'run_name = "r"\noutput = {json.dumps(str(tmp_path / "results"))}\njudge = "rules"\n'
     )

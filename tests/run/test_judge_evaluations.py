@@ -150,7 +150,7 @@ def test_llm_judge_options_on_a_rule_judged_run_add_an_llm_judge(out: Path) -> N
         out,
     )
     assert refusal(refused) == (2, "bad_option")
-    assert refused.stderr.startswith("error: --judge-model, --judge-temperature set an LLM judge")
+    assert refused.stderr.startswith("error: --judge-model, --judge-temperature do not apply to --judge rules")
     assert not (out / "r2").exists()
 
 

@@ -56,6 +56,7 @@ from awbench.judging.cost import (
     unpriced_cap,
     usage_cost,
 )
+from awbench.judging.llm.direct import judge_base_url
 from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.verdict_records import add_usage
 from awbench.records import Usage, content_hash
@@ -193,7 +194,9 @@ class ChoiceJudge:
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise SettingsError(unpriced_cap(settings.model, settings.max_cost), key="cost_unknown")
+            raise SettingsError(
+                unpriced_cap(settings.model, settings.max_cost, judge_base_url(settings)), key="cost_unknown"
+            )
         self.reader = choice_reader(prompt_set)
         self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
         self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost
