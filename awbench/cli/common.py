@@ -27,6 +27,8 @@ class _TextConsole(Console):
     def print(self, *objects: Any, sep: str = " ", **kwargs: Any) -> None:
         # A message (text, not a table) is one line in a pipe or a file whatever its length, for grep; in a
         # terminal it wraps at words. Messages among tables, one per line, are printed one by one to that end.
+        if not self.is_terminal:
+            kwargs.setdefault("crop", False)  # what is laid out to fit is within the width; what is kept whole stays so
         messages = [isinstance(o, (str, Text)) for o in objects]
         if kwargs.get("soft_wrap") is None and not self.is_terminal and any(messages):
             if all(messages):

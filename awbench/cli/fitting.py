@@ -40,15 +40,16 @@ class FittingTable(Table):
             self._lead = len(self.columns)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        whole = not console.is_terminal  # in a pipe a title is one line, as a message is
         if self.title:
-            yield _paragraph(self.title, self.title_style or "table.title")
+            yield _paragraph(self.title, self.title_style or "table.title", whole)
         parts = list(self._parts(console, options))
         for i, columns in enumerate(parts):
             if i:
                 yield Segment.line()
             yield from Table.__rich_console__(self._with(columns), console, options)
         if self.caption:
-            yield _paragraph(self.caption, self.caption_style or "table.caption")
+            yield _paragraph(self.caption, self.caption_style or "table.caption", whole)
 
     def _with(self, columns: list[int]) -> Table:
         """A plain table of these columns of this one (same rows, styles and box), without title or caption."""
@@ -110,7 +111,8 @@ class FittingTable(Table):
         return groups
 
 
-def _paragraph(text: str | Text, style: str | Style) -> Text:
-    if isinstance(text, Text):
-        return text
-    return Text(text, style=style)
+def _paragraph(text: str | Text, style: str | Style, whole: bool) -> Text:
+    paragraph = text.copy() if isinstance(text, Text) else Text(text, style=style)
+    if whole:
+        paragraph.no_wrap, paragraph.overflow = True, "ignore"
+    return paragraph

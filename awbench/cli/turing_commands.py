@@ -23,7 +23,7 @@ from awbench.cli.summary import MAX_REASONS_SHOWN, judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import SCHEMA_VERSION
-from awbench.run.store import resolve_run
+from awbench.run.store import RunStore, resolve_run
 
 if TYPE_CHECKING:
     from awbench.analysis.turing import TuringResult
@@ -49,9 +49,20 @@ TURING_JUDGE = replace(
 )
 
 
-def turing_settings(options: Options) -> JudgeSettings:
-    """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own."""
+def turing_settings(options: Options, store: RunStore) -> JudgeSettings:
+    """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own.
+    Without any, the run's latest Turing test is resumed (a finished one is shown, its endpoint not needed)."""
+    from awbench.run.turing import latest_turing_test
+
     given = options.settings(TURING_JUDGE, given_only=True)
+    if not given and (latest := latest_turing_test(store)) is not None:
+        err_console.print(
+            f"the run's latest Turing test, by judge {latest.id} (judge options ask another)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return latest.settings
     if given.get("prompts") == "rubric":
         fail(
             "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "
@@ -85,14 +96,15 @@ def turing(
     """The double-blind Turing test: for each prediction of RUN, the judge is shown the real observation and the
     prediction as Response A and B (the real one's place drawn per prediction) and asked which is real. Kept
     with the run as its own evaluation (turing/<judge id>/), resumable; reports the judge's accuracy, its
-    position bias and the model's fool rate.
+    position bias and the model's fool rate. Without judge options it resumes the run's latest Turing test: a
+    finished one is shown again without a call, its endpoint not needed.
 
     Example: awbench turing my-run --judge-model gpt-5.2-2025-12-11 --max-cost 5
     """
     from awbench.run.turing import turing_test
 
     store = resolve_run(run, options.values["output"])
-    settings = turing_settings(options)
+    settings = turing_settings(options, store)
     outcome = asyncio.run(turing_test(store, settings, seed, both_orders, RichProgress(), dry_run))
     if outcome.estimate is not None:
         cost = outcome.estimate

@@ -84,6 +84,10 @@ def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 10  # 5 samples, both orders
         c = json.loads(result.stdout)
+        # progress in a pipe, at once and at the end (issue 36: 8 minutes without a line)
+        pairwise = [line for line in result.stderr.splitlines() if line.startswith("pairwise ")]
+        assert pairwise[0] == "pairwise oracle vs partial: 0/10 (0%), 0 failed, 0:00:00 elapsed"
+        assert pairwise[-1].startswith("pairwise oracle vs partial: 10/10 (100%), 0 failed, ")
         assert list(c) == ["schema_version", "run_a", "run_b", "judge", "prompts", "rows", "answered", "warnings"]
         rows = {r["name"]: r for r in c["rows"]}
         # Both predictions equal the truth on mcp/m0/1 and search/s0/1: the judge takes the first position both

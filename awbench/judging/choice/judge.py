@@ -287,9 +287,14 @@ class ChoiceJudge:
         await self.sender.aclose()
 
     async def ask(
-        self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str], notes: Notes
+        self,
+        questions: list[ChoiceQuestion],
+        table: JsonlTable[ChoiceAnswer, str],
+        notes: Notes,
+        settled: Callable[[bool], None] | None = None,
     ) -> dict[str, ChoiceAnswer]:
-        """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold."""
+        """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold; `settled(failed)` is
+        told of each question asked that needs no more asking (a progress bar's advance), failed without a choice."""
         self.sender.bind(table.path.parent, notes)
         answers = self.kept(table)
         wanted = {q.key for q in questions}
@@ -325,6 +330,8 @@ class ChoiceJudge:
                     answers[call.question.key] = answer
                     append(answer)
                     asked.append(call.question)
+                    if settled is not None and answer.settled(self.settings.max_retries + 1):
+                        settled(answer.choice is None)
                 calls = [] if capped else self.pending(asked, answers)
         if capped:
             raise BudgetExhausted(budget.why())
