@@ -47,6 +47,7 @@ from awbench.analysis.leaderboard import (
     fmt_interval,
     fmt_number,
     interval,
+    judged_several_times,
     shows_generations,
 )
 from awbench.analysis.listing import RunEntry, RunList
@@ -75,6 +76,7 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
     the file formats."""
     out: list[RenderableType] = []
     for group in board.groups:
+        several = judged_several_times(group)
         # No vertical rules and two spaces between columns: twelve columns fit in about 110 characters; in fewer,
         # the domains are stacked below the run names again, Overall in the first table.
         title = ("rule scores · " if group.rules else "") + group.header
@@ -106,6 +108,8 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
                 run = Text(row.run, style="italic magenta") + Text(" published", style="dim")
             else:
                 run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
+                if row.run in several:  # which of the run's evaluations: otherwise the rows look alike
+                    run += Text(f"\njudge {row.judge_id}", style="dim")
             for mark in row.marks():
                 run += Text(f"\n{mark}", style="yellow")
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from rich.table import Table
+from rich.text import Text
 
 from awbench.cli.common import console, err_console
 from awbench.cli.fitting import FittingTable
@@ -51,8 +52,9 @@ def scores_table(scores: ScoresFile) -> Table:
         table.add_row(*row)
     table.add_section()
     total = scores.table()
+    partial = total.partial()  # as the leaderboard marks it: not the benchmark's Overall
     overall = [
-        "Overall (macro)",
+        Text.assemble("Overall (macro)", *([("\n" + partial, "yellow")] if partial else [])),
         str(total.n),
         str(total.failed),
         str(total.unscored - total.pending),

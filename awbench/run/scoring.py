@@ -82,6 +82,12 @@ class ScoreTable(BaseModel):
     pending: int = 0  # generations not judged yet (in `unscored` too)
     generations: int = 1
 
+    def partial(self) -> str | None:
+        """ "partial (2 of 7 domains)" when fewer than the seven domains are scored: the benchmark's Overall is the
+        mean of all seven, so this one is not it."""
+        scored = sum(1 for d in DOMAINS if (ds := self.domains.get(d)) is not None and ds.score is not None)
+        return None if scored == len(DOMAINS) else f"partial ({scored} of {len(DOMAINS)} domains)"
+
     def completeness(self, stopped: str | None = None) -> Completeness:
         selected = self.n * self.generations
         return Completeness(judged=selected - self.pending, selected=selected, stopped=stopped)
