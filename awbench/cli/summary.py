@@ -53,7 +53,7 @@ def scores_table(scores: ScoresFile) -> Table:
     table.add_section()
     total = scores.table()
     partial = total.partial()  # as the leaderboard marks it: not the benchmark's Overall
-    overall = [
+    overall: list[str | Text] = [
         Text.assemble("Overall (macro)", *([("\n" + partial, "yellow")] if partial else [])),
         str(total.n),
         str(total.failed),
