@@ -472,7 +472,8 @@ def show(
             say.print(f"{data.name}: no {what} samples{where} (judge {judge_id})")
         else:
             say.print(
-                f"{data.name}: {len(keys)} {what} samples{where} (judge {judge_id}); showing {min(limit, len(keys))}"
+                f"{data.name}: {plural(len(keys), what + ' sample')}{where} (judge {judge_id}); showing "
+                f"{min(limit, len(keys))}"
             )
         if failed and (waiting := pending_count(data, judge_id, domain)):
             stopped = data.completeness(judge_id).stopped

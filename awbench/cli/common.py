@@ -17,6 +17,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from awbench.errors import EXIT_USAGE, AwbenchError
 from awbench.run.store import refuse_run_output
+from awbench.suggest import did_you_mean
 
 # Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
 # own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
@@ -170,7 +171,10 @@ class Command(TyperCommand):
         except typer.BadParameter as error:
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
-                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}", key="bad_option")
+                first = cause.errors()[0]
+                choices = getattr(getattr(error.param, "type_descriptor", None), "choices", None) or ()
+                close = did_you_mean(str(first.get("input")), map(str, choices)) if choices else ""
+                fail(f"{_label(error.param)}: {plain_message(first)}{close}", key="bad_option")
             raise
         _refuse_undecodable(self.params, ctx.params)
         return rest

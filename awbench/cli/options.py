@@ -41,6 +41,7 @@ from awbench.config import (
     ScoringSettings,
 )
 from awbench.data.json_lines import TOO_DEEP, value_problems
+from awbench.suggest import did_you_mean
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -108,7 +109,10 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     """A backend's name, one the registry knows (awbench's own or an installed package's)."""
     known = plugins.names(group)
     if value is not None and value not in known:
-        fail(f"{option}: {value!r} is not one of {', '.join(map(repr, known))}", key="bad_option")
+        fail(
+            f"{option}: {value!r} is not one of {', '.join(map(repr, known))}{did_you_mean(value, known)}",
+            key="bad_option",
+        )
     return value
 
 

@@ -9,6 +9,7 @@ from awbench.analysis.options import OVERALL
 from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
 from awbench.analysis.preference import WinRate
 from awbench.analysis.stats import TOO_FEW
+from awbench.cli.common import plural
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DOMAIN_LABELS
 
@@ -29,7 +30,7 @@ def _answered_line(answered: Answered) -> Text:
     cost = "unknown" if answered.cost_usd is None else f"${answered.cost_usd:.2f}"
     chosen = answered.questions - answered.unanswered
     return Text(
-        f"{answered.questions} questions, {chosen} with a choice: Response A chosen in "
+        f"{plural(answered.questions, 'question')}, {chosen} with a choice: Response A chosen in "
         f"{_percent(answered.first_position)} (50% = no position bias); cost {cost}",
         style="dim",
     )

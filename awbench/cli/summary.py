@@ -9,7 +9,7 @@ from typing import Literal
 from rich.table import Table
 from rich.text import Text
 
-from awbench.cli.common import console, err_console
+from awbench.cli.common import console, err_console, plural
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.judging import PromptError
@@ -148,17 +148,20 @@ def _print_details(scores: ScoresFile) -> None:
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
     if scores.agreement:
-        per_domain = ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall"
+        per_domain = ", ".join(  # in the table's order (MCP, Search, Terminal...), as every domain list
+            f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(scores.agreement[d])}"
+            for d in scores.domains
+            if d in scores.agreement
         )
         console.print(
             f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})"
         )
     if scores.judge_consistency and scores.judge_consistency.get("samples"):
         c = scores.judge_consistency
+        unit = "generation" if scores.generations > 1 else "sample"  # a record per generation
         console.print(
             f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
-            f"{c['share_within_one_point']:.0%} of {int(c['samples'])} samples agree within one point"
+            f"{c['share_within_one_point']:.0%} of {plural(int(c['samples']), unit)} agree within one point"
         )
     if note := scores.generations_note():
         console.print(note, highlight=False)
@@ -225,7 +228,7 @@ def judge_cost(cost_usd: float | None, batch: bool) -> str:
 def print_estimate(estimate: DryRunEstimate) -> None:
     cost = judge_cost(estimate.judge_cost_usd, estimate.batch_price)
     console.print(
-        f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
+        f"dry run: {plural(estimate.samples, 'sample')}; {plural(estimate.generations, 'generation')} to make; "
         f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
         f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}"
         f"{'; ' + judge_time(estimate) if estimate.judge_calls else ''}. Nothing was spent.",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from awbench.cli.analysis_commands import JsonFormat
-from awbench.cli.common import OutputOption, console, err_console, fail
+from awbench.cli.common import OutputOption, console, err_console, fail, plural
 from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
@@ -109,7 +109,7 @@ def turing(
     if outcome.estimate is not None:
         cost = outcome.estimate
         console.print(
-            f"dry run: {len(outcome.questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
+            f"dry run: {plural(len(outcome.questions), 'question')}; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
             f"and ~{cost.completion_tokens:,} completion tokens; estimated judge cost "
             f"{judge_cost(cost.cost_usd, cost.batch_price)}. Nothing was spent.",
             highlight=False,
@@ -257,7 +257,7 @@ def _print_result(r: TuringResult, fmt: str) -> None:
         return
     cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
     table = FittingTable(
-        title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
+        title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {plural(r.questions, 'question')}, "
         f"{r.parse_failures} without a choice{cost}"
     )
     for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):

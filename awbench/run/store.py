@@ -529,10 +529,18 @@ def closest_runs(run: str, output: Path) -> str:
     given = Path(run)
     by_name = given.parent == Path(".")
     folder = output if by_name else given.parent
-    names = [p.parent.name for p in folder.glob("*/run.json") if named_by_awbench(p.parent.name)]
+    names = sorted(p.parent.name for p in folder.glob("*/run.json") if named_by_awbench(p.parent.name))
     if by_name:
-        return did_you_mean(run, names)
+        return did_you_mean(run, names) or _runs_there(folder, names)
     return suggestion([str(folder / name) for name in close_names(given.name, names)])
+
+
+def _runs_there(folder: Path, names: list[str], shown: int = 5) -> str:
+    """With no name close to the one given: what there is, so that the next try can be right."""
+    if not names:
+        return f"; {folder} holds no run"
+    more = f" and {len(names) - shown} more (awbench ls)" if len(names) > shown else ""
+    return f"; the runs under {folder}: {', '.join(names[:shown])}{more}"
 
 
 def run_name_option(run_name: str) -> str:

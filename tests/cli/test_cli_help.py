@@ -154,6 +154,9 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
         "completion tokens; estimated judge cost $0.0000. Nothing was spent.\n"
     )
     assert "unknown" not in result.output and not (tmp_path / "results").exists()
+    one = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--ids",
+                              "os/2/1", "--dry-run", "--output", tmp_path / "results"])  # fmt: skip
+    assert one.stdout.startswith("dry run: 1 sample; 1 generation to make; ")  # issue 36: "1 samples"
 
 
 @pytest.mark.parametrize("command", [["run"], ["judge"]])

@@ -162,3 +162,13 @@ def test_a_misspelt_sample_key_gets_the_closest_keys(results: Path) -> None:
 def test_nothing_close_gets_no_suggestion(results: Path) -> None:
     result = invoke("score", "zzz", "--output", results)
     assert refusal(result) == (2, "unknown_run") and "did you mean" not in result.stderr
+
+
+def test_a_name_close_to_none_lists_the_runs_there(results: Path) -> None:
+    """Issue 36: `report nosuchrun` got no suggestion; with none close, the runs that are there lead on."""
+    result = invoke("report", "zzz", "-o", results.parent / "r.html", "--output", results)
+    assert refusal(result) == (2, "unknown_run")
+    assert result.stderr.endswith(f"; the runs under {results}: alpha, beta, delta, gamma\n")
+    empty = results.parent / "empty"
+    empty.mkdir()
+    assert invoke("score", "zzz", "--output", empty).stderr.endswith(f"; {empty} holds no run\n")

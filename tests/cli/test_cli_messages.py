@@ -499,3 +499,44 @@ def test_a_cap_on_a_local_judge_without_a_price_says_to_leave_it_out(monkeypatch
         f"'gemma-3-270m' on {url} has none: leave --max-cost out, or give what its calls cost with --judge-price-in "
         "and --judge-price-out (USD per million tokens)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--judge", "rule"], "--judge: 'rule' is not one of 'llm', 'rules', 'both'; did you mean 'rules'?"),
+        (
+            ["run", "--backend", "openia"],
+            "--backend: 'openia' is not one of 'baseline', 'openai', 'vllm', 'python'; did you mean 'openai'?",
+        ),
+        (
+            ["leaderboard", "--format", "jsn"],
+            "--format: 'jsn' is not one of 'table', 'markdown', 'csv', 'json', 'html'; did you mean 'json'?",
+        ),
+    ],
+)
+def test_a_misspelt_choice_gets_the_closest(tmp_path, args, message):
+    """Issue 36: `--judge rule` did not suggest `rules`."""
+    command, *rest = args
+    extra = ["--model", "m", "--data", "sample"] if command == "run" else []
+    result = invoke(command, *rest, *extra, "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
+
+
+def test_a_key_given_as_the_name_of_its_variable_is_not_printed_by_print_config():
+    """Issue 36: a key pasted as --api-key-env was echoed by --print-config."""
+    key = "sk-proj-" + "q7" * 20
+    result = invoke(
+        "run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", key, "--print-config"
+    )
+    assert result.exit_code == 0 and key not in result.output
+    assert 'api_key_env = "***"' in result.stdout.splitlines()
+
+
+def test_compare_names_where_the_judge_kind_came_from(results):
+    """Issue 36: `compare A B` said "B has no judge 'llm'", a word the user never typed."""
+    result = invoke("compare", "llm-only", "ruled", "--output", results)
+    assert result.exit_code == 2
+    assert "has no judge 'llm'" not in result.stderr
+    assert result.stderr.startswith("error: ruled has no LLM judge's evaluation, as llm-only's primary judge (")
+    assert result.stderr.endswith("Give --judge to compare evaluations of one kind both runs have\n")

@@ -129,7 +129,7 @@ def test_messages_are_whole_lines_in_a_pipe(runs, tmp_path):
     width."""
     result = CliRunner().invoke(app, ["score", str(runs / A)], env={"COLUMNS": "40"})
     (spearman,) = [line for line in result.stdout.splitlines() if line.startswith("rule score vs LLM judge")]
-    assert spearman.endswith(")") and "Web" in spearman
+    assert spearman.endswith("(MCP n/a, Search n/a, Terminal n/a, SWE n/a, Android n/a, Web n/a, OS n/a)")  # in order
     assert f"run saved in {runs / A}" in result.stdout.splitlines()
     report = CliRunner().invoke(app, ["report", str(runs), "-o", str(tmp_path / "r.html")], env={"COLUMNS": "40"})
     assert report.exit_code == 0, report.output

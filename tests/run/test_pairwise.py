@@ -187,7 +187,7 @@ def test_dry_run_spends_nothing_and_options_need_pairwise(results):
         result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--dry-run"))
         assert result.exit_code == 0, result.output
         assert server.requests == []
-    assert result.stdout.startswith("dry run: 1 pairs, 10 questions; 10 judge calls, ~")
+    assert result.stdout.startswith("dry run: 1 pair, 10 questions; 10 judge calls, ~")  # issue 36: "1 pairs"
     assert "Nothing was spent." in result.stdout
     refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--judge-model", "x")
     assert refusal(refused) == (2, "bad_option") and "--judge-model" in refused.stderr
