@@ -241,7 +241,8 @@ def records_of(scores: list[SampleScore]) -> tuple[list[PredictionRecord], list[
 
 @metric(name="agentworldbench")
 def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "minimum") -> Metric:
-    """Per domain, and Overall as the macro mean of the domains (0..100), computed by awbench's scoring."""
+    """Per domain, and Overall as the macro mean of the domains (0..100), computed by awbench's scoring; and
+    `scored`, the samples in those means, so that an eval with nothing scored still shows a metric line (0)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         predictions, judgments = records_of(scores)
@@ -252,7 +253,8 @@ def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "mini
             {(j.key, j.generation): j for j in judgments},
             failure_policy,
         )
-        return {"overall": table.overall, **{domain: row.score for domain, row in table.domains.items()}}
+        domains = {domain: row.score for domain, row in table.domains.items()}
+        return {"overall": table.overall, **domains, "scored": float(sum(row.scored for row in table.domains.values()))}
 
     return compute
 
