@@ -201,7 +201,7 @@ def test_show_json_samples_keep_their_text_and_notes_go_to_stderr(results: Path)
     ]
 
     failed = invoke("show", "alpha", "--output", results, "--format", "json", "--failed")
-    assert failed.stderr == "alpha: 1 failed or unscored samples (judge llm-alpha); showing 1\n"
+    assert failed.stderr == "alpha: 1 failed or unscored sample (judge llm-alpha); showing 1\n"
     assert [(s["key"], s["status"], s["error"]) for s in as_json(failed)["samples"]] == [
         (SEARCH[1], "error", "HTTP 500")
     ]

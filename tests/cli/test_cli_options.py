@@ -39,7 +39,7 @@ CASES = [
         ["infer", "--model", "m", "--backend", "imported"],
         "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm', 'python'",
     ),
-    (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'"),
+    (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'; did you mean 'llm'?"),
     (["score", "r", "--failure-policy", "zero"], "--failure-policy: 'zero' is not one of 'minimum', 'exclude'"),
     (["leaderboard", "--by", "model"], "--by: 'model' is not one of 'domain', 'dimension'"),
     (["leaderboard", "--format", "yaml"], "--format: 'yaml' is not one of 'table', 'markdown', 'csv', 'json', 'html'"),

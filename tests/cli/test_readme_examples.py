@@ -25,7 +25,8 @@ def blocks(section: str, language: str = "") -> list[str]:
     """The code blocks of a README section (from its heading to the next heading of the same level or above)."""
     level = len(section.split(" ")[0])
     found: list[str] = []
-    inside, current, code = False, None, False
+    current: list[str] | None = None  # the lines of a block of `language` being read
+    inside, code = False, False
     for line in README.splitlines():
         if line.startswith("```"):
             if code:
