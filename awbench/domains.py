@@ -1,5 +1,10 @@
 """The benchmark's fixed vocabulary: domains, their published order and statistics, and the rubric dimensions."""
 
+from __future__ import annotations
+
+from collections.abc import Mapping
+from statistics import fmean
+
 # Domain ids as they appear in file names (`{domain}_test.jsonl`) and sample keys, in the published order.
 DOMAINS: tuple[str, ...] = ("mcp", "search", "terminal", "swe", "android", "web", "os")
 FILE_SUFFIX = "_test.jsonl"
@@ -41,3 +46,18 @@ OBSERVATION_MARKER = "**Environment Observation:**"
 def domain_of_task(task: str) -> str:
     """`task` may carry a prefix ("something/terminal"); the domain is what follows the last slash."""
     return task.rsplit("/", 1)[-1].strip().lower()
+
+
+def macro_overall(domain_scores: Mapping[str, float | None]) -> float | None:
+    """The Overall: the mean of the seven domain scores, each weighing the same whatever its number of samples
+    (the published leaderboard's convention). None unless every domain has a score: a mean over fewer is not the
+    benchmark's Overall (`partial_label` says so)."""
+    scores = [domain_scores.get(d) for d in DOMAINS]
+    present = [s for s in scores if s is not None]
+    return fmean(present) if len(present) == len(DOMAINS) else None
+
+
+def partial_label(domain_scores: Mapping[str, float | None]) -> str | None:
+    """ "partial (3 of 7 domains)" where some domain has no score (so there is no Overall); None otherwise."""
+    scored = sum(1 for d in DOMAINS if domain_scores.get(d) is not None)
+    return None if scored == len(DOMAINS) else f"partial ({scored} of {len(DOMAINS)} domains)"

@@ -4,8 +4,10 @@ fsynced at least every second, with a torn last line (a crash mid-write) cut off
 awbench's own files (a run's, its evaluations', the pairwise answers') are opened without following a link and
 without blocking on a FIFO, and must be regular files (`open_own`): a link, FIFO, device or folder planted where
 awbench keeps a file is refused (StoreError naming it), never written through or read from; its own folders
-likewise (`own_dir`). Reads are bounded (`MAX_READ_BYTES` per JSON file or JSONL line). Outputs the user names are
-written as the user means them (`write_output`): a file replaced atomically, a device or FIFO written in place."""
+likewise (`own_dir`); a file it writes must have no other name (a hard link), which the write would change too.
+Reads are bounded (`MAX_READ_BYTES` per JSON file or JSONL line). Outputs the user names are written as the user
+means them (`write_output`): a file replaced atomically, keeping its permissions; a device or FIFO written in
+place; a descriptor (/dev/stdout) written through. Inputs the user names are regular files (`open_input`)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import errno
 import json
 import os
 import stat
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Hashable, Iterator
@@ -85,16 +88,29 @@ def _refused(path: Path, mode: int, expected: str) -> StoreError:
     )
 
 
-def refuse_planted(path: Path, folder: bool = False) -> None:
+def refuse_planted(path: Path, folder: bool = False) -> os.stat_result | None:
     """StoreError unless `path`, where awbench keeps its own file (or `folder`), is missing or is one: a link,
-    FIFO, device or the other kind is refused before anything opens it (opening a device may do something)."""
+    FIFO, device or the other kind is refused before anything opens it (opening a device may do something).
+    What it is (lstat), or None when it is missing."""
     try:
-        mode = os.lstat(path).st_mode
+        info = os.lstat(path)
     except FileNotFoundError:
-        return
-    if stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode):
-        return
-    raise _refused(path, mode, "a folder" if folder else "a file")
+        return None
+    if stat.S_ISDIR(info.st_mode) if folder else stat.S_ISREG(info.st_mode):
+        return info
+    raise _refused(path, info.st_mode, "a folder" if folder else "a file")
+
+
+def refuse_shared(path: Path, info: os.stat_result) -> None:
+    """StoreError when awbench's own file `path` (`info`: what it is), about to be written, has another name (a
+    hard link, which no lstat tells from a file of its own): appending to it, or cutting off its torn last line,
+    would change the file of that other name too."""
+    if info.st_nlink > 1:
+        raise StoreError(
+            f"{path} has {info.st_nlink - 1} other name(s) (a hard link), where awbench keeps a file of its own: "
+            "awbench writes only a file no other name leads to; remove it, or make it a file of its own (copy it, "
+            "then move the copy over it)"
+        )
 
 
 def open_own(path: Path, flags: int) -> int:
@@ -136,6 +152,29 @@ def read_own(path: Path, limit: int | None = None) -> bytes:
         os.close(fd)
 
 
+class InputError(AwbenchError):
+    """A file the user gives awbench to read that is not a regular file."""
+
+    key = "not_a_file"
+
+
+def open_input(path: Path, buffering: int = -1) -> IO[bytes]:
+    """A file the user gives awbench to read (--data, import), open: a regular file, or a link to one; anything
+    else is refused (InputError naming it) before it is opened, and again on what was opened, without waiting
+    for a FIFO's writer: a FIFO would wait for ever, a device (/dev/zero) never end. A missing or unreadable
+    file is an OSError, as open() raises it."""
+    leads = "leads to" if os.path.islink(path) else "is"
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            os.set_blocking(fd, True)
+            return os.fdopen(fd, "rb", buffering=buffering)
+        os.close(fd)
+    raise InputError(f"{path} {leads} {_kind(mode)}, not a regular file: awbench reads its input from files only")
+
+
 def own_dir(root: Path, path: Path, make: bool = False) -> Path:
     """`path`, a folder awbench keeps below `root` (a run's `judges/<id>`): each of its parts below `root` is a
     directory and no link (StoreError naming the first that is not), checked as far as they exist, or made
@@ -161,36 +200,115 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     readers see the old or the new file, never a part (a full disk leaves the old one as it was), and two writers
     never share a temporary file. Text is written as UTF-8. A link, FIFO, device or folder at `path` is refused
     (`refuse_planted`); an OSError names `path`, not the temporary file (which is removed)."""
-    refuse_planted(path)
-    _replace(path, content.encode("utf-8") if isinstance(content, str) else content)
+    info = refuse_planted(path)
+    if info is not None:
+        refuse_shared(path, info)
+    _replace(path, content.encode("utf-8") if isinstance(content, str) else content, info)
 
 
-def write_output(path: Path, content: str | bytes) -> None:
+def write_output(path: Path, content: str | bytes, *, exact: bool = True) -> None:
     """An output the user names (`-o`), written as they mean it: a file (or a link to one: the file it leads to,
-    the link kept) replaced as `write_atomic` replaces it; a character device (/dev/null, a terminal) or a FIFO
-    written in place, as `cat > PATH` would (a FIFO waits for its reader); anything else refused (StoreError).
-    Nothing ever replaces a device, a FIFO or a link. An OSError (a full device, a reader gone) names `path`."""
+    the link kept) replaced as `write_atomic` replaces it, keeping its permissions, unless it is not writable
+    (`_refuse_unwritable`); a character device (/dev/null, a terminal) or a FIFO written in place, as `cat > PATH`
+    would (a FIFO waits for its reader); a descriptor of ours (/dev/stdout, /dev/fd/N, or the very file open on
+    stdout or stderr) written through, as it was opened (`>>` appends); anything else refused (StoreError).
+    Nothing ever replaces a device, a FIFO or a link. `exact`: the user named this very path, not a folder to
+    write it into (`--png DIR`), where only a file is written: a FIFO there would wait for a reader nobody knows
+    of. An OSError (a full device, a reader gone) names `path`."""
     data = content.encode("utf-8") if isinstance(content, str) else content
     with naming(path):
+        descriptor = _descriptor_named(path) if exact else None
+        if descriptor is not None:
+            _write_descriptor(descriptor, path, data)
+            return
         try:
-            mode = os.stat(path).st_mode  # what it leads to
+            info: os.stat_result | None = os.stat(path)  # what it leads to
         except FileNotFoundError:
-            mode = stat.S_IFREG  # a new file (or one a link leads to, made)
-        if stat.S_ISREG(mode):
-            _replace(Path(os.path.realpath(path)), data)
-        elif stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-            _write_in_place(path, data, mode)  # opened as named: /dev/stdout leads to a pipe no other path names
+            info = None  # a new file (or one a link leads to, made)
+        if info is None or stat.S_ISREG(info.st_mode):
+            if info is not None:
+                _refuse_unwritable(path, info)
+            _replace(Path(os.path.realpath(path)), data, info)
+        elif exact and (stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
+            _write_in_place(path, data, info.st_mode)
+        elif exact:
+            raise StoreError(
+                f"{path} is {_kind(info.st_mode)}: awbench writes an output to a file, a FIFO or a character device"
+            )
         else:
             raise StoreError(
-                f"{path} is {_kind(mode)}: awbench writes an output to a file, a FIFO or a character device"
+                f"{path} is {_kind(info.st_mode)}: awbench writes only files into a folder it is given; remove it"
             )
 
 
-def _replace(path: Path, data: bytes) -> None:
+def _refuse_unwritable(path: Path, info: os.stat_result) -> None:
+    """A file is replaced only where `>` could write it: never someone else's file the user may not write, nor a
+    read-only one, which the superuser could write (`cp` would): its owner made it so to keep it as it is."""
+    if not os.access(path, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+    if not info.st_mode & stat.S_IWUSR:
+        raise StoreError(
+            f"cannot write {path}: it is read-only (mode {stat.S_IMODE(info.st_mode):04o}), and awbench never "
+            "replaces a read-only file; make it writable (chmod u+w), or give another path",
+            key="cannot_write",
+        )
+
+
+_MAX_LINKS = 40  # as the kernel follows at most (ELOOP)
+
+
+def _descriptor_named(path: Path) -> int | None:
+    """The descriptor of this process that `path` names, if any: /dev/stdout, /dev/fd/N, /proc/self/fd/N (or a
+    link to one of them), or a path to the very file open on stdout or stderr. Opening such a path would open
+    the file the descriptor leads to afresh, as a new file: replaced, or written from its start, where the
+    shell opened it to append (`>>`), and what the command writes after would go to the file replaced."""
+    folders = {os.path.realpath(folder) for folder in ("/dev/fd", "/proc/self/fd", "/proc/thread-self/fd")}
+    current = os.path.abspath(path)
+    for _ in range(_MAX_LINKS):
+        folder, name = os.path.split(current)
+        folder = os.path.realpath(folder)
+        if name.isdigit() and folder in folders:
+            return int(name)
+        try:
+            current = os.path.join(folder, os.readlink(current))
+        except OSError:  # not a link (or nothing there): a path, named as it is
+            break
+    try:
+        named = os.stat(path)
+    except OSError:
+        return None
+    for standard in (1, 2):
+        try:
+            if os.path.samestat(named, os.fstat(standard)):
+                return standard
+        except OSError:  # closed
+            continue
+    return None
+
+
+def _write_descriptor(fd: int, path: Path, data: bytes) -> None:
+    """Through our descriptor `fd`, after what this process printed before (flushed), as it was opened: at its
+    offset, or at the end of its file when it was opened to append. Only a descriptor this process was given
+    (inherited, as the shell's `3>>FILE` gives it): never one awbench opened for itself (a run's file, a socket)."""
+    if fd > 2 and not os.get_inheritable(fd):
+        raise StoreError(
+            f"{path} is descriptor {fd}, which awbench opened for itself, not one it was given: nothing written"
+        )
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and not stream.closed:
+            stream.flush()
+    _write_all(fd, data)
+
+
+def _replace(path: Path, data: bytes, replaced: os.stat_result | None) -> None:
+    """`path` replaced by a new file holding `data`; one that was there (`replaced`: what it is) keeps its
+    permissions (and, when the superuser replaces it, its owner and group), not the usual ones a new file gets."""
     with naming(path):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         try:
-            os.fchmod(fd, FILE_MODE)
+            if replaced is not None and os.geteuid() == 0:
+                os.fchown(fd, replaced.st_uid, replaced.st_gid)
+            os.fchmod(fd, FILE_MODE if replaced is None else stat.S_IMODE(replaced.st_mode) & 0o777)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
@@ -212,11 +330,15 @@ def _write_in_place(path: Path, data: bytes, mode: int) -> None:
         if stat.S_IFMT(opened) != stat.S_IFMT(mode):
             raise StoreError(f"{path} became {_kind(opened)} while it was opened: nothing written")
         os.set_blocking(fd, True)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, data)
     finally:
         os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def fsync_dir(directory: Path) -> None:
@@ -294,7 +416,13 @@ class JsonlTable(Generic[R, K]):
         except RuntimeError:  # used outside async code: a batch of writes, fsynced on leaving
             loop = None
         # Read and written through one descriptor (the torn line is found with pread), never opened again by name.
-        handle = os.fdopen(open_own(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT), "ab")
+        fd = open_own(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        try:
+            refuse_shared(self.path, os.fstat(fd))  # before its torn line is cut off
+        except StoreError:
+            os.close(fd)
+            raise
+        handle = os.fdopen(fd, "ab")
         synced = time.monotonic()
         pending: asyncio.TimerHandle | None = None
         failed: list[OSError] = []  # a timer's fsync error, raised by the next append or on leaving

@@ -24,7 +24,7 @@ from awbench.data.dataset import load_samples
 from awbench.domains import DIMENSIONS, to_100
 from awbench.records import JudgmentRecord, PredictionRecord, RuleParts, VerdictRecord
 from awbench.run.agreement import spearman
-from awbench.run.scoring import ScoresFile, score_table
+from awbench.run.scoring import ScoresFile, score_table, variance_components
 from awbench.run.store import JudgeInfo, RunManifest, RunStore
 
 PROMPT_SHA = "1a2b3c" + "0" * 58
@@ -183,8 +183,11 @@ def make_run(
     if rules is not None:
         _evaluation(store, rules_id, "rules", judge_settings, {"rules_version": "1"}, rule_judgments)
         tables[rules_id] = score_table("rules", keys, preds, rule_judgments, policy)  # type: ignore[arg-type]
+    clustered = [(key, domain, samples[key].record.trajectory_id) for key, domain in keys]
+    records = {llm_id: judgments, rules_id: rule_judgments}
     for judge_id, table in tables.items():
         extra: dict = {"cost_usd": cost if judge_id == llm_id or not llm else None}
+        extra["variance"] = variance_components(table.judge, clustered, preds, records[judge_id], policy)  # type: ignore[arg-type]
         if judge_id == llm_id and rules is not None:
             extra["rules"] = tables[rules_id]
             common = [k for k in judgments if k in rule_judgments]

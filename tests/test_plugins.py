@@ -145,7 +145,7 @@ def test_a_run_uses_a_backend_and_a_judge_an_installed_package_adds(installed: P
     ]
     assert [(j["key"], j["judge"], j["score"]) for j in judgments] == [("os/2/1", "llm", 75.0), ("os/2/2", "llm", 75.0)]
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == 75.0 and scores["domains"]["os"]["dimensions"]["realism"] == 75.0
+    assert scores["domains"]["os"]["score"] == 75.0 and scores["domains"]["os"]["dimensions"]["realism"] == 75.0
     manifest = json.loads((out / "r" / "run.json").read_text())
     assert manifest["config"]["model"]["backend"] == "shouting" and manifest["primary_judge"] == "case-blind-v1"
     assert manifest["primary_described"] == {"protocol": "awbench", "judge": "case-blind"}

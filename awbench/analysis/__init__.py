@@ -7,6 +7,8 @@ stages imports this package; it only reads what runs stored.
     runs         RunData: one run's records loaded once per command, with its intervals
     leaderboard  runs ranked in comparability groups, with intervals
     compare      two runs sample by sample: paired differences, agreement
+    planning     the smallest difference an evaluation detects, and the K and J a difference needs
+    judge_effects how much the judge decides: offsets, rank agreement, possible self-preference
     growth       scores by turn index and context length along trajectories
     sample_view  one sample's story (history, action, prediction, ground truth, verdicts); the worst samples
     run_views    what `awbench show --format json` prints, one model per view

@@ -314,7 +314,8 @@ def _draw(ax: Any, shape: Shape, z: int) -> int:
 
 def write_png(figure: Figure, path: Path) -> None:
     """The figure drawn with matplotlib (Agg: no display needed) at PNG_SCALE times its size, in memory, then
-    written as an output (`write_output`: atomically, a failed write leaving the previous chart as it was)."""
+    written as an output into a folder (`write_output`: atomically, a failed write leaving the previous chart as
+    it was; a FIFO or a device there refused)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -333,7 +334,7 @@ def write_png(figure: Figure, path: Path) -> None:
         fig.savefig(buffer, format="png", dpi=100 * PNG_SCALE)
     finally:
         plt.close(fig)
-    write_output(path, buffer.getvalue())
+    write_output(path, buffer.getvalue(), exact=False)
 
 
 def write_figures(figures: Sequence[Figure], directory: Path) -> list[Path]:

@@ -29,7 +29,7 @@ from awbench.analysis.stats import (
     krippendorff_alpha_ordinal,
     length_bias,
     length_ratio,
-    too_few,
+    too_few_of,
 )
 from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.errors import AwbenchError
@@ -63,12 +63,13 @@ class Paired(BaseModel):
     wins: int = 0
     ties: int = 0
     losses: int = 0
+    fewest_trajectories: int | None = None  # overall only: those of its domain with the fewest
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
-        """Fewer than MIN_TRAJECTORIES trajectories: no interval, no P(A > B)."""
-        return too_few(self.trajectories)
+        """Fewer than MIN_TRAJECTORIES trajectories (overall: in one of its domains): no interval, no P(A > B)."""
+        return too_few_of(self.trajectories, self.fewest_trajectories)
 
 
 class Agreement(BaseModel):
@@ -115,6 +116,7 @@ class Comparison(BaseModel):
     judge_agreement: Agreement | None = None  # when both runs judged the same predictions
     length_bias: dict[str, LengthBias]
     growth: dict[str, PairedGrowth] = {}  # by axis: "turn", "context"
+    notes: list[str] = []  # the noise a run's intervals hold without measuring it (`VarianceComponents.unseen_note`)
 
 
 class JudgeRow(BaseModel):
@@ -149,6 +151,15 @@ def _same_predictions(a: RunData, b: RunData) -> bool:
         (p.status, p.prediction) == (b.predictions[k].status, b.predictions[k].prediction)
         for k, p in a.predictions.items()
     )
+
+
+def paired_differences(a: RunData, b: RunData, judge_a: str, judge_b: str) -> dict[str, list[tuple[str, float]]]:
+    """Per domain, each sample both evaluations scored: its trajectory and A - B."""
+    sa, sb = _scores(a, judge_a), _scores(b, judge_b)
+    return {
+        domain: [(a.trajectories[k], v - sb[domain][k]) for k, v in scores.items() if k in sb.get(domain, {})]
+        for domain, scores in sa.items()
+    }
 
 
 def paired_rows(
@@ -191,6 +202,7 @@ def paired_rows(
                 name=OVERALL,
                 n=sum(r.n for r in rows),
                 trajectories=sum(r.trajectories for r in rows),
+                fewest_trajectories=min(r.trajectories for r in rows),
                 mean_a=float(np.mean([r.mean_a for r in rows])),
                 mean_b=float(np.mean([r.mean_b for r in rows])),
                 diff=float(np.mean([r.diff for r in rows])),
@@ -235,7 +247,7 @@ def paired_growth(
     present = [labels.index(label) for label in rows]
     units = {
         d: [
-            Unit(key=k, trajectory=trajectories[k], position=positions[k], scores=(sa[d][k] - sb[d][k],))
+            Unit(key=k, trajectory=trajectories[k], position=positions[k], score=sa[d][k] - sb[d][k])
             for k in sa.get(d, {})
             if k in sb.get(d, {})
         ]
@@ -325,6 +337,11 @@ def compare_runs(
         judge_agreement=judge_agreement(a, b, ea.id, eb.id) if same_predictions else None,
         length_bias={a.name: run_length_bias(a, ea.id), b.name: run_length_bias(b, eb.id)},
         growth=growth,
+        notes=[
+            f"{data.name}: {note}"
+            for data, evaluation in ((a, ea), (b, eb))
+            if (variance := data.variance(evaluation.id)) and (note := variance.unseen_note())
+        ],
     )
 
 

@@ -19,9 +19,10 @@ samples the same way:
   every model, and no tokenizer has to be loaded.
 
 Each bin, per domain: n samples, the mean score, and a 95% bootstrap interval that draws whole trajectories
-(`stats.bootstrap_means`; with K > 1 generations, the generations of each sample too, as `runs.run_intervals`
-does). Overall: the mean over the domains present in the bin, as the headline Overall is the mean over
-domains: a pooled mean would let the domain with the most samples at that length speak for all of them.
+(`stats.bootstrap_means`; a sample's score is the mean of its K generations and their verdicts, whose noise it
+carries, as in `runs.run_intervals`). Overall: the mean over the domains present in the bin, as the headline
+Overall is the mean over domains: a pooled mean would let the domain with the most samples at that length speak
+for all of them; it has an interval only when each of those domains has enough trajectories.
 
 The trend of a domain is the least-squares slope of score on log2(turn index) (or log2(context tokens)):
 points per doubling, with a bootstrap interval over whole trajectories. The overall trend is the mean of the
@@ -43,10 +44,9 @@ from pydantic import BaseModel, computed_field
 from awbench.analysis.data_info import context_chars
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData
-from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW, Clustered, bootstrap_means, interval, too_few
+from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW, Clustered, bootstrap_means, interval, too_few_of
 from awbench.domains import DOMAIN_LABELS, DOMAINS
 from awbench.records import BenchmarkRecord
-from awbench.run.scoring import generation_points
 
 Axis = Literal["turn", "context"]
 AXES: tuple[Axis, ...] = ("turn", "context")
@@ -105,19 +105,13 @@ def position(record: BenchmarkRecord, axis: Axis) -> float:
 
 @dataclass(frozen=True)
 class Unit:
-    """One scored sample: its trajectory, its position on an axis (turn index or context tokens), and its
-    score per generation (NaN: not in the means; a single value when there is one generation)."""
+    """One scored sample: its trajectory, its position on an axis (turn index or context tokens), and its score
+    as it enters the means (with K generations, their mean)."""
 
     key: str
     trajectory: str
     position: float
-    scores: tuple[float, ...]
-
-    @property
-    def score(self) -> float:
-        """The sample's score as it enters the means: the mean of its generations in the means."""
-        present = [s for s in self.scores if not math.isnan(s)]
-        return float(np.mean(present)) if present else math.nan
+    score: float
 
 
 class Cell(BaseModel):
@@ -129,12 +123,13 @@ class Cell(BaseModel):
     hi: float | None = None
     trajectories: int  # distinct trajectories among the samples (overall: summed over domains)
     domains: int | None = None  # overall only: the domains present in the bin
+    fewest_trajectories: int | None = None  # overall only: those of its domain with the fewest
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
-        """Fewer than MIN_TRAJECTORIES trajectories: no interval."""
-        return too_few(self.trajectories)
+        """Fewer than MIN_TRAJECTORIES trajectories (overall: in one of its domains): no interval."""
+        return too_few_of(self.trajectories, self.fewest_trajectories)
 
 
 class Trend(BaseModel):
@@ -148,12 +143,14 @@ class Trend(BaseModel):
     first: str | None = None  # the first and last bins with samples
     last: str | None = None
     domains: int | None = None  # overall only: the domains whose slopes it averages
+    fewest_trajectories: int | None = None  # overall only: those of its domain with the fewest
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
-        """Fewer than MIN_TRAJECTORIES trajectories: no interval, no rise or fall."""
-        return too_few(self.trajectories)
+        """Fewer than MIN_TRAJECTORIES trajectories (overall: in one of its domains): no interval, no rise or
+        fall."""
+        return too_few_of(self.trajectories, self.fewest_trajectories)
 
     @property
     def clear(self) -> bool:
@@ -183,25 +180,14 @@ class RunGrowth(BaseModel):
 
 
 def _matrix(units: Sequence[Unit]) -> Clustered:
-    """The units' scores for `bootstrap_means`, one column: (n, 1), or (n, K, 1) with K generations."""
-    clusters = [u.trajectory for u in units]
-    if all(len(u.scores) == 1 for u in units):
-        return Clustered.of([[u.scores[0]] for u in units], clusters)
-    return Clustered.of_generations([[[s] for s in u.scores] for u in units], clusters)
+    """The units' scores for `bootstrap_means`, one column."""
+    return Clustered.of([[u.score] for u in units], [u.trajectory for u in units])
 
 
 def _slope_matrix(units: Sequence[Unit]) -> Clustered:
-    """Per unit (and generation), [y, x, x*y, x*x] with x = log2(position): their resampled means give the
-    slope. A generation not in the means is all NaN (its y is NaN), as `stats._two_level` expects."""
-    clusters = [u.trajectory for u in units]
-
-    def row(x: float, y: float) -> list[float]:
-        return [y, x, x * y, x * x] if not math.isnan(y) else [math.nan] * 4
-
+    """Per unit, [y, x, x*y, x*x] with x = log2(position): their resampled means give the slope."""
     xs = [math.log2(max(u.position, 1.0)) for u in units]
-    if all(len(u.scores) == 1 for u in units):
-        return Clustered.of([row(x, u.scores[0]) for x, u in zip(xs, units)], clusters)
-    return Clustered.of_generations([[row(x, s) for s in u.scores] for x, u in zip(xs, units)], clusters)
+    return Clustered.of([[u.score, x, x * u.score, x * x] for x, u in zip(xs, units)], [u.trajectory for u in units])
 
 
 def _slope(means: np.ndarray) -> np.ndarray:
@@ -256,6 +242,7 @@ def trends(
             slope=float(np.mean(list(slopes.values()))),
             n=sum(out[d].n for d in slopes),
             trajectories=sum(out[d].trajectories for d in slopes),
+            fewest_trajectories=min(out[d].trajectories for d in slopes),
             first=min(firsts, key=order.index),  # type: ignore[arg-type]
             last=max(lasts, key=order.index),  # type: ignore[arg-type]
             domains=len(slopes),
@@ -271,10 +258,19 @@ def trends(
     return out
 
 
-def _cell(n: int, mean: float, trajectories: int, replicates: np.ndarray | None, domains: int | None = None) -> Cell:
+def _cell(
+    n: int,
+    mean: float,
+    trajectories: int,
+    replicates: np.ndarray | None,
+    domains: int | None = None,
+    fewest: int | None = None,
+) -> Cell:
     """A bin's cell; its interval from `replicates` (none without), unless too few trajectories."""
-    lo, hi = _bounds(replicates[:, 0]) if replicates is not None and not too_few(trajectories) else (None, None)
-    return Cell(n=n, mean=mean, lo=lo, hi=hi, trajectories=trajectories, domains=domains)
+    cell = Cell(n=n, mean=mean, trajectories=trajectories, domains=domains, fewest_trajectories=fewest)
+    if replicates is not None and not cell.too_few:
+        cell.lo, cell.hi = _bounds(replicates[:, 0])
+    return cell
 
 
 def growth_table(
@@ -304,6 +300,7 @@ def growth_table(
             sum(rows[d][label].trajectories for d in groups),
             reps.get(OVERALL),
             domains=len(groups),
+            fewest=min(rows[d][label].trajectories for d in groups),
         )
     present = [i for i, label in enumerate(labels) if grouped[label]]
     shown = labels[present[0] : present[-1] + 1] if present else []
@@ -446,33 +443,17 @@ def lead_summary(axis: Axis, diffs: Sequence[tuple[str, float]], trend: Trend | 
 
 
 def run_units(data: RunData, judge_id: str, axis: Axis) -> dict[str, list[Unit]]:
-    """A run's scored samples per domain (in the published order), placed on `axis`. With K > 1 generations
-    each unit keeps its K scores, for the two-level bootstrap; samples with none in the means are left out."""
-    evaluation = data.evaluation(judge_id)
+    """A run's scored samples per domain (in the published order), placed on `axis`."""
     records = {key: sample.record for key, sample in data.samples.items()}
-    out: dict[str, list[Unit]] = {}
-    if data.generations > 1:
-        keys = [(s.key, s.domain) for s in data.samples.values()]
-        per_domain = generation_points(
-            evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy, data.generations
-        )
-        scored = {
-            d: [
-                (key, tuple(math.nan if g is None else g[0] for g in gens))
-                for key, gens in samples
-                if any(g is not None for g in gens)
-            ]
-            for d, samples in per_domain.items()
-        }
-    else:
-        scored = {d: [(key, (score,)) for key, score, _ in pts] for d, pts in data.points(judge_id).items()}
-    for domain in DOMAINS:
-        if scored.get(domain):
-            out[domain] = [
-                Unit(key=key, trajectory=data.trajectories[key], position=position(records[key], axis), scores=scores)
-                for key, scores in scored[domain]
-            ]
-    return out
+    points = data.points(judge_id)
+    return {
+        domain: [
+            Unit(key=key, trajectory=data.trajectories[key], position=position(records[key], axis), score=score)
+            for key, score, _ in points[domain]
+        ]
+        for domain in DOMAINS
+        if points.get(domain)
+    }
 
 
 def run_growth(

@@ -11,24 +11,37 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL, View
+from awbench.analysis.planning import neighbour_detectable
 from awbench.analysis.runs import RunData, load_run_data, run_intervals
 from awbench.analysis.stats import TOO_FEW
 from awbench.analysis.turing import TURING_TITLE, RunTuring, fmt_rate, run_turing_tests
 from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL, macro_overall
 from awbench.records import SCHEMA_VERSION
 from awbench.resources import bundled
 from awbench.run.scoring import ScoresFile, ScoreTable, resume_advice
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
+from awbench.run.variance import VarianceComponents
 
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
+# Published numbers have two decimals: a mean of them is off the published mean by at most half a hundredth.
+ROUNDING = 0.005 + 1e-9
+NEIGHBOURS_NOTE = (
+    "a row marked `within d of #k` trails the row ranked above it by less than d, the smallest Overall difference a "
+    "paired comparison of the two detects at 80% power and 5% two-sided (from their variance components, with "
+    "their samples' correlation taken as 0.5; a published row ranked with runs of the published protocol borrows "
+    "those of the first): "
+    "`awbench compare` them, and `awbench plan` says what K and J would tell them apart"
+)
 REFERENCE_ARITHMETIC = "scored as eval.py prints"
 DIMENSION_LABELS = {d: d.capitalize() for d in DIMENSIONS}
 
@@ -147,10 +160,16 @@ class Row(BaseModel):
     generations: int = 1  # K generations per sample (`--generations K`); a sample scores their mean
     incomplete: str | None = None  # "incomplete (11 of 65 judged)": some generation has no verdict yet; never ranked
     partial: str | None = None  # "partial (4 of 7 domains)": no Overall, only the domains that have scores
+    # The smallest Overall difference from the row ranked above that a paired comparison of the two detects (80%
+    # power, 5% two-sided; `planning.neighbour_detectable`); None without both rows' variance components.
+    detectable: float | None = None
+    undetectable: str | None = None  # "within 1.57 of #1": it trails the row above by less than that
+    published_overall: str | None = None  # a published row whose Overall is not the mean of its domains: says so
 
     def marks(self) -> list[str]:
-        """Why the row is not ranked, or has no Overall."""
-        return [m for m in (self.incomplete, self.partial) if m]
+        """Why the row is not ranked, or has no Overall; a lead over it too small to detect; a published Overall
+        that its domains do not average to."""
+        return [m for m in (self.incomplete, self.partial, self.undetectable, self.published_overall) if m]
 
 
 def judged_several_times(group: Group) -> set[str]:
@@ -191,6 +210,20 @@ class PublishedRow(BaseModel):
     judge: str
     source: str
 
+    @property
+    def recomputed(self) -> float:
+        """The Overall its seven published domain scores give (their mean)."""
+        overall = macro_overall(self.domains)
+        assert overall is not None  # the file has every domain (`load_published`)
+        return overall
+
+    def mismatch(self) -> str | None:
+        """ "published Overall 58.71; its domains average 58.76" when the published Overall is not what its domains
+        round to (two decimals: a difference above half a hundredth)."""
+        if abs(self.recomputed - self.overall) <= ROUNDING:
+            return None
+        return f"published Overall {self.overall:.2f}; its domains average {self.recomputed:.2f}"
+
 
 def load_published(path: Path | None = None) -> list[PublishedRow]:
     path = path or bundled(PUBLISHED_CSV)
@@ -214,13 +247,8 @@ def _columns(view: View, scope: str) -> tuple[list[str], dict[str, str]]:
     return [*DIMENSIONS, OVERALL], {**DIMENSION_LABELS, OVERALL: total}
 
 
-def partial_mark(table: ScoreTable) -> str | None:
-    """An Overall is the mean of all seven domains: with fewer scored, there is none (`ScoreTable.partial`)."""
-    return table.partial()
-
-
 def _cells(table: ScoreTable, view: View, scope: str) -> dict[str, Cell]:
-    overall = None if partial_mark(table) else table.overall
+    overall = None if table.partial() else table.overall
     if view == "domain":
         cells = {d: Cell(value=table.domains[d].score if d in table.domains else None) for d in DOMAINS}
         return {**cells, OVERALL: Cell(value=overall)}
@@ -268,6 +296,27 @@ def _rank(rows: list[Row]) -> list[Row]:
     return ordered
 
 
+def _mark_neighbours(group: Group, variances: Mapping[int, VarianceComponents | None]) -> bool:
+    """Marks each ranked row that trails the one above it by less than the pair's detectable difference; whether
+    any was marked. In the published protocol's group, a published row (without components of its own) borrows the
+    group's first run's: the release judged as the runs of that group are (one generation, one verdict, the full
+    benchmark)."""
+    own = [v for row in group.rows if (v := variances.get(id(row))) is not None]
+    borrowed = own[0] if own and group.published else None
+    ranked = [row for row in group.rows if row.rank is not None]
+    marked = False
+    for above, row in pairwise(ranked):
+        a, b = (variances.get(id(r)) or borrowed for r in (above, row))
+        if a is None or b is None:
+            continue
+        row.detectable = neighbour_detectable(a, b)
+        lead = (above.cells[OVERALL].value or 0.0) - (row.cells[OVERALL].value or 0.0)
+        if row.detectable is not None and lead < row.detectable:
+            row.undetectable = f"within {row.detectable:.2f} of #{above.rank}"
+            marked = True
+    return marked
+
+
 def _differences(keys: list[Provenance]) -> str:
     return ", ".join(
         label
@@ -298,6 +347,7 @@ def build_leaderboard(
     shared = loaded is not None
     loaded = {} if loaded is None else loaded
     by_group: dict[Provenance, list[Row]] = {}
+    variances: dict[int, VarianceComponents | None] = {}  # id(row) -> its evaluation's variance components
     for store in stores:
         path = store.path.resolve()
         data = loaded.get(path)
@@ -347,9 +397,10 @@ def build_leaderboard(
                     cost_usd=scores.cost_usd,
                     generations=scores.generations,
                     incomplete=None if completeness.complete else completeness.label(),
-                    partial=partial_mark(table) if view == "domain" or scope == OVERALL else None,
+                    partial=table.partial() if view == "domain" or scope == OVERALL else None,
                 )
             )
+            variances[id(by_group[key][-1])] = scores.variance
 
     groups = [Group(header=key.header, rows=_rank(rows), rules=key.judge == "rules") for key, rows in by_group.items()]
     official = next((g for g, key in zip(groups, by_group) if key.published_protocol), None)
@@ -375,6 +426,19 @@ def build_leaderboard(
         elif published:
             header = f"published · judge {published[0].judge} · Qwen-AgentWorld release · not ranked with computed runs"
             groups.append(Group(header=header, published=True, rows=published))
+    if scope == OVERALL and any([_mark_neighbours(group, variances) for group in groups]):  # every group marked
+        notes.append(NEIGHBOURS_NOTE)
+    unseen = [
+        f"{row.run} ({' and '.join(v.unseen)})"
+        for g in groups
+        for row in g.rows
+        if (v := variances.get(id(row))) and v.unseen
+    ]
+    if ci and unseen:
+        notes.append(
+            f"the intervals of {', '.join(unseen)} hold the noise named without measuring it apart (one verdict or "
+            "one generation per sample): `awbench score RUN` says what each run measures"
+        )
     turing = [test for store in stores for test in run_turing_tests(store)]
     return Leaderboard(
         view=view, scope=scope, columns=columns, labels=labels, ci=ci, groups=groups, notes=notes, turing=turing
@@ -430,6 +494,7 @@ def _published_rows(view: View, judge: str | None, notes: list[str]) -> list[Row
                 prompts="published",
                 data="AgentWorldBench",
                 source=p.source,
+                published_overall=p.mismatch(),
             )
         )
     # Published order is by Overall too, so a reader can scan it like the computed groups.
@@ -483,7 +548,7 @@ def fmt_cell(cell: Cell) -> str:
 
 INTERVALS_NOTE = (
     f'Intervals: [lo, hi], 95% bootstrap over whole trajectories; "{TOO_FEW}" (in a terminal, '
-    '"too few"): fewer than five trajectories, no interval'
+    '"too few"): fewer than five trajectories (Overall: in any of its domains), no interval'
 )
 
 

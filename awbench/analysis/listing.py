@@ -30,6 +30,7 @@ class RunEntry(BaseModel):
     holder: str | None  # running: the process that holds the run's lock
     overall: float | None  # the primary judge's Overall (macro), as `awbench score` prints it
     finished_at: datetime | None
+    partial: str | None = None  # "partial (2 of 7 domains)": no Overall
     stopped: str | None = None  # incomplete: why judging stopped ("stopped by --max-cost"), when known
 
     def state_label(self) -> str:
@@ -72,7 +73,10 @@ def locate_runs(given: Iterable[str], output: Path) -> list[Path]:
 
 
 def run_dirs(root: Path) -> list[Path]:
-    """The runs in `root`: the run itself, or every run below it, in path order."""
+    """The runs in `root`: the run itself, or every run below it, in path order; StoreError when `root` is no
+    directory (a --output that does not exist holds no runs, and saying so would hide the mistyped path)."""
+    if not root.is_dir():
+        raise StoreError(f"{root} is not a directory")
     if (root / "run.json").exists():
         return [root]
     return [manifest.parent for manifest in sorted(root.rglob("run.json"))]
@@ -108,6 +112,7 @@ def run_entry(store: RunStore) -> RunEntry:
         holder=holder,
         overall=scores.overall if scores else None,
         finished_at=manifest.finished_at,
+        partial=scores.partial if scores else None,
         stopped=scores.stopped if scores else None,
     )
 

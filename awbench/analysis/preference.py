@@ -15,8 +15,7 @@ import numpy as np
 from pydantic import BaseModel, computed_field
 
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.analysis.stats import Clustered, bootstrap_means, interval
-from awbench.analysis.stats import too_few as _too_few
+from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few_of, too_few_overall
 from awbench.domains import DOMAINS
 from awbench.errors import EXIT_FAILURES, AwbenchError
 
@@ -62,12 +61,13 @@ class WinRate(BaseModel):
     win_rate: float  # A's points per sample, 0..1: (wins + ties / 2) / n
     lo: float | None = None
     hi: float | None = None
+    fewest_trajectories: int | None = None  # overall only: those of its domain with the fewest
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def too_few(self) -> bool:
-        """Fewer than MIN_TRAJECTORIES trajectories: no interval."""
-        return _too_few(self.trajectories)
+        """Fewer than MIN_TRAJECTORIES trajectories (overall: in one of its domains): no interval."""
+        return too_few_of(self.trajectories, self.fewest_trajectories)
 
 
 def win_rates(
@@ -83,6 +83,7 @@ def win_rates(
             name=OVERALL,
             n=sum(r.n for r in rows),
             trajectories=sum(r.trajectories for r in rows),
+            fewest_trajectories=min(r.trajectories for r in rows),
             wins=sum(r.wins for r in rows),
             ties=sum(r.ties for r in rows),
             losses=sum(r.losses for r in rows),
@@ -201,8 +202,7 @@ def rank_runs(
     log_strength = bradley_terry(*_matrices(k, index, rates, games), prior=prior)
     order = sorted(range(k), key=lambda i: -log_strength[i])
     rated = [_rated(runs[i], rank, float(elo(log_strength)[i]), i, pairs) for rank, i in enumerate(order, 1)]
-    trajectories = sum(len(set(clusters[d].values())) for d in domains)
-    if _too_few(trajectories) or not pairs:
+    if too_few_overall(len(set(clusters[d].values())) for d in domains) or not pairs:
         return rated
     clustered = {d: Clustered.of(list(columns[d].values()), [clusters[d][key] for key in columns[d]]) for d in domains}
     replicates = bootstrap_means(clustered, resamples, seed)

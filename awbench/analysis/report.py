@@ -72,6 +72,7 @@ from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
 from awbench.analysis.turing import fmt_rate
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
 from awbench.run.store import RunStore, StoreError
+from awbench.run.variance import VARIANCE_COLUMNS, VARIANCE_NOTE, VARIANCE_TITLE, VarianceComponents
 
 
 def _e(text: object) -> str:
@@ -190,14 +191,29 @@ def _length_bias_html(bias: LengthBias) -> str:
     )
 
 
+def _variance_html(variance: VarianceComponents | None) -> str:
+    """The standard errors and their sources, as `score` and `show` print them."""
+    if variance is None:
+        return '<p class="note">No scored samples.</p>'
+    head = "".join(f"<th>{_e(c)}</th>" for c in ("", *VARIANCE_COLUMNS))
+    body = "".join(
+        f"<tr><td class='text'>{_e(label)}</td>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>"
+        for label, cells in variance.rows()
+    )
+    notes = [VARIANCE_NOTE, *([note] if (note := variance.unseen_note()) else [])]
+    return (
+        f"<table class='variance'><caption>{_e(VARIANCE_TITLE)}</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{body}</tbody></table>" + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
+    )
+
+
 def _consistency_html(c: Consistency | None, agreement: dict[str, float | None] | None) -> str:
     parts = []
     if c:
-        sd = ", ".join(f"{DOMAIN_LABELS[d]} {v:.1f}" for d, v in c.sd.items())
         alpha = ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(a)}" for d, a in c.alpha.items())
         parts.append(
-            f"<p>Repeated verdicts (up to {c.k} per prediction, {c.n} predictions): mean SD of the total "
-            f"per domain: {_e(sd)}; Krippendorff's α (ordinal): {_e(alpha)}</p>"
+            f"<p>Repeated verdicts (up to {c.k} per prediction, {c.n} predictions): Krippendorff's α (ordinal) "
+            f"between them: {_e(alpha)}</p>"
         )
     if agreement:
         rho = ", ".join(f"{DOMAIN_LABELS.get(d, d.capitalize())} {fmt_number(v)}" for d, v in agreement.items())
@@ -217,6 +233,7 @@ class RunSection(BaseModel):
     length_bias: LengthBias
     consistency: Consistency | None
     agreement: dict[str, float | None] | None
+    variance: VarianceComponents | None = None
     growth: RunGrowth | None = None
     rules: bool = False  # the judge is the rule judge: its charts say "rule score"
     notes: list[str] = []  # its K generations and their spread; predictions flagged as addressing the judge
@@ -237,6 +254,7 @@ def run_section(
         length_bias=run_length_bias(data, judge_id),
         consistency=judge_consistency(data, judge_id),
         agreement=scores.agreement if scores else None,
+        variance=data.variance(judge_id),
         growth=run_growth(data, judge_id, resamples, seed),
         rules=evaluation.kind == "rules",
         notes=[n for n in (scores.generations_note(), scores.flagged_note(str(data.store.path))) if n]
@@ -383,6 +401,7 @@ def _section_html(section: RunSection, index: int) -> str:
         f'<p class="note">judge: {_e(section.judge)}</p>',
         *(f"<p>{_e(note)}</p>" for note in section.notes),
     ]
+    out.append("<h4>Where the noise is</h4>" + _variance_html(section.variance))
     out.append("<h4>Score by prediction length</h4>" + _length_bias_html(section.length_bias))
     out.append("<h4>Judge agreement</h4>" + _consistency_html(section.consistency, section.agreement))
     for domain in DOMAINS:

@@ -14,8 +14,10 @@ from awbench.analysis.options import OVERALL
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView
 from awbench.analysis.turing import RunTuring, run_turing_tests
+from awbench.domains import partial_label
 from awbench.records import SCHEMA_VERSION, JudgeKind
 from awbench.run.scoring import Completeness
+from awbench.run.variance import VarianceComponents
 
 
 class DomainSummary(BaseModel):
@@ -37,7 +39,9 @@ class RunSummary(BaseModel):
     judges: list[str]  # every evaluation of the run, the primary first
     completeness: Completeness
     generations: int
-    domains: dict[str, DomainSummary]  # the domains with scores, in order, then "overall"
+    domains: dict[str, DomainSummary]  # the domains with scores, in order, then "overall" (with all seven)
+    partial: str | None = None  # "partial (3 of 7 domains)": no Overall
+    variance: VarianceComponents | None = None  # standard errors and their sources (`awbench.run.variance`)
     length_bias: LengthBias  # prediction/ground-truth length bin -> (n, mean score)
     turn_trend: Trend | None  # overall, per doubling of the turn index
     consistency: Consistency | None  # with repeated verdicts per prediction
@@ -70,6 +74,7 @@ class GrowthView(BaseModel):
 def run_summary(data: RunData, judge_id: str, resamples: int, seed: int) -> RunSummary:
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
+    points = data.points(judge_id)
     domains = {
         name: DomainSummary(
             n=n,
@@ -78,7 +83,7 @@ def run_summary(data: RunData, judge_id: str, resamples: int, seed: int) -> RunS
             hi=ci[name]["score"][1] if name in ci else None,
             dimensions=dims if evaluation.kind == "llm" else {},
         )
-        for name, (n, score, dims) in point_summary(data.points(judge_id)).items()
+        for name, (n, score, dims) in point_summary(points).items()
     }
     scores = evaluation.scores
     return RunSummary(
@@ -89,6 +94,8 @@ def run_summary(data: RunData, judge_id: str, resamples: int, seed: int) -> RunS
         completeness=data.completeness(judge_id),
         generations=data.generations,
         domains=domains,
+        partial=partial_label({d: 0.0 for d, pts in points.items() if pts}),
+        variance=data.variance(judge_id),
         length_bias=run_length_bias(data, judge_id),
         turn_trend=trends(run_units(data, judge_id, "turn"), TURN_BINS, resamples, seed).get(OVERALL),
         consistency=judge_consistency(data, judge_id),

@@ -14,7 +14,7 @@ import numpy as np
 
 from awbench.analysis.listing import run_dirs
 from awbench.analysis.options import OVERALL
-from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few
+from awbench.analysis.stats import Clustered, bootstrap_means, interval, too_few, too_few_overall
 from awbench.config import DataSettings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.domains import DIMENSIONS, DOMAINS
@@ -26,12 +26,13 @@ from awbench.run.scoring import (
     GenKey,
     Point,
     ScoresFile,
-    generation_points,
     resume_advice,
     sample_points,
     score_table,
+    variance_components,
 )
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge, named_by_awbench
+from awbench.run.variance import VarianceComponents
 
 Points = dict[str, list[Point]]
 Intervals = dict[str, dict[str, tuple[float, float]]]  # per domain and overall: column -> (low, high)
@@ -42,8 +43,6 @@ def discover_runs(paths: Iterable[Path]) -> tuple[list[RunStore], list[str]]:
     found: dict[Path, RunStore] = {}
     notes: list[str] = []
     for root in paths:
-        if not root.is_dir():
-            raise StoreError(f"{root} is not a directory")
         for run_dir in run_dirs(root):
             if not (run_dir / "scores.json").exists():
                 notes.append(f"skipped {run_dir}: no scores.json yet; {resume_advice(run_dir)}")
@@ -146,6 +145,14 @@ class RunData:
             evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
         ).completeness(evaluation.info.stopped)
 
+    def variance(self, judge: str) -> VarianceComponents | None:
+        """The variance components of `judge`'s scores (`awbench.run.variance`), from the records themselves."""
+        evaluation = self.evaluation(judge)
+        keys = [(s.key, s.domain, self.trajectories[s.key]) for s in self.samples.values()]
+        return variance_components(
+            evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
+        )
+
     @cached_property
     def trajectories(self) -> dict[str, str]:
         return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
@@ -168,7 +175,8 @@ def load_run_data(store: RunStore) -> RunData:
 
 
 def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float]]]:
-    """(n, mean score, mean per dimension) per domain, then the macro mean over domains as `OVERALL`."""
+    """(n, mean score, mean per dimension) per domain, then, when all seven have samples, the macro mean over
+    domains as `OVERALL` (with fewer there is no Overall: `domains.partial_label`)."""
     out: dict[str, tuple[int, float, dict[str, float]]] = {}
     for domain in DOMAINS:
         pts = points.get(domain)
@@ -176,7 +184,7 @@ def point_summary(points: Points) -> dict[str, tuple[int, float, dict[str, float
             continue
         dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [p[2][d] for p in pts if d in p[2]])}
         out[domain] = (len(pts), float(np.mean([p[1] for p in pts])), dims)
-    if out:
+    if len(out) == len(DOMAINS):
         rows = list(out.values())
         dims = {d: float(np.mean(v)) for d in DIMENSIONS if (v := [r[2][d] for r in rows if d in r[2]])}
         out[OVERALL] = (sum(r[0] for r in rows), float(np.mean([r[1] for r in rows])), dims)
@@ -195,44 +203,20 @@ def point_matrix(points: Points, trajectories: dict[str, str]) -> dict[str, Clus
     }
 
 
-def generation_matrix(data: RunData, judge: str) -> dict[str, Clustered]:
-    """As `point_matrix`, with each sample's K generations: (n, K, 1 + dimensions), NaN where not in the means."""
-    evaluation = data.evaluation(judge)
-    keys = [(s.key, s.domain) for s in data.samples.values()]
-    per_domain = generation_points(
-        evaluation.kind, keys, data.predictions, evaluation.judgments, data.policy, data.generations
-    )
-    blank = [np.nan] * (1 + len(DIMENSIONS))
-    out = {}
-    for domain in DOMAINS:
-        samples = [(key, gens) for key, gens in per_domain.get(domain, []) if any(g is not None for g in gens)]
-        if samples:
-            rows = [
-                [blank if g is None else [g[0], *(g[1].get(d, np.nan) for d in DIMENSIONS)] for g in gens]
-                for _, gens in samples
-            ]
-            out[domain] = Clustered.of_generations(rows, [data.trajectories[key] for key, _ in samples])
-    return out
-
-
 def run_intervals(data: RunData, judge_id: str, resamples: int, seed: int) -> Intervals:
     """95% intervals per domain and overall, for the total ("score") and each dimension. Whole trajectories
-    are resampled, and with K > 1 generations per sample, the generations of each sample too. A domain with too
-    few trajectories (overall: in all its domains together) has none (`stats.too_few`). Kept in `data`: a
-    report's two leaderboards and its run sections ask for the same ones."""
+    are resampled, each sample with its score as it enters the means (the mean of its K generations and their
+    verdicts, whose noise it carries: `stats.bootstrap_means`). A domain with too few trajectories has none, nor
+    has the Overall then (`stats.too_few`, `stats.too_few_overall`). Kept in `data`: a report's two leaderboards
+    and its run sections ask for the same ones."""
     if (judge_id, resamples, seed) in data._intervals:
         return data._intervals[(judge_id, resamples, seed)]
-    matrix = (
-        generation_matrix(data, judge_id)
-        if data.generations > 1
-        else point_matrix(data.points(judge_id), data.trajectories)
-    )
+    matrix = point_matrix(data.points(judge_id), data.trajectories)
     reps = bootstrap_means(matrix, resamples, seed)
     trajectories = {name: len(set(m.clusters)) for name, m in matrix.items()}
-    trajectories[OVERALL] = sum(trajectories.values())
     out: Intervals = {}
     for name, rep in reps.items():
-        if too_few(trajectories[name]):
+        if too_few_overall(trajectories.get(d, 0) for d in DOMAINS) if name == OVERALL else too_few(trajectories[name]):
             continue
         lo, hi = interval(rep)
         out[name] = {col: (float(lo[i]), float(hi[i])) for i, col in enumerate(("score", *DIMENSIONS))}

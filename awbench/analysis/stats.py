@@ -7,7 +7,7 @@ Pure functions over plain numbers; the run-reading code lives in `awbench.analys
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,10 +26,24 @@ def too_few(trajectories: int) -> bool:
     return trajectories < MIN_TRAJECTORIES
 
 
+def too_few_of(trajectories: int, fewest: int | None) -> bool:
+    """A row's `too_few`: from its trajectories, or for an Overall from its domain with the `fewest`."""
+    return too_few(trajectories if fewest is None else fewest)
+
+
+def too_few_overall(trajectories: Iterable[int]) -> bool:
+    """An Overall (a mean over domains, each resampled within itself) from its domains' trajectories: a domain with
+    too few would enter every resample with next to no spread, so the Overall's interval would look surer than it
+    is. It has one only when each of its domains has enough."""
+    counts = list(trajectories)
+    return not counts or any(too_few(t) for t in counts)
+
+
 @dataclass(frozen=True)
 class Clustered:
-    """One domain's sample values (NaN = missing) and the trajectory each sample belongs to. Values are
-    (n, m), or (n, K, m) with K generations per sample."""
+    """One domain's sample values (NaN = missing), shape (n, m), and the trajectory each sample belongs to. A
+    sample's value is its score as it enters the means: with K generations and J verdicts, their mean, so its
+    noise is in it (see `bootstrap_means`)."""
 
     values: np.ndarray
     clusters: list[str]  # (n,) trajectory ids
@@ -41,14 +55,6 @@ class Clustered:
             raise ValueError(f"{len(values)} rows but {len(clusters)} cluster ids")
         return cls(values, list(clusters))
 
-    @classmethod
-    def of_generations(cls, samples: Sequence[Sequence[Sequence[float]]], clusters: Sequence[str]) -> Clustered:
-        """`samples[i][g]`: generation g of sample i, a row of m values (all NaN when not in the means)."""
-        values = np.asarray(samples, dtype=float)
-        if values.ndim != 3 or len(clusters) != len(values):
-            raise ValueError(f"expected (n, K, m) values for {len(clusters)} samples, got shape {values.shape}")
-        return cls(values, list(clusters))
-
 
 def bootstrap_means(
     domains: Mapping[str, Clustered], resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
@@ -56,8 +62,11 @@ def bootstrap_means(
     """Resampled column means, shape (resamples, m), per domain and for their macro mean (`OVERALL`).
 
     Trajectories are drawn with replacement as whole units within each domain: turns of one trajectory
-    share their history, so resampling turns alone would understate the spread. Domains are drawn in
-    the order given, all from one seeded generator, so equal inputs give equal intervals.
+    share their history, so resampling turns alone would understate the spread. A sample's value is the mean of
+    its generations and verdicts, which carries their noise (generation_sd^2 / K + judge_sd^2 / (K J)): drawing
+    trajectories draws that noise too, and drawing generations or verdicts again inside a drawn sample would count
+    it twice (the intervals would be too wide; docs/statistics.md). Domains are drawn in the order given, all from
+    one seeded generator, so equal inputs give equal intervals.
     """
     rng = np.random.default_rng(seed)
     out: dict[str, np.ndarray] = {}
@@ -68,9 +77,6 @@ def bootstrap_means(
         index = np.array([ids[c] for c in data.clusters])
         # Row b of `draws` counts how often each trajectory was drawn in resample b.
         draws = rng.multinomial(len(ids), np.full(len(ids), 1.0 / len(ids)), size=resamples).astype(float)
-        if data.values.ndim == 3:
-            out[name] = _two_level(data.values, index, len(ids), draws, rng)
-            continue
         sums, counts = _cluster_totals(data.values, index, len(ids))
         with np.errstate(invalid="ignore", divide="ignore"):
             out[name] = (draws @ sums) / (draws @ counts)
@@ -87,58 +93,6 @@ def _cluster_totals(values: np.ndarray, index: np.ndarray, clusters: int) -> tup
     np.add.at(sums, index, np.where(present, values, 0.0))
     np.add.at(counts, index, present.astype(float))
     return sums, counts
-
-
-TWO_LEVEL_CHUNK = 2_000_000  # values drawn at once: resamples are done in chunks of about this many
-
-
-def _two_level(
-    values: np.ndarray, index: np.ndarray, clusters: int, draws: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """With K generations per sample: in each resample, trajectories are drawn (`draws`), and each sample's
-    generations in the means (c of its K) are drawn c times with replacement; a sample's value is their mean.
-    Rows are ordered per sample by the total (column 0): a generation not in the means has NaN there.
-
-    Resamples are drawn a chunk at a time, with the generator's numbers in the order one resample at a time
-    would take them (resample b's draws follow resample b - 1's), so the chunk size does not change them."""
-    n, k, m = values.shape
-    order = np.argsort(np.isnan(values[:, :, 0]), axis=1, kind="stable")  # present generations first
-    ordered = np.take_along_axis(values, order[:, :, None], axis=1)
-    present = (~np.isnan(values[:, :, 0])).sum(axis=1)
-    keep = present > 0
-    ordered, present, index = ordered[keep], present[keep], index[keep]
-    n = len(present)
-    used = np.arange(k)[None, :] < present[:, None]  # the first c draws of each sample count
-    out = np.empty((len(draws), m))
-    step = max(1, TWO_LEVEL_CHUNK // max(1, n * k * m))
-    rows = np.arange(n)[None, :, None]
-    for start in range(0, len(draws), step):
-        weights = draws[start : start + step]
-        r = len(weights)
-        picked = (rng.random((r, n, k)) * present[None, :, None]).astype(int)
-        chosen = ordered[rows, picked]  # (r, n, k, m)
-        # The mean of each sample's first c draws, leaving out a dimension a drawn generation did not give.
-        counted = used[None, :, :, None] & ~np.isnan(chosen)
-        gens = counted.sum(axis=2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(counted, chosen, 0.0).sum(axis=2) / gens  # (r, n, m); NaN where none gave it
-        have = gens > 0
-        # Per resample and trajectory, sums and counts: in sample order, as `_cluster_totals` adds them.
-        cells = (np.arange(r)[:, None] * clusters + index[None, :]).ravel()
-        sums = np.empty((r, clusters, m))
-        counts = np.empty_like(sums)
-        for j in range(m):
-            sums[:, :, j] = np.bincount(
-                cells, np.where(have[:, :, j], means[:, :, j], 0.0).ravel(), minlength=r * clusters
-            ).reshape(r, clusters)
-            counts[:, :, j] = np.bincount(cells, have[:, :, j].ravel().astype(float), minlength=r * clusters).reshape(
-                r, clusters
-            )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[start : start + r] = (
-                np.matmul(weights[:, None, :], sums)[:, 0] / np.matmul(weights[:, None, :], counts)[:, 0]
-            )
-    return out
 
 
 def interval(replicates: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
-from awbench.analysis.stats import TOO_FEW, Clustered, bootstrap_means, interval, too_few
+from awbench.analysis.stats import TOO_FEW, Clustered, bootstrap_means, interval, too_few, too_few_overall
 from awbench.domains import DOMAINS
 from awbench.judging.choice.judge import ChoiceAnswer
 from awbench.judging.choice.parsing import STEERING_FLAG
@@ -88,7 +88,7 @@ def turing_result(
     def rate(name: str, values: list[float], count: int) -> Rate:
         if not values:
             return Rate(value=None, n=0)
-        few = too_few(trajectories[name]) if name != OVERALL else too_few(sum(trajectories.values()))
+        few = too_few(trajectories[name]) if name != OVERALL else too_few_overall(trajectories.values())
         if few or name not in replicates:
             return Rate(value=100 * float(np.mean(values)), n=count)
         lo, hi = interval(replicates[name])

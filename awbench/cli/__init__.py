@@ -11,7 +11,7 @@ from typing import Annotated, NoReturn
 import typer
 
 import awbench
-from awbench.cli import analysis_commands, interop_commands, run_commands, turing_commands
+from awbench.cli import analysis_commands, interop_commands, plan_command, run_commands, turing_commands
 from awbench.cli.common import err_console, use_command_class
 from awbench.cli.data_commands import data_app
 from awbench.cli.errors import CommandLine
@@ -51,6 +51,7 @@ app.add_typer(data_app, name="data")
 interop_commands.register(app)
 analysis_commands.register(app)
 turing_commands.register(app)
+plan_command.register(app)
 use_command_class(app)
 
 

@@ -24,6 +24,7 @@ from awbench.cli.common import (
     console,
     err_console,
     fail,
+    file_path,
     plural,
     refuse_run_outputs,
     text_console,
@@ -63,7 +64,11 @@ PAIRWISE_HELP = (
     "Ask a judge which of two runs' predictions is closer to the real observation, for each sample both predicted, "
     "in both orders (the judge options below; answers kept under OUTPUT/pairwise/)."
 )
-OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write to this file instead of the terminal.")]
+OutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", "-o", help="Write to this file instead of the terminal.", parser=file_path("--out")),
+]
+HtmlOutOpt = Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.", parser=file_path("--out"))]
 
 
 def register(app: typer.Typer) -> None:
@@ -516,7 +521,7 @@ def _print_lines(lines: list[SampleLine]) -> None:
 def report(
     runs: RunsArg = None,
     output: OutputOption = Path("results"),
-    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    out: HtmlOutOpt = Path("report.html"),
     png: Annotated[
         Path | None, typer.Option("--png", help="Also write the charts as PNG files into this directory.")
     ] = None,

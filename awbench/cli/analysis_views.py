@@ -58,7 +58,8 @@ from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
 from awbench.analysis.turing import TURING_TITLE, fmt_rate, run_turing_tests, turing_line
 from awbench.cli.common import printable
 from awbench.cli.fitting import FittingTable
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS
+from awbench.cli.summary import variance_lines
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, partial_label
 from awbench.run.scoring import resume_advice
 
 
@@ -166,6 +167,7 @@ def comparison_renderables(c: Comparison) -> list[RenderableType]:
         )
     out: list[RenderableType] = [Text(f"warning: {w}", style="bold yellow") for w in c.warnings]
     out.append(table)
+    out += [Text(f"note: {note}", style="dim") for note in c.notes]
     if c.judge_agreement:
         ag = c.judge_agreement
         agree = FittingTable(title=f"Judge agreement on the same predictions (n = {ag.n})", keys=0)
@@ -234,17 +236,15 @@ def run_overview(
     evaluation = data.evaluation(judge_id)
     ci = run_intervals(data, judge_id, resamples, seed)
     label = "rule scores" if evaluation.kind == "rules" else "scores"
-    table = FittingTable(
-        title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories"
-        + (" and generations" if data.generations > 1 else "")
-    )
+    table = FittingTable(title=f"{data.name}: {label} of judge {judge_id}, 95% bootstrap intervals over trajectories")
     dimensions = DIMENSIONS if evaluation.kind == "llm" else ()  # the rule judge has no rubric dimensions
     table.add_column("domain", overflow="fold")
     for name in ("n", "score", "95% CI", *(DIMENSION_LABELS[d] for d in dimensions)):
         if name == DIMENSION_LABELS[DIMENSIONS[0]]:
             table.start_group()
         table.add_column(name, justify="right", no_wrap=True)
-    for name, (n, score, dims) in point_summary(data.points(judge_id)).items():
+    points = data.points(judge_id)
+    for name, (n, score, dims) in point_summary(points).items():
         table.add_row(
             "Overall" if name == OVERALL else DOMAIN_LABELS[name],
             str(n),
@@ -253,7 +253,13 @@ def run_overview(
             *(fmt_number(dims.get(d), 1) for d in dimensions),
             style="bold" if name == OVERALL else None,
         )
-    out: list[RenderableType] = [table, length_bias_table({data.name: run_length_bias(data, judge_id)})]
+    if partial := partial_label({d: 0.0 for d, pts in points.items() if pts}):  # "partial (2 of 7 domains)"
+        table.add_row("Overall", "", "partial", partial.removeprefix("partial (").removesuffix(")"), style="bold")
+    out: list[RenderableType] = [
+        table,
+        *variance_lines(data.variance(judge_id)),
+        length_bias_table({data.name: run_length_bias(data, judge_id)}),
+    ]
     if not (completeness := data.completeness(judge_id)).complete:
         out.insert(
             0,
@@ -280,17 +286,10 @@ def run_overview(
         )
     consistency = judge_consistency(data, judge_id)
     if consistency:
-        rep = FittingTable(
-            title=f"Repeated verdicts (up to {consistency.k} per prediction; {consistency.n} predictions)"
-        )
-        rep.add_column("", overflow="fold")
-        for d in consistency.sd:
-            rep.add_column(DOMAIN_LABELS[d], justify="right", no_wrap=True)
-        rep.add_row("mean SD of totals", *(f"{v:.1f}" for v in consistency.sd.values()))
-        out.append(rep)
         out.append(
             Text(
-                "Krippendorff's alpha (ordinal) between verdicts: "
+                f"Krippendorff's alpha (ordinal) between repeated verdicts (up to {consistency.k} per prediction, "
+                f"{consistency.n} predictions): "
                 + ", ".join(f"{DIMENSION_LABELS[d]} {fmt_number(a, 3)}" for d, a in consistency.alpha.items())
             )
         )
@@ -543,7 +542,7 @@ def run_list_table(listing: RunList) -> Table:
             Text.assemble(entry.run, "\n", (entry.model, "dim")),
             Text("\n".join(entry.judges) or "–"),
             Text(entry.state_label(), style="red" if entry.state == "incomplete" else ""),
-            fmt_number(entry.overall),
+            _overall(entry),
             _finished(entry),
         )
     return table
@@ -553,10 +552,13 @@ def run_list_lines(listing: RunList) -> str:
     """`awbench ls` in a pipe: one line per run, tab-separated (run, model, judges joined by commas, state, Overall,
     finish time), never wrapped, for grep, cut and awk."""
     fields = [
-        (e.run, e.model, ",".join(e.judges) or "–", e.state_label(), fmt_number(e.overall), _finished(e))
-        for e in listing.runs
+        (e.run, e.model, ",".join(e.judges) or "–", e.state_label(), _overall(e), _finished(e)) for e in listing.runs
     ]
     return "".join("\t".join(map(printable, row)) + "\n" for row in fields)
+
+
+def _overall(entry: RunEntry) -> str:
+    return "partial" if entry.partial else fmt_number(entry.overall)
 
 
 def _finished(entry: RunEntry) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Iterable, Mapping
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -249,6 +250,22 @@ def refuse_run_outputs(outputs: Mapping[str, Path | None]) -> None:
     for option, path in outputs.items():
         if path is not None:
             refuse_run_output(option, path)
+
+
+def file_path(option: str) -> Callable[[str | Path], Path]:
+    """typer's parser of `option`, which names a file to write: a path ending in '/' (or in '.' or '..') names a
+    folder, and a Path drops that ending (`-o newdir/` would write a file named newdir): refused, exit 2."""
+
+    def parse(value: str | Path) -> Path:
+        if isinstance(value, str) and os.path.basename(value) in ("", ".", ".."):
+            raise AwbenchError(
+                f"{option} {value!r}: a path ending in '/' (or '.', '..') names a folder; give the path of the "
+                "file to write",
+                key="bad_option",
+            )
+        return Path(value)
+
+    return parse
 
 
 def plural(n: int, word: str) -> str:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from awbench.cli.common import OutputOption, console, err_console, fail, refuse_run_outputs
+from awbench.cli.summary import overall_line
 from awbench.data.problems import DataError, Problem
 from awbench.interop.inspect_log import INSPECT_LOG_SUFFIXES, import_inspect_log
 from awbench.interop.reference import export_reference, import_reference
@@ -150,11 +151,7 @@ def import_(
             markup=False,
             soft_wrap=True,
         )
-    scores = result.scores
-    if scores is None or scores.overall is None:
-        console.print("nothing scored")
-    else:
-        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
+    console.print(overall_line(result.scores), highlight=False)
 
 
 def _import_inspect_log(
@@ -179,11 +176,7 @@ def _import_inspect_log(
         )
     for note in result.notes:
         err_console.print(note, style="yellow", highlight=False, markup=False, soft_wrap=True)
-    scores = result.scores
-    if scores is None or scores.overall is None:
-        console.print("nothing scored")
-    else:
-        console.print(f"overall {scores.overall:.2f} (macro), {scores.overall_micro:.2f} (micro)")
+    console.print(overall_line(result.scores), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from awbench.backends import infer_backend_name
-from awbench.cli.common import console, err_console, fail, refuse_run_outputs
+from awbench.cli.common import console, err_console, fail, file_path, refuse_run_outputs
 from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORING, Options, command, with_default
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import ScoresFormat, print_estimate, print_summary
@@ -172,7 +172,11 @@ def score(
     ] = None,
     reward: Annotated[
         Path | None,
-        typer.Option("--reward", help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file."),
+        typer.Option(
+            "--reward",
+            help="Also write per-sample RL rewards (0.9 rubric + 0.1 rule) to this JSONL file.",
+            parser=file_path("--reward"),
+        ),
     ] = None,
     fmt: Annotated[
         ScoresFormat,

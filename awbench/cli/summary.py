@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -17,6 +18,7 @@ from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S
 from awbench.run.failures import Setup, describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
+from awbench.run.variance import VARIANCE_COLUMNS, VARIANCE_NOTE, VARIANCE_TITLE, VarianceComponents
 
 MAX_REASONS_SHOWN = 8
 
@@ -52,29 +54,66 @@ def scores_table(scores: ScoresFile) -> Table:
         table.add_row(*row)
     table.add_section()
     total = scores.table()
-    partial = total.partial()  # as the leaderboard marks it: not the benchmark's Overall
-    overall: list[str | Text] = [
-        Text.assemble("Overall (macro)", *([("\n" + partial, "yellow")] if partial else [])),
+    partial = scores.partial
+    overall = [
+        "Overall (macro)",
         str(total.n),
         str(total.failed),
         str(total.unscored - total.pending),
         *([str(total.pending)] if pending else []),
-        _fmt(scores.overall),
+        _fmt_overall(scores.overall, partial),
     ]
     macro, micro = scores.dimension_overall() if show_dims else ({}, {})
     table.add_row(
         *overall,
-        *([_fmt(macro.get(dim)) for dim in DIMENSIONS] if show_dims else []),
-        *([_fmt(scores.rules.overall)] if scores.rules else []),
+        *([_fmt_overall(macro.get(dim), partial) for dim in DIMENSIONS] if show_dims else []),
+        *([_fmt_overall(scores.rules.overall, partial)] if scores.rules else []),
     )
     table.add_row(
         "Overall (micro)",
         *[""] * (4 if pending else 3),
-        _fmt(scores.overall_micro),
-        *([_fmt(micro.get(dim)) for dim in DIMENSIONS] if show_dims else []),
-        *([_fmt(scores.rules.overall_micro)] if scores.rules else []),
+        _fmt_overall(scores.overall_micro, partial),
+        *([_fmt_overall(micro.get(dim), partial) for dim in DIMENSIONS] if show_dims else []),
+        *([_fmt_overall(scores.rules.overall_micro, partial)] if scores.rules else []),
     )
+    if partial:
+        table.caption = f"{partial}: the Overall is the mean of all seven"
     return table
+
+
+def overall_line(scores: ScoresFile | None) -> str:
+    """One line on an evaluation's Overall: its macro and micro means, or why there is none."""
+    if scores is None or not any(d.score is not None for d in scores.domains.values()):
+        return "nothing scored"
+    if scores.partial:
+        return f"Overall: {scores.partial}"
+    return f"overall {_fmt(scores.overall)} (macro), {_fmt(scores.overall_micro)} (micro)"
+
+
+def _fmt_overall(value: float | None, partial: str | None) -> str:
+    return "partial" if partial else _fmt(value)
+
+
+def variance_table(variance: VarianceComponents) -> FittingTable:
+    """Each domain's and the Overall's standard error, split into its sources (`awbench.run.variance`)."""
+    table = FittingTable(title=VARIANCE_TITLE, caption=VARIANCE_NOTE)
+    table.add_column("", overflow="fold")
+    for column in VARIANCE_COLUMNS:
+        if column in ("SE", "judge SD"):
+            table.start_group()
+        table.add_column(column, justify="right", no_wrap=True)
+    rows = variance.rows()
+    for i, (label, cells) in enumerate(rows):
+        table.add_row(label, *cells, style="bold" if label == "Overall" else None, end_section=i == len(rows) - 2)
+    return table
+
+
+def variance_lines(variance: VarianceComponents | None) -> list[RenderableType]:
+    """The table, and what the run cannot tell apart."""
+    if variance is None:
+        return []
+    note = variance.unseen_note()
+    return [variance_table(variance), *([Text(f"note: {note}", style="yellow")] if note else [])]
 
 
 def _fmt_rho(value: float | None) -> str:
@@ -156,13 +195,8 @@ def _print_details(scores: ScoresFile) -> None:
         console.print(
             f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})"
         )
-    if scores.judge_consistency and scores.judge_consistency.get("samples"):
-        c = scores.judge_consistency
-        unit = "generation" if scores.generations > 1 else "sample"  # a record per generation
-        console.print(
-            f"repeated verdicts: mean per-sample std of totals {c['mean_total_std']:.2f}; "
-            f"{c['share_within_one_point']:.0%} of {plural(int(c['samples']), unit)} agree within one point"
-        )
+    for renderable in variance_lines(scores.variance):
+        console.print(renderable, highlight=False)
     if note := scores.generations_note():
         console.print(note, highlight=False)
     for label, usage in (("prefix cache", scores.usage), ("judge prompt cache", scores.judge_usage)):

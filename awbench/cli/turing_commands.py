@@ -26,9 +26,11 @@ from awbench.records import SCHEMA_VERSION
 from awbench.run.store import RunStore, resolve_run
 
 if TYPE_CHECKING:
+    from awbench.analysis.judge_effects import JudgeEffects
     from awbench.analysis.turing import TuringResult
     from awbench.judging.choice.calls import ChoiceQuestion
     from awbench.judging.choice.judge import ChoiceAnswer
+    from awbench.run.store import RunStore
 
 DEFAULT_TURING_PROMPTS = "turing"
 # The judge options without those that mean nothing to a choice question (the rule judge, a verdict's schema,
@@ -133,14 +135,17 @@ def turing(
 def judges(
     runs: Annotated[
         list[str],
-        typer.Argument(help="Runs (names under --output, or directories) the judges took the Turing test on."),
+        typer.Argument(
+            help="Runs (names under --output, or directories) the judges took the Turing test on, or scored."
+        ),
     ],
     output: OutputOption = Path("results"),
     fmt: JsonFormat = "table",
 ) -> None:
     """Judges' Turing results on the same runs side by side, ranked by accuracy: position bias, parse
     failures, cost per 1,000 questions, and where two judges also scored the same predictions with the rubric,
-    their agreement.
+    their agreement. With two or more LLM judges of the same runs: how much the judge decides, each judge's
+    offset against the others, the rank agreement of their leaderboards and possible self-preference.
 
     Example: awbench judges my-run other-run
     """
@@ -162,8 +167,12 @@ def judges(
             answers.setdefault(evaluation.id, []).extend(
                 a.model_copy(update={"meta": a.meta | {"run": store.name}}) for a in read_answers(evaluation.path)
             )
-    if not answers:
-        fail(f"no Turing test in {', '.join(s.name for s in stores)}: run `awbench turing RUN --judge-model ...` first")
+    effects = _judge_effects(stores)
+    if not answers and effects is None:
+        fail(
+            f"no Turing test in {', '.join(s.name for s in stores)}, nor two LLM judges of two of them: run "
+            "`awbench turing RUN --judge-model ...`, or `awbench judge RUN --judge-model ...` with another judge"
+        )
     results = sorted(
         (turing_result(j, taken[j], answers[j], j in predictable) for j in answers),
         key=lambda r: (r.accuracy.value is None, -(r.accuracy.value or 0.0), r.judge),
@@ -171,7 +180,14 @@ def judges(
     agreement = _rubric_agreement(stores, [r.judge for r in results], models)
     if fmt == "json":
         payload = {"judges": [r.model_dump() for r in results], "rubric_agreement": agreement}
-        _print_json(payload)
+        _print_json(payload | {"judge_effects": effects.model_dump() if effects else None})
+        return
+    if effects is not None:
+        from awbench.cli.judge_effects_views import judge_effects_renderables
+
+        accuracy = {models[(run, r.judge)]: fmt_rate(r.accuracy) for r in results for run in r.runs}
+        console.print(*judge_effects_renderables(effects, accuracy), sep="\n")
+    if not results:
         return
     table = FittingTable(title="Judges on the Turing test, most accurate first (accuracy and rates in %)")
     for name in (
@@ -205,6 +221,19 @@ def judges(
             rho = "–" if a["spearman"] is None else f"{a['spearman']:.3f}"
             agree.add_row(a["judge_a"], a["judge_b"], a["run"], str(a["n"]), rho)
         console.print(agree)
+
+
+def _judge_effects(stores: list[RunStore]) -> JudgeEffects | None:
+    """How much the judge decides, when two or more LLM judges scored two or more of the runs (only then are the
+    runs' data loaded)."""
+    from awbench.analysis.judge_effects import run_judge_effects
+    from awbench.analysis.runs import load_run_data
+
+    judged = [s for s in stores if any(e.read_info().kind == "llm" for e in s.evaluations())]
+    judges = {e.id for s in judged for e in s.evaluations() if e.read_info().kind == "llm"}
+    if len(judged) < 2 or len(judges) < 2:
+        return None
+    return run_judge_effects([load_run_data(s) for s in judged])
 
 
 def _rubric_agreement(

@@ -28,6 +28,7 @@ from awbench.data.json_lines import parse_line, type_name, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.data.selection import select, unmatched_ids
 from awbench.domains import DOMAINS, FILE_SUFFIX, OBSERVATION_MARKER, domain_of_task
+from awbench.files import open_input
 from awbench.records import BenchmarkRecord, Sample, content_hash, record_hash
 from awbench.resources import sample_dir
 from awbench.suggest import close_names, suggestion
@@ -156,8 +157,9 @@ def _did_you_mean(source: str) -> str:
 
 
 def _directory_files(directory: Path) -> list[Path]:
-    """`*_test.jsonl` files in the published domain order, then any others by name."""
-    files = [p for p in directory.glob(f"*{FILE_SUFFIX}") if p.is_file()]
+    """`*_test.jsonl` files in the published domain order, then any others by name; a FIFO, a device or a link
+    leading nowhere of that name too, which reading refuses (`open_input`) rather than leave its domain out."""
+    files = [p for p in directory.glob(f"*{FILE_SUFFIX}") if not p.is_dir()]
     if not files:
         raise DataError(f"no *{FILE_SUFFIX} files in directory {directory}")
     rank: dict[str | None, int] = {domain: i for i, domain in enumerate(DOMAINS)}
@@ -181,7 +183,7 @@ def _read_file(path: Path) -> _Read:
     encoded: dict[str, bytes] = {}
     number, offset = 0, 0  # the line's number, and the byte offset of the next line
     try:
-        with path.open("rb", buffering=READ_BUFFER) as file:
+        with open_input(path, buffering=READ_BUFFER) as file:
             # Line by line, so that the file is never held whole; a binary file splits on "\n" only, as it
             # must: records carry U+2028, U+0085 and other characters that str.splitlines breaks on. The line
             # keeps its "\n" (JSON whitespace; cutting it off would copy the line), and no other reference to

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 import yaml
@@ -102,7 +103,7 @@ def export_hub_results(
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
-    write_output(path, to_yaml(entries))
+    write_output(path, to_yaml(entries), exact=False)
     return HubResults(path=path, entries=entries, notes=notes)
 
 
@@ -145,7 +146,8 @@ def eval_results_entries(
             f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}",
             key="not_scored",
         )
-    if scores.overall is None:
+    scored = [ds.score for ds in scores.domains.values() if ds.score is not None]
+    if not scored:
         raise StoreError(
             f"judge {info.id} scored nothing of run {store.name}: there is no value to write", key="not_scored"
         )
@@ -180,7 +182,9 @@ def eval_results_entries(
         base["date"] = iso_utc(date)
     if source_url is not None:
         base["source"] = {"url": source_url, "name": f"awbench {manifest.awbench_version}, run {store.name}"}
-    rows: list[tuple[str, float, str]] = [(OVERALL_TASK, scores.overall, _overall_what(scores, subset))]
+    # A subset has no Overall of the benchmark's (all seven domains): its entry is the mean of its domains, and says so.
+    overall = scores.overall if scores.overall is not None else fmean(scored)
+    rows: list[tuple[str, float, str]] = [(OVERALL_TASK, overall, _overall_what(scores, subset))]
     rows += [
         (d, ds.score, f"AgentWorldBench {DOMAIN_LABELS[d]} domain score (0-100)")
         for d, ds in _ordered(scores.domains)

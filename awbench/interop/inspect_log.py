@@ -20,6 +20,7 @@ from awbench.config import DataSettings, JudgeSettings, ModelSettings, RunConfig
 from awbench.data.dataset import load_samples
 from awbench.data.json_lines import value_problems
 from awbench.data.problems import DataError, Problem
+from awbench.files import open_input
 from awbench.interop.reference import refuse_awbench_json, write_run
 from awbench.records import Generation, JudgmentRecord, PredictionRecord, Sample
 from awbench.run.evaluations import score_run
@@ -59,8 +60,12 @@ class InspectImport:
 def read_log(path: Path) -> Any:
     """The log, or DataError in one line: a missing file, an awbench run's own JSON file given by mistake (said
     whether or not inspect_ai is installed), or one inspect_ai cannot read."""
-    if not path.is_file():
-        raise DataError(f"no such file: {path}")
+    try:
+        open_input(path).close()  # a FIFO or a device is refused before inspect_ai opens it
+    except FileNotFoundError:
+        raise DataError(f"no such file: {path}") from None
+    except OSError as error:
+        raise DataError(f"cannot read {path}: {error.strerror or error}") from None
     if path.suffix == ".json":
         refuse_awbench_json(path)
     try:

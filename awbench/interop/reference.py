@@ -40,7 +40,7 @@ from awbench.data.dataset import LoadedData, load_samples, read_source, repeated
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
-from awbench.files import DIR_MODE, fsync_dir, write_output
+from awbench.files import DIR_MODE, fsync_dir, open_input, write_output
 from awbench.judging import llm_judge_id
 from awbench.records import (
     Generation,
@@ -176,7 +176,8 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
         )
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
-    write_output(pred_path, "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples))
+    predictions_text = "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples)
+    write_output(pred_path, predictions_text, exact=False)
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -195,7 +196,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
             for s in samples
         ]
-        write_output(judged_path, "".join(_line(row) for row in rows))
+        write_output(judged_path, "".join(_line(row) for row in rows), exact=False)
         written.append(judged_path)
         if by_reference:
             notes.append(
@@ -316,7 +317,8 @@ def refuse_awbench_json(path: Path) -> None:
     """DataError when `path` is one of an awbench run's JSON files (run.json, scores.json, judge.json), given to
     an import by mistake (the inspect log import reads `.json` files too)."""
     try:
-        document = json.loads(path.read_bytes().decode("utf-8-sig"))
+        with open_input(path) as file:
+            document = json.loads(file.read().decode("utf-8-sig"))
     except (OSError, ValueError, RecursionError):
         return
     if isinstance(document, dict) and (kind := _awbench_kind(document)):
@@ -343,7 +345,8 @@ def _read(path: Path, label: str) -> _Reading:
             f"{label} is a directory: give the reference script's predictions.jsonl or judged.jsonl", key="not_a_file"
         )
     try:
-        data = path.read_bytes()
+        with open_input(path) as file:
+            data = file.read()
     except FileNotFoundError:
         raise DataError(f"no such file: {label}", key="no_such_file") from None
     except OSError as error:
@@ -577,8 +580,9 @@ def _generation(sample: Sample, fields: dict[str, Any]) -> Generation:
 
 
 def _check_target(target: Path, overwrite: bool) -> None:
-    """Refused before anything is written: a file in the way, a run without --overwrite, a directory that
-    is not a run (never removed, even with --overwrite)."""
+    """Refused before anything is written: a link in the way (`RunStore.refuse_link`), a file, a run without
+    --overwrite, a directory that is not a run (never removed, even with --overwrite)."""
+    RunStore(target).refuse_link()
     if not target.exists():
         return
     if not target.is_dir():

@@ -457,7 +457,7 @@ def injection_signals(prediction: str) -> list[str]:
 
 def _signals(text: str) -> tuple[set[str], bytes]:
     """The signals in `text`, and the text as read, a byte per character (for the base64 runs)."""
-    plain, latin = _as_read(text)
+    plain, latin = as_read(text)
     one_byte = latin.encode("ascii", "replace")  # "?" for a non-ASCII character: the positions of `latin`
     masked = one_byte.translate(_WORD_MASK)
     words = _GATE_WORDS.intersection(masked.split())
@@ -523,7 +523,7 @@ def _read_as(char: str) -> str:
     return unicodedata.normalize("NFKC", char)
 
 
-def _as_read(text: str) -> tuple[str, str]:
+def as_read(text: str) -> tuple[str, str]:
     """The text as a reader sees it (see _read_as), and that text again with look-alike letters made Latin.
     Only the distinct non-ASCII characters are looked at (the UTF-8 bytes left when ASCII bytes are deleted),
     and each one that reads otherwise is replaced: far cheaper than normalising a long text, unless many

@@ -6,6 +6,7 @@ store        the run directory: run.json (read once per command), predictions, o
 migrate      older run directories brought to the current layout by a command that writes to them
 evaluations  which judge scores a run, and its scores.json
 scoring      verdicts to per-domain 0..100 scores (macro Overall)
+variance     the judge's, the generations' and the items' shares of a score's standard error
 failures     why samples failed or were not scored, grouped
 agreement    rank correlation between two judges of one run
 reparse      stored verdicts parsed again by the current parser

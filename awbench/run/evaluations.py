@@ -13,7 +13,7 @@ from awbench.judging.llm.verdict_records import consistency_stats
 from awbench.records import JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.failures import failure_groups
 from awbench.run.reference_scores import reference_scores
-from awbench.run.scoring import GenKey, ScoresFile, score_table
+from awbench.run.scoring import GenKey, ScoresFile, score_table, variance_components
 from awbench.run.store import Evaluation, RunStore, match_judge
 
 REFERENCE_PROTOCOLS = ("reference", "imported")  # evaluations whose verdicts carry the reference's reading
@@ -30,6 +30,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         return fresh
     predictions = store.predictions.load(keep=_outcome)
     keys = [(s.key, s.domain) for s in samples]
+    clustered = [(s.key, s.domain, s.record.trajectory_id) for s in samples]
     evaluations = store.evaluations()
     infos = {e.id: e.read_info() for e in evaluations}
     judgments = {e.id: e.judgments.load() for e in evaluations}
@@ -58,6 +59,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
             judge_id=judge_id,
             generations=k,
             judge_consistency=consistency_stats(repeated) if repeated else None,
+            variance=variance_components(infos[judge_id].kind, clustered, predictions, judgments[judge_id], policy, k),
             cost_usd=_total_cost(records),
             usage=usage_totals(p.usage for p in predictions.values()),
             judge_usage=usage_totals(v.usage for r in records for v in r.verdicts),

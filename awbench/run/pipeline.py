@@ -193,7 +193,7 @@ def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    measured = scores.overall is not None and scores.completeness.complete
+    measured = any(d.score is not None for d in scores.domains.values()) and scores.completeness.complete
     return measurement_exit_code(measured, total, failures, max_failure_rate)
 
 
@@ -260,7 +260,7 @@ def opened_run(
     """The run directory, locked, checked against the settings it was made with. Made now, it is removed
     again if nothing was recorded in it before an error."""
     store = RunStore(config.run_dir)
-    store.refuse_foreign(overwrite)  # a directory that is not a run is never emptied
+    store.refuse_foreign()  # a directory that is not a run is never emptied
     made_parents = [p for p in store.path.parents if not p.exists()]  # --output made for this run, nearest first
     with store.locked(progress.warn):
         made_now = overwrite or not store.exists()  # under the lock: another process may have made it meanwhile

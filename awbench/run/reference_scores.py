@@ -20,7 +20,7 @@ from statistics import mean
 
 from pydantic import BaseModel, Field
 
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall
 from awbench.records import JudgmentRecord, PredictionRecord, ReferenceReading
 
 GenKey = tuple[str, int]
@@ -48,7 +48,7 @@ class ReferenceDomain(BaseModel):
 class ReferenceScores(BaseModel):
     """What eval.py prints for the same generations and answers, and how it differs from the strict score."""
 
-    overall: float | None  # the macro mean of the domain scores: the published leaderboard's Overall
+    overall: float | None  # the macro mean of the domain scores: the published leaderboard's Overall (all seven)
     overall_printed: float | None  # eval.py's own "Overall:" line, the mean over every valid row's non-zero total
     domains: dict[str, ReferenceDomain]
     totals: int = 0  # eval.py's "Valid:" count: the valid rows with a non-zero total, every domain together
@@ -126,9 +126,8 @@ def reference_scores(
     totals = [
         r.total_score for domain_rows in rows.values() for r in domain_rows if r is not None and r.total_score != 0
     ]
-    scored = [d.score for d in domains.values() if d.score is not None]
     return ReferenceScores(
-        overall=mean(scored) if scored else None,
+        overall=macro_overall({d: r.score for d, r in domains.items()}),
         overall_printed=_normalized(mean(totals)) if totals else None,
         domains=domains,
         totals=len(totals),

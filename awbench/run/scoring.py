@@ -15,11 +15,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
-from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, to_100
+from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall, partial_label, to_100
 from awbench.judging.injection import INJECTION_FLAG
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
 from awbench.run.failures import FailureGroup
 from awbench.run.reference_scores import ReferenceScores
+from awbench.run.variance import Generation, Sample, VarianceComponents, components, noise_weight, verdict_scores
 
 FailurePolicy = Literal["minimum", "exclude"]
 GenKey = tuple[str, int]  # (sample key, generation)
@@ -73,8 +74,8 @@ def resume_advice(run: object) -> str:
 
 class ScoreTable(BaseModel):
     judge: JudgeKind
-    overall: float | None  # macro: mean of the domain scores
-    overall_micro: float | None  # mean over samples
+    overall: float | None  # macro: mean of the domain scores; None unless all seven have one (`partial`)
+    overall_micro: float | None  # mean over samples; None as `overall`
     domains: dict[str, DomainScore]
     n: int
     failed: int
@@ -82,15 +83,13 @@ class ScoreTable(BaseModel):
     pending: int = 0  # generations not judged yet (in `unscored` too)
     generations: int = 1
 
-    def partial(self) -> str | None:
-        """ "partial (2 of 7 domains)" when fewer than the seven domains are scored: the benchmark's Overall is the
-        mean of all seven, so this one is not it."""
-        scored = sum(1 for d in DOMAINS if (ds := self.domains.get(d)) is not None and ds.score is not None)
-        return None if scored == len(DOMAINS) else f"partial ({scored} of {len(DOMAINS)} domains)"
-
     def completeness(self, stopped: str | None = None) -> Completeness:
         selected = self.n * self.generations
         return Completeness(judged=selected - self.pending, selected=selected, stopped=stopped)
+
+    def partial(self) -> str | None:
+        """ "partial (3 of 7 domains)" when some domain has no score, so there is no Overall."""
+        return partial_label({d: s.score for d, s in self.domains.items()})
 
 
 class ScoresFile(BaseModel):
@@ -108,7 +107,9 @@ class ScoresFile(BaseModel):
     reference: ReferenceScores | None = None
     rules: ScoreTable | None = None  # the rule score, beside an LLM judge's (`--judge both`)
     agreement: dict[str, float | None] | None = None  # Spearman(rule score, LLM total) per domain and "overall"
-    judge_consistency: dict[str, float] | None = None  # with several verdicts per prediction
+    # Left for readers of earlier files: `variance.judge_sd` is the judge's documented self-agreement.
+    judge_consistency: dict[str, float] | None = None
+    variance: VarianceComponents | None = None  # judge, generation and item noise (`awbench.run.variance`)
     cost_usd: float | None = None
     usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
@@ -120,6 +121,12 @@ class ScoresFile(BaseModel):
     def completeness(self) -> Completeness:
         """Written to scores.json: `judged` of `selected` generations have a final outcome."""
         return self.table().completeness(self.stopped)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def partial(self) -> str | None:
+        """Written to scores.json: "partial (3 of 7 domains)" when `overall` is null for want of domains."""
+        return self.table().partial()
 
     @classmethod
     def from_tables(cls, run: str, primary: ScoreTable, policy: FailurePolicy, **extra: Any) -> ScoresFile:
@@ -332,12 +339,12 @@ def score_table(
             generation_spread=spreads.get(domain),
             **counts[domain],
         )
-    domain_scores = [d.score for d in domains.values() if d.score is not None]
+    overall = macro_overall({d: s.score for d, s in domains.items()})
     all_scores = [score for domain in domains for _, score, _ in points[domain]]
     return ScoreTable(
         judge=kind,
-        overall=macro_overall(domain_scores) if domain_scores else None,
-        overall_micro=fmean(all_scores) if all_scores else None,
+        overall=overall,
+        overall_micro=fmean(all_scores) if overall is not None else None,
         domains=domains,
         n=sum(c["n"] for c in counts.values()),
         failed=sum(c["failed"] for c in counts.values()),
@@ -347,10 +354,34 @@ def score_table(
     )
 
 
-def macro_overall(domain_scores: Iterable[float]) -> float:
-    """Every domain weighs the same, whatever its number of samples."""
-    return fmean(domain_scores)
-
-
 def _domain_order(domain: str) -> tuple[int, str]:
     return (DOMAINS.index(domain) if domain in DOMAINS else len(DOMAINS), domain)
+
+
+def variance_components(
+    kind: JudgeKind,
+    keys: Iterable[tuple[str, str, str]],
+    predictions: Mapping[GenKey, PredictionRecord],
+    judgments: Mapping[GenKey, JudgmentRecord],
+    policy: FailurePolicy,
+    generations: int = 1,
+) -> VarianceComponents | None:
+    """scores.json's `variance` (`awbench.run.variance`) for the samples in the means, each generation with the
+    verdicts behind its score (`keys`: sample key, domain, trajectory)."""
+    keys = list(keys)
+    trajectory = {key: t for key, _, t in keys}
+    points = generation_points(kind, [(k, d) for k, d, _ in keys], predictions, judgments, policy, generations)
+    samples: dict[str, list[Sample]] = {}
+    for domain, per_sample in points.items():
+        for key, per_generation in per_sample:
+            found = []
+            for g, point in enumerate(per_generation):
+                if point is None:
+                    continue
+                prediction = predictions.get((key, g))
+                fixed = kind == "rules" or (prediction is not None and prediction.failed)
+                verdicts = () if fixed else verdict_scores(judgments.get((key, g)))
+                found.append(Generation(point[0], verdicts, noise_weight(verdicts)))
+            if found:
+                samples.setdefault(domain, []).append(Sample(trajectory[key], tuple(found)))
+    return components(samples, kind, generations)

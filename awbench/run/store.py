@@ -298,13 +298,14 @@ def _first_error(path: Path, error: ValidationError) -> str:
 
 def judge_folders(folder: Path, info_file: str) -> list[str]:
     """The judge ids of `folder`'s evaluations (`<id>/<info_file>`), sorted; an id awbench does not make is
-    refused, so a run written by something else is not read, and so is a link in place of a folder."""
+    refused, so a run written by something else is not read, and so is a link in place of a folder, or anything
+    but a folder under a name awbench could give one (a hidden file, `.DS_Store`, is no evaluation's)."""
     own_dir(folder.parent, folder)
     if not folder.is_dir():
         return []
     found = []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.is_symlink():
+        if entry.is_symlink() or (JUDGE_ID.fullmatch(entry.name) and not entry.is_dir(follow_symlinks=False)):
             refuse_planted(Path(entry.path), folder=True)
         if entry.is_dir(follow_symlinks=False) and os.path.lexists(os.path.join(entry.path, info_file)):
             found.append(entry.name)
@@ -337,16 +338,12 @@ class RunStore:
     def exists(self) -> bool:
         return self.manifest_path.exists()
 
-    def refuse_foreign(self, overwrite: bool = False) -> None:
+    def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
         Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run, nor
-        be a link when `overwrite` would empty it (what the link leads to is not this run's to remove)."""
+        be a link (`refuse_link`)."""
         refuse_run_output("--output", self.path.parent)
-        if overwrite and self.path.is_symlink():
-            raise StoreError(
-                f"{self.path} is a symbolic link: --overwrite never empties what a link leads to; remove the link, "
-                "or give the run directory itself"
-            )
+        self.refuse_link()
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory", key="not_a_run")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
@@ -356,8 +353,19 @@ class RunStore:
                 key="not_a_run",
             )
 
+    def refuse_link(self) -> None:
+        """StoreError when the run directory is a link: awbench writes to a run only in its own directory, and
+        --overwrite never empties what a link leads to (it is not this run's to remove)."""
+        if self.path.is_symlink():
+            raise StoreError(
+                f"run {self.path} is a symbolic link: awbench writes to a run only in its own directory, never "
+                f"through a link (nor empties what one leads to); use the directory it leads to, "
+                f"{os.path.realpath(self.path)}",
+                key="run_is_a_link",
+            )
+
     def create(self, manifest: RunManifest, overwrite: bool = False) -> None:
-        self.refuse_foreign(overwrite)
+        self.refuse_foreign()
         if overwrite and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
@@ -365,7 +373,9 @@ class RunStore:
 
     @contextmanager
     def locked(self, on_takeover: Callable[[str], None] = lambda note: None) -> Iterator[None]:
-        """The run held by this process, to write to it: run.json is read afresh under the lock."""
+        """The run held by this process, to write to it: run.json is read afresh under the lock. A run directory
+        that is a link is refused (`refuse_link`)."""
+        self.refuse_link()
         self.path.mkdir(parents=True, exist_ok=True)
         lock = RunLock(self.path)
         lock.acquire()

@@ -14,8 +14,12 @@ from awbench.analysis.compare import paired_rows
 from awbench.analysis.growth import TURN_BINS, Unit, growth_summary, growth_table, trend_phrase, trends
 from awbench.analysis.leaderboard import build_leaderboard, fmt_cell, to_csv
 from awbench.analysis.options import OVERALL
+from awbench.analysis.preference import Outcome, PairOutcomes, rank_runs, win_rates
 from awbench.analysis.runs import load_run_data, run_intervals
 from awbench.analysis.stats import MIN_TRAJECTORIES
+from awbench.analysis.turing import fmt_rate, turing_result
+from awbench.domains import DOMAINS
+from awbench.judging.choice.judge import ChoiceAnswer
 from awbench.records import JudgmentRecord
 from awbench.run.scoring import generation_spread
 
@@ -24,7 +28,7 @@ def falling(trajectories: int, domain: str = "terminal", start: float = 100.0) -
     """Trajectories of four turns, each falling 10 points per doubling of the turn index (from a start that differs
     a little per trajectory, so that resamples differ)."""
     return [
-        Unit(f"{domain}/t{i}/{t}", f"t{i}", t, (start - i - 10 * math.log2(t),))
+        Unit(f"{domain}/t{i}/{t}", f"t{i}", t, start - i - 10 * math.log2(t))
         for i in range(trajectories)
         for t in range(1, 5)
     ]
@@ -49,7 +53,7 @@ def test_a_trend_from_four_trajectories_is_too_few_to_tell_and_from_five_it_fall
 
 def test_two_samples_of_one_trajectory_give_no_interval_and_no_claim():
     # The issue's case: 32.5 [32.5, 32.5] from two samples of one trajectory.
-    units = {"os": [Unit("os/o0/1", "o0", 1, (45.0,)), Unit("os/o0/2", "o0", 2, (20.0,))]}
+    units = {"os": [Unit("os/o0/1", "o0", 1, 45.0), Unit("os/o0/2", "o0", 2, 20.0)]}
     table = growth_table(units, "turn", resamples=500, seed=0)
     cells = [c for c in table.rows["os"].values()]
     assert [(c.mean, c.lo, c.hi, c.too_few) for c in cells] == [(45.0, None, None, True), (20.0, None, None, True)]
@@ -60,7 +64,7 @@ def test_two_samples_of_one_trajectory_give_no_interval_and_no_claim():
 
 def test_an_all_100_run_neither_rises_nor_falls():
     units = {
-        domain: [Unit(f"{domain}/t{i}/{t}", f"{domain}{i}", t, (100.0,)) for i in range(6) for t in (1, 2, 3, 5, 9)]
+        domain: [Unit(f"{domain}/t{i}/{t}", f"{domain}{i}", t, 100.0) for i in range(6) for t in (1, 2, 3, 5, 9)]
         for domain in ("android", "web")
     }
     table = growth_table(units, "turn", resamples=500, seed=0)
@@ -77,7 +81,7 @@ def test_an_all_100_run_neither_rises_nor_falls():
 def test_a_trend_is_called_a_fall_only_when_its_interval_leaves_out_zero():
     # Five trajectories: three fall 10 points per doubling, two rise 10: the interval holds 0.
     mixed = falling(3) + [
-        Unit(f"terminal/r{i}/{t}", f"r{i}", t, (50 + 10 * math.log2(t),)) for i in range(2) for t in range(1, 5)
+        Unit(f"terminal/r{i}/{t}", f"r{i}", t, 50 + 10 * math.log2(t)) for i in range(2) for t in range(1, 5)
     ]
     table = growth_table({"terminal": mixed, "web": falling(6, "web")}, "turn", resamples=2000, seed=0)
     terminal, web = table.trend["terminal"], table.trend["web"]
@@ -102,7 +106,12 @@ def test_paired_rows_from_too_few_trajectories_have_no_interval():
         True,
     )
     assert not rows["search"].too_few and rows["search"].lo == pytest.approx(10.8, abs=1.3)
-    assert (rows[OVERALL].trajectories, rows[OVERALL].too_few) == (7, False)
+    # Seven trajectories in all, but MCP's two would enter every resample with next to no spread: the Overall
+    # rests on too few (issue 37: `Overall +0.64 [0.64, 0.64]` from one trajectory per domain).
+    overall = rows[OVERALL]
+    assert (overall.trajectories, overall.fewest_trajectories, overall.too_few, overall.lo) == (7, 2, True, None)
+    enough = {r.name: r for r in paired_rows({"search": a["search"]}, {"search": b["search"]}, trajectories, 500, 0)[0]}
+    assert not enough[OVERALL].too_few and enough[OVERALL].lo == enough["search"].lo
 
 
 def test_leaderboard_cells_from_too_few_trajectories_say_so(tmp_path):
@@ -144,3 +153,55 @@ def test_generation_spread_is_the_sample_standard_deviation():
     spread = generation_spread([("a", "os"), ("b", "os")], judgments, 3)
     assert spread == {"os": pytest.approx(50.0)} and stdev([100.0, 50.0, 0.0]) == 50.0  # n - 1: not 40.82
     assert generation_spread([("b", "os")], judgments, 3) == {}  # a single generation has no spread
+
+
+# --------------------------------------------------------------------------- an Overall over too few (issue 37)
+
+
+def one_trajectory_a_domain() -> dict[str, list[tuple[str, str]]]:
+    """Per domain, two samples of one trajectory: seven trajectories in all, each domain too few."""
+    return {d: [(f"{d}/{d[0]}0/{turn}", f"{d}0") for turn in (1, 2)] for d in DOMAINS}
+
+
+def test_every_overall_from_one_trajectory_a_domain_is_too_few_to_tell():
+    """`compare`'s `Overall +0.64 [0.64, 0.64]`, `turing`'s `54.8 [54.8, 54.8]`, pairwise `30.0% [30.0%, 30.0%]`
+    and the trend's `[-15.3, -15.3]` came from seven domains of one trajectory each: no interval now."""
+    samples = one_trajectory_a_domain()
+    answers = [
+        ChoiceAnswer(
+            key=f"{key}#{first}",
+            question="q",
+            choice="A",
+            attempts=1,
+            meta={"sample": key, "generation": 0, "real": first, "domain": d, "trajectory": t},
+        )
+        for d, found in samples.items()
+        for key, t in found
+        for first in ("A", "B")
+    ]
+    turing = turing_result("judge", ["run"], answers, resamples=200)
+    assert (turing.accuracy.value, turing.accuracy.low, turing.accuracy.high) == (50.0, None, None)
+    assert fmt_rate(turing.accuracy) == "50.0 (too few to tell)"
+    outcomes = [Outcome(key, d, t, float(i % 2)) for d, found in samples.items() for i, (key, t) in enumerate(found)]
+    overall = win_rates(outcomes, resamples=200)[-1]
+    assert (overall.name, overall.trajectories, overall.fewest_trajectories, overall.too_few) == (OVERALL, 7, 1, True)
+    assert (overall.lo, overall.hi) == (None, None)
+    ranked = rank_runs(["a", "b"], [PairOutcomes(0, 1, outcomes)], resamples=200)
+    assert all((r.lo, r.hi) == (None, None) for r in ranked)
+    units = {
+        d: [Unit(key, t, turn, 50.0 - 10 * turn) for turn, (key, t) in enumerate(found, 1)]
+        for d, found in samples.items()
+    }
+    table = growth_table(units, "turn", resamples=200, seed=0)
+    assert table.rows[OVERALL]["1"].too_few and table.rows[OVERALL]["1"].lo is None
+    assert table.trend[OVERALL].too_few and table.trend[OVERALL].lo is None and not table.trend[OVERALL].clear
+
+
+def test_the_overall_of_show_and_the_leaderboard_needs_enough_trajectories_in_each_domain(tmp_path):
+    data = write_data(tmp_path / "data", {d: [1] * (1 if d == "os" else 5) for d in DOMAINS})
+    keys = [f"{d}/{d[0]}{t}/1" for d in DOMAINS for t in range(1 if d == "os" else 5)]
+    store = make_run(tmp_path / "results", "r", data, {k: 1 + i % 5 for i, k in enumerate(keys)})
+    intervals = run_intervals(load_run_data(store), "llm-r", 200, 0)
+    assert "os" not in intervals and OVERALL not in intervals and "web" in intervals  # 34 trajectories, OS's one
+    cells = build_leaderboard([store], ci=True, resamples=200).groups[0].rows[0].cells
+    assert cells[OVERALL].too_few and fmt_cell(cells[OVERALL]).endswith("(too few to tell)")

@@ -165,7 +165,7 @@ def test_the_png_is_the_report_chart_drawn_at_twice_its_size(tmp_path):
 
 # --------------------------------------------------------------------------- the report in a browser
 
-ALL = {d: [2, 1] for d in DOMAINS}
+ALL = {d: [2, 1, 1, 1, 1] for d in DOMAINS}  # five trajectories a domain: intervals
 
 
 @pytest.fixture
@@ -267,8 +267,8 @@ def test_report_in_a_browser(report_runs, tmp_path):
 
     # The inline script ran: it indexed every sample and wrote the count.
     body = dom.find("body")[0]
-    assert body["data-search-ready"] == "21"
-    assert dom.text["search-status"].startswith("21 samples indexed across 3 run(s)")
+    assert body["data-search-ready"] == "42"  # 7 domains x (2 + 1 + 1 + 1 + 1) samples
+    assert dom.text["search-status"].startswith("42 samples indexed across 3 run(s)")
     cards = dom.find("details", cls="sample")
     assert len(cards) == 3 * 7 * 2  # runs x domains x --worst
 
@@ -301,6 +301,9 @@ def test_build_report_without_a_browser(report_runs):
     assert report.html.count('class="bar"') == 3 * 8 + 3 * 6
     assert set(report.charts) == {"chart-domains-1", "chart-dimensions-1"}
     assert '<span class="ci">[' in report.html and "±" not in report.html  # intervals [lo, hi] by default
+    # each run's section: its standard errors and their sources, and what one verdict and one generation cannot see
+    assert report.html.count("<caption>Standard errors and their sources (0..100; docs/statistics.md)</caption>") == 3
+    assert "the judge&#x27;s and the generations&#x27; noise is in the intervals but not measured apart" in report.html
 
 
 def test_report_of_rule_judged_runs_has_no_dimension_chart(tmp_path):

@@ -422,4 +422,5 @@ def test_cli_run_against_the_vllm_server_with_a_structured_judge(
     scores = json.loads((tmp_path / "served" / "scores.json").read_text())
     judgments = read_jsonl(tmp_path / "served" / "judges" / scores["judge_id"] / "judgments.jsonl")
     assert len(judgments) == 2 and all(j["status"] == "ok" and 0 <= j["score"] <= 100 for j in judgments)
-    assert 0 <= scores["overall"] <= 100
+    assert 0 <= scores["domains"]["terminal"]["score"] <= 100
+    assert scores["overall"] is None and scores["partial"] == "partial (1 of 7 domains)"  # one domain: no Overall

@@ -88,7 +88,8 @@ def test_llm_judge_end_to_end_over_http(out):
     assert {h.get("authorization") or h.get("Authorization") for h in server.headers} == {f"Bearer {SECRET}"}
     scores = json.loads((out / "r" / "scores.json").read_text())
     # (5 + 4 + 3 + 4 + 2) / 5 = 3.6 on 1..5, so 65 on 0..100, in every domain.
-    assert scores["overall"] == pytest.approx(65.0) and set(scores["domains"]) == {"web", "os"}
+    assert [d["score"] for d in scores["domains"].values()] == pytest.approx([65.0, 65.0])
+    assert set(scores["domains"]) == {"web", "os"} and scores["partial"] == "partial (2 of 7 domains)"
     assert scores["domains"]["os"]["dimensions"]["format"] == pytest.approx(100.0)
     _no_secret_in(out / "r")
 

@@ -230,7 +230,7 @@ def every_command() -> list[tuple[list[str], list[Any]]]:
 def test_every_option_name_is_whole_in_help_at_80_and_120_columns(width):
     """Issue 36: typer's layout cut 36 names in `run --help` at 80 columns (`--request-time...`), and at 120 too."""
     commands = every_command()
-    assert len(commands) == 15
+    assert len(commands) == 16
     for words, params in commands:
         result = runner.invoke(app, [*words, "--help"], env={"COLUMNS": str(width)})
         assert result.exit_code == 0, result.output

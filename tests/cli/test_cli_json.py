@@ -28,12 +28,14 @@ SCORES_KEYS = [
     "rules",
     "agreement",
     "judge_consistency",
+    "variance",
     "cost_usd",
     "usage",
     "judge_usage",
     "failures",
     "stopped",
     "completeness",
+    "partial",
 ]
 DOMAIN_KEYS = [
     "score",
@@ -56,6 +58,8 @@ SUMMARY_KEYS = [
     "completeness",
     "generations",
     "domains",
+    "partial",
+    "variance",
     "length_bias",
     "turn_trend",
     "consistency",
@@ -93,6 +97,7 @@ COMPARISON_KEYS = [
     "judge_agreement",
     "length_bias",
     "growth",
+    "notes",
 ]
 PAIRED_KEYS = [
     "name",
@@ -107,6 +112,7 @@ PAIRED_KEYS = [
     "wins",
     "ties",
     "losses",
+    "fewest_trajectories",
     "too_few",
 ]
 
@@ -145,7 +151,10 @@ def test_score_json_is_the_evaluations_scores_json(results: Path, tmp_path: Path
     assert list(scores) == SCORES_KEYS and scores["schema_version"] == 1
     assert [list(d) for d in scores["domains"].values()] == [DOMAIN_KEYS, DOMAIN_KEYS]
     assert scores == json.loads((results / "alpha" / "judges" / "llm-alpha" / "scores.json").read_text())
-    assert (scores["overall"], scores["completeness"]) == (pytest.approx(45.8333333), {"judged": 5, "selected": 5})
+    assert (scores["overall"], scores["partial"]) == (None, "partial (2 of 7 domains)")  # never 0.00 (issue 37)
+    assert scores["completeness"] == {"judged": 5, "selected": 5}
+    assert (scores["variance"]["generations"], scores["variance"]["verdicts"]) == (1, 1)
+    assert scores["variance"]["unseen"] == ["judge", "generation"] and scores["variance"]["judge_sd"] is None
     # the notes the table view prints go to stderr (the rewards' line too: test_cli_messages.py)
     assert result.stderr == (
         "1 of 5 samples failed or were not scored (tolerated: 5%):\n"
@@ -174,16 +183,15 @@ def test_show_json_summary(results: Path) -> None:
         summary["kind"],
         summary["judges"],
     ) == (1, "summary", "alpha", "llm-alpha", "llm", ["llm-alpha"])
-    assert list(summary["domains"]) == ["mcp", "search", "overall"]
-    assert summary["domains"]["overall"] == {
-        "n": 5,
-        "score": pytest.approx(45.8333333),
+    assert list(summary["domains"]) == ["mcp", "search"] and summary["partial"] == "partial (2 of 7 domains)"
+    assert summary["domains"]["search"] == {
+        "n": 2,
+        "score": 25.0,
         "lo": None,
         "hi": None,  # too few trajectories for an interval
-        "dimensions": dict.fromkeys(
-            ["format", "factuality", "consistency", "realism", "quality"], pytest.approx(45.8333333)
-        ),
+        "dimensions": dict.fromkeys(["format", "factuality", "consistency", "realism", "quality"], 25.0),
     }
+    assert summary["variance"] == as_json(invoke("score", "alpha", "--output", results, "--format", "json"))["variance"]
     assert list(summary["length_bias"]) == ["<0.5", "0.5-0.8", "0.8-1.25", "1.25-2", ">2"]
     assert summary["length_bias"]["0.8-1.25"] == [4, 62.5]  # [n, mean score] of the generations that did not fail
 

@@ -55,39 +55,56 @@ def test_ls_lists_every_run_with_its_state(results: Path) -> None:
     assert lines[:8] == [
         "run / model judges    state                               Overall finished (UTC)",
         "─" * 80,
-        "alpha       llm-alpha complete                              45.83              –",
+        "alpha       llm-alpha complete                            partial              –",
         "org/model-a",
-        "beta        llm-beta  incomplete (2 of 5 judged)            50.00              –",
+        "beta        llm-beta  incomplete (2 of 5 judged)          partial              –",
         "org/model-b",
         "delta       –         not scored                                –              –",
         "org/model-d",
     ]
-    # the holder's description (pid, host) wraps in its column; Overall and the time stay whole
-    assert lines[8].startswith("gamma       llm-gamma running (process ") and lines[8].endswith("100.00              –")
+    # the holder's description (pid, host) wraps in its column; Overall and the time stay whole; MCP and Search
+    # of seven domains: no Overall
+    assert lines[8].startswith("gamma       llm-gamma running (process ") and lines[8].endswith(
+        "partial              –"
+    )
     assert "".join(line[22:57].replace(" ", "") for line in lines[8:]) == f"running ({holder})".replace(" ", "")
     assert all(len(line) <= 80 for line in lines)
     # in a pipe: one line per run, tab-separated, whatever the width (grep, cut -f and awk -F'\t' find it whole)
     piped = invoke("ls", "--output", results, columns=20)
     assert piped.stdout.splitlines() == [
-        "alpha\torg/model-a\tllm-alpha\tcomplete\t45.83\t–",
-        "beta\torg/model-b\tllm-beta\tincomplete (2 of 5 judged)\t50.00\t–",
+        "alpha\torg/model-a\tllm-alpha\tcomplete\tpartial\t–",
+        "beta\torg/model-b\tllm-beta\tincomplete (2 of 5 judged)\tpartial\t–",
         "delta\torg/model-d\t–\tnot scored\t–\t–",
-        f"gamma\torg/model-c\tllm-gamma\trunning ({holder})\t100.00\t–",
+        f"gamma\torg/model-c\tllm-gamma\trunning ({holder})\tpartial\t–",
     ]
     # JSON: every run, its exact keys, nothing else on stdout
     listing = json.loads(invoke("ls", "--output", results, "--format", "json").stdout)
     assert listing["schema_version"] == 1 and list(listing) == ["schema_version", "runs"]
-    assert [list(run) for run in listing["runs"]] == [
-        ["run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at", "stopped"]
-    ] * 4
+    keys = [
+        "run",
+        "path",
+        "model",
+        "judges",
+        "state",
+        "judged",
+        "selected",
+        "holder",
+        "overall",
+        "finished_at",
+        "partial",
+        "stopped",
+    ]
+    assert [list(run) for run in listing["runs"]] == [keys] * 4
+    partial = "partial (2 of 7 domains)"
     assert [
         (r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])
+        + (r["partial"],)
         for r in listing["runs"]
     ] == [
-        ("alpha", "org/model-a", ["llm-alpha"], "complete", 5, 5, None, pytest.approx(45.8333333)),
-        ("beta", "org/model-b", ["llm-beta"], "incomplete", 2, 5, None, 50.0),
-        ("delta", "org/model-d", [], "not scored", None, None, None, None),
-        ("gamma", "org/model-c", ["llm-gamma"], "running", 5, 5, holder, 100.0),
+        ("alpha", "org/model-a", ["llm-alpha"], "complete", 5, 5, None, None, partial),
+        ("beta", "org/model-b", ["llm-beta"], "incomplete", 2, 5, None, None, "partial (1 of 7 domains)"),
+        ("delta", "org/model-d", [], "not scored", None, None, None, None, None),
+        ("gamma", "org/model-c", ["llm-gamma"], "running", 5, 5, holder, None, partial),
     ]
     assert listing["runs"][0]["path"] == str(results / "alpha")
 

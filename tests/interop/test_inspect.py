@@ -186,8 +186,7 @@ def test_rule_judge_scores_equal_awbench_own_run(servers, tmp_path):
     model, _ = servers
     log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="terminal,os")
     own = awbench_run(tmp_path, model.url, JudgeSettings(kind="rules"))
-    expected = {d: own.domains[d].score for d in ("terminal", "os")}
-    expected["overall"] = sum(expected.values()) / 2
+    expected = {d: own.domains[d].score for d in ("terminal", "os")}  # no Overall: two domains of seven
     expected["scored"] = own.domains["terminal"].scored + own.domains["os"].scored
     assert metrics(log) == pytest.approx(expected)
     for sample in log.samples:
@@ -280,7 +279,7 @@ def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     log = read_eval_log(str(log_file))
     assert log.eval.task == "awbench/agentworldbench"
     assert sorted(s.id for s in log.samples) == ["os/2/1", "web/6/1"]
-    assert set(metrics(log)) == {"overall", "os", "web", "scored"}
+    assert set(metrics(log)) == {"os", "web", "scored"}  # no Overall: two domains of seven
     for sample in log.samples:
         [score] = sample.scores.values()
         assert score.explanation.startswith(("score ", "failed generation"))
@@ -316,9 +315,8 @@ def test_reference_protocol_gives_awbench_reference_numbers(servers, tmp_path):
     own = asyncio.run(pipeline.run(config)).scores
     assert own.reference is not None
     scored = sum(r.scored for r in own.domains.values())
-    assert metrics(log) == pytest.approx(
-        {"overall": own.overall, **{d: r.score for d, r in own.domains.items()}, "scored": scored}
-    )
+    assert own.overall is None
+    assert metrics(log) == pytest.approx({**{d: r.score for d, r in own.domains.items()}, "scored": scored})
 
     [log_file] = (tmp_path / "logs").glob("*.eval")
     output = str(tmp_path / "results")
@@ -569,4 +567,4 @@ def test_an_eval_with_nothing_scored_still_has_a_metric():
     """Issue 36: a fully unscored eval showed no metric lines (every value None)."""
     from awbench.interop.inspect_task import domain_scores
 
-    assert domain_scores()([]) == {"overall": None, "scored": 0.0}
+    assert domain_scores()([]) == {"scored": 0.0}

@@ -496,21 +496,20 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
         "2 rows failed (failed 1.0: 1 without a generation, 1 the judge could not score): left out of the scores, "
         "as the reference leaves them out (failure policy exclude)"
     ) in result.output
-    assert "overall 64.17 (macro), 63.00 (micro)" in result.output
+    assert "Overall: partial (2 of 7 domains)" in result.output  # no Overall: two domains of seven
 
     scores = json.loads((out / "back" / "scores.json").read_text())
-    assert scores["overall_micro"] == pytest.approx(reference_overall(rows)) == pytest.approx(63.0)
-    assert scores["overall"] == pytest.approx((70.0 + 100 * (10 / 3 - 1) / 4) / 2)
+    assert (scores["overall"], scores["overall_micro"], scores["partial"]) == (None, None, "partial (2 of 7 domains)")
     assert scores["failure_policy"] == "exclude"
     os_, web = scores["domains"]["os"], scores["domains"]["web"]
     assert (os_["n"], os_["failed"], os_["unscored"], os_["scored"]) == (4, 1, 1, 2)
     assert os_["score"] == pytest.approx(70.0) and web["score"] == pytest.approx(100 * (10 / 3 - 1) / 4)
     assert web["dimensions"]["quality"] == pytest.approx(75.0)  # (3 + 5) / 2: the 0 is left out, as the reference does
     reference = scores["reference"]  # what eval.py prints for this file
-    assert reference["overall_printed"] == pytest.approx(63.0)
+    assert reference["overall_printed"] == pytest.approx(reference_overall(rows)) == pytest.approx(63.0)
     assert reference["domains"]["os"]["score"] == pytest.approx(70.0) and reference["domains"]["os"]["valid"] == 2
     assert reference["domains"]["web"]["dimensions"]["quality"] == pytest.approx(75.0)
-    assert reference["overall"] == pytest.approx(scores["overall"]) and reference["differing"] == 0
+    assert reference["overall"] is None and reference["differing"] == 0
 
     run = RunStore(out / "back")
     (evaluation,) = run.evaluations()
@@ -526,9 +525,7 @@ def test_a_judged_file_scores_as_the_reference_scores_it(tmp_path, out):
     assert partial.status == "partial" and set(partial.dimensions) == set(DIMENSIONS) - {"quality"}
 
     again = invoke("score", "back", "--output", out)  # reloading the samples from the imported file
-    assert json.loads((out / "back" / "scores.json").read_text())["overall"] == pytest.approx(scores["overall"]), (
-        again.output
-    )
+    assert json.loads((out / "back" / "scores.json").read_text())["domains"] == scores["domains"], again.output
     board = invoke("leaderboard", "--output", out)
     # two domains of seven: the domains are shown, no Overall, marked partial
     assert board.exit_code == 0 and "back" in board.output and "partial (2 of 7 domains)" in board.output, board.output
@@ -554,7 +551,7 @@ def test_encoding_marks_and_line_ends_are_accepted(tmp_path, out, encode):
     path.write_bytes(encode(lines_of(mixed_rows())))
     result = invoke("import", path, "--run-name", "r", "--judge-model", "j", "--output", out)
     assert result.exit_code == 0, result.output
-    assert json.loads((out / "r" / "scores.json").read_text())["overall_micro"] == pytest.approx(63.0)
+    assert json.loads((out / "r" / "scores.json").read_text())["reference"]["overall_printed"] == pytest.approx(63.0)
 
 
 def test_suspicious_rows_import_with_a_warning_each(tmp_path, out):
@@ -577,7 +574,7 @@ def test_suspicious_rows_import_with_a_warning_each(tmp_path, out):
         "generation, where the reference scored it",
     ]
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == pytest.approx(65.0)
+    assert scores["domains"]["os"]["score"] == pytest.approx(65.0)
     assert (scores["domains"]["os"]["unscored"], scores["domains"]["os"]["failed"]) == (1, 1)
     assert json.loads((out / "r" / "run.json").read_text())["config"]["data"]["source"] == str(path.resolve())
 

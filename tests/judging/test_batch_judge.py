@@ -197,7 +197,7 @@ def test_a_run_judged_in_batch_end_to_end_with_exact_scores(out: Path) -> None:
     assert len(records) == n and all(r.status == "ok" and r.score == 65.0 for r in records.values())
     assert all(r.verdicts[0].attempts == 1 for r in records.values())
     scores = json.loads((out / "r" / "scores.json").read_text())
-    assert scores["overall"] == pytest.approx(65.0)
+    assert [d["score"] for d in scores["domains"].values()] == pytest.approx([65.0] * len(scores["domains"]))
     # the judge is the direct judge: same id
     direct_id = create(JudgeSettings(model="judge-x", base_url=api.url)).id
     assert evaluation_dir(out).name == direct_id and scores["judge_id"] == direct_id

@@ -236,7 +236,7 @@ PHRASES = (  # pieces of what the text rules look for, to be put together at ran
 
 def _read(text: str) -> tuple[str, bytes, frozenset[bytes]]:
     """The text as the check reads it, its masked bytes and its gate words (as injection._signals has them)."""
-    latin = injection._as_read(text)[1]
+    latin = injection.as_read(text)[1]
     masked = latin.encode("ascii", "replace").translate(injection._WORD_MASK)
     return latin, masked, injection._GATE_WORDS.intersection(masked.split())
 

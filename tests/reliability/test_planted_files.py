@@ -3,7 +3,11 @@ folder of its own (a run's `.lock`, `predictions.jsonl`, `scores.json`, `run.jso
 `OUTPUT/pairwise/...`) is refused with exit 2 naming it, and what it leads to is neither written nor read: every
 planted node and every victim is byte for byte (and node for node) what it was. Each command runs as a process
 with a timeout and a bounded address space, so that a regression (a FIFO waited on, /dev/zero read to its end)
-fails the test instead of hanging or exhausting the machine. Runs as root too: nothing relies on permissions."""
+fails the test instead of hanging or exhausting the machine. Runs as root too: nothing relies on permissions.
+
+And (the trial of issue 35's fixes): a file awbench appends to or replaces that has another name (a hard link) is
+refused, never written nor cut; a run directory that is a link is refused by every command that writes to it,
+`import --overwrite` included; a file where an evaluation's folder belongs is refused, naming it."""
 
 from __future__ import annotations
 
@@ -286,7 +290,7 @@ def test_overwrite_never_follows_a_link(results: Path, tmp_path: Path) -> None:
     result = awbench(*RUN, "q", "--output", results, "--overwrite")
     no_traceback(result)
     assert result.returncode == 2, result.stderr
-    assert f"error: {results / 'q'} is a symbolic link: --overwrite never empties what a link leads to" in (
+    assert f"error: run {results / 'q'} is a symbolic link: awbench writes to a run only in its own directory" in (
         result.stderr.replace("\n", "")
     )
     assert tree(tmp_path) == before
@@ -325,3 +329,152 @@ def test_a_record_longer_than_the_bound_names_its_line(results: Path, monkeypatc
     no_traceback(result)
     assert result.exit_code == 2, result.output
     assert f"{predictions}:3: a line of more than 65,536 bytes" in result.stderr.replace("\n", "")
+
+
+# --- Hard links (the trial of issue 35's fixes, finding 2) ---------------------------------------------------
+
+
+def cut_last_line(path: Path) -> None:
+    """The file less its last record: a command resuming it appends that record again."""
+    path.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:-1]))
+
+
+# file -> (it is appended to: its last line cut so that the command has a record to append; the command)
+WRITTEN: dict[str, tuple[bool, Callable[[Path, list[str]], list[object]]]] = {
+    "r/predictions.jsonl": (True, lambda out, judge: [*RUN, "r", "--output", out]),
+    "r/judges/*/judgments.jsonl": (True, lambda out, judge: ["judge", "r", "--judge", "rules", "--output", out]),
+    "r/turing/*/answers.jsonl": (True, lambda out, judge: ["turing", "r", "--output", out, *judge]),
+    "pairwise/*/*/*/answers.jsonl": (
+        True,
+        lambda out, judge: ["compare", "q", "r", "--output", out, "--pairwise", *judge],
+    ),
+    "r/scores.json": (False, lambda out, judge: ["score", "r", "--output", out]),
+    "r/judges/*/scores.json": (False, lambda out, judge: ["score", "r", "--output", out]),
+    "r/run.json": (False, lambda out, judge: ["score", "r", "--output", out, "--failure-policy", "exclude"]),
+}
+
+
+@pytest.mark.parametrize("file", WRITTEN)
+def test_a_written_file_with_another_name_is_refused(
+    file: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
+) -> None:
+    """`predictions.jsonl`, `judgments.jsonl` or `answers.jsonl` with a second name got records appended to the
+    file of that name (the lock alone checked): refused, naming it, and the other file as it was, still linked."""
+    appended, arguments = WRITTEN[file]
+    path = only(file, results)
+    if appended:
+        cut_last_line(path)
+    victim = tmp_path / "victim"
+    shutil.copyfile(path, victim)
+    path.unlink()
+    os.link(victim, path)
+    before = victim.read_bytes()
+    result = awbench(*arguments(results, choice_judge_args(choice_judge.url)))
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert f"error: {path} has 1 other name(s) (a hard link), where awbench keeps a file of its own" in (
+        result.stderr.replace("\n", "")
+    )
+    assert victim.read_bytes() == before and victim.stat().st_nlink == 2
+
+
+def test_a_linked_file_without_a_final_newline_is_never_cut(results: Path, tmp_path: Path) -> None:
+    """The trial's worst case: someone's file of one line without a newline, linked as `predictions.jsonl`, was
+    read as one torn line, cut to nothing and then overwritten by the resumed run."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious single line without newline")
+    predictions = results / "r" / "predictions.jsonl"
+    predictions.unlink()
+    os.link(victim, predictions)
+    result = awbench(*RUN, "r", "--output", results)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert f"error: {predictions} has 1 other name(s) (a hard link)" in result.stderr.replace("\n", "")
+    assert victim.read_bytes() == b"precious single line without newline"
+
+
+# --- Links as run folders, files as evaluations' folders (finding 12) ----------------------------------------
+
+INFER = ["infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "os"]
+WRITERS: dict[str, Callable[[Path, list[str]], list[object]]] = {
+    "score": lambda out, judge: ["score", "r", "--output", out],
+    "judge": lambda out, judge: ["judge", "r", "--judge", "rules", "--output", out],
+    "run": lambda out, judge: [*RUN, "r", "--output", out],
+    "infer": lambda out, judge: [*INFER, "--run-name", "r", "--output", out],
+    "turing": lambda out, judge: ["turing", "r", "--output", out, *judge],
+}
+
+
+def link_the_run(results: Path, elsewhere: Path) -> Path:
+    """results/r moved to `elsewhere`, and a link to it in its place (its scores.json removed, which scoring
+    would write again: so that a write through the link shows)."""
+    shutil.move(results / "r", elsewhere)
+    (elsewhere / "scores.json").unlink()
+    (results / "r").symlink_to(elsewhere, target_is_directory=True)
+    return results / "r"
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_run_directory_that_is_a_link_is_refused_by_every_writer(
+    command: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
+) -> None:
+    """`score`, `run` and `infer` wrote run.json and scores.json through a run directory that is a link, while
+    --overwrite refused it: every command that writes to a run refuses it, in one line."""
+    link = link_the_run(results, tmp_path / "elsewhere")
+    before = tree(tmp_path)
+    result = awbench(*WRITERS[command](results, choice_judge_args(choice_judge.url)))
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == (
+        f"error: run {link} is a symbolic link: awbench writes to a run only in its own directory, never through a "
+        f"link (nor empties what one leads to); use the directory it leads to, {tmp_path / 'elsewhere'}\n"
+    )
+    assert tree(tmp_path) == before
+
+
+def test_import_overwrite_onto_a_run_that_is_a_link_is_refused(results: Path, tmp_path: Path) -> None:
+    """It said "cannot write .../r: Is a directory" and left a `.r.replaced-*` folder behind each time."""
+    official = tmp_path / "official"
+    assert cli("export", "r", "--output", results, "--official", official).exit_code == 0
+    link = link_the_run(results, tmp_path / "elsewhere")
+    before = tree(tmp_path)
+    for _ in range(2):
+        result = awbench(
+            "import", official / "predictions.jsonl", "--run-name", "r", "--output", results, "--overwrite"
+        )
+        no_traceback(result)
+        assert result.returncode == 2, result.stderr
+        assert f"error: run {link} is a symbolic link" in result.stderr
+        assert tree(tmp_path) == before
+
+
+# folder of run r -> the commands that read it
+EVALUATION_FOLDERS = {"judges/*": ["show", "score", "judge"], "turing/*": ["judges", "show", "turing"]}
+FOLDER_READS = [(folder, command) for folder, commands in EVALUATION_FOLDERS.items() for command in commands]
+
+
+@pytest.mark.parametrize(("folder", "command"), FOLDER_READS)
+def test_a_file_where_an_evaluation_folder_belongs_is_refused(
+    folder: str, command: str, results: Path, tmp_path: Path, choice_judge: FakeOpenAIServer
+) -> None:
+    """`judges/<id>` or `turing/<id>` planted as a file was skipped in silence ("has not been judged yet")."""
+    path = only(folder, results / "r")
+    shutil.rmtree(path)
+    path.write_bytes(VICTIM)
+    before = tree(tmp_path)
+    result = awbench(*reader_args(command, results, choice_judge))
+    refused(result, path, "is a file")
+    assert tree(tmp_path) == before
+
+
+def test_every_file_awbench_replaces_refuses_a_second_name(tmp_path: Path) -> None:
+    """`files.write_atomic` writes every JSON file of a run (`batches.json` of a Batch API judge, `judge.json`,
+    `turing.json`, `positions.secret`...) and `JsonlTable.rewrite` its rewritten tables: a file there with a
+    second name is refused before anything is written, and the other name's file stays as it was."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(VICTIM)
+    batches = tmp_path / "batches.json"
+    os.link(victim, batches)
+    with pytest.raises(files.StoreError, match=r"batches\.json has 1 other name\(s\) \(a hard link\)"):
+        files.write_atomic(batches, "{}\n")
+    assert victim.read_bytes() == VICTIM and victim.stat().st_nlink == 2

@@ -34,6 +34,7 @@ COMMANDS = {
     "turing": ["turing", "a"],
     "compare": ["compare", "a", "b", "--pairwise"],
     "leaderboard": ["leaderboard", "--pairwise"],
+    "plan": ["plan", "--judge-sd", "1", "--generation-sd", "1", "--item-sd", "1"],  # the option given again wins
 }
 
 
@@ -79,7 +80,7 @@ def results(made: Path, tmp_path: Path) -> Path:
 
 def test_every_command_with_a_float_option_is_covered():
     assert {command for command, _ in FLOAT_OPTIONS} == set(COMMANDS)
-    assert len(FLOAT_OPTIONS) >= 40  # run 12, infer 4, judge 7, score 1, turing, compare, leaderboard 7 each
+    assert len(FLOAT_OPTIONS) >= 45  # run 12, infer 4, judge 7, score 1, turing, compare, leaderboard 7 each, plan 5
     assert len(SETTINGS_FIELDS) >= 11  # every float of the settings: a new one is in the list by itself
 
 
@@ -239,7 +240,9 @@ def test_a_turing_json_with_null_for_an_infinity_is_named_by_awbench_judges(resu
     )
     shutil.rmtree(folder)  # the way out named: then the run reads as one without a Turing test
     one_line(
-        cli("judges", "a", "--output", results), "no Turing test in a: run `awbench turing RUN --judge-model ...` first"
+        cli("judges", "a", "--output", results),
+        "no Turing test in a, nor two LLM judges of two of them: run `awbench turing RUN --judge-model ...`, or "
+        "`awbench judge RUN --judge-model ...` with another judge",
     )
 
 

@@ -131,4 +131,4 @@ def test_the_documented_json_object_judge_gets_complete_verdicts(tmp_path: Path,
         body["response_format"] == {"type": "json_object", "schema": verdict_schema()} for body in server.requests
     )
     scores = json.loads((tmp_path / "baseline-oracle__small" / "scores.json").read_text())
-    assert scores["overall"] == 75.0 and scores["completeness"]["judged"] == len(server.requests)
+    assert scores["domains"]["os"]["score"] == 75.0 and scores["completeness"]["judged"] == len(server.requests)

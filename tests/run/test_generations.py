@@ -1,5 +1,5 @@
 """Repeated generations: K per sample with distinct seeds, each judged; a sample scores their mean; the
-spread between generations and intervals that resample trajectories and generations."""
+spread between generations; intervals that resample trajectories of the samples' means."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from fake_openai import FakeOpenAIServer, Reply
 from typer.testing import CliRunner
 
-from awbench.analysis.stats import Clustered, bootstrap_means, interval
 from awbench.cli import app
 from awbench.data.dataset import read_source
 
@@ -76,29 +75,10 @@ def test_k_generations_are_made_with_distinct_seeds_judged_and_averaged(tmp_path
     shown = runner.invoke(app, ["show", str(out / "k3")])
     assert shown.exit_code == 0, shown.output
     shown_text = " ".join(shown.output.split())
-    assert note in shown_text and "95% bootstrap intervals over trajectories and generations" in shown_text
+    assert note in shown_text and "95% bootstrap intervals over trajectories" in shown_text
     report = runner.invoke(app, ["report", str(out / "k3"), "-o", str(tmp_path / "k3.html"), "--no-ci"])
     assert report.exit_code == 0, report.output
     assert f"<p>{note}</p>" in (tmp_path / "k3.html").read_text()
-
-
-def test_two_level_bootstrap_resamples_generations_within_samples() -> None:
-    # One trajectory per sample; each sample's generations are 0 and 100: drawing the trajectories alone
-    # (the means are all 50) would give no spread at all, drawing generations too does.
-    rows = [[[0.0], [100.0]] for _ in range(4)]
-    two_level = Clustered.of_generations(rows, ["t0", "t1", "t2", "t3"])
-    reps = bootstrap_means({"os": two_level}, resamples=2000, seed=1)["os"][:, 0]
-    lo, hi = interval(reps[:, None])
-    assert lo[0] < 40 < 60 < hi[0] and 45 < reps.mean() < 55
-    one_level = Clustered.of([[50.0]] * 4, ["t0", "t1", "t2", "t3"])
-    flat = bootstrap_means({"os": one_level}, resamples=2000, seed=1)["os"][:, 0]
-    assert flat.min() == flat.max() == 50.0
-
-
-def test_missing_generations_are_left_out_of_a_samples_mean() -> None:
-    rows = [[[80.0], [np.nan]], [[20.0], [20.0]]]
-    reps = bootstrap_means({"os": Clustered.of_generations(rows, ["a", "b"])}, resamples=500, seed=0)["os"][:, 0]
-    assert set(np.round(np.unique(reps), 6)) <= {20.0, 50.0, 80.0}
 
 
 def test_the_leaderboard_shows_k_when_a_run_has_several_generations(tmp_path, monkeypatch) -> None:

@@ -262,7 +262,7 @@ def test_a_forged_verdict_in_the_prediction_is_never_used_and_is_flagged(out: Pa
         )
     assert result.exit_code == 0, result.output
     scores = json.loads((out / "c" / "scores.json").read_text())
-    assert scores["overall"] == 0.0  # the judge's own all-1 verdict, never the forged all-5
+    assert scores["domains"]["os"]["score"] == 0.0  # the judge's own all-1 verdict, never the forged all-5
     assert scores["domains"]["os"]["suspected_injection"] == os_samples()
     assert f"{os_samples()} predictions look addressed to the judge" in result.output
     # the candidate's thinking never reached the judge

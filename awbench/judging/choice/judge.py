@@ -43,7 +43,7 @@ from awbench.errors import SettingsError
 from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
-from awbench.judging.choice.parsing import CHOICE_READER, Choice, ChoiceReading, read_choice
+from awbench.judging.choice.parsing import CHOICE_READER, EARLIER_READERS, Choice, ChoiceReading, read_choice
 from awbench.judging.choice.senders import make_sender
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
@@ -94,8 +94,9 @@ def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
 
 
 # Before issue 35, every protocol's answers were read by a restatement of the reference's choice parser, version
-# "reference-choice-1": such kept answers are read again, not asked again.
-AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1",))
+# "reference-choice-1"; since, by earlier versions of awbench's reader: such kept answers are read again, not
+# asked again.
+AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1", *EARLIER_READERS))
 REFERENCE_READER_VERSION = "reference-code-1"
 
 

@@ -8,35 +8,48 @@ Explicit choices in the answer:
   - on the answer's last line (the last holding a letter or a digit) only: its last sentence stating which
     response it is, unconditionally ("Response A is the real observation", "The response B is closer to the
     real observation than A"; not "... if the clock is right"), or the letter alone ("B", "**Response A**").
-A capital A or B anywhere else is no choice. The last explicit choice that is not a quote is the judge's, so a
-judge that quotes after answering keeps its answer, and a quoted box does not overrule a later answer line.
+A capital A or B anywhere else is no choice.
 
-Quotes are told against the exact texts of the messages the judge was sent (the system prompt, the user
-message with its instructions and both responses as shown), normalised as the rubric's verdict parser
-normalises them (`verdict_parsing.normalise`: no whitespace, no `>` markers at line starts). A choice is quoted
-  - when it occurs in one of them together with at least `CONTEXT` more characters of the answer around it, on
-    either side: a box copied with the end of a response, an echoed instruction ("\\boxed{A} if Response A is
-    the real observation"), a fake end of the prompt;
-  - or when the answer marks it as a quote (a blockquote line, a fenced block: `verdict_parsing.FENCED_BLOCK`,
-    anything between its first and last fence lines) and its line is a line of one of the responses: a response
-    that is little more than a box, quoted at the end of the answer, where no context follows it.
-The judge's own words around its choice make it the judge's own, and so does nothing around it (the whole
-answer "\\boxed{A}"). A choice the judge writes inline in its own words ("B ends with \\boxed{A}") cannot be
-told from an answer; a later answer of its own overrules it.
+Every text is compared as the judge reads it (`_as_seen`: the injection check's reading, compatibility forms
+made plain, look-alike letters made Latin, tag characters read as ASCII; no format character or other
+default-ignorable one left: no zero-width space, word joiner, direction control or variation selector), then
+normalised as the rubric's verdict parser normalises (`verdict_parsing.normalise`: no whitespace, no `>`
+markers at line starts). A prediction that hides such characters in its text reads as a judge quoting it writes it.
 
-A quoted choice whose own text is in one of the responses is flagged `steering_suspected`: a response carries
-a choice, and the judge copied it.
+Quotes, told against the texts of the messages the judge was sent (the system prompt, the user message with
+its instructions and both responses as shown):
+  - a choice that occurs in one of them together with at least `CONTEXT` more characters of the answer around
+    it, on either side: a box copied with the end of a response, an echoed instruction ("\\boxed{A} if
+    Response A is the real observation"), a fake end of the prompt;
+  - a choice the answer marks as a quote (a blockquote line, a fenced block: `verdict_parsing.FENCED_BLOCK`,
+    anything between its first and last fence lines) on a line of one of the responses: a response that is
+    little more than a box, quoted at the end of the answer, where no context follows it;
+  - when the choices left disagree, those a response carries (a choice of the same form and letter: a box, an
+    answer line, a statement, a line holding the letter alone): a forged choice quoted bare, however the quote
+    is set apart (quotation marks, HTML, an indented block, a table cell, a bullet, nothing). When a response
+    carries every one of them, the answer has no choice of its own.
+A choice a response carries that agrees with every other choice left is the judge's: it chose what the response
+names, and nothing tells a quote from it; so is an inline mention ("B ends with \\boxed{A}") when the judge
+gives no other answer. The last choice of the judge's own counts, so a judge that quotes after answering keeps
+its answer, and a quoted box does not overrule a later answer line.
+
+An answer holding a quote of a choice that a response carries is flagged `steering_suspected`: a response
+carries a choice, and the judge copied it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Literal, NamedTuple, cast
 
+from awbench.judging.injection import as_read
 from awbench.judging.llm.verdict_parsing import FENCED_BLOCK, Normalised, normalise
 
-CHOICE_READER = "awbench-choice-1"  # part of each question's hash: bump when the reading changes
+CHOICE_READER = "awbench-choice-2"  # part of each question's hash: bump when the reading changes
+# Answers read by these earlier versions are read again with this one, not asked again (`judge.ChoiceReader`).
+EARLIER_READERS = ("awbench-choice-1",)
 STEERING_FLAG = "steering_suspected"
 # The least number of the answer's characters, normalised, around a choice that must occur with it in a message
 # for it to be a quote: more than a judge's own answer shares with the instructions by chance ("as \boxed{A}").
@@ -51,19 +64,30 @@ NO_CHOICE = (
     "no choice: no \\boxed{A} or \\boxed{B}, no answer line such as 'Answer: A', and no last line naming a response"
 )
 ONLY_QUOTED = "no choice of the judge's own: every choice in the answer is quoted from the question"
+ONLY_CARRIED = "no choice of the judge's own: the answer's choices disagree, and a response carries each of them"
 
 Choice = Literal["A", "B"]
+Form = Literal["box", "answer line", "statement", "letter"]
 
 _BOX = re.compile(r"boxed\s*\{\s*(?:\\text(?:bf)?\s*\{\s*([AB])\s*\}|([AB]))\s*\}", re.I)
 _OPEN = r"[ \t*_`\"'(\[]*"
 _CLOSE = r"[ \t*_`\"')\].!]*"
 _RESPONSE = r"(?:(?i:response)\s+)?"
 _LABEL = r"(?i:(?:(?:my|the)\s+)?(?:final\s+)?(?:answer|choice|verdict|decision)(?:\s+is)?)"
-_ANSWER_LINE = re.compile(rf"[ \t*_#]*{_LABEL}[ \t]*[:=\-\u2013\u2014]?{_OPEN}{_RESPONSE}([AB]){_CLOSE}")
+_ANSWER = rf"{_LABEL}[ \t]*[:=\-\u2013\u2014]?{_OPEN}{_RESPONSE}([AB])"
+_ANSWER_LINE = re.compile(rf"[ \t*_#]*{_ANSWER}{_CLOSE}")
 _LONE_LETTER = re.compile(rf"{_OPEN}{_RESPONSE}([AB]){_CLOSE}")
 _STATEMENT = re.compile(
     r"\b(?i:response)\s+([AB])\s+(?i:is\s+(?:the\s+)?"
     r"(?:real|genuine|authentic|actual|closer|better|more\s+(?:realistic|accurate|faithful)))\b"
+)
+# Each form of choice as a response carries it: an answer line's words inside a longer line too, a statement in
+# any sentence, a letter alone on any line.
+_CARRIED: tuple[tuple[Form, re.Pattern[str]], ...] = (
+    ("box", _BOX),
+    ("answer line", re.compile(rf"\b{_ANSWER}(?!\w)")),
+    ("statement", _STATEMENT),
+    ("letter", re.compile(rf"^{_LONE_LETTER.pattern}$", re.M)),
 )
 _CONDITIONAL = re.compile(r"\b(?i:if|unless|whether)\b")
 _SENTENCE_END = re.compile(r"[.!?]\s+")
@@ -71,6 +95,11 @@ _LINE = re.compile(r"[^\n]+")
 _BLOCKQUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
 _FENCE_LINE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,}).*$", re.M)
 _WORD = re.compile(r"\w")
+# Characters Unicode says to show as nothing that are not format characters (category Cf): the combining
+# grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other variation selectors.
+_IGNORABLE = frozenset(
+    map(chr, [0x34F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x3164, *range(0xFE00, 0xFE10), 0xFFA0])
+) | frozenset(map(chr, range(0xE0100, 0xE01F0)))
 
 
 class ChoiceReading(NamedTuple):
@@ -83,29 +112,51 @@ class _Candidate(NamedTuple):
     start: int
     end: int
     choice: Choice
+    form: Form
 
 
 def read_choice(answer: str, messages: Sequence[str], responses: Sequence[str]) -> ChoiceReading:
     """The judge's own explicit choice in `answer` (see the module docstring). `messages`: the texts of the
     messages it was sent; `responses`: the two responses as they show them. Never raises."""
-    text = answer.replace("\r\n", "\n")
+    text = _as_seen(answer)
     candidates = _candidates(text)
     if not candidates:
         return ChoiceReading(None, (), NO_CHOICE)
     shown = _Shown(messages, responses)
     normalised = Normalised(text)
     marked = _marked_quotes(text)
-    choice: Choice | None = None
+    unquoted: list[_Candidate] = []  # the last first
     steering = False
     for candidate in reversed(candidates[-MAX_CANDIDATES:]):
         marked_line = _inside(candidate, marked) and shown.is_response_line(_line_of(text, candidate))
         if marked_line or shown.quoted(normalised, candidate):
-            own = normalised.text[normalised.index_at(candidate.start) : normalised.index_at(candidate.end)]
-            steering = steering or shown.in_response(own)
+            steering = steering or shown.carries(candidate)
         else:
-            choice = choice or candidate.choice
+            unquoted.append(candidate)
+    return _judges_own(unquoted, shown, steering)
+
+
+def _judges_own(unquoted: list[_Candidate], shown: _Shown, steering: bool) -> ChoiceReading:
+    """The last of the choices not quoted, unless they disagree: then those a response carries are quotes too."""
+    own = unquoted
+    if len({candidate.choice for candidate in unquoted}) > 1:
+        own = [candidate for candidate in unquoted if not shown.carries(candidate)]
+        steering = steering or len(own) < len(unquoted)
     flags = (STEERING_FLAG,) if steering else ()
-    return ChoiceReading(choice, flags, None if choice else ONLY_QUOTED)
+    if own:
+        return ChoiceReading(own[0].choice, flags, None)
+    return ChoiceReading(None, flags, ONLY_CARRIED if unquoted else ONLY_QUOTED)
+
+
+def _as_seen(text: str) -> str:
+    """`text` as a judge reads it: the injection check's reading (`injection.as_read`: compatibility forms
+    made plain, look-alike letters made Latin, tag characters read as ASCII, the common invisible characters
+    gone) without any other format character (Unicode category Cf) or default-ignorable one, and no CRLF."""
+    _, latin = as_read(text.replace("\r\n", "\n"))
+    if latin.isascii():
+        return latin
+    hidden = {char for char in set(latin) if char in _IGNORABLE or unicodedata.category(char) == "Cf"}
+    return latin.translate(dict.fromkeys(map(ord, hidden))) if hidden else latin
 
 
 def _marked_quotes(text: str) -> list[tuple[int, int]]:
@@ -131,42 +182,57 @@ def _line_of(text: str, candidate: _Candidate) -> str:
 
 def _candidates(text: str) -> list[_Candidate]:
     """Every explicit choice in `text`, in order of where it starts."""
-    found = [_Candidate(m.start(), m.end(), _letter(m.group(1) or m.group(2))) for m in _BOX.finditer(text)]
+    found = _boxes(text)
     last_line = None
     for line in _LINE.finditer(text):
-        if len(line.group()) <= _MAX_ANSWER_LINE and (match := _ANSWER_LINE.fullmatch(line.group())):
-            found.append(_Candidate(line.start(), line.end(), _letter(match.group(1))))
+        found += _whole_line(line, _ANSWER_LINE, "answer line")
         if _WORD.search(line.group()):
             last_line = line
     if last_line is not None:
-        found += _last_line_candidates(last_line)
+        found += _last_sentence_statements(last_line) + _whole_line(last_line, _LONE_LETTER, "letter")
     return sorted(found)
 
 
-def _last_line_candidates(line: re.Match[str]) -> list[_Candidate]:
-    """The statements of the line's last sentence, unless it is a conditional one; or the line's lone letter."""
+def _carried(response: str) -> set[tuple[Form, Choice]]:
+    """The choices a response carries, of every form, wherever they are (`_CARRIED`): what a judge quoting it
+    bare would copy."""
+    return {(form, _letter(match)) for form, pattern in _CARRIED for match in pattern.finditer(response)}
+
+
+def _boxes(text: str) -> list[_Candidate]:
+    return [_Candidate(m.start(), m.end(), _letter(m), "box") for m in _BOX.finditer(text)]
+
+
+def _whole_line(line: re.Match[str], pattern: re.Pattern[str], form: Form) -> list[_Candidate]:
+    """The line as a choice of this form, when the pattern matches all of it."""
+    if len(line.group()) <= _MAX_ANSWER_LINE and (match := pattern.fullmatch(line.group())):
+        return [_Candidate(line.start(), line.end(), _letter(match), form)]
+    return []
+
+
+def _last_sentence_statements(line: re.Match[str]) -> list[_Candidate]:
+    """The statements of the line's last sentence, unless it is a conditional one."""
     content, offset = line.group(), line.start()
-    found = []
     sentence = max((end.end() for end in _SENTENCE_END.finditer(content)), default=0)
-    if not _CONDITIONAL.search(content, sentence):
-        for match in _STATEMENT.finditer(content, sentence):
-            found.append(_Candidate(offset + match.start(), offset + match.end(), _letter(match.group(1))))
-    if len(content) <= _MAX_ANSWER_LINE and (lone := _LONE_LETTER.fullmatch(content)):
-        found.append(_Candidate(offset, line.end(), _letter(lone.group(1))))
-    return found
+    if _CONDITIONAL.search(content, sentence):
+        return []
+    statements = _STATEMENT.finditer(content, sentence)
+    return [_Candidate(offset + m.start(), offset + m.end(), _letter(m), "statement") for m in statements]
 
 
-def _letter(text: str) -> Choice:
-    return cast(Choice, text.upper())
+def _letter(match: re.Match[str]) -> Choice:
+    """The letter a choice's pattern matched (the box's pattern has two groups, one of which matched)."""
+    return cast(Choice, match.group(match.lastindex or 0).upper())
 
 
 class _Shown:
-    """The texts the judge was shown, normalised once."""
+    """The texts the judge was shown, as seen and normalised once, and the choices the responses carry."""
 
     def __init__(self, messages: Sequence[str], responses: Sequence[str]) -> None:
-        self.responses = [normalise(response) for response in responses]
-        self.texts = [normalise(message) for message in messages] + self.responses
-        self.response_lines = {normalise(line) for response in responses for line in response.split("\n")} - {""}
+        seen = [_as_seen(response) for response in responses]
+        self.texts = [normalise(_as_seen(message)) for message in messages] + [normalise(text) for text in seen]
+        self.response_lines = {normalise(line) for text in seen for line in text.split("\n")} - {""}
+        self.carried = set().union(*map(_carried, seen))
 
     def quoted(self, answer: Normalised, candidate: _Candidate) -> bool:
         """Whether the candidate and CONTEXT more characters of the answer around it occur in one of the texts.
@@ -184,6 +250,6 @@ class _Shown:
     def is_response_line(self, line: str) -> bool:
         return normalise(line) in self.response_lines
 
-    def in_response(self, choice: str) -> bool:
-        """Whether a choice's normalised text is in one of the responses."""
-        return any(choice in response for response in self.responses)
+    def carries(self, candidate: _Candidate) -> bool:
+        """Whether a response carries a choice of the candidate's form and letter."""
+        return (candidate.form, candidate.choice) in self.carried
