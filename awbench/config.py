@@ -7,15 +7,33 @@ resuming a run with a different value is refused.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticUndefined
 
 from awbench.errors import SettingsError
-from awbench.redact import looks_like_key, register_secret, secrets_masked, url_has_credentials, url_secrets_masked
+from awbench.files import StoreError, read_json
+from awbench.redact import (
+    looks_like_key,
+    register_named_secrets,
+    register_secret,
+    secrets_masked,
+    url_has_credentials,
+    url_secrets_masked,
+)
 
 SCHEMA_VERSION = 1
 DEFAULT_DATA = "Qwen/AgentWorldBench"
@@ -45,6 +63,29 @@ def refuse_key_as_name(name: str | None) -> str | None:
         register_secret(name)
         raise ValueError("looks like a key itself; give the NAME of the environment variable that holds it")
     return name
+
+
+def _registered(value: dict[str, Any]) -> dict[str, Any]:
+    register_named_secrets(value)
+    return value
+
+
+def _masked(value: dict[str, Any]) -> Any:
+    return secrets_masked(value)
+
+
+# Settings sent or given as they are (extra request fields and headers, model and engine arguments): the secrets
+# named in them are registered when the settings are made, so that an endpoint echoing one is masked, and are
+# masked where the settings are written (run.json, judge.json, turing.json, pair.json: `secrets_masked`).
+WithSecrets = Annotated[dict[str, Any], AfterValidator(_registered), PlainSerializer(_masked, when_used="json")]
+
+
+# Bounds of the settings that size what a run holds (its requests, its verdicts, its worker processes), far above
+# any use of the benchmark: a typo (`--generations 1000000000`) is refused in our words, not a MemoryError.
+MAX_GENERATIONS = 100
+MAX_JUDGE_SAMPLES = 100
+MAX_RULE_WORKERS = 64
+MAX_PRICE = 1e6  # USD per million tokens, a dollar a token: a price above it would make a cost of infinity
 
 
 class _Settings(BaseModel):
@@ -87,16 +128,12 @@ class EngineSettings(_Settings):
     tensor_parallel_size: int = operational(1, ge=1)
     gpu_memory_utilization: float = operational(0.9, gt=0, le=1)
     batch_size: int = operational(256, ge=1)  # prompts per LLM.chat call; each batch's results are saved at once
-    engine_args: dict[str, Any] = Field(default_factory=dict)
+    engine_args: WithSecrets = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
     def _one_place_each(cls, values: Any) -> Any:
         return engine_values(values) if isinstance(values, dict) else values
-
-    @field_serializer("engine_args", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json (an hf_token=...)
-        return secrets_masked(value)
 
 
 def engine_values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,8 +165,8 @@ class ModelSettings(_Settings):
     top_p: float | None = None
     max_tokens: int = Field(32768, ge=1)
     seed: int | None = None  # the run seed; each sample gets its own seed derived from it
-    generations: int = Field(1, ge=1)  # independent generations per sample, each judged
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    generations: int = Field(1, ge=1, le=MAX_GENERATIONS)  # independent generations per sample, each judged
+    extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)  # strings that end a generation (a base model runs on without)
     # OpenAI-compatible endpoints
     base_urls: list[str] = operational(default_factory=list)
@@ -141,11 +178,13 @@ class ModelSettings(_Settings):
     # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
     tpm: int | None = operational(None, ge=1)
     rpm: int | None = operational(None, ge=1)
+    # A `prompt_cache_key` per trajectory on each request (prompt cache routing); None: on OpenAI's API only
+    prompt_cache_key: bool | None = operational(None)
     # In-process vLLM
     engine: EngineSettings = Field(default_factory=EngineSettings)
     overlength: Literal["skip", "truncate-history"] = "skip"
     # A Python world model (`--model python:...`, awbench.backends.python_model): its class's keyword arguments
-    model_args: dict[str, Any] = Field(default_factory=dict)
+    model_args: WithSecrets = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -171,10 +210,6 @@ class ModelSettings(_Settings):
     @field_serializer("base_urls", when_used="json")
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
-
-    @field_serializer("extra_body", "model_args", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json: a key in a header or argument is not kept
-        return secrets_masked(value)
 
 
 ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "check_timeout")
@@ -217,24 +252,25 @@ class JudgeSettings(_Settings):
     temperature: float = Field(0.6, ge=0)
     max_tokens: int = Field(32768, ge=1)
     reasoning_effort: str | None = None
-    extra_body: dict[str, Any] = Field(default_factory=dict)
+    extra_body: WithSecrets = Field(default_factory=dict)
     stop: list[str] = Field(default_factory=list)
     structured: bool = False
-    samples: int = Field(1, ge=1)  # independent verdicts per prediction
+    samples: int = Field(1, ge=1, le=MAX_JUDGE_SAMPLES)  # independent verdicts per prediction
     prompts: str = "rubric"  # a built-in prompt set name or a directory
     template: str | None = None  # a user-prompt template file
     base_url: str | None = operational(None)
     api_key_env: str | None = operational(None)  # None: OPENAI_API_KEY, needed only by the OpenAI API itself
     concurrency: int = operational(32, ge=1)
     # The rule judge's worker processes for a large run (awbench.judging.rules.judge); None: one per CPU, at most 4.
-    rule_workers: int | None = operational(None, ge=0)
+    rule_workers: int | None = operational(None, ge=0, le=MAX_RULE_WORKERS)
     max_retries: int = operational(5, ge=0)  # at most 1 + max_retries calls per verdict: transport retries and re-asks
     tpm: int | None = operational(None, ge=1)  # the endpoint's rate limits known up front, as the candidate's
     rpm: int | None = operational(None, ge=1)
+    prompt_cache_key: bool | None = operational(None)  # as the candidate's
     request_timeout: float = operational(600.0, gt=0)
     check_timeout: float | None = operational(None, gt=0)  # the endpoint check's patience, as the candidate's
-    price_in: float | None = operational(None, ge=0)  # USD per million prompt tokens
-    price_out: float | None = operational(None, ge=0)
+    price_in: float | None = operational(None, ge=0, le=MAX_PRICE)  # USD per million prompt tokens
+    price_out: float | None = operational(None, ge=0, le=MAX_PRICE)
     max_cost: float | None = operational(None, ge=0)
     engine: EngineSettings = operational(default_factory=EngineSettings)
     # The OpenAI Batch API (awbench.judging.llm.batch_judge): how the calls travel, not what they are, so none of these
@@ -258,10 +294,6 @@ class JudgeSettings(_Settings):
     @field_serializer("base_url", when_used="json")
     def _masked(self, url: str | None) -> str | None:  # in run.json and judge.json
         return None if url is None else url_secrets_masked(url)
-
-    @field_serializer("extra_body", when_used="json")
-    def _secrets_masked(self, value: dict[str, Any]) -> Any:  # in run.json, judge.json, turing.json, pair.json
-        return secrets_masked(value)
 
     @model_validator(mode="after")
     def _batch_needs_the_api(self) -> JudgeSettings:
@@ -313,8 +345,9 @@ def unused_judge_fields(settings: JudgeSettings, given: Iterable[str]) -> list[t
     return found
 
 
-# JudgeSettings fields that mean something to the rule judge too; giving any other asks for an LLM judge.
-RULE_JUDGE_FIELDS = ("kind", "rule_workers")
+# JudgeSettings fields that mean something to the rule judge too, or that one option gives the candidate too
+# (`prompt_cache_key`); giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", "prompt_cache_key")
 
 
 def judge_settings(
@@ -362,11 +395,18 @@ class ScoringSettings(_Settings):
     max_failure_rate: float = operational(0.05, ge=0, le=1)
 
 
+# The folders awbench makes under --output beside the runs (awbench.run.pairwise's comparisons): no run takes their
+# names, in any case (a file system may not tell `Pairwise` from `pairwise`).
+PAIRWISE_DIR = "pairwise"
+OWN_FOLDERS = (PAIRWISE_DIR,)
+
+
 def check_run_name(name: str) -> str:
     """A run's name, or ValueError saying what is wrong with it. The run directory is `output/run_name`, which
     awbench writes, empties on --overwrite and removes when a run fails before its first record: a directory of
-    its own right under `output`, never `..` or a path elsewhere. Printable (str.isprintable: no control, format
-    or line-separator character), since the name reaches terminals, logs and reports."""
+    its own right under `output`, never `..` or a path elsewhere, nor a folder awbench makes there. Printable
+    (str.isprintable: no control, format or line-separator character), since the name reaches terminals, logs and
+    reports; without a space at either end, which no listing shows."""
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise ValueError(
             f"must be a plain name (no '/', not starting with '.'): the run's directory under --output; got {name!r}"
@@ -377,6 +417,13 @@ def check_run_name(name: str) -> str:
             f"must be printable (no control characters such as a newline or tab): U+{ord(bad):04X} "
             f"at position {name.index(bad)}; got {name!r}"
         )
+    if name != name.strip():
+        position = 0 if name[0].isspace() else len(name) - 1
+        raise ValueError(
+            f"must not start or end with a space: U+{ord(name[position]):04X} at position {position}; got {name!r}"
+        )
+    if name.casefold() in OWN_FOLDERS:
+        raise ValueError(f"{name!r} is the folder of awbench's pairwise comparisons under --output: choose another")
     return name
 
 
@@ -426,11 +473,33 @@ def differing_settings(old: BaseModel, new: BaseModel, ignore: tuple[str, ...] =
     ]
 
 
-def default_run_name(model: str, judge: JudgeSettings | None) -> str:
-    if judge is None:
-        judge_part = "unjudged"
-    else:
-        judge_part = {"llm": judge.model, "rules": "rules", "both": f"{judge.model}+rules"}[judge.kind]
-    raw = f"{model}__{judge_part}"
+def default_run_name(model: str, judge: JudgeSettings | None, output: Path | None = None) -> str:
+    """`MODEL__JUDGE` with each character a directory name should not hold as `-`. Two models or judges may give
+    one name (`j/x` and `j:x`): when the run of that name under `output` was made for another, the name is made
+    distinct with a short hash of what it was made from, so that neither run is resumed as the other's."""
+    raw = _default_name_source(model, judge.kind if judge else None, judge.model if judge else None)
+    name = _plain(raw)
+    made_for = _default_name_source_of(output / name) if output is not None else None
+    if made_for is not None and made_for != raw and _plain(made_for) == name:
+        return f"{name}-{hashlib.sha256(raw.encode()).hexdigest()[:6]}"
+    return name
+
+
+def _default_name_source(model: str, judge_kind: str | None, judge_model: str | None) -> str:
+    judge_part = {"llm": judge_model, "rules": "rules", "both": f"{judge_model}+rules"}.get(judge_kind or "")
+    return f"{model}__{judge_part or 'unjudged'}"
+
+
+def _plain(raw: str) -> str:
     # `./my-model` gives `my-model__...`: a run name never starts with "." (a hidden directory, or "..").
     return "".join(c if c.isalnum() or c in "-._+" else "-" for c in raw).lstrip(".-").rstrip("-")
+
+
+def _default_name_source_of(run_dir: Path) -> str | None:
+    """What the run at `run_dir` was made from, as `default_run_name` spells it; None when there is no run to read."""
+    try:
+        config = read_json(run_dir / "run.json")["config"]
+        judge = config["judge"] or {}
+        return _default_name_source(config["model"]["model"], judge.get("kind"), judge.get("model"))
+    except (StoreError, KeyError, TypeError, AttributeError):
+        return None

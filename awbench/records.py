@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic_core
 from pydantic import (
@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from awbench.domains import DOMAINS, domain_of_task
+from awbench.prefix_order import Place
 
 SCHEMA_VERSION = 1
 
@@ -103,6 +104,11 @@ class Sample:
     @property
     def domain(self) -> str:
         return self.record.domain
+
+    def place(self, variant: int = 0) -> Place:
+        """Where a request about this sample sits among those sharing its prompt's prefix (`awbench.prefix_order`):
+        its trajectory and turn; `variant` tells its requests apart (a generation, a question's order)."""
+        return Place(self.record.trajectory_id, self.record.turn_idx, variant)
 
 
 def content_hash(value: Any) -> str:
@@ -198,8 +204,18 @@ _HASHED_FIELDS = [
 ]
 
 
+# What a record or file awbench reads may hold: finite numbers (JSON has no NaN nor infinity; a file holding one was
+# not written by awbench), each on its scale. A file holding another value is refused, naming it, never averaged,
+# ranked or printed.
+FINITE_NUMBERS = ConfigDict(allow_inf_nan=False)
+Score = Annotated[float, Field(ge=0, le=100)]  # the reported scale
+Dimension = Annotated[float, Field(ge=1, le=5)]  # a rubric dimension's
+MAX_CALL_COST_USD = 1e9  # far above a call's cost at config.MAX_PRICE, so that sums of costs stay finite
+Cost = Annotated[float, Field(ge=0, le=MAX_CALL_COST_USD)]  # USD, of one call
+
+
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", **FINITE_NUMBERS)
     schema_version: int = SCHEMA_VERSION
 
 
@@ -342,14 +358,14 @@ class JudgmentRecord(_Record):
     judge: JudgeKind
     cache_key: str  # covers everything that can change the verdict
     status: JudgmentStatus
-    score: float | None = None  # 0..100; None when the judge could not score
-    dimensions: dict[str, float] = Field(default_factory=dict)  # 1..5, mean over the given dimensions
+    score: Score | None = None  # None when the judge could not score
+    dimensions: dict[str, Dimension] = Field(default_factory=dict)  # the mean over the given dimensions
     verdicts: list[VerdictRecord] = Field(default_factory=list)
     rule: RuleParts | None = None
     error: str | None = None
     transient: bool = False  # failed for a cause that may pass: the same command judges it again
     flags: list[str] = Field(default_factory=list)  # e.g. "suspected_injection"
-    cost_usd: float | None = None
+    cost_usd: Cost | None = None
 
     @property
     def scored(self) -> bool:

@@ -9,6 +9,14 @@ import re
 REPLACED_FLAG = "replaced_invalid_text"
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _NUMBERS = re.compile(r"\d+")
+# What a reader would not see as the text it is, each shown as U+FFFD: Unicode's bidirectional controls, which
+# reorder the text after them on a terminal, in a spreadsheet or a rendered markdown file (U+202E makes
+# "gpt\u202etxt.exe" read "gptexe.txt"); on a terminal also the control characters but the line break, since ESC
+# (or C1's CSI) would start the terminal's own escape sequence (a style, a link, a window title).
+_BIDI_CONTROLS = dict.fromkeys((0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)), "\ufffd")
+_TERMINAL_CONTROLS = _BIDI_CONTROLS | dict.fromkeys(
+    (*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)), "\ufffd"
+)
 
 
 def encodable(text: str) -> bool:
@@ -40,3 +48,13 @@ def one_line(text: str, limit: int) -> str:
 def numbers_masked(message: str) -> str:
     """What tells errors alike: the same words with other numbers (token counts, ids) are one error."""
     return _NUMBERS.sub("N", message)
+
+
+def shown(text: str) -> str:
+    """`text` as a file a person reads (CSV, markdown) shows it: no bidirectional control."""
+    return text.translate(_BIDI_CONTROLS)
+
+
+def shown_on_terminal(text: str) -> str:
+    """`text` as a terminal shows it: no bidirectional control, no control character but the line break."""
+    return text.translate(_TERMINAL_CONTROLS)

@@ -14,15 +14,20 @@ One process plays a candidate world model, an LLM judge, or both (`--role`):
   (awbench's judge template and bench/reference_loop.py's judge prompt ask for that block; no candidate
   prompt does), a candidate reply otherwise.
 
-`usage` has `prompt_tokens` = characters of the message texts / 4, `completion_tokens` = reply characters / 4,
-and `prompt_tokens_details.cached_tokens` simulating a provider's prompt cache: the messages are concatenated
-(role, content) and hashed incrementally at every `--cache-block` bytes of UTF-8 (1,024 by default, 256
-"tokens"); the cached prefix is the longest run of leading blocks that some earlier request also had, in
-bytes / 4. Nothing is ever evicted (about 30 MB of hashes for a full benchmark stage).
+`usage` has `prompt_tokens` = characters of the message texts / 4 (the messages concatenated, role and content),
+`completion_tokens` = reply characters / 4, and `prompt_tokens_details.cached_tokens` from a prompt cache that
+bills by OpenAI's documented rules (`PromptCache`, https://developers.openai.com/api/docs/guides/prompt-caching):
+only prompts of 1,024 tokens or more, hits in steps of 128 tokens (1,024, 1,152, ...), the longest prefix an
+earlier request has left; a request's prefixes are cached once it has been processed, which takes the time to
+answer it (`--delay`: a request sent before an earlier one with its prefix was answered finds none of it), and a
+prefix unused for `--cache-idle` seconds is evicted (OpenAI: 5 to 10 minutes of inactivity). `/stats` also
+reports `ideal_cached_tokens`: what would have been cached had every request been sent after the shorter
+requests sharing its prefix were answered (the requests since the last reset replayed shortest first, nothing
+evicted).
 
 Every completion is answered exactly `--delay` seconds after its request head arrived (parsing and hashing
 happen inside that time). Other endpoints: `GET /v1/models` (the `--model` names), `GET /stats` (counters;
-`POST /stats` returns them and resets them), anything else 404.
+`POST /stats` returns them and resets them, the prompt cache included), anything else 404.
 
     python bench/delay_server.py --port 8001 --delay 0.5 --role judge       # a server on its own
     with DelayServer(delay_s=0.2, role="candidate") as server:              # from a script: own process
@@ -53,6 +58,7 @@ import sys
 import time
 import urllib.request
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 ROLES = ("auto", "candidate", "judge")
@@ -71,6 +77,7 @@ class Counters:
         self.candidate_requests = self.judge_requests = 0
         self.bytes_received = 0
         self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
+        self.prompts: list[tuple[int, list[bytes]]] = []  # every prompt's (tokens, prefix digests): the ideal
         self.errors = 0
         self.refused = self.admitted_tokens = self.admitted_requests = 0
         self.first_admitted = self.last_admitted = 0.0  # time.monotonic()
@@ -84,6 +91,7 @@ class Counters:
             "bytes_received": self.bytes_received,
             "prompt_tokens": self.prompt_tokens,
             "cached_tokens": self.cached_tokens,
+            "ideal_cached_tokens": ideal_cached_tokens(self.prompts),
             "completion_tokens": self.completion_tokens,
             "errors": self.errors,
             "refused": self.refused,
@@ -149,27 +157,69 @@ REFUSAL = json.dumps(
 ).encode()
 
 
-class PrefixCache:
-    """Hashes of every block-aligned prefix seen so far; a request's cached prefix is its longest one in it."""
+MIN_CACHED_TOKENS = 1024  # OpenAI: caching starts at 1,024 tokens...
+CACHE_STEP_TOKENS = 128  # ...and hits grow in steps of 128
+CHARS_PER_TOKEN = 4
 
-    def __init__(self, block: int) -> None:
-        self.block = block
-        self.seen: set[bytes] = set()
 
-    def cached_bytes(self, text: bytes) -> int:
-        digest = hashlib.blake2b(digest_size=12)
-        view = memoryview(text)
-        matched = 0
-        hit = True
-        for start in range(0, len(text) - self.block + 1, self.block):
-            digest.update(view[start : start + self.block])
-            key = digest.digest()  # of the prefix so far; the hash object keeps going
-            if hit and key in self.seen:
-                matched = start + self.block
-            else:
-                hit = False
-                self.seen.add(key)
-        return matched
+def prefix_digests(text: str) -> list[bytes]:
+    """The digests of the text's prefixes that can be cached: at 1,024 tokens, then every 128 more, each token 4
+    characters (the hash object keeps going from one to the next)."""
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(text[: MIN_CACHED_TOKENS * CHARS_PER_TOKEN].encode("utf-8", "surrogatepass"))
+    step = CACHE_STEP_TOKENS * CHARS_PER_TOKEN
+    digests = []
+    for end in range(MIN_CACHED_TOKENS * CHARS_PER_TOKEN, len(text) + 1, step):
+        if digests:
+            digest.update(text[end - step : end].encode("utf-8", "surrogatepass"))
+        digests.append(digest.digest())
+    return digests
+
+
+def cached_prefixes(digests: list[bytes], cached: Callable[[bytes], bool]) -> int:
+    """How many of a prompt's leading prefixes are cached."""
+    hits = 0
+    for digest in digests:
+        if not cached(digest):
+            break
+        hits += 1
+    return hits
+
+
+def tokens_of(prefixes: int) -> int:
+    """The tokens of that many cacheable prefixes: 0, or 1,024 + 128k."""
+    return MIN_CACHED_TOKENS + (prefixes - 1) * CACHE_STEP_TOKENS if prefixes else 0
+
+
+class PromptCache:
+    """Prefix digests and when each was last used; one unused for `idle_s` is gone."""
+
+    def __init__(self, idle_s: float) -> None:
+        self.idle_s = idle_s
+        self.used: dict[bytes, float] = {}
+
+    def lookup(self, digests: list[bytes], now: float) -> int:
+        """The cached tokens of a prompt arriving at `now`; its cached prefixes count as used."""
+        hits = cached_prefixes(digests, lambda d: d in self.used and now - self.used[d] <= self.idle_s)
+        for digest in digests[:hits]:
+            self.used[digest] = now
+        return tokens_of(hits)
+
+    def store(self, digests: list[bytes], now: float) -> None:
+        """A processed prompt: its prefixes cached."""
+        for digest in digests:
+            self.used[digest] = now
+
+
+def ideal_cached_tokens(prompts: list[tuple[int, list[bytes]]]) -> int:
+    """The cached tokens had every prompt been sent after the shorter ones sharing its prefix were answered:
+    replayed shortest first (then in arrival order), nothing evicted."""
+    seen: set[bytes] = set()
+    total = 0
+    for _, digests in sorted(prompts, key=lambda p: p[0]):
+        total += tokens_of(cached_prefixes(digests, seen.__contains__))
+        seen.update(digests)
+    return total
 
 
 def _text(content: Any) -> str:
@@ -247,7 +297,7 @@ class Server:
         delay_s: float,
         role: str,
         models: list[str],
-        cache_block: int,
+        cache_idle_s: float,
         max_reply_chars: int,
         limits: RateLimits | None = None,
     ) -> None:
@@ -255,7 +305,8 @@ class Server:
         self.limits = limits
         self.role = role
         self.models = models
-        self.cache = PrefixCache(cache_block)
+        self.cache_idle_s = cache_idle_s
+        self.cache = PromptCache(cache_idle_s)
         self.max_reply_chars = max_reply_chars
         self.counters = Counters()
 
@@ -283,6 +334,7 @@ class Server:
                     stats = self.counters.snapshot()
                     if method == "POST":  # read and reset
                         self.counters.reset()
+                        self.cache = PromptCache(self.cache_idle_s)
                     response = http_response(200, json.dumps(stats).encode())
                 else:
                     response = http_response(404, b'{"error": {"message": "not found"}}')
@@ -337,7 +389,9 @@ class Server:
                 counters.last_admitted = now
                 counters.admitted_tokens += prompt_tokens + int(allowance)
                 counters.admitted_requests += 1
-            cached_tokens = min(prompt_tokens, self.cache.cached_bytes(text.encode("utf-8", "surrogatepass")) // 4)
+            digests = prefix_digests(text)
+            cached_tokens = self.cache.lookup(digests, loop.time())
+            counters.prompts.append((prompt_tokens, digests))
             judge = self.role == "judge" or (self.role == "auto" and is_judge_request(messages))
             content = judge_reply(body) if judge else candidate_reply(messages, self.max_reply_chars)
             response = http_response(200, completion(model, content, prompt_tokens, cached_tokens), headers)
@@ -347,6 +401,7 @@ class Server:
             counters.cached_tokens += cached_tokens
             counters.completion_tokens += max(1, len(content) // 4)
             await asyncio.sleep(max(0.0, arrived + self.delay_s - loop.time()))
+            self.cache.store(digests, loop.time())  # processed: its prefixes are cached from now on
             return response
         finally:
             counters.in_flight -= 1
@@ -368,7 +423,7 @@ class DelayServer:
         delay_s: float,
         role: str = "auto",
         models: list[str] | None = None,
-        cache_block: int = 1024,
+        cache_idle_s: float = 300.0,
         max_reply_chars: int = 8000,
         tpm: int | None = None,
         rpm: int | None = None,
@@ -379,7 +434,7 @@ class DelayServer:
             raise ValueError(f"role must be one of {ROLES}, got {role!r}")
         self.command = [
             sys.executable, os.path.abspath(__file__), "--port", "0", "--delay", str(delay_s), "--role", role,
-            "--cache-block", str(cache_block), "--max-reply-chars", str(max_reply_chars),
+            "--cache-idle", str(cache_idle_s), "--max-reply-chars", str(max_reply_chars),
             *[arg for m in (models or ["bench"]) for arg in ("--model", m)],
             *(["--tpm", str(tpm)] if tpm else []), *(["--rpm", str(rpm)] if rpm else []), "--burst", str(burst_s),
             *([] if rate_headers else ["--no-headers"]),
@@ -421,7 +476,9 @@ def main() -> None:
     parser.add_argument("--delay", type=float, required=True, help="seconds from a request's arrival to its answer")
     parser.add_argument("--role", choices=ROLES, default="auto")
     parser.add_argument("--model", action="append", help="model names for /v1/models (repeatable; default: bench)")
-    parser.add_argument("--cache-block", type=int, default=1024, help="bytes per block of the simulated prompt cache")
+    parser.add_argument(
+        "--cache-idle", type=float, default=300.0, help="seconds a cached prefix stays unused before it is evicted"
+    )
     parser.add_argument("--max-reply-chars", type=int, default=8000, help="longest candidate prediction")
     parser.add_argument(
         "--tpm", type=int, help="tokens per minute (prompt + max_tokens of each request); default: no limit"
@@ -431,7 +488,7 @@ def main() -> None:
     parser.add_argument("--no-headers", action="store_true", help="send no x-ratelimit-* headers: 429s only")
     args = parser.parse_args()
     limits = RateLimits(args.tpm, args.rpm, args.burst, not args.no_headers) if args.tpm or args.rpm else None
-    server = Server(args.delay, args.role, args.model or ["bench"], args.cache_block, args.max_reply_chars, limits)
+    server = Server(args.delay, args.role, args.model or ["bench"], args.cache_idle, args.max_reply_chars, limits)
     try:
         asyncio.run(serve(args.port, server))
     except KeyboardInterrupt:

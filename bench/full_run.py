@@ -10,7 +10,7 @@ Steps:
   3. `awbench run --model synth-model --base-url CANDIDATE --data DIR --judge-base-url JUDGE --judge-model
      synth-judge --concurrency C --judge-concurrency C --judge-price-in 1 --judge-price-out 1 --output TMP
      --run-name bench` (with --judge rules: `--judge rules` and no judge server) as a subprocess with
-     OPENAI_API_KEY=bench-key, running the awbench of this checkout (PYTHONPATH = the repository root);
+     OPENAI_API_KEY=bench-key, running the awbench of this checkout (PYTHONPATH = the repository root; `--code DIR`: another one);
      wall time, user+sys CPU and peak RSS come from os.wait4 on that process (its CPU includes the rule
      judge's worker processes, which it waits for), the workers' own peak RSS from /proc while they run
      (reported beside the process's: the sum bounds what the two held at once), what they held at once
@@ -107,13 +107,14 @@ def awbench_command(
 
 
 def run_measured(label: str, command: list[str], env: dict[str, str], logs: Path, timeout: float,
-                 servers: dict[str, DelayServer]) -> Measured:  # fmt: skip
+                 servers: dict[str, DelayServer], cwd: Path = REPO) -> Measured:  # fmt: skip
+    """`cwd`: where the command runs, which `python -c` puts first on sys.path (the awbench it imports)."""
     for server in servers.values():
         server.stats(reset=True)
     out, err = logs / f"{label}.stdout", logs / f"{label}.stderr"
     with out.open("wb") as stdout, err.open("wb") as stderr:
         started = time.perf_counter()
-        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=stdout, stderr=stderr)
+        process = subprocess.Popen(command, env=env, cwd=cwd, stdout=stdout, stderr=stderr)
         # os.wait4 on the pid reports this run's CPU (with its waited-for workers') and its own peak RSS
         # (RUSAGE_CHILDREN would mix in the runs before it); Popen is told the outcome so it does not wait again.
         status, usage, killed, child_peaks, together = _wait(process.pid, started + timeout)
@@ -244,7 +245,9 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0, help="kill an awbench run after this many seconds")
     parser.add_argument("--extra-arg", action="append", help="one more argument for `awbench run` (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the measurements to this JSON file")
+    parser.add_argument("--code", type=Path, default=REPO, help="the awbench checkout to run (default: this one)")
     args = parser.parse_args()
+    args.code = args.code.resolve()
     args.judge_concurrency = args.judge_concurrency or args.concurrency
 
     data = synth.ensure(args.data, args.seed, args.scale)
@@ -257,7 +260,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_KEY")}
     env |= {
         "OPENAI_API_KEY": "bench-key",
-        "PYTHONPATH": os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        "PYTHONPATH": os.pathsep.join([str(args.code), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
     }
     env.setdefault("COLUMNS", "120")
 
@@ -273,11 +276,11 @@ def main() -> None:
         command = awbench_command(
             args, data, output, *(servers[n].url if n in servers else None for n in ("candidate", "judge"))
         )
-        print(f"awbench: {REPO} (python {sys.executable})")
+        print(f"awbench: {args.code} (python {sys.executable})")
         print("command: awbench " + " ".join(command[3:]), flush=True)
-        first = run_measured("run", command, env, logs, args.timeout, servers)
+        first = run_measured("run", command, env, logs, args.timeout, servers, cwd=args.code)
         print(f"run: exit {first.exit_code}, {first.wall_s:.1f} s", flush=True)
-        rerun = run_measured("rerun", command, env, logs, args.timeout, servers)
+        rerun = run_measured("rerun", command, env, logs, args.timeout, servers, cwd=args.code)
         print(f"rerun: exit {rerun.exit_code}, {rerun.wall_s:.1f} s", flush=True)
     finally:
         for server in servers.values():

@@ -62,6 +62,7 @@ class FakeOpenAIServer:
         self.model_checks = 0  # GET /models requests received
         self.requests: list[dict] = []
         self.received_at: list[float] = []  # time.monotonic() of each request
+        self.answered_at: dict[int, float] = {}  # by request index: when its answer went out
         self.headers: list[dict] = []  # as sent: names keep the client's case
         self.queries: list[str] = []  # the query string of every request (a key in the base URL's query)
         self.in_flight_max = 0
@@ -95,16 +96,21 @@ class FakeOpenAIServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _record(self, body: dict, headers: dict) -> Reply:
+    def _record(self, body: dict, headers: dict) -> tuple[int, Reply]:
         """Record the request and pick its reply under the lock: the script is consumed in arrival order, and a
         responder with state (an iterator, a counter) is never called from two threads at once."""
         with self._lock:
             self.requests.append(body)
             self.received_at.append(time.monotonic())
             self.headers.append(headers)
+            index = len(self.requests) - 1
             if self.script:
-                return self.script.pop(0)
-            return self.responder(body) if self.responder else Reply()
+                return index, self.script.pop(0)
+            return index, self.responder(body) if self.responder else Reply()
+
+    def _answered(self, index: int) -> None:
+        with self._lock:
+            self.answered_at[index] = time.monotonic()
 
     def _enter(self) -> None:
         with self._lock:
@@ -209,13 +215,14 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             fake._enter()
             left = False
             try:
-                reply = fake._record(body, dict(self.headers.items()))
+                index, reply = fake._record(body, dict(self.headers.items()))
                 time.sleep(fake.delay_s + reply.delay_s)
                 if reply.gate is not None:
                     reply.gate.wait(timeout=60)
                 # Counted out before the answer goes: once the client has it, it may send its next request,
                 # which must not find this one still counted in.
                 fake._leave()
+                fake._answered(index)
                 left = True
                 if reply.close:
                     self.close_connection = True

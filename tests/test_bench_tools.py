@@ -5,7 +5,9 @@ from __future__ import annotations
 import itertools
 import json
 import sys
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import openai
@@ -147,26 +149,56 @@ def test_delay_server_candidate_and_judge(server):
     assert stats["candidate_requests"] >= 1 and stats["judge_requests"] >= 1 and stats["bytes_received"] > 0
 
 
-def test_delay_server_simulates_a_prompt_cache(server):
+HISTORY: list[ChatCompletionMessageParam] = [
+    {"role": "system", "content": "system prompt " * 500},
+    {"role": "user", "content": "turn one " * 800},
+]
+LONGER: list[ChatCompletionMessageParam] = HISTORY + [
+    {"role": "assistant", "content": "observation " * 800},
+    {"role": "user", "content": "turn two " * 800},
+]
+
+
+def _steps(tokens: int) -> bool:
+    """OpenAI's cached counts: 0, or 1,024 + 128k."""
+    return tokens == 0 or (tokens >= 1024 and (tokens - 1024) % 128 == 0)
+
+
+def test_delay_server_bills_a_prompt_cache_by_openais_rules(server):
     client = openai.OpenAI(base_url=server.url, api_key="bench-key", max_retries=0)
-    history: list[ChatCompletionMessageParam] = [
-        {"role": "system", "content": "system prompt " * 500},
-        {"role": "user", "content": "turn one " * 800},
-    ]
-    first = client.chat.completions.create(model="m", messages=history)
-    longer: list[ChatCompletionMessageParam] = history + [
-        {"role": "assistant", "content": "observation " * 800},
-        {"role": "user", "content": "turn two " * 800},
-    ]
-    second = client.chat.completions.create(model="m", messages=longer)
-    third = client.chat.completions.create(model="m", messages=longer + [{"role": "user", "content": "x" * 9000}])
+    server.stats(reset=True)  # an empty cache
+    first = client.chat.completions.create(model="m", messages=HISTORY)
+    second = client.chat.completions.create(model="m", messages=LONGER)
+    third = client.chat.completions.create(model="m", messages=LONGER + [{"role": "user", "content": "x" * 9000}])
     cached = [_cached(r) for r in (first, second, third)]
     assert cached[0] == 0
-    assert cached[0] < cached[1] < cached[2]
-    assert cached[1] >= _usage(first).prompt_tokens - 256  # the first request's text, up to one block
+    assert cached[0] < cached[1] < cached[2] and all(_steps(c) for c in cached)
+    assert _usage(first).prompt_tokens - 128 < cached[1] <= _usage(first).prompt_tokens  # the first's, to a step
     assert all(c <= _usage(r).prompt_tokens for c, r in zip(cached, (first, second, third)))
     unrelated = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "fresh " * 2000}])
     assert _cached(unrelated) == 0
+    short: list[ChatCompletionMessageParam] = [{"role": "user", "content": "short " * 600}]  # under 1,024 tokens
+    assert [_cached(client.chat.completions.create(model="m", messages=short)) for _ in range(2)] == [0, 0]
+
+
+def test_a_prefix_is_cached_once_its_request_was_answered_and_evicted_when_idle():
+    with DelayServer(delay_s=0.4, role="candidate", cache_idle_s=1.0) as slow:
+        client = openai.OpenAI(base_url=slow.url, api_key="bench-key", max_retries=0)
+        with ThreadPoolExecutor(2) as pool:
+            first = pool.submit(client.chat.completions.create, model="m", messages=HISTORY)
+            time.sleep(0.15)  # sent while the first is being processed: nothing of it is cached yet
+            early = pool.submit(client.chat.completions.create, model="m", messages=LONGER).result()
+            first.result()
+        assert _cached(early) == 0
+        stats = slow.stats()
+        assert stats["cached_tokens"] == 0
+        assert (
+            stats["ideal_cached_tokens"] > _usage(first.result()).prompt_tokens - 128
+        )  # sent after the first's answer
+        late = client.chat.completions.create(model="m", messages=LONGER)
+        assert _cached(late) > _usage(early).prompt_tokens - 128  # `early` was processed meanwhile: all of it
+        time.sleep(1.3)  # unused past --cache-idle
+        assert _cached(client.chat.completions.create(model="m", messages=LONGER)) == 0
 
 
 def _usage(reply: ChatCompletion) -> CompletionUsage:

@@ -12,7 +12,7 @@ PACKAGE = Path(awbench.__file__).resolve().parent
 # Lowest first: a module may import from its own layer and the ones before it.
 LAYERS = ("", "data", "world_model", "transport", "backends", "judging", "run", "analysis", "interop", "cli")
 SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.errors", "awbench.files",
-          "awbench.plugins", "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text",
+          "awbench.plugins", "awbench.prefix_order", "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text",
           "awbench.suggest", "awbench.workers")  # fmt: skip
 # The one import allowed upward: the package root keeps `from awbench import pipeline` working, loaded on use.
 REEXPORTS = {("awbench", "awbench.run.pipeline")}

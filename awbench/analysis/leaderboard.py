@@ -13,6 +13,7 @@ import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from itertools import pairwise
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from awbench.resources import bundled
 from awbench.run.scoring import ScoresFile, ScoreTable, resume_advice
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 from awbench.run.variance import VarianceComponents
+from awbench.safe_text import shown
 
 PUBLISHED_CSV = "data/reference/published_leaderboard.csv"
 # Published numbers have two decimals: a mean of them is off the published mean by at most half a hundredth.
@@ -449,8 +451,7 @@ def _read_evaluations(store: RunStore, manifest: RunManifest) -> dict[str, tuple
     """Each evaluation's judge.json and scores.json, the primary first."""
     out = {}
     for evaluation in store.evaluations(manifest):
-        raw = evaluation.read_scores_json()
-        out[evaluation.id] = (evaluation.read_info(), ScoresFile.model_validate(raw) if raw else None)
+        out[evaluation.id] = (evaluation.read_info(), evaluation.read_scores())
     return out
 
 
@@ -556,9 +557,14 @@ def fmt_cost(cost: float | None) -> str:
     return "" if cost is None else f"${cost:.2f}"
 
 
-def _csv_number(value: float | None) -> str:
+# A CSV cell: text (quoted), a number (not quoted, so that spreadsheets and pandas read it as one), or nothing
+# (an empty field).
+CsvCell = str | Decimal | int | None
+
+
+def _csv_number(value: float | None, places: int = 2) -> Decimal | None:
     """A missing value is an empty field, so that pandas and spreadsheets read the column as numbers."""
-    return "" if value is None or np.isnan(value) else f"{value:.2f}"
+    return None if value is None or np.isnan(value) else Decimal(f"{value:.{places}f}")
 
 
 # What a spreadsheet reads as the start of a formula (OWASP, CSV injection): `=`, `+`, `-`, `@`, tab, CR.
@@ -567,17 +573,19 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def _csv_text(text: str) -> str:
     """A text cell that a spreadsheet shows as text: one starting as a formula would begin gets a leading `'`
-    (OWASP's rule). Number cells (`_csv_number`, a negative one included) are left as numbers."""
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    (OWASP's rule), and so does each part after a `;`, where a spreadsheet that splits on `;` (Excel's separator
+    in many locales) would start a cell of its own; no bidirectional control (`safe_text.shown`). Every text cell
+    is quoted besides (`to_csv`). Number cells (`_csv_number`, a negative one included) are left as numbers."""
+    return ";".join("'" + part if part.startswith(_FORMULA_STARTS) else part for part in shown(text).split(";"))
 
 
-def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
+def _flat_rows(board: Leaderboard) -> list[dict[str, CsvCell]]:
     out = []
     for group in board.groups:
         for row in group.rows:
-            record = {
+            record: dict[str, CsvCell] = {
                 "group": _csv_text(group.header),
-                "rank": "" if row.rank is None else str(row.rank),
+                "rank": row.rank,
                 "run": _csv_text(row.run),
                 "model": _csv_text(row.model),
                 "published": "yes" if row.published else "no",
@@ -588,14 +596,14 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
                     record[f"{board.labels[c]} lo"] = _csv_number(row.cells[c].lo)
                     record[f"{board.labels[c]} hi"] = _csv_number(row.cells[c].hi)
             record |= {
-                "scored": "" if row.scored is None else str(row.scored),
-                "failed": "" if row.failed is None else str(row.failed),
-                "unscored": "" if row.unscored is None else str(row.unscored),
-                **({"generations": str(row.generations)} if shows_generations(board) else {}),
+                "scored": row.scored,
+                "failed": row.failed,
+                "unscored": row.unscored,
+                **({"generations": row.generations} if shows_generations(board) else {}),
                 "judge": _csv_text(row.judge),
                 "prompts": _csv_text(row.prompts),
                 "data": _csv_text(row.data),
-                "cost_usd": "" if row.cost_usd is None else f"{row.cost_usd:.4f}",
+                "cost_usd": _csv_number(row.cost_usd, 4),
                 "source": _csv_text(row.source or ""),
                 "status": "; ".join(row.marks()),
             }
@@ -604,18 +612,19 @@ def _flat_rows(board: Leaderboard) -> list[dict[str, str]]:
     return out
 
 
-def _turing_fields(board: Leaderboard, run: str) -> dict[str, str]:
+def _turing_fields(board: Leaderboard, run: str) -> dict[str, CsvCell]:
     """The run's Turing tests, columns per judge (`Turing JUDGE accuracy`, its `lo` and `hi`, the same for
     `fool rate`), empty for a run the judge did not test: one row per run, as the rest of the CSV."""
     tests = {(test.run, test.judge): test for test in board.turing}
-    fields: dict[str, str] = {}
+    fields: dict[str, CsvCell] = {}
     for judge in sorted({test.judge for test in board.turing}):
         test = tests.get((run, judge))
         for name in ("accuracy", "fool rate"):
             rate = None if test is None else getattr(test, name.replace(" ", "_"))
-            fields[f"Turing {judge} {name}"] = "" if rate is None else _csv_number(rate.value)
-            fields[f"Turing {judge} {name} lo"] = "" if rate is None else _csv_number(rate.low)
-            fields[f"Turing {judge} {name} hi"] = "" if rate is None else _csv_number(rate.high)
+            column = f"Turing {_csv_text(judge)} {name}"  # a header cell: text as any other
+            fields[column] = None if rate is None else _csv_number(rate.value)
+            fields[f"{column} lo"] = None if rate is None else _csv_number(rate.low)
+            fields[f"{column} hi"] = None if rate is None else _csv_number(rate.high)
     return fields
 
 
@@ -625,8 +634,9 @@ def to_csv(board: Leaderboard) -> str:
         return ""
     buffer = io.StringIO()
     # RFC 4180's CRLF: the csv module quotes a cell holding a line break of the terminator only (a lone CR in a
-    # model name, unquoted after "\n", would split its row when read).
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\r\n")
+    # model name, unquoted after "\n", would split its row when read). Every cell but a number is quoted: a `;`
+    # in a name is then inside quotes for a spreadsheet that splits on `;`.
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC)
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
@@ -636,14 +646,15 @@ def to_json(board: Leaderboard) -> str:
     return json.dumps(board.model_dump(mode="json"), indent=2, allow_nan=False, default=str) + "\n"
 
 
-# In a markdown table cell: a backslash or `|` would end the cell early, and HTML would be rendered as HTML.
-_MARKDOWN_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "&": "&amp;", "<": "&lt;", ">": "&gt;"})
+# In a markdown table cell: a backslash or `|` would end the cell early, HTML would be rendered as HTML, and links,
+# images (a tracking beacon when rendered), emphasis and code would be rendered as such: each is backslash-escaped.
+_MARKDOWN_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"} | {c: "\\" + c for c in "\\|[]()!*_`~"})
 
 
 def _md_escape(text: str) -> str:
-    """Text as one markdown table cell shows it: `|`, backslashes and HTML escaped, each line break (which
-    would end the row) as `<br>`."""
-    return "<br>".join(text.translate(_MARKDOWN_ESCAPES).splitlines())
+    """Text as one markdown table cell shows it: `|`, backslashes, HTML, link, image, emphasis and code syntax
+    escaped, no bidirectional control (`safe_text.shown`), each line break (which would end the row) as `<br>`."""
+    return "<br>".join(shown(text).translate(_MARKDOWN_ESCAPES).splitlines())
 
 
 def to_markdown(board: Leaderboard) -> str:

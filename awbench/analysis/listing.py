@@ -10,10 +10,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord
-from awbench.run.scoring import GenKey, ScoresFile
+from awbench.run.scoring import GenKey
 from awbench.run.store import RunLock, RunStore, StoreError, closest_runs, named_by_awbench
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
@@ -84,12 +84,7 @@ def run_dirs(root: Path) -> list[Path]:
 
 def run_entry(store: RunStore) -> RunEntry:
     manifest = store.read_manifest()
-    raw = store.read_scores_json()
-    try:
-        scores = ScoresFile.model_validate(raw) if raw else None
-    except ValidationError as error:
-        first = error.errors()[0]
-        raise StoreError(f"{store.scores_path}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    scores = store.read_scores()
     holder = RunLock(store.path).holder()
     completeness = scores.completeness if scores else None
     state: RunState = (

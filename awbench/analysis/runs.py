@@ -163,10 +163,9 @@ def load_run_data(store: RunStore) -> RunData:
     samples = {s.key: s for s in run_samples(store, load=cached_load, manifest=manifest)}
     evaluations = {}
     for evaluation in store.evaluations(manifest):
-        raw = evaluation.read_scores_json()
         evaluations[evaluation.id] = Judged(
             info=evaluation.read_info(),
-            scores=ScoresFile.model_validate(raw) if raw else None,
+            scores=evaluation.read_scores(),
             judgments=evaluation.judgments.load(),
         )
     return RunData(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from awbench import plugins
 from awbench.config import ModelSettings
+from awbench.prefix_order import Place, prefix_sorted
 from awbench.records import Generation, Sample
 from awbench.world_model.messages import world_model_messages
 
@@ -34,14 +35,16 @@ class GenerationRequest:
         return world_model_messages(self.sample.record)
 
 
+def generation_place(request: GenerationRequest) -> Place:
+    """The generations of a sample are its variants (the same prompt)."""
+    return request.sample.place(request.generation)
+
+
 def trajectory_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
     """Trajectories in order of first appearance, each one's turns together and in turn order (then the
-    generations of a turn): consecutive prompts share long prefixes, which prefix caches serve."""
-    trajectories = {id(r): r.sample.record.trajectory_id for r in requests}
-    first_seen: dict[str, int] = {}
-    for i, request in enumerate(requests):
-        first_seen.setdefault(trajectories[id(request)], i)
-    return sorted(requests, key=lambda r: (first_seen[trajectories[id(r)]], r.sample.record.turn_idx, r.generation))
+    generations of a turn): consecutive prompts share long prefixes, which prefix caches serve. The prefix
+    order every sender follows (`awbench.prefix_order`)."""
+    return prefix_sorted(requests, generation_place)
 
 
 class Backend(Protocol):

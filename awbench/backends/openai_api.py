@@ -21,8 +21,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from awbench.backends import GenerationRequest
+from awbench.backends import GenerationRequest, generation_place
 from awbench.config import ModelSettings
+from awbench.prefix_order import CANDIDATE_WAIT, Place
 from awbench.records import Generation
 from awbench.redact import url_secrets_masked
 from awbench.transport.chat_client import ChatClient, Completion, StatusError
@@ -39,13 +40,16 @@ from awbench.transport.endpoints import (
     is_context_overflow,
     is_retryable,
     normalize_url,
+    prompt_cache_key,
+    routes_by_cache_key,
 )
 from awbench.transport.retry_policy import Attempts
-from awbench.workers import in_completion_order
+from awbench.workers import in_prefix_order
 
 
-def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[str, Any]:
-    """The JSON body; `extra_body` keys are merged in at the top level, as the SDK does."""
+def request_body(settings: ModelSettings, request: GenerationRequest, cache_key: str | None = None) -> dict[str, Any]:
+    """The JSON body, with the trajectory's `prompt_cache_key` when given; `extra_body` keys are merged in at the
+    top level, as the SDK does."""
     body: dict[str, Any] = {
         "model": settings.model,
         "messages": request.messages,
@@ -58,6 +62,8 @@ def request_body(settings: ModelSettings, request: GenerationRequest) -> dict[st
         body["seed"] = request.seed
     if settings.stop:
         body["stop"] = settings.stop
+    if cache_key is not None:
+        body["prompt_cache_key"] = cache_key
     return body | settings.extra_body
 
 
@@ -90,11 +96,12 @@ class _Endpoint:
 
 
 class OpenAIBackend:
-    def __init__(self, settings: ModelSettings, endpoints: list[_Endpoint]) -> None:
+    def __init__(self, settings: ModelSettings, endpoints: list[_Endpoint], cache_keys: bool = False) -> None:
         if not endpoints:
             raise ValueError("the openai backend needs at least one base URL")
         self.settings = settings
         self.endpoints = endpoints
+        self.cache_keys = cache_keys  # a prompt_cache_key on every request (`routes_by_cache_key`)
 
     async def check(self) -> None:
         """Each endpoint answers before the first request (`check_endpoint`)."""
@@ -122,10 +129,10 @@ class OpenAIBackend:
         endpoint.watch.record(None)
         return completion
 
-    async def _one(self, request: GenerationRequest) -> Generation:
+    async def _one(self, request: GenerationRequest, place: Place) -> Generation:
         """At most 1 + max_retries calls for this generation, whatever the reasons for retrying (the retry
         policy's `Attempts`); each call goes to the endpoint with the fewest requests in flight."""
-        body = request_body(self.settings, request)
+        body = request_body(self.settings, request, prompt_cache_key(place.trajectory) if self.cache_keys else None)
         started = [time.perf_counter()]  # reset by each attempt: latency is the answering attempt's own
         endpoint = self.endpoints[0]  # each call's pick: a failure names the endpoint that failed last
 
@@ -167,9 +174,10 @@ class OpenAIBackend:
         raise error  # not an API error: a bug, or EndpointDown stopping the run
 
     def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
-        """`concurrency` requests in flight, results in completion order; the exception that stops the run
-        (EndpointDown, FatalAPIError) cancels the rest."""
-        return in_completion_order(requests, self._one, self.settings.concurrency)
+        """`concurrency` requests in flight, in prefix order (a trajectory's turns one after another, a sample's
+        generations after its first: `awbench.prefix_order`), results in completion order; the exception that
+        stops the run (EndpointDown, FatalAPIError) cancels the rest."""
+        return in_prefix_order(requests, self._one, generation_place, self.settings.concurrency, CANDIDATE_WAIT)
 
     async def aclose(self) -> None:
         await asyncio.gather(*(e.client.close() for e in self.endpoints))
@@ -211,4 +219,4 @@ def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenA
         )
         for url, client in clients(settings)
     ]
-    return OpenAIBackend(settings, made)
+    return OpenAIBackend(settings, made, routes_by_cache_key(settings.prompt_cache_key, endpoint_urls(settings)))

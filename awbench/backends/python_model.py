@@ -7,9 +7,12 @@ turn as a structured record (`awbench.world_model.inputs.WorldModelSample`). `py
 installed package names by an entry point in group `awbench.world_models` (value `module:attribute`).
 
 An `async` predict has `--concurrency` calls in flight on the event loop; a plain one runs in a pool of
-`--concurrency` threads. The class's object is closed when the run ends: its `aclose()` awaited, else its
-`close()` called, once. An exception (or an answer that is not a str) fails that generation with its message,
-for good (`--retry-failed` asks again), and the run goes on.
+`--concurrency` threads, daemons: a predict that never returns does not keep the process alive after Ctrl-C, which
+stops the run at once (resumable). The class's object is closed when the run ends: its `aclose()` awaited, else
+its `close()` called, once, for at most CLOSE_TIMEOUT_S (then the run goes on with a warning). Whatever predict
+raises (an exception, `sys.exit`, GeneratorExit, an async predict's own CancelledError; not KeyboardInterrupt,
+which stops the run as Ctrl-C does), or an answer that is not a str, fails that generation with its message, for
+good (`--retry-failed` asks again), and the run goes on.
 
 MODULE is imported as `python -c "import MODULE"` would from the current directory, which is put on `sys.path`
 for it (as `awbench`, a console script, does not have it there). Everything about the spec is checked before the
@@ -23,25 +26,30 @@ import functools
 import importlib
 import inspect
 import os
+import queue
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from awbench.backends import BackendBase, GenerationRequest
+from awbench.backends import BackendBase, GenerationRequest, generation_place
 from awbench.config import ModelSettings
 from awbench.errors import AwbenchError
+from awbench.prefix_order import CANDIDATE_WAIT
 from awbench.records import Generation
 from awbench.suggest import did_you_mean
-from awbench.workers import in_completion_order
+from awbench.workers import in_prefix_order
 from awbench.world_model.inputs import world_model_sample
 
 PREFIX = "python:"
 ENTRY_POINTS = "awbench.world_models"
 SIGNATURE = "predict(messages, *, sample, seed, max_tokens, temperature) -> str"
+CLOSE_TIMEOUT_S = 30.0  # how long the run waits for the object's close() or aclose() before going on without it
+# What a call of the model's code gave: (its answer, None), or (None, what it raised).
+Outcome = tuple[Any, "BaseException | None"]
 
 
 class WorldModelError(AwbenchError, ValueError):
@@ -170,7 +178,7 @@ def check(settings: ModelSettings) -> WorldModel:
         try:
             inspect.signature(found.target).bind(**settings.model_args)
         except TypeError as error:
-            given = ", ".join(f"{k}={v!r}" for k, v in settings.model_args.items()) or "no arguments"
+            given = ", ".join(settings.model_args) or "no arguments"  # names only: a value may be a key
             raise WorldModelError(
                 f"{spec}: --model-arg: {found.target.__name__}{inspect.signature(found.target)} "
                 f"cannot take {given}: {error}"
@@ -203,6 +211,78 @@ def _did(error: BaseException) -> str:
     return f"raised {_what(error)}"
 
 
+async def _caught(call: Callable[[], Awaitable[Any]]) -> Outcome:
+    """An async call's outcome, whatever it raises; a CancelledError leaves the task cancelled (by the run, which
+    stops, or by the model's own code, which `_awaited` tells apart)."""
+    try:
+        return await call(), None
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:  # sys.exit, GeneratorExit, KeyboardInterrupt: the run decides
+        return None, error
+
+
+class _Threads:
+    """A plain predict's threads: at most `count`, started as calls come while none is idle, as a
+    ThreadPoolExecutor's. Daemons, unlike those (which the interpreter joins when it exits): a predict that never
+    returns does not keep awbench's process alive after Ctrl-C."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._started = 0
+        self._idle = threading.Semaphore(0)
+        self._calls: queue.SimpleQueue[tuple[Callable[[], Any], asyncio.Future[Outcome]] | None] = queue.SimpleQueue()
+
+    def submit(self, call: Callable[[], Any]) -> asyncio.Future[Outcome]:
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        if not self._idle.acquire(blocking=False) and self._started < self._count:
+            name = f"awbench-world-model-{self._started + 1}"
+            try:
+                threading.Thread(target=self._serve, name=name, daemon=True).start()
+            except RuntimeError as error:  # threads cannot start (the model's code set sys.excepthook = None)
+                future.set_result((None, error))
+                return future
+            self._started += 1
+        self._calls.put((call, future))
+        return future
+
+    def shutdown(self) -> None:
+        """Each thread ends after its call in progress; one that never returns is left to the process's end."""
+        for _ in range(self._started):
+            self._calls.put(None)
+
+    def _serve(self) -> None:
+        while (job := self._calls.get()) is not None:
+            call, future = job
+            try:
+                outcome: Outcome = (call(), None)
+            except BaseException as error:  # sys.exit, GeneratorExit, KeyboardInterrupt: the run decides
+                outcome = (None, error)
+            try:
+                future.get_loop().call_soon_threadsafe(_settle, future, outcome)
+            except RuntimeError:  # the run's loop is closed: nobody waits for this call any more
+                pass
+            self._idle.release()
+
+
+def _settle(future: asyncio.Future[Outcome], outcome: Outcome) -> None:
+    if not future.cancelled():
+        future.set_result(outcome)
+
+
+async def _awaited(future: asyncio.Future[Outcome], timeout: float | None = None) -> Outcome | None:
+    """The call's outcome (None when it has not come within `timeout`). When the run stops meanwhile (Ctrl-C, an
+    error elsewhere), or the time is up, a call on the event loop is cancelled; one in a thread is left to end on
+    its own. A call that was cancelled without that (an async predict raising CancelledError) raised it."""
+    try:
+        done, _ = await asyncio.wait({future}, timeout=timeout)
+    finally:
+        future.cancel()
+    if not done:
+        return None
+    return (None, asyncio.CancelledError()) if future.cancelled() else future.result()
+
+
 class PythonModelBackend(BackendBase):
     def __init__(self, predict: Callable[..., Any], settings: ModelSettings, instance: Any = None) -> None:
         self.predict = predict
@@ -210,11 +290,7 @@ class PythonModelBackend(BackendBase):
         self.instance = instance  # the class's object, closed with the backend when it has close or aclose
         self.is_async = inspect.iscoroutinefunction(predict)
         # A plain predict blocks: it runs in threads, so that saving and judging go on meanwhile.
-        self._threads = (
-            None
-            if self.is_async
-            else ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="awbench-world-model")
-        )
+        self._threads = None if self.is_async else _Threads(settings.concurrency)
 
     async def _one(self, request: GenerationRequest) -> Generation:
         call = functools.partial(
@@ -226,12 +302,12 @@ class PythonModelBackend(BackendBase):
             temperature=self.settings.temperature,
         )
         started = time.perf_counter()
-        try:
-            if self._threads is None:
-                text = await call()
-            else:
-                text = await asyncio.get_running_loop().run_in_executor(self._threads, call)
-        except (Exception, SystemExit) as error:  # KeyboardInterrupt (Ctrl-C) still stops the run
+        outcome = await _awaited(self._started(call))
+        assert outcome is not None  # no timeout: a predict takes as long as it takes
+        text, error = outcome
+        if isinstance(error, KeyboardInterrupt):
+            raise error  # stops the run, as Ctrl-C does
+        if error is not None:
             return self._failed(request, f"predict {_did(error)}", started)
         if not isinstance(text, str):
             return self._failed(request, f"predict returned {type(text).__name__}, not str", started)
@@ -243,6 +319,9 @@ class PythonModelBackend(BackendBase):
             latency_s=time.perf_counter() - started,
         )
 
+    def _started(self, call: Callable[[], Any]) -> asyncio.Future[Outcome]:
+        return asyncio.ensure_future(_caught(call)) if self._threads is None else self._threads.submit(call)
+
     @staticmethod
     def _failed(request: GenerationRequest, error: str, started: float) -> Generation:
         return Generation(
@@ -250,24 +329,34 @@ class PythonModelBackend(BackendBase):
         )
 
     def generate(self, requests: list[GenerationRequest]) -> AsyncIterator[Generation]:
-        return in_completion_order(requests, self._one, self.settings.concurrency)
+        return in_prefix_order(
+            requests, lambda request, _: self._one(request), generation_place, self.settings.concurrency, CANDIDATE_WAIT
+        )
 
     async def aclose(self) -> None:
-        """The end of the run: the predict threads stopped, then the object's `aclose()` awaited, else its
-        `close()` called (once: the object is forgotten), so that a model holding a process, a file or a
-        connection lets it go. What either raises is WorldModelError."""
+        """The end of the run: the predict threads told to stop, then the object's `aclose()` awaited, else its
+        `close()` called in a thread of its own (once: the object is forgotten), so that a model holding a process,
+        a file or a connection lets it go. What either raises, or one that does not return within CLOSE_TIMEOUT_S,
+        is WorldModelError (a warning: the run goes on without it)."""
         if self._threads is not None:
-            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads.shutdown()
         instance, self.instance = self.instance, None
         closing = next((name for name in ("aclose", "close") if callable(getattr(instance, name, None))), None)
         if closing is None:
             return
-        try:
-            closed = getattr(instance, closing)()
-            if closing == "aclose":
-                await closed
-        except (Exception, SystemExit) as error:  # said by the run, after its records and scores are kept
-            raise WorldModelError(f"{self.settings.model}: {closing}() {_did(error)}") from None
+        call = getattr(instance, closing)
+        future: asyncio.Future[Outcome]
+        if closing == "aclose":
+            future = asyncio.ensure_future(_caught(call))
+        else:
+            thread = _Threads(1)
+            future = thread.submit(call)
+            thread.shutdown()
+        outcome = await _awaited(future, CLOSE_TIMEOUT_S)
+        if outcome is None:
+            raise WorldModelError(f"{self.settings.model}: {closing}() did not return within {CLOSE_TIMEOUT_S:g} s")
+        if outcome[1] is not None:  # said by the run, after its records and scores are kept
+            raise WorldModelError(f"{self.settings.model}: {closing}() {_did(outcome[1])}")
 
 
 def preflight(settings: ModelSettings) -> None:

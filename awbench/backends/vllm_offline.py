@@ -1,7 +1,8 @@
 """`--backend vllm`: the model runs in this process through vLLM's offline `LLM` engine, in batches.
 
-Requests are reordered so that the turns of one trajectory are adjacent and in turn order: each turn's prompt
-is nearly a prefix of the next one's, so the prefix cache serves most of it. Each batch goes to `LLM.chat` in a
+Requests are reordered in the prefix order every sender follows (`awbench.prefix_order`): the turns of one
+trajectory adjacent and in turn order, a sample's generations after one another. Each turn's prompt is nearly a
+prefix of the next one's, so the prefix cache serves most of it. Each batch goes to `LLM.chat` in a
 worker thread (it blocks), and its Generations are yielded as soon as it returns, so a crash loses at most one
 batch.
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import codecs
 import ctypes
 import errno
+import io
 import os
 import sys
+import threading
 from typing import Annotated, NoReturn
 
 import typer
 
 import awbench
 from awbench.cli import analysis_commands, interop_commands, plan_command, run_commands, turing_commands
-from awbench.cli.common import err_console, use_command_class
+from awbench.cli.common import err_console, plural, use_command_class
 from awbench.cli.data_commands import data_app
 from awbench.cli.errors import CommandLine
 from awbench.errors import EXIT_FAILURES, EXIT_USAGE
@@ -71,12 +74,22 @@ M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 STDOUT = 1
 
 
-# What a write to stdout fails with: a full device, a file size limit, a reader gone, a device's error.
-_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE, errno.EIO}
+# What a write to stdout fails with: a full device, a file size limit, a reader gone, a device's error, a descriptor
+# closed (by a world model's code).
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE, errno.EIO, errno.EBADF}
 
 
 def main() -> None:
     _return_large_blocks_to_the_system()
+    _escape_what_stdout_cannot_encode()
+    try:
+        _run()
+    except SystemExit as end:
+        _exit_without_waiting_for_threads(end.code)
+        raise
+
+
+def _run() -> None:
     try:
         try:
             app()
@@ -85,19 +98,54 @@ def main() -> None:
     except OSError as error:
         if error.filename is not None or error.errno not in _OUTPUT_ERRNOS:
             raise  # a file's error is the command's to report; none reaches here
-        _stdout_failed(error)
+        _stdout_failed(error.strerror, error.errno)
+    except ValueError:
+        if not sys.stdout.closed:
+            raise
+        _stdout_failed("it was closed", errno.EBADF)  # `sys.stdout.close()`, by a world model's code
 
 
-def _stdout_failed(error: OSError) -> NoReturn:
+def _escape_what_stdout_cannot_encode() -> None:
+    """A standard output whose encoding cannot hold every character (PYTHONIOENCODING=ascii or latin-1, an old
+    locale) writes each character it cannot as a backslash escape, as standard error does, instead of failing
+    the command with a UnicodeEncodeError."""
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper) and not codecs.lookup(stdout.encoding).name.startswith("utf"):
+        stdout.reconfigure(errors="backslashreplace")
+
+
+def _stdout_failed(reason: str | None, number: int | None) -> NoReturn:
     """stdout could not take what the command printed (`awbench ls > /dev/full`): one line, exit 2; a reader that
     left early (`awbench ls | head`) is no error worth a word, as for other tools (exit 1, as click gives)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, STDOUT)  # what is still buffered then goes nowhere at the exit, without a second error
     os.close(devnull)
-    if error.errno == errno.EPIPE:
+    if number == errno.EPIPE:
         sys.exit(EXIT_FAILURES)
     try:
-        err_console.print(f"error: cannot write to standard output: {error.strerror}", markup=False, highlight=False)
+        err_console.print(f"error: cannot write to standard output: {reason}", markup=False, highlight=False)
     except OSError:
         pass  # stderr is as full: the exit code says it
     sys.exit(EXIT_USAGE)
+
+
+def _exit_without_waiting_for_threads(code: object) -> None:
+    """Threads that are no daemons, left running when the command is done (a world model's, started when its
+    module was imported), would keep the process from ending: the command's output and files are complete, so a
+    warning names them and the process ends without waiting for them."""
+    left = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not left:
+        return
+    names = ", ".join(sorted(t.name for t in left))
+    err_console.print(
+        f"{plural(len(left), 'thread')} that awbench did not start still running ({names}): exiting without "
+        "waiting for them",
+        style="yellow",
+        soft_wrap=True,
+    )
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed, or full: nothing more can be said
+            pass
+    os._exit(code if isinstance(code, int) else int(code is not None))

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -158,7 +159,9 @@ def ls(
     elif listing.runs and console.is_terminal:
         console.print(run_list_table(listing))
     elif listing.runs:
-        typer.echo(run_list_lines(listing), nl=False)
+        sys.stdout.write(
+            run_list_lines(listing)
+        )  # in stdout's encoding (click's echo would write UTF-8 to an ASCII one)
     else:
         notes.append(f"no runs under {', '.join(str(d) for d in roots)}")
     _print_notes(notes)

@@ -56,11 +56,11 @@ from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
 from awbench.analysis.stats import MIN_TRAJECTORIES, TOO_FEW
 from awbench.analysis.turing import TURING_TITLE, fmt_rate, run_turing_tests, turing_line
-from awbench.cli.common import printable
 from awbench.cli.fitting import FittingTable
 from awbench.cli.summary import variance_lines
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, partial_label
 from awbench.run.scoring import resume_advice
+from awbench.safe_text import shown_on_terminal
 
 
 def _stacked(cell: Cell) -> Text:
@@ -554,7 +554,7 @@ def run_list_lines(listing: RunList) -> str:
     fields = [
         (e.run, e.model, ",".join(e.judges) or "–", e.state_label(), _overall(e), _finished(e)) for e in listing.runs
     ]
-    return "".join("\t".join(map(printable, row)) + "\n" for row in fields)
+    return "".join("\t".join(map(shown_on_terminal, row)) + "\n" for row in fields)
 
 
 def _overall(entry: RunEntry) -> str:

@@ -17,12 +17,10 @@ from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.errors import EXIT_USAGE, AwbenchError
+from awbench.redact import quoted
 from awbench.run.store import refuse_run_output
+from awbench.safe_text import shown_on_terminal
 from awbench.suggest import did_you_mean
-
-# Control characters but the line break: ESC (or C1's CSI) in a model name or a path would start the terminal's
-# own escape sequence (a style, a link, a window title). Each is shown as U+FFFD.
-_CONTROLS = dict.fromkeys((*range(0x0A), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)), "\ufffd")
 
 
 class _TextConsole(Console):
@@ -43,19 +41,14 @@ class _TextConsole(Console):
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments
-            yield segment if segment.control else Segment(segment.text.translate(_CONTROLS), segment.style)
-
-
-def printable(text: str) -> str:
-    """Text as the text console shows it (control characters as U+FFFD), for output written without it."""
-    return text.translate(_CONTROLS)
+            yield segment if segment.control else Segment(shown_on_terminal(segment.text), segment.style)
 
 
 def text_console(**kwargs: Any) -> Console:
     """A console that prints strings as they are: run and model names, paths and messages hold text such as
     `[link=...]`, `[/]` or `:smile:`, which rich would read as markup or emoji codes (or highlight, such as a
-    URL), or control characters, which the terminal would read. Styles are given as `Text` objects, or with
-    `style=`."""
+    URL), or control characters, which the terminal would read (each shown as U+FFFD: `safe_text.shown_on_terminal`).
+    Styles are given as `Text` objects, or with `style=`."""
     return _TextConsole(markup=False, emoji=False, highlight=False, **kwargs)
 
 
@@ -84,7 +77,14 @@ def _not_finite(value: Any) -> bool:
 
 
 def plain_message(error: Mapping[str, Any]) -> str:
-    """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL."""
+    """One validation error (pydantic's `ErrorDetails`) in our words: no pydantic wording, no URL, and the value
+    given quoted as `redact.quoted` quotes it (a key given to the wrong option is not repeated)."""
+    given = error.get("input")
+    message = _plain_message(error)
+    return message.replace(repr(given), quoted(given)) if isinstance(given, str) else message
+
+
+def _plain_message(error: Mapping[str, Any]) -> str:
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
     bounds = {
         "greater_than_equal": ("at least", "ge"),

@@ -33,6 +33,10 @@ from awbench.cli.config_file import (
 )
 from awbench.config import (
     DEFAULT_JUDGE_MODEL,
+    MAX_GENERATIONS,
+    MAX_JUDGE_SAMPLES,
+    MAX_PRICE,
+    MAX_RULE_WORKERS,
     DataSettings,
     EngineSettings,
     JudgeSettings,
@@ -41,6 +45,7 @@ from awbench.config import (
     ScoringSettings,
 )
 from awbench.data.json_lines import TOO_DEEP, value_problems
+from awbench.redact import quoted
 from awbench.suggest import did_you_mean
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
@@ -110,7 +115,7 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     known = plugins.names(group)
     if value is not None and value not in known:
         fail(
-            f"{option}: {value!r} is not one of {', '.join(map(repr, known))}{did_you_mean(value, known)}",
+            f"{option}: {quoted(value)} is not one of {', '.join(map(repr, known))}{did_you_mean(value, known)}",
             key="bad_option",
         )
     return value
@@ -237,6 +242,17 @@ DATA = Group(
 )
 
 MODEL_ENDPOINT = "Model endpoint (--base-url)"
+# One option for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field): in a
+# command with both groups it is listed once and sets both.
+PROMPT_CACHE_KEY = Opt(
+    "prompt_cache_key",
+    "prompt_cache_key",
+    bool,
+    "Send each request (the candidate's and the judge's) a prompt_cache_key, a hash of its trajectory, so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
+    flag="--prompt-cache-key/--no-prompt-cache-key",
+    default_text="on for OpenAI's API only",
+    panel=MODEL_ENDPOINT,
+)
 MODEL_ENGINE = "Model engine (--backend vllm: in this process)"
 
 
@@ -298,6 +314,7 @@ MODEL = Group(
             int,
             "Independent generations per sample (distinct seeds), each judged; a sample scores their mean.",
             min=1,
+            max=MAX_GENERATIONS,
         ),
         Opt(
             "extra_body",
@@ -367,6 +384,7 @@ MODEL = Group(
             default_text="learnt from its x-ratelimit headers",
             panel=MODEL_ENDPOINT,
         ),
+        PROMPT_CACHE_KEY,
         Opt("max_model_len", "engine.max_model_len", int, "Context window.", min=1, panel=MODEL_ENGINE),
         Opt("tensor_parallel_size", "engine.tensor_parallel_size", int, "GPUs per engine.", min=1, panel=MODEL_ENGINE),
         Opt(
@@ -513,12 +531,14 @@ JUDGE = Group(
             default_text="learnt from its x-ratelimit headers",
             panel=JUDGE_CALLS,
         ),
+        replace(PROMPT_CACHE_KEY, panel=JUDGE_CALLS),
         Opt(
             "rule_workers",
             "rule_workers",
             int,
             "Worker processes for a large run's rule scoring (--judge rules or both); 0: all in this process, which holds less memory.",
             min=0,
+            max=MAX_RULE_WORKERS,
             default_text="one per CPU, at most 4",
         ),
         Opt(
@@ -537,13 +557,14 @@ JUDGE = Group(
             "Ask for a JSON-schema verdict.",
             flag="--judge-structured/--no-judge-structured",
         ),
-        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1),
+        Opt("judge_samples", "samples", int, "Independent verdicts per prediction.", min=1, max=MAX_JUDGE_SAMPLES),
         Opt(
             "judge_price_in",
             "price_in",
             float,
             "USD per million prompt tokens.",
             min=0.0,
+            max=MAX_PRICE,
             metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
@@ -554,6 +575,7 @@ JUDGE = Group(
             float,
             "USD per million completion tokens.",
             min=0.0,
+            max=MAX_PRICE,
             metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
@@ -668,7 +690,11 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
     their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
     `--print-config` prints the ones given as such a file and exits."""
-    opts = [opt for group in groups for opt in group.options]
+    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (PROMPT_CACHE_KEY) once, the first
+    for group in groups:
+        for opt in group.options:
+            declared.setdefault(opt.name, (group, opt))
+    opts = [opt for _, opt in declared.values()]
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         own = [
@@ -697,7 +723,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             return function(**kwargs, options=options)
 
         with_options.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-            [*own, *(_parameter(group, opt) for group in groups for opt in group.options)]
+            [*own, *(_parameter(group, opt) for group, opt in declared.values())]
         )
         return with_options
 

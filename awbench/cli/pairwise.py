@@ -77,7 +77,7 @@ def _compare(
     console.print(
         f"dry run: {plural(len(pairs), 'pair')}, {plural(outcome.questions, 'question')}; {found.calls} judge calls, "
         f"~{found.prompt_tokens:,} prompt and ~{found.completion_tokens:,} completion tokens; estimated judge cost "
-        f"{judge_cost(found.cost_usd, found.batch_price)}. Nothing was spent.",
+        f"{judge_cost(found)}. Nothing was spent.",
         highlight=False,
         soft_wrap=True,
     )

@@ -93,8 +93,11 @@ class _Ticker:
         with self._lock:
             self._stages.append(stage)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="awbench-progress", daemon=True)
-                self._thread.start()
+                try:
+                    self._thread = threading.Thread(target=self._run, name="awbench-progress", daemon=True)
+                    self._thread.start()
+                except RuntimeError:  # no thread can be made (a world model set sys.excepthook to None)
+                    self._thread = None  # the stage still says when it starts and ends
 
     def remove(self, stage: _LineStage) -> None:
         with self._lock:

@@ -79,7 +79,7 @@ def _config(options: Options, judged: bool) -> RunConfig:
     judge = cli_judge_settings(None, options) if judged else None
     output = options.settings(OUTPUT)
     return RunConfig(
-        run_name=output["run_name"] or default_run_name(model.model, judge),
+        run_name=output["run_name"] or default_run_name(model.model, judge, output["output"]),
         output=output["output"],
         data=data,
         model=model,

@@ -15,6 +15,7 @@ from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.judging import PromptError
 from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S
+from awbench.judging.cost import CostEstimate
 from awbench.run.failures import Setup, describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
@@ -227,14 +228,14 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
         )
 
 
-def judge_time(estimate: DryRunEstimate) -> str:
+def judge_time(estimate: CostEstimate) -> str:
     """The judge's wall time at its rate limits, beside the tokens those limits count."""
     against = "the Batch API's enqueued-token limit" if estimate.batch_price else "a tokens-per-minute limit"
-    counted = f"~{estimate.judge_limit_tokens:,} tokens against {against} (prompts + --judge-max-tokens per call)"
-    if estimate.batch_price and estimate.judge_batches and estimate.judge_wall_s is not None:
+    counted = f"~{estimate.limit_tokens:,} tokens against {against} (prompts + --judge-max-tokens per call)"
+    if estimate.batch_price and estimate.batches and estimate.batch_tokens and estimate.wall_s is not None:
         return (
-            f"{counted}; {estimate.judge_batches} batch(es) one after another under a limit of "
-            f"{estimate.judge_batch_tokens:,}: about {duration(estimate.judge_wall_s)} at a typical {TYPICAL_BATCH_TURNAROUND_S / 3600:g} h per batch "
+            f"{counted}; {estimate.batches} batch(es) one after another under a limit of "
+            f"{estimate.batch_tokens:,}: about {duration(estimate.wall_s)} at a typical {TYPICAL_BATCH_TURNAROUND_S / 3600:g} h per batch "
             "(an assumption: the Batch API promises 24 h each)"
         )
     if estimate.batch_price:
@@ -242,9 +243,9 @@ def judge_time(estimate: DryRunEstimate) -> str:
             f"{counted}, which (learnt at the first refusal, or --judge-batch-tokens) sets how many batches run one "
             "after another, each answered within 24 h"
         )
-    if estimate.judge_wall_s is None:
+    if estimate.wall_s is None:
         return f"{counted}; give --judge-tpm/--judge-rpm for the wall time at your limits"
-    return f"{counted}; about {duration(estimate.judge_wall_s)} at --judge-tpm/--judge-rpm"
+    return f"{counted}; about {duration(estimate.wall_s)} at --judge-tpm/--judge-rpm"
 
 
 def duration(seconds: float) -> str:
@@ -252,20 +253,29 @@ def duration(seconds: float) -> str:
     return f"{hours} h {rest // 60} min" if hours else f"{rest // 60} min {rest % 60} s"
 
 
-def judge_cost(cost_usd: float | None, batch: bool) -> str:
-    """An estimated judge cost as `--dry-run` prints it."""
-    if cost_usd is None:
+def judge_cost(estimate: CostEstimate) -> str:
+    """An estimated judge cost as `--dry-run` prints it, with the prompt cache's share and its assumption."""
+    if estimate.cost_usd is None:
         return "unknown (give --judge-price-in/--judge-price-out)"
-    return f"${cost_usd:.4f}" + (" at the Batch API's half price" if batch else "")
+    if estimate.batch_price:
+        return f"${estimate.cost_usd:.4f} at the Batch API's half price (prompt cache hits not counted: docs/batch.md)"
+    if not estimate.cached_tokens or estimate.uncached_cost_usd in (None, estimate.cost_usd):  # no cached price
+        return f"${estimate.cost_usd:.4f}"
+    return (
+        f"${estimate.cost_usd:.4f} with ~{estimate.cached_tokens / estimate.prompt_tokens:.0%} of the prompt tokens "
+        f"served by the provider's prompt cache (${estimate.uncached_cost_usd:.4f} without it; assumed: each prompt "
+        "finds what its trajectory's earlier turn, or its sample's first request, left cached, as awbench sends them "
+        "in that order, and the provider keeps a prefix for minutes on one machine)"
+    )
 
 
 def print_estimate(estimate: DryRunEstimate) -> None:
-    cost = judge_cost(estimate.judge_cost_usd, estimate.batch_price)
+    judge = estimate.judge
     console.print(
         f"dry run: {plural(estimate.samples, 'sample')}; {plural(estimate.generations, 'generation')} to make; "
-        f"{estimate.judge_calls} judge calls, ~{estimate.judge_prompt_tokens:,} prompt and "
-        f"~{estimate.judge_completion_tokens:,} completion tokens; estimated judge cost {cost}"
-        f"{'; ' + judge_time(estimate) if estimate.judge_calls else ''}. Nothing was spent.",
+        f"{judge.calls} judge calls, ~{judge.prompt_tokens:,} prompt and ~{judge.completion_tokens:,} completion "
+        f"tokens; estimated judge cost {judge_cost(judge)}{'; ' + judge_time(judge) if judge.calls else ''}. "
+        "Nothing was spent.",
         highlight=False,
         soft_wrap=True,
     )

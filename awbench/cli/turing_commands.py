@@ -113,7 +113,7 @@ def turing(
         console.print(
             f"dry run: {plural(len(outcome.questions), 'question')}; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
             f"and ~{cost.completion_tokens:,} completion tokens; estimated judge cost "
-            f"{judge_cost(cost.cost_usd, cost.batch_price)}. Nothing was spent.",
+            f"{judge_cost(cost)}. Nothing was spent.",
             highlight=False,
             soft_wrap=True,
         )

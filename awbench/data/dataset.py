@@ -366,18 +366,24 @@ def _error_message(err: Mapping[str, Any]) -> str:
 
 
 def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
-    """`{domain}/{id}/{turn_idx}`; repeats get `#2`, `#3`... in read order, so every sample stays addressable."""
+    """`{domain}/{id}/{turn_idx}`; repeats of a key with another record get `#2`, `#3`... in read order, so every
+    sample stays addressable. A row alike in every field to an earlier one (files joined with an overlap) is the
+    same sample: taken once, with a warning."""
     first: dict[str, _Entry] = {}
+    alike: dict[tuple[str, str], _Entry] = {}  # (key, record hash) -> its first row
     seen: dict[str, int] = {}
     samples, problems = [], []
     for entry in entries:
         base = entry.record.base_key()
+        earlier = alike.setdefault((base, entry.hash), entry)
+        if earlier is not entry and earlier.record.model_extra == entry.record.model_extra:
+            message = f"repeats {_where(earlier, entry)} (sample {base}): taken once"
+            problems.append(Problem(entry.path, entry.line, None, message, "warning"))
+            continue
         seen[base] = seen.get(base, 0) + 1
         key = base if seen[base] == 1 else f"{base}#{seen[base]}"
         if base in first:
-            other = first[base]
-            where = f"{other.unit} {other.line}" if other.path == entry.path else other.origin
-            message = f"duplicate key {base}: also at {where}; evaluated as {key}"
+            message = f"duplicate key {base}: also at {_where(first[base], entry)}; evaluated as {key}"
             # Expected (the released Android file has one) and handled: every row is evaluated.
             problems.append(Problem(entry.path, entry.line, None, message, "note"))
         else:
@@ -386,35 +392,33 @@ def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
     return samples, problems
 
 
-def repeated_rows(samples: list[Sample], label: str) -> tuple[list[Sample], list[Problem]]:
-    """The samples of a file another tool wrote about the benchmark (a benchmark record and the tool's fields on
-    each line: the reference script's predictions.jsonl and judged.jsonl), without the rows that repeat a sample,
-    and what is said of them. A sample is its key and benchmark fields: the Android file's repeated key is two
-    samples, their records differ. A repeat alike in every field too (files joined with an overlap) is kept once,
-    with a warning; one whose own fields differ (another generation or verdict) leaves which to take unknown: an
-    error naming both lines (`origin`: `path:line`)."""
+def _where(other: _Entry, entry: _Entry) -> str:
+    """Where `other` was read, as a message about `entry` names it: its line (or row) in the same file."""
+    return f"{other.unit} {other.line}" if other.path == entry.path else other.origin
+
+
+def conflicting_rows(samples: list[Sample], label: str) -> list[Problem]:
+    """The rows of a file another tool wrote about the benchmark (a benchmark record and the tool's fields on each
+    line: the reference script's predictions.jsonl and judged.jsonl) that repeat a sample with other values of
+    the tool's fields (another generation or verdict): which to take is not known, an error naming both lines
+    (`origin`: `path:line`). A sample is its key and benchmark fields: the Android file's repeated key is two
+    samples, their records differ; a row alike in every field the loader takes once (`_assign_keys`)."""
     first: dict[tuple[str, str], Sample] = {}
-    kept, problems = [], []
+    problems = []
     for sample in samples:
         base = sample.record.base_key()
         earlier = first.setdefault((base, sample.hash), sample)
         if earlier is sample:
-            kept.append(sample)
             continue
         ours, theirs = sample.record.model_extra or {}, earlier.record.model_extra or {}
         differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k, ...) != theirs.get(k, ...))
         line, earlier_line = (int(s.origin.rsplit(":", 1)[1]) for s in (sample, earlier))
-        if differ:
-            message = (
-                f"sample {base} is on line {earlier_line} too, with other values ({', '.join(differ)}): which to "
-                "take is not known; remove the row that is not wanted"
-            )
-            problems.append(Problem(label, line, None, message))
-        else:
-            problems.append(
-                Problem(label, line, None, f"repeats line {earlier_line} (sample {base}): taken once", "warning")
-            )
-    return kept, problems
+        message = (
+            f"sample {base} is on line {earlier_line} too, with other values ({', '.join(differ)}): which to "
+            "take is not known; remove the row that is not wanted"
+        )
+        problems.append(Problem(label, line, None, message))
+    return problems
 
 
 # --- Loading -----------------------------------------------------------------------------------------------

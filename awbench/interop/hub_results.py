@@ -133,12 +133,12 @@ def eval_results_entries(
             "results must name the judge model; import the file again with --judge-model",
             key="judge_model_unknown",
         )
-    raw = evaluation.read_scores_json()
-    if raw is None:
+    scores = evaluation.read_scores()
+    if scores is None:
         raise StoreError(
             f"run {store.name} has no scores from judge {info.id} yet: {resume_advice(store.path)}", key="not_scored"
         )
-    scores = ScoresFile.model_validate(raw).ranked()
+    scores = scores.ranked()
     completeness = scores.completeness
     if not completeness.complete:
         raise StoreError(

@@ -9,7 +9,6 @@ problem imports nothing.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,24 +137,17 @@ def sample_records(
 
 
 def off_scale(judgment: JudgmentRecord) -> list[tuple[str, str]]:
-    """(field, message) for each number of `judgment` off awbench's scales, which the task's records are on:
-    the 0..100 score, the rubric's 1..5 (a verdict's scores and their means), the rule judge's 0..1, a cost
-    of at least 0. Such a record was not written by awbench, and its scores would be averaged as given."""
-    numbers: list[tuple[str, float | None, float, float]] = [
-        ("score", judgment.score, 0, 100),
-        ("cost_usd", judgment.cost_usd, 0, math.inf),
-    ]
-    numbers += [(f"dimensions.{d}", v, 1, 5) for d, v in judgment.dimensions.items()]
+    """(field, message) for each number of `judgment` off awbench's scales, which the task's records are on: the
+    rubric's 1..5 of a verdict's scores, the rule judge's 0..1 (the judgment's score, dimensions and cost the
+    record itself bounds). Such a record was not written by awbench, and its scores would be averaged as given."""
+    numbers: list[tuple[str, float | None, float, float]] = []
     for i, verdict in enumerate(judgment.verdicts):
         numbers += [(f"verdicts.{i}.scores.{d}", v, 1, 5) for d, v in verdict.scores.items()]
     if judgment.rule is not None:
         numbers.append(("rule.score", judgment.rule.score, 0, 1))
         numbers += [(f"rule.parts.{part}", v, 0, 1) for part, v in judgment.rule.parts.items()]
     return [
-        (
-            name,
-            f"{value:g} is off awbench's scale, " + (f"{low:g} to {high:g}" if high < math.inf else f"{low:g} or more"),
-        )
+        (name, f"{value:g} is off awbench's scale, {low:g} to {high:g}")
         for name, value, low, high in numbers
         if value is not None and not low <= value <= high
     ]

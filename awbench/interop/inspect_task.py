@@ -136,7 +136,7 @@ class InspectJudge(LLMJudge):
         super().__init__(settings, load_prompt_set(settings.prompts, settings.template), None, Endpoints())
         self.model = model
 
-    async def complete(self, messages: list[dict[str, str]], seed: int | None) -> Completion:
+    async def complete(self, messages: list[dict[str, str]], seed: int | None, trajectory: str) -> Completion:
         s = self.settings
         config = GenerateConfig(
             temperature=s.temperature,

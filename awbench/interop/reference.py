@@ -36,7 +36,7 @@ from awbench.config import (
     RunConfig,
     ScoringSettings,
 )
-from awbench.data.dataset import LoadedData, load_samples, read_source, repeated_rows
+from awbench.data.dataset import LoadedData, conflicting_rows, load_samples, read_source
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
@@ -677,8 +677,8 @@ def import_reference(
     label = str(path)
     reading = _read(path, label)
     loaded, data_problems = _data_problems(path, label, reading)
-    kept, repeats = repeated_rows(loaded.samples, label) if loaded is not None else ([], [])
-    problems = sorted(data_problems + repeats + reading.problems, key=lambda p: p.line or 0)
+    conflicts = conflicting_rows(loaded.samples, label) if loaded is not None else []
+    problems = sorted(data_problems + conflicts + reading.problems, key=lambda p: p.line or 0)
     errors = [p for p in problems if p.severity == "error"]
     if errors or loaded is None:
         raise DataError(
@@ -687,13 +687,10 @@ def import_reference(
         )
     rows = {row.line: row.fields for row in reading.rows.values()}
     lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
-    if sorted(lines) != sorted(rows):
+    taken_once = {p.line for p in problems if p.line is not None and p.line not in lines}  # repeats, warned of
+    if set(lines) | taken_once != set(rows):
         raise DataError(f"{label} changed while it was read; nothing was imported: import it again")
     data = DataSettings(source=str(path.resolve()))
-    if len(kept) < len(loaded.samples):  # rows given twice: the run's data is the file less its repeats
-        data = data.model_copy(update={"ids": [s.key for s in kept]})
-        loaded = load_samples(data)
-        lines = [int(s.origin.rsplit(":", 1)[1]) for s in loaded.samples]
 
     judged = reading.judged_at is not None
     notes: list[str] = []

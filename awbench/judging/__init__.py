@@ -36,6 +36,7 @@ from awbench.redact import MASK, holds_mask, secrets_masked
 if TYPE_CHECKING:
     from awbench.config import JudgeSettings
     from awbench.judging.cost import CostEstimate
+    from awbench.prefix_order import Place
     from awbench.records import JudgeKind, JudgeRequest, JudgmentRecord, PredictionRecord, Sample
     from awbench.transport.endpoints import Endpoints
 
@@ -223,6 +224,11 @@ def prediction_request(sample: Sample, prediction: PredictionRecord) -> JudgeReq
     if prediction.failed:
         return None
     return JudgeRequest(sample=sample, prediction=prediction.prediction, generation=prediction.generation)
+
+
+def request_place(request: JudgeRequest) -> Place:
+    """The generations of a sample are its variants (their prompts differ only from the prediction on)."""
+    return request.sample.place(request.generation)
 
 
 async def requests_of(items: list[JudgeRequest]) -> AsyncIterator[JudgeRequest]:

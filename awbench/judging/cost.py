@@ -3,6 +3,10 @@
 Estimates count ~4 characters per token (tiktoken would need its encodings downloaded, and judges are
 not all OpenAI models anyway) and assume OUTPUT_TOKENS_PER_VERDICT completion tokens per verdict: a
 reasoning judge's thinking plus a verdict of a few hundred tokens. Both are rough; `--dry-run` says so.
+
+The prompt cache (`CacheEstimate`): a prompt sent in prefix order (`awbench.prefix_order`) finds the prefix it
+shares with the prompt before it in that order cached, as OpenAI bills it (1,024 tokens or more, in steps of 128),
+assuming the provider kept it (its minutes of retention, the same machine: `prompt_cache_key`).
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
+from awbench.prefix_order import Place
 from awbench.transport.chat_client import Completion
 from awbench.transport.endpoints import is_local
-from awbench.transport.rate_control import estimate_prompt_tokens, estimate_tokens, tokens_for_chars
+from awbench.transport.rate_control import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
 __all__ = [
     "estimate_prompt_tokens",
@@ -23,6 +28,13 @@ __all__ = [
 ]  # the rate control's count
 
 OUTPUT_TOKENS_PER_VERDICT = 1500
+# OpenAI's prompt cache (https://developers.openai.com/api/docs/guides/prompt-caching): prompts of 1,024 tokens or
+# more, cached prefixes counted in steps of 128 tokens.
+MIN_CACHED_TOKENS = 1024
+CACHE_STEP_TOKENS = 128
+SHARED_CHUNK = 4096  # characters compared at once when finding how much of two prompts is the same
+
+Messages = list[dict[str, str]]
 
 
 class Price(NamedTuple):
@@ -69,7 +81,9 @@ class CostEstimate(BaseModel):
     calls: int
     prompt_tokens: int
     completion_tokens: int
-    cost_usd: float | None  # None when the judge model's price is unknown
+    cost_usd: float | None  # None when the judge model's price is unknown; with `cached_tokens` at the cached rate
+    cached_tokens: int = 0  # of `prompt_tokens`, what the provider's prompt cache would serve (`CacheEstimate`)
+    uncached_cost_usd: float | None = None  # the cost without any cache
     batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
     limit_tokens: int = 0  # what the calls count against a tokens-per-minute limit: prompts + max_tokens each
     # Direct calls at --judge-tpm/--judge-rpm; through the Batch API, the batches one after another under the
@@ -148,6 +162,62 @@ def unpriced_cap(model: str, max_cost: float, base_url: str | None = None) -> st
             f"or give what its calls cost with {prices}"
         )
     return f"{cap} needs the price of judge model {model!r}: give {prices}"
+
+
+def cacheable(tokens: int) -> int:
+    """What OpenAI bills as cached of a prefix of `tokens` found in its cache: none under 1,024, else the prefix
+    down to a step of 128."""
+    return 0 if tokens < MIN_CACHED_TOKENS else tokens - (tokens - MIN_CACHED_TOKENS) % CACHE_STEP_TOKENS
+
+
+def shared_chars(a: Messages, b: Messages) -> int:
+    """The characters of message text two chats share from their start."""
+    shared = 0
+    for first, second in zip(a, b, strict=False):
+        x, y = first["content"], second["content"]
+        if first["role"] == second["role"] and x == y:
+            shared += len(x)
+            continue
+        if first["role"] == second["role"]:
+            shared += _shared_start(x, y)
+        break
+    return shared
+
+
+def _shared_start(x: str, y: str) -> int:
+    start, end = 0, min(len(x), len(y))
+    while start < end and x[start : start + SHARED_CHUNK] == y[start : start + SHARED_CHUNK]:
+        start += SHARED_CHUNK
+    low, high = min(start, end), min(start + SHARED_CHUNK, end)  # the first difference is in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        if x[start:middle] == y[start:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class CacheEstimate:
+    """The prompt tokens a provider's cache would serve of prompts `add`ed in prefix order (`prefix_sorted`): a
+    turn's first prompt finds what the nearest earlier turn's first prompt of its trajectory left, the turn's other
+    prompts what its first left, and each repeat of a prompt (a judge's samples) all of it."""
+
+    def __init__(self) -> None:
+        self.cached_tokens = 0
+        self._place: Place | None = None
+        self._lead: Messages | None = None  # the first prompt of the turn being added
+
+    def add(self, place: Place, messages: Messages, repeats: int = 1) -> None:
+        before, found = self._place, self._lead
+        if before is None or before.trajectory != place.trajectory:
+            found = None
+        if before is None or (before.trajectory, before.turn) != (place.trajectory, place.turn):
+            self._lead = messages  # this turn's first: it finds the earlier turn's first (`found`)
+        self._place = place
+        if found is not None:
+            self.cached_tokens += cacheable(shared_chars(messages, found) // CHARS_PER_TOKEN)
+        self.cached_tokens += (repeats - 1) * cacheable(estimate_prompt_tokens(messages))
 
 
 def usage_cost(price: Price, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float:

@@ -14,7 +14,7 @@ from awbench.records import JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.failures import failure_groups
 from awbench.run.reference_scores import reference_scores
 from awbench.run.scoring import GenKey, ScoresFile, score_table, variance_components
-from awbench.run.store import Evaluation, RunStore, match_judge
+from awbench.run.store import Evaluation, RunStore, StoreError, match_judge
 
 REFERENCE_PROTOCOLS = ("reference", "imported")  # evaluations whose verdicts carry the reference's reading
 
@@ -87,8 +87,11 @@ def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, S
         read = (store.predictions.path, evaluation.judgments.path, evaluation.info_path)  # judge.json: `stopped`
         if written is None or written <= max(_mtime(path) or 0 for path in read):
             return None
-        scores = ScoresFile.model_validate(evaluation.read_scores_json())
-        if (scores.failure_policy, scores.generations) != (policy, generations):
+        try:
+            scores = evaluation.read_scores()
+        except StoreError:  # not as awbench wrote it (edited by hand): made again
+            return None
+        if scores is None or (scores.failure_policy, scores.generations) != (policy, generations):
             return None
         found[evaluation.id] = scores
     return found

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.config import JudgeSettings
+from awbench.config import PAIRWISE_DIR, JudgeSettings
 from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
@@ -35,7 +35,6 @@ from awbench.run.scoring import GenKey
 from awbench.run.stages import Progress
 from awbench.run.store import JudgeInfo, RunLock, RunStore, refuse_run_output
 
-PAIRWISE_DIR = "pairwise"
 PAIR_FILE = "pair.json"
 Side = Literal["x", "y"]
 SIDES: tuple[Side, Side] = ("x", "y")
@@ -146,12 +145,13 @@ def pair_questions(pairing: Pairing, prompt_set: PromptSet) -> list[ChoiceQuesti
     questions = []
     for paired in pairing.paired:
         key, (x_text, y_text) = paired.sample.key, paired.texts
-        for first, (a, b) in zip(SIDES, ((x_text, y_text), (y_text, x_text))):
+        for order, (first, (a, b)) in enumerate(zip(SIDES, ((x_text, y_text), (y_text, x_text)))):
             questions.append(
                 ChoiceQuestion(
                     key=question_key(key, first),
                     messages=pairwise_messages(prompt_set, paired.sample, a, b),
                     responses=[shown_text(prompt_set, paired.sample, text) for text in (a, b)],
+                    place=paired.sample.place(order),
                     meta={"sample": key, "response_a": pairing.x if first == "x" else pairing.y},
                 )
             )
@@ -192,12 +192,17 @@ def pair_job(
 def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
     """The calls, tokens and cost still to spend on `jobs` (first asks only)."""
     parts = [judge.estimate(job.questions, job.table) for job in jobs]
-    costs = [part.cost_usd for part in parts]
+
+    def total(costs: list[float | None]) -> float | None:
+        return None if None in costs else sum(c for c in costs if c is not None)
+
     return CostEstimate(
         calls=sum(part.calls for part in parts),
         prompt_tokens=sum(part.prompt_tokens for part in parts),
         completion_tokens=sum(part.completion_tokens for part in parts),
-        cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+        cost_usd=total([part.cost_usd for part in parts]),
+        cached_tokens=sum(part.cached_tokens for part in parts),
+        uncached_cost_usd=total([part.uncached_cost_usd for part in parts]),
         batch_price=judge.settings.batch,
     )
 

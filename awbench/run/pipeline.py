@@ -20,6 +20,7 @@ from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_set
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.errors import AwbenchError
 from awbench.judging import BudgetExhausted, Judge, check_judges, create_judges
+from awbench.judging.cost import CostEstimate
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
 from awbench.run.scoring import ScoresFile
@@ -446,17 +447,7 @@ async def _check_endpoints(backend: Backend | None, judges: list[Judge]) -> None
 class DryRunEstimate(BaseModel):
     samples: int
     generations: int  # candidate requests still to make
-    judge_calls: int
-    judge_prompt_tokens: int
-    judge_completion_tokens: int
-    judge_cost_usd: float | None  # None when the judge model's price is unknown
-    batch_price: bool = False  # priced at the OpenAI Batch API's rate (`--judge-batch`)
-    judge_limit_tokens: int = 0  # what the calls count against a tokens-per-minute limit: prompts + max_tokens each
-    # Direct calls at --judge-tpm/--judge-rpm; with --judge-batch, the batches one after another under the
-    # enqueued-token limit at a typical turnaround each. None: no limit known.
-    judge_wall_s: float | None = None
-    judge_batches: int | None = None  # --judge-batch: batches one after another under the limit
-    judge_batch_tokens: int | None = None  # that limit: --judge-batch-tokens, or learnt by the evaluation
+    judge: CostEstimate  # what the LLM judge would still take (its calls, tokens, cost, prompt cache, wall time)
 
 
 def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
@@ -479,10 +470,7 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
     result = DryRunEstimate(
         samples=len(samples),
         generations=todo,
-        judge_calls=0,
-        judge_prompt_tokens=0,
-        judge_completion_tokens=0,
-        judge_cost_usd=0.0,
+        judge=CostEstimate(calls=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0),
     )
     if config.judge is None or not config.judge.uses_llm:
         return result
@@ -511,17 +499,4 @@ def estimate(config: RunConfig, existing_only: bool = False) -> DryRunEstimate:
             requests.append(request)
     if not requests:
         return result
-    cost = llm.estimate(requests)
-    return result.model_copy(
-        update={
-            "judge_calls": cost.calls,
-            "judge_prompt_tokens": cost.prompt_tokens,
-            "judge_completion_tokens": cost.completion_tokens,
-            "judge_cost_usd": cost.cost_usd,
-            "batch_price": cost.batch_price,
-            "judge_limit_tokens": cost.limit_tokens,
-            "judge_wall_s": cost.wall_s,
-            "judge_batches": cost.batches,
-            "judge_batch_tokens": cost.batch_tokens,
-        }
-    )
+    return result.model_copy(update={"judge": llm.estimate(requests)})

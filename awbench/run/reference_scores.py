@@ -21,7 +21,7 @@ from statistics import mean
 from pydantic import BaseModel, Field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall
-from awbench.records import JudgmentRecord, PredictionRecord, ReferenceReading
+from awbench.records import FINITE_NUMBERS, JudgmentRecord, PredictionRecord, ReferenceReading
 
 GenKey = tuple[str, int]
 
@@ -39,6 +39,8 @@ RULE = "=" * 70
 
 
 class ReferenceDomain(BaseModel):
+    model_config = FINITE_NUMBERS  # as scores.json's other numbers (negatives are the reference's own)
+
     score: float | None  # eval.py's total_score line; None where it prints "No valid results."
     n: int  # samples
     valid: int  # rows the reference counts
@@ -47,6 +49,8 @@ class ReferenceDomain(BaseModel):
 
 class ReferenceScores(BaseModel):
     """What eval.py prints for the same generations and answers, and how it differs from the strict score."""
+
+    model_config = FINITE_NUMBERS
 
     overall: float | None  # the macro mean of the domain scores: the published leaderboard's Overall (all seven)
     overall_printed: float | None  # eval.py's own "Overall:" line, the mean over every valid row's non-zero total

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall, partial_label, to_100
 from awbench.judging.injection import INJECTION_FLAG
-from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
+from awbench.records import FINITE_NUMBERS, SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord, Score
 from awbench.run.failures import FailureGroup
 from awbench.run.reference_scores import ReferenceScores
 from awbench.run.variance import Generation, Sample, VarianceComponents, components, noise_weight, verdict_scores
@@ -28,15 +28,17 @@ Point = tuple[str, float, dict[str, float]]  # (sample key, score 0..100, dimens
 
 
 class DomainScore(BaseModel):
-    score: float | None  # 0..100; None when nothing in the domain could be scored
+    model_config = FINITE_NUMBERS  # as every model of scores.json: a file holding NaN or text is refused, naming it
+
+    score: Score | None  # None when nothing in the domain could be scored
     n: int  # samples
     scored: int  # samples in the mean (failures count here under the "minimum" policy)
     failed: int  # failed generations (error, empty, truncated, overlength)
     unscored: int  # generations the judge could not score, or not judged yet
     pending: int = 0  # of those, not judged yet (no prediction, or no verdict record): the evaluation is incomplete
     suspected_injection: int = 0  # predictions flagged as addressing the judge
-    generation_spread: float | None = None  # with K > 1: the mean over samples of the sample SD between generations
-    dimensions: dict[str, float] = Field(default_factory=dict)  # 0..100 per rubric dimension
+    generation_spread: float | None = Field(None, ge=0)  # with K > 1: the mean over samples of the sample SD
+    dimensions: dict[str, Score] = Field(default_factory=dict)  # per rubric dimension
 
 
 class Completeness(BaseModel):
@@ -73,9 +75,11 @@ def resume_advice(run: object) -> str:
 
 
 class ScoreTable(BaseModel):
+    model_config = FINITE_NUMBERS
+
     judge: JudgeKind
-    overall: float | None  # macro: mean of the domain scores; None unless all seven have one (`partial`)
-    overall_micro: float | None  # mean over samples; None as `overall`
+    overall: Score | None  # macro: mean of the domain scores; None unless all seven have one (`partial`)
+    overall_micro: Score | None  # mean over samples; None as `overall`
     domains: dict[str, DomainScore]
     n: int
     failed: int
@@ -93,14 +97,16 @@ class ScoreTable(BaseModel):
 
 
 class ScoresFile(BaseModel):
+    model_config = FINITE_NUMBERS
+
     schema_version: int = SCHEMA_VERSION
     run: str
     judge: JudgeKind  # which kind of judge the top-level numbers come from
     judge_id: str | None = None  # which evaluation of the run
     failure_policy: FailurePolicy
     generations: int = 1  # K generations per sample
-    overall: float | None
-    overall_micro: float | None
+    overall: Score | None
+    overall_micro: Score | None
     domains: dict[str, DomainScore]
     # Under the reference protocol and for imported verdicts: the numbers the reference eval.py prints for the
     # same generations and answers (ranked beside the published rows), and why they differ from these.
@@ -110,7 +116,7 @@ class ScoresFile(BaseModel):
     # Left for readers of earlier files: `variance.judge_sd` is the judge's documented self-agreement.
     judge_consistency: dict[str, float] | None = None
     variance: VarianceComponents | None = None  # judge, generation and item noise (`awbench.run.variance`)
-    cost_usd: float | None = None
+    cost_usd: float | None = Field(None, ge=0)  # the evaluation's calls together
     usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
     failures: list[FailureGroup] = Field(default_factory=list)  # why samples failed or went unscored, by reason

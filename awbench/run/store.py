@@ -51,6 +51,7 @@ from awbench.files import (
 )
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
+from awbench.run.scoring import ScoresFile
 from awbench.suggest import close_names, did_you_mean, suggestion
 
 MANIFEST_VERSION = 2  # 1: one judgments.jsonl for every judge (migrated on opening)
@@ -272,8 +273,8 @@ class Evaluation:
         if info.stopped != why:
             write_atomic(self.info_path, info.model_copy(update={"stopped": why}).model_dump_json(indent=2) + "\n")
 
-    def read_scores_json(self) -> dict[str, Any] | None:
-        return read_json(self.scores_path) if self.scores_path.exists() else None
+    def read_scores(self) -> ScoresFile | None:
+        return read_scores(self.scores_path)
 
 
 def read_info_file(path: Path, model: type[Info], missing: str) -> Info:
@@ -289,6 +290,17 @@ def read_info_file(path: Path, model: type[Info], missing: str) -> Info:
             f"{_first_error(path, error)}; this evaluation cannot be read: remove {path.parent} to drop it, or make "
             "the run again with --overwrite"
         ) from None
+
+
+def read_scores(path: Path) -> ScoresFile | None:
+    """A scores.json (None when there is none), or StoreError naming the file and the field holding what awbench
+    never writes (text for a number, NaN, an infinity, a score off 0..100): it is not ranked nor printed."""
+    if not path.exists():
+        return None
+    try:
+        return ScoresFile.model_validate(read_json(path))
+    except ValidationError as error:
+        raise StoreError(f"{_first_error(path, error)}; make it again with `awbench score`") from None
 
 
 def _first_error(path: Path, error: ValidationError) -> str:
@@ -473,8 +485,8 @@ class RunStore:
         if primary:
             write_atomic(self.scores_path, text)
 
-    def read_scores_json(self) -> dict[str, Any] | None:
-        return read_json(self.scores_path) if self.scores_path.exists() else None
+    def read_scores(self) -> ScoresFile | None:
+        return read_scores(self.scores_path)
 
 
 def match_judge(run_name: str, kinds: Mapping[str, str], wanted: str | None) -> str:

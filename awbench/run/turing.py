@@ -164,12 +164,13 @@ def turing_questions(
                 ("A", "B") if both_orders else (real_position(seed, sample.key, record.generation, secret),)
             )
             shown = list(shown_observations(judge.prompt_set, sample, request.prediction).values())
-            for real in positions:
+            for order, real in enumerate(positions):
                 questions.append(
                     ChoiceQuestion(
                         key=f"{sample.key}|{record.generation}|{real}",
                         messages=turing_messages(judge.prompt_set, sample, request.prediction, real),
                         responses=shown,
+                        place=sample.place(record.generation * len(positions) + order),
                         meta={
                             "sample": sample.key,
                             "generation": record.generation,

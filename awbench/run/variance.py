@@ -25,12 +25,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, partial_label, to_100
-from awbench.records import JudgeKind, JudgmentRecord
+from awbench.records import FINITE_NUMBERS, JudgeKind, JudgmentRecord
 
 Source = Literal["judge", "generation"]
 
 
 class DomainVariance(BaseModel):
+    model_config = FINITE_NUMBERS
+
     n: int  # samples in the mean
     trajectories: int
     judge_sd: float | None = None  # 0..100; None: not measured (one verdict per prediction)
@@ -45,6 +47,8 @@ class DomainVariance(BaseModel):
 class VarianceComponents(BaseModel):
     """scores.json's `variance`: the three sources' standard deviations (0..100), pooled over domains, and their
     parts in the standard error of each domain score and of the Overall."""
+
+    model_config = FINITE_NUMBERS  # as scores.json's other numbers
 
     generations: int  # K
     verdicts: int  # J: the most complete verdicts of one prediction (the rule judge: 1)

@@ -340,6 +340,23 @@ def normalize_url(url: str | None) -> str:
     return (url or "https://api.openai.com/v1").rstrip("/").lower()
 
 
+def is_openai_api(url: str | None) -> bool:
+    """OpenAI's own API: no base URL (the SDK's default), or one on api.openai.com."""
+    return url is None or urlsplit(url).hostname == "api.openai.com"
+
+
+def routes_by_cache_key(setting: bool | None, urls: list[str | None]) -> bool:
+    """Whether requests carry a `prompt_cache_key`: as `setting` says, else (None) only to OpenAI's own API, which
+    routes requests with the same key to the same prompt cache; other servers may refuse a field they do not know."""
+    return all(is_openai_api(url) for url in urls) if setting is None else setting
+
+
+def prompt_cache_key(trajectory: str) -> str:
+    """The key of one trajectory's requests: its id, a hash of its system prompt and first action
+    (`BenchmarkRecord.trajectory_id`), never a secret or the sample's text."""
+    return f"awbench-{trajectory}"
+
+
 def check_patience(base_url: str, given: float | None) -> float:
     """How long the endpoint check waits: `given`, else LOCAL_CHECK_TIMEOUT_S for a server on this machine or the
     local network (llama.cpp answers its model listing only between jobs: 8-21 s while one runs), else

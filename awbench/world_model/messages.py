@@ -25,12 +25,18 @@ def world_model_messages(record: BenchmarkRecord, drop_oldest_turns: int = 0) ->
 
 def earlier_turns(record: BenchmarkRecord) -> list[str]:
     """Earlier actions and their real observations, alternating, oldest first, as the data holds them."""
-    return [item for i in range(record.turn_idx - 1) for item in (record.prompt[i], record.response[i])]
+    turns = record.turn_idx - 1
+    items = [""] * (2 * turns)
+    items[0::2] = record.prompt[:turns]
+    items[1::2] = record.response[:turns]
+    return items
 
 
 def judge_history(record: BenchmarkRecord) -> list[str]:
     """earlier_turns without observation markers: the history as awbench's LLM judges read it."""
-    return [_observation(item) if i % 2 else item for i, item in enumerate(earlier_turns(record))]
+    items = earlier_turns(record)
+    items[1::2] = map(_observation, items[1::2])
+    return items
 
 
 # A trajectory's samples share their turns' strings (awbench.data.dataset); stripping each once gives its later

@@ -124,7 +124,7 @@ def test_leaderboard_cells_from_too_few_trajectories_say_so(tmp_path):
     assert (cells["mcp"].lo, cells["mcp"].too_few, fmt_cell(cells["mcp"])) == (None, True, "75.00 (too few to tell)")
     assert not cells["terminal"].too_few and fmt_cell(cells["terminal"]) == "–"  # no samples: nothing to tell
     assert to_csv(board).splitlines()[1].split(",")[5:7] == ["75.00", "75.00"]  # MCP, Search
-    assert ",MCP lo,MCP hi," in to_csv(board).splitlines()[0] and ",,," in to_csv(board).splitlines()[1]
+    assert '"MCP lo","MCP hi"' in to_csv(board).splitlines()[0] and ',"","",' in to_csv(board).splitlines()[1]
     table = invoke("leaderboard", str(store.path), "--ci", "--resamples", "2000")
     assert table.exit_code == 0, table.output
     assert (

@@ -3,6 +3,8 @@ The runs are built by `runs_helpers`."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -142,15 +144,18 @@ def test_csv_exact(runs):
     fp = stores[0].read_manifest().data_fingerprint[:6]
     text = to_csv(build_leaderboard(stores))
     header = (
-        "group,rank,run,model,published,MCP,Search,Terminal,SWE,Android,Web,OS,Overall,scored,failed,unscored,"
-        "judge,prompts,data,cost_usd,source,status"
+        '"group","rank","run","model","published","MCP","Search","Terminal","SWE","Android","Web","OS","Overall",'
+        '"scored","failed","unscored","judge","prompts","data","cost_usd","source","status"'
     )
     group = f"judge gpt-5.2-2025-12-11 · prompts rubric@1a2b3c · data {fp} · failures minimum"
+    none = ",".join(['""'] * 6)  # no score in the five other domains, nor Overall: empty fields
+    # Text quoted (a `;` in a name stays inside quotes for a spreadsheet that splits on `;`), numbers not
     assert text.splitlines() == [
         header,
-        f"{group},,alpha,alpha,no,50.00,75.00,,,,,,,5,0,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},1.5000,,"
-        "partial (2 of 7 domains)",
-        f"{group},,beta,beta,no,50.00,50.00,,,,,,,5,1,0,gpt-5.2-2025-12-11,rubric@1a2b3c,{fp},,,partial (2 of 7 domains)",
+        f'"{group}","","alpha","alpha","no",50.00,75.00,{none},5,0,0,"gpt-5.2-2025-12-11","rubric@1a2b3c","{fp}",'
+        '1.5000,"","partial (2 of 7 domains)"',
+        f'"{group}","","beta","beta","no",50.00,50.00,{none},5,1,0,"gpt-5.2-2025-12-11","rubric@1a2b3c","{fp}","",'
+        '"","partial (2 of 7 domains)"',
     ]
 
 
@@ -161,13 +166,13 @@ def test_markdown_exact(runs):
 
 | # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Unscored | Judge | Prompts | Data | Cost |
 | --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-|  | alpha *(partial (2 of 7 domains))* | alpha | 50.00 | 75.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
+|  | alpha *(partial \\(2 of 7 domains\\))* | alpha | 50.00 | 75.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | rubric@1a2b3c | FPRINT | $1.50 |
 
 **judge gpt-5.2-2025-12-11 · prompts strict@999999 · data FPRINT · failures minimum**
 
 | # | Run | Model | MCP | Search | Terminal | SWE | Android | Web | OS | Overall | Scored | Failed | Unscored | Judge | Prompts | Data | Cost |
 | --: | :-- | :-- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | :-- | :-- | :-- | --: |
-|  | gamma *(partial (2 of 7 domains))* | gamma | 25.00 | 25.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
+|  | gamma *(partial \\(2 of 7 domains\\))* | gamma | 25.00 | 25.00 | – | – | – | – | – | – | 5 | 0 | 0 | gpt-5.2-2025-12-11 | strict@999999 | FPRINT |  |
 
 - 2 groups are ranked separately: they differ in prompt set
 """
@@ -306,7 +311,7 @@ def test_reference_rows_have_no_dimensions(runs):
 def test_cli_formats_and_out_file(runs, tmp_path):
     result = invoke("leaderboard", str(runs), "--format", "csv")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0].startswith("group,rank,run,model,published,MCP")
+    assert result.stdout.splitlines()[0].startswith('"group","rank","run","model","published","MCP"')
     assert len(result.stdout.splitlines()) == 5
     assert result.stderr == "note: 3 groups are ranked separately: they differ in prompt set, data\n"
     out = tmp_path / "board.md"
@@ -332,7 +337,7 @@ def test_cli_table_shows_groups_and_reasons(runs):
 def test_cli_ci_and_errors(runs, tmp_path):
     result = invoke("leaderboard", str(runs / "alpha"), "--ci", "--format", "csv")
     assert result.exit_code == 0, result.output
-    assert "MCP lo,MCP hi" in result.output.splitlines()[0]
+    assert '"MCP lo","MCP hi"' in result.output.splitlines()[0]
     assert invoke("leaderboard", str(tmp_path / "nowhere")).exit_code == 2
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -344,8 +349,6 @@ def test_cli_ci_and_errors(runs, tmp_path):
 
 def test_csv_reads_as_numbers(runs, any_trajectories):
     pandas = pytest.importorskip("pandas")
-    import io
-
     result = invoke("leaderboard", str(runs), "--ci", "--reference", "--format", "csv")
     assert result.exit_code == 0, result.output
     frame = pandas.read_csv(io.StringIO(result.stdout))
@@ -447,6 +450,6 @@ def test_mix_reference_never_ranks_published_rows_with_rule_scores(runs, data_di
 def test_runs_by_name_under_output(runs):
     result = invoke("leaderboard", "alpha", "gamma", "--output", str(runs), "--format", "csv")
     assert result.exit_code == 0, result.output
-    assert [line.split(",")[2] for line in result.stdout.splitlines()[1:]] == ["alpha", "gamma"]
+    assert [row["run"] for row in csv.DictReader(io.StringIO(result.stdout))] == ["alpha", "gamma"]
     result = invoke("leaderboard", "nobody", "--output", str(runs))
     assert refusal(result) == (2, "unknown_run")

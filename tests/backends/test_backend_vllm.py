@@ -85,11 +85,13 @@ def test_chunked_prefill_is_off_on_cpu_unless_asked_for() -> None:
     assert engine_kwargs(forced, on_cpu=True)["enable_chunked_prefill"] is True
 
 
-def test_trajectory_order_groups_turns_in_order_and_keeps_first_appearance() -> None:
+def test_trajectory_order_groups_turns_in_order_the_longest_trajectory_first() -> None:
     a = [make_request(trajectory("a", 3, turn_idx=t)) for t in (1, 2, 3)]
     b = [make_request(trajectory("b", 2, turn_idx=t)) for t in (1, 2)]
-    shuffled = [a[2], b[1], a[0], b[0], a[1]]
-    assert [r.key for r in trajectory_order(shuffled)] == [r.key for r in (a[0], a[1], a[2], b[0], b[1])]
+    c = [make_request(trajectory("c", 2, turn_idx=t)) for t in (1, 2)]
+    shuffled = [c[1], b[1], a[2], c[0], a[0], b[0], a[1]]  # the longest, a, given after c and b
+    expected = (a[0], a[1], a[2], c[0], c[1], b[0], b[1])  # then as first seen
+    assert [r.key for r in trajectory_order(shuffled)] == [r.key for r in expected]
 
 
 def test_chunks_cover_everything_in_order() -> None:

@@ -12,12 +12,14 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import fields
 from pathlib import Path
 
 import pytest
-from reliability_helpers import REPO, jsonl_lines, no_traceback
+from reliability_helpers import REPO, cli, jsonl_lines, no_traceback
 
+from awbench.backends import python_model
 from awbench.config import DataSettings
 from awbench.data.dataset import load_samples
 from awbench.run.stages import sample_seed
@@ -172,7 +174,10 @@ def test_an_async_class_gets_its_model_args_from_a_config_file_and_runs_concurre
     assert {k: (r["status"], r["prediction"].rsplit(",", 1)[0]) for k, r in made.items()} == {
         (s.key, 0): ("ok", f"echo {s.key} turn {s.record.turn_idx} of {s.record.total_turns}") for s in samples
     }
-    assert max(int(r["prediction"].rsplit(" ", 1)[1]) for r in made.values()) == 3  # --concurrency 3 in flight
+    # --concurrency 3, and two trajectories: each one's turns go one after another (a later turn's history holds
+    # the earlier turn's real observation), the two trajectories at once.
+    assert len({s.record.trajectory_id for s in samples}) == 2
+    assert max(int(r["prediction"].rsplit(" ", 1)[1]) for r in made.values()) == 2
     manifest = json.loads((tmp_path / "results" / "echo" / "run.json").read_text())
     assert manifest["config"]["model"]["model_args"] == {"prefix": "echo", "delay": 0.2}
     assert manifest["model_described"] == {"import_path": "wm_async:Echo"}
@@ -394,7 +399,7 @@ BAD_MODULES = {
         ("python:wm_bad:positional", [], "python:wm_bad:positional: positional(messages, sample) cannot be called as predict(messages, *, sample, seed, max_tokens, temperature) -> str: got an unexpected keyword argument 'seed'"),
         ("python:wm_bad:NoPredict", [], "python:wm_bad:NoPredict: class NoPredict has no predict method; it needs predict(messages, *, sample, seed, max_tokens, temperature) -> str"),
         ("python:wm_bad:Needs", [], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take no arguments: missing a required argument: 'path'"),
-        ("python:wm_bad:Needs", ["--model-arg", "path=x", "--model-arg", "width=3"], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take path='x', width=3: got an unexpected keyword argument 'width'"),
+        ("python:wm_bad:Needs", ["--model-arg", "path=x", "--model-arg", "width=3"], "python:wm_bad:Needs: --model-arg: Needs(path, depth=2) cannot take path, width: got an unexpected keyword argument 'width'"),
         ("python:wm_bad:Needs", ["--model-arg", "path"], "--model-arg expects KEY=VALUE, got 'path'"),
         ("python:wm_bad:predict", ["--model-arg", "depth=1"], "python:wm_bad:predict: --model-arg is for a class, and wm_bad:predict is a function: leave it out"),
         ("python:wm_bad:Needs", ["--model-arg", "path=/nowhere"], "python:wm_bad:Needs: Needs(...) raised FileNotFoundError: /nowhere"),
@@ -442,3 +447,261 @@ def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
     assert {r["prediction"] for r in made.values()} >= {"(no output)"}
     last = predictions(tmp_path / "results" / "python-my_world_model-last_observation__rules")
     assert {g for _, g in last} == {0, 1} and all(r["status"] == "ok" for r in last.values())
+
+
+PEEK = '''
+import asyncio
+
+
+class Peek:
+    """Remembers every real observation a history shows it, and holds each turn back a while, waiting to be shown
+    that turn's real observation with a later turn of its trajectory."""
+
+    def __init__(self):
+        self.seen = {}
+
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        for number, turn in enumerate(sample.history, start=1):
+            self.seen[(sample.trajectory_id, number)] = turn.observation
+        for _ in range(20):
+            if (sample.trajectory_id, sample.turn) in self.seen:
+                return "PEEKED " + self.seen[(sample.trajectory_id, sample.turn)]
+            await asyncio.sleep(0.05)
+        return "(no idea)"
+'''
+
+
+def test_a_model_never_sees_a_turns_real_observation_before_it_answered_that_turn(tmp_path: Path) -> None:
+    """A later turn's history holds the earlier turn's real observation: the later turn is only asked once the
+    earlier one is answered, however long the model holds it (here each turn is held a second, with 64 requests
+    allowed at once), so a model cannot copy the answer (the adversarial trial's finding 4: 6 of 8 copied)."""
+    (tmp_path / "wm_peek.py").write_text(PEEK)
+    result = awbench(
+        tmp_path, "run", "--model", "python:wm_peek:Peek", "--judge", "rules", "--data", "sample",
+        "--domains", "os", "--concurrency", "64", "--run-name", "peek", "--max-failure-rate", "1",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    made = predictions(tmp_path / "results" / "peek")
+    assert len(made) == len(os_samples()) and not any(r["prediction"].startswith("PEEKED") for r in made.values())
+
+
+# --- Models that would hang the run (issue 35's trial, finding 6) ------------------------------------------------
+
+# Each fails at turn 3 in its own way; the others answer. A BaseException of its own, GeneratorExit, and an async
+# predict's own CancelledError (not the run's cancellation) are failures of that generation like any exception.
+RAISING = """
+import asyncio
+
+
+class Boom(BaseException):
+    pass
+
+
+def boom(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        raise Boom("x")
+    return sample.action
+
+
+def generator_exit(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        raise GeneratorExit
+    return sample.action
+
+
+async def cancelled(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        raise asyncio.CancelledError()
+    return sample.action
+
+
+async def async_generator_exit(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        raise GeneratorExit
+    await asyncio.sleep(0)
+    return sample.action
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("boom", "predict raised Boom: x"),
+        ("generator_exit", "predict raised GeneratorExit"),
+        ("cancelled", "predict raised CancelledError"),
+        ("async_generator_exit", "predict raised GeneratorExit"),
+    ],
+)
+def test_base_exceptions_of_predict_fail_that_sample_and_the_run_ends(tmp_path: Path, name: str, error: str) -> None:
+    """The trial's GeneratorExit and CancelledError left their samples without a record (or the run hanging)."""
+    (tmp_path / "wm_raising.py").write_text(RAISING)
+    args = ["run", "--model", f"python:wm_raising:{name}", "--judge", "rules", "--data", "sample", "--domains", "os"]
+    result = awbench(tmp_path, *args, "--run-name", "r")
+    no_traceback(result)
+    assert result.returncode == 1, result.stderr  # failures over --max-failure-rate: the run finished, scored
+    made = predictions(tmp_path / "results" / "r")
+    samples = os_samples()
+    assert len(made) == len(samples)
+    for sample in samples:
+        record = made[(sample.key, 0)]
+        wanted = ("error", error) if sample.record.turn_idx == 3 else ("ok", None)
+        assert (record["status"], record["error"]) == wanted, sample.key
+    assert (tmp_path / "results" / "r" / "scores.json").is_file()
+
+
+HANGING = """
+import os
+import time
+
+
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn > 1 and os.environ.get("WM_HANG"):
+        time.sleep(3600)
+    return sample.action
+"""
+
+
+def test_one_ctrl_c_stops_a_run_whose_predict_hangs_and_the_same_command_resumes_it(tmp_path: Path) -> None:
+    """The trial's Ctrl-C waited for the hung predict's thread (a ThreadPoolExecutor's, joined at the exit); a
+    second Ctrl-C printed a traceback. One Ctrl-C ends the run at once, with its first-turn predictions kept."""
+    (tmp_path / "wm_hanging.py").write_text(HANGING)
+    args = ["run", "--model", "python:wm_hanging:predict", "--judge", "rules", "--data", "sample", "--domains", "os"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WM_HANG": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from awbench.cli import main; main()", *args, "--run-name", "h"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    made = tmp_path / "results" / "h" / "predictions.jsonl"
+    first_turns = sum(s.record.turn_idx == 1 for s in os_samples())
+    deadline = time.monotonic() + 60
+    while not (made.exists() and len(made.read_text().splitlines()) == first_turns) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the later turns' calls are hanging now
+    process.send_signal(signal.SIGINT)
+    stopped = time.monotonic()
+    try:
+        err = process.communicate(timeout=30)[1]
+    finally:
+        process.kill()  # a run that does not stop is not left behind
+    assert time.monotonic() - stopped < 10
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and err.endswith("error: interrupted; run the same command again to resume\n")
+    assert len(made.read_text().splitlines()) == first_turns
+
+    resumed = awbench(tmp_path, *args, "--run-name", "h")  # without WM_HANG: the model answers
+    assert resumed.returncode == 0, resumed.stderr
+    assert {r["status"] for r in predictions(tmp_path / "results" / "h").values()} == {"ok"}
+    assert len(made.read_text().splitlines()) == len(os_samples())
+
+
+NOT_CLOSING = """
+import asyncio
+import time
+
+
+class Sync:
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return sample.action
+
+    def close(self):
+        time.sleep(3600)
+
+
+class Async(Sync):
+    async def aclose(self):
+        await asyncio.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize(("name", "closing"), [("Sync", "close"), ("Async", "aclose")])
+def test_a_close_that_never_returns_is_left_after_a_timeout_with_a_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, closing: str
+) -> None:
+    """The trial's aclose() that never returns kept the command running for ever."""
+    (tmp_path / "wm_not_closing.py").write_text(NOT_CLOSING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(python_model, "CLOSE_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    result = cli("run", "--model", f"python:wm_not_closing:{name}", "--judge", "rules", "--data", "sample",
+                 "--domains", "os", "--run-name", "c", "--output", tmp_path / "results")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started < 20
+    assert (
+        f"the world model was not closed: python:wm_not_closing:{name}: {closing}() did not return within 0.5 s; "
+        "its predictions are kept\n"
+    ) in result.stderr
+    assert (tmp_path / "results" / "c" / "scores.json").is_file()
+
+
+THREADED = """
+import threading
+import time
+
+threading.Thread(target=time.sleep, args=(600,), name="wm-sleeper").start()
+
+
+def predict(messages, *, sample, seed, max_tokens, temperature):
+    return sample.action
+"""
+
+
+def test_the_command_does_not_wait_for_a_thread_the_model_left_running(tmp_path: Path) -> None:
+    """The trial's model started a thread (not a daemon) at import: the command never ended."""
+    (tmp_path / "wm_threaded.py").write_text(THREADED)
+    result = awbench(tmp_path, "run", "--model", "python:wm_threaded:predict", "--judge", "rules", "--data", "sample",
+                     "--domains", "os", "--run-name", "t")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.endswith(
+        "1 thread that awbench did not start still running (wm-sleeper): exiting without waiting for them\n"
+    )
+    assert result.stdout.endswith("run saved in results/t\n")  # everything printed before the exit
+    assert {r["status"] for r in predictions(tmp_path / "results" / "t").values()} == {"ok"}
+
+
+CLOSING_STDOUT = """
+import os
+import sys
+
+
+def closes_sys_stdout(messages, *, sample, seed, max_tokens, temperature):
+    sys.stdout.close()
+    return sample.action
+
+
+def closes_descriptor_1(messages, *, sample, seed, max_tokens, temperature):
+    global CLOSED  # once: a second os.close(1) would close whatever file of awbench's took the number since
+    if not CLOSED:
+        os.close(1)
+        CLOSED = True
+    return sample.action
+
+
+CLOSED = False
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"), [("closes_sys_stdout", "it was closed"), ("closes_descriptor_1", "Bad file descriptor")]
+)
+def test_a_model_that_closes_stdout_is_one_line_and_exit_2(tmp_path: Path, name: str, reason: str) -> None:
+    (tmp_path / "wm_closing_stdout.py").write_text(CLOSING_STDOUT)
+    result = awbench(tmp_path, "run", "--model", f"python:wm_closing_stdout:{name}", "--judge", "rules", "--data",
+                     "sample", "--domains", "os", "--run-name", "s")  # fmt: skip
+    no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr.endswith(f"\nerror: cannot write to standard output: {reason}\n")
+    assert (tmp_path / "results" / "s" / "scores.json").is_file()  # the run was done before its summary
+
+
+def test_a_model_that_stops_threads_from_starting_fails_its_samples_not_the_run(tmp_path: Path) -> None:
+    """`sys.excepthook = None` at import: no thread can start for predict (nor for close)."""
+    (tmp_path / "wm_no_threads.py").write_text(
+        "import sys\n\nsys.excepthook = None\n\n\ndef predict(messages, *, sample, seed, max_tokens, temperature):\n"
+        "    return sample.action\n"
+    )
+    result = awbench(tmp_path, "run", "--model", "python:wm_no_threads:predict", "--judge", "rules", "--data",
+                     "sample", "--domains", "os", "--run-name", "n")  # fmt: skip
+    no_traceback(result)
+    assert result.returncode == 1, result.stderr
+    errors = {r["error"] for r in predictions(tmp_path / "results" / "n").values()}
+    assert errors == {"predict raised RuntimeError: sys.excepthook is None"}

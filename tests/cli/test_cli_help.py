@@ -167,12 +167,13 @@ def test_every_judge_option_has_a_default_in_help(command):
     assert all("[default: " in lines[o] for o in judge_options)
 
 
-def test_run_lists_at_most_68_options_in_groups():
+def test_run_lists_at_most_69_options_in_groups():
     """Issue 39: each engine setting once, in config.EngineSettings; the candidate's most used ones as options, any
-    other (and every one of the judge's engine) as a KEY=VALUE pair. Issue 36 added the endpoint checks' patience
-    (--check-timeout, --judge-check-timeout)."""
+    other (and every one of the judge's engine) as a KEY=VALUE pair: 66. Issue 38 added one, --prompt-cache-key,
+    for the candidate's and the judge's requests alike; issue 36 the endpoint checks' patience (--check-timeout,
+    --judge-check-timeout)."""
     lines = option_help(["run"])
-    assert len(lines) <= 68
+    assert len(lines) <= 69
     assert "--engine-arg" in lines and "--judge-engine-arg" in lines
     assert not {"--dtype", "--batch-size", "--judge-max-model-len", "--judge-batch-size"} & lines.keys()
 

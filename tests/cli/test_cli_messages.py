@@ -363,7 +363,7 @@ def test_unscored_samples_are_counted_in_the_leaderboard_and_the_report(tmp_path
     make_run(out, "nothing-scored", data, grades)
     board = invoke("leaderboard", "--output", out, "--format", "csv")
     rows = board.stdout.splitlines()
-    assert rows[0].split(",")[13:16] == ["scored", "failed", "unscored"]
+    assert rows[0].split(",")[13:16] == ['"scored"', '"failed"', '"unscored"']  # text quoted, numbers not
     assert rows[1].split(",")[13:16] == ["1", "1", "4"]  # the failed generation scores 0 (policy minimum)
     table = invoke("leaderboard", "--output", out)
     assert "Scored/" in table.stdout and "unscored" in table.stdout and " 1/1/4" in table.stdout

@@ -217,7 +217,7 @@ def test_duplicate_in_another_file_names_that_file(tmp_path):
     other = write(tmp_path / "extra_test.jsonl", rec(id=1))
     _, problems = read_source(str(tmp_path))
     assert [str(p) for p in problems] == [
-        f"{other}:1: duplicate key mcp/1/1: also at {tmp_path}/mcp_test.jsonl:1; evaluated as mcp/1/1#2"
+        f"{other}:1: repeats {tmp_path}/mcp_test.jsonl:1 (sample mcp/1/1): taken once"
     ]
 
 

@@ -482,16 +482,16 @@ def _set_in_judgment(field: str, value: Any) -> Callable[[dict], None]:
 
 
 NOT_AWBENCH_SCORES = [
-    ("score", -5, "judgment.score: -5 is off awbench's scale, 0 to 100"),
-    ("score", 150.5, "judgment.score: 150.5 is off awbench's scale, 0 to 100"),
+    ("score", -5, "judgment.score: Input should be greater than or equal to 0"),
+    ("score", 150.5, "judgment.score: Input should be less than or equal to 100"),
     ("score", "80", "judgment.score: Input should be a valid number"),
     ("score", True, "judgment.score: Input should be a valid number"),
     ("score", math.inf, "judgment.score: inf is not a finite number (JSON has no NaN or infinity)"),
     ("score", math.nan, "judgment.score: nan is not a finite number (JSON has no NaN or infinity)"),
     ("rule.score", 2, "judgment.rule.score: 2 is off awbench's scale, 0 to 1"),
     ("rule.parts.format", -0.5, "judgment.rule.parts.format: -0.5 is off awbench's scale, 0 to 1"),
-    ("dimensions", {"format": 7}, "judgment.dimensions.format: 7 is off awbench's scale, 1 to 5"),
-    ("cost_usd", -1, "judgment.cost_usd: -1 is off awbench's scale, 0 or more"),
+    ("dimensions", {"format": 7}, "judgment.dimensions.format: Input should be less than or equal to 5"),
+    ("cost_usd", -1, "judgment.cost_usd: Input should be greater than or equal to 0"),
     ("cost_usd", -math.inf, "judgment.cost_usd: -inf is not a finite number (JSON has no NaN or infinity)"),
 ]
 

@@ -225,6 +225,7 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
         "low",
         "--judge-extra-body",
         '{"top_k": 20}',
+        "--prompt-cache-key",
     ]
     with FakeOpenAIServer(
         responder=lambda body: Reply(json.dumps({"strengths": [], "weaknesses": [], "scores": dict.fromkeys(NAMES, 4)}))
@@ -259,6 +260,8 @@ def test_the_uploaded_requests_are_the_direct_judges_bodies(out: Path) -> None:
 
     bodies = [line["body"] for line in api.uploaded_lines()]
     assert len(bodies) == 2 * os_samples()
+    # asked for, the prompt_cache_key goes with direct calls, never into a batch (docs/batch.md)
+    assert all(body.pop("prompt_cache_key").startswith("awbench-") for body in server.requests)
     assert canonical(bodies) == canonical(server.requests)
     assert bodies[0]["response_format"]["type"] == "json_schema" and bodies[0]["max_tokens"] == 4096
     # the same evaluation, the same scores
@@ -691,15 +694,18 @@ def test_dry_run_is_priced_at_the_batch_rate(make_config: Any) -> None:
     batched = pipeline.estimate(
         make_config(judge="llm", judge_options={"model": "gpt-5.2-2025-12-11", "batch": True}, data={"domains": ["os"]})
     )
-    assert batched.judge_calls == direct.judge_calls > 0 and batched.judge_prompt_tokens == direct.judge_prompt_tokens
-    assert direct.judge_cost_usd is not None and batched.judge_cost_usd == pytest.approx(direct.judge_cost_usd / 2)
+    direct_judge, batched_judge = direct.judge, batched.judge
+    assert batched_judge.calls == direct_judge.calls > 0 and batched_judge.prompt_tokens == direct_judge.prompt_tokens
+    assert direct_judge.uncached_cost_usd is not None and batched_judge.cost_usd is not None
+    assert batched_judge.cost_usd == pytest.approx(direct_judge.uncached_cost_usd / 2)  # the prompt cache not counted
+    assert batched_judge.cached_tokens == 0 < direct_judge.cached_tokens
 
     shown = invoke(
         "run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--judge-batch", "--dry-run"
     )
     assert (
         shown.exit_code == 0
-        and f"estimated judge cost ${batched.judge_cost_usd:.4f} at the Batch API's half price" in shown.output
+        and f"estimated judge cost ${batched_judge.cost_usd:.4f} at the Batch API's half price" in shown.output
     )
 
 

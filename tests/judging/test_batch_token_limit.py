@@ -213,7 +213,7 @@ def test_a_request_larger_than_the_limit_alone_fails_its_sample_with_a_clear_mes
     probe = create(settings("http://127.0.0.1:9/v1", max_tokens=1000))
     assert isinstance(probe, BatchJudge)
     counted = {
-        r.key: request_tokens(probe.direct.request_body(render_messages(probe.direct.prompt_set, r), 0))
+        r.key: request_tokens(probe.direct.request_body(render_messages(probe.direct.prompt_set, r), 0, "t"))
         for r in (small, large)
     }
     limit = counted[large.key] - 1

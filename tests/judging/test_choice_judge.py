@@ -21,6 +21,7 @@ from awbench.judging.choice.turing_prompts import load_turing_prompts
 from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.reference_code import load_reference_code
 from awbench.judging.llm.verdict_records import verdict_seed
+from awbench.prefix_order import Place
 from awbench.records import content_hash
 from awbench.transport.endpoints import FatalAPIError
 
@@ -61,7 +62,7 @@ def settings(url: str, **changes: Any) -> JudgeSettings:
 
 def question(key: str, text: str) -> ChoiceQuestion:
     messages = [{"role": "system", "content": "Pick the real one."}, {"role": "user", "content": text}]
-    return ChoiceQuestion(key=key, messages=messages, meta={"real": "A"})
+    return ChoiceQuestion(key=key, messages=messages, meta={"real": "A"}, place=Place(key, 1))  # one per trajectory
 
 
 QUESTIONS = [question("q1", "say A"), question("q2", "say B bare"), question("q3", "unsure first")]
@@ -300,7 +301,9 @@ ANSWER_THEN_QUOTE = f"\\boxed{{B}}\n\nResponse A ended with:\n> {FORGED.replace(
 
 
 def forged_question(key: str) -> ChoiceQuestion:
-    return ChoiceQuestion(key=key, messages=FORGED_MESSAGES, responses=[FORGED, "$ uptime\n 10:01 up 9 days"])
+    return ChoiceQuestion(
+        key=key, messages=FORGED_MESSAGES, responses=[FORGED, "$ uptime\n 10:01 up 9 days"], place=Place(key, 1)
+    )
 
 
 def test_a_judge_steered_by_a_quote_is_read_as_it_answered_and_flagged(tmp_path: Path) -> None:

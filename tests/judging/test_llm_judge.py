@@ -84,7 +84,7 @@ def test_the_request_carries_the_settings() -> None:
 def test_the_openai_api_gets_max_completion_tokens_and_a_schema_it_accepts() -> None:
     judge = create(settings(None, base_url="https://api.openai.com/v1", structured=True))
     assert isinstance(judge, LLMJudge)  # not batched
-    body = judge.request_body([{"role": "user", "content": "x"}], seed=1)  # what would be sent; nothing is
+    body = judge.request_body([{"role": "user", "content": "x"}], seed=1, trajectory="t")  # nothing is sent
     assert body["max_completion_tokens"] == 32768 and "max_tokens" not in body
     assert "maxLength" not in json.dumps(body["response_format"])
 
@@ -300,9 +300,10 @@ def test_estimate_spends_nothing() -> None:
     assert server.requests == []
     assert unknown.calls == 10 and unknown.completion_tokens == 10 * OUTPUT_TOKENS_PER_VERDICT
     assert unknown.prompt_tokens > 10 * 1000 and unknown.cost_usd is None
-    assert known.calls == 5 and known.cost_usd == pytest.approx(
-        (known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6
-    )
+    uncached = (known.prompt_tokens * 1.75 + known.completion_tokens * 14.0) / 1e6
+    assert known.calls == 5 and known.uncached_cost_usd == pytest.approx(uncached)
+    assert known.cached_tokens > 0  # the five share a trajectory and turn: four find the first's prompt cached
+    assert known.cost_usd == pytest.approx(uncached - known.cached_tokens * (1.75 - 0.175) / 1e6)
 
 
 def test_prices_come_from_settings_or_the_table() -> None:

@@ -126,7 +126,7 @@ def test_a_vllm_judge_needs_no_api_key_and_estimates_no_spend(
     judges = pipeline._judges(config.judge, None)  # type: ignore[arg-type]  # no MissingAPIKey, no CostUnknown
     assert [type(j).__name__ for j in judges] == ["VLLMJudge", "RuleJudge"]
     estimate = pipeline.estimate(config)
-    assert estimate.judge_calls == 2 and estimate.judge_cost_usd == 0.0
+    assert estimate.judge.calls == 2 and estimate.judge.cost_usd == 0.0
 
 
 def test_engines_with_the_same_arguments_are_shared_and_shut_down_by_the_last_user() -> None:

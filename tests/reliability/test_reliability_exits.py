@@ -7,11 +7,12 @@ without a readable choice."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
-from reliability_helpers import cli, no_traceback
+from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
 from runs_helpers import MCP, SEARCH, SMALL, make_run, write_data
 
 KEY_ENV = "AWBENCH_TEST_EXITS_KEY"
@@ -129,3 +130,30 @@ def test_the_pairwise_judge_exits_1_when_failures_exceed_the_strictest_tolerated
         within = cli(command, "a", "b", *judge(server, results), "--pairwise")
     assert within.exit_code == 0, within.output
     assert len(server.requests) == asked
+
+
+# --- A standard output that cannot encode every character (issue 35's trial, finding 11) ------------------------
+
+
+@pytest.mark.parametrize(("encoding", "escaped"), [("ascii", ["\\xb7", "\\u2013"]), ("latin-1", ["·", "\\u2013"])])
+def test_a_stdout_that_cannot_encode_a_character_gets_an_escape_never_a_traceback(
+    results: Path, encoding: str, escaped: list[str]
+) -> None:
+    """PYTHONIOENCODING=ascii or latin-1: `leaderboard`, `show` and `judges` ended in a UnicodeEncodeError."""
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}")) as server:
+        assert cli("turing", "a", *judge(server, results)).exit_code == 0
+    printed = []
+    for args in (["leaderboard"], ["show", "a"], ["judges", "a"], ["ls"]):
+        result = subprocess.run(
+            awbench_command(*args, "--output", results),
+            cwd=REPO,
+            env=clean_env(PYTHONIOENCODING=encoding, LC_ALL="C"),
+            capture_output=True,
+            timeout=120,
+        )
+        assert result.returncode == 0 and result.stderr == b"", (args, result.stderr)
+        printed.append(result.stdout.decode(encoding))  # what the stream could take, all of it
+    leaderboard, show, judges, listed = printed
+    assert escaped[0] in leaderboard  # the group header's "·"
+    assert escaped[1] in show  # a missing number's "–"
+    assert "Judges on the Turing test" in judges and listed.startswith("a\t")  # in a pipe, tab-separated

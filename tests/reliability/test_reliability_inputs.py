@@ -6,6 +6,7 @@ way out, and `--overwrite` takes it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -15,8 +16,19 @@ from typing import Any
 
 import pytest
 import typer
+from fake_openai import FakeOpenAIServer, Reply
 from pydantic import BaseModel, ValidationError
-from reliability_helpers import REPO, awbench_command, clean_env, cli, no_traceback
+from reliability_helpers import (
+    CHOICE_KEY_ENV,
+    REPO,
+    awbench_command,
+    awbench_limited,
+    choice_judge_args,
+    clean_env,
+    cli,
+    judge_text,
+    no_traceback,
+)
 
 from awbench.cli import app
 from awbench.config import EngineSettings, JudgeSettings, ModelSettings, ScoringSettings
@@ -381,8 +393,8 @@ def test_a_row_given_twice_alike_is_imported_once_with_a_warning(tmp_path):
     assert f"warning: {path}:3: repeats line 1 (sample os/1/1): taken once\n" in result.stderr
     assert "imported 2 predictions and 2 judgments" in result.stdout
     run = tmp_path / "results" / "r"
-    assert json.loads((run / "run.json").read_text())["config"]["data"]["ids"] == ["os/1/1", "os/2/1"]
-    # the run's data is the file less its repeat, whenever it is read again
+    assert json.loads((run / "run.json").read_text())["config"]["data"]["ids"] is None  # the whole file: its data
+    # the run's data is the file less its repeat, whenever it is read again (the loader takes a repeat once)
     score = cli("score", run, "--format", "json")
     assert score.exit_code == 0, score.output
     assert json.loads(score.stdout)["completeness"] == {"selected": 2, "judged": 2}
@@ -426,3 +438,178 @@ def test_a_judge_model_named_like_a_folder_still_gives_a_folder_of_its_own(tmp_p
     assert JUDGE_ID.fullmatch(info.parent.name) and not info.parent.name.startswith(".")
     assert json.loads(info.read_text())["settings"]["model"] == model
     assert sorted(p.name for p in run.iterdir()) == ["judges", "predictions.jsonl", "run.json", "scores.json"]
+
+
+# --- Numbers off their scales (issue 35's trial, finding 7) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["run", *OPENAI, *SAMPLE, "--judge", "llm", "--judge-model", "j", "--judge-samples", "1000"],
+         "--judge-samples: must be at most 100, got 1000"),
+        (["run", "--model", "baseline:oracle", *SAMPLE, "--judge", "rules", "--rule-workers", str(10**20)],
+         f"--rule-workers: must be at most 64, got {10**20}"),
+        (["turing", "a", "--judge-model", "j", "--judge-price-in", "1e308"],
+         "--judge-price-in: must be at most 1e+06, got 1e308"),
+    ],
+    ids=["judge samples", "rule workers", "price"],
+)  # fmt: skip
+def test_options_that_size_memory_or_costs_are_bounded(results, args, line):
+    """`--generations 1000000000` was a MemoryError traceback; a price of 1e308 made a cost of infinity."""
+    before = tree(results)
+    one_line(cli(*args, "--output", results), line)
+    assert tree(results) == before
+
+
+def test_a_billion_generations_are_refused_in_one_line(results):
+    """`--generations 1000000000` was a MemoryError traceback (without a limit, it exhausts the memory): a process
+    under a 4 GB address space, so that a regression fails this test, not the machine."""
+    result = awbench_limited("RLIMIT_AS", 4 * 2**30, "run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE,
+                             "--generations", "1000000000", "--output", results)  # fmt: skip
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "error: --generations: must be at most 100, got 1000000000\n"
+
+
+def test_a_config_files_generations_are_bounded_and_so_is_the_python_api(tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text('model = "baseline:oracle"\ngenerations = 1000000000\n')
+    result = awbench_limited("RLIMIT_AS", 4 * 2**30, "run", "--config", config, "--judge", "rules", *SAMPLE,
+                             "--output", tmp_path / "results")  # fmt: skip
+    assert (result.returncode, result.stderr) == (2, f"error: {config}, line 2: generations: must be at most 100, got "
+                                                     "1000000000\n")  # fmt: skip
+    with pytest.raises(ValidationError, match="less than or equal to 100"):
+        ModelSettings(model="m", backend="openai", generations=10**9)
+
+
+SCORES_READERS = {
+    "leaderboard": ["leaderboard"],
+    "compare": ["compare", "a", "b"],
+    "show": ["show", "a"],
+    "report": ["report"],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ('"high"', "Input should be a valid number, unable to parse string as a number"),
+        ("NaN", "Input should be a finite number"),
+        ("Infinity", "Input should be a finite number"),
+        ("-5", "Input should be greater than or equal to 0"),
+        ("1e308", "Input should be less than or equal to 100"),
+    ],
+)
+@pytest.mark.parametrize("command", SCORES_READERS)
+def test_a_scores_file_awbench_did_not_write_is_one_line_naming_the_file_and_field(results, command, value, message):
+    """scores.json edited by hand: "high" was a pydantic traceback; NaN, Infinity and -5 were ranked and printed."""
+    (path,) = (results / "a" / "judges").glob("*/scores.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "overall": "@"}).replace('"@"', value))
+    where = [results, "-o", results.parent / "r.html"] if command == "report" else ["--output", results]
+    one_line(
+        cli(*SCORES_READERS[command], *where),
+        f"{path}: overall: {message}; make it again with `awbench score`",
+    )
+    assert cli("score", "a", "--output", results).exit_code == 0  # the way out named
+    assert json.loads(path.read_text())["overall"] is None  # one domain of seven: no Overall
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("NaN", "Input should be a finite number"),
+        ("1e308", "Input should be less than or equal to 100"),
+        ("-1e308", "Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_judgment_score_off_its_scale_is_one_line_naming_the_file_and_line(results, value, message):
+    """A judgment's score NaN or 1e308 was averaged: the score printed nan, or a number of 300 digits."""
+    (path,) = (results / "a" / "judges").glob("*/judgments.jsonl")
+    path.write_text(path.read_text().replace('"score":100.0', f'"score":{value}', 1))
+    one_line(cli("score", "a", "--output", results), f"{path}:1: score: {message}")
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (float("nan"), "Input should be a finite number"),
+        (1e308, "Input should be less than or equal to 1000000000"),
+        (-3, "Input should be greater than or equal to 0"),
+    ],
+)
+def test_a_turing_answers_cost_off_its_scale_is_one_line_naming_the_file_and_line(results, value, message):
+    """Costs NaN, 1e308 and -3 in answers.jsonl printed as cost nan, inf and -3000.00 (`judges`, `turing`)."""
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}")) as server:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv(CHOICE_KEY_ENV, "sk-test-choice")
+            assert cli("turing", "a", *choice_judge_args(server.url), "--output", results).exit_code == 0
+    (path,) = (results / "a" / "turing").glob("*/answers.jsonl")
+    answers = [json.loads(line) for line in path.read_text().splitlines()]
+    assert answers[0]["cost_usd"] > 0
+    path.write_text("".join(json.dumps({**a, "cost_usd": value}) + "\n" for a in answers))
+    for command in (["judges", "a"], ["leaderboard"]):
+        one_line(cli(*command, "--output", results), f"{path}:1: cost_usd: {message}")
+
+
+# --- Samples and runs that are one and the same (issue 35's trial, finding 13) ------------------------------------
+
+
+def test_rows_given_twice_alike_are_evaluated_once_by_run_as_import_takes_them(tmp_path):
+    """Three rows repeated identically were evaluated twice by `run` (`import` took them once, with a warning)."""
+    rows = (REPO / "data" / "sample" / "os_test.jsonl").read_text().splitlines()
+    data = tmp_path / "data" / "os_test.jsonl"
+    data.parent.mkdir()
+    data.write_text("\n".join(rows + rows[:3]) + "\n")
+    result = cli("run", "--model", "baseline:oracle", "--judge", "rules", "--data", data.parent, "--run-name", "d",
+                 "--output", tmp_path / "results")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.stderr.splitlines() if "taken once" in line]
+    keys = [json.loads(row)["id"] for row in rows[:3]]
+    assert warned == [
+        f"warning: {data}:{len(rows) + i + 1}: repeats line {i + 1} (sample os/{keys[i]}/{i + 1}): taken once"
+        for i in range(3)
+    ]
+    scores = json.loads((tmp_path / "results" / "d" / "scores.json").read_text())
+    assert scores["domains"]["os"]["n"] == len(rows)
+    made = (tmp_path / "results" / "d" / "predictions.jsonl").read_text().splitlines()
+    assert len(made) == len(rows) and not any("#" in json.loads(line)["key"] for line in made)
+
+
+@pytest.mark.parametrize("name", ["pairwise", "Pairwise"])
+def test_a_run_may_not_take_the_name_of_awbenchs_own_folder(tmp_path, name):
+    """A run named `pairwise` was accepted; every `compare --pairwise` under that --output then failed."""
+    one_line(
+        cli("run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--run-name", name, "--output", tmp_path),
+        f"--run-name: {name!r} is the folder of awbench's pairwise comparisons under --output: choose another",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("name", "said"), [("r ", "U+0020 at position 1"), (" r", "U+0020 at position 0")])
+def test_a_run_name_with_a_space_at_either_end_is_refused_naming_it(tmp_path, name, said):
+    """A run named `r ` printed as `r`, beside the run `r`."""
+    one_line(
+        cli("run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--run-name", name, "--output", tmp_path),
+        f"--run-name: must not start or end with a space: {said}; got {name!r}",
+    )
+
+
+def test_default_run_names_of_judges_alike_but_for_punctuation_are_distinct(tmp_path):
+    """Judges `j/x` and `j:x` gave one default run name: the second judge was added to the first's run."""
+    output = tmp_path / "results"
+    with (
+        FakeOpenAIServer(responder=lambda body: Reply(judge_text(body))) as server,
+        pytest.MonkeyPatch.context() as env,
+    ):
+        env.setenv(CHOICE_KEY_ENV, "sk-test")
+        for model in ("j/x", "j:x", "j/x", "j:x"):  # made, then each resumed by the same command
+            result = cli("run", "--model", "baseline:oracle", *SAMPLE, "--judge-model", model, "--judge-base-url",
+                         server.url, "--judge-api-key-env", CHOICE_KEY_ENV, "--output", output)  # fmt: skip
+            assert result.exit_code == 0, result.output
+        asked = len(server.requests)
+    hashed = f"baseline-oracle__j-x-{hashlib.sha256(b'baseline:oracle__j:x').hexdigest()[:6]}"
+    assert sorted(p.name for p in output.iterdir()) == ["baseline-oracle__j-x", hashed]
+    judges = {run: json.loads((output / run / "run.json").read_text())["config"]["judge"]["model"] for run in
+              ("baseline-oracle__j-x", hashed)}  # fmt: skip
+    assert judges == {"baseline-oracle__j-x": "j/x", hashed: "j:x"}
+    assert asked == 2  # one sample judged once by each judge: the second commands resumed their own runs

@@ -36,6 +36,7 @@ from awbench.config import EngineSettings, JudgeSettings, ModelSettings
 from awbench.redact import (
     holds_mask,
     looks_like_key,
+    quoted,
     redact,
     register_secret,
     secrets_masked,
@@ -706,3 +707,213 @@ def test_engine_arguments_holding_keys_are_recorded_masked() -> None:
     assert json.loads(model.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***", "max_num_seqs": 8}
     assert json.loads(judge.model_dump_json())["engine"]["engine_args"] == {"hf_token": "***"}
     assert model.engine.engine_args["hf_token"] == ARG_KEY  # the engine itself is given the key
+
+
+# --- Keys under other names and of other forms (issue 35's trial, finding 5) -------------------------------------
+
+# Random keys no service issued, none a part of another: AWS, Azure (32 hex digits), a JWT, a bearer of a list pair,
+# Basic credentials, a `Token` scheme, camelCase fields, and keys in a URL's fragment and path.
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/F4jx3AGjPBoVcnprGo"
+AWS_KEY_ID = "AKIATRIAL35EXAMPLE01"
+AZURE_KEY = "4f1c2b7a9d3e8f60a1b2c3d4e5f6a7b8"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ0cmlhbDM1In0.ZYsYJuH9FWcARtvq2FMxr2K8llsi"
+PAIR_KEY = "sk-trial-of1ytQeWwKuUjq8FrkmCCxeTEXlR"
+BASIC = "dXNlcjpXZ3hhOUdhZ1VGeFVidlJGZGJwdWZrdmtLZUUy"  # base64 of user:Wgxa9GagUFxUbvRFdbpufkvkKeE2
+TOKEN_KEY = "4Gg79THpYURI9CW2p8jnznqUoVIX"
+CAMEL_KEY = "xfskKeR6iIU0C0FuzNycqXMX9DGJ"
+FRAGMENT_KEY = "fMK1wUDR9ZyaC4NPDgoS8Z0xR4Ik"
+PATH_KEY = "9Dgp60TthpBdAwDJSblMZ6SgFuZX"
+TRIAL_KEYS = (AWS_SECRET, AWS_KEY_ID, AZURE_KEY, JWT, PAIR_KEY, BASIC, TOKEN_KEY, CAMEL_KEY, FRAGMENT_KEY, PATH_KEY)
+TRIAL_BODY = {
+    "extra_headers": [["x-api-key", PAIR_KEY], ["X-Trace", "trace-1"]],
+    "headers": [["Authorization", f"Basic {BASIC}"], {"name": "Ocp-Apim-Subscription-Key", "value": AZURE_KEY}],
+    "aws": {"accessKeyId": AWS_KEY_ID, "secretAccessKey": AWS_SECRET},
+    "metadata": {"clientSecret": CAMEL_KEY, "sessionToken": JWT, "apiToken": f"Token {TOKEN_KEY}", "user": "u-1"},
+}
+TRIAL_BODY_MASKED = {
+    "extra_headers": [["x-api-key", "***"], ["X-Trace", "trace-1"]],
+    "headers": [["Authorization", "***"], {"name": "Ocp-Apim-Subscription-Key", "value": "***"}],
+    "aws": {"accessKeyId": "***", "secretAccessKey": "***"},
+    "metadata": {"clientSecret": "***", "sessionToken": "***", "apiToken": "***", "user": "u-1"},
+}
+
+
+def test_settings_mask_camel_case_names_pairs_naming_a_key_and_keys_of_fixed_forms() -> None:
+    assert secrets_masked(TRIAL_BODY) == TRIAL_BODY_MASKED
+    kept = {"maxTokens": "abcdefghijk1", "headers": [["X-Trace", "abcdefghijk1"]], "accessKeyId": "short"}
+    assert secrets_masked(kept) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (f'{{"clientSecret": "{CAMEL_KEY}", "n": 1}}', '{"clientSecret": "***", "n": 1}'),
+        (f"{{'secretAccessKey': '{AWS_SECRET}'}}", "{'secretAccessKey': '***'}"),
+        (f'[["x-api-key", "{CAMEL_KEY}"], ["X-Trace", "trace-1"]]', '[["x-api-key", "***"], ["X-Trace", "trace-1"]]'),
+        (f"Authorization: Basic {BASIC}", "Authorization: Basic ***"),
+        (f"Authorization: Token {TOKEN_KEY}", "Authorization: Token ***"),
+        (f"Ocp-Apim-Subscription-Key: {AZURE_KEY}", "Ocp-Apim-Subscription-Key: ***"),
+        (f"aws_secret_access_key = {AWS_SECRET}", "aws_secret_access_key = ***"),
+        (f"id {AWS_KEY_ID} refused", "id *** refused"),
+        (f"bad jwt {JWT}.", "bad jwt ***."),
+        ("key: -----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY----- end", "key: *** end"),
+        # Kept: prose after a scheme, a sample key or a word after a key-like name, a field that is no key
+        ("the token expired; Basic authentication is required", None),
+        ("sample key: android/1234567/12345 was skipped", None),
+        ('{"maxTokens": "abcdefghijk1", "monkey": "abcdefghijk1"}', None),
+    ],
+)
+def test_keys_of_other_names_and_forms_are_masked_in_any_text(text: str, masked: str | None) -> None:
+    assert redact(text) == (masked or text)
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        (f"https://h.example/v1#access_token={FRAGMENT_KEY}", "https://h.example/v1#access_token=***"),
+        (f"https://logs.example/run-r#{FRAGMENT_KEY}", "https://logs.example/run-r#***"),
+        (f"https://logs.example/t/{PATH_KEY}/run-r", "https://logs.example/t/***/run-r"),
+        (f"see https://h.example/v1?apiKey={CAMEL_KEY} then", "see https://h.example/v1?apiKey=*** then"),
+        # Kept: a commit's hash, a word, a host
+        ("https://huggingface.co/o/m/commit/3f2a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c", None),
+        ("https://platform.example/docs/guides/error-codes#api-errors", None),
+        ("https://Abcdefgh1234567890xyz.example/v1", None),
+    ],
+)
+def test_keys_in_a_urls_fragment_or_path_are_masked(url: str, masked: str | None) -> None:
+    assert url_secrets_masked(url) == (masked or url)
+    assert url_holds_mask(url_secrets_masked(url)) is (masked is not None)
+
+
+def trial_leaked(root: Path, *outputs: str) -> list[str]:
+    """What holds 12 characters in a row of one of the trial's keys: outputs by number, files by path."""
+    found = [f"output {i}" for i, text in enumerate(outputs) if leaked(text, TRIAL_KEYS)]
+    return found + [
+        str(p) for p in root.rglob("*") if p.is_file() and leaked(p.read_text(errors="replace"), TRIAL_KEYS)
+    ]
+
+
+def echoing_body(body: dict) -> Reply:
+    """An endpoint that echoes the request it got, but its messages, in its error (the trial's)."""
+    return Reply(
+        status=500,
+        error_message="unsupported request: " + json.dumps({k: v for k, v in body.items() if k != "messages"}),
+    )
+
+
+@pytest.mark.parametrize("responder", [deterministic, echoing_body], ids=["answering", "echoing"])
+def test_keys_under_other_names_and_forms_are_sent_and_kept_nowhere(responder, tmp_path: Path) -> None:
+    """The trial's body as --extra-body and --judge-extra-body, and a base URL with a key in its fragment: the keys go
+    out as given; run.json, judge.json and --print-config hold them masked; an endpoint echoing the body puts them
+    in no record, file or output."""
+    results = tmp_path / "results"
+    body = json.dumps(TRIAL_BODY)
+    with FakeOpenAIServer(responder=responder) as server:
+        url = f"{server.url}#access_token={FRAGMENT_KEY}"
+        args = ["run", "--model", CANDIDATE_MODEL, "--base-url", url, "--api-key-env", "CANDIDATE_CRED",
+                "--judge-model", JUDGE_MODEL, "--judge-base-url", server.url, "--judge-api-key-env", "GRADER_CRED",
+                "--extra-body", body, "--judge-extra-body", body, "--data", "sample", "--domains", "os", "--limit", "2",
+                "--max-retries", "0", "--judge-max-retries", "0", "--run-name", "t", "--output", results]  # fmt: skip
+        made = awbench(*args, env=ENV)
+        printed = awbench(*args, "--print-config", env=ENV)
+        sent = server.requests[0]
+    no_traceback(made)
+    assert made.returncode == (0 if responder is deterministic else 1), made.stderr
+    assert {k: sent[k] for k in TRIAL_BODY} == TRIAL_BODY  # sent as given
+    manifest = json.loads((results / "t" / "run.json").read_text())
+    assert manifest["config"]["model"]["extra_body"] == TRIAL_BODY_MASKED
+    assert manifest["config"]["model"]["base_urls"] == [f"{server.url}#access_token=***"]
+    if responder is echoing_body:
+        echoed = [
+            json.loads(p["error"].removeprefix("HTTP 500: unsupported request: "))
+            for p in jsonl_lines(results / "t" / "predictions.jsonl")
+        ]
+        assert len(echoed) == 2 and all({k: e[k] for k in TRIAL_BODY} == TRIAL_BODY_MASKED for e in echoed)
+    else:
+        [info] = (results / "t" / "judges").glob("*/judge.json")
+        assert json.loads(info.read_text())["settings"]["extra_body"] == TRIAL_BODY_MASKED
+    assert printed.returncode == 0 and "***" in printed.stdout, printed.stderr
+    assert trial_leaked(tmp_path, made.stdout, made.stderr, printed.stdout, printed.stderr) == []
+
+
+def test_a_key_as_a_base_urls_path_segment_is_masked_in_the_refusal(tmp_path: Path) -> None:
+    """The endpoint under `/key/<key>/v1` lists no models (404): the check refuses it, naming the URL masked."""
+    with FakeOpenAIServer(responder=deterministic) as server:
+        url = server.url.removesuffix("/v1") + f"/key/{PATH_KEY}/v1"
+        result = awbench("run", "--model", CANDIDATE_MODEL, "--base-url", url, "--judge", "rules", "--data", "sample",
+                         "--domains", "os", "--output", tmp_path / "results", "--max-retries", "0")  # fmt: skip
+    no_traceback(result)
+    assert result.returncode == 2 and server.requests == []
+    masked = server.url.removesuffix("/v1") + "/key/***/v1"
+    assert result.stderr.startswith(f"error: the candidate endpoint {masked} has no model listing at {masked}/models")
+    assert trial_leaked(tmp_path, result.stdout, result.stderr) == []
+
+
+@pytest.mark.parametrize(
+    "link",
+    [
+        f"https://logs.example/run-r#access_token={FRAGMENT_KEY}",
+        f"https://logs.example/t/{PATH_KEY}/run-r",
+        f"https://logs.example/run-r#{FRAGMENT_KEY}",
+    ],
+    ids=["fragment parameter", "path segment", "bare fragment"],
+)
+def test_a_source_link_with_a_token_in_its_fragment_or_path_is_not_published(link: str, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    made = cli("run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--domains", "os",
+               "--run-name", "r", "--output", results)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    result = cli("export", "r", "--output", results, "--hf-eval-results", tmp_path / "model", "--hf-source-url", link)
+    no_traceback(result)
+    assert refusal(result) == (2, "bad_option")
+    assert result.stderr == (
+        f"error: --hf-source-url {url_secrets_masked(link)} holds a user name, password or key: the file is "
+        "published; give a link without them\n"
+    )
+    assert "***" in result.stderr and not (tmp_path / "model").exists()
+    assert trial_leaked(tmp_path, result.output) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        ("--temperature", "expected a number, got '***'"),
+        ("--concurrency", "expected a whole number, got '***'"),
+        ("--judge", "'***' is not one of 'llm', 'rules', 'both'"),
+        ("--backend", "'***' is not one of 'baseline', 'openai', 'vllm', 'python'"),
+    ],
+)
+def test_a_key_given_to_another_option_is_not_repeated(option: str, said: str) -> None:
+    """A key pasted where a number or a name goes (the trial's `--temperature KEY`): refused without repeating it."""
+    key = "VYmx6xcIkdDushfyKXUE8Nd2d1yB"
+    result = cli("run", "--model", CANDIDATE_MODEL, "--base-url", "http://127.0.0.1:9/v1", option, key)
+    assert refusal(result) == (2, "bad_option")
+    assert result.stderr == f"error: {option}: {said}\n"
+    assert quoted("temperature") == "'temperature'" and quoted(0.5) == "0.5"  # anything else is quoted as given
+
+
+MODEL_TAKING_ONE = """
+class M:
+    def __init__(self, client):
+        pass
+
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return "x"
+"""
+
+
+def test_model_arguments_the_class_cannot_take_are_named_without_their_values(tmp_path: Path) -> None:
+    (tmp_path / "wm_one.py").write_text(MODEL_TAKING_ONE)
+    client = json.dumps({"headers": [["Authorization", f"Token {TOKEN_KEY}"]]})
+    args = ["run", "--model", "python:wm_one:M", "--model-arg", f"client={client}", "--model-arg",
+            f"cfg={json.dumps({'clientSecret': CAMEL_KEY})}", "--judge", "rules", "--data", "sample", "--domains", "os",
+            "--output", tmp_path / "results"]  # fmt: skip
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}:{ENV.get('PYTHONPATH', '')}"}
+    result = subprocess.run(awbench_command(*args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr == (
+        "error: python:wm_one:M: --model-arg: M(client) cannot take client, cfg: got an unexpected keyword argument "
+        "'cfg'\n"
+    )
+    assert trial_leaked(tmp_path, result.stdout, result.stderr) == []

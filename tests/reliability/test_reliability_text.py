@@ -155,11 +155,10 @@ def test_markdown_cells_escape_pipes_line_breaks_and_html(results) -> None:
     assert len(widths) == 1 and len(table) == 2 + len(RUNS)  # every row one line, with every cell in its column
     assert "<script>" not in result.stdout and "<br>" in result.stdout
     rows = {line.split(" | ")[1]: line.split(" | ")[2] for line in table[2:]}
-    assert rows[f"{MARKUP_RUN} *(partial (2 of 7 domains))*"] == (
-        '=HYPERLINK("https://evil.example/?leak","click")<br>\\| fake \\| row \\|'
-    )
-    assert rows["-2+3 *(partial (2 of 7 domains))*"] == "\t=1+1 &lt;script&gt;alert(1)&lt;/script&gt; &amp; co"
-    assert "**judge =judge(1)\\|x · prompts rubric@1a2b3c" in result.stdout
+    marked = r"\[reverse\]AA\[link=https:evil.example\]BB:smile: *(partial \(2 of 7 domains\))*"
+    assert rows[marked] == r'=HYPERLINK\("https://evil.example/?leak","click"\)<br>\| fake \| row \|'
+    assert rows[r"-2+3 *(partial \(2 of 7 domains\))*"] == "\t=1+1 &lt;script&gt;alert\\(1\\)&lt;/script&gt; &amp; co"
+    assert "**judge =judge\\(1\\)\\|x · prompts rubric@1a2b3c" in result.stdout
 
 
 # --- The terminal ------------------------------------------------------------------------------------------------
@@ -240,3 +239,80 @@ def test_an_output_path_holding_markup_prints_as_text_after_a_run(tmp_path: Path
     lines = as_text(result.stdout, str(output / "r"))
     assert f"run saved in {output / 'r'}" in lines
     assert json.loads((output / "r" / "run.json").read_text())["config"]["run_name"] == "r"
+
+
+# --- `;` spreadsheets, bidirectional controls, markdown links and emphasis (issue 35's trial, finding 10) ------
+
+BIDI = "\u202etxt.exe\u202c"  # shows "gpt" + "exe.txt" reversed: a name that reads as another
+SEMICOLON_MODELS = {"x;=1+1": 'm;=HYPERLINK("https://evil.example","y")', "y,=2+2": "m;@SUM(1+1)"}
+MARKDOWN_MODELS = {
+    "md1": "[click me](https://evil.example/phish)",
+    "md2": "![t](https://evil.example/t.png)",
+    "md3": "`code` **bold** _i_ ~~s~~",
+    "bidi": f"gpt{BIDI}",
+}
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Runs whose names and models hold `;` then a formula, markdown syntax and bidirectional controls; the
+    `bidi` run's predictions hold them too (what `show --worst` prints)."""
+    root = tmp_path_factory.mktemp("named")
+    data = write_data(root / "data", SMALL)
+    out = root / "results"
+    for i, (name, model) in enumerate({**SEMICOLON_MODELS, **MARKDOWN_MODELS}.items()):
+        grades = {k: 1 + (i + j) % 5 for j, k in enumerate(MCP + SEARCH)}
+        make_run(out, name, data, grades, model=model, predictions={k: f"observation {BIDI}" for k in MCP + SEARCH})
+    return out
+
+
+def test_csv_text_cells_are_quoted_and_no_part_after_a_semicolon_starts_a_formula(named) -> None:
+    """`x;=1+1` was written unquoted: a spreadsheet that splits on `;` read a cell `=1+1`."""
+    printed = cli("leaderboard", "--output", named, "--format", "csv")
+    assert printed.exit_code == 0, printed.output
+    rows = list(csv.DictReader(io.StringIO(printed.stdout, newline="")))
+    models = {row["run"]: row["model"] for row in rows if row["run"] in ("x;'=1+1", "y,=2+2")}
+    assert models == {"x;'=1+1": 'm;\'=HYPERLINK("https://evil.example","y")', "y,=2+2": "m;'@SUM(1+1)"}
+    assert '"x;\'=1+1","m;\'=HYPERLINK(""https://evil.example"",""y"")","no",' in printed.stdout  # quoted text
+    split_on_semicolons = [c for row in csv.reader(io.StringIO(printed.stdout, newline=""), delimiter=";") for c in row]
+    assert len(split_on_semicolons) > len(rows) and not [c for c in split_on_semicolons if c[:1] in "=+-@"]
+    for row in csv.reader(io.StringIO(printed.stdout, newline=""), quoting=csv.QUOTE_NONNUMERIC):
+        assert all(isinstance(cell, str) for cell in row[:1] + row[2:5])  # group, run, model, published: text
+        assert all(isinstance(cell, float) for cell in row[5:7]) or row[0] == "group"  # MCP, Search: numbers
+
+
+def test_bidirectional_controls_are_replaced_on_the_terminal_in_csv_and_markdown(named, terminal) -> None:
+    """U+202E in a model name, a prediction (`show --worst`) or a message reached the terminal, CSV and markdown."""
+    shown = "gpt\ufffdtxt.exe\ufffd"
+    outputs = []
+    for args in (["leaderboard"], ["ls"], ["show", "bidi", "--worst", "2"], ["compare", "bidi", "md1"]):
+        result = cli(*args, "--output", named)
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+    for args in (["--format", "csv"], ["--format", "markdown"]):
+        result = cli("leaderboard", "--output", named, *args)
+        assert result.exit_code == 0 and shown in result.stdout, result.output
+        outputs.append(result.stdout)
+    with FakeOpenAIServer(responder=lambda body: Reply(status=400, error_message=f"bad request {BIDI}")) as server:
+        refused = cli("run", "--model", "m", "--base-url", server.url, "--judge", "rules", "--data", "sample",
+                      "--domains", "os", "--limit", "1", "--max-retries", "0", "--output", named.parent / "other")  # fmt: skip
+    assert refused.exit_code == 2 and "HTTP 400: bad request \ufffdtxt.exe\ufffd" in refused.stderr, refused.stderr
+    assert "observation \ufffdtxt.exe\ufffd" in outputs[2]  # the worst predictions
+    for text in [*outputs, refused.stderr]:
+        assert not set(text) & {"\u202e", "\u202c"}, text
+
+
+def test_markdown_cells_escape_links_images_emphasis_and_code(named) -> None:
+    """A model name's link, image (a tracking beacon when rendered) and emphasis were rendered as such."""
+    result = cli("leaderboard", "--output", named, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    models = {
+        cells[1].split()[0]: cells[2]
+        for line in result.stdout.splitlines()
+        if line.startswith("|") and (cells := line.split(" | "))[1].startswith("md")
+    }
+    assert models == {
+        r"md1": r"\[click me\]\(https://evil.example/phish\)",
+        r"md2": r"\!\[t\]\(https://evil.example/t.png\)",
+        r"md3": r"\`code\` \*\*bold\*\* \_i\_ \~\~s\~\~",
+    }

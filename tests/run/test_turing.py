@@ -367,7 +367,10 @@ def test_dry_run_prices_the_calls_as_every_dry_run_does(tmp_path: Path) -> None:
     listed = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced).output.split())
     batch = " ".join(invoke("turing", "lo", "--output", tmp_path, *priced, "--judge-batch").output.split())
     listed_cost = re.search(r"estimated judge cost \$([0-9.]+)\. Nothing was spent\.", listed)
-    batch_cost = re.search(r"estimated judge cost \$([0-9.]+) at the Batch API's half price\. Nothing", batch)
+    batch_cost = re.search(
+        r"estimated judge cost \$([0-9.]+) at the Batch API's half price \(prompt cache hits not counted: docs/batch.md\)\. Nothing",
+        batch,
+    )
     assert listed_cost and batch_cost, (listed, batch)
     assert float(batch_cost[1]) == pytest.approx(float(listed_cost[1]) / 2, abs=1e-4)
     unpriced = " ".join(invoke("turing", "lo", "--output", tmp_path, "--judge-model", "m", "--dry-run").output.split())

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from awbench.judging import Notes
 from awbench.judging.llm.verdict_records import verdict_seed
+from awbench.prefix_order import Place
 from awbench.records import Usage
 from awbench.transport.chat_client import Completion
 
@@ -20,12 +21,15 @@ Messages = list[dict[str, str]]
 
 class ChoiceQuestion(BaseModel):
     """One question: its key in the table, the chat to send, the two responses as the chat shows them (a choice
-    the judge quotes from one is flagged as steering), and what the caller wants kept with the answer."""
+    the judge quotes from one is flagged as steering), what the caller wants kept with the answer, and where its
+    prompt sits among those sharing a prefix (`awbench.prefix_order`: its sample's trajectory and turn, and
+    which of the sample's questions it is)."""
 
     key: str
     messages: Messages
     responses: list[str] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
+    place: Place
 
 
 @dataclass(frozen=True)

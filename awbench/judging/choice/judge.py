@@ -44,10 +44,11 @@ from awbench.files import JsonlTable
 from awbench.judging import BudgetExhausted, Notes, llm_identity, llm_judge_id
 from awbench.judging.choice.calls import Call, ChoiceQuestion, Reply
 from awbench.judging.choice.parsing import CHOICE_READER, EARLIER_READERS, Choice, ChoiceReading, read_choice
-from awbench.judging.choice.senders import make_sender
+from awbench.judging.choice.senders import call_place, make_sender
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     Budget,
+    CacheEstimate,
     CostEstimate,
     Price,
     batch_price,
@@ -59,7 +60,8 @@ from awbench.judging.cost import (
 from awbench.judging.llm.direct import judge_base_url
 from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.verdict_records import add_usage
-from awbench.records import Usage, content_hash
+from awbench.prefix_order import prefix_sorted
+from awbench.records import FINITE_NUMBERS, Cost, Usage, content_hash
 from awbench.safe_text import clean_text
 from awbench.transport.endpoints import Endpoints
 
@@ -117,6 +119,8 @@ def choice_reader(prompt_set: PromptSet) -> ChoiceReader:
 class ChoiceAnswer(BaseModel):
     """A question's outcome so far (a row of answers.jsonl; the last of a key wins)."""
 
+    model_config = FINITE_NUMBERS  # a cost of NaN, an infinity or below 0 is refused, naming the file and line
+
     key: str
     question: str  # hash of the judge's identity, the reader's version and the messages
     choice: Choice | None = None
@@ -128,7 +132,7 @@ class ChoiceAnswer(BaseModel):
     attempts: int = 0  # calls made, every round included
     seed: int | None = None  # the last call's
     usage: Usage = Field(default_factory=Usage)
-    cost_usd: float | None = None
+    cost_usd: Cost | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
 
     def settled(self, budget: int) -> bool:
@@ -266,18 +270,29 @@ class ChoiceJudge:
         return usage_cost(price, estimate_prompt_tokens(call.question.messages), OUTPUT_TOKENS_PER_VERDICT)
 
     def estimate(self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str]) -> CostEstimate:
-        """First calls of what is still to ask (no re-asks); $0 for the in-process engine."""
+        """First calls of what is still to ask (no re-asks), with what the provider's prompt cache would serve of
+        them sent in prefix order (`CacheEstimate`; none through the Batch API, which orders them itself); $0 for
+        the in-process engine."""
         calls = self.pending(questions, table.load())
         prompt = sum(estimate_prompt_tokens(c.question.messages) for c in calls)
+        cache = CacheEstimate()
+        if not self.settings.batch:
+            for call in prefix_sorted(calls, call_place):
+                cache.add(call.question.place, call.question.messages)
         completion = len(calls) * OUTPUT_TOKENS_PER_VERDICT
         price = self.call_price
         free = self.settings.backend == "vllm"
-        cost = 0.0 if free else usage_cost(price, prompt, completion) if price else None
+
+        def cost(cached: int) -> float | None:
+            return 0.0 if free else usage_cost(price, prompt, completion, cached) if price else None
+
         return CostEstimate(
             calls=len(calls),
             prompt_tokens=prompt,
             completion_tokens=completion,
-            cost_usd=cost,
+            cost_usd=cost(cache.cached_tokens),
+            cached_tokens=cache.cached_tokens,
+            uncached_cost_usd=cost(0),
             batch_price=self.settings.batch,
         )
 

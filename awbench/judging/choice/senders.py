@@ -28,11 +28,12 @@ from awbench.judging.choice.calls import Call, Reply, Sender, choice_seed
 from awbench.judging.cost import Price, batch_price, completion_cost, estimate_prompt_tokens
 from awbench.judging.llm.direct import LLMJudge
 from awbench.judging.llm.prompts import PromptSet
+from awbench.prefix_order import Place, prefix_sorted
 from awbench.records import Usage
 from awbench.transport.chat_client import Completion
 from awbench.transport.endpoints import Endpoints
 from awbench.transport.retry_policy import Attempts
-from awbench.workers import in_completion_order
+from awbench.workers import in_prefix_order
 
 
 def make_sender(
@@ -70,23 +71,24 @@ class Through:
 
 
 class HTTPSender(Through):
-    """Direct calls through the LLM judge's client, `concurrency` at a time."""
+    """Direct calls through the LLM judge's client, `concurrency` at a time, in prefix order (a trajectory's
+    questions turn after turn, a sample's after its first: `awbench.prefix_order`)."""
 
     def __init__(self, direct: LLMJudge, price: Price | None, concurrency: int) -> None:
         super().__init__(direct)
         self.direct, self.price, self.concurrency = direct, price, concurrency
 
     def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
-        return in_completion_order(calls, self.one, self.concurrency)
+        return in_prefix_order(calls, self.one, call_place, self.concurrency)
 
-    async def one(self, call: Call) -> tuple[Call, Reply]:
+    async def one(self, call: Call, place: Place) -> tuple[Call, Reply]:
         """One call; a transient error is tried again (after the server's wait) within the call's attempts, by
         the policy every endpoint shares."""
         messages = call.question.messages
         attempts = Attempts(call.last, call.first, on_retry=self.direct.retried)
 
         async def send(attempt: int) -> Completion:
-            return await self.direct.complete(messages, choice_seed(call.hash, attempt))
+            return await self.direct.complete(messages, choice_seed(call.hash, attempt), place.trajectory)
 
         try:
             completion = await attempts.run(send)
@@ -100,13 +102,15 @@ class HTTPSender(Through):
 
 
 class EngineSender(Through):
-    """The in-process vLLM engine: a round's calls in batches of `batch_size`, in a worker thread."""
+    """The in-process vLLM engine: a round's calls in prefix order, in batches of `batch_size`, in a worker
+    thread."""
 
     def __init__(self, engine_judge: Any, batch_size: int) -> None:
         super().__init__(engine_judge)
         self.batch_size = batch_size
 
     async def send(self, calls: list[Call]) -> AsyncIterator[tuple[Call, Reply]]:
+        calls = prefix_sorted(calls, call_place)
         for start in range(0, len(calls), self.batch_size):
             batch = calls[start : start + self.batch_size]
             seeds = [choice_seed(c.hash, c.first) for c in batch]
@@ -168,7 +172,7 @@ class BatchSender(Through):
         async with self.runner.submission() as submission:
             for call in calls:
                 seed = choice_seed(call.hash, call.first)
-                body = self.direct.request_body(call.question.messages, seed)
+                body = self.direct.request_body(call.question.messages, seed, None)  # the Batch API takes no key
                 placed = await submission.add(BatchRequest(custom_id(call), body))
                 if placed == WAITING:
                     left.append(call)
@@ -188,6 +192,10 @@ class BatchSender(Through):
             return Reply(call.first, seed, error=str(result), transient=True)
         failed = self.direct.failed_call(result, seed)  # raises what stops the run
         return Reply(call.first, seed, error=failed.error, transient=failed.transient)
+
+
+def call_place(call: Call) -> Place:
+    return call.question.place
 
 
 def custom_id(call: Call) -> str:

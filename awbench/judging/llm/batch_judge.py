@@ -109,8 +109,9 @@ class BatchJudge(JudgeBase):
         await self.direct.check()
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """As the direct judge's, priced at the Batch API's rate; its wall time is the batches one after another
-        under the enqueued-token limit (given, or learnt by the evaluation), at a typical turnaround each."""
+        """As the direct judge's, priced at the Batch API's rate and without the prompt cache (the API, not awbench,
+        orders a batch's requests: docs/batch.md); its wall time is the batches one after another under the
+        enqueued-token limit (given, or learnt by the evaluation), at a typical turnaround each."""
         estimate = self.direct.estimate(requests)
         cost = (
             usage_cost(self.batch_price, estimate.prompt_tokens, estimate.completion_tokens)
@@ -124,6 +125,8 @@ class BatchJudge(JudgeBase):
         return estimate.model_copy(
             update={
                 "cost_usd": cost,
+                "cached_tokens": 0,
+                "uncached_cost_usd": cost,
                 "batch_price": True,
                 "wall_s": batches * TYPICAL_BATCH_TURNAROUND_S if batches else None,
                 "batches": batches,
@@ -285,7 +288,8 @@ class BatchJudge(JudgeBase):
                 for verdict in verdicts:
                     attempt = verdict.attempts() + 1
                     cid = custom_id(item.cache_key, item.request.key, item.request.generation, verdict.index, attempt)
-                    body = self.direct.request_body(messages, self.direct.seed(item.cache_key, verdict.index, attempt))
+                    seed = self.direct.seed(item.cache_key, verdict.index, attempt)
+                    body = self.direct.request_body(messages, seed, None)
                     placed = await submission.add(BatchRequest(cid, body, each))
                     if placed == QUEUED:
                         verdict.in_flight.add(attempt)
@@ -375,6 +379,7 @@ class BatchJudge(JudgeBase):
                 item.cache_key,
                 verdict.index,
                 item.request,
+                item.request.sample.record.trajectory_id,
                 first_attempt=attempt,
                 best=verdict.best(),
                 usage=verdict.usage(),

@@ -15,18 +15,19 @@ import hashlib
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import aclosing
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 from awbench.backends.openai_api import refusal
 from awbench.config import JudgeSettings
 from awbench.domains import DIMENSIONS
-from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id
+from awbench.judging import BudgetExhausted, JudgeBase, Notes, llm_identity, llm_judge_id, request_place
 from awbench.judging.batch.state import STATE_FILE, pending_batches
 from awbench.judging.cost import (
     OUTPUT_TOKENS_PER_VERDICT,
     Budget,
+    CacheEstimate,
     CostEstimate,
     Price,
     completion_cost,
@@ -44,6 +45,7 @@ from awbench.judging.llm.prompts import (
 )
 from awbench.judging.llm.verdict_parsing import PARSER_VERSION
 from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.prefix_order import prefix_sorted
 from awbench.records import (
     JudgeRequest,
     JudgmentRecord,
@@ -63,10 +65,13 @@ from awbench.transport.endpoints import (
     error_summary,
     is_content_refusal,
     is_context_overflow,
+    is_openai_api,
     is_retryable,
+    prompt_cache_key,
+    routes_by_cache_key,
 )
 from awbench.transport.retry_policy import Attempts
-from awbench.workers import worker_results
+from awbench.workers import PrefixQueue, worker_results
 
 MAX_TEXT_CHARS = 300  # per strength/weakness in the structured-output schema
 MAX_ITEMS = 5
@@ -103,7 +108,8 @@ class LLMJudge(JudgeBase):
         self.id = llm_judge_id(settings, prompt_label(prompt_set), prompt_set.sha256)
         self._identity = llm_identity(settings, prompt_set.sha256)
         self._base_url = judge_base_url(settings)
-        self._official_api = self._base_url is None or urlparse(self._base_url).hostname == "api.openai.com"
+        self._official_api = is_openai_api(self._base_url)
+        self._cache_keys = routes_by_cache_key(settings.prompt_cache_key, [self._base_url])
         self._limit = endpoints.limit(self._base_url, settings.concurrency, settings.tpm, settings.rpm)
         self._watch = endpoints.watch(self._base_url)
         self._client: ChatClient | None = None
@@ -161,14 +167,25 @@ class LLMJudge(JudgeBase):
         return shown_prediction(self.prompt_set, request)
 
     def estimate(self, requests: list[JudgeRequest]) -> CostEstimate:
-        """What judging `requests` would take, without sending anything (first attempts only, no re-asks)."""
-        prompt = (
-            sum(estimate_prompt_tokens(render_messages(self.prompt_set, r)) for r in requests) * self.settings.samples
-        )
-        calls = len(requests) * self.settings.samples
+        """What judging `requests` would take, without sending anything (first attempts only, no re-asks), with
+        what the provider's prompt cache would serve of them, sent in prefix order (`CacheEstimate`)."""
+        samples = self.settings.samples
+        prompt = 0
+        cache = CacheEstimate()
+        for place, request in prefix_sorted([(request_place(r), r) for r in requests], itemgetter(0)):
+            messages = render_messages(self.prompt_set, request)
+            prompt += estimate_prompt_tokens(messages) * samples
+            cache.add(place, messages, samples)
+        calls = len(requests) * samples
         completion = calls * OUTPUT_TOKENS_PER_VERDICT
-        cost = usage_cost(self.price, prompt, completion) if self.price else None
-        estimate = CostEstimate(calls=calls, prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost)
+        estimate = CostEstimate(
+            calls=calls,
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            cost_usd=usage_cost(self.price, prompt, completion, cache.cached_tokens) if self.price else None,
+            cached_tokens=cache.cached_tokens,
+            uncached_cost_usd=usage_cost(self.price, prompt, completion) if self.price else None,
+        )
         return paced(estimate, self.settings.max_tokens, self.settings.tpm, self.settings.rpm)
 
     async def aclose(self) -> None:
@@ -176,35 +193,43 @@ class LLMJudge(JudgeBase):
             await self._client.close()
 
     async def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
-        """Yield records in completion order. With `max_cost`, no request starts once the spend so far, plus
+        """Yield records in completion order, the requests sent in prefix order as they come (`PrefixQueue`: a
+        trajectory's turns one after another). With `max_cost`, no request starts once the spend so far, plus
         the estimates of requests in flight and of this one, would pass the cap: the ones in flight finish
         and are yielded, then BudgetExhausted is raised."""
-        taking = asyncio.Lock()  # one worker at a time takes the next request (and checks the cap)
+        queue: PrefixQueue[JudgeRequest] = PrefixQueue(request_place)
         stopped = False
 
         async def work(put: Callable[[JudgmentRecord], None]) -> None:
             nonlocal stopped
-            while not stopped:
-                async with taking:
-                    request = await anext(requests, None)
-                    if request is None:
-                        return
-                    messages = render_messages(self.prompt_set, request)  # rendered once, when sent
-                    estimate = self._request_estimate(messages)
-                    if not self.budget.reserve(estimate):
-                        stopped = True
-                        return
+            while (entry := await queue.get()) is not None:
+                request = entry.item
+                messages = render_messages(self.prompt_set, request)  # rendered once, when sent
+                estimate = self._request_estimate(messages)
+                if not self.budget.reserve(estimate):
+                    stopped = True
+                    queue.stop()
+                    queue.done(entry)
+                    return
                 cost = 0.0
                 try:
-                    record = await self._judge_one(request, messages)
+                    record = await self._judge_one(request, messages, entry.place.trajectory)
                     cost = record.cost_usd or 0.0
                 finally:
                     self.budget.settle(estimate, cost)
+                    queue.done(entry)
                 put(record)
 
-        async with aclosing(worker_results(self.settings.concurrency, work)) as records:
-            async for record in records:  # closed at once when the caller stops early: the workers cancelled
-                yield record
+        filling = asyncio.ensure_future(queue.fill(requests))
+        try:
+            async with aclosing(worker_results(self.settings.concurrency, work)) as records:
+                async for record in records:  # closed at once when the caller stops early: the workers cancelled
+                    yield record
+            if filling.done():
+                filling.result()  # the feed's own failure, if any
+        finally:
+            filling.cancel()
+            await asyncio.gather(filling, return_exceptions=True)
         if stopped:
             raise BudgetExhausted(self.budget.why())
 
@@ -215,11 +240,16 @@ class LLMJudge(JudgeBase):
             self.price, estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT
         )
 
-    async def _judge_one(self, request: JudgeRequest, messages: Messages) -> JudgmentRecord:
+    async def _judge_one(self, request: JudgeRequest, messages: Messages, trajectory: str) -> JudgmentRecord:
+        """The request's verdicts: the first alone, then the others together, which find its prompt cached."""
         key = self.cache_key(request)
-        tasks = [asyncio.ensure_future(self.ask(messages, key, i, request)) for i in range(self.settings.samples)]
+        outcomes = [await self.ask(messages, key, 0, request, trajectory)]
+        tasks = [
+            asyncio.ensure_future(self.ask(messages, key, i, request, trajectory))
+            for i in range(1, self.settings.samples)
+        ]
         try:
-            outcomes = await asyncio.gather(*tasks)
+            outcomes += await asyncio.gather(*tasks)
         except BaseException:  # the first failure (a FatalAPIError) is the one to report; the others stop
             for task in tasks:
                 task.cancel()
@@ -233,6 +263,7 @@ class LLMJudge(JudgeBase):
         key: str,
         index: int,
         request: JudgeRequest,
+        trajectory: str,
         first_attempt: int = 1,
         best: VerdictRecord | None = None,
         usage: Usage | None = None,
@@ -252,7 +283,7 @@ class LLMJudge(JudgeBase):
             nonlocal best, total, cost
             seed = self.seed(key, index, attempt)
             try:
-                completion = await self.complete(messages, seed)
+                completion = await self.complete(messages, seed, trajectory)
             except Exception as error:
                 verdict = self.failed_call(error, seed)
                 if verdict.transient:
@@ -301,21 +332,25 @@ class LLMJudge(JudgeBase):
             return VerdictRecord(status="error", error=error_summary(error)[:500], transient=True, seed=seed)
         raise error  # EndpointDown stopping the run, or a bug
 
-    async def complete(self, messages: Messages, seed: int | None) -> Completion:
+    async def complete(self, messages: Messages, seed: int | None, trajectory: str) -> Completion:
         """One call through the shared rate limit, watched for a dead endpoint (the choice judge sends by it too)."""
         try:
-            completion = await self._limit.chat(self.client, self.request_body(messages, seed))
+            completion = await self._limit.chat(self.client, self.request_body(messages, seed, trajectory))
         except Exception as error:
             self._watch.record(error)
             raise
         self._watch.record(None)
         return completion
 
-    def request_body(self, messages: Messages, seed: int | None) -> dict[str, Any]:
+    def request_body(self, messages: Messages, seed: int | None, trajectory: str | None) -> dict[str, Any]:
+        """The chat body of a request about `trajectory` (its prompt_cache_key, when they are sent; None for the
+        Batch API's requests, which take none: docs/batch.md)."""
         s = self.settings
         body: dict[str, Any] = {"model": s.model, "messages": messages, "temperature": s.temperature}
         if seed is not None:
             body["seed"] = seed
+        if self._cache_keys and trajectory is not None:
+            body["prompt_cache_key"] = prompt_cache_key(trajectory)
         # The OpenAI API's reasoning models refuse `max_tokens` and want `max_completion_tokens`; other
         # OpenAI-compatible servers (vLLM, SGLang, most providers) all take `max_tokens`.
         body["max_completion_tokens" if self._official_api else "max_tokens"] = s.max_tokens

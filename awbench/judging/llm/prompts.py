@@ -32,7 +32,7 @@ from awbench.judging.llm.reference_code import (
 )
 from awbench.records import BenchmarkRecord, JudgeRequest, PredictionRecord, Sample
 from awbench.resources import bundled
-from awbench.world_model.messages import judge_history
+from awbench.world_model.messages import earlier_turns, judge_history
 from awbench.world_model.parsing import strip_observation_marker
 
 Protocol = Literal["awbench", "reference"]
@@ -266,7 +266,7 @@ def turn_values(domain: str, record: BenchmarkRecord) -> dict[str, str]:
     return {
         "domain_label": DOMAIN_LABELS.get(domain, domain),
         "turn": str(record.turn_idx),
-        "history": render_history(judge_history(record)),
+        "history": render_history(record),
         "action": fence(record.action),
     }
 
@@ -319,32 +319,39 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
 
 
-def render_history(history: list[str]) -> str:
-    """Numbered turns, each an action and the observation it received (the last may lack one)."""
+def render_history(record: BenchmarkRecord) -> str:
+    """The turns before the current one, numbered, each an action and the observation it received (as the judges
+    read them: `judge_history`), `fence`d, put together in one join."""
+    history = judge_history(record)
     if not history:
         return "(none: this is the first turn of the trajectory)"
-    parts = []
-    for index in range(0, len(history), 2):
-        turn = index // 2 + 1
-        parts.append(f"### Turn {turn}: action\n\n{fenced(history[index])}")
-        if index + 1 < len(history):
-            parts.append(f"### Turn {turn}: observation\n\n{fenced(history[index + 1])}")
-    return "\n\n".join(parts)
-
-
-@lru_cache(maxsize=1024)
-def fenced(text: str) -> str:
-    """`fence`, remembered: a trajectory's turns are rendered again for each of its later samples."""
-    return fence(text)
+    pieces: list[str] = []
+    for index, (text, recorded) in enumerate(zip(history, earlier_turns(record), strict=True)):
+        marks = recorded_marks(recorded)  # a dropped observation marker has no backtick: the same marks
+        kind = "observation" if index % 2 else "action"
+        pieces += ("\n\n" if index else "", f"### Turn {index // 2 + 1}: {kind}\n\n", marks, "\n", text, "\n", marks)
+    return "".join(pieces)
 
 
 def fence(text: str) -> str:
-    """A code fence longer than any backtick run in `text`, so nothing inside can close it. The shortest
-    run of at least three that does not occur in the text is longer than every run that does."""
+    """A code fence longer than any backtick run in `text`, so nothing inside can close it."""
+    marks = fence_marks(text)
+    return f"{marks}\n{text}\n{marks}"
+
+
+def fence_marks(text: str) -> str:
+    """The shortest run of at least three backticks that does not occur in the text: longer than every run that
+    does."""
     marks = "```"
     while marks in text:
         marks += "`"
-    return f"{marks}\n{text}\n{marks}"
+    return marks
+
+
+# A judge renders the history of each trajectory it has open (as many as its concurrency, in prefix order) again for
+# each of its later samples, and finding the marks is a scan of every character: remembered by the records' own
+# strings, which the run holds anyway.
+recorded_marks = lru_cache(maxsize=1 << 15)(fence_marks)
 
 
 def read_prompt(path: Path) -> str:

@@ -8,9 +8,10 @@ the same parse (`verdict_record`), the same best-of-attempts rule (`better`) and
 a server can be finished here and the other way round. Usage is the engine's token counts; cost is None.
 
 Batches. Requests are taken from the feed as they come; a batch goes to `LLM.chat` (in a worker thread) when
-`engine.batch_size` verdict prompts are waiting or the feed has closed, and each batch is sorted in
-trajectory order (a trajectory's turns together and in turn order, a prediction's K verdicts side by side),
-so that prefix caching serves the long prompt prefixes those share. A verdict's budget is 1 + max_retries
+`engine.batch_size` verdict prompts are waiting or the feed has closed, and each batch is sorted in the
+prefix order every sender follows (`awbench.prefix_order`: a trajectory's turns together and in turn order, a
+sample's generations after one another, a prediction's K verdicts side by side), so that prefix caching serves
+the long prompt prefixes those share. A verdict's budget is 1 + max_retries
 engine calls: an unusable answer (unparsed, partial, cut off by the token limit) is asked again, with the
 next seed, in a later batch, and the record is yielded once each of its verdicts is complete or out of
 budget.
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from awbench.backends import vllm_offline
 from awbench.backends.vllm_offline import VLLM_MISSING, BackendUnavailable, count_chat_tokens, engine_lock
 from awbench.config import JudgeSettings, ModelSettings
-from awbench.judging import JudgeBase, llm_identity, llm_judge_id
+from awbench.judging import JudgeBase, llm_identity, llm_judge_id, request_place
 from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, CostEstimate, estimate_prompt_tokens, paced
 from awbench.judging.llm.direct import prompt_description, prompt_label, verdict_cache_key, verdict_schema
 from awbench.judging.llm.prompts import (
@@ -51,6 +52,7 @@ from awbench.judging.llm.prompts import (
     shown_prediction,
 )
 from awbench.judging.llm.verdict_records import add_usage, better, combine, settled, verdict_record, verdict_seed
+from awbench.prefix_order import prefix_key
 from awbench.records import JudgeRequest, JudgmentRecord, PredictionRecord, Sample, Usage, VerdictRecord
 from awbench.transport.chat_client import Completion
 
@@ -105,7 +107,7 @@ class _Pending:
 
     request: JudgeRequest
     key: str  # the verdict cache key: the seeds derive from it
-    order: tuple[int, int, int]  # (trajectory's arrival, turn, generation)
+    order: tuple[int, int, int]  # its prefix order (`prefix_key`: trajectory as it came, turn, generation)
     best: list[VerdictRecord | None]
     usage: list[Usage]
     open: int  # verdicts not settled yet
@@ -229,10 +231,8 @@ class VLLMJudge(JudgeBase):
             nonlocal closed
             try:
                 async for request in requests:
-                    record = request.sample.record
-                    arrival = trajectories.setdefault(record.trajectory_id, len(trajectories))
                     samples = self.settings.samples
-                    pending = _Pending(request, self.cache_key(request), (arrival, record.turn_idx, request.generation),
+                    pending = _Pending(request, self.cache_key(request), prefix_key(request_place(request), trajectories),
                                        [None] * samples, [Usage()] * samples, samples)  # fmt: skip
                     fresh.extend(_Call(pending, i, 1) for i in range(samples))
                     arrived.set()
