@@ -212,7 +212,10 @@ class ModelSettings(_Settings):
         return [url_secrets_masked(url) for url in urls]
 
 
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "check_timeout")
+# Settings that one option gives the candidate and the judge alike (--prompt-cache-key, --check-timeout): refused
+# only when neither party would use them.
+SHARED_FIELDS = ("prompt_cache_key", "check_timeout")
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", *SHARED_FIELDS)
 ENGINE_FIELDS = ("engine", "overlength")
 PYTHON_FIELDS = ("model_args",)
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "stop", "extra_body")
@@ -310,7 +313,7 @@ class JudgeSettings(_Settings):
         return self.kind in ("rules", "both")
 
 
-JUDGE_ENDPOINT_FIELDS = ("base_url", "api_key_env", "concurrency", "request_timeout", "check_timeout", "tpm", "rpm")
+JUDGE_ENDPOINT_FIELDS = ("base_url", "api_key_env", "concurrency", "request_timeout", "tpm", "rpm", *SHARED_FIELDS)
 BATCH_FIELDS = ("batch_fallback", "batch_poll_interval", "batch_tokens")
 COST_FIELDS = ("price_in", "price_out", "max_cost")
 
@@ -321,6 +324,7 @@ def unused_judge_fields(settings: JudgeSettings, given: Iterable[str]) -> list[t
     ask for an LLM judge."""
     rules = [
         (not settings.uses_rules, ("rule_workers",), "an LLM judge alone (rule scoring only: --judge rules or both)"),
+        (not settings.uses_llm, SHARED_FIELDS, "the rule judge (it calls no endpoint)"),
         (
             settings.backend == "vllm",
             JUDGE_ENDPOINT_FIELDS + BATCH_FIELDS + ("batch",) + COST_FIELDS,
@@ -346,8 +350,8 @@ def unused_judge_fields(settings: JudgeSettings, given: Iterable[str]) -> list[t
 
 
 # JudgeSettings fields that mean something to the rule judge too, or that one option gives the candidate too
-# (`prompt_cache_key`); giving any other asks for an LLM judge.
-RULE_JUDGE_FIELDS = ("kind", "rule_workers", "prompt_cache_key")
+# (SHARED_FIELDS); giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", *SHARED_FIELDS)
 
 
 def judge_settings(

@@ -126,8 +126,8 @@ def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> l
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
-# The in-process engines' options of awbench 0.3 that are KEY=VALUE pairs now: the option that takes the pair, the
-# key, and the value a flag stands for (else the value given).
+# The in-process engines' options of earlier versions that are KEY=VALUE pairs now: the option that takes the
+# pair, the key, and the value a flag stands for (else the value given).
 RETIRED_OPTIONS = {
     "--dtype": ("--engine-arg", "dtype", None),
     "--data-parallel-size": ("--engine-arg", "data_parallel_size", None),
@@ -136,6 +136,8 @@ RETIRED_OPTIONS = {
     "--no-prefix-caching": ("--engine-arg", "enable_prefix_caching", "false"),
     "--distributed-executor-backend": ("--engine-arg", "distributed_executor_backend", None),
     "--batch-size": ("--engine-arg", "batch_size", None),
+    "--tensor-parallel-size": ("--engine-arg", "tensor_parallel_size", None),
+    "--gpu-memory-utilization": ("--engine-arg", "gpu_memory_utilization", None),
     "--judge-max-model-len": ("--judge-engine-arg", "max_model_len", None),
     "--judge-dtype": ("--judge-engine-arg", "dtype", None),
     "--judge-tensor-parallel-size": ("--judge-engine-arg", "tensor_parallel_size", None),

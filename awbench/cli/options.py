@@ -242,8 +242,8 @@ DATA = Group(
 )
 
 MODEL_ENDPOINT = "Model endpoint (--base-url)"
-# One option for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field): in a
-# command with both groups it is listed once and sets both.
+# Options for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field, config.
+# SHARED_FIELDS): in a command with both groups each is listed once and sets both.
 PROMPT_CACHE_KEY = Opt(
     "prompt_cache_key",
     "prompt_cache_key",
@@ -251,6 +251,16 @@ PROMPT_CACHE_KEY = Opt(
     "Send each request (the candidate's and the judge's) a prompt_cache_key, a hash of its trajectory, so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
     flag="--prompt-cache-key/--no-prompt-cache-key",
     default_text="on for OpenAI's API only",
+    panel=MODEL_ENDPOINT,
+)
+CHECK_TIMEOUT = Opt(
+    "check_timeout",
+    "check_timeout",
+    float,
+    "Seconds each endpoint's first check (GET /models; the candidate's and the judge's) may take before the command stops, nothing sent.",
+    min=0.001,
+    metavar="SECONDS",
+    default_text="60 for a server on this machine or network, else 10",
     panel=MODEL_ENDPOINT,
 )
 MODEL_ENGINE = "Model engine (--backend vllm: in this process)"
@@ -356,16 +366,7 @@ MODEL = Group(
             min=0,
             panel=MODEL_ENDPOINT,
         ),
-        Opt(
-            "check_timeout",
-            "check_timeout",
-            float,
-            "Seconds the endpoint's first check (GET /models) may take before the command stops, nothing sent.",
-            min=0.001,
-            metavar="SECONDS",
-            default_text="60 for a server on this machine or network, else 10",
-            panel=MODEL_ENDPOINT,
-        ),
+        CHECK_TIMEOUT,
         Opt(
             "tpm",
             "tpm",
@@ -386,16 +387,6 @@ MODEL = Group(
         ),
         PROMPT_CACHE_KEY,
         Opt("max_model_len", "engine.max_model_len", int, "Context window.", min=1, panel=MODEL_ENGINE),
-        Opt("tensor_parallel_size", "engine.tensor_parallel_size", int, "GPUs per engine.", min=1, panel=MODEL_ENGINE),
-        Opt(
-            "gpu_memory_utilization",
-            "engine.gpu_memory_utilization",
-            float,
-            "The share of each GPU's memory the engine takes (on CPU: of RAM).",
-            min=0.01,
-            max=1.0,
-            panel=MODEL_ENGINE,
-        ),
         engine_arg_opt("engine_arg", "the model's"),
         Opt(
             "overlength",
@@ -503,16 +494,7 @@ JUDGE = Group(
             min=0,
             panel=JUDGE_CALLS,
         ),
-        Opt(
-            "judge_check_timeout",
-            "check_timeout",
-            float,
-            "Seconds the judge endpoint's first check (GET /models) may take before the command stops, nothing sent.",
-            min=0.001,
-            metavar="SECONDS",
-            default_text="60 for a server on this machine or network, else 10",
-            panel=JUDGE_CALLS,
-        ),
+        replace(CHECK_TIMEOUT, panel=JUDGE_CALLS),
         Opt(
             "judge_tpm",
             "tpm",
@@ -690,7 +672,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
     their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
     `--print-config` prints the ones given as such a file and exits."""
-    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (PROMPT_CACHE_KEY) once, the first
+    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (SHARED_FIELDS) once, the first
     for group in groups:
         for opt in group.options:
             declared.setdefault(opt.name, (group, opt))

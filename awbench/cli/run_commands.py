@@ -15,6 +15,7 @@ from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORIN
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import ScoresFormat, print_estimate, print_summary
 from awbench.config import (
+    SHARED_FIELDS,
     DataSettings,
     JudgeSettings,
     ModelSettings,
@@ -44,19 +45,33 @@ def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSet
     options that judge would not use are refused (`config.unused_judge_fields`)."""
     given = options.settings(JUDGE, given_only=True)
     settings = judge_settings(base, given, names=OPTION_NAMES)
-    for fields, why in unused_judge_fields(settings, given):
-        inner = [f"engine.{name}" for name in given.get("engine", {})] if "engine" in fields else []
-        _refuse([OPTION_NAMES[f"JudgeSettings.{name}"] for name in inner + [f for f in fields if f != "engine"]], why)
+    _refuse_unused_by_judge(settings, given, candidate=None)
     return settings
+
+
+def _refuse_unused_by_judge(settings: JudgeSettings, given: Mapping[str, Any], candidate: str | None) -> None:
+    """The judge's side of the one rule; an option of both parties is spared when the `candidate` backend uses it."""
+    for unused, why in unused_judge_fields(settings, given):
+        fields = [f for f in unused if not (f in SHARED_FIELDS and candidate and _model_uses(candidate, f))]
+        if fields:
+            inner = [f"engine.{name}" for name in given.get("engine", {})] if "engine" in fields else []
+            names = inner + [f for f in fields if f != "engine"]
+            _refuse([OPTION_NAMES[f"JudgeSettings.{name}"] for name in names], why)
 
 
 def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSettings:
     return ScoringSettings.model_validate({**base.model_dump(), **options.settings(SCORING, given_only=True)})
 
 
-def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
-    """Options the backend would ignore are refused, named (`config.unused_model_fields`)."""
+def _model_uses(backend: str, field: str) -> bool:
+    return not unused_model_fields(backend, [field])[0]
+
+
+def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings | None) -> None:
+    """Options the backend would ignore are refused, named (`config.unused_model_fields`), but for those of both
+    parties that the `judge` uses."""
     unused, why = unused_model_fields(backend, given)
+    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and not unused_judge_fields(judge, [f]))]
     if unused:
         fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
         fields += [name for name in unused if name != "engine"]
@@ -74,9 +89,12 @@ def _config(options: Options, judged: bool) -> RunConfig:
     data = DataSettings(**options.settings(DATA))
     chosen = options.settings(MODEL)
     chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
-    _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True))
+    judge_given = options.settings(JUDGE, given_only=True) if judged else {}
+    judge = judge_settings(None, judge_given, names=OPTION_NAMES) if judged else None
+    _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True), judge)
+    if judge:
+        _refuse_unused_by_judge(judge, judge_given, candidate=chosen["backend"])
     model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
-    judge = cli_judge_settings(None, options) if judged else None
     output = options.settings(OUTPUT)
     return RunConfig(
         run_name=output["run_name"] or default_run_name(model.model, judge, output["output"]),
@@ -108,7 +126,7 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
 def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
     """Generate predictions only (judge them later with `awbench judge RUN`).
 
-    Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --tensor-parallel-size 4 --data sample
+    Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --engine-arg tensor_parallel_size=4 --data sample
     """
     config = _config(options, judged=False)
     summary = asyncio.run(pipeline.infer(config, overwrite, RichProgress()))

@@ -378,7 +378,7 @@ def is_local(base_url: str | None) -> bool:
 
 async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:
     """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key, within
-    `check_patience` (`patience`: --check-timeout or --judge-check-timeout). Every OpenAI-compatible server
+    `check_patience` (`patience`: --check-timeout). Every OpenAI-compatible server
     lists its models; a base URL without one (a 404, or a page that is not a listing) is usually missing its
     `/v1`, and would fail every request."""
     where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
@@ -386,9 +386,8 @@ async def check_endpoint(client: ChatClient, role: str, patience: float | None =
     try:
         await client.list_models(waited)
     except ConnectionFailed as error:
-        option = "--check-timeout" if role == "candidate" else "--judge-check-timeout"
         detail = (
-            f"no answer to GET /models within {waited:g} s; a busy server may need a longer {option}"
+            f"no answer to GET /models within {waited:g} s; a busy server may need a longer --check-timeout"
             if isinstance(error, RequestTimeout)
             else error_summary(error)
         )

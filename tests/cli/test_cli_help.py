@@ -162,20 +162,24 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
 @pytest.mark.parametrize("command", [["run"], ["judge"]])
 def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
-    judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
+    judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + [
+        "--max-cost",
+        "--check-timeout",
+    ]
     assert len(judge_options) == 28  # the in-process judge's engine: --judge-engine-arg alone
     assert all("[default: " in lines[o] for o in judge_options)
 
 
-def test_run_lists_at_most_69_options_in_groups():
+def test_run_lists_at_most_66_options_in_groups():
     """Issue 39: each engine setting once, in config.EngineSettings; the candidate's most used ones as options, any
-    other (and every one of the judge's engine) as a KEY=VALUE pair: 66. Issue 38 added one, --prompt-cache-key,
-    for the candidate's and the judge's requests alike; issue 36 the endpoint checks' patience (--check-timeout,
-    --judge-check-timeout)."""
+    other (and every one of the judge's engine) as a KEY=VALUE pair. Issues 36 and 38 added --check-timeout and
+    --prompt-cache-key, each one option for the candidate and the judge alike; --tensor-parallel-size and
+    --gpu-memory-utilization became KEY=VALUE pairs too: 66."""
     lines = option_help(["run"])
-    assert len(lines) <= 69
+    assert len(lines) <= 66
     assert "--engine-arg" in lines and "--judge-engine-arg" in lines
-    assert not {"--dtype", "--batch-size", "--judge-max-model-len", "--judge-batch-size"} & lines.keys()
+    assert not {"--dtype", "--batch-size", "--tensor-parallel-size", "--judge-max-model-len"} & lines.keys()
+    assert "--check-timeout" in lines and "--judge-check-timeout" not in lines
 
 
 def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judge():

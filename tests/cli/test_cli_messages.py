@@ -225,8 +225,8 @@ BASELINE = "a baseline calls no model and samples nothing"
             "with its own engine settings and context window): leave them out\n",
         ),
         (
-            ["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
-            f"error: --tensor-parallel-size does not apply to the baseline backend ({BASELINE}): leave it out\n",
+            ["--model", "baseline:oracle", "--max-model-len", "2"],
+            f"error: --max-model-len does not apply to the baseline backend ({BASELINE}): leave it out\n",
         ),
         (
             ["--model", "baseline:oracle", "--concurrency", "3"],
@@ -437,8 +437,9 @@ def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, t
     assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()
 
 
-# A value for each option the one rule may refuse.
-VALUES = {
+# A value for each option the one rule may refuse (a flag: none).
+VALUES: dict[str, str | None] = {
+    "--prompt-cache-key": None,
     "--base-url": "http://127.0.0.1:9/v1",
     "--api-key-env": "SOME_KEY",
     "--concurrency": "2",
@@ -446,8 +447,6 @@ VALUES = {
     "--max-retries": "1",
     "--check-timeout": "5",
     "--max-model-len": "4096",
-    "--tensor-parallel-size": "2",
-    "--gpu-memory-utilization": "0.5",
     "--engine-arg": "batch_size=8",
     "--overlength": "truncate-history",
     "--model-arg": "depth=1",
@@ -469,21 +468,47 @@ def test_every_option_a_backend_does_not_use_is_refused_by_the_one_rule(tmp_path
         for key, field in ((f"ModelSettings.{f}", f) for f in unused if f != "engine")
         if key in OPTION_NAMES
     }
-    options |= (
-        {o: "engine" for o in ("--max-model-len", "--tensor-parallel-size", "--gpu-memory-utilization", "--engine-arg")}
-        if "engine" in unused
-        else {}
-    )
+    options |= {o: "engine" for o in ("--max-model-len", "--engine-arg")} if "engine" in unused else {}
     assert options
     for option in options:
         result = invoke(
-            "run", "--model", MODELS[backend], "--backend", backend, option, VALUES[option], "--judge", "rules",
+            "run", "--model", MODELS[backend], "--backend", backend, option, *filter(None, [VALUES[option]]),
+            "--judge", "rules",
             "--data", "sample", "--output", tmp_path / "results",
         )  # fmt: skip
         assert (result.exit_code, result.stderr) == (
             2,
             f"error: {option} does not apply to the {backend} backend ({why}): leave it out\n",
         ), option
+    assert not (tmp_path / "results").exists()
+
+
+SHARED = ("--check-timeout", "5", "--prompt-cache-key")  # each one option for the candidate and the judge alike
+LOCAL = "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(
+    ("parties", "refused_by"),
+    [
+        (["--model", "baseline:oracle", "--judge-model", "m", "--judge-base-url", LOCAL], None),  # the judge's
+        (["--model", "m", "--base-url", LOCAL, "--judge", "rules"], None),  # the candidate's
+        (["--model", "baseline:oracle", "--judge", "rules"], f"the baseline backend ({BASELINE})"),
+        (
+            ["--model", "some/model", "--backend", "vllm", "--judge-backend", "vllm", "--judge-model", "m"],
+            "the vllm backend (they are for an OpenAI-compatible endpoint, --base-url)",
+        ),
+    ],
+)
+def test_an_option_of_both_parties_is_refused_only_when_neither_uses_it(monkeypatch, tmp_path, parties, refused_by):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    result = invoke("run", *parties, *SHARED, "--data", "sample", "--dry-run", "--output", tmp_path / "results")
+    if refused_by is None:
+        assert result.exit_code == 0 and "Nothing was spent." in result.stdout, result.output
+    else:
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: --check-timeout, --prompt-cache-key do not apply to {refused_by}: leave them out\n",
+        )
     assert not (tmp_path / "results").exists()
 
 

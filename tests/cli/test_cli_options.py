@@ -56,14 +56,16 @@ CASES = [
     (RUN + ["--generations", "0"], "--generations: must be at least 1, got 0"),
     (RUN + ["--request-timeout", "0"], "--request-timeout: must be at least 0.001, got 0"),
     (RUN + ["--max-retries", "-1"], "--max-retries: must be at least 0, got -1"),
-    (RUN + ["--tensor-parallel-size", "0"], "--tensor-parallel-size: must be at least 1, got 0"),
+    (RUN + ["--engine-arg", "tensor_parallel_size=0"], "--engine-arg tensor_parallel_size: must be at least 1, got 0"),
     (RUN + ["--engine-arg", "batch_size=0"], "--engine-arg batch_size: must be at least 1, got 0"),
     (
         RUN + ["--judge-backend", "vllm", "--judge-engine-arg", "gpu_memory_utilization=2"],
         "--judge-engine-arg gpu_memory_utilization: must be at most 1, got 2",
     ),
-    (RUN + ["--gpu-memory-utilization", "0"], "--gpu-memory-utilization: must be at least 0.01, got 0"),
-    (RUN + ["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: must be at most 1, got 1.5"),
+    (
+        RUN + ["--engine-arg", "gpu_memory_utilization=1.5"],
+        "--engine-arg gpu_memory_utilization: must be at most 1, got 1.5",
+    ),
     (RUN + ["--temperature", "-0.1"], "--temperature: must be at least 0, got -0.1"),
     (RUN + ["--top-p", "1.5"], "--top-p: must be at most 1, got 1.5"),
     (RUN + ["--judge-temperature", "-1"], "--judge-temperature: must be at least 0, got -1"),
@@ -83,7 +85,15 @@ CASES = [
     (["show", "r", "--max-chars", "10"], "--max-chars: must be at least 200, got 10"),
     (["report", "--worst", "-1"], "--worst: must be at least 0, got -1"),
     (["report", "--resamples", "1"], "--resamples: must be at least 2000, got 1"),
-    # the engine options of awbench 0.3, KEY=VALUE pairs now
+    # the engine options of earlier versions, KEY=VALUE pairs now
+    (
+        RUN + ["--tensor-parallel-size", "4"],
+        "no option --tensor-parallel-size: did you mean --engine-arg tensor_parallel_size=4?",
+    ),
+    (
+        RUN + ["--gpu-memory-utilization=0.5"],
+        "no option --gpu-memory-utilization: did you mean --engine-arg gpu_memory_utilization=0.5?",
+    ),
     (
         RUN + ["--data-parallel-size", "2"],
         "no option --data-parallel-size: did you mean --engine-arg data_parallel_size=2?",

@@ -384,7 +384,7 @@ def test_a_local_endpoint_that_answers_its_check_after_15_s_still_starts(role: s
 
 @pytest.mark.parametrize("role", ["candidate", "judge"])
 def test_the_endpoint_checks_patience_is_an_option(role: str, tmp_path: Path) -> None:
-    option = "--check-timeout" if role == "candidate" else "--judge-check-timeout"
+    option = "--check-timeout"  # one option for the candidate's endpoint and the judge's
     with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=2)) as server:
         started = time.monotonic()
         result = cli(*args_for(role, server.url, tmp_path / "results", option, "0.5"))
