@@ -71,7 +71,7 @@ class EnqueuedLimit:
 
     def wait_s(self, poll_interval: float) -> float:
         """The wait before submitting again after `crowded` refusals of a single request in a row."""
-        return poll_interval * min(2 ** (self.crowded - 1), MAX_LIMIT_WAIT_FACTOR) if self.crowded else 0.0
+        return _wait_s(poll_interval, self.crowded) if self.crowded else 0.0
 
     def holding(self, files: BatchFiles) -> bool:
         """Whether new batches wait for one of ours in flight to end (after a refusal)."""
@@ -117,7 +117,7 @@ class EnqueuedLimit:
             self.crowded += 1
             if self.crowded >= MAX_LIMIT_REFUSALS:
                 files.save()
-                waited = sum(self._waits(poll_interval))
+                waited = sum(_wait_s(poll_interval, n) for n in range(1, self.crowded))  # before each refusal
                 raise EndpointDown(
                     f"the Batch API refused {self.crowded} batches of a single request in a row for the model's "
                     f"enqueued-token limit with none of this run's batches in flight, over {waited:g} s of waiting "
@@ -136,6 +136,7 @@ class EnqueuedLimit:
             "spent"
         )
 
-    def _waits(self, poll_interval: float) -> list[float]:
-        """The waits made before each of the refusals in a row so far."""
-        return [poll_interval * min(2 ** (n - 1), MAX_LIMIT_WAIT_FACTOR) for n in range(1, self.crowded)]
+
+def _wait_s(poll_interval: float, refusals: int) -> float:
+    """The wait after `refusals` (at least one) of a single request in a row: poll interval x 1, 2, 4..."""
+    return poll_interval * min(2 ** (refusals - 1), MAX_LIMIT_WAIT_FACTOR)
