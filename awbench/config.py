@@ -174,6 +174,7 @@ class ModelSettings(_Settings):
     concurrency: int = operational(64, ge=1)
     request_timeout: float = operational(600.0, gt=0)
     max_retries: int = operational(6, ge=0)  # at most 1 + max_retries calls per generation
+    check_timeout: float | None = operational(None, gt=0)  # the endpoint check's patience; None: by the server's place
     # The endpoint's rate limits when known up front (else learnt from its x-ratelimit-* headers and 429s)
     tpm: int | None = operational(None, ge=1)
     rpm: int | None = operational(None, ge=1)
@@ -211,18 +212,26 @@ class ModelSettings(_Settings):
         return [url_secrets_masked(url) for url in urls]
 
 
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries")
+# Settings that one option gives the candidate and the judge alike (--prompt-cache-key, --check-timeout): refused
+# only when neither party would use them.
+SHARED_FIELDS = ("prompt_cache_key", "check_timeout")
+ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", *SHARED_FIELDS)
 ENGINE_FIELDS = ("engine", "overlength")
 PYTHON_FIELDS = ("model_args",)
-# Why a backend has no use for them: given, they would be recorded in run.json and do nothing.
+SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "stop", "extra_body")
+# The one rule for what a party does not use, the candidate's backends here and the judges' below: a setting given
+# that its backend has no use for is refused, named, with why; recorded in run.json it would claim a setting
+# that was never applied. A backend an installed package adds is not second-guessed.
 UNUSED_MODEL_FIELDS = {
     "openai": (
         ENGINE_FIELDS + PYTHON_FIELDS,
         "the endpoint's server runs the model with its own engine settings and context window",
     ),
     "vllm": (ENDPOINT_FIELDS + PYTHON_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
-    # Sampling options stay allowed: a baseline's run records them, as a stand-in for a model's.
-    "baseline": (ENDPOINT_FIELDS + ENGINE_FIELDS + PYTHON_FIELDS, "a baseline calls no model"),
+    "baseline": (
+        ENDPOINT_FIELDS + ENGINE_FIELDS + PYTHON_FIELDS + SAMPLING_FIELDS,
+        "a baseline calls no model and samples nothing",
+    ),
     # --concurrency stays: predictions in flight, on the event loop or in a thread pool.
     "python": (
         tuple(f for f in ENDPOINT_FIELDS if f != "concurrency") + ENGINE_FIELDS + ("top_p", "extra_body", "stop"),
@@ -262,6 +271,7 @@ class JudgeSettings(_Settings):
     rpm: int | None = operational(None, ge=1)
     prompt_cache_key: bool | None = operational(None)  # as the candidate's
     request_timeout: float = operational(600.0, gt=0)
+    check_timeout: float | None = operational(None, gt=0)  # the endpoint check's patience, as the candidate's
     price_in: float | None = operational(None, ge=0, le=MAX_PRICE)  # USD per million prompt tokens
     price_out: float | None = operational(None, ge=0, le=MAX_PRICE)
     max_cost: float | None = operational(None, ge=0)
@@ -303,9 +313,45 @@ class JudgeSettings(_Settings):
         return self.kind in ("rules", "both")
 
 
+JUDGE_ENDPOINT_FIELDS = ("base_url", "api_key_env", "concurrency", "request_timeout", "tpm", "rpm", *SHARED_FIELDS)
+BATCH_FIELDS = ("batch_fallback", "batch_poll_interval", "batch_tokens")
+COST_FIELDS = ("price_in", "price_out", "max_cost")
+
+
+def unused_judge_fields(settings: JudgeSettings, given: Iterable[str]) -> list[tuple[list[str], str]]:
+    """The given JudgeSettings fields the judge of `settings` would ignore, each group with what ignores them and
+    why (the same rule as `unused_model_fields`). LLM judge settings on a rule judge are `judge_settings`'s: they
+    ask for an LLM judge."""
+    rules = [
+        (not settings.uses_rules, ("rule_workers",), "an LLM judge alone (rule scoring only: --judge rules or both)"),
+        (not settings.uses_llm, SHARED_FIELDS, "the rule judge (it calls no endpoint)"),
+        (
+            settings.backend == "vllm",
+            JUDGE_ENDPOINT_FIELDS + BATCH_FIELDS + ("batch",) + COST_FIELDS,
+            "the vllm judge backend (it runs in this process: no endpoint, no price)",
+        ),
+        (
+            settings.backend == "openai",
+            ("engine",),
+            "the openai judge backend (the in-process judge's: --judge-backend vllm)",
+        ),
+        (
+            settings.backend == "openai" and not settings.batch,
+            BATCH_FIELDS,
+            "direct judge calls (the Batch API's: --judge-batch)",
+        ),
+    ]
+    given = list(given)
+    found = []
+    for applies, fields, whom in rules:
+        if applies and (unused := [name for name in given if name in fields]):
+            found.append((unused, whom))
+    return found
+
+
 # JudgeSettings fields that mean something to the rule judge too, or that one option gives the candidate too
-# (`prompt_cache_key`); giving any other asks for an LLM judge.
-RULE_JUDGE_FIELDS = ("kind", "rule_workers", "max_cost", "prompt_cache_key")
+# (SHARED_FIELDS); giving any other asks for an LLM judge.
+RULE_JUDGE_FIELDS = ("kind", "rule_workers", *SHARED_FIELDS)
 
 
 def judge_settings(
@@ -334,8 +380,10 @@ def judge_settings(
                 for f in llm_fields
                 for e in (changes["engine"] if f == "engine" else [f])
             )
+            verb, pronoun = ("does", "it") if len(listed.split(", ")) == 1 else ("do", "them")
             raise SettingsError(
-                f"{listed} set an LLM judge, which {name('kind')} rules does not use: use {name('kind')} llm or both"
+                f"{listed} {verb} not apply to {name('kind')} rules (an LLM judge's settings; the rule judge is "
+                f"offline and free): leave {pronoun} out, or use {name('kind')} llm or both"
             )
         given["kind"] = "llm"
     values = base.model_dump()

@@ -242,6 +242,7 @@ class Generation(BaseModel):
     error: str | None = None
     transient: bool = False  # the error has a cause that may pass (connection, timeout, 429, 5xx, bad body)
     same_error_attempts: int | None = None  # every attempt failed with one error (numbers aside): how many
+    attempts: int = 1  # calls made for it within --max-retries (a rate-limit refusal sent again is free)
     note: str | None = None  # why an answer is empty or unusable, when the backend knows (a baseline's first turn)
     overlength: bool = False
     dropped_turns: int = 0  # history turns removed to fit the context window
@@ -266,6 +267,7 @@ class PredictionRecord(_Record):
     error: str | None = None  # why it failed: the server's message, or what the backend knows
     transient: bool = False  # the failure may pass: the same command retries it
     same_error_attempts: int | None = None  # every attempt failed with one error (numbers aside): how many
+    attempts: int = 1  # calls made for it within --max-retries (a rate-limit refusal sent again is free)
     flags: list[str] = Field(default_factory=list)  # e.g. "replaced_invalid_text"
     dropped_turns: int = 0
     usage: Usage = Field(default_factory=Usage)

@@ -14,10 +14,11 @@ outcome, which `outcome(batch_number, requests)` chooses (`Outcome()`: completed
 answered=N)`: the first N answered, the rest expired; `Outcome("failed", code=...)`: nothing ran). While `hold`
 is set, batches stay in_progress; with `hold_after=N`, every batch created after the first N does.
 
-`token_limit=N` enforces an enqueued-token limit per model as OpenAI does: a batch counts each request's prompt
-tokens plus its `max_tokens` (awbench's own estimate, `request_tokens`), from its creation until it ends; a batch
-that would take the model's enqueued tokens past N fails at validation with `token_limit_exceeded` and OpenAI's
-message, which states the limit (`stated_limit=False`: a message without it). Each request of a batch is answered by `responder(body)` (a fake_openai
+`token_limit=N` enforces an enqueued-token limit per model as OpenAI does: a batch counts each request's
+`count(body)` (by default awbench's own estimate, `request_tokens`: the prompt plus `max_tokens`; a provider's count
+is its own), from its creation until it ends, and `linger_s` seconds after (a provider that frees ended batches'
+tokens late); a batch that would take the model's enqueued tokens past N fails at validation with
+`token_limit_exceeded` and OpenAI's message, which states the limit (`stated_limit=False`: a message without it). Each request of a batch is answered by `responder(body)` (a fake_openai
 Reply; a non-200 status goes to the error file), in the Batch API's formats:
 output lines `{"id", "custom_id", "response": {"status_code", "request_id", "body"}, "error": null}`, error
 lines the same with the error body, or `{"id", "custom_id", "response": null, "error": {"code", "message"}}`
@@ -64,6 +65,7 @@ class FakeBatch:
     status: str = "validating"
     model: str = ""
     tokens: int = 0  # enqueued while it runs
+    ended_at: float | None = None  # time.monotonic() when it ended
     output_file_id: str | None = None
     error_file_id: str | None = None
     errors: list[dict[str, Any]] | None = None
@@ -101,6 +103,8 @@ class FakeBatchAPI:
         token_limit: int | None = None,
         stated_limit: bool = True,
         hold_after: int | None = None,
+        count: Callable[[dict], int] = request_tokens,
+        linger_s: float = 0.0,
     ) -> None:
         self.responder = responder or (lambda body: Reply())
         self.chat_responder = chat_responder or self.responder
@@ -109,6 +113,8 @@ class FakeBatchAPI:
         self.hold_after = hold_after
         self.token_limit = token_limit
         self.stated_limit = stated_limit
+        self.count = count
+        self.linger_s = linger_s
         self.refused: list[str] = []  # batch ids refused for the enqueued-token limit
         self.peak_enqueued = 0  # the most tokens enqueued at once for one model
         self.upload_status = upload_status  # another status refuses every upload (e.g. 401)
@@ -191,7 +197,7 @@ class FakeBatchAPI:
             created_at=int(time.time()),
             outcome=self.outcome(len(self.created) + 1, len(lines)),
             model=str(lines[0]["body"].get("model", "")) if lines else "",
-            tokens=sum(request_tokens(line["body"]) for line in lines),
+            tokens=sum(self.count(line["body"]) for line in lines),
         )
         batch.counts["total"] = len(lines)
         if self.token_limit is not None:
@@ -210,9 +216,15 @@ class FakeBatchAPI:
         return 200, batch.json()
 
     def enqueued(self, model: str) -> int:
-        """The tokens of the model's batches that have not ended."""
+        """The tokens of the model's batches that have not ended, or ended within the last `linger_s`."""
         ended = ("completed", "expired", "failed", "cancelled")
-        return sum(b.tokens for b in self.batches.values() if b.model == model and b.status not in ended)
+        now = time.monotonic()
+        return sum(
+            b.tokens
+            for b in self.batches.values()
+            if b.model == model
+            and (b.status not in ended or (b.ended_at is not None and now - b.ended_at < self.linger_s))
+        )
 
     def _advance(self, batch: FakeBatch) -> None:
         """One look moves a batch one step on; at the end its outcome is written."""
@@ -283,6 +295,7 @@ class FakeBatchAPI:
             batch.error_file_id = self._add_file(f"{batch.id}_error.jsonl", "batch_output", _jsonl(errors))["id"]
         batch.counts = {"total": len(lines), "completed": len(output), "failed": len(errors)}
         batch.status = outcome.status
+        batch.ended_at = time.monotonic()
 
 
 def _jsonl(rows: list[dict]) -> bytes:

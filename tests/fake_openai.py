@@ -8,7 +8,7 @@ Each request is handled in its own thread, so delayed replies overlap (see `in_f
 
 Faults beyond a status code: `Reply(close=True)` reads the request and closes the connection without an
 answer; `Reply(raw_body=..., content_type="text/html")` sends any body; `Reply(gate=event)` answers only
-once the test sets the event; `models=Reply(status=401)` makes the endpoint check (GET /models) fail, `models=Reply(raw_body=...)` answers it with any body;
+once the test sets the event; `models=Reply(status=401)` makes the endpoint check (GET /models) fail, `models=Reply(raw_body=...)` answers it with any body, `models=Reply(delay_s=15)` late;
 `stop_after_models=True` answers the check and then stops listening, so every later connection is refused.
 `port=` starts on a given port (a restarted server keeps its URL).
 """
@@ -186,6 +186,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self._route() == "/v1/models":
                 with fake._lock:
                     fake.model_checks += 1
+                time.sleep(fake.models.delay_s if fake.models is not None else 0.0)  # a server busy with a job
                 listing = fake.models.raw_body if fake.models is not None else None
                 if fake.models is not None and listing is not None:
                     self._send_bytes(fake.models.status, listing, fake.models.headers, fake.models.content_type)

@@ -166,19 +166,22 @@ def test_llm_judge_settings_on_a_rule_judge_ask_for_an_llm_judge():
     rules = JudgeSettings(kind="rules")
     assert judge_settings(rules, {"model": "j"}).kind == "llm"
     assert judge_settings(rules, {"engine": {"dtype": "bfloat16"}}).kind == "llm"
-    assert judge_settings(rules, {"rule_workers": 0, "max_cost": 1.0}).kind == "rules"  # the rule judge's own
+    assert judge_settings(rules, {"rule_workers": 0}).kind == "rules"  # the rule judge's own
+    assert judge_settings(rules, {"max_cost": 1.0}).kind == "llm"  # a cap is an LLM judge's: the rule judge is free
     with pytest.raises(ValueError) as refused:
         judge_settings(None, {"kind": "rules", "model": "j", "engine": {"dtype": "half"}})
     assert (
         str(refused.value)
-        == "model, engine.dtype set an LLM judge, which kind rules does not use: use kind llm or both"
+        == "model, engine.dtype do not apply to kind rules (an LLM judge's settings; the rule judge is offline and "
+        "free): leave them out, or use kind llm or both"
     )
     names = {"JudgeSettings.kind": "--judge", "JudgeSettings.model": "--judge-model"}
     with pytest.raises(ValueError) as refused:
         judge_settings(None, {"kind": "rules", "model": "j"}, names=names)
     assert (
         str(refused.value)
-        == "--judge-model set an LLM judge, which --judge rules does not use: use --judge llm or both"
+        == "--judge-model does not apply to --judge rules (an LLM judge's settings; the rule judge is offline and "
+        "free): leave it out, or use --judge llm or both"
     )
 
 

@@ -277,9 +277,19 @@ def compare_runs(
             f"{b.manifest.data_fingerprint[:12]}): their scores are not paired; compare runs of the same data"
         )
     try:
-        ea, eb = a.evaluation(judge), b.evaluation(judge if judge is not None else a.evaluation().kind)
+        ea = a.evaluation(judge)
     except StoreError as error:
         raise CompareError(str(error)) from None
+    try:
+        eb = b.evaluation(judge if judge is not None else ea.kind)
+    except StoreError as error:
+        if judge is not None:
+            raise CompareError(str(error)) from None
+        raise CompareError(  # the kind was A's, not the user's word: say where it came from
+            f"{b.name} has no {'rule' if ea.kind == 'rules' else 'LLM'} judge's evaluation, as {a.name}'s primary "
+            f"judge ({ea.id}) is; its judges: {', '.join(b.evaluations)}. Give --judge to compare evaluations of "
+            "one kind both runs have"
+        ) from None
 
     warnings: list[str] = []
     pa, pb = provenance(a.manifest, ea.info, a.policy), provenance(b.manifest, eb.info, b.policy)

@@ -174,6 +174,13 @@ class Row(BaseModel):
         return [m for m in (self.incomplete, self.partial, self.undetectable, self.published_overall) if m]
 
 
+def judged_several_times(group: Group) -> set[str]:
+    """The runs with several rows in a group (evaluations by judges whose settings the header does not tell
+    apart): their rows name the judge id."""
+    runs = [row.run for row in group.rows if not row.published]
+    return {run for run in runs if runs.count(run) > 1}
+
+
 def shows_generations(board: Leaderboard) -> bool:
     """A K column only when some run has more than one generation per sample."""
     return any(row.generations > 1 for group in board.groups for row in group.rows)
@@ -682,11 +689,13 @@ def to_markdown(board: Leaderboard) -> str:
     ]
     parts: list[str] = []
     for group in board.groups:
+        several = judged_several_times(group)
         parts.append(f"**{'rule scores · ' if group.rules else ''}{_md_escape(group.header)}**\n")
         parts.append("| " + " | ".join(heads) + " |")
         parts.append("| " + " | ".join(align) + " |")
         for row in group.rows:
             run = _md_escape(row.run) + (" *(published)*" if row.published else "")
+            run += f" ({_md_escape(row.judge_id or '')})" if row.run in several else ""
             run += "".join(f" *({_md_escape(mark)})*" for mark in row.marks())
             cells = [
                 "" if row.rank is None else str(row.rank),

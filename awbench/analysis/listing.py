@@ -31,13 +31,15 @@ class RunEntry(BaseModel):
     overall: float | None  # the primary judge's Overall (macro), as `awbench score` prints it
     finished_at: datetime | None
     partial: str | None = None  # "partial (2 of 7 domains)": no Overall
+    stopped: str | None = None  # incomplete: why judging stopped ("stopped by --max-cost"), when known
 
     def state_label(self) -> str:
-        """ "running (process 12 on host, started ...)", "complete", "incomplete (11 of 65 judged)", "not scored"."""
+        """ "running (process 12 on host, started ...)", "complete", "incomplete (11 of 65 judged)" (", stopped by
+        --max-cost" inside the brackets when it was), "not scored"."""
         if self.state == "running":
             return f"running ({self.holder})"
         if self.state == "incomplete":
-            return f"incomplete ({self.judged} of {self.selected} judged)"
+            return f"incomplete ({self.judged} of {self.selected} judged{', ' + self.stopped if self.stopped else ''})"
         return self.state
 
 
@@ -106,6 +108,7 @@ def run_entry(store: RunStore) -> RunEntry:
         overall=scores.overall if scores else None,
         finished_at=manifest.finished_at,
         partial=scores.partial if scores else None,
+        stopped=scores.stopped if scores else None,
     )
 
 

@@ -143,7 +143,7 @@ class RunData:
         keys = [(s.key, s.domain) for s in self.samples.values()]
         return score_table(
             evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
-        ).completeness()
+        ).completeness(evaluation.info.stopped)
 
     def variance(self, judge: str) -> VarianceComponents | None:
         """The variance components of `judge`'s scores (`awbench.run.variance`), from the records themselves."""

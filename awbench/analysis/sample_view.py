@@ -8,6 +8,8 @@ import difflib
 from pydantic import BaseModel
 
 from awbench.analysis.runs import RunData
+from awbench.run.failures import readable
+from awbench.run.scoring import Outcome, generation_outcome
 from awbench.world_model.parsing import strip_observation_marker
 
 
@@ -82,18 +84,60 @@ def worst_keys(
 
 
 def failed_keys(data: RunData, judge_id: str, domain: str | None = None) -> list[str]:
-    """Samples with a failed generation, or a generation the judge could not score, in data order."""
-    judgments = data.evaluation(judge_id).judgments
+    """Samples with a failed generation, or a generation the judge could not score, in data order; not the
+    ones still waiting for a prediction or a verdict (`pending_count`)."""
     keys = []
     for key, sample in data.samples.items():
-        if domain not in (None, sample.domain):
-            continue
-        for g in range(data.generations):
-            prediction, judgment = data.prediction(key, g), judgments.get((key, g))
-            if prediction is None or prediction.failed or judgment is None or judgment.score is None:
-                keys.append(key)
-                break
+        if domain in (None, sample.domain) and any(
+            _outcome(data, judge_id, key, g) in ("failed", "unscored") for g in range(data.generations)
+        ):
+            keys.append(key)
     return keys
+
+
+def pending_count(data: RunData, judge_id: str, domain: str | None = None) -> int:
+    """Generations not judged yet (no prediction, or no verdict record): waiting, not failing."""
+    return sum(
+        _outcome(data, judge_id, key, g) == "pending"
+        for key, sample in data.samples.items()
+        if domain in (None, sample.domain)
+        for g in range(data.generations)
+    )
+
+
+def _outcome(data: RunData, judge_id: str, key: str, generation: int) -> Outcome:
+    return generation_outcome(data.prediction(key, generation), data.judgment(judge_id, key, generation))
+
+
+class SampleLine(BaseModel):
+    """One sample in a list (`show --failed`, `--flagged`): its key, what became of it, and why."""
+
+    key: str
+    status: str  # the generation's status (empty, error, truncated, overlength), unscored, or its flags
+    reason: str
+
+
+def failure_line(data: RunData, judge_id: str, key: str) -> SampleLine:
+    """The first failed or unscored generation of a sample, with its error on one line."""
+    for g in range(data.generations):
+        prediction, judgment = data.prediction(key, g), data.judgment(judge_id, key, g)
+        outcome = generation_outcome(prediction, judgment)
+        if outcome == "failed" and prediction is not None:
+            return SampleLine(key=key, status=prediction.status, reason=readable(prediction.error or prediction.status))
+        if outcome == "unscored" and judgment is not None:
+            return SampleLine(key=key, status="unscored", reason=readable(judgment.error or "no usable verdict"))
+    return SampleLine(key=key, status="scored", reason="")
+
+
+def flag_line(data: RunData, judge_id: str, key: str) -> SampleLine:
+    flags = {
+        flag
+        for g in range(data.generations)
+        for record in (data.prediction(key, g), data.judgment(judge_id, key, g))
+        if record is not None
+        for flag in record.flags
+    }
+    return SampleLine(key=key, status="flagged", reason=", ".join(sorted(flags)))
 
 
 def flagged_keys(data: RunData, judge_id: str, domain: str | None = None) -> list[str]:

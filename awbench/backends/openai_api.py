@@ -106,7 +106,7 @@ class OpenAIBackend:
     async def check(self) -> None:
         """Each endpoint answers before the first request (`check_endpoint`)."""
         for endpoint in self.endpoints:
-            await check_endpoint(endpoint.client, "candidate")
+            await check_endpoint(endpoint.client, "candidate", self.settings.check_timeout)
 
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
@@ -141,13 +141,17 @@ class OpenAIBackend:
             endpoint = self._pick()
             return await self._attempt(endpoint, body, started)
 
-        attempts = Attempts(self.settings.max_retries + 1)
+        def retried(error: BaseException) -> None:
+            endpoint.watch.retry(error)  # the endpoint of the call that failed
+
+        attempts = Attempts(self.settings.max_retries + 1, on_retry=retried)
         try:
             completion = await attempts.run(call)
         except Exception as error:
             failed = self._failed(request, error, time.perf_counter() - started[0], endpoint.client.base_url)
-            return failed.model_copy(update={"same_error_attempts": attempts.same_error})
-        return to_generation(request, completion, time.perf_counter() - started[0])
+            return failed.model_copy(update={"same_error_attempts": attempts.same_error, "attempts": attempts.number})
+        generation = to_generation(request, completion, time.perf_counter() - started[0])
+        return generation.model_copy(update={"attempts": attempts.number})
 
     @staticmethod
     def _failed(request: GenerationRequest, error: Exception, latency: float, url: str) -> Generation:

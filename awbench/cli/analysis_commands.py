@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -46,6 +47,7 @@ from awbench.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from awbench.analysis.runs import RunData
+    from awbench.analysis.sample_view import SampleLine
 
 # The analysis modules (numpy, the leaderboard, charts) are imported by the commands that use them: the other
 # commands (a resumed `awbench run` above all) start without them.
@@ -145,7 +147,7 @@ def ls(
     Example: awbench ls; awbench ls results/ other-results/ --format json; awbench ls my-run
     """
     from awbench.analysis.listing import list_runs, locate_runs
-    from awbench.cli.analysis_views import run_list_table
+    from awbench.cli.analysis_views import run_list_lines, run_list_table
 
     roots = locate_runs(dirs or [], output)
     if dirs and len(roots) == 1 and (roots[0] / "run.json").exists():
@@ -154,8 +156,12 @@ def ls(
     listing, notes = list_runs(roots)
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
-    elif listing.runs:
+    elif listing.runs and console.is_terminal:
         console.print(run_list_table(listing))
+    elif listing.runs:
+        sys.stdout.write(
+            run_list_lines(listing)
+        )  # in stdout's encoding (click's echo would write UTF-8 to an ASCII one)
     else:
         notes.append(f"no runs under {', '.join(str(d) for d in roots)}")
     _print_notes(notes)
@@ -363,10 +369,19 @@ def show(
     sample: Annotated[str | None, typer.Option("--sample", help="Show this sample key.")] = None,
     worst: Annotated[int | None, typer.Option("--worst", min=1, help="Show the N lowest-scored samples.")] = None,
     failed: Annotated[
-        bool, typer.Option("--failed", help="Show the samples that failed or were not scored, with why.")
+        bool,
+        typer.Option(
+            "--failed", help="List the samples that failed or were not scored: one line each, key, status and why."
+        ),
     ] = False,
     flagged: Annotated[
-        bool, typer.Option("--flagged", help="Show the samples with flags (suspected_injection, repaired text).")
+        bool,
+        typer.Option(
+            "--flagged", help="List the samples with flags (suspected_injection, repaired text), one line each."
+        ),
+    ] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="With --failed or --flagged: each sample in detail, as --sample shows it.")
     ] = False,
     domain: Annotated[
         str | None, typer.Option("--domain", help="With --worst, --failed or --flagged: only this domain.")
@@ -408,7 +423,10 @@ def show(
     from awbench.analysis.run_views import SampleList, growth_view, run_summary
     from awbench.analysis.sample_view import (
         failed_keys,
+        failure_line,
+        flag_line,
         flagged_keys,
+        pending_count,
         sample_view,
         worst_keys,
     )
@@ -417,6 +435,7 @@ def show(
         run_overview,
         sample_renderables,
     )
+    from awbench.run.scoring import resume_advice
 
     if sum(map(bool, (sample, worst, failed, flagged, by_turn or by_context))) > 1:
         fail("give one of --sample, --worst, --failed, --flagged and --by-turn/--by-context")
@@ -456,13 +475,27 @@ def show(
         what = "failed or unscored" if failed else "flagged"
         # In JSON, stdout holds the JSON alone: what the terminal view says first goes to stderr.
         say = err_console if fmt == "json" else console
+        where = "" if domain is None else " in " + domain
         if not keys:
-            say.print(f"{data.name}: no {what} samples{'' if domain is None else ' in ' + domain} (judge {judge_id})")
+            say.print(f"{data.name}: no {what} samples{where} (judge {judge_id})")
         else:
-            say.print(f"{data.name}: {len(keys)} {what} samples (judge {judge_id}); showing {min(limit, len(keys))}")
+            say.print(
+                f"{data.name}: {plural(len(keys), what + ' sample')}{where} (judge {judge_id}); showing "
+                f"{min(limit, len(keys))}"
+            )
+        if failed and (waiting := pending_count(data, judge_id, domain)):
+            stopped = data.completeness(judge_id).stopped
+            err_console.print(
+                f"{waiting} not judged yet{f' ({stopped})' if stopped else ''}, not listed: waiting is not failing; "
+                f"{resume_advice(data.store.path)}"
+            )
+        keys = keys[:limit]
+        if fmt == "table" and not full:
+            line = failure_line if failed else flag_line
+            _print_lines([line(data, judge_id, key) for key in keys])
+            return
         if not keys and fmt == "table":
             return
-        keys = keys[:limit]
     else:
         if fmt == "json":
             summary = run_summary(data, judge_id, resamples, seed)
@@ -478,6 +511,14 @@ def show(
         return
     for view in views:
         console.print(*sample_renderables(view, diff, max_chars), sep="\n")
+
+
+def _print_lines(lines: list[SampleLine]) -> None:
+    """Samples one per line, in columns: key, status, reason (never wrapped: a reason is already one line)."""
+    keys = max((len(line.key) for line in lines), default=0)
+    statuses = max((len(line.status) for line in lines), default=0)
+    for line in lines:
+        console.print(f"{line.key:<{keys}}  {line.status:<{statuses}}  {line.reason}".rstrip(), soft_wrap=True)
 
 
 def report(

@@ -47,9 +47,10 @@ from awbench.analysis.leaderboard import (
     fmt_interval,
     fmt_number,
     interval,
+    judged_several_times,
     shows_generations,
 )
-from awbench.analysis.listing import RunList
+from awbench.analysis.listing import RunEntry, RunList
 from awbench.analysis.options import DEFAULT_RESAMPLES, DEFAULT_SEED, OVERALL
 from awbench.analysis.runs import RunData, point_summary, run_intervals
 from awbench.analysis.sample_view import SampleView, clip, unified_diff
@@ -59,6 +60,7 @@ from awbench.cli.fitting import FittingTable
 from awbench.cli.summary import variance_lines
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, partial_label
 from awbench.run.scoring import resume_advice
+from awbench.safe_text import shown_on_terminal
 
 
 def _stacked(cell: Cell) -> Text:
@@ -75,24 +77,25 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
     the file formats."""
     out: list[RenderableType] = []
     for group in board.groups:
-        # No vertical rules and one space of padding: twelve columns fit in about 100 characters; in fewer, the
-        # domains are stacked below the run names again.
+        several = judged_several_times(group)
+        # No vertical rules and two spaces between columns: twelve columns fit in about 110 characters; in fewer,
+        # the domains are stacked below the run names again, Overall in the first table.
         title = ("rule scores · " if group.rules else "") + group.header
         intervals = any(interval(cell) is not None or cell.too_few for row in group.rows for cell in row.cells.values())
         table = FittingTable(
             title=title,
             box=box.SIMPLE_HEAD,
-            padding=(0, 1),
+            padding=(0, 1, 0, 0),
             pad_edge=False,
             keys=2,
             title_style="bold magenta" if group.published else "bold",
             caption=Text(INTERVALS_NOTE) if intervals else None,
         )
         table.add_column("#", justify="right", no_wrap=True)
-        table.add_column("Run", overflow="fold")
+        table.add_column("Run", no_wrap=True)
         for c in board.columns:
             if c == OVERALL:
-                table.start_group()  # Overall, the counts, K and the cost stay together
+                table.start_group(lead=True)  # Overall, the counts, K and the cost stay together, in the first table
             table.add_column(board.labels[c], justify="right", no_wrap=True, style="bold" if c == OVERALL else None)
         table.add_column("Scored/\nfailed/\nunscored", justify="right", no_wrap=True)
         k = shows_generations(board)
@@ -106,6 +109,8 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
                 run = Text(row.run, style="italic magenta") + Text(" published", style="dim")
             else:
                 run = Text(row.run) + (Text(f"\n{row.model}", style="dim") if row.model != row.run else Text(""))
+                if row.run in several:  # which of the run's evaluations: otherwise the rows look alike
+                    run += Text(f"\njudge {row.judge_id}", style="dim")
             for mark in row.marks():
                 run += Text(f"\n{mark}", style="yellow")
             counts = "" if row.scored is None else f"{row.scored}/{row.failed}/{row.unscored}"
@@ -120,8 +125,8 @@ def leaderboard_renderables(board: Leaderboard, notes: bool = True) -> list[Rend
         out.append(table)
     if board.turing:
         turing = FittingTable(title=TURING_TITLE, keys=2)
-        turing.add_column("Run", overflow="fold")
-        turing.add_column("Judge", overflow="fold")
+        turing.add_column("Run", no_wrap=True)
+        turing.add_column("Judge", no_wrap=True)
         turing.add_column("accuracy [95% CI]", justify="right", no_wrap=True)
         turing.add_column("fool rate [95% CI]", justify="right", no_wrap=True)
         for test in board.turing:
@@ -216,7 +221,7 @@ def judge_comparison_renderables(c: JudgeComparison) -> list[RenderableType]:
 def length_bias_table(biases: dict[str, LengthBias]) -> Table:
     """Each cell: the mean score, its count below it (two narrow lines leave the run names room)."""
     table = FittingTable(title="Mean score by prediction / ground-truth length (failed generations left out)")
-    table.add_column("run", overflow="fold")
+    table.add_column("run", no_wrap=True)
     bins = list(next(iter(biases.values())))
     for b in bins:
         table.add_column(b, justify="right", no_wrap=True)
@@ -521,24 +526,40 @@ def paired_growth_renderables(g: PairedGrowth) -> list[RenderableType]:
 
 
 def run_list_table(listing: RunList) -> Table:
-    """One row per run, its model below its name: names, ids and states wrap in a narrow terminal, numbers and
-    times never do."""
-    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), pad_edge=False, show_edge=False, collapse_padding=True)
-    for name, numeric in (
-        ("run / model", False),
-        ("judges", False),
-        ("state", False),
-        ("Overall", True),
-        ("finished (UTC)", True),
+    """One row per run, its model below its name. Names and judge ids are never cut or wrapped: in a narrow
+    terminal the state wraps, and what does not fit beside them goes into a second table."""
+    table = FittingTable(box=box.SIMPLE_HEAD, padding=0, pad_edge=False, show_edge=False)
+    for name, numeric, identifier in (
+        ("run / model", False, True),
+        ("judges", False, True),
+        ("state", False, False),
+        ("Overall", True, True),
+        ("finished (UTC)", True, True),
     ):
-        table.add_column(name, justify="right" if numeric else "left", no_wrap=numeric, overflow="fold")
+        table.add_column(name, justify="right" if numeric else "left", no_wrap=identifier, overflow="fold")
     for entry in listing.runs:
-        finished = entry.finished_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if entry.finished_at else "–"
         table.add_row(
             Text.assemble(entry.run, "\n", (entry.model, "dim")),
             Text("\n".join(entry.judges) or "–"),
             Text(entry.state_label(), style="red" if entry.state == "incomplete" else ""),
-            "partial" if entry.partial else fmt_number(entry.overall),
-            finished,
+            _overall(entry),
+            _finished(entry),
         )
     return table
+
+
+def run_list_lines(listing: RunList) -> str:
+    """`awbench ls` in a pipe: one line per run, tab-separated (run, model, judges joined by commas, state, Overall,
+    finish time), never wrapped, for grep, cut and awk."""
+    fields = [
+        (e.run, e.model, ",".join(e.judges) or "–", e.state_label(), _overall(e), _finished(e)) for e in listing.runs
+    ]
+    return "".join("\t".join(map(shown_on_terminal, row)) + "\n" for row in fields)
+
+
+def _overall(entry: RunEntry) -> str:
+    return "partial" if entry.partial else fmt_number(entry.overall)
+
+
+def _finished(entry: RunEntry) -> str:
+    return entry.finished_at.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if entry.finished_at else "–"

@@ -13,15 +13,32 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console, ConsoleOptions, RenderableType
 from rich.segment import Segment
+from rich.text import Text
 from typer.core import TyperCommand, TyperGroup
 
 from awbench.errors import EXIT_USAGE, AwbenchError
 from awbench.redact import quoted
 from awbench.run.store import refuse_run_output
 from awbench.safe_text import shown_on_terminal
+from awbench.suggest import did_you_mean
 
 
 class _TextConsole(Console):
+    def print(self, *objects: Any, sep: str = " ", **kwargs: Any) -> None:
+        # A message (text, not a table) is one line in a pipe or a file whatever its length, for grep; in a
+        # terminal it wraps at words. Messages among tables, one per line, are printed one by one to that end.
+        if not self.is_terminal:
+            kwargs.setdefault("crop", False)  # what is laid out to fit is within the width; what is kept whole stays so
+        messages = [isinstance(o, (str, Text)) for o in objects]
+        if kwargs.get("soft_wrap") is None and not self.is_terminal and any(messages):
+            if all(messages):
+                kwargs["soft_wrap"] = True
+            elif sep == "\n":
+                for o in objects:
+                    self.print(o, **kwargs)
+                return
+        super().print(*objects, sep=sep, **kwargs)
+
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         for segment in super().render(renderable, options):  # rich's own cursor moves are `control` segments
             yield segment if segment.control else Segment(shown_on_terminal(segment.text), segment.style)
@@ -109,8 +126,8 @@ def validation_lines(error: ValidationError, names: Mapping[str, str] = {}) -> l
     return [f"{option_name(error.title, tuple(e['loc']), names)}: {plain_message(e)}" for e in error.errors()]
 
 
-# The in-process engines' options of awbench 0.3 that are KEY=VALUE pairs now: the option that takes the pair, the
-# key, and the value a flag stands for (else the value given).
+# The in-process engines' options of earlier versions that are KEY=VALUE pairs now: the option that takes the
+# pair, the key, and the value a flag stands for (else the value given).
 RETIRED_OPTIONS = {
     "--dtype": ("--engine-arg", "dtype", None),
     "--data-parallel-size": ("--engine-arg", "data_parallel_size", None),
@@ -119,6 +136,8 @@ RETIRED_OPTIONS = {
     "--no-prefix-caching": ("--engine-arg", "enable_prefix_caching", "false"),
     "--distributed-executor-backend": ("--engine-arg", "distributed_executor_backend", None),
     "--batch-size": ("--engine-arg", "batch_size", None),
+    "--tensor-parallel-size": ("--engine-arg", "tensor_parallel_size", None),
+    "--gpu-memory-utilization": ("--engine-arg", "gpu_memory_utilization", None),
     "--judge-max-model-len": ("--judge-engine-arg", "max_model_len", None),
     "--judge-dtype": ("--judge-engine-arg", "dtype", None),
     "--judge-tensor-parallel-size": ("--judge-engine-arg", "tensor_parallel_size", None),
@@ -143,6 +162,11 @@ class Command(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return flags_without_type(super().get_params(ctx))
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from awbench.cli.help_panels import print_help  # only when help is asked for
+
+        print_help(self, ctx)
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _refuse_retired([name for param in self.params for name in param.opts], args)
         try:
@@ -150,7 +174,10 @@ class Command(TyperCommand):
         except typer.BadParameter as error:
             cause = error.__cause__
             if isinstance(cause, ValidationError) and cause.errors() and error.param is not None:
-                fail(f"{_label(error.param)}: {plain_message(cause.errors()[0])}", key="bad_option")
+                first = cause.errors()[0]
+                choices = getattr(getattr(error.param, "type_descriptor", None), "choices", None) or ()
+                close = did_you_mean(str(first.get("input")), map(str, choices)) if choices else ""
+                fail(f"{_label(error.param)}: {plain_message(first)}{close}", key="bad_option")
             raise
         _refuse_undecodable(self.params, ctx.params)
         return rest

@@ -21,7 +21,7 @@ else:  # pragma: no cover (Python 3.10)
     import tomli as tomllib
 
 from awbench.data.json_lines import TOO_DEEP
-from awbench.redact import MASK, holds_mask, secrets_masked
+from awbench.redact import MASK, holds_mask, looks_like_key, secrets_masked
 from awbench.suggest import close_names
 
 
@@ -131,6 +131,9 @@ def config_document(values: Mapping[str, Any]) -> str:
     argument or a URL: `awbench.redact.secrets_masked`) written as `***`, which a comment above names and which
     `refuse_masked` refuses until the secret is written in its place."""
     masked = secrets_masked(dict(values))
+    for key, value in masked.items():  # a key pasted where the NAME of its variable goes is a key all the same
+        if key.endswith("api_key_env") and isinstance(value, str) and looks_like_key(value):
+            masked[key] = MASK
     hidden = [key for key in masked if holds_mask(masked[key]) and not holds_mask(values[key])]
     if not hidden:
         return toml_document(masked)

@@ -1,10 +1,11 @@
-"""Tables that fit the terminal without cutting a number (an 80-column pipe or split pane included).
+"""Tables that fit the terminal without cutting a number or a name (an 80-column pipe or split pane included).
 
-A `FittingTable`'s number columns are `no_wrap`: they keep their whole width. Its label columns fold (a long run
-name wraps instead of ending in `…`). When the numbers do not fit side by side, the table is stacked: the
-columns after the first `keys` are dealt into several tables, each repeating the key columns (the domain, the
-run), keeping together the columns a `start_group()` call set apart. The title and caption are printed as
-paragraphs above and below, at the console's width, rather than squeezed into the table's."""
+A `FittingTable`'s `no_wrap` columns keep their whole width: numbers, and identifiers a user copies (run names,
+judge ids), which are neither cut nor wrapped. Its other label columns fold. When the columns do not fit side by
+side, the table is stacked: the columns after the first `keys` are dealt into several tables, each repeating the
+key columns (the domain, the run), keeping together the columns a `start_group()` call set apart; a group started
+with `lead=True` is dealt first (a leaderboard's Overall stays in the first table). The title and caption are
+printed as paragraphs above and below, at the console's width, rather than squeezed into the table's."""
 
 from __future__ import annotations
 
@@ -29,21 +30,26 @@ class FittingTable(Table):
         super().__init__(*args, **kwargs)
         self.keys = keys
         self._group_starts: set[int] = set()
+        self._lead: int | None = None  # where the group dealt first starts
 
-    def start_group(self) -> None:
-        """The columns added from now on stay together (in one stacked table) when they fit in one."""
+    def start_group(self, lead: bool = False) -> None:
+        """The columns added from now on stay together (in one stacked table) when they fit in one; `lead`: they
+        are dealt first, into the first table."""
         self._group_starts.add(len(self.columns))
+        if lead:
+            self._lead = len(self.columns)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        whole = not console.is_terminal  # in a pipe a title is one line, as a message is
         if self.title:
-            yield _paragraph(self.title, self.title_style or "table.title")
+            yield _paragraph(self.title, self.title_style or "table.title", whole)
         parts = list(self._parts(console, options))
         for i, columns in enumerate(parts):
             if i:
                 yield Segment.line()
             yield from Table.__rich_console__(self._with(columns), console, options)
         if self.caption:
-            yield _paragraph(self.caption, self.caption_style or "table.caption")
+            yield _paragraph(self.caption, self.caption_style or "table.caption", whole)
 
     def _with(self, columns: list[int]) -> Table:
         """A plain table of these columns of this one (same rows, styles and box), without title or caption."""
@@ -65,23 +71,33 @@ class FittingTable(Table):
         return total
 
     def _parts(self, console: Console, options: ConsoleOptions) -> Iterator[list[int]]:
-        """The column indices of each stacked table: the whole table when it fits; else each group (each
-        column, for a group too wide alone) goes into the first table it fits in, after the key columns."""
+        """The column indices of each stacked table: the whole table when it fits; else each group goes into the
+        first table it fits in, after the key columns, and a group too wide alone column by column into the last
+        table or a new one, so that its columns keep their order (MCP, Search, Terminal...)."""
         everything = list(range(len(self.columns)))
         width = options.max_width
         if self._needed(console, options, everything) <= width or len(self.columns) <= self.keys + 1:
             yield everything
             return
-        keys, groups = everything[: self.keys], self._groups()
+        keys, groups = everything[: self.keys], sorted(self._groups(), key=lambda group: group[0] != self._lead)
+
+        def fits(part: list[int], piece: list[int]) -> bool:
+            return self._needed(console, options, keys + part + piece) <= width
+
         parts: list[list[int]] = []
         for group in groups:
-            pieces = [group] if self._needed(console, options, keys + group) <= width else [[c] for c in group]
-            for piece in pieces:
-                home = next((p for p in parts if self._needed(console, options, keys + p + piece) <= width), None)
+            if fits([], group):
+                home = next((part for part in parts if fits(part, group)), None)
                 if home is None:
-                    parts.append(list(piece))
+                    parts.append(list(group))
                 else:
-                    home += piece
+                    home.extend(group)
+                continue
+            for column in group:
+                if parts and fits(parts[-1], [column]):
+                    parts[-1].append(column)
+                else:
+                    parts.append([column])
         for part in parts:
             yield keys + sorted(part)
 
@@ -95,7 +111,8 @@ class FittingTable(Table):
         return groups
 
 
-def _paragraph(text: str | Text, style: str | Style) -> Text:
-    if isinstance(text, Text):
-        return text
-    return Text(text, style=style)
+def _paragraph(text: str | Text, style: str | Style, whole: bool) -> Text:
+    paragraph = text.copy() if isinstance(text, Text) else Text(text, style=style)
+    if whole:
+        paragraph.no_wrap, paragraph.overflow = True, "ignore"
+    return paragraph

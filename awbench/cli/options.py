@@ -46,6 +46,7 @@ from awbench.config import (
 )
 from awbench.data.json_lines import TOO_DEEP, value_problems
 from awbench.redact import quoted
+from awbench.suggest import did_you_mean
 
 # --- Converting an option's value to its settings field's ----------------------------------------------------
 
@@ -113,7 +114,10 @@ def _registered(group: plugins.Group, value: str | None, option: str) -> str | N
     """A backend's name, one the registry knows (awbench's own or an installed package's)."""
     known = plugins.names(group)
     if value is not None and value not in known:
-        fail(f"{option}: {quoted(value)} is not one of {', '.join(map(repr, known))}", key="bad_option")
+        fail(
+            f"{option}: {quoted(value)} is not one of {', '.join(map(repr, known))}{did_you_mean(value, known)}",
+            key="bad_option",
+        )
     return value
 
 
@@ -138,6 +142,7 @@ class Opt:
     json_object: bool = False  # a JSON object: in a config file, an inline table (or the JSON as a string)
     required: bool = False  # for a settings field without a default: the option must be given
     panel: str | None = None  # the panel of `--help` it is listed in, when not its group's
+    metavar: str | None = None  # its value in `--help`, when its type's (N, NUMBER, TEXT) says too little
 
     @property
     def option(self) -> str:
@@ -202,6 +207,7 @@ def _parameter(group: Group, opt: Opt) -> inspect.Parameter:
         opt.flag or opt.option,
         help=text,
         show_default=False,
+        metavar=opt.metavar or ("JSON" if opt.json_object else None),
         min=opt.min,
         max=opt.max,
         rich_help_panel=opt.panel or group.title,
@@ -236,8 +242,8 @@ DATA = Group(
 )
 
 MODEL_ENDPOINT = "Model endpoint (--base-url)"
-# One option for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field): in a
-# command with both groups it is listed once and sets both.
+# Options for the candidate's requests and the judge's alike (ModelSettings' and JudgeSettings' field, config.
+# SHARED_FIELDS): in a command with both groups each is listed once and sets both.
 PROMPT_CACHE_KEY = Opt(
     "prompt_cache_key",
     "prompt_cache_key",
@@ -245,6 +251,16 @@ PROMPT_CACHE_KEY = Opt(
     "Send each request (the candidate's and the judge's) a prompt_cache_key, a hash of its trajectory, so that the provider keeps a trajectory's requests on one prompt cache; some servers refuse fields they do not know.",
     flag="--prompt-cache-key/--no-prompt-cache-key",
     default_text="on for OpenAI's API only",
+    panel=MODEL_ENDPOINT,
+)
+CHECK_TIMEOUT = Opt(
+    "check_timeout",
+    "check_timeout",
+    float,
+    "Seconds each endpoint's first check (GET /models; the candidate's and the judge's) may take before the command stops, nothing sent.",
+    min=0.001,
+    metavar="SECONDS",
+    default_text="60 for a server on this machine or network, else 10",
     panel=MODEL_ENDPOINT,
 )
 MODEL_ENGINE = "Model engine (--backend vllm: in this process)"
@@ -262,6 +278,7 @@ def engine_arg_opt(name: str, whose: str, panel: str = MODEL_ENGINE) -> Opt:
         default_text="none",
         convert=engine_args,
         panel=panel,
+        metavar="KEY=VALUE",
     )
 
 
@@ -338,6 +355,7 @@ MODEL = Group(
             float,
             "Seconds per request before it is retried.",
             min=0.001,
+            metavar="SECONDS",
             panel=MODEL_ENDPOINT,
         ),
         Opt(
@@ -348,6 +366,7 @@ MODEL = Group(
             min=0,
             panel=MODEL_ENDPOINT,
         ),
+        CHECK_TIMEOUT,
         Opt(
             "tpm",
             "tpm",
@@ -368,16 +387,6 @@ MODEL = Group(
         ),
         PROMPT_CACHE_KEY,
         Opt("max_model_len", "engine.max_model_len", int, "Context window.", min=1, panel=MODEL_ENGINE),
-        Opt("tensor_parallel_size", "engine.tensor_parallel_size", int, "GPUs per engine.", min=1, panel=MODEL_ENGINE),
-        Opt(
-            "gpu_memory_utilization",
-            "engine.gpu_memory_utilization",
-            float,
-            "The share of each GPU's memory the engine takes (on CPU: of RAM).",
-            min=0.01,
-            max=1.0,
-            panel=MODEL_ENGINE,
-        ),
         engine_arg_opt("engine_arg", "the model's"),
         Opt(
             "overlength",
@@ -392,6 +401,7 @@ MODEL = Group(
             list[str],
             "KEY=VALUE passed to a Python world model's class (python backend), repeatable; JSON values are typed.",
             convert=engine_args,
+            metavar="KEY=VALUE",
         ),
     ),
 )
@@ -484,6 +494,7 @@ JUDGE = Group(
             min=0,
             panel=JUDGE_CALLS,
         ),
+        replace(CHECK_TIMEOUT, panel=JUDGE_CALLS),
         Opt(
             "judge_tpm",
             "tpm",
@@ -518,6 +529,7 @@ JUDGE = Group(
             float,
             "Seconds per judge request before it is retried.",
             min=0.001,
+            metavar="SECONDS",
             panel=JUDGE_CALLS,
         ),
         Opt(
@@ -535,6 +547,7 @@ JUDGE = Group(
             "USD per million prompt tokens.",
             min=0.0,
             max=MAX_PRICE,
+            metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -545,6 +558,7 @@ JUDGE = Group(
             "USD per million completion tokens.",
             min=0.0,
             max=MAX_PRICE,
+            metavar="USD",
             default_text="known models' list price",
             panel=JUDGE_COST,
         ),
@@ -584,6 +598,7 @@ JUDGE = Group(
             float,
             "Seconds between looks at the batches in flight.",
             min=0.001,
+            metavar="SECONDS",
             panel=JUDGE_COST,
         ),
         Opt(
@@ -601,6 +616,7 @@ JUDGE = Group(
             float,
             "Stop (resumably) before judge spend would pass this many USD.",
             min=0.0,
+            metavar="USD",
             default_text="no limit",
             panel=JUDGE_COST,
         ),
@@ -656,7 +672,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
     """A command with the options of `groups` after its own parameters; its last parameter, `options`, gets
     their `Options`. With `config_file`, `--config FILE.toml` sets any of them (flags override the file) and
     `--print-config` prints the ones given as such a file and exits."""
-    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (PROMPT_CACHE_KEY) once, the first
+    declared: dict[str, tuple[Group, Opt]] = {}  # an option of several groups (SHARED_FIELDS) once, the first
     for group in groups:
         for opt in group.options:
             declared.setdefault(opt.name, (group, opt))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from awbench.cli.common import console, err_console, fail
+from awbench.cli.common import console, err_console, fail, plural
 from awbench.cli.options import JUDGE, OPTION_NAMES, Options
 from awbench.cli.progress import RichProgress
 from awbench.cli.run_commands import cli_judge_settings
@@ -75,7 +75,7 @@ def _compare(
     if found is None:
         return outcome
     console.print(
-        f"dry run: {len(pairs)} pairs, {outcome.questions} questions; {found.calls} judge calls, "
+        f"dry run: {plural(len(pairs), 'pair')}, {plural(outcome.questions, 'question')}; {found.calls} judge calls, "
         f"~{found.prompt_tokens:,} prompt and ~{found.completion_tokens:,} completion tokens; estimated judge cost "
         f"{judge_cost(found)}. Nothing was spent.",
         highlight=False,

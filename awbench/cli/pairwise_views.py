@@ -9,6 +9,7 @@ from awbench.analysis.options import OVERALL
 from awbench.analysis.pairwise import Answered, PairwiseComparison, PairwiseLeaderboard
 from awbench.analysis.preference import WinRate
 from awbench.analysis.stats import TOO_FEW
+from awbench.cli.common import plural
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DOMAIN_LABELS
 
@@ -29,7 +30,7 @@ def _answered_line(answered: Answered) -> Text:
     cost = "unknown" if answered.cost_usd is None else f"${answered.cost_usd:.2f}"
     chosen = answered.questions - answered.unanswered
     return Text(
-        f"{answered.questions} questions, {chosen} with a choice: Response A chosen in "
+        f"{plural(answered.questions, 'question')}, {chosen} with a choice: Response A chosen in "
         f"{_percent(answered.first_position)} (50% = no position bias); cost {cost}",
         style="dim",
     )
@@ -68,7 +69,7 @@ def pairwise_leaderboard_renderables(board: PairwiseLeaderboard) -> list[Rendera
         title=f"Bradley–Terry ranking by pairwise judge {board.judge}, prompts {board.prompts}", keys=2
     )
     ranking.add_column("#", justify="right", no_wrap=True)
-    ranking.add_column("run", overflow="fold")
+    ranking.add_column("run", no_wrap=True)
     for name in ("rating", "95% CI", "n", "win", "tie", "loss"):
         if name == "n":
             ranking.start_group()
@@ -86,8 +87,8 @@ def pairwise_leaderboard_renderables(board: PairwiseLeaderboard) -> list[Rendera
             str(row.losses),
         )
     pairs = FittingTable(title="Pairs (overall)", keys=2)
-    pairs.add_column("A", overflow="fold")
-    pairs.add_column("B", overflow="fold")
+    pairs.add_column("A", no_wrap=True)
+    pairs.add_column("B", no_wrap=True)
     for name in ("n", "ties", "A win rate", "95% CI"):
         pairs.add_column(name, justify="right", no_wrap=True)
     for pair in board.pairs:

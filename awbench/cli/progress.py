@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,30 +45,29 @@ class _Stage:
 
 class _LineStage:
     """A stage's progress as whole lines, for stderr that is not a terminal (a live bar there would be printed
-    once, cut to the width): one when the stage ends, and on the way one each tenth of it, at most one every
-    `QUIET_SECONDS` (a run of a few seconds prints only its last line)."""
+    once, cut to the width): one when the stage starts, one at least every `QUIET_SECONDS` while it runs (`tick`,
+    from the ticker thread: a stage waiting on a slow server or a batch says so too), and one when it ends."""
 
-    TENTHS, QUIET_SECONDS = 10, 10.0
+    QUIET_SECONDS = 10.0
 
     def __init__(self, name: str, total: int):
         self.name, self.total, self.done, self.failures = name, total, 0, 0
         self._started = self._printed = time.monotonic()
-        self._tenths = 0
+        self._print()
 
     def advance(self, failed: bool = False) -> None:
         self.done += 1
         self.failures += failed
-        tenths = self.done * self.TENTHS // self.total if self.total else self.TENTHS
-        if tenths > self._tenths and self.done < self.total and time.monotonic() - self._printed >= self.QUIET_SECONDS:
-            self._tenths = tenths
-            self._print()
 
     def drop(self) -> None:
         self.total = max(0, self.total - 1)
 
-    def finish(self) -> None:
-        if self.total or self.done:
+    def tick(self) -> None:
+        if time.monotonic() - self._printed >= self.QUIET_SECONDS:
             self._print()
+
+    def finish(self) -> None:
+        self._print()
 
     def _print(self) -> None:
         share = f" ({self.done / self.total:.0%})" if self.total else ""
@@ -81,6 +81,39 @@ class _LineStage:
         self._printed = time.monotonic()
 
 
+class _Ticker:
+    """Ticks the open line stages once a second, on a thread of its own: the event loop may be busy, or waiting."""
+
+    def __init__(self) -> None:
+        self._stages: list[_LineStage] = []
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, stage: _LineStage) -> None:
+        with self._lock:
+            self._stages.append(stage)
+            if self._thread is None:
+                try:
+                    self._thread = threading.Thread(target=self._run, name="awbench-progress", daemon=True)
+                    self._thread.start()
+                except RuntimeError:  # no thread can be made (a world model set sys.excepthook to None)
+                    self._thread = None  # the stage still says when it starts and ends
+
+    def remove(self, stage: _LineStage) -> None:
+        with self._lock:
+            self._stages.remove(stage)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(1.0)
+            with self._lock:
+                if not self._stages:
+                    self._thread = None
+                    return
+                for stage in self._stages:
+                    stage.tick()
+
+
 class RichProgress:
     """One live display for every stage running at once (inference and judges are pipelined), each with
     count, rate, elapsed time, ETA and the failures so far; when stderr is not a terminal, whole lines instead.
@@ -90,12 +123,17 @@ class RichProgress:
     def __init__(self) -> None:
         self._bar: Progress | None = None
         self._open = 0
+        self._ticker = _Ticker()
 
     @contextmanager
     def stage(self, name: str, total: int) -> Iterator[_Stage | _LineStage]:
         if not err_console.is_terminal:
             lines = _LineStage(name, total)
-            yield lines
+            self._ticker.add(lines)
+            try:
+                yield lines
+            finally:
+                self._ticker.remove(lines)
             lines.finish()
             return
         if self._bar is None:

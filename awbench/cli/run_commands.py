@@ -15,6 +15,7 @@ from awbench.cli.options import DATA, JUDGE, MODEL, OPTION_NAMES, OUTPUT, SCORIN
 from awbench.cli.progress import RichProgress
 from awbench.cli.summary import ScoresFormat, print_estimate, print_summary
 from awbench.config import (
+    SHARED_FIELDS,
     DataSettings,
     JudgeSettings,
     ModelSettings,
@@ -22,10 +23,12 @@ from awbench.config import (
     ScoringSettings,
     default_run_name,
     judge_settings,
+    unused_judge_fields,
     unused_model_fields,
 )
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
+from awbench.run.failures import Setup
 from awbench.run.reparse import reparse_judgments
 from awbench.run.rewards import reward_evaluations, write_rewards
 from awbench.run.store import resolve_run
@@ -38,37 +41,47 @@ DryRunOpt = Annotated[
 
 
 def cli_judge_settings(base: JudgeSettings | None, options: Options) -> JudgeSettings:
-    """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults)."""
+    """The judge settings a command asks for: the judge options given over `base` (the run's, or the defaults);
+    options that judge would not use are refused (`config.unused_judge_fields`)."""
     given = options.settings(JUDGE, given_only=True)
     settings = judge_settings(base, given, names=OPTION_NAMES)
-    if settings.backend == "openai" and given.get("engine"):
-        _refuse(
-            [OPTION_NAMES[f"JudgeSettings.engine.{name}"] for name in given["engine"]],
-            "openai judge",
-            "they are for the in-process judge, --judge-backend vllm",
-        )
+    _refuse_unused_by_judge(settings, given, candidate=None)
     return settings
+
+
+def _refuse_unused_by_judge(settings: JudgeSettings, given: Mapping[str, Any], candidate: str | None) -> None:
+    """The judge's side of the one rule; an option of both parties is spared when the `candidate` backend uses it."""
+    for unused, why in unused_judge_fields(settings, given):
+        fields = [f for f in unused if not (f in SHARED_FIELDS and candidate and _model_uses(candidate, f))]
+        if fields:
+            inner = [f"engine.{name}" for name in given.get("engine", {})] if "engine" in fields else []
+            names = inner + [f for f in fields if f != "engine"]
+            _refuse([OPTION_NAMES[f"JudgeSettings.{name}"] for name in names], why)
 
 
 def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSettings:
     return ScoringSettings.model_validate({**base.model_dump(), **options.settings(SCORING, given_only=True)})
 
 
-def _refuse_unused(backend: str, given: Mapping[str, Any]) -> None:
-    """Options the backend would ignore are refused, named: recorded in run.json they would claim a setting
-    that was never applied."""
+def _model_uses(backend: str, field: str) -> bool:
+    return not unused_model_fields(backend, [field])[0]
+
+
+def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings | None) -> None:
+    """Options the backend would ignore are refused, named (`config.unused_model_fields`), but for those of both
+    parties that the `judge` uses."""
     unused, why = unused_model_fields(backend, given)
+    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and not unused_judge_fields(judge, [f]))]
     if unused:
         fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
         fields += [name for name in unused if name != "engine"]
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], backend, why)
+        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
 
 
-def _refuse(options: list[str], backend: str, why: str) -> None:
+def _refuse(options: list[str], why: str) -> None:
+    """The one message for options a party would not use: which, to what, why."""
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
-    fail(
-        f"{', '.join(options)} {verb} not apply to the {backend} backend ({why}): leave {pronoun} out", key="bad_option"
-    )
+    fail(f"{', '.join(options)} {verb} not apply to {why}: leave {pronoun} out", key="bad_option")
 
 
 def _config(options: Options, judged: bool) -> RunConfig:
@@ -76,9 +89,12 @@ def _config(options: Options, judged: bool) -> RunConfig:
     data = DataSettings(**options.settings(DATA))
     chosen = options.settings(MODEL)
     chosen["backend"] = chosen["backend"] or infer_backend_name(chosen["model"], chosen["base_urls"])
-    _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True))
+    judge_given = options.settings(JUDGE, given_only=True) if judged else {}
+    judge = judge_settings(None, judge_given, names=OPTION_NAMES) if judged else None
+    _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True), judge)
+    if judge:
+        _refuse_unused_by_judge(judge, judge_given, candidate=chosen["backend"])
     model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
-    judge = cli_judge_settings(None, options) if judged else None
     output = options.settings(OUTPUT)
     return RunConfig(
         run_name=output["run_name"] or default_run_name(model.model, judge, output["output"]),
@@ -102,7 +118,7 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
         print_estimate(pipeline.estimate(config))
         return
     outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
-    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir)
+    print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir, Setup.of(config))
     raise typer.Exit(outcome.exit_code)
 
 
@@ -110,7 +126,7 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
 def infer(overwrite: OverwriteOpt = False, *, options: Options) -> None:
     """Generate predictions only (judge them later with `awbench judge RUN`).
 
-    Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --tensor-parallel-size 4 --data sample
+    Example: awbench infer --model Qwen/Qwen-AgentWorld-35B-A3B --engine-arg tensor_parallel_size=4 --data sample
     """
     config = _config(options, judged=False)
     summary = asyncio.run(pipeline.infer(config, overwrite, RichProgress()))
@@ -159,7 +175,7 @@ def judge(
     outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
-    print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path)
+    print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path, Setup.of(outcome.config))
     raise typer.Exit(outcome.exit_code)
 
 
@@ -221,7 +237,7 @@ def score(
                 f"wrote {count} rewards to {reward}", highlight=False, markup=False, soft_wrap=True
             )
     code = pipeline.exit_code(scores, scoring.max_failure_rate)
-    print_summary(scores, code, scoring.max_failure_rate, store.path, fmt)
+    print_summary(scores, code, scoring.max_failure_rate, store.path, Setup.of(manifest.config), fmt)
     raise typer.Exit(code)
 
 

@@ -10,13 +10,13 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from awbench.cli.common import console, err_console
+from awbench.cli.common import console, err_console, plural
 from awbench.cli.fitting import FittingTable
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.judging import PromptError
 from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S
 from awbench.judging.cost import CostEstimate
-from awbench.run.failures import describe
+from awbench.run.failures import Setup, describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
 from awbench.run.variance import VARIANCE_COLUMNS, VARIANCE_NOTE, VARIANCE_TITLE, VarianceComponents
@@ -32,7 +32,8 @@ def scores_table(scores: ScoresFile) -> Table:
     label = "rule score" if scores.judge == "rules" else "score"
     table = FittingTable(title=f"{scores.run}: {label} (0..100), failure policy {scores.failure_policy}")
     table.add_column("domain", overflow="fold")
-    for column in ("n", "failed", "unscored", label):
+    pending = any(d.pending for d in scores.domains.values())  # not judged yet: a column of its own, not unscored
+    for column in ("n", "failed", "unscored", *(["pending"] if pending else []), label):
         table.add_column(column, justify="right", no_wrap=True)
     show_dims = any(d.dimensions for d in scores.domains.values()) and scores.judge == "llm"
     if show_dims:
@@ -43,7 +44,9 @@ def scores_table(scores: ScoresFile) -> Table:
         table.start_group()
         table.add_column("rule score", justify="right", no_wrap=True)
     for domain, d in scores.domains.items():
-        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored), _fmt(d.score)]
+        waiting = [str(d.pending)] if pending else []
+        row = [DOMAIN_LABELS.get(domain, domain), str(d.n), str(d.failed), str(d.unscored - d.pending), *waiting]
+        row.append(_fmt(d.score))
         if show_dims:
             row += [_fmt(d.dimensions.get(dim)) for dim in DIMENSIONS]
         if scores.rules:
@@ -51,23 +54,27 @@ def scores_table(scores: ScoresFile) -> Table:
             row.append(_fmt(rules_domain.score if rules_domain else None))
         table.add_row(*row)
     table.add_section()
+    total = scores.table()
     partial = scores.partial
     overall = [
         "Overall (macro)",
-        str(sum(d.n for d in scores.domains.values())),
-        str(sum(d.failed for d in scores.domains.values())),
-        str(sum(d.unscored for d in scores.domains.values())),
+        str(total.n),
+        str(total.failed),
+        str(total.unscored - total.pending),
+        *([str(total.pending)] if pending else []),
         _fmt_overall(scores.overall, partial),
     ]
-    tail = [""] * len(DIMENSIONS) if show_dims else []
-    table.add_row(*overall, *tail, *([_fmt_overall(scores.rules.overall, partial)] if scores.rules else []))
+    macro, micro = scores.dimension_overall() if show_dims else ({}, {})
+    table.add_row(
+        *overall,
+        *([_fmt_overall(macro.get(dim), partial) for dim in DIMENSIONS] if show_dims else []),
+        *([_fmt_overall(scores.rules.overall, partial)] if scores.rules else []),
+    )
     table.add_row(
         "Overall (micro)",
-        "",
-        "",
-        "",
+        *[""] * (4 if pending else 3),
         _fmt_overall(scores.overall_micro, partial),
-        *tail,
+        *([_fmt_overall(micro.get(dim), partial) for dim in DIMENSIONS] if show_dims else []),
         *([_fmt_overall(scores.rules.overall_micro, partial)] if scores.rules else []),
     )
     if partial:
@@ -137,7 +144,12 @@ ScoresFormat = Literal["table", "json", "reference"]
 
 
 def print_summary(
-    scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, fmt: ScoresFormat = "table"
+    scores: ScoresFile,
+    code: int,
+    max_failure_rate: float,
+    run_dir: Path,
+    setup: Setup,
+    fmt: ScoresFormat = "table",
 ) -> None:
     """The scores table and what it says on stdout, problems on stderr. `json`: stdout holds the scores.json
     alone (which has every number the table and its lines give); `reference`: what the reference eval.py prints
@@ -156,9 +168,10 @@ def print_summary(
         for line in reference_lines(scores):
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     completeness = scores.completeness
-    if not completeness.complete:
+    if note := completeness.pending_note():
         err_console.print(
-            f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(run_dir)}",
+            f"{note}: {completeness.judged} of {completeness.selected} judged, not ranked by the leaderboard nor "
+            f"exported; {resume_advice(run_dir)}",
             style="red",
             highlight=False,
             markup=False,
@@ -166,7 +179,7 @@ def print_summary(
         )
     if fmt == "table":
         _print_details(scores)
-    _print_problems(scores, code, max_failure_rate, run_dir)
+    _print_problems(scores, code, max_failure_rate, run_dir, setup)
     if fmt == "table":
         console.print(f"run saved in {run_dir}", highlight=False)
 
@@ -175,8 +188,10 @@ def _print_details(scores: ScoresFile) -> None:
     if scores.cost_usd is not None:
         console.print(f"judge cost: ${scores.cost_usd:.4f}")
     if scores.agreement:
-        per_domain = ", ".join(
-            f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(r)}" for d, r in scores.agreement.items() if d != "overall"
+        per_domain = ", ".join(  # in the table's order (MCP, Search, Terminal...), as every domain list
+            f"{DOMAIN_LABELS.get(d, d)} {_fmt_rho(scores.agreement[d])}"
+            for d in scores.domains
+            if d in scores.agreement
         )
         console.print(
             f"rule score vs LLM judge, Spearman: overall {_fmt_rho(scores.agreement.get('overall'))} ({per_domain})"
@@ -191,11 +206,11 @@ def _print_details(scores: ScoresFile) -> None:
             console.print(f"{label}: {share:.1%} of {usage['prompt_tokens']:,} prompt tokens were cached")
 
 
-def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path) -> None:
+def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_dir: Path, setup: Setup) -> None:
     if note := scores.flagged_note(str(run_dir)):
         err_console.print(note, highlight=False, markup=False, soft_wrap=True)
     total = sum(d.n for d in scores.domains.values()) * scores.generations
-    bad = sum(d.failed + d.unscored for d in scores.domains.values())
+    bad = sum(d.failed + d.unscored - d.pending for d in scores.domains.values())  # waiting is not failing
     if bad:
         style = "red" if code else "yellow"
         err_console.print(
@@ -203,7 +218,7 @@ def _print_problems(scores: ScoresFile, code: int, max_failure_rate: float, run_
             f"or were not scored (tolerated: {max_failure_rate:.0%}):",
             style=style,
         )
-        lines = describe(scores.failures)
+        lines = describe(scores.failures, setup)
         for line in lines[:MAX_REASONS_SHOWN]:
             err_console.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
         if len(lines) > MAX_REASONS_SHOWN:
@@ -257,7 +272,7 @@ def judge_cost(estimate: CostEstimate) -> str:
 def print_estimate(estimate: DryRunEstimate) -> None:
     judge = estimate.judge
     console.print(
-        f"dry run: {estimate.samples} samples; {estimate.generations} generations to make; "
+        f"dry run: {plural(estimate.samples, 'sample')}; {plural(estimate.generations, 'generation')} to make; "
         f"{judge.calls} judge calls, ~{judge.prompt_tokens:,} prompt and ~{judge.completion_tokens:,} completion "
         f"tokens; estimated judge cost {judge_cost(judge)}{'; ' + judge_time(judge) if judge.calls else ''}. "
         "Nothing was spent.",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from awbench.cli.analysis_commands import JsonFormat
-from awbench.cli.common import OutputOption, console, err_console, fail
+from awbench.cli.common import OutputOption, console, err_console, fail, plural
 from awbench.cli.fitting import FittingTable
 from awbench.cli.options import JUDGE, OUTPUT, Options, command
 from awbench.cli.progress import RichProgress
@@ -23,7 +23,7 @@ from awbench.cli.summary import MAX_REASONS_SHOWN, judge_cost
 from awbench.config import JudgeSettings
 from awbench.domains import DOMAIN_LABELS
 from awbench.records import SCHEMA_VERSION
-from awbench.run.store import resolve_run
+from awbench.run.store import RunStore, resolve_run
 
 if TYPE_CHECKING:
     from awbench.analysis.judge_effects import JudgeEffects
@@ -51,9 +51,20 @@ TURING_JUDGE = replace(
 )
 
 
-def turing_settings(options: Options) -> JudgeSettings:
-    """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own."""
+def turing_settings(options: Options, store: RunStore) -> JudgeSettings:
+    """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own.
+    Without any, the run's latest Turing test is resumed (a finished one is shown, its endpoint not needed)."""
+    from awbench.run.turing import latest_turing_test
+
     given = options.settings(TURING_JUDGE, given_only=True)
+    if not given and (latest := latest_turing_test(store)) is not None:
+        err_console.print(
+            f"the run's latest Turing test, by judge {latest.id} (judge options ask another)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return latest.settings
     if given.get("prompts") == "rubric":
         fail(
             "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "
@@ -87,19 +98,20 @@ def turing(
     """The double-blind Turing test: for each prediction of RUN, the judge is shown the real observation and the
     prediction as Response A and B (the real one's place drawn per prediction) and asked which is real. Kept
     with the run as its own evaluation (turing/<judge id>/), resumable; reports the judge's accuracy, its
-    position bias and the model's fool rate.
+    position bias and the model's fool rate. Without judge options it resumes the run's latest Turing test: a
+    finished one is shown again without a call, its endpoint not needed.
 
     Example: awbench turing my-run --judge-model gpt-5.2-2025-12-11 --max-cost 5
     """
     from awbench.run.turing import turing_test
 
     store = resolve_run(run, options.values["output"])
-    settings = turing_settings(options)
+    settings = turing_settings(options, store)
     outcome = asyncio.run(turing_test(store, settings, seed, both_orders, RichProgress(), dry_run))
     if outcome.estimate is not None:
         cost = outcome.estimate
         console.print(
-            f"dry run: {len(outcome.questions)} questions; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
+            f"dry run: {plural(len(outcome.questions), 'question')}; {cost.calls} judge calls, ~{cost.prompt_tokens:,} prompt "
             f"and ~{cost.completion_tokens:,} completion tokens; estimated judge cost "
             f"{judge_cost(cost)}. Nothing was spent.",
             highlight=False,
@@ -189,7 +201,7 @@ def judges(
         "$ / 1,000",
     ):
         if name == "judge":
-            table.add_column(name, overflow="fold")
+            table.add_column(name, no_wrap=True)  # an id, never cut
         else:
             table.add_column(name, justify="right", no_wrap=True)
     for r in results:
@@ -202,7 +214,7 @@ def judges(
     if agreement:
         agree = FittingTable(title="Rubric agreement where two judges scored the same predictions")
         for name in ("judge A", "judge B", "run"):
-            agree.add_column(name, overflow="fold")
+            agree.add_column(name, no_wrap=True)
         for name in ("n", "Spearman"):
             agree.add_column(name, justify="right", no_wrap=True)
         for a in agreement:
@@ -274,7 +286,7 @@ def _print_result(r: TuringResult, fmt: str) -> None:
         return
     cost = "" if r.cost_usd is None else f"; cost ${r.cost_usd:.4f}"
     table = FittingTable(
-        title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {r.questions} questions, "
+        title=f"Turing test of {', '.join(r.runs)} by judge {r.judge}: {plural(r.questions, 'question')}, "
         f"{r.parse_failures} without a choice{cost}"
     )
     for name in ("domain", "judge accuracy % [95% CI]", "model fool rate % [95% CI]", "n"):

@@ -241,7 +241,8 @@ def records_of(scores: list[SampleScore]) -> tuple[list[PredictionRecord], list[
 
 @metric(name="agentworldbench")
 def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "minimum") -> Metric:
-    """Per domain, and Overall as the macro mean of the seven domains (0..100), computed by awbench's scoring."""
+    """Per domain, and Overall as the macro mean of the seven domains (0..100), computed by awbench's scoring; and
+    `scored`, the samples in those means, so that an eval with nothing scored still shows a metric line (0)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         predictions, judgments = records_of(scores)
@@ -253,7 +254,8 @@ def domain_scores(kind: JudgeKind = "llm", failure_policy: FailurePolicy = "mini
             failure_policy,
         )
         overall = {} if table.overall is None else {"overall": table.overall}  # none without all seven domains
-        return {**overall, **{domain: row.score for domain, row in table.domains.items()}}
+        domains = {domain: row.score for domain, row in table.domains.items()}
+        return {**overall, **domains, "scored": float(sum(row.scored for row in table.domains.values()))}
 
     return compute
 

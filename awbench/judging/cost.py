@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from awbench.prefix_order import Place
 from awbench.transport.chat_client import Completion
+from awbench.transport.endpoints import is_local
 from awbench.transport.rate_control import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens, tokens_for_chars
 
 __all__ = [
@@ -149,13 +150,18 @@ def price_for(model: str, price_in: float | None = None, price_out: float | None
     return Price(input=input_, output=output, cached_input=cached)
 
 
-def unpriced_cap(model: str, max_cost: float) -> str:
+def unpriced_cap(model: str, max_cost: float, base_url: str | None = None) -> str:
     """Why a cap cannot be enforced: said with its value, since `awbench judge RUN` keeps the run's --max-cost
-    for a judge it adds, and a user who gave none there would not know where it came from."""
-    return (
-        f"--max-cost {max_cost:g} (given, or kept from the run's judge settings) needs the price of judge model "
-        f"{model!r}: give --judge-price-in and --judge-price-out (USD per million tokens)"
-    )
+    for a judge it adds, and a user who gave none there would not know where it came from. A judge served on
+    this machine or network (`base_url`) has no list price: leaving the cap out is the likelier fix."""
+    cap = f"--max-cost {max_cost:g} (given, or kept from the run's judge settings)"
+    prices = "--judge-price-in and --judge-price-out (USD per million tokens)"
+    if is_local(base_url):
+        return (
+            f"{cap} caps spend at a price, and judge model {model!r} on {base_url} has none: leave --max-cost out, "
+            f"or give what its calls cost with {prices}"
+        )
+    return f"{cap} needs the price of judge model {model!r}: give {prices}"
 
 
 def cacheable(tokens: int) -> int:

@@ -64,6 +64,7 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
             usage=usage_totals(p.usage for p in predictions.values()),
             judge_usage=usage_totals(v.usage for r in records for v in r.verdicts),
             failures=failure_groups(predictions.values(), records),
+            stopped=infos[judge_id].stopped,
             **extra,
         )
         store.write_scores(scores, evaluation, primary=primary)
@@ -83,9 +84,8 @@ def _fresh_scores(store: RunStore, policy: str, generations: int) -> dict[str, S
     found = {}
     for evaluation in evaluations:
         written = _mtime(evaluation.scores_path)
-        if written is None or written <= max(
-            _mtime(store.predictions.path) or 0, _mtime(evaluation.judgments.path) or 0
-        ):
+        read = (store.predictions.path, evaluation.judgments.path, evaluation.info_path)  # judge.json: `stopped`
+        if written is None or written <= max(_mtime(path) or 0 for path in read):
             return None
         try:
             scores = evaluation.read_scores()

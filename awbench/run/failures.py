@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from awbench.config import RunConfig
 from awbench.records import JudgmentRecord, PredictionRecord
 from awbench.redact import redact
 from awbench.safe_text import numbers_masked, one_line
@@ -84,14 +86,40 @@ def readable(message: str) -> str:
     return one_line(redact(message), MAX_MESSAGE_CHARS)
 
 
-def describe(groups: list[FailureGroup]) -> list[str]:
+@dataclass(frozen=True)
+class Setup:
+    """What a run was given, so that advice fits it: no server's log for a model that runs in this process, no
+    `--stop` for a run that gave one, no rerun for an imported run."""
+
+    backend: str = "openai"  # the candidate's
+    stop: tuple[str, ...] = ()
+    judge_backend: str = "openai"
+    judge_structured: bool = False
+
+    @classmethod
+    def of(cls, config: RunConfig) -> Setup:
+        judge = config.judge
+        return cls(
+            backend=config.model.backend,
+            stop=tuple(config.model.stop),
+            judge_backend=judge.backend if judge else "openai",
+            judge_structured=judge.structured if judge else False,
+        )
+
+    @property
+    def imported(self) -> bool:
+        """Predictions made elsewhere (the reference script, inspect_ai): nothing here makes them again."""
+        return self.backend == "imported"
+
+
+def describe(groups: list[FailureGroup], setup: Setup) -> list[str]:
     """One line per reason: '13 empty predictions: first turn: no previous observation to repeat (e.g. mcp/1/1)'."""
     lines = []
     for g in groups:
         what = "unscored by the judge" if g.stage == "judge" else f"{g.status} predictions"
         example = readable(g.example)
         shown = g.example_key if example == g.reason else f"{g.example_key}: {example}"
-        lines.append(f"{g.count} {what}: {g.reason} (e.g. {shown}){outlook(g)}")
+        lines.append(f"{g.count} {what}: {g.reason} (e.g. {shown}){outlook(g, setup)}")
     return lines
 
 
@@ -100,9 +128,12 @@ def describe(groups: list[FailureGroup]) -> list[str]:
 _SETUP_STATUSES = frozenset({"error", "truncated", "unscored"})
 
 
-def outlook(group: FailureGroup) -> str:
+def outlook(group: FailureGroup, setup: Setup) -> str:
     """What running again will do: a transient failure is retried, but one that every failure of the group got
-    alike, or every attempt of each failure, is likely to recur until something changes, which it names."""
+    alike, or every attempt of each failure, is likely to recur until something changes, which it names. An
+    imported run is not run again here: nothing is promised."""
+    if setup.imported and group.stage == "generation":
+        return ""
     if (group.same_error or group.attempts_alike) and group.status in _SETUP_STATUSES:
         if group.same_error:
             alike = f"all {group.count} got"
@@ -110,18 +141,25 @@ def outlook(group: FailureGroup) -> str:
             alike = f"all {group.attempts_alike} attempts got"
         else:
             alike = "every attempt of each got"
-        fix = remedy(group.stage, group.status, group.example)
+        fix = remedy(group.stage, group.status, group.example, setup)
         then = "before running the same command again" if group.transient else "then run again with --retry-failed"
         return f"; {alike} the same error, so it is likely to recur: {fix}, {then}"
     return "; retried when you run the same command again" if group.transient else ""
 
 
-# (what the message says, what to change for the candidate, and for the judge), first match wins.
+# What a llama.cpp server takes instead of a json_schema response format (docs/backends.md, "A small judge").
+LLAMA_CPP_SCHEMA = (
+    "json_object with the verdict's schema in --judge-extra-body, as a llama.cpp server takes it (docs/backends.md)"
+)
+
+# (what the message says, what to change for the candidate, and for the judge), first match wins; a judge's
+# structured verdicts and a candidate's --stop are `remedy`'s, which knows whether they were given.
 _REMEDIES = (
     (
-        r"response_format|json_schema|grammar",
-        "take response_format out of --extra-body",
-        "ask for verdicts without a JSON schema (--no-judge-structured)",
+        r"maximum context length|context length|context window|prompt is too long",
+        "",
+        "the judge's prompt is longer than its context window: serve the judge with a longer one (llama.cpp -c, "
+        "vLLM --max-model-len), or use a judge model with a longer one",
     ),
     (
         r"system role|roles must alternate|chat template",
@@ -144,18 +182,43 @@ _REMEDIES = (
         "check that the server at --base-url is up",
         "check that the server at --judge-base-url is up",
     ),
-    (r"\btruncated\b", "", "give a larger --judge-max-tokens, or --judge-stop"),
-    (r"\bunparsed\b|no JSON", "", "use a judge model that answers in the verdict's format, or --judge-structured"),
+    (r"\btruncated\b|cut off by its token limit", "", "give a larger --judge-max-tokens, or --judge-stop"),
 )
 
 
-def remedy(stage: str, status: str, message: str) -> str:
-    """What to change so that a failure which recurs stops recurring, from what its message says."""
-    if stage == "generation" and status == "truncated":
-        return "a base model runs on to the token limit: give --stop (e.g. --stop '### Turn') or a larger --max-tokens"
+def remedy(stage: str, status: str, message: str, setup: Setup) -> str:
+    """What to change so that a failure which recurs stops recurring, from what its message says and what the
+    run was given."""
     judge = stage == "judge"
+    if not judge and status == "truncated":
+        if setup.stop:
+            given = " ".join(f"--stop {stop!r}" for stop in setup.stop)
+            return f"the answers ran to the token limit ({given} given): give a larger --max-tokens"
+        return "a base model runs on to the token limit: give --stop (e.g. --stop '### Turn') or a larger --max-tokens"
+    if re.search(r"response_format|json_schema|grammar", message, re.I):
+        if not judge:
+            return "take response_format out of --extra-body"
+        if setup.judge_structured:
+            return f"the server takes no json_schema response format: leave out --judge-structured, and give it {LLAMA_CPP_SCHEMA}"
+        return "take response_format out of --judge-extra-body"
     for pattern, for_candidate, for_judge in _REMEDIES:
         fix = for_judge if judge else for_candidate
         if fix and re.search(pattern, message, re.I):
             return fix
-    return "find out why in the server's log"
+    if judge and re.search(r"\bunparsed\b|no JSON", message, re.I):
+        if setup.judge_structured:
+            return "use a judge model that answers in the verdict's format"
+        return (
+            "use a judge model that answers in the verdict's format, or ask for its JSON schema: "
+            f"--judge-structured, or {LLAMA_CPP_SCHEMA}"
+        )
+    return f"find out why in {_log(setup.judge_backend if judge else setup.backend)}"
+
+
+def _log(backend: str) -> str:
+    """Where the cause of an error nobody here can name is written."""
+    if backend == "python":
+        return "the world model's code: the example is what it raised"
+    if backend == "vllm":
+        return "vLLM's output above"
+    return "the server's log"

@@ -25,7 +25,6 @@ from pydantic import BaseModel
 
 from awbench.config import PAIRWISE_DIR, JudgeSettings
 from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
-from awbench.judging import Notes
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
 from awbench.judging.cost import CostEstimate
@@ -208,7 +207,7 @@ def estimate(jobs: list[PairJob], judge: ChoiceJudge) -> CostEstimate:
     )
 
 
-async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> list[dict[str, ChoiceAnswer]]:
+async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Progress) -> list[dict[str, ChoiceAnswer]]:
     """Every job's answers (question key -> answer), asking what its table does not hold and reading again what an
     earlier reader read, one pair after the other, each with the pair's directory locked; the judge is checked
     before the first call. A pair with nothing to ask or read again is only read. --max-cost covers every pair's
@@ -231,7 +230,8 @@ async def ask_pairs(jobs: list[PairJob], judge: ChoiceJudge, notes: Notes) -> li
         lock.acquire()
         try:
             write_atomic(job.directory / PAIR_FILE, job.info.model_dump_json(indent=2) + "\n")
-            answers.append(await judge.ask(job.questions, job.table, notes))
+            with notes.stage(f"pairwise {job.pairing.x} vs {job.pairing.y}", len(pending)) as bar:
+                answers.append(await judge.ask(job.questions, job.table, notes, bar.advance))
         finally:
             lock.release()
     return answers

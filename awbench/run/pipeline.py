@@ -19,7 +19,7 @@ from awbench.backends import Backend, check_backend, create_backend, describe_ba
 from awbench.config import DataSettings, JudgeSettings, RunConfig, differing_settings, judge_settings
 from awbench.data.dataset import LoadedData, load_samples
 from awbench.errors import AwbenchError
-from awbench.judging import Judge, check_judges, create_judges
+from awbench.judging import BudgetExhausted, Judge, check_judges, create_judges
 from awbench.judging.cost import CostEstimate
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
@@ -74,6 +74,7 @@ class JudgeOutcome(BaseModel):
     judged: ScoresFile  # the first judge's
     exit_code: int
     max_failure_rate: float  # the run's, which `exit_code` holds the judged scores to
+    config: RunConfig  # the run's settings, with this command's judge
 
 
 # A judge's settings; changes to the run's primary judge's settings; or a function of those that makes them.
@@ -88,7 +89,8 @@ async def run(config: RunConfig, overwrite: bool = False, progress: Progress = S
     endpoints = Endpoints(progress.note)  # says when a rate limit holds the run back
     judges = _judges(config.judge, endpoints)
     with opened_run(config, data, overwrite, progress, judges) as store:
-        stages = await _execute(store, data.samples, config, judges, endpoints, progress, infer=True)
+        with _scored_when_capped(store, data.samples, judges):
+            stages = await _execute(store, data.samples, config, judges, endpoints, progress, infer=True)
         scores = score_run(store, data.samples, reuse_fresh=True)
         finish(store)
     primary = scores[store.read_manifest().primary_judge or judges[0].id]
@@ -121,13 +123,41 @@ async def judge(
         judges = _judges(chosen, endpoints)
         samples = run_samples(store, manifest=manifest)
         config = manifest.config.model_copy(update={"judge": chosen, "retry_failed": retry_failed})
-        stages = await _execute(store, samples, config, judges, endpoints, progress, infer=False)
+        with _scored_when_capped(store, samples, judges):
+            stages = await _execute(store, samples, config, judges, endpoints, progress, infer=False)
         scores = score(store, samples)
     judged = scores[judges[0].id]
     rate = manifest.config.scoring.max_failure_rate
     return JudgeOutcome(
-        stages=stages[1:], scores=scores, judged=judged, exit_code=exit_code(judged, rate), max_failure_rate=rate
+        stages=stages[1:],
+        scores=scores,
+        judged=judged,
+        exit_code=exit_code(judged, rate),
+        max_failure_rate=rate,
+        config=config,
     )
+
+
+@contextmanager
+def _scored_when_capped(store: RunStore, samples: list[Sample], judges: list[Judge]) -> Iterator[None]:
+    """Judging stopped by --max-cost: each evaluation says so in its judge.json (its pending generations are
+    "not judged yet (stopped by --max-cost)", never failures), and the run is scored before the error is raised,
+    so that `ls` and the leaderboard see its state at once. Judging again clears it."""
+    evaluations = [store.evaluation(j.id) for j in judges]
+    for evaluation in evaluations:
+        if evaluation.exists():
+            evaluation.note_stopped(None)
+    try:
+        yield
+    except BudgetExhausted:
+        for evaluation in evaluations:
+            if evaluation.exists():  # made by this command's first verdict, or before
+                evaluation.note_stopped(STOPPED_BY_CAP)
+        score_run(store, samples)
+        raise
+
+
+STOPPED_BY_CAP = "stopped by --max-cost"
 
 
 def chosen_judge(manifest: RunManifest, settings: JudgeChoice) -> JudgeSettings:
@@ -354,6 +384,8 @@ async def _execute(
             await _close_backend(backend, progress)
         for j in judges:
             await j.aclose()
+        for line in endpoints.retry_report():  # said even when the command stops: what the servers went through
+            progress.note(f"retried: {line}")
 
 
 async def _close_backend(backend: Backend, progress: Progress) -> None:

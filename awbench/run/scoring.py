@@ -47,14 +47,23 @@ class Completeness(BaseModel):
 
     judged: int
     selected: int
+    stopped: str | None = Field(None, exclude=True)  # why judging stopped short ("stopped by --max-cost")
 
     @property
     def complete(self) -> bool:
         return self.judged >= self.selected
 
     def label(self) -> str:
-        """ "complete", or "incomplete (11 of 65 judged)"."""
-        return "complete" if self.complete else f"incomplete ({self.judged} of {self.selected} judged)"
+        """ "complete", "incomplete (11 of 65 judged)" or "incomplete (11 of 65 judged, stopped by --max-cost)"."""
+        if self.complete:
+            return "complete"
+        return f"incomplete ({self.judged} of {self.selected} judged{', ' + self.stopped if self.stopped else ''})"
+
+    def pending_note(self) -> str | None:
+        """ "54 not judged yet (stopped by --max-cost)": waiting, which is not failing."""
+        if self.complete:
+            return None
+        return f"{self.selected - self.judged} not judged yet" + (f" ({self.stopped})" if self.stopped else "")
 
 
 def resume_advice(run: object) -> str:
@@ -78,9 +87,9 @@ class ScoreTable(BaseModel):
     pending: int = 0  # generations not judged yet (in `unscored` too)
     generations: int = 1
 
-    def completeness(self) -> Completeness:
+    def completeness(self, stopped: str | None = None) -> Completeness:
         selected = self.n * self.generations
-        return Completeness(judged=selected - self.pending, selected=selected)
+        return Completeness(judged=selected - self.pending, selected=selected, stopped=stopped)
 
     def partial(self) -> str | None:
         """ "partial (3 of 7 domains)" when some domain has no score, so there is no Overall."""
@@ -111,12 +120,13 @@ class ScoresFile(BaseModel):
     usage: dict[str, int] = Field(default_factory=dict)  # the candidate's tokens
     judge_usage: dict[str, int] = Field(default_factory=dict)  # the judge's tokens, cached prompt tokens included
     failures: list[FailureGroup] = Field(default_factory=list)  # why samples failed or went unscored, by reason
+    stopped: str | None = None  # why judging stopped before every generation was judged (judge.json's)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def completeness(self) -> Completeness:
         """Written to scores.json: `judged` of `selected` generations have a final outcome."""
-        return self.table().completeness()
+        return self.table().completeness(self.stopped)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -135,6 +145,18 @@ class ScoresFile(BaseModel):
             domains=primary.domains,
             **extra,
         )
+
+    def dimension_overall(self) -> tuple[dict[str, float], dict[str, float]]:
+        """Each rubric dimension's Overall, as the score's: macro (the mean of the domains') and micro (over
+        samples: the domains' weighted by the samples in their means)."""
+        macro, micro = {}, {}
+        for dim in DIMENSIONS:
+            rows = [(d.dimensions[dim], d.scored) for d in self.domains.values() if dim in d.dimensions]
+            if rows:
+                macro[dim] = fmean(value for value, _ in rows)
+                if weight := sum(n for _, n in rows):
+                    micro[dim] = sum(value * n for value, n in rows) / weight
+        return macro, micro
 
     def generations_note(self) -> str | None:
         """With K > 1 generations: how a sample is scored, and the spread between its generations."""

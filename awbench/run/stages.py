@@ -176,8 +176,12 @@ async def execute(
     samples = {r.key: r.sample for r in work.generations}
     infer_summary = StageSummary(stage="infer", reused=work.reused_predictions)
     with ExitStack() as stack:
+        # Inference's stage ends when inference does, before the judges' (whose last line comes after it)
+        inference = stack.enter_context(ExitStack())
         infer_bar = (
-            stack.enter_context(progress.stage(f"infer {label}", len(work.generations))) if work.generations else None
+            inference.enter_context(progress.stage(f"infer {label}", len(work.generations)))
+            if work.generations
+            else None
         )
         bars = {
             s.judge.id: stack.enter_context(progress.stage(f"judge {s.judge.id}", total))
@@ -202,6 +206,7 @@ async def execute(
                         for stage in work.judges:
                             if stage not in takers:
                                 bars[stage.judge.id].drop()
+                inference.close()  # its last progress line, before the judges finish
             finally:
                 for stage in work.judges:
                     stage.feed.close()

@@ -104,6 +104,7 @@ class JudgeInfo(BaseModel):
     settings: JudgeSettings
     described: dict[str, Any] = Field(default_factory=dict)  # prompt set and its sha256, protocol, versions
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    stopped: str | None = None  # why its last command stopped before judging everything ("stopped by --max-cost")
 
 
 def environment_facts() -> dict[str, Any]:
@@ -265,6 +266,12 @@ class Evaluation:
         if not self.exists():
             own_dir(self.store.path, self.path, make=True)
             write_atomic(self.info_path, info.model_dump_json(indent=2) + "\n")
+
+    def note_stopped(self, why: str | None) -> None:
+        """Say in judge.json why judging stopped before everything was judged (None: it goes on)."""
+        info = self.read_info()
+        if info.stopped != why:
+            write_atomic(self.info_path, info.model_copy(update={"stopped": why}).model_dump_json(indent=2) + "\n")
 
     def read_scores(self) -> ScoresFile | None:
         return read_scores(self.scores_path)
@@ -544,10 +551,18 @@ def closest_runs(run: str, output: Path) -> str:
     given = Path(run)
     by_name = given.parent == Path(".")
     folder = output if by_name else given.parent
-    names = [p.parent.name for p in folder.glob("*/run.json") if named_by_awbench(p.parent.name)]
+    names = sorted(p.parent.name for p in folder.glob("*/run.json") if named_by_awbench(p.parent.name))
     if by_name:
-        return did_you_mean(run, names)
+        return did_you_mean(run, names) or _runs_there(folder, names)
     return suggestion([str(folder / name) for name in close_names(given.name, names)])
+
+
+def _runs_there(folder: Path, names: list[str], shown: int = 5) -> str:
+    """With no name close to the one given: what there is, so that the next try can be right."""
+    if not names:
+        return f"; {folder} holds no run"
+    more = f" and {len(names) - shown} more (awbench ls)" if len(names) > shown else ""
+    return f"; the runs under {folder}: {', '.join(names[:shown])}{more}"
 
 
 def run_name_option(run_name: str) -> str:

@@ -34,7 +34,6 @@ from pydantic import BaseModel, Field
 
 from awbench.config import JudgeSettings
 from awbench.files import StoreError, own_dir, read_own, write_atomic
-from awbench.judging import Notes
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.turing_prompts import Position, load_turing_prompts, shown_observations, turing_messages
 from awbench.judging.cost import CostEstimate
@@ -123,6 +122,12 @@ def _read_secret(path: Path) -> str:
 def turing_evaluations(store: RunStore) -> list[TuringEvaluation]:
     """Every Turing test of the run, by judge id; an id awbench does not make is refused."""
     return [TuringEvaluation(store, i) for i in judge_folders(store.path / TURING_DIR, INFO_FILE)]
+
+
+def latest_turing_test(store: RunStore) -> TuringInfo | None:
+    """The run's most recently begun Turing test: what `awbench turing RUN` without judge options shows again."""
+    infos = [evaluation.read_info() for evaluation in turing_evaluations(store)]
+    return max(infos, key=lambda info: info.created_at, default=None)
 
 
 def real_position(seed: int, key: str, generation: int, secret: str | None) -> Position:
@@ -236,7 +241,7 @@ async def ask_turing(
     questions: list[ChoiceQuestion],
     seed: int,
     secret: str | None,
-    notes: Notes,
+    notes: Progress,
 ) -> dict[str, ChoiceAnswer]:
     """Ask what is not answered yet, and read again what an earlier reader read (the run locked by the caller);
     the evaluation's answers, by question key. `secret`: the one the questions' positions were drawn with."""
@@ -248,7 +253,10 @@ async def ask_turing(
         described = judge.describe()
         info = TuringInfo(id=judge.id, settings=judge.settings, described=described, seed=seed, positions=positions)
         evaluation.ensure(info, secret)
-    return await judge.ask(questions, evaluation.answers, notes)
+    if not pending:  # nothing to ask: no progress to show, the answers only read (again)
+        return await judge.ask(questions, evaluation.answers, notes)
+    with notes.stage(f"turing {judge.id}", len(pending)) as bar:
+        return await judge.ask(questions, evaluation.answers, notes, bar.advance)
 
 
 def read_answers(path: Path) -> list[ChoiceAnswer]:

@@ -117,24 +117,30 @@ class ChatClient:
         completion = read_completion(parse_json(raw))
         return completion if rate is None else dataclasses.replace(completion, rate=rate)
 
-    async def list_models(self) -> list[str]:
-        """The ids the endpoint lists; a body that is not a model listing is a `MalformedResponse`."""
-        raw, _ = await self._request("GET", "/models", None)
+    async def list_models(self, timeout: float | None = None) -> list[str]:
+        """The ids the endpoint lists (`timeout`: this request's, else the client's); a body that is not a model
+        listing is a `MalformedResponse`."""
+        raw, _ = await self._request("GET", "/models", None, timeout)
         return model_ids(parse_json(raw))
 
-    async def _request(self, method: str, path: str, data: bytes | None) -> tuple[bytes, RateHeaders | None]:
+    async def _request(
+        self, method: str, path: str, data: bytes | None, timeout: float | None = None
+    ) -> tuple[bytes, RateHeaders | None]:
         import aiohttp
 
         url = endpoint_url(self.base_url, path)
+        waited = self.timeout if timeout is None else timeout
         try:
-            async with self._open().request(method, url, data=data, proxy=self._proxy) as response:
+            session = self._open()
+            limit = aiohttp.ClientTimeout(total=waited)
+            async with session.request(method, url, data=data, proxy=self._proxy, timeout=limit) as response:
                 raw = await response.read()
                 rate = read_rate_headers(response.headers)
                 if response.status >= 400:
                     raise status_error(response.status, response.headers.get("retry-after"), raw, rate)
                 return raw, rate
         except asyncio.TimeoutError:
-            raise RequestTimeout(f"no answer from {url} within {self.timeout:g} s") from None
+            raise RequestTimeout(f"no answer from {url} within {waited:g} s") from None
         except aiohttp.ClientError as error:
             raise ConnectionFailed(f"{type(error).__name__}: {error}") from None
 

@@ -16,11 +16,12 @@ around the HTTP client (`awbench.transport.chat_client`).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import random
 import re
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -49,7 +50,8 @@ from awbench.transport.rate_control import PROBE_S, RateControl, request_tokens
 
 MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
-CHECK_TIMEOUT_S = 10.0
+CHECK_TIMEOUT_S = 10.0  # a remote endpoint's check; a local server's may wait for a running job (llama.cpp)
+LOCAL_CHECK_TIMEOUT_S = 60.0
 FATAL_STATUS = frozenset({400, 401, 403, 404})
 
 
@@ -177,6 +179,19 @@ def is_content_refusal(error: BaseException) -> bool:
     )
 
 
+def retry_reason(error: BaseException) -> str:
+    """Why a failed call was sent again, as the end of a command counts it."""
+    if isinstance(error, StatusError):
+        return f"HTTP {error.status}" + (" (rate limit)" if is_rate_limited(error) else "")
+    if isinstance(error, RequestTimeout):
+        return "a timeout"
+    if isinstance(error, ConnectionFailed):
+        return "a failed connection"
+    if isinstance(error, MalformedResponse):
+        return "a malformed answer"
+    return type(error).__name__
+
+
 def error_summary(error: BaseException) -> str:
     """A one-line description for records and messages: status and the server's own message, keys masked,
     lone surrogates (a server's `\ud800` escape) replaced so that the text can always be written."""
@@ -265,11 +280,16 @@ class SharedLimit:
 
 
 class DeadEndpointWatch:
-    """Stops the run when the last DEAD_WINDOW attempts to an endpoint all failed to connect."""
+    """Stops the run when the last DEAD_WINDOW attempts to an endpoint all failed to connect; counts the calls to
+    it that failed and were sent again, by why (`retry`), for the end of the command."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.recent: deque[bool] = deque(maxlen=DEAD_WINDOW)
+        self.retried: Counter[str] = Counter()
+
+    def retry(self, error: BaseException) -> None:
+        self.retried[retry_reason(error)] += 1
 
     def record(self, error: BaseException | None) -> None:
         self.recent.append(error is not None and is_connection_error(error))
@@ -305,6 +325,16 @@ class Endpoints:
         key = normalize_url(url)
         return self._watches.setdefault(key, DeadEndpointWatch(key))
 
+    def retry_report(self) -> list[str]:
+        """One line per endpoint whose calls failed and were sent again: how many, and after what
+        ("http://gpu:8000/v1: 21 retries (17 after HTTP 500, 4 after a timeout)")."""
+        lines = []
+        for url, watch in self._watches.items():
+            if total := sum(watch.retried.values()):
+                why = ", ".join(f"{n} after {reason}" for reason, n in watch.retried.most_common())
+                lines.append(f"{url_secrets_masked(url)}: {total} {'retry' if total == 1 else 'retries'} ({why})")
+        return lines
+
 
 def normalize_url(url: str | None) -> str:
     return (url or "https://api.openai.com/v1").rstrip("/").lower()
@@ -327,15 +357,40 @@ def prompt_cache_key(trajectory: str) -> str:
     return f"awbench-{trajectory}"
 
 
-async def check_endpoint(client: ChatClient, role: str) -> None:
-    """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key. Every
-    OpenAI-compatible server lists its models; a base URL without one (a 404, or a page that is not a listing)
-    is usually missing its `/v1`, and would fail every request."""
-    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
+def check_patience(base_url: str, given: float | None) -> float:
+    """How long the endpoint check waits: `given`, else LOCAL_CHECK_TIMEOUT_S for a server on this machine or the
+    local network (llama.cpp answers its model listing only between jobs: 8-21 s while one runs), else
+    CHECK_TIMEOUT_S."""
+    if given is not None:
+        return given
+    return LOCAL_CHECK_TIMEOUT_S if is_local(base_url) else CHECK_TIMEOUT_S
+
+
+def is_local(base_url: str | None) -> bool:
+    """A server on this machine or the local network (loopback, link-local and private addresses, `localhost`,
+    `.local`...): a self-hosted model, with no list price and a model listing that may wait for a job."""
+    host = urlsplit(base_url or "").hostname or ""
     try:
-        await asyncio.wait_for(client.list_models(), CHECK_TIMEOUT_S)
-    except (ConnectionFailed, asyncio.TimeoutError) as error:
-        detail = "no answer within 10 s" if isinstance(error, asyncio.TimeoutError) else error_summary(error)
+        return ipaddress.ip_address(host).is_private
+    except ValueError:
+        return host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan"))
+
+
+async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:
+    """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key, within
+    `check_patience` (`patience`: --check-timeout). Every OpenAI-compatible server
+    lists its models; a base URL without one (a 404, or a page that is not a listing) is usually missing its
+    `/v1`, and would fail every request."""
+    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
+    waited = check_patience(client.base_url, patience)
+    try:
+        await client.list_models(waited)
+    except ConnectionFailed as error:
+        detail = (
+            f"no answer to GET /models within {waited:g} s; a busy server may need a longer --check-timeout"
+            if isinstance(error, RequestTimeout)
+            else error_summary(error)
+        )
         raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
     except MalformedResponse as error:
         raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None

@@ -236,6 +236,14 @@ class LearntRate:
             return None, None
         return None, rate
 
+    def recheck_s(self) -> float | None:
+        """While the rate ramps it doubles this often: a send held by it waits no longer before looking again
+        (a ramp starting from a slow probe's rate, 3 requests a minute after a 20 s answer, would otherwise hold
+        the next send 20 s though it doubles every RAMP_DOUBLING_S)."""
+        if self.learnt is not None or self.ramp is None or self.ramp_done:
+            return None
+        return self.ramp[2]
+
     def refusal(self, sent_tokens: float, sent_requests: float, cost: float) -> None:
         """A refusal of the request after which `sent_*` had been sent, costing `cost` tokens."""
         now = self.clock()
@@ -314,6 +322,8 @@ class RateControl:
                 wait = max(self.hold_until - self.clock(), self.tokens.wait_for(cost), self.requests.wait_for(1))
                 if wait <= 0:
                     break
+                if self.blind and (recheck := self.learning.recheck_s()) is not None:
+                    wait = min(wait, recheck)
                 self._held(wait)
                 await asyncio.sleep(wait)
             sent = self.tokens.take(cost), self.requests.take(1)
@@ -388,7 +398,8 @@ class RateControl:
 
     def _held(self, wait: float) -> None:
         self.held_s += wait
-        if self.note is not None and not self._noted_hold and self.held_s >= 1.0:
+        limited = self.refused or not self.blind  # a limit refused a request, or is known: not the start's ramp
+        if self.note is not None and not self._noted_hold and self.held_s >= 1.0 and limited:
             self._noted_hold = True
             self.note(f"held back by its rate limit, paced at {self.describe()}")
 

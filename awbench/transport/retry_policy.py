@@ -54,9 +54,10 @@ class Attempts:
     that `again` does not want asked again, or raises what is not retried; past the budget it returns the last
     result or raises the last error. `number` is the attempt made last."""
 
-    def __init__(self, budget: int, first: int = 1) -> None:
+    def __init__(self, budget: int, first: int = 1, on_retry: Callable[[BaseException], None] | None = None) -> None:
         self.budget = budget
         self.number = first
+        self._on_retry = on_retry  # told of each failed call that is sent again (the endpoint's tally)
         self._first = first
         self._errors: set[tuple[int | None, str]] = set()  # the failed calls' statuses and errors, numbers masked
         self._answered = False  # a call returned a result
@@ -140,6 +141,9 @@ class Attempts:
         return not self._free and self.number >= self.budget
 
     def _next(self, state: RetryCallState) -> None:
+        outcome = state.outcome
+        if self._on_retry is not None and outcome is not None and outcome.failed:
+            self._on_retry(outcome.exception())  # type: ignore[arg-type]  # failed: an exception
         if not self._free:
             self.number += 1
             self._refusals, self._answers_then = 0, None

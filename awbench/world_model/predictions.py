@@ -7,6 +7,16 @@ from awbench.safe_text import REPLACED_FLAG, clean_text
 from awbench.world_model.parsing import extract_prediction
 
 
+def _why_empty(text: str | None, reasoning: str | None, tokens: int | None) -> str:
+    """What an answer without a prediction held: nothing at all, thinking only, or thinking and nothing after it."""
+    written = f" ({tokens} completion tokens)" if tokens is not None else ""
+    if (text or "").strip():
+        return "the model's answer has no prediction (nothing left after removing the thinking)"
+    if (reasoning or "").strip():
+        return f"the model's answer is thinking only, no prediction{written}"
+    return f"the model's answer is empty{written}"
+
+
 def prediction_record(sample: Sample, generation: Generation) -> PredictionRecord:
     text, text_replaced = clean_text(generation.text)
     reasoning, reasoning_replaced = clean_text(generation.reasoning)
@@ -23,7 +33,7 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         error = "cut off by the token limit (--max-tokens) before the answer ended"
     elif not prediction.strip():
         status = "empty"
-        error = note or "the model's answer has no prediction (nothing left after removing the thinking)"
+        error = note or _why_empty(text, reasoning, generation.usage.completion_tokens)
     else:
         status = "ok"
     return PredictionRecord(
@@ -45,4 +55,5 @@ def prediction_record(sample: Sample, generation: Generation) -> PredictionRecor
         dropped_turns=generation.dropped_turns,
         usage=generation.usage,
         latency_s=generation.latency_s,
+        attempts=generation.attempts,
     )

@@ -251,8 +251,8 @@ def test_changed_settings_are_refused(out):
         out,
     ]
     assert invoke(*base).exit_code == 0
-    result = invoke(*base, "--temperature", "0.1")
-    assert refusal(result) == (2, "settings_differ") and "model.temperature: 0.6 -> 0.1" in result.stderr
+    result = invoke(*base, "--generations", "2")
+    assert refusal(result) == (2, "settings_differ") and "model.generations: 1 -> 2" in result.stderr
 
 
 def test_export_then_import_round_trips_the_reference_format(out, tmp_path):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 from fake_openai import FakeOpenAIServer, Reply
 from typer.testing import CliRunner
 
@@ -48,7 +50,7 @@ def option_help(command: list[str]) -> dict[str, str]:
     assert result.exit_code == 0, result.output
     lines = {}
     for line in result.stdout.splitlines():
-        match = re.match(r"│\s+(?:\*\s+)?(--[a-z-]+)\s", line)
+        match = re.match(r"│\s+(?:\*\s+)?(--(?!no-)[a-z-]+)\s", line)  # a flag's --no- form: the line below
         if match:
             lines[match.group(1)] = line.rstrip(" │")
     return lines
@@ -152,24 +154,32 @@ def test_a_rule_judged_dry_run_costs_nothing(tmp_path):
         "completion tokens; estimated judge cost $0.0000. Nothing was spent.\n"
     )
     assert "unknown" not in result.output and not (tmp_path / "results").exists()
+    one = runner.invoke(app, ["run", "--model", "baseline:oracle", "--judge", "rules", "--data", "sample", "--ids",
+                              "os/2/1", "--dry-run", "--output", tmp_path / "results"])  # fmt: skip
+    assert one.stdout.startswith("dry run: 1 sample; 1 generation to make; ")  # issue 36: "1 samples"
 
 
 @pytest.mark.parametrize("command", [["run"], ["judge"]])
 def test_every_judge_option_has_a_default_in_help(command):
     lines = option_help(command)
-    judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + ["--max-cost"]
-    assert len(judge_options) == 27  # the in-process judge's engine: --judge-engine-arg alone
+    judge_options = [o for o in lines if o.startswith("--judge") and o != "--judge-id"] + [
+        "--max-cost",
+        "--check-timeout",
+    ]
+    assert len(judge_options) == 28  # the in-process judge's engine: --judge-engine-arg alone
     assert all("[default: " in lines[o] for o in judge_options)
 
 
-def test_run_lists_at_most_67_options_in_groups():
+def test_run_lists_at_most_66_options_in_groups():
     """Issue 39: each engine setting once, in config.EngineSettings; the candidate's most used ones as options, any
-    other (and every one of the judge's engine) as a KEY=VALUE pair: 66. Issue 38 added one, --prompt-cache-key,
-    for the candidate's and the judge's requests alike."""
+    other (and every one of the judge's engine) as a KEY=VALUE pair. Issues 36 and 38 added --check-timeout and
+    --prompt-cache-key, each one option for the candidate and the judge alike; --tensor-parallel-size and
+    --gpu-memory-utilization became KEY=VALUE pairs too: 66."""
     lines = option_help(["run"])
-    assert len(lines) <= 67
+    assert len(lines) <= 66
     assert "--engine-arg" in lines and "--judge-engine-arg" in lines
-    assert not {"--dtype", "--batch-size", "--judge-max-model-len", "--judge-batch-size"} & lines.keys()
+    assert not {"--dtype", "--batch-size", "--tensor-parallel-size", "--judge-max-model-len"} & lines.keys()
+    assert "--check-timeout" in lines and "--judge-check-timeout" not in lines
 
 
 def test_options_are_listed_by_group_and_config_files_are_for_run_infer_and_judge():
@@ -202,3 +212,57 @@ def test_the_command_list_folds_each_summary_at_the_terminal_width():
     (ls,) = [line for line in result.output.splitlines() if line.startswith("│ ls ")]
     assert "state (complete, incomplete x of N judged, not scored, or running with the process that holds it)" in ls
     assert ls.rstrip(" │").endswith("with their status (predicted, scored or failed).")
+
+
+def every_command() -> list[tuple[list[str], list[Any]]]:
+    """Each command's words (`data info`) and its options and arguments, as typer made them."""
+    group = typer.main.get_command(app)
+    found = []
+
+    def walk(command: Any, words: list[str]) -> None:
+        ctx = typer.Context(command)
+        if hasattr(command, "list_commands"):
+            for name in command.list_commands(ctx):
+                walk(command.get_command(ctx, name), [*words, name])
+        else:
+            found.append((words, command.get_params(ctx)))
+
+    walk(group, [])
+    return found
+
+
+@pytest.mark.parametrize("width", [80, 120, 60])
+def test_every_option_name_is_whole_in_help_at_80_and_120_columns(width):
+    """Issue 36: typer's layout cut 36 names in `run --help` at 80 columns (`--request-time...`), and at 120 too."""
+    commands = every_command()
+    assert len(commands) == 16
+    for words, params in commands:
+        result = runner.invoke(app, [*words, "--help"], env={"COLUMNS": str(width)})
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= width
+        assert "…" not in result.stdout
+        cells = {name for line in lines for name in re.findall(r"(?<![\w-])(--?[a-z][a-z-]*|[A-Z_]{2,})", line)}
+        for param in params:
+            names = param.opts + param.secondary_opts if param.param_type_name == "option" else [param.name.upper()]
+            assert set(names) <= cells, (words, names)
+
+
+def test_help_shows_short_metavars_and_the_negative_flag_below():
+    result = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "80"})
+    lines = result.stdout.splitlines()
+    assert len(lines) < 220  # 405 with typer's type column
+    text = "\n".join(line.strip("│ ") for line in lines)
+    for shown in (
+        "--limit N ",
+        "--top-p 0..1",
+        "--request-timeout SECONDS ",
+        "--max-cost USD ",
+        "--judge-extra-body JSON ",
+        "--engine-arg KEY=VALUE ",
+        "--judge llm|rules|both ",
+        "--data TEXT ",
+    ):
+        assert shown in text, shown
+    (positive,) = [at for at, line in enumerate(lines) if "│ --judge-batch " in line]
+    assert lines[positive + 1].startswith("│ --no-judge-batch ")

@@ -33,6 +33,7 @@ SCORES_KEYS = [
     "usage",
     "judge_usage",
     "failures",
+    "stopped",
     "completeness",
     "partial",
 ]
@@ -166,7 +167,7 @@ def test_score_json_of_an_incomplete_evaluation_says_so_on_stderr(results: Path)
     result = invoke("score", "partial", "--output", results, "--format", "json")
     assert result.exit_code == 1
     assert as_json(result)["completeness"] == {"judged": 2, "selected": 5}
-    assert result.stderr.startswith("incomplete (2 of 5 judged): not ranked by the leaderboard nor exported; ")
+    assert result.stderr.startswith("3 not judged yet: 2 of 5 judged, not ranked by the leaderboard nor exported; ")
 
 
 def test_show_json_summary(results: Path) -> None:
@@ -208,7 +209,7 @@ def test_show_json_samples_keep_their_text_and_notes_go_to_stderr(results: Path)
     ]
 
     failed = invoke("show", "alpha", "--output", results, "--format", "json", "--failed")
-    assert failed.stderr == "alpha: 1 failed or unscored samples (judge llm-alpha); showing 1\n"
+    assert failed.stderr == "alpha: 1 failed or unscored sample (judge llm-alpha); showing 1\n"
     assert [(s["key"], s["status"], s["error"]) for s in as_json(failed)["samples"]] == [
         (SEARCH[1], "error", "HTTP 500")
     ]

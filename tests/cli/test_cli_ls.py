@@ -20,8 +20,10 @@ from awbench.cli import app
 runner = CliRunner()
 
 
-def invoke(*args: object, columns: int = 80):
-    return runner.invoke(app, [str(a) for a in args], env={"COLUMNS": str(columns)})
+def invoke(*args: object, columns: int = 80, terminal: bool = False):
+    """`terminal`: stdout taken for a terminal (rich's TTY_COMPATIBLE), else a pipe."""
+    env = {"COLUMNS": str(columns), "TTY_COMPATIBLE": "1" if terminal else "0"}
+    return runner.invoke(app, [str(a) for a in args], env=env)
 
 
 @pytest.fixture
@@ -45,33 +47,54 @@ def results(tmp_path: Path) -> Path:
 
 
 def test_ls_lists_every_run_with_its_state(results: Path) -> None:
-    result = invoke("ls", "--output", results)
+    """In a terminal: a table whose names and ids are never cut or wrapped (the state wraps instead)."""
+    result = invoke("ls", "--output", results, terminal=True)
     assert (result.exit_code, result.stderr) == (0, "")
     holder = f"process {os.getpid()} on {socket.gethostname()} (started 2026-12-03T04:00:00+00:00)"
     lines = [line.rstrip() for line in result.stdout.splitlines()]
     assert lines[:8] == [
-        "run / model  judges     state                            Overall  finished (UTC)",
+        "run / model judges    state                               Overall finished (UTC)",
         "─" * 80,
-        "alpha        llm-alpha  complete                         partial               –",
+        "alpha       llm-alpha complete                            partial              –",
         "org/model-a",
-        "beta         llm-beta   incomplete (2 of 5 judged)       partial               –",
+        "beta        llm-beta  incomplete (2 of 5 judged)          partial              –",
         "org/model-b",
-        "delta        –          not scored                             –               –",
+        "delta       –         not scored                                –              –",
         "org/model-d",
     ]
     # the holder's description (pid, host) wraps in its column; Overall and the time stay whole; MCP and Search
     # of seven domains: no Overall
-    assert lines[8].startswith("gamma        llm-gamma  running (process ") and lines[8].endswith(
-        "partial               –"
+    assert lines[8].startswith("gamma       llm-gamma running (process ") and lines[8].endswith(
+        "partial              –"
     )
-    assert "".join(line[24:57].replace(" ", "") for line in lines[8:]) == f"running ({holder})".replace(" ", "")
+    assert "".join(line[22:57].replace(" ", "") for line in lines[8:]) == f"running ({holder})".replace(" ", "")
     assert all(len(line) <= 80 for line in lines)
+    # in a pipe: one line per run, tab-separated, whatever the width (grep, cut -f and awk -F'\t' find it whole)
+    piped = invoke("ls", "--output", results, columns=20)
+    assert piped.stdout.splitlines() == [
+        "alpha\torg/model-a\tllm-alpha\tcomplete\tpartial\t–",
+        "beta\torg/model-b\tllm-beta\tincomplete (2 of 5 judged)\tpartial\t–",
+        "delta\torg/model-d\t–\tnot scored\t–\t–",
+        f"gamma\torg/model-c\tllm-gamma\trunning ({holder})\tpartial\t–",
+    ]
     # JSON: every run, its exact keys, nothing else on stdout
     listing = json.loads(invoke("ls", "--output", results, "--format", "json").stdout)
     assert listing["schema_version"] == 1 and list(listing) == ["schema_version", "runs"]
-    assert [list(run) for run in listing["runs"]] == [
-        ["run", "path", "model", "judges", "state", "judged", "selected", "holder", "overall", "finished_at", "partial"]
-    ] * 4
+    keys = [
+        "run",
+        "path",
+        "model",
+        "judges",
+        "state",
+        "judged",
+        "selected",
+        "holder",
+        "overall",
+        "finished_at",
+        "partial",
+        "stopped",
+    ]
+    assert [list(run) for run in listing["runs"]] == [keys] * 4
     partial = "partial (2 of 7 domains)"
     assert [
         (r["run"], r["model"], r["judges"], r["state"], r["judged"], r["selected"], r["holder"], r["overall"])
@@ -156,3 +179,13 @@ def test_a_misspelt_sample_key_gets_the_closest_keys(results: Path) -> None:
 def test_nothing_close_gets_no_suggestion(results: Path) -> None:
     result = invoke("score", "zzz", "--output", results)
     assert refusal(result) == (2, "unknown_run") and "did you mean" not in result.stderr
+
+
+def test_a_name_close_to_none_lists_the_runs_there(results: Path) -> None:
+    """Issue 36: `report nosuchrun` got no suggestion; with none close, the runs that are there lead on."""
+    result = invoke("report", "zzz", "-o", results.parent / "r.html", "--output", results)
+    assert refusal(result) == (2, "unknown_run")
+    assert result.stderr.endswith(f"; the runs under {results}: alpha, beta, delta, gamma\n")
+    empty = results.parent / "empty"
+    empty.mkdir()
+    assert invoke("score", "zzz", "--output", empty).stderr.endswith(f"; {empty} holds no run\n")

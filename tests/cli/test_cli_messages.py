@@ -4,18 +4,23 @@ rule-judged run cannot give. Each test asserts the exact words."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer, Reply
+from judge_requests import verdict_text
 from refusals import refusal
 from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
+from awbench.cli.options import OPTION_NAMES
+from awbench.config import UNUSED_MODEL_FIELDS
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-messages-SECRET-9042"
+VERDICT = verdict_text()
 
 
 def invoke(*args: object, env: dict[str, str] | None = None):
@@ -63,10 +68,11 @@ def test_a_refused_key_names_the_endpoint_that_refused(monkeypatch, tmp_path, pa
             args = ["--model", "baseline:oracle", "--judge-model", "j", "--judge-base-url", url]
         result = invoke("run", *args, "--data", "sample", "--output", tmp_path)
     assert result.exit_code == 2, result.output
-    assert result.stderr == (
+    progress = re.compile(r"(infer|judge) \S+: \d+/65 \(\d+%\), 0 failed, 0:00:0\d elapsed")  # the stages' first lines
+    assert [line for line in result.stderr.splitlines() if not progress.fullmatch(line)] == [
         f"error: the {party} endpoint {server.url}?api-key=*** refused the request: HTTP 401: "
-        f"Incorrect API key provided; retrying cannot help\n"
-    )
+        f"Incorrect API key provided; retrying cannot help"
+    ]
     assert SECRET not in result.output
 
 
@@ -198,6 +204,8 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
 
 # --------------------------------------------------------------------------- options a backend does not use
 
+BASELINE = "a baseline calls no model and samples nothing"
+
 
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -217,13 +225,17 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
             "with its own engine settings and context window): leave them out\n",
         ),
         (
-            ["--model", "baseline:oracle", "--tensor-parallel-size", "2"],
-            "error: --tensor-parallel-size does not apply to the baseline backend (a baseline calls no model): leave it "
-            "out\n",
+            ["--model", "baseline:oracle", "--max-model-len", "2"],
+            f"error: --max-model-len does not apply to the baseline backend ({BASELINE}): leave it out\n",
         ),
         (
             ["--model", "baseline:oracle", "--concurrency", "3"],
-            "error: --concurrency does not apply to the baseline backend (a baseline calls no model): leave it out\n",
+            f"error: --concurrency does not apply to the baseline backend ({BASELINE}): leave it out\n",
+        ),
+        (  # issue 36: the sampling options were accepted, recorded and never applied
+            ["--model", "baseline:oracle", "--top-p", "0.9", "--stop", "x", "--extra-body", "{}", "--temperature", "0"],
+            f"error: --temperature, --top-p, --extra-body, --stop do not apply to the baseline backend ({BASELINE}): "
+            "leave them out\n",
         ),
         (
             ["--model", "some/model", "--backend", "vllm", "--request-timeout", "5"],
@@ -232,8 +244,28 @@ def test_an_imported_run_records_its_run_name_as_the_model_not_the_file_name(res
         ),
         (
             ["--model", "baseline:oracle", "--judge-model", "j", "--judge-engine-arg", "max_model_len=9"],
-            "error: --judge-engine-arg does not apply to the openai judge backend (they are for the "
-            "in-process judge, --judge-backend vllm): leave it out\n",
+            "error: --judge-engine-arg does not apply to the openai judge backend (the in-process judge's: "
+            "--judge-backend vllm): leave it out\n",
+        ),
+        (  # issue 36: accepted and recorded, though the rule judge spends nothing
+            ["--model", "baseline:oracle", "--judge", "rules", "--max-cost", "5"],
+            "error: --max-cost does not apply to --judge rules (an LLM judge's settings; the rule judge is offline and "
+            "free): leave it out, or use --judge llm or both\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-backend", "vllm", "--judge-model", "j", "--judge-tpm", "9"],
+            "error: --judge-tpm does not apply to the vllm judge backend (it runs in this process: no endpoint, no "
+            "price): leave it out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-model", "j", "--judge-batch-tokens", "9"],
+            "error: --judge-batch-tokens does not apply to direct judge calls (the Batch API's: --judge-batch): leave it "
+            "out\n",
+        ),
+        (
+            ["--model", "baseline:oracle", "--judge-model", "j", "--rule-workers", "2"],
+            "error: --rule-workers does not apply to an LLM judge alone (rule scoring only: --judge rules or both): "
+            "leave it out\n",
         ),
     ],
 )
@@ -345,14 +377,191 @@ def test_a_judge_added_to_a_capped_run_says_the_cap_it_kept(monkeypatch, tmp_pat
     """`awbench judge RUN` keeps the run's --max-cost: a model without a known price is refused naming the cap's
     value and where it may come from, although this command line gave no --max-cost."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--judge", "rules", "--max-cost", "5",
-                  "--output", tmp_path)  # fmt: skip
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
+        made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--limit", "1",
+                      "--judge-base-url", server.url, "--max-cost", "5", "--run-name", "capped", "--output", tmp_path)  # fmt: skip
     assert made.exit_code == 0, made.output
     with FakeOpenAIServer() as server:
-        result = invoke("judge", "baseline-oracle__rules", "--output", tmp_path, "--judge-model", "my-judge",
+        result = invoke("judge", "capped", "--output", tmp_path, "--judge-model", "my-judge",
                         "--judge-base-url", server.url)  # fmt: skip
     assert refusal(result) == (2, "cost_unknown")
     assert (
         "--max-cost 5 (given, or kept from the run's judge settings)" in result.stderr and "'my-judge'" in result.stderr
     )
     assert server.requests == []
+
+
+def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, tmp_path):
+    """Issue 36: against a server answering some requests with HTTP 500 the run ended "0 failed", its retries never
+    mentioned, and prediction records kept no attempt count. Now the end of the command says how many calls were
+    sent again and after what, per endpoint, and each record keeps its attempts (the judge's verdicts too)."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    answered: dict[str, int] = {}
+
+    def flaky(body: dict) -> Reply:
+        """The first call for every third sample fails with a 500; a verdict's first call, for every fourth."""
+        text = json.dumps(body["messages"])
+        seen = answered[text] = answered.get(text, 0) + 1
+        judging = "final_evaluation" in text
+        if seen == 1 and len(answered) % (4 if judging else 3) == 0:
+            return Reply(status=500, error_message="internal error")
+        return Reply(VERDICT if judging else "a prediction")
+
+    with FakeOpenAIServer(responder=flaky) as candidate, FakeOpenAIServer(responder=flaky) as judge:
+        result = invoke(
+            "run", "--model", "m", "--base-url", candidate.url, "--judge-model", "j", "--judge-base-url", judge.url,
+            "--data", "sample", "--domains", "os", "--concurrency", "1", "--judge-concurrency", "1",
+            "--output", tmp_path, "--run-name", "r",
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    store = RunStore(tmp_path / "r")
+    attempts = [p.attempts for p in store.predictions.load().values()]
+    (evaluation,) = store.evaluations()
+    verdicts = [v.attempts for j in evaluation.judgments.load().values() for v in j.verdicts]
+    assert attempts.count(2) == len(candidate.requests) - len(attempts) > 0 and set(attempts) == {1, 2}
+    assert verdicts.count(2) == len(judge.requests) - len(verdicts) > 0 and set(verdicts) == {1, 2}
+    retried = {line for line in result.stderr.splitlines() if line.startswith("retried: ")}
+
+    def retries(n: int) -> str:
+        return f"{n} {'retry' if n == 1 else 'retries'} ({n} after HTTP 500)"
+
+    assert retried == {
+        f"retried: {candidate.url}: {retries(attempts.count(2))}",
+        f"retried: {judge.url}: {retries(verdicts.count(2))}",
+    }
+    # a timeout is named as such
+    with FakeOpenAIServer(script=[Reply("slow", delay_s=1.0)], responder=flaky) as slow:
+        args = ["infer", "--model", "m", "--base-url", slow.url, "--request-timeout", "0.3", "--data", "sample"]
+        timed = invoke(*args, "--domains", "os", "--limit", "1", "--output", tmp_path, "--run-name", "t")
+    assert timed.exit_code == 0, timed.output
+    assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()
+
+
+# A value for each option the one rule may refuse (a flag: none).
+VALUES: dict[str, str | None] = {
+    "--prompt-cache-key": None,
+    "--base-url": "http://127.0.0.1:9/v1",
+    "--api-key-env": "SOME_KEY",
+    "--concurrency": "2",
+    "--request-timeout": "5",
+    "--max-retries": "1",
+    "--check-timeout": "5",
+    "--max-model-len": "4096",
+    "--engine-arg": "batch_size=8",
+    "--overlength": "truncate-history",
+    "--model-arg": "depth=1",
+    "--temperature": "0.1",
+    "--top-p": "0.9",
+    "--max-tokens": "64",
+    "--stop": "x",
+    "--extra-body": "{}",
+}
+MODELS = {"openai": "m", "vllm": "some/model", "baseline": "baseline:oracle", "python": "python:wm:predict"}
+
+
+@pytest.mark.parametrize("backend", sorted(UNUSED_MODEL_FIELDS))
+def test_every_option_a_backend_does_not_use_is_refused_by_the_one_rule(tmp_path, backend):
+    """Issue 36: each backend refuses, by name and before anything is made, every option it has no use for."""
+    unused, why = UNUSED_MODEL_FIELDS[backend]
+    options = {
+        OPTION_NAMES[key]: field
+        for key, field in ((f"ModelSettings.{f}", f) for f in unused if f != "engine")
+        if key in OPTION_NAMES
+    }
+    options |= {o: "engine" for o in ("--max-model-len", "--engine-arg")} if "engine" in unused else {}
+    assert options
+    for option in options:
+        result = invoke(
+            "run", "--model", MODELS[backend], "--backend", backend, option, *filter(None, [VALUES[option]]),
+            "--judge", "rules",
+            "--data", "sample", "--output", tmp_path / "results",
+        )  # fmt: skip
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: {option} does not apply to the {backend} backend ({why}): leave it out\n",
+        ), option
+    assert not (tmp_path / "results").exists()
+
+
+SHARED = ("--check-timeout", "5", "--prompt-cache-key")  # each one option for the candidate and the judge alike
+LOCAL = "http://127.0.0.1:9/v1"
+
+
+@pytest.mark.parametrize(
+    ("parties", "refused_by"),
+    [
+        (["--model", "baseline:oracle", "--judge-model", "m", "--judge-base-url", LOCAL], None),  # the judge's
+        (["--model", "m", "--base-url", LOCAL, "--judge", "rules"], None),  # the candidate's
+        (["--model", "baseline:oracle", "--judge", "rules"], f"the baseline backend ({BASELINE})"),
+        (
+            ["--model", "some/model", "--backend", "vllm", "--judge-backend", "vllm", "--judge-model", "m"],
+            "the vllm backend (they are for an OpenAI-compatible endpoint, --base-url)",
+        ),
+    ],
+)
+def test_an_option_of_both_parties_is_refused_only_when_neither_uses_it(monkeypatch, tmp_path, parties, refused_by):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    result = invoke("run", *parties, *SHARED, "--data", "sample", "--dry-run", "--output", tmp_path / "results")
+    if refused_by is None:
+        assert result.exit_code == 0 and "Nothing was spent." in result.stdout, result.output
+    else:
+        assert (result.exit_code, result.stderr) == (
+            2,
+            f"error: --check-timeout, --prompt-cache-key do not apply to {refused_by}: leave them out\n",
+        )
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_cap_on_a_local_judge_without_a_price_says_to_leave_it_out(monkeypatch, tmp_path):
+    """Issue 36: `--max-cost` with a judge on this machine demanded list prices it cannot have."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    url = "http://127.0.0.1:9/v1"
+    result = invoke("run", "--model", "baseline:oracle", "--judge-model", "gemma-3-270m", "--judge-base-url", url,
+                    "--max-cost", "1", "--data", "sample", "--output", tmp_path)  # fmt: skip
+    assert refusal(result) == (2, "cost_unknown")
+    assert result.stderr == (
+        "error: --max-cost 1 (given, or kept from the run's judge settings) caps spend at a price, and judge model "
+        f"'gemma-3-270m' on {url} has none: leave --max-cost out, or give what its calls cost with --judge-price-in "
+        "and --judge-price-out (USD per million tokens)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--judge", "rule"], "--judge: 'rule' is not one of 'llm', 'rules', 'both'; did you mean 'rules'?"),
+        (
+            ["run", "--backend", "openia"],
+            "--backend: 'openia' is not one of 'baseline', 'openai', 'vllm', 'python'; did you mean 'openai'?",
+        ),
+        (
+            ["leaderboard", "--format", "jsn"],
+            "--format: 'jsn' is not one of 'table', 'markdown', 'csv', 'json', 'html'; did you mean 'json'?",
+        ),
+    ],
+)
+def test_a_misspelt_choice_gets_the_closest(tmp_path, args, message):
+    """Issue 36: `--judge rule` did not suggest `rules`."""
+    command, *rest = args
+    extra = ["--model", "m", "--data", "sample"] if command == "run" else []
+    result = invoke(command, *rest, *extra, "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
+
+
+def test_a_key_given_as_the_name_of_its_variable_is_not_printed_by_print_config():
+    """Issue 36: a key pasted as --api-key-env was echoed by --print-config."""
+    key = "sk-proj-" + "q7" * 20
+    result = invoke(
+        "run", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", key, "--print-config"
+    )
+    assert result.exit_code == 0 and key not in result.output
+    assert 'api_key_env = "***"' in result.stdout.splitlines()
+
+
+def test_compare_names_where_the_judge_kind_came_from(results):
+    """Issue 36: `compare A B` said "B has no judge 'llm'", a word the user never typed."""
+    result = invoke("compare", "llm-only", "ruled", "--output", results)
+    assert result.exit_code == 2
+    assert "has no judge 'llm'" not in result.stderr
+    assert result.stderr.startswith("error: ruled has no LLM judge's evaluation, as llm-only's primary judge (")
+    assert result.stderr.endswith("Give --judge to compare evaluations of one kind both runs have\n")

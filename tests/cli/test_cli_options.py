@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from fake_openai import FakeOpenAIServer
 from pydantic import ValidationError
 from refusals import refusal
 from typer.testing import CliRunner
@@ -38,7 +39,7 @@ CASES = [
         ["infer", "--model", "m", "--backend", "imported"],
         "--backend: 'imported' is not one of 'baseline', 'openai', 'vllm', 'python'",
     ),
-    (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'"),
+    (["judge", "r", "--judge", "all"], "--judge: 'all' is not one of 'llm', 'rules', 'both'; did you mean 'llm'?"),
     (["score", "r", "--failure-policy", "zero"], "--failure-policy: 'zero' is not one of 'minimum', 'exclude'"),
     (["leaderboard", "--by", "model"], "--by: 'model' is not one of 'domain', 'dimension'"),
     (["leaderboard", "--format", "yaml"], "--format: 'yaml' is not one of 'table', 'markdown', 'csv', 'json', 'html'"),
@@ -55,14 +56,16 @@ CASES = [
     (RUN + ["--generations", "0"], "--generations: must be at least 1, got 0"),
     (RUN + ["--request-timeout", "0"], "--request-timeout: must be at least 0.001, got 0"),
     (RUN + ["--max-retries", "-1"], "--max-retries: must be at least 0, got -1"),
-    (RUN + ["--tensor-parallel-size", "0"], "--tensor-parallel-size: must be at least 1, got 0"),
+    (RUN + ["--engine-arg", "tensor_parallel_size=0"], "--engine-arg tensor_parallel_size: must be at least 1, got 0"),
     (RUN + ["--engine-arg", "batch_size=0"], "--engine-arg batch_size: must be at least 1, got 0"),
     (
         RUN + ["--judge-backend", "vllm", "--judge-engine-arg", "gpu_memory_utilization=2"],
         "--judge-engine-arg gpu_memory_utilization: must be at most 1, got 2",
     ),
-    (RUN + ["--gpu-memory-utilization", "0"], "--gpu-memory-utilization: must be at least 0.01, got 0"),
-    (RUN + ["--gpu-memory-utilization", "1.5"], "--gpu-memory-utilization: must be at most 1, got 1.5"),
+    (
+        RUN + ["--engine-arg", "gpu_memory_utilization=1.5"],
+        "--engine-arg gpu_memory_utilization: must be at most 1, got 1.5",
+    ),
     (RUN + ["--temperature", "-0.1"], "--temperature: must be at least 0, got -0.1"),
     (RUN + ["--top-p", "1.5"], "--top-p: must be at most 1, got 1.5"),
     (RUN + ["--judge-temperature", "-1"], "--judge-temperature: must be at least 0, got -1"),
@@ -82,7 +85,15 @@ CASES = [
     (["show", "r", "--max-chars", "10"], "--max-chars: must be at least 200, got 10"),
     (["report", "--worst", "-1"], "--worst: must be at least 0, got -1"),
     (["report", "--resamples", "1"], "--resamples: must be at least 2000, got 1"),
-    # the engine options of awbench 0.3, KEY=VALUE pairs now
+    # the engine options of earlier versions, KEY=VALUE pairs now
+    (
+        RUN + ["--tensor-parallel-size", "4"],
+        "no option --tensor-parallel-size: did you mean --engine-arg tensor_parallel_size=4?",
+    ),
+    (
+        RUN + ["--gpu-memory-utilization=0.5"],
+        "no option --gpu-memory-utilization: did you mean --engine-arg gpu_memory_utilization=0.5?",
+    ),
     (
         RUN + ["--data-parallel-size", "2"],
         "no option --data-parallel-size: did you mean --engine-arg data_parallel_size=2?",
@@ -179,8 +190,10 @@ def test_a_validation_error_is_never_shown_raw(capsys):
 
 # --- --config FILE.toml and --print-config ---------------------------------------------------------------------
 
+# A model behind an endpoint: the sampling options are its (a baseline refuses them).
 RUN_TOML = """\
-model = "baseline:oracle"
+model = "m"
+base_url = ["{url}"]
 judge = "rules"
 data = "sample"
 domains = ["os", "mcp"]
@@ -192,7 +205,9 @@ run_name = "r"
 """
 RUN_FLAGS = [
     "--model",
-    "baseline:oracle",
+    "m",
+    "--base-url",
+    "{url}",
     "--judge",
     "rules",
     "--data",
@@ -221,9 +236,11 @@ def _run_config(run_dir: Path) -> dict:
 
 def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tmp_path):
     config = tmp_path / "run.toml"
-    config.write_text(RUN_TOML)
-    from_file = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "a")])
-    from_flags = runner.invoke(app, ["run", *RUN_FLAGS, "--output", str(tmp_path / "b")])
+    with FakeOpenAIServer() as server:
+        config.write_text(RUN_TOML.replace("{url}", server.url))
+        from_file = runner.invoke(app, ["run", "--config", str(config), "--output", str(tmp_path / "a")])
+        flags = [flag.replace("{url}", server.url) for flag in RUN_FLAGS]
+        from_flags = runner.invoke(app, ["run", *flags, "--output", str(tmp_path / "b")])
     assert (from_file.exit_code, from_flags.exit_code) == (0, 0), from_file.output + from_flags.output
     assert from_file.stdout == from_flags.stdout.replace(str(tmp_path / "b"), str(tmp_path / "a"))
     settings = _run_config(tmp_path / "a" / "r")
@@ -238,7 +255,7 @@ def test_a_run_from_a_config_file_has_the_settings_of_the_same_run_from_flags(tm
 
 def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     config = tmp_path / "run.toml"
-    config.write_text(RUN_TOML)
+    config.write_text(RUN_TOML.replace("{url}", "http://127.0.0.1:9/v1"))
     result = runner.invoke(
         app,
         [
@@ -256,8 +273,8 @@ def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     )
     assert (result.exit_code, result.stderr) == (0, "")
     assert result.stdout == (
-        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "baseline:oracle"\n'
-        "temperature = 0.7\n"  # the flag overrides the file
+        'data = "sample"\ndomains = ["os", "mcp"]\nids = ["a,b"]\nseed = 3\nskip_invalid = true\nmodel = "m"\n'
+        'base_url = ["http://127.0.0.1:9/v1"]\ntemperature = 0.7\n'  # the flag overrides the file
         "extra_body = { chat_template_kwargs = { enable_thinking = false } }\n"
         f'run_name = "r"\noutput = {json.dumps(str(tmp_path / "results"))}\njudge = "rules"\n'
     )

@@ -37,10 +37,20 @@ def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_pa
     assert f"  {first_turns} empty predictions: first turn: no previous observation to repeat (e.g. " in err
     assert err.endswith("look at them with `awbench show results/baseline-last-observation__rules --failed`\n")
     assert "infer baseline:last-observation" in err
+    # inference ends first, and its last progress line comes first (issue 36: it came after the judge's)
+    assert err.index("infer baseline:last-observation: 65/65") < err.index("judge rules-v2: 52/52")
     assert "Overall" not in err and "26.41" not in err
-    # and the pointer works
+    # and the pointer works: one line per sample, key, status and why (issue 36: 971 lines for 13 samples before)
     shown = runner.invoke(app, ["show", "results/baseline-last-observation__rules", "--failed"])
-    assert shown.exit_code == 0 and f"{first_turns} failed or unscored samples" in shown.stdout
+    assert shown.exit_code == 0
+    firsts = [s.key for s in samples if s.record.turn_idx == 1]
+    width = max(map(len, firsts))
+    assert shown.stdout.splitlines() == [
+        f"baseline-last-observation__rules: {first_turns} failed or unscored samples (judge rules-v2); showing 13",
+        *(f"{key:<{width}}  empty  first turn: no previous observation to repeat" for key in firsts),
+    ]
+    full = runner.invoke(app, ["show", "results/baseline-last-observation__rules", "--failed", "--full"])
+    assert full.stdout.count("╭─ ground truth") == first_turns and len(full.stdout.splitlines()) > 300
 
 
 BASELINE_MESSAGE = (

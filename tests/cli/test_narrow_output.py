@@ -24,7 +24,7 @@ from awbench.analysis.options import DEFAULT_SEED
 from awbench.analysis.runs import load_run_data, point_summary, run_intervals
 from awbench.analysis.stats import TOO_FEW
 from awbench.cli import app, common, progress
-from awbench.domains import DIMENSIONS, DOMAINS
+from awbench.domains import DIMENSIONS, DOMAINS, to_100
 from awbench.run.store import RunStore
 
 WIDTH = 80
@@ -54,7 +54,7 @@ def narrow(monkeypatch):
     monkeypatch.setattr(common.err_console, "_width", WIDTH)
 
     def invoke(*args: str | Path):
-        result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(WIDTH)})
+        result = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(WIDTH), "TTY_COMPATIBLE": "1"})
         assert result.exit_code == 0, result.output
         return result.stdout
 
@@ -103,6 +103,39 @@ def test_score_at_80_columns_stacks_the_dimensions_and_cuts_no_number(runs, narr
     assert out.count("┃ domain") == 2 and "Overall (macro)" in out
     first, second = out.split("┃ domain")[1:]
     assert "rule score" in first and "Consistency" not in first and "Consistency" in second
+
+
+def test_the_dimension_table_has_overall_rows(tmp_path, narrow):
+    """Issue 36: the dimensions' Overall (macro) and (micro) rows were printed empty. Macro: the mean of the
+    domains'; micro: the mean over samples (MCP has three, the six others one each)."""
+    data = write_data(tmp_path / "data", {d: [2, 1] if d == "mcp" else [1] for d in DOMAINS})
+    keys = [json.loads(line) for path in sorted(data.iterdir()) for line in path.read_text().splitlines()]
+    keys = [f"{k['task']}/{k['id']}/{k['turn_idx']}" for k in keys]
+    mcp = iter([5, 5, 2])
+    make_run(tmp_path / "results", "r", data, {k: next(mcp) if k.startswith("mcp/") else 1 for k in keys})
+    out = narrow("score", tmp_path / "results" / "r")
+    macro, micro = to_100((5 + 5 + 2) / 3) / 7, to_100((5 + 5 + 2 + 6) / 9)
+    rows = [" ".join(line.strip("│ ").split()) for line in out.splitlines() if line.startswith("│ Overall (")]
+    assert rows == [  # at 80 columns the dimensions are a second table
+        f"Overall (macro) │ 9 │ 0 │ 0 │ {macro:.2f}",
+        f"Overall (micro) │ │ │ │ {micro:.2f}",
+        "Overall (macro) │ " + " │ ".join([f"{macro:.2f}"] * 5),
+        "Overall (micro) │ " + " │ ".join([f"{micro:.2f}"] * 5),
+    ]
+
+
+def test_messages_are_whole_lines_in_a_pipe(runs, tmp_path):
+    """Issue 36: in a pipe a message is one line however narrow COLUMNS is (grep finds it whole); tables keep the
+    width."""
+    result = CliRunner().invoke(app, ["score", str(runs / A)], env={"COLUMNS": "40"})
+    (spearman,) = [line for line in result.stdout.splitlines() if line.startswith("rule score vs LLM judge")]
+    assert spearman.endswith("(MCP n/a, Search n/a, Terminal n/a, SWE n/a, Android n/a, Web n/a, OS n/a)")  # in order
+    assert f"run saved in {runs / A}" in result.stdout.splitlines()
+    report = CliRunner().invoke(app, ["report", str(runs), "-o", str(tmp_path / "r.html")], env={"COLUMNS": "40"})
+    assert report.exit_code == 0, report.output
+    assert report.stdout.splitlines() == [
+        f"wrote {tmp_path / 'r.html'} (2 runs; 3 leaderboard charts, 4 along trajectories)"
+    ]
 
 
 def test_score_in_a_wide_terminal_is_one_table(runs, monkeypatch):
@@ -185,7 +218,14 @@ def test_leaderboard_at_80_columns_cuts_no_number(runs, narrow):
                 numbers += [fmt_number(cell["value"]), fmt_interval(Cell.model_validate(cell), 1)]
     assert len(numbers) == 2 * 2 * (1 + 8 * 2)  # two groups (LLM judge, rule scores) of two runs
     assert_fits(out, numbers)
-    assert out.count(" #   Run") > len(board["groups"])  # each group stacked into several tables
+    assert out.count(" #  Run") > len(board["groups"])  # each group stacked into several tables
+    # issue 36: the run names whole on one line each (never `qwen3-235b-a22b-ins` / `truct-2507__gpt-5.2`), the
+    # domains in their order, Overall in each group's first table
+    assert out.count(f" {A} ") == out.count(f" {B} ") == out.count(" #  Run")
+    for group in out.split("· failures")[1:]:
+        tables = [part.splitlines()[0].split() for part in group.split(" #  Run")[1:]]
+        assert tables[0][:2] == ["Overall", "unscored"] and all("Overall" not in t for t in tables[1:])
+        assert [c for t in tables[1:] for c in t] == ["MCP", "Search", "Terminal", "SWE", "Android", "Web", "OS"]
 
 
 def test_data_info_at_80_columns_cuts_no_number(narrow):
@@ -238,19 +278,33 @@ def test_progress_in_a_pipe_is_whole_lines(tmp_path):
     assert "━" not in done.stderr and "…" not in done.stderr and "\r" not in done.stderr
 
 
-def test_progress_lines_come_each_tenth_at_most_every_quiet_interval(monkeypatch, capsys):
+def test_progress_in_a_pipe_comes_at_once_then_at_least_every_quiet_interval(monkeypatch, capsys):
+    """Issue 36: in a pipe `run` printed its first line after 97 s, `turing` nothing for 4 min: a line when a stage
+    starts, one each time the ticker finds QUIET_SECONDS passed since the last (advances or not), one at the end."""
     now = [0.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
     stage = progress._LineStage("infer m", 100)
-    for i in range(100):
-        now[0] = i * 2.0  # two seconds a sample: a tenth (20 s) is past the quiet interval (10 s)
-        stage.advance(failed=i == 0)
+    for second in range(1, 26):
+        now[0] = float(second)
+        if second <= 12:
+            stage.advance(failed=second == 1)  # then a slow server: nothing comes for a while
+        stage.tick()
     stage.finish()
+    assert capsys.readouterr().err.splitlines() == [
+        "infer m: 0/100 (0%), 0 failed, 0:00:00 elapsed",
+        "infer m: 10/100 (10%), 1 failed, 0:00:10 elapsed",
+        "infer m: 12/100 (12%), 1 failed, 0:00:20 elapsed",
+        "infer m: 12/100 (12%), 1 failed, 0:00:25 elapsed",
+    ]
+
+
+def test_the_ticker_prints_a_stage_that_waits(monkeypatch, capsys):
+    """The ticker thread: a stage with nothing advancing (a batch in flight, a busy server) still says so."""
+    import time
+
+    monkeypatch.setattr(progress._LineStage, "QUIET_SECONDS", 1.0)
+    with progress.RichProgress().stage("judge j", 3):
+        time.sleep(2.6)
     lines = capsys.readouterr().err.splitlines()
-    assert lines[0] == "infer m: 10/100 (10%), 1 failed, 0:00:18 elapsed"
-    assert [line.split(":")[1].split()[0] for line in lines] == [f"{n}/100" for n in range(10, 101, 10)]
-    quick = progress._LineStage("judge j", 50)
-    for _ in range(50):
-        quick.advance()  # no time passes: only the last line
-    quick.finish()
-    assert capsys.readouterr().err == "judge j: 50/50 (100%), 0 failed, 0:00:00 elapsed\n"
+    assert lines[0] == "judge j: 0/3 (0%), 0 failed, 0:00:00 elapsed" and len(lines) >= 3
+    assert all(line.startswith("judge j: 0/3 (0%), 0 failed, 0:00:0") for line in lines)

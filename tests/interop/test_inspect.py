@@ -131,6 +131,7 @@ def test_llm_judge_scores_equal_awbench_own_run_and_the_log_imports(servers, tmp
     assert sorted(sent[:judge_calls]) == sorted(sent[judge_calls:])
     expected = {"overall": own.overall, **{d: row.score for d, row in own.domains.items()}}
     assert set(expected) == {"overall", *DOMAINS}
+    expected["scored"] = sum(row.scored for row in own.domains.values())
     assert metrics(log) == pytest.approx(expected)
     assert (
         sum(row.failed for row in own.domains.values()) > 0
@@ -186,6 +187,7 @@ def test_rule_judge_scores_equal_awbench_own_run(servers, tmp_path):
     log = inspect_eval(model.url, tmp_path / "logs", judge="rules", domains="terminal,os")
     own = awbench_run(tmp_path, model.url, JudgeSettings(kind="rules"))
     expected = {d: own.domains[d].score for d in ("terminal", "os")}  # no Overall: two domains of seven
+    expected["scored"] = own.domains["terminal"].scored + own.domains["os"].scored
     assert metrics(log) == pytest.approx(expected)
     for sample in log.samples:
         [score] = sample.scores.values()
@@ -277,7 +279,7 @@ def test_inspect_eval_finds_the_task_by_its_entry_point(servers, tmp_path):
     log = read_eval_log(str(log_file))
     assert log.eval.task == "awbench/agentworldbench"
     assert sorted(s.id for s in log.samples) == ["os/2/1", "web/6/1"]
-    assert set(metrics(log)) == {"os", "web"}  # no Overall: two domains of seven
+    assert set(metrics(log)) == {"os", "web", "scored"}  # no Overall: two domains of seven
     for sample in log.samples:
         [score] = sample.scores.values()
         assert score.explanation.startswith(("score ", "failed generation"))
@@ -312,7 +314,9 @@ def test_reference_protocol_gives_awbench_reference_numbers(servers, tmp_path):
     )
     own = asyncio.run(pipeline.run(config)).scores
     assert own.reference is not None
-    assert own.overall is None and metrics(log) == pytest.approx({d: r.score for d, r in own.domains.items()})
+    scored = sum(r.scored for r in own.domains.values())
+    assert own.overall is None
+    assert metrics(log) == pytest.approx({**{d: r.score for d, r in own.domains.items()}, "scored": scored})
 
     [log_file] = (tmp_path / "logs").glob("*.eval")
     output = str(tmp_path / "results")
@@ -557,3 +561,10 @@ def test_a_judge_id_that_is_no_folder_of_its_own_is_refused(servers, tmp_path):
             "not a judge id awbench makes (letters, digits, '.', '_' and '-' only, not starting with '.')\n"
         )
         assert not output.exists()
+
+
+def test_an_eval_with_nothing_scored_still_has_a_metric():
+    """Issue 36: a fully unscored eval showed no metric lines (every value None)."""
+    from awbench.interop.inspect_task import domain_scores
+
+    assert domain_scores()([]) == {"scored": 0.0}

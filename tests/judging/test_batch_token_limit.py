@@ -138,20 +138,74 @@ def test_a_refusal_while_the_limit_is_held_by_others_waits_without_spending_an_a
     assert sum("refused for the enqueued-token limit" in n for n in notes.notes) == 2
 
 
-def test_refusals_that_go_on_stop_the_run_resumably_and_the_option_then_splits(tmp_path: Path) -> None:
+def test_a_batch_refused_under_the_limit_halves_the_batches_down_to_one_request(tmp_path: Path) -> None:
+    """Issue 36: refused with none of ours in flight, though under the limit by awbench's count (here the message
+    states none): the batches' budget is halved, down to one request a batch, said, and every verdict comes."""
+    notes = Notes()
     requests = [make_request(i) for i in range(3)]
     with FakeBatchAPI(responder=lambda body: Reply(verdict()), token_limit=LIMIT, stated_limit=False) as api:
-        # the message states no limit, and nothing of ours is in flight: waited out, then the run stops
-        with pytest.raises(EndpointDown, match=r"refused 6 batches in a row .* give a lower --judge-batch-tokens"):
-            batch_judge_all(settings(api.url, max_tokens=40_000), requests, tmp_path)
+        records = batch_judge_all(settings(api.url, max_tokens=40_000), requests, tmp_path, progress=notes)
+    assert [r.status for r in records] == ["ok"] * 3 and all(r.verdicts[0].attempts == 1 for r in records)
+    assert len(api.refused) == 1 and [b.counts["total"] for b in accepted_batches(api)] == [1, 1, 1]
+    saved = BatchState.model_validate_json((tmp_path / STATE_FILE).read_text())
+    (refused,) = [entry for entry in saved.batches if entry.refused]
+    assert saved.token_limit is None and saved.budget == refused.tokens // 2
+    (learnt,) = [n for n in notes.notes if "refused for the enqueued-token limit" in n]
+    assert learnt == (
+        f"judge {saved.judge_id}: batch {refused.batch_id} (3 requests, ~{refused.tokens:,} "
+        "tokens by awbench's count) was refused for the enqueued-token limit (the limit is not stated "
+        "(--judge-batch-tokens sets it)); with none of this run's batches in flight, the API counts more than "
+        f"awbench estimates (or tokens of ended batches linger): batches now hold at most ~{saved.budget:,} tokens "
+        "by awbench's count, down to one request each; no attempt spent"
+    )
+
+
+def test_single_requests_refused_in_a_row_wait_then_stop_resumably_saying_how_long(tmp_path: Path) -> None:
+    """A batch not ours holds the whole limit: one request refused again and again waits poll x 1, 2, 4, 8, 16,
+    then the run stops (no attempt spent); once the limit is free, the same judge resumes."""
+    with FakeBatchAPI(responder=lambda body: Reply(verdict()), token_limit=LIMIT) as api:
+        theirs = FakeBatch("batch_theirs", "file-theirs", {}, 0, Outcome(), status="in_progress", model="judge-model")
+        theirs.tokens = LIMIT
+        api.batches[theirs.id] = theirs
+        with pytest.raises(EndpointDown) as stopped:
+            batch_judge_all(settings(api.url, batch_poll_interval=0.01), [make_request()], tmp_path)
         assert len(api.refused) == len(api.created) == MAX_LIMIT_REFUSALS and api.answered == []
-        saved = BatchState.model_validate_json((tmp_path / STATE_FILE).read_text())
-        assert saved.token_limit is None and all(e.refused for e in saved.batches)
-        # the same requests with the limit given: two batches (two requests, then one), every attempt the first
-        records = batch_judge_all(settings(api.url, max_tokens=40_000, batch_tokens=LIMIT), requests, tmp_path)
-    assert len(api.created) == MAX_LIMIT_REFUSALS + 2 and len(api.refused) == MAX_LIMIT_REFUSALS
-    assert [b.counts["total"] for b in accepted_batches(api)] == [2, 1]
-    assert all(r.status == "ok" and r.verdicts[0].attempts == 1 for r in records)
+        assert str(stopped.value).startswith(
+            f"the Batch API refused {MAX_LIMIT_REFUSALS} batches of a single request in a row for the model's "
+            "enqueued-token limit with none of this run's batches in flight, over 0.31 s of waiting"
+        )
+        theirs.status = "completed"
+        (record,) = batch_judge_all(settings(api.url, batch_poll_interval=0.01), [make_request()], tmp_path)
+    assert record.status == "ok" and record.verdicts[0].attempts == 1
+
+
+def test_a_provider_counting_more_than_awbench_estimates_yields_every_verdict(out: Path) -> None:
+    """Issue 36: a Batch API whose count holds the completion allowance once more than awbench's estimate (as one
+    counting `max_completion_tokens` on top) refused batches awbench sized under the limit; the run got 21 of 65
+    verdicts and stopped. Now the batches shrink until the API takes them."""
+    n = os_samples()
+
+    def counted(body: dict) -> int:
+        return request_tokens(body) + int(body.get("max_completion_tokens") or body.get("max_tokens") or 0)
+
+    with FakeBatchAPI(responder=lambda body: Reply(verdict()), token_limit=LIMIT, count=counted) as api:
+        result = invoke(*run_args(api.url, out))
+        assert result.exit_code == 0, result.output
+        assert len(api.answered) == n and api.peak_enqueued <= LIMIT
+        assert len(api.refused) <= 3  # the whole run, then a batch of two, then none
+    assert "batches now hold at most" in result.output
+    records = judgments(out)
+    assert len(records) == n and all(r.status == "ok" and r.verdicts[0].attempts == 1 for r in records.values())
+
+
+def test_tokens_of_ended_batches_that_linger_are_waited_out(out: Path) -> None:
+    """A provider that frees an ended batch's tokens late: the next batch is refused with none of ours in flight;
+    awbench shrinks the batches and waits, and every verdict comes."""
+    with FakeBatchAPI(responder=lambda body: Reply(verdict()), token_limit=LIMIT, linger_s=0.3) as api:
+        result = invoke(*run_args(api.url, out))
+        assert result.exit_code == 0, result.output
+        assert len(api.answered) == os_samples() and api.refused
+    assert len(judgments(out)) == os_samples()
 
 
 def test_a_request_larger_than_the_limit_alone_fails_its_sample_with_a_clear_message(tmp_path: Path) -> None:

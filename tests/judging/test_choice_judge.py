@@ -187,6 +187,8 @@ def test_settings_without_meaning_for_a_choice_are_refused() -> None:
     with pytest.raises(
         ValueError, match=r"--max-cost 1 \(given, or kept from the run.s judge settings\) needs the price"
     ):
+        ChoiceJudge(settings("http://judge.example:9/v1", price_in=None, price_out=None, max_cost=1.0), PROMPTS)
+    with pytest.raises(ValueError, match=r"caps spend at a price, and judge model .* has none: leave --max-cost out"):
         ChoiceJudge(settings("http://127.0.0.1:9/v1", price_in=None, price_out=None, max_cost=1.0), PROMPTS)
 
 

@@ -41,6 +41,7 @@ from awbench.data.dataset import read_source
 from awbench.judging.llm.prompts import load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.run.stages import sample_seed
+from awbench.transport.endpoints import check_patience
 
 N = 3  # samples: --domains os --limit 3
 SAMPLES = [s for s in read_source("sample")[0] if s.domain == "os"][:N]
@@ -367,6 +368,41 @@ def test_an_unreachable_endpoint_exits_2_at_once_and_leaves_no_run(role: str, tm
         and "nothing was sent" in result.output
     )
     assert list(tmp_path.iterdir()) == []  # not even the --output directory made for it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_a_local_endpoint_that_answers_its_check_after_15_s_still_starts(role: str, tmp_path: Path) -> None:
+    """Issue 36: llama.cpp answers GET /v1/models only between jobs (8-21 s while one runs); 3 of 4 `turing` starts
+    against a busy server exited 2 after the fixed 10 s. A server on this machine gets 60 s."""
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=15)) as server:
+        result = cli(*args_for(role, server.url, tmp_path / "results"))
+    no_traceback(result)
+    assert result.exit_code == 0, result.output
+    assert server.model_checks == 1 and len(server.requests) == N
+
+
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_the_endpoint_checks_patience_is_an_option(role: str, tmp_path: Path) -> None:
+    option = "--check-timeout"  # one option for the candidate's endpoint and the judge's
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=2)) as server:
+        started = time.monotonic()
+        result = cli(*args_for(role, server.url, tmp_path / "results", option, "0.5"))
+        waited = time.monotonic() - started
+    assert refusal(result) == (2, "endpoint_down") and waited < 2
+    assert result.stderr == (
+        f"error: {role} endpoint {server.url} cannot be reached (no answer to GET /models within 0.5 s; a busy "
+        f"server may need a longer {option}); nothing was sent\n"
+    )
+    assert server.requests == [] and not (tmp_path / "results").exists()
+
+
+def test_a_remote_endpoint_is_given_10_s_and_a_local_one_60() -> None:
+    assert check_patience("https://api.openai.com/v1", None) == 10
+    assert check_patience("http://gpu-box.example.org:8000/v1", None) == 10
+    for local in ("http://127.0.0.1:8080/v1", "http://localhost:8000/v1", "http://10.1.2.3/v1", "http://[::1]:80/v1"):
+        assert check_patience(local, None) == 60, local
+    assert check_patience("https://api.openai.com/v1", 3.5) == 3.5
 
 
 def test_a_run_that_fails_before_its_first_record_keeps_an_output_directory_that_existed(tmp_path: Path) -> None:

@@ -72,19 +72,31 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
         judged = len(server.requests)
         assert 0 < judged < SAMPLES
         assert invoke(*run_args(server.url, out, "full")).exit_code == 0
-    # The advice for a run without scores leads to finishing it, not to scoring it as it is.
-    board = invoke("leaderboard", "--output", out)
-    assert (
-        f"skipped {out / 'capped'}: no scores.json yet; finish it with the same `awbench run` command" in board.stderr
-    )
-
-    # Scored anyway: exit 1, and scores.json says what is missing.
-    scored = invoke("score", "capped", "--output", out)
-    assert scored.exit_code == 1, scored.output
-    assert f"incomplete ({judged} of {SAMPLES} judged)" in scored.output
+    mark = f"incomplete ({judged} of {SAMPLES} judged, stopped by --max-cost)"
+    waiting = f"{SAMPLES - judged} not judged yet (stopped by --max-cost)"
+    # Issue 36: stopped, the run is scored at once (ls shows its state without `score`), and what is not judged
+    # yet is waiting, never failed.
+    listed = invoke("ls", "--output", out).stdout.splitlines()
+    assert f"capped\tbaseline:oracle\tjudge-x-rubric-65f5da\t{mark}\tpartial\t–" in listed  # 2 domains of 7 so far
     scores = json.loads((out / "capped" / "scores.json").read_text())
+    assert scores["stopped"] == "stopped by --max-cost"
     assert scores["completeness"] == {"judged": judged, "selected": SAMPLES}
     assert sum(d["pending"] for d in scores["domains"].values()) == SAMPLES - judged
+
+    # Scored again: exit 1, the pending samples in a column and a line of their own, no failure.
+    scored = invoke("score", "capped", "--output", out)
+    assert scored.exit_code == 1, scored.output
+    assert scored.stderr.splitlines() == [
+        f"{waiting}: {judged} of {SAMPLES} judged, not ranked by the leaderboard nor exported; finish it with the "
+        f"same `awbench run` command or `awbench judge {out / 'capped'}` (with a higher --max-cost if the cap "
+        "stopped it); `awbench score` shows an unfinished run's scores, which are never ranked"
+    ]
+    assert "failed" not in scored.stderr
+    total = next(line for line in scored.stdout.splitlines() if line.startswith("│ Overall (macro)"))
+    assert total.split("│")[2:6] == [" 65 ", "      0 ", "        0 ", f"{SAMPLES - judged:>8} "]
+    failed = invoke("show", "capped", "--failed", "--output", out)
+    assert failed.stdout == f"capped: no failed or unscored samples (judge {scores['judge_id']})\n"
+    assert failed.stderr.startswith(f"{waiting}, not listed: waiting is not failing; finish it with")
     full = json.loads((out / "full" / "scores.json").read_text())
     assert full["completeness"] == {"judged": SAMPLES, "selected": SAMPLES} and full["overall"] == pytest.approx(65.0)
 
@@ -93,20 +105,19 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     assert board.exit_code == 0, board.output
     (group,) = json.loads(board.stdout)["groups"]
     rows = [(r["run"], r["rank"], r["incomplete"]) for r in group["rows"]]
-    assert rows == [("full", 1, None), ("capped", None, f"incomplete ({judged} of {SAMPLES} judged)")]
+    assert rows == [("full", 1, None), ("capped", None, mark)]
     assert (
-        f"note: capped ({scores['judge_id']}) is not ranked: incomplete ({judged} of {SAMPLES} judged); finish it "
-        "with the same `awbench run` command"
+        f"note: capped ({scores['judge_id']}) is not ranked: {mark}; finish it with the same `awbench run` command"
     ) in board.stderr
     table = invoke("leaderboard", "--output", out)
-    assert f"incomplete ({judged} of {SAMPLES} judged)" in table.stdout
+    assert mark in table.stdout
     markdown = invoke("leaderboard", "--output", out, "--format", "markdown").stdout
     # some domains unjudged; parentheses escaped in a markdown cell, as any text
-    assert f"|  | capped *(incomplete \\({judged} of {SAMPLES} judged\\))* *(partial \\(" in markdown
+    escaped = mark.replace("(", "\\(").replace(")", "\\)")
+    assert f"|  | capped *({escaped})* *(partial \\(" in markdown
     assert "| 1 | full |" in markdown
 
     # show, compare and the report say so too.
-    mark = f"incomplete ({judged} of {SAMPLES} judged)"
     shown = invoke("show", "capped", "--output", out)
     assert shown.exit_code == 0 and f"{mark}: not ranked by the leaderboard nor exported" in shown.output
     compared = invoke("compare", "capped", "full", "--output", out, "--format", "json")
@@ -122,7 +133,7 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     # The Hub export refuses it, --allow-subset or not.
     for extra in ([], ["--allow-subset"]):
         refused = invoke("export", out / "capped", "--hf-eval-results", tmp_path / "repo", *extra)
-        assert refusal(refused) == (2, "not_scored") and f"({judged} of {SAMPLES} judged)" in refused.stderr
+        assert refusal(refused) == (2, "not_scored") and mark in refused.stderr
     assert not (tmp_path / "repo").exists()
     # --allow-subset still writes a data subset (the bundled sample) whose selected samples are all judged
     assert invoke("export", out / "full", "--hf-eval-results", tmp_path / "repo", "--allow-subset").exit_code == 0
@@ -132,6 +143,7 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
         resumed = invoke(*run_args(server.url, out, "capped", "--max-cost", "10"))
         assert resumed.exit_code == 0, resumed.output
         assert len(server.requests) == SAMPLES - judged
+    assert json.loads((out / "capped" / "scores.json").read_text())["stopped"] is None  # judging again clears it
     board = json.loads(invoke("leaderboard", "--output", out, "--format", "json").stdout)
     assert [(r["run"], r["rank"], r["incomplete"]) for r in board["groups"][0]["rows"]] == [
         ("capped", 1, None),

@@ -29,8 +29,8 @@ def verdict(*scores: int, strengths: str = "s") -> str:
     return f"Reasoning.\n<final_evaluation>\n```json\n{body}\n```\n</final_evaluation>"
 
 
-def invoke(*args: object):
-    return runner.invoke(app, [str(a) for a in args])
+def invoke(*args: object, env: dict[str, str] | None = None):
+    return runner.invoke(app, [str(a) for a in args], env=env)
 
 
 @pytest.fixture
@@ -150,7 +150,7 @@ def test_llm_judge_options_on_a_rule_judged_run_add_an_llm_judge(out: Path) -> N
         out,
     )
     assert refusal(refused) == (2, "bad_option")
-    assert refused.stderr.startswith("error: --judge-model, --judge-temperature set an LLM judge")
+    assert refused.stderr.startswith("error: --judge-model, --judge-temperature do not apply to --judge rules")
     assert not (out / "r2").exists()
 
 
@@ -332,3 +332,25 @@ def _raw(domain: str) -> list[dict]:
 
     text = (sample_dir() / f"{domain}_test.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.split("\n") if line.strip()]
+
+
+def test_the_leaderboard_names_the_evaluation_of_a_run_judged_several_times(out: Path) -> None:
+    """Issue 36: three evaluations of one run by one judge model with other settings were three identical rows."""
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict())) as server:
+        common = ["--judge-model", "judge-x", "--judge-base-url", server.url, "--output", out]
+        made = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--run-name", "r",
+                      *common)  # fmt: skip
+        assert made.exit_code == 0, made.output
+        again = invoke("judge", "r", "--judge-temperature", "0", *common)
+        assert again.exit_code == 0, again.output
+        lone = invoke("run", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--run-name",
+                      "lone", *common)  # fmt: skip
+        assert lone.exit_code == 0, lone.output
+    ids = sorted(e.id for e in RunStore(out / "r").evaluations())
+    assert len(ids) == 2
+    board = invoke("leaderboard", "--output", out, env={"COLUMNS": "200", "TTY_COMPATIBLE": "1"})
+    assert board.exit_code == 0, board.output
+    named = sorted(line.split("judge ", 1)[1].split()[0] for line in board.stdout.splitlines() if "   judge " in line)
+    assert named == ids  # the lone run's single evaluation needs no name
+    markdown = invoke("leaderboard", "--output", out, "--format", "markdown").stdout
+    assert all(f"| r ({judge_id}) *(partial" in markdown for judge_id in ids) and "| lone *(partial" in markdown

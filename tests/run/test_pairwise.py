@@ -84,6 +84,10 @@ def test_win_rates_with_ties_intervals_and_resume(results, any_trajectories):
         assert result.exit_code == 0, result.output
         assert len(server.requests) == 10  # 5 samples, both orders
         c = json.loads(result.stdout)
+        # progress in a pipe, at once and at the end (issue 36: 8 minutes without a line)
+        pairwise = [line for line in result.stderr.splitlines() if line.startswith("pairwise ")]
+        assert pairwise[0] == "pairwise oracle vs partial: 0/10 (0%), 0 failed, 0:00:00 elapsed"
+        assert pairwise[-1].startswith("pairwise oracle vs partial: 10/10 (100%), 0 failed, ")
         assert list(c) == ["schema_version", "run_a", "run_b", "judge", "prompts", "rows", "answered", "warnings"]
         rows = {r["name"]: r for r in c["rows"]}
         # Both predictions equal the truth on mcp/m0/1 and search/s0/1: the judge takes the first position both
@@ -143,7 +147,9 @@ def test_a_judge_that_always_picks_the_first_position_gives_only_ties(results):
 def test_the_table_fits_80_columns(results):
     with FakeOpenAIServer(responder=knows_the_truth) as server:
         result = CliRunner().invoke(
-            cli_app(), ["compare", "oracle", "wrong", *judge_args(server, results)], env={"COLUMNS": "80"}
+            cli_app(),
+            ["compare", "oracle", "wrong", *judge_args(server, results)],
+            env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # a terminal: in a pipe, messages are not wrapped
         )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
@@ -181,7 +187,7 @@ def test_dry_run_spends_nothing_and_options_need_pairwise(results):
         result = invoke("compare", "oracle", "wrong", *judge_args(server, results, "--dry-run"))
         assert result.exit_code == 0, result.output
         assert server.requests == []
-    assert result.stdout.startswith("dry run: 1 pairs, 10 questions; 10 judge calls, ~")
+    assert result.stdout.startswith("dry run: 1 pair, 10 questions; 10 judge calls, ~")  # issue 36: "1 pairs"
     assert "Nothing was spent." in result.stdout
     refused = invoke("compare", "oracle", "wrong", "--output", str(results), "--judge-model", "x")
     assert refusal(refused) == (2, "bad_option") and "--judge-model" in refused.stderr
@@ -240,7 +246,9 @@ def test_bradley_terry_leaderboard_over_three_runs(results, any_trajectories):
 def test_the_leaderboard_table_fits_80_columns(results):
     with FakeOpenAIServer(responder=knows_the_truth) as server:
         result = CliRunner().invoke(
-            cli_app(), ["leaderboard", str(results), *judge_args(server, results)], env={"COLUMNS": "80"}
+            cli_app(),
+            ["leaderboard", str(results), *judge_args(server, results)],
+            env={"COLUMNS": "80", "TTY_COMPATIBLE": "1"},  # a terminal: in a pipe, messages are not wrapped
         )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()

@@ -232,7 +232,10 @@ def test_a_misspelt_run_gets_the_closest_names(tmp_path):
         resolve_run(str(results / "baseline-orcle__rules"), tmp_path / "elsewhere")
     with pytest.raises(StoreError) as error:
         resolve_run("notes", results)
-    assert str(error.value).endswith("holds a run.json")  # nothing close: no suggestion
+    assert "did you mean" not in str(error.value)  # nothing close: no suggestion, but what is there
+    assert str(error.value).endswith(
+        f"holds a run.json; the runs under {results}: baseline-oracle__rules, qwen-aw-35b__gpt-5.2, qwen-aw-35b__rules"
+    )
 
 
 def test_reading_a_directory_without_run_json_says_so(tmp_path):

@@ -123,6 +123,10 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
             ["mcp", "search", "terminal", "swe", "android", "web", "os"], 100.0
         )
         assert report["parse_failures"] == 0
+        # Progress in a pipe: a line at once, and one at the end (issue 36: nothing for minutes)
+        turing_lines = [line for line in result.stderr.splitlines() if line.startswith("turing ")]
+        assert turing_lines[0] == f"turing {report['judge']}: 0/52 (0%), 0 failed, 0:00:00 elapsed"
+        assert turing_lines[-1].startswith(f"turing {report['judge']}: 52/52 (100%), 0 failed, ")
         # Cost: 52 calls of 2,000 prompt tokens at $1/M and 100 completion tokens at $10/M.
         assert report["cost_usd"] == pytest.approx(52 * 0.003)
         assert report["cost_per_1000"] == pytest.approx(3.0)
@@ -143,6 +147,11 @@ def test_a_judge_that_knows_the_real_observation_is_always_right(tmp_path: Path,
         again = turing(tmp_path, "lo", server, "--format", "json")
         assert again.exit_code == 0 and len(server.requests) == 52
         assert json.loads(again.stdout) == report
+    # Issue 36: a finished test is shown without its endpoint, its judge the run's latest when none is given.
+    shown = invoke("turing", "lo", "--output", tmp_path, "--format", "json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout) == report
+    assert shown.stderr == f"the run's latest Turing test, by judge {report['judge']} (judge options ask another)\n"
 
 
 def test_a_judge_that_always_answers_a_is_at_chance_and_its_bias_shows(tmp_path: Path, any_trajectories: None) -> None:
@@ -190,7 +199,7 @@ def test_unparseable_answers_are_reasked_then_counted_as_parse_failures(tmp_path
         assert len(server.requests) == 104  # two attempts each
         assert (report["questions"], report["parse_failures"]) == (52, 52)
         assert report["accuracy"]["value"] is None
-        first, why = result.stderr.splitlines()
+        first, why = [line for line in result.stderr.splitlines() if not line.startswith("turing ")]  # progress aside
         assert first == "52 of 52 questions had no choice after every attempt (tolerated: 5%); left out of the rates"
         assert why.startswith("  52 × no choice")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,19 @@ def test_dry_run_gives_the_judge_wall_time_at_the_limits_given(tmp_path: Path) -
     assert "about 5 min 0 s at --judge-tpm/--judge-rpm" in " ".join(limited.output.split())
     assert wall_seconds(65, 6_500_000, 1_000_000, None) == pytest.approx(390.0)  # the tokens bind: 6.5 min
     assert wall_seconds(65, 0, None, None) is None
+
+
+def test_a_slow_server_that_never_refuses_is_not_paced_nor_said_to_be(tmp_path: Path) -> None:
+    """Issue 36: against llama.cpp (one slot, 20 s an answer, no rate-limit headers, no refusal) every command said
+    "held back by its rate limit, paced at 3 requests/min (learnt from refusals)", and held the second request as
+    long as the first took: the start's ramp, from the probe's rate, waited at that rate though it doubles every
+    50 ms. Now the next request goes as soon as the slot is free, and nothing is said of a rate limit."""
+    delay = 1.5
+    with FakeOpenAIServer(delay_s=delay) as server:
+        args = ["infer", "--model", "m", "--base-url", server.url, "--concurrency", "1", "--data", "sample"]
+        result = invoke(*args, "--domains", "os", "--limit", "3", "--output", str(tmp_path))
+        sent = server.received_at
+    assert result.exit_code == 0, result.output
+    assert "rate limit" not in result.output and "paced" not in result.output
+    assert len(sent) == 3
+    assert all(later - earlier < delay + 0.5 for earlier, later in pairwise(sent)), sent

@@ -126,7 +126,8 @@ def test_a_500_refusing_the_request_is_permanent_and_its_summary_says_what_to_ch
 
 
 def test_the_judge_refused_a_json_schema_names_the_option_that_turns_it_off(tmp_path: Path) -> None:
-    """llama.cpp refuses a `response_format` it cannot take with a pydantic validation error, newlines and all."""
+    """llama.cpp refuses a `response_format` it cannot take with a pydantic validation error, newlines and all; the
+    advice leads to what it takes (issue 36: it pointed back to --no-judge-structured, then to --judge-structured)."""
     refusal = (
         "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
         "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}"
@@ -141,8 +142,9 @@ def test_the_judge_refused_a_json_schema_names_the_option_that_turns_it_off(tmp_
     assert summary_lines(result.stderr) == [
         "  3 unscored by the judge: no complete verdict: HTTP 500: 1 validation error: {'type': 'literal_error', "
         "'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': "
-        "'json_schema'} (e.g. os/2/1); all 3 got the same error, so it is likely to recur: ask for verdicts "
-        "without a JSON schema (--no-judge-structured), then run again with --retry-failed"
+        "'json_schema'} (e.g. os/2/1); all 3 got the same error, so it is likely to recur: the server takes no "
+        "json_schema response format: leave out --judge-structured, and give it json_object with the verdict's schema "
+        "in --judge-extra-body, as a llama.cpp server takes it (docs/backends.md), then run again with --retry-failed"
     ]
 
 

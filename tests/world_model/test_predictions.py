@@ -107,3 +107,24 @@ def test_lines_written_before_with_both_texts_still_load(tmp_path):
         ("<predicted_observation>ls", "ls"),
         (None, ""),
     ]
+
+
+@pytest.mark.parametrize(
+    ("generation", "error"),
+    [
+        (dict(text="", usage={"completion_tokens": 2}), "the model's answer is empty (2 completion tokens)"),
+        (dict(text=None), "the model's answer is empty"),
+        (
+            dict(text=None, reasoning="thinking it over", usage={"completion_tokens": 40}),
+            "the model's answer is thinking only, no prediction (40 completion tokens)",
+        ),
+        (
+            dict(text="<think>only thinking</think>"),
+            "the model's answer has no prediction (nothing left after removing the thinking)",
+        ),
+    ],
+)
+def test_an_empty_prediction_says_what_the_answer_held(sample, generation, error):
+    """Issue 36: an answer of 2 tokens and no thinking was "nothing left after removing the thinking"."""
+    record = prediction_record(sample, Generation(key=sample.key, **generation))
+    assert (record.status, record.error) == ("empty", error)

@@ -111,8 +111,12 @@ class BatchRunner:
         await self.api.aclose()
 
     def token_limit(self) -> int | None:
-        """The enqueued-token limit batches are split under (`EnqueuedLimit.value`)."""
+        """The enqueued-token limit no request may pass alone (`EnqueuedLimit.value`)."""
         return self.limit.value(self.files)
+
+    def token_budget(self) -> int | None:
+        """What batches are enqueued with at most, by awbench's count (`EnqueuedLimit.budget`)."""
+        return self.limit.budget(self.files)
 
     def holding(self) -> bool:
         """Whether new batches wait for one of ours in flight to end (after a refusal for the limit)."""
@@ -216,7 +220,7 @@ class BatchRunner:
             ]
             messages = refusal(batch)
             if messages is not None:
-                self.limit.refused(self.files, entry, messages, self.notes)
+                self.limit.refused(self.files, entry, messages, self.notes, self.api.poll_interval)
             else:
                 self.limit.ended()
                 if batch.status != "completed":
@@ -261,6 +265,7 @@ class Submission:
         state = runner.files.state
         self.holding = runner.holding()
         self.limit = runner.token_limit()
+        self.budget_tokens = runner.token_budget()
         self.enqueued = sum(e.tokens for e in state.batches if e.open)
         budget.reserved += sum(e.estimated_cost_usd for e in state.batches if e.open)
         self.sent = 0
@@ -277,8 +282,9 @@ class Submission:
         counted = request_tokens(request.body)
         if self.limit is not None and counted > self.limit:
             return too_large(counted, self.limit)
-        if self.limit is not None and self.enqueued + counted > self.limit:
-            return WAITING
+        budget = self.budget_tokens
+        if budget is not None and self.enqueued and self.enqueued + counted > budget:
+            return WAITING  # a request alone goes whatever the budget: down to one a batch
         line = encode({"custom_id": request.custom_id, "method": "POST", "url": ENDPOINT, "body": request.body}) + b"\n"
         runner = self.runner
         if self._lines and (
@@ -307,6 +313,8 @@ class Submission:
             runner = self.runner
             limit = self.limit
             under = f", ~{self.enqueued:,} of the {limit:,} tokens the model may have enqueued" if limit else ""
+            if self.budget_tokens is not None and self.budget_tokens != limit:
+                under += f" (at most ~{self.budget_tokens:,} at once, as refusals taught)"
             runner.notes.note(
                 f"judge {runner.judge_id}: sent {self.sent} requests in {len(self.batch_ids)} batch(es) of the OpenAI "
                 f"Batch API ({', '.join(self.batch_ids)}{under}); results within 24 h, checked every "

@@ -43,6 +43,9 @@ class BatchState(BaseModel):
     schema_version: int = 1
     judge_id: str
     token_limit: int | None = None  # the model's enqueued-token limit, learnt from a refusal's message
+    # By awbench's count, the most tokens batches are enqueued with: learnt when the API refused a batch under the
+    # limit with none of ours in flight (its count is larger than awbench's, or ended batches' tokens linger).
+    budget: int | None = None
     batches: list[BatchEntry] = Field(default_factory=list)
 
 

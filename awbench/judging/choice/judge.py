@@ -57,6 +57,7 @@ from awbench.judging.cost import (
     unpriced_cap,
     usage_cost,
 )
+from awbench.judging.llm.direct import judge_base_url
 from awbench.judging.llm.prompts import PromptSet
 from awbench.judging.llm.verdict_records import add_usage
 from awbench.prefix_order import prefix_sorted
@@ -198,7 +199,9 @@ class ChoiceJudge:
         self.identity = llm_identity(settings, prompt_set.sha256)
         self.price = price_for(settings.model, settings.price_in, settings.price_out)
         if settings.max_cost is not None and self.price is None:
-            raise SettingsError(unpriced_cap(settings.model, settings.max_cost), key="cost_unknown")
+            raise SettingsError(
+                unpriced_cap(settings.model, settings.max_cost, judge_base_url(settings)), key="cost_unknown"
+            )
         self.reader = choice_reader(prompt_set)
         self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
         self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost
@@ -300,9 +303,14 @@ class ChoiceJudge:
         await self.sender.aclose()
 
     async def ask(
-        self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str], notes: Notes
+        self,
+        questions: list[ChoiceQuestion],
+        table: JsonlTable[ChoiceAnswer, str],
+        notes: Notes,
+        settled: Callable[[bool], None] | None = None,
     ) -> dict[str, ChoiceAnswer]:
-        """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold."""
+        """Every question's answer (key -> ChoiceAnswer), asking what the table does not hold; `settled(failed)` is
+        told of each question asked that needs no more asking (a progress bar's advance), failed without a choice."""
         self.sender.bind(table.path.parent, notes)
         answers = self.kept(table)
         wanted = {q.key for q in questions}
@@ -338,6 +346,8 @@ class ChoiceJudge:
                     answers[call.question.key] = answer
                     append(answer)
                     asked.append(call.question)
+                    if settled is not None and answer.settled(self.settings.max_retries + 1):
+                        settled(answer.choice is None)
                 calls = [] if capped else self.pending(asked, answers)
         if capped:
             raise BudgetExhausted(budget.why())

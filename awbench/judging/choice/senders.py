@@ -85,7 +85,7 @@ class HTTPSender(Through):
         """One call; a transient error is tried again (after the server's wait) within the call's attempts, by
         the policy every endpoint shares."""
         messages = call.question.messages
-        attempts = Attempts(call.last, call.first)
+        attempts = Attempts(call.last, call.first, on_retry=self.direct.retried)
 
         async def send(attempt: int) -> Completion:
             return await self.direct.complete(messages, choice_seed(call.hash, attempt), place.trajectory)

@@ -127,6 +127,10 @@ class LLMJudge(JudgeBase):
     def base_url(self) -> str | None:
         return self._base_url
 
+    def retried(self, error: BaseException) -> None:
+        """A call that failed is sent again: counted for the endpoint (`Endpoints.retry_report`)."""
+        self._watch.retry(error)
+
     @property
     def spent_usd(self) -> float:
         return self.budget.spent
@@ -143,7 +147,7 @@ class LLMJudge(JudgeBase):
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
-        await check_endpoint(self.client, "judge")
+        await check_endpoint(self.client, "judge", self.settings.check_timeout)
 
     def describe(self) -> dict[str, Any]:
         return prompt_description(self.prompt_set)
@@ -272,7 +276,7 @@ class LLMJudge(JudgeBase):
         total = usage or Usage()
         prompt_estimate = estimate_prompt_tokens(messages)
         shown, reader = self.shown(request), reference_reader(self.prompt_set, request)
-        attempts = Attempts(self.settings.max_retries + 1, first_attempt)
+        attempts = Attempts(self.settings.max_retries + 1, first_attempt, on_retry=self.retried)
 
         async def call(attempt: int) -> VerdictRecord:
             """One call's verdict, added to the best so far; a transient failure is raised for the policy."""

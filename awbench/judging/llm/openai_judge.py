@@ -7,7 +7,7 @@ from awbench.config import JudgeSettings
 from awbench.errors import AwbenchError
 from awbench.judging.cost import price_for, unpriced_cap
 from awbench.judging.llm.batch_judge import BatchJudge
-from awbench.judging.llm.direct import LLMJudge, require_key
+from awbench.judging.llm.direct import LLMJudge, judge_base_url, require_key
 from awbench.judging.llm.prompts import load_prompt_set
 from awbench.transport.endpoints import Endpoints
 
@@ -24,7 +24,7 @@ def create(settings: JudgeSettings, endpoints: Endpoints | None = None) -> LLMJu
     prompt_set = load_prompt_set(settings.prompts, settings.template)
     price = price_for(settings.model, settings.price_in, settings.price_out)
     if settings.max_cost is not None and price is None:
-        raise CostUnknown(unpriced_cap(settings.model, settings.max_cost))
+        raise CostUnknown(unpriced_cap(settings.model, settings.max_cost, judge_base_url(settings)))
     direct = LLMJudge(settings, prompt_set, price, endpoints or Endpoints())
     return BatchJudge(direct) if settings.batch else direct
 
