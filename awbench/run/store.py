@@ -27,6 +27,7 @@ import re
 import shutil
 import socket
 import subprocess
+import unicodedata
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -353,9 +354,11 @@ class RunStore:
     def refuse_foreign(self) -> None:
         """Before a run is made (or remade) here: the directory must be new, empty, or an awbench run already.
         Anything else is someone else's, and making a run would empty it. Nor may it lie inside another run, nor
-        be a link (`refuse_link`)."""
+        be a link (`refuse_link`), nor, new, have a name only its Unicode form tells from a run's beside it."""
         refuse_run_output("--output", self.path.parent)
         self.refuse_link()
+        if not self.path.exists():
+            self._refuse_look_alike()
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"{self.path} exists and is not a directory", key="not_a_run")
         if self.path.is_dir() and not self.exists() and any(p.name != ".lock" for p in self.path.iterdir()):
@@ -364,6 +367,20 @@ class RunStore:
                 "was written; choose another --run-name or --output",
                 key="not_a_run",
             )
+
+    def _refuse_look_alike(self) -> None:
+        """Two names equal in Unicode's compatibility form (a full-width `ｒ` and `r`, an accent composed or
+        combined) look the same in every listing, and a user would pick the wrong run by name."""
+        name = unicodedata.normalize("NFKC", self.path.name)
+        siblings = self.path.parent.iterdir() if self.path.parent.is_dir() else iter(())
+        for sibling in siblings:
+            if sibling.name != self.path.name and unicodedata.normalize("NFKC", sibling.name) == name:
+                raise StoreError(
+                    f"run name {self.path.name!r} looks the same as {sibling.name!r}, already in {self.path.parent} "
+                    "(they differ only in the characters' Unicode form): nothing was written; choose another "
+                    "--run-name, or use that run",
+                    key="run_name_look_alike",
+                )
 
     def refuse_link(self) -> None:
         """StoreError when the run directory is a link: awbench writes to a run only in its own directory, and

@@ -594,6 +594,21 @@ def test_a_run_name_with_a_space_at_either_end_is_refused_naming_it(tmp_path, na
     )
 
 
+@pytest.mark.parametrize(("made", "new"), [("r", "\uff52"), ("caf\u00e9", "cafe\u0301"), ("cafe\u0301", "caf\u00e9")])
+def test_a_new_run_name_that_only_its_unicode_form_tells_from_a_run_beside_it_is_refused(tmp_path, made, new):
+    """Issue 35's trial: a full-width `ｒ` beside `r`, or `café` with its accent composed beside one with it
+    combined, made two runs that every listing shows alike."""
+    run = ("run", "--model", "baseline:oracle", "--judge", "rules", *SAMPLE, "--output", tmp_path)
+    assert cli(*run, "--run-name", made).exit_code == 0
+    one_line(
+        cli(*run, "--run-name", new),
+        f"run name {new!r} looks the same as {made!r}, already in {tmp_path} (they differ only in the characters' "
+        "Unicode form): nothing was written; choose another --run-name, or use that run",
+    )
+    assert [p.name for p in tmp_path.iterdir()] == [made]
+    assert cli(*run, "--run-name", made).exit_code == 0  # the run itself resumes as before
+
+
 def test_default_run_names_of_judges_alike_but_for_punctuation_are_distinct(tmp_path):
     """Judges `j/x` and `j:x` gave one default run name: the second judge was added to the first's run."""
     output = tmp_path / "results"
