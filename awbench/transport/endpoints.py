@@ -378,9 +378,9 @@ def is_local(base_url: str | None) -> bool:
 
 async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:
     """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key, within
-    `check_patience` (`patience`: --check-timeout). Every OpenAI-compatible server
-    lists its models; a base URL without one (a 404, or a page that is not a listing) is usually missing its
-    `/v1`, and would fail every request."""
+    `check_patience` (`patience`: --check-timeout). Every OpenAI-compatible server lists its models; a base URL
+    without one (a 404, or a page that is not a listing) is usually missing its `/v1`, and would fail every
+    request."""
     where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
     waited = check_patience(client.base_url, patience)
     try:
