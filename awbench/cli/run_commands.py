@@ -67,11 +67,15 @@ def _model_uses(backend: str, field: str) -> bool:
     return not unused_model_fields(backend, [field])[0]
 
 
+def _judge_uses(judge: JudgeSettings, field: str) -> bool:
+    return not unused_judge_fields(judge, [field])
+
+
 def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings | None) -> None:
     """Options the backend would ignore are refused, named (`config.unused_model_fields`), but for those of both
     parties that the `judge` uses."""
     unused, why = unused_model_fields(backend, given)
-    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and not unused_judge_fields(judge, [f]))]
+    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and _judge_uses(judge, f))]
     if unused:
         fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
         fields += [name for name in unused if name != "engine"]
