@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -82,6 +83,12 @@ def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings 
         _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
 
 
+def _used_shared(settings: Mapping[str, Any], uses: Callable[[str], bool]) -> dict[str, Any]:
+    """A party's settings without the options of both parties that it does not use: run.json records a setting
+    only where it was applied."""
+    return {name: value for name, value in settings.items() if name not in SHARED_FIELDS or uses(name)}
+
+
 def _refuse(options: list[str], why: str) -> None:
     """The one message for options a party would not use: which, to what, why."""
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
@@ -98,6 +105,8 @@ def _config(options: Options, judged: bool) -> RunConfig:
     _refuse_unused(chosen["backend"], options.settings(MODEL, given_only=True), judge)
     if judge:
         _refuse_unused_by_judge(judge, judge_given, candidate=chosen["backend"])
+        judge = judge_settings(None, _used_shared(judge_given, partial(_judge_uses, judge)), names=OPTION_NAMES)
+    chosen = _used_shared(chosen, partial(_model_uses, chosen["backend"]))
     model = ModelSettings(**chosen, seed=data.seed)  # --seed: the sample's and the sampling's
     output = options.settings(OUTPUT)
     return RunConfig(

@@ -512,6 +512,25 @@ def test_an_option_of_both_parties_is_refused_only_when_neither_uses_it(monkeypa
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.parametrize("user", ["judge", "candidate"])
+def test_an_option_of_both_parties_is_recorded_only_by_the_party_that_uses_it(monkeypatch, tmp_path, user):
+    """run.json claims a setting only where it was applied: a baseline never checked an endpoint."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT if user == "judge" else "x")) as server:
+        parties = {
+            "judge": ["--model", "baseline:oracle", "--judge-model", "m", "--judge-base-url", server.url],
+            "candidate": ["--model", "m", "--base-url", server.url, "--judge", "rules"],
+        }[user]
+        result = invoke("run", *parties, *SHARED, "--data", "sample", "--domains", "os", "--output", tmp_path)
+    assert result.exit_code in (0, 1), result.output
+    config = json.loads(next(tmp_path.glob("*/run.json")).read_text())["config"]
+    applied = {"check_timeout": 5.0, "prompt_cache_key": True}
+    not_applied = {"check_timeout": None, "prompt_cache_key": None}
+    recorded = {party: {f: config[party][f] for f in applied} for party in ("model", "judge")}
+    other = "model" if user == "judge" else "judge"
+    assert recorded == {{"judge": "judge", "candidate": "model"}[user]: applied, other: not_applied}
+
+
 def test_a_cap_on_a_local_judge_without_a_price_says_to_leave_it_out(monkeypatch, tmp_path):
     """Issue 36: `--max-cost` with a judge on this machine demanded list prices it cannot have."""
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
