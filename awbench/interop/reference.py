@@ -40,7 +40,7 @@ from awbench.data.dataset import LoadedData, conflicting_rows, load_samples, rea
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
-from awbench.files import DIR_MODE, fsync_dir, open_input, write_output
+from awbench.files import DIR_MODE, fsync_dir, open_input
 from awbench.judging import llm_judge_id
 from awbench.records import (
     Generation,
@@ -61,6 +61,7 @@ from awbench.run.store import (
     environment_facts,
     refuse_run_output,
     run_name_option,
+    write_into_folder,
 )
 from awbench.world_model.predictions import prediction_record
 
@@ -177,7 +178,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
     predictions_text = "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples)
-    write_output(pred_path, predictions_text, exact=False)
+    write_into_folder("--official", pred_path, predictions_text)
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -196,7 +197,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
             for s in samples
         ]
-        write_output(judged_path, "".join(_line(row) for row in rows), exact=False)
+        write_into_folder("--official", judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
         if by_reference:
             notes.append(
