@@ -150,7 +150,13 @@ class RunData:
         evaluation = self.evaluation(judge)
         keys = [(s.key, s.domain, self.trajectories[s.key]) for s in self.samples.values()]
         return variance_components(
-            evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
+            evaluation.kind,
+            keys,
+            self.predictions,
+            evaluation.judgments,
+            self.policy,
+            self.generations,
+            self.manifest.config.model.deterministic,
         )
 
     @cached_property

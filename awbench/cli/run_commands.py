@@ -65,7 +65,7 @@ def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSetting
 
 
 def _model_uses(backend: str, field: str) -> bool:
-    return not unused_model_fields(backend, [field])[0]
+    return not unused_model_fields(backend, [field])
 
 
 def _judge_uses(judge: JudgeSettings, field: str) -> bool:
@@ -73,14 +73,14 @@ def _judge_uses(judge: JudgeSettings, field: str) -> bool:
 
 
 def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings | None) -> None:
-    """Options the backend would ignore are refused, named (`config.unused_model_fields`), but for those of both
-    parties that the `judge` uses."""
-    unused, why = unused_model_fields(backend, given)
-    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and _judge_uses(judge, f))]
-    if unused:
-        fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
-        fields += [name for name in unused if name != "engine"]
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
+    """Options the backend would ignore are refused, named, with why (`config.unused_model_fields`), but for those
+    of both parties that the `judge` uses."""
+    for unused, why in unused_model_fields(backend, given):
+        unused = [f for f in unused if not (f in SHARED_FIELDS and judge and _judge_uses(judge, f))]
+        if unused:
+            fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
+            fields += [name for name in unused if name != "engine"]
+            _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
 
 
 def _used_shared(settings: Mapping[str, Any], uses: Callable[[str], bool]) -> dict[str, Any]:

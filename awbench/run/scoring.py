@@ -371,9 +371,10 @@ def variance_components(
     judgments: Mapping[GenKey, JudgmentRecord],
     policy: FailurePolicy,
     generations: int = 1,
+    deterministic: bool = False,
 ) -> VarianceComponents | None:
     """scores.json's `variance` (`awbench.run.variance`) for the samples in the means, each generation with the
-    verdicts behind its score (`keys`: sample key, domain, trajectory)."""
+    verdicts behind its score (`keys`: sample key, domain, trajectory); `deterministic`: the candidate's."""
     keys = list(keys)
     trajectory = {key: t for key, _, t in keys}
     points = generation_points(kind, [(k, d) for k, d, _ in keys], predictions, judgments, policy, generations)
@@ -390,4 +391,4 @@ def variance_components(
                 found.append(Generation(point[0], verdicts, noise_weight(verdicts)))
             if found:
                 samples.setdefault(domain, []).append(Sample(trajectory[key], tuple(found)))
-    return components(samples, kind, generations)
+    return components(samples, kind, generations, deterministic)

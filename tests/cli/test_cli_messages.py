@@ -15,8 +15,6 @@ from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.cli.options import OPTION_NAMES
-from awbench.config import UNUSED_MODEL_FIELDS
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-messages-SECRET-9042"
@@ -437,7 +435,11 @@ def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, t
     assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()
 
 
-# A value for each option the one rule may refuse (a flag: none).
+# --------------------------------------------------------------------------- the one rule, as a matrix
+# Issue 36: every option group against every backend and judge. A value per option (a flag: none); the groups as
+# the rule has them; the reason expected for each (party, group) it refuses, written out here (not read from
+# awbench.config), and no entry where the party uses the group: then it must not be refused.
+
 VALUES: dict[str, str | None] = {
     "--prompt-cache-key": None,
     "--base-url": "http://127.0.0.1:9/v1",
@@ -445,46 +447,174 @@ VALUES: dict[str, str | None] = {
     "--concurrency": "2",
     "--request-timeout": "5",
     "--max-retries": "1",
+    "--tpm": "1000",
+    "--rpm": "10",
     "--check-timeout": "5",
     "--max-model-len": "4096",
     "--engine-arg": "batch_size=8",
     "--overlength": "truncate-history",
     "--model-arg": "depth=1",
     "--temperature": "0.1",
-    "--top-p": "0.9",
     "--max-tokens": "64",
+    "--top-p": "0.9",
     "--stop": "x",
     "--extra-body": "{}",
+    "--seed": "3",
+    "--generations": "2",
+    "--judge-temperature": "0",
+    "--judge-max-tokens": "9",
+    "--judge-reasoning-effort": "low",
+    "--judge-extra-body": "{}",
+    "--judge-stop": "x",
+    "--judge-structured": None,
+    "--judge-samples": "2",
+    "--judge-max-retries": "1",
+    "--judge-base-url": "http://127.0.0.1:9/v1",
+    "--judge-api-key-env": "SOME_KEY",
+    "--judge-request-timeout": "9",
+    "--judge-concurrency": "2",
+    "--judge-tpm": "1000",
+    "--judge-rpm": "10",
+    "--judge-engine-arg": "max_model_len=9",
+    "--judge-price-in": "1",
+    "--max-cost": "5",
+    "--judge-batch-fallback": "direct",
+    "--judge-batch-poll-interval": "1",
+    "--judge-batch-tokens": "99",
+    "--rule-workers": "0",
+    "--failure-policy": "exclude",
 }
+MODEL_GROUPS = {
+    "endpoint": [
+        "--base-url", "--api-key-env", "--request-timeout", "--max-retries", "--tpm", "--rpm", "--check-timeout",
+        "--prompt-cache-key",
+    ],
+    "concurrency": ["--concurrency"],
+    "engine": ["--max-model-len", "--engine-arg", "--overlength"],
+    "python": ["--model-arg"],
+    "sampling": ["--temperature", "--max-tokens"],
+    "sampling on the wire": ["--top-p", "--stop", "--extra-body"],
+    "seed": ["--seed"],
+    "generations": ["--generations"],
+}  # fmt: skip
+ENDPOINT_ONLY = "they are for an OpenAI-compatible endpoint, --base-url"
+PYTHON_ARGS = "they are a Python world model's class arguments, --model python:MODULE:CLASS"
+MODEL_WHY = {
+    ("openai", "engine"): "the endpoint's server runs the model with its own engine settings and context window",
+    ("openai", "python"): PYTHON_ARGS,
+    ("vllm", "endpoint"): ENDPOINT_ONLY,
+    ("vllm", "concurrency"): ENDPOINT_ONLY,
+    ("vllm", "python"): PYTHON_ARGS,
+    **{("baseline", g): BASELINE for g in ("endpoint", "concurrency", "engine", "python", "sampling")},
+    ("baseline", "sampling on the wire"): BASELINE,
+    ("baseline", "generations"): "a baseline is deterministic: every generation would be the same",
+    ("python", "endpoint"): "a Python world model runs in this process: there is no endpoint",
+    ("python", "engine"): "a Python world model runs in this process, not in vLLM's engine",
+    ("python", "sampling on the wire"): "a Python world model is given only seed, max_tokens and temperature",
+}
+LOCAL = "http://127.0.0.1:9/v1"
 MODELS = {"openai": "m", "vllm": "some/model", "baseline": "baseline:oracle", "python": "python:wm:predict"}
 
 
-@pytest.mark.parametrize("backend", sorted(UNUSED_MODEL_FIELDS))
-def test_every_option_a_backend_does_not_use_is_refused_by_the_one_rule(tmp_path, backend):
-    """Issue 36: each backend refuses, by name and before anything is made, every option it has no use for."""
-    unused, why = UNUSED_MODEL_FIELDS[backend]
-    options = {
-        OPTION_NAMES[key]: field
-        for key, field in ((f"ModelSettings.{f}", f) for f in unused if f != "engine")
-        if key in OPTION_NAMES
-    }
-    options |= {o: "engine" for o in ("--max-model-len", "--engine-arg")} if "engine" in unused else {}
-    assert options
-    for option in options:
+def _given(option: str) -> list[str]:
+    return [option, *filter(None, [VALUES[option]])]
+
+
+def _one_rule(result, option: str, why: str | None, refused_by: str) -> None:
+    """Refused with `why` by `refused_by` when given, else not refused by the rule (the command may still stop
+    for another reason: vLLM not installed, no such module)."""
+    if why is None:
+        assert refusal(result)[1] != "bad_option" and "does not apply" not in result.stderr, (option, result.output)
+    else:
+        assert refusal(result) == (2, "bad_option"), (option, result.output)
+        assert result.stderr.startswith(f"error: {option} does not apply to {refused_by} ({why}): leave it out"), (
+            option,
+            result.stderr,
+        )
+
+
+@pytest.mark.parametrize("group", sorted(MODEL_GROUPS))
+@pytest.mark.parametrize("backend", sorted(MODELS))
+def test_the_one_rule_for_every_candidate_option_group_and_backend(monkeypatch, tmp_path, backend, group):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    why = MODEL_WHY.get((backend, group))
+    for option in MODEL_GROUPS[group]:
+        model = ["--model", MODELS[backend], "--backend", backend]
+        if backend == "openai" and option != "--base-url":
+            model += ["--base-url", LOCAL]
         result = invoke(
-            "run", "--model", MODELS[backend], "--backend", backend, option, *filter(None, [VALUES[option]]),
-            "--judge", "rules",
-            "--data", "sample", "--output", tmp_path / "results",
+            "run", *model, *_given(option), "--judge", "rules", "--data", "sample", "--dry-run",
+            "--output", tmp_path / "results",
         )  # fmt: skip
-        assert (result.exit_code, result.stderr) == (
-            2,
-            f"error: {option} does not apply to the {backend} backend ({why}): leave it out\n",
-        ), option
+        _one_rule(result, option, why, f"the {backend} backend")
+        if why is None and backend in ("openai", "baseline"):  # nothing else stops these
+            assert result.exit_code == 0 and "Nothing was spent." in result.stdout, (option, result.output)
+    assert not (tmp_path / "results").exists()
+
+
+JUDGE_GROUPS = {
+    "LLM judge": [
+        "--judge-temperature", "--judge-max-tokens", "--judge-reasoning-effort", "--judge-extra-body", "--judge-stop",
+        "--judge-structured", "--judge-samples", "--judge-max-retries",
+    ],
+    "endpoint": ["--judge-api-key-env", "--judge-request-timeout"],
+    "pacing": ["--judge-concurrency", "--judge-tpm", "--judge-rpm"],
+    "engine": ["--judge-engine-arg"],
+    "cost": ["--judge-price-in", "--max-cost"],
+    "batch": ["--judge-batch-fallback", "--judge-batch-poll-interval", "--judge-batch-tokens"],
+    "rules": ["--rule-workers"],
+    "both parties": ["--check-timeout", "--prompt-cache-key"],
+    "scoring": ["--failure-policy"],
+}  # fmt: skip
+JUDGES = {
+    "rules": ["--judge", "rules"],
+    "llm": ["--judge-model", "j", "--judge-base-url", LOCAL],
+    "batch": ["--judge-model", "j", "--judge-batch"],
+    "batch, re-asks direct": ["--judge-model", "j", "--judge-batch", "--judge-batch-fallback", "direct"],
+    "vllm": ["--judge-model", "some/judge", "--judge-backend", "vllm"],
+}
+RULES = "--judge rules (an LLM judge's settings; the rule judge is offline and free)"
+IN_PROCESS = "the vllm judge backend (it runs in this process: no endpoint, no price)"
+DIRECT = "direct judge calls (the Batch API's: --judge-batch)"
+BATCHED = (
+    "--judge-batch (the Batch API paces the batches; these pace verdicts sent directly: --judge-batch-fallback direct)"
+)
+ENDPOINT_JUDGE = "the openai judge backend (the in-process judge's: --judge-backend vllm)"
+ALONE = "an LLM judge alone (rule scoring only: --judge rules or both)"
+BASELINE_BACKEND = f"the baseline backend ({BASELINE})"  # the candidate's side names it: neither party uses it
+JUDGE_WHY = {
+    **{("rules", g): RULES for g in ("LLM judge", "endpoint", "pacing", "engine", "cost", "batch")},
+    ("rules", "both parties"): BASELINE_BACKEND,
+    **{("vllm", g): IN_PROCESS for g in ("endpoint", "pacing", "cost", "batch")},
+    ("vllm", "both parties"): BASELINE_BACKEND,
+    **{(j, "engine"): ENDPOINT_JUDGE for j in ("llm", "batch", "batch, re-asks direct")},
+    ("llm", "batch"): DIRECT,
+    ("batch", "pacing"): BATCHED,
+    **{(j, "rules"): ALONE for j in ("llm", "batch", "batch, re-asks direct", "vllm")},
+}
+
+
+@pytest.mark.parametrize("group", sorted(JUDGE_GROUPS))
+@pytest.mark.parametrize("judge", sorted(JUDGES))
+def test_the_one_rule_for_every_judge_option_group_and_judge(monkeypatch, tmp_path, judge, group):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    why = JUDGE_WHY.get((judge, group))
+    for option in JUDGE_GROUPS[group]:
+        if option in JUDGES[judge]:
+            continue  # the judge's own choice (--judge-batch-fallback direct)
+        priced = ["--judge-price-in", "1", "--judge-price-out", "2"] if option == "--max-cost" and not why else []
+        result = invoke(
+            "run", "--model", "baseline:oracle", *JUDGES[judge], *_given(option), *priced, "--data", "sample",
+            "--dry-run", "--output", tmp_path / "results",
+        )  # fmt: skip
+        refused_by, reason = why.rsplit(" (", 1) if why else ("", None)
+        _one_rule(result, option, reason and reason.removesuffix(")"), refused_by)
+        if why is None and judge != "vllm":  # nothing else stops these
+            assert result.exit_code == 0 and "Nothing was spent." in result.stdout, (option, result.output)
     assert not (tmp_path / "results").exists()
 
 
 SHARED = ("--check-timeout", "5", "--prompt-cache-key")  # each one option for the candidate and the judge alike
-LOCAL = "http://127.0.0.1:9/v1"
 
 
 @pytest.mark.parametrize(
