@@ -714,3 +714,29 @@ def test_compare_names_where_the_judge_kind_came_from(results):
     assert "has no judge 'llm'" not in result.stderr
     assert result.stderr.startswith("error: ruled has no LLM judge's evaluation, as llm-only's primary judge (")
     assert result.stderr.endswith("Give --judge to compare evaluations of one kind both runs have\n")
+
+
+# --------------------------------------------------------------------------- typos of options and commands
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "key"),
+    [
+        (["run", "--domian", "os"], "no such option: --domian; did you mean --domains?", "bad_usage"),
+        (["show", "RUN", "--falied"], "no such option: --falied; did you mean --failed or --flagged?", "bad_usage"),
+        (["--bogus"], "no such option: --bogus", "bad_usage"),
+        (["lss"], "no such command 'lss'; did you mean 'ls'?", "no_such_command"),
+        (["data", "valdate"], "no such command 'valdate'; did you mean 'validate'?", "no_such_command"),
+        (["show"], "missing argument RUN", "bad_usage"),  # as --help names it, never `{run}`
+    ],
+)
+def test_a_typo_of_an_option_or_a_command_is_one_error_line_with_the_closest_names(args, message, key):
+    """Issue 36: the parser's refusals were click's five-line usage box; every refusal is one `error:` line."""
+    result = invoke(*args)
+    assert refusal(result) == (2, key)
+    assert result.stderr == f"error: {message}\n" and result.stdout == ""
+
+
+def test_a_group_alone_still_shows_its_help():
+    result = invoke("data")
+    assert result.exit_code == 2 and "validate" in result.output and "error:" not in result.output
