@@ -381,7 +381,8 @@ def build_leaderboard(
             completeness = scores.completeness
             if not completeness.complete:
                 notes.append(
-                    f"{store.name} ({info.id}) is not ranked: {completeness.label()}; {resume_advice(store.path)}"
+                    f"{store.name} ({info.id}) is not ranked: {completeness.label()}; "
+                    f"{resume_advice(store.path, manifest.made_by, completeness.stopped)}"
                 )
             by_group.setdefault(key, []).append(
                 Row(

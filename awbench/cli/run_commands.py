@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from awbench.config import (
     unused_judge_fields,
     unused_model_fields,
 )
+from awbench.judging import BudgetExhausted
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
 from awbench.run.failures import Setup
@@ -89,6 +91,18 @@ def _used_shared(settings: Mapping[str, Any], uses: Callable[[str], bool]) -> di
     return {name: value for name, value in settings.items() if name not in SHARED_FIELDS or uses(name)}
 
 
+@contextmanager
+def _summary_when_capped(run_dir: Path, max_failure_rate: float, config: Callable[[], RunConfig]) -> Iterator[None]:
+    """--max-cost stopped the judging: the scores so far (written before the error) are printed as at a
+    command's end, pending generations as such, then the error says what stopped it."""
+    try:
+        yield
+    except BudgetExhausted as error:
+        if error.scores is not None:
+            print_summary(error.scores, error.exit_code, max_failure_rate, run_dir, Setup.of(config()))
+        raise
+
+
 def _refuse(options: list[str], why: str) -> None:
     """The one message for options a party would not use: which, to what, why."""
     verb, pronoun = ("does", "it") if len(options) == 1 else ("do", "them")
@@ -130,7 +144,8 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
     if dry_run:
         print_estimate(pipeline.estimate(config))
         return
-    outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
+    with _summary_when_capped(config.run_dir, config.scoring.max_failure_rate, lambda: config):
+        outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
     print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir, Setup.of(config))
     raise typer.Exit(outcome.exit_code)
 
@@ -185,7 +200,14 @@ def judge(
     if dry_run:
         print_estimate(pipeline.estimate_judge(store, settings, retry_failed))
         return
-    outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
+
+    def judged_config() -> RunConfig:
+        manifest = store.read_manifest()
+        return manifest.config.model_copy(update={"judge": pipeline.chosen_judge(manifest, settings)})
+
+    rate = store.read_manifest().config.scoring.max_failure_rate
+    with _summary_when_capped(store.path, rate, judged_config):
+        outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
     print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path, Setup.of(outcome.config))

@@ -66,12 +66,19 @@ class Completeness(BaseModel):
         return f"{self.selected - self.judged} not judged yet" + (f" ({self.stopped})" if self.stopped else "")
 
 
-def resume_advice(run: object) -> str:
-    """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not."""
-    return (
-        f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
-        "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked"
-    )
+STOPPED_BY_CAP = "stopped by --max-cost"  # judge.json's `stopped` when --max-cost stopped the judging
+
+
+def resume_advice(run: object, made_by: str | None = None, stopped: str | None = None) -> str:
+    """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not. By the command
+    that made it (run.json's `made_by`: a run `infer` made is finished by `judge`; None: not recorded) and why its
+    judging stopped (judge.json's `stopped`)."""
+    how = f"`awbench judge {run}`" if made_by == "infer" else f"the same `awbench run` command or `awbench judge {run}`"
+    if stopped == STOPPED_BY_CAP:
+        how += " with a higher --max-cost"
+    elif made_by is None:
+        how += " (with a higher --max-cost if the cap stopped it)"
+    return f"finish it with {how}; `awbench score` shows an unfinished run's scores, which are never ranked"
 
 
 class ScoreTable(BaseModel):

@@ -740,3 +740,61 @@ def test_a_typo_of_an_option_or_a_command_is_one_error_line_with_the_closest_nam
 def test_a_group_alone_still_shows_its_help():
     result = invoke("data")
     assert result.exit_code == 2 and "validate" in result.output and "error:" not in result.output
+
+
+# --------------------------------------------------------------------------- a run stopped by --max-cost
+
+
+def test_a_run_stopped_by_the_cap_prints_its_partial_scores_and_lists_every_sample_with_its_state(
+    monkeypatch, tmp_path
+):
+    """Issue 36: the stopped run printed nothing on stdout, its inference progress stayed at 0 though some were
+    predicted, and `ls RUN` left out the samples never predicted. The candidate is slow, the judge priced."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIServer(
+        responder=lambda body: Reply("obs", delay_s=0.3) if body["model"] == "m" else Reply(VERDICT)
+    ) as server:
+        result = invoke(
+            "run", "--model", "m", "--base-url", server.url, "--concurrency", "2",
+            "--judge-model", "j", "--judge-base-url", server.url, "--judge-price-in", "1000",
+            "--judge-price-out", "1000", "--max-cost", "10",
+            "--data", "sample", "--domains", "os", "--output", tmp_path, "--run-name", "capped",
+        )  # fmt: skip
+    assert refusal(result) == (1, "budget_exhausted")
+    run_dir = tmp_path / "capped"
+    predicted = {json.loads(line)["key"] for line in (run_dir / "predictions.jsonl").read_text().splitlines()}
+    scores = json.loads((run_dir / "scores.json").read_text())
+    judged, selected = scores["completeness"]["judged"], scores["completeness"]["selected"]
+    assert 0 < judged < len(predicted) < selected == 8
+    # stdout: the partial scores table, as at any command's end; stderr: the truth about what waits
+    assert "pending" in result.stdout and f"run saved in {run_dir}" in result.stdout
+    assert f"{selected - judged} not judged yet (stopped by --max-cost)" in result.stderr
+    assert "with a higher --max-cost;" in result.stderr and "if the cap stopped it" not in result.stderr
+    last_infer = [line for line in result.stderr.splitlines() if line.startswith("infer m: ")][-1]
+    assert last_infer.startswith(f"infer m: {len(predicted)}/8 ")
+    # every sample of the run, the never-predicted ones pending
+    listed = invoke("ls", "capped", "--output", tmp_path, "--format", "json")
+    statuses = {s["key"]: s["status"] for s in json.loads(listed.stdout)["samples"]}
+    assert len(statuses) == selected and {k for k, s in statuses.items() if s != "pending"} == predicted
+    assert sum(s == "scored" for s in statuses.values()) == judged
+
+
+def test_the_advice_to_finish_a_run_knows_how_it_was_made_and_whether_the_cap_stopped_it(monkeypatch, tmp_path):
+    """Issue 36: a run `infer` made was told to finish with "the same `awbench run` command", and a run the cap
+    stopped "with a higher --max-cost if the cap stopped it"."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    made = invoke(
+        "infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--output", tmp_path,
+        "--run-name", "inferred",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert json.loads((tmp_path / "inferred" / "run.json").read_text())["made_by"] == "infer"
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
+        judged = invoke(
+            "judge", "inferred", "--output", tmp_path, "--judge-model", "j", "--judge-base-url", server.url,
+            "--judge-price-in", "1000", "--judge-price-out", "1000", "--judge-concurrency", "1", "--max-cost", "5",
+        )  # fmt: skip
+    assert refusal(judged) == (1, "budget_exhausted")
+    board = invoke("leaderboard", "--output", tmp_path)
+    advice = f"finish it with `awbench judge {tmp_path / 'inferred'}` with a higher --max-cost; `awbench score`"
+    assert advice in board.stderr.replace("\n", " ") and "`awbench run`" not in board.stderr, board.stderr
