@@ -798,3 +798,33 @@ def test_the_advice_to_finish_a_run_knows_how_it_was_made_and_whether_the_cap_st
     board = invoke("leaderboard", "--output", tmp_path)
     advice = f"finish it with `awbench judge {tmp_path / 'inferred'}` with a higher --max-cost; `awbench score`"
     assert advice in board.stderr.replace("\n", " ") and "`awbench run`" not in board.stderr, board.stderr
+
+
+def test_a_baseline_far_from_every_name_lists_them_all(tmp_path):
+    result = invoke("run", "--model", "baseline:xyz", "--judge", "rules", "--data", "sample", "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: unknown baseline 'baseline:xyz'; choose one of: baseline:oracle, baseline:last-observation, "
+        "baseline:empty\n",
+    )
+
+
+def test_turing_without_a_judge_or_a_test_to_resume_says_how_to_start_one(no_key, tmp_path):
+    """Issue 36: it said "no API key" for a judge the user never asked for."""
+    made = invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--run-name", "r", "--output", tmp_path)
+    assert made.exit_code == 0, made.output
+    result = invoke("turing", "r", "--output", tmp_path)
+    assert refusal(result) == (2, "no_turing_test")
+    assert result.stderr == "error: no Turing test of r yet: run `awbench turing r --judge-model ...`\n"
+
+
+def test_python_dash_m_awbench_runs_the_command_line():
+    import subprocess
+    import sys
+
+    import awbench
+
+    done = subprocess.run(
+        [sys.executable, "-m", "awbench", "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout.startswith(f"awbench {awbench.__version__}"), done.stderr) == (0, True, "")
