@@ -2,4 +2,5 @@
 
 from awbench.cli import main
 
-main()
+if __name__ == "__main__":  # importing the module (pkgutil walks the package) runs nothing
+    main()

@@ -26,7 +26,7 @@ MAX_REASONS_SHOWN = 8
 
 
 def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "–" if value is None else f"{value:.2f}"  # the missing value's mark, as in ls, show and leaderboard
 
 
 def scores_table(scores: ScoresFile) -> Table:

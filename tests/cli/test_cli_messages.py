@@ -828,3 +828,13 @@ def test_python_dash_m_awbench_runs_the_command_line():
         [sys.executable, "-m", "awbench", "--version"], capture_output=True, text=True, timeout=60, check=False
     )
     assert (done.returncode, done.stdout.startswith(f"awbench {awbench.__version__}"), done.stderr) == (0, True, "")
+
+
+def test_a_missing_score_is_marked_as_every_other_table_marks_it(tmp_path):
+    """Issue 36: `score`'s tables showed `-` where `ls`, `show` and `leaderboard` show `–`."""
+    result = invoke(
+        "run", "--model", "baseline:empty", "--judge", "rules", "--failure-policy", "exclude", "--data", "sample",
+        "--domains", "os", "--output", tmp_path,
+    )  # fmt: skip
+    (os_row,) = [line for line in result.stdout.splitlines() if line.startswith("│ OS ")]
+    assert os_row.split("│")[1:-1][-1].strip() == "–"
