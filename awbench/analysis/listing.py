@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord
 from awbench.run.scoring import GenKey
-from awbench.run.store import RunLock, RunStore, StoreError, closest_runs, named_by_awbench
+from awbench.run.store import RunLock, RunManifest, RunStore, StoreError, closest_runs, named_by_awbench
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
 
@@ -177,14 +177,10 @@ def _natural(key: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", key) if part]
 
 
-def list_samples(store: RunStore) -> SampleKeyList:
-    from awbench.analysis.runs import cached_load  # which imports this module
-    from awbench.run.pipeline import run_samples
-
-    manifest = store.read_manifest()
+def list_samples(store: RunStore, manifest: RunManifest, keys: Iterable[str]) -> SampleKeyList:
+    """`keys`: the run's selection (`run.json`'s data, reloaded: `analysis.runs.run_sample_keys`)."""
     primary = next(iter(store.evaluations(manifest)), None)
     judgments = primary.judgments.load() if primary is not None else {}
-    keys = [sample.key for sample in run_samples(store, load=cached_load, manifest=manifest)]
     return SampleKeyList(
         run=store.name,
         judge=primary.id if primary is not None else None,

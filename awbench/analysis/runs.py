@@ -164,6 +164,11 @@ class RunData:
         return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
 
 
+def run_sample_keys(store: RunStore, manifest: RunManifest) -> list[str]:
+    """The keys of a run's selection, in its data's order."""
+    return [sample.key for sample in run_samples(store, load=cached_load, manifest=manifest)]
+
+
 def load_run_data(store: RunStore) -> RunData:
     manifest = store.read_manifest()
     samples = {s.key: s for s in run_samples(store, load=cached_load, manifest=manifest)}

@@ -171,10 +171,12 @@ def _list_samples(run_dir: Path, fmt: str) -> None:
     """`ls RUN`: stdout holds the keys and their status (`awbench show RUN --sample KEY` takes them), aligned in a
     terminal, tab-separated in a pipe (as `ls` of runs: `cut -f1` gives the keys); the counts go to stderr."""
     from awbench.analysis.listing import SAMPLE_STATUSES, list_samples
+    from awbench.analysis.runs import run_sample_keys
     from awbench.run.store import RunStore
 
     store = RunStore(run_dir)
-    listing = list_samples(store)
+    manifest = store.read_manifest()
+    listing = list_samples(store, manifest, run_sample_keys(store, manifest))
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
     elif console.is_terminal:

@@ -92,14 +92,16 @@ def _used_shared(settings: Mapping[str, Any], uses: Callable[[str], bool]) -> di
 
 
 @contextmanager
-def _summary_when_capped(run_dir: Path, max_failure_rate: float, config: Callable[[], RunConfig]) -> Iterator[None]:
+def _summary_when_capped(run_dir: Path, config: Callable[[], RunConfig]) -> Iterator[None]:
     """--max-cost stopped the judging: the scores so far (written before the error) are printed as at a
-    command's end, pending generations as such, then the error says what stopped it."""
+    command's end, pending generations as such, then the error says what stopped it. `config`: the run's, read
+    only then."""
     try:
         yield
     except BudgetExhausted as error:
         if error.scores is not None:
-            print_summary(error.scores, error.exit_code, max_failure_rate, run_dir, Setup.of(config()))
+            made = config()
+            print_summary(error.scores, error.exit_code, made.scoring.max_failure_rate, run_dir, Setup.of(made))
         raise
 
 
@@ -144,7 +146,7 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
     if dry_run:
         print_estimate(pipeline.estimate(config))
         return
-    with _summary_when_capped(config.run_dir, config.scoring.max_failure_rate, lambda: config):
+    with _summary_when_capped(config.run_dir, lambda: config):
         outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
     print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir, Setup.of(config))
     raise typer.Exit(outcome.exit_code)
@@ -205,8 +207,7 @@ def judge(
         manifest = store.read_manifest()
         return manifest.config.model_copy(update={"judge": pipeline.chosen_judge(manifest, settings)})
 
-    rate = store.read_manifest().config.scoring.max_failure_rate
-    with _summary_when_capped(store.path, rate, judged_config):
+    with _summary_when_capped(store.path, judged_config):
         outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
