@@ -211,39 +211,62 @@ class ModelSettings(_Settings):
     def _masked(self, urls: list[str]) -> list[str]:  # in run.json: a key in a query parameter is not kept
         return [url_secrets_masked(url) for url in urls]
 
+    @property
+    def deterministic(self) -> bool:
+        """The same prediction for a sample every time: a baseline (its generations would be copies)."""
+        return self.backend == "baseline"
+
 
 # Settings that one option gives the candidate and the judge alike (--prompt-cache-key, --check-timeout): refused
 # only when neither party would use them.
 SHARED_FIELDS = ("prompt_cache_key", "check_timeout")
-ENDPOINT_FIELDS = ("base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", *SHARED_FIELDS)
+ENDPOINT_FIELDS = (
+    "base_urls", "api_key_env", "concurrency", "request_timeout", "max_retries", "tpm", "rpm", *SHARED_FIELDS
+)  # fmt: skip
 ENGINE_FIELDS = ("engine", "overlength")
 PYTHON_FIELDS = ("model_args",)
 SAMPLING_FIELDS = ("temperature", "top_p", "max_tokens", "stop", "extra_body")
+PYTHON_ARGUMENTS = "they are a Python world model's class arguments, --model python:MODULE:CLASS"
 # The one rule for what a party does not use, the candidate's backends here and the judges' below: a setting given
 # that its backend has no use for is refused, named, with why; recorded in run.json it would claim a setting
-# that was never applied. A backend an installed package adds is not second-guessed.
-UNUSED_MODEL_FIELDS = {
+# that was never applied. Each group of settings a backend has no use for comes with its own reason. A backend an
+# installed package adds is not second-guessed.
+UNUSED_MODEL_FIELDS: dict[str, tuple[tuple[tuple[str, ...], str], ...]] = {
     "openai": (
-        ENGINE_FIELDS + PYTHON_FIELDS,
-        "the endpoint's server runs the model with its own engine settings and context window",
+        (ENGINE_FIELDS, "the endpoint's server runs the model with its own engine settings and context window"),
+        (PYTHON_FIELDS, PYTHON_ARGUMENTS),
     ),
-    "vllm": (ENDPOINT_FIELDS + PYTHON_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
+    "vllm": (
+        (ENDPOINT_FIELDS, "they are for an OpenAI-compatible endpoint, --base-url"),
+        (PYTHON_FIELDS, PYTHON_ARGUMENTS),
+    ),
     "baseline": (
-        ENDPOINT_FIELDS + ENGINE_FIELDS + PYTHON_FIELDS + SAMPLING_FIELDS,
-        "a baseline calls no model and samples nothing",
+        (
+            ENDPOINT_FIELDS + ENGINE_FIELDS + PYTHON_FIELDS + SAMPLING_FIELDS,
+            "a baseline calls no model and samples nothing",
+        ),
+        (("generations",), "a baseline is deterministic: every generation would be the same"),
     ),
     # --concurrency stays: predictions in flight, on the event loop or in a thread pool.
     "python": (
-        tuple(f for f in ENDPOINT_FIELDS if f != "concurrency") + ENGINE_FIELDS + ("top_p", "extra_body", "stop"),
-        "a Python world model runs in this process and is given only seed, max_tokens and temperature",
+        (
+            tuple(f for f in ENDPOINT_FIELDS if f != "concurrency"),
+            "a Python world model runs in this process: there is no endpoint",
+        ),
+        (ENGINE_FIELDS, "a Python world model runs in this process, not in vLLM's engine"),
+        (("top_p", "extra_body", "stop"), "a Python world model is given only seed, max_tokens and temperature"),
     ),
 }
 
 
-def unused_model_fields(backend: str, given: Iterable[str]) -> tuple[list[str], str]:
-    """The given ModelSettings fields that `backend` would ignore, and why (for a message)."""
-    unused, why = UNUSED_MODEL_FIELDS.get(backend, ((), ""))
-    return [name for name in given if name in unused], why
+def unused_model_fields(backend: str, given: Iterable[str]) -> list[tuple[list[str], str]]:
+    """The given ModelSettings fields that `backend` would ignore, each group with why (for a message)."""
+    given = list(given)
+    found = []
+    for fields, why in UNUSED_MODEL_FIELDS.get(backend, ()):
+        if unused := [name for name in given if name in fields]:
+            found.append((unused, why))
+    return found
 
 
 class JudgeSettings(_Settings):
@@ -339,6 +362,12 @@ def unused_judge_fields(settings: JudgeSettings, given: Iterable[str]) -> list[t
             settings.backend == "openai" and not settings.batch,
             BATCH_FIELDS,
             "direct judge calls (the Batch API's: --judge-batch)",
+        ),
+        (  # the direct judge only checks the endpoint and estimates; its limits pace the re-asks sent directly
+            settings.batch and settings.batch_fallback == "batch",
+            ("concurrency", "tpm", "rpm"),
+            "--judge-batch (the Batch API paces the batches; these pace verdicts sent directly: "
+            "--judge-batch-fallback direct)",
         ),
     ]
     given = list(given)

@@ -22,10 +22,10 @@ def did_you_mean(name: str, names: Iterable[str], n: int = MAX_SUGGESTIONS, cuto
     return suggestion(close_names(name, names, n, cutoff))
 
 
-def suggestion(close: list[str]) -> str:
-    """The suffix for names already chosen (say, close base names shown as paths)."""
+def suggestion(close: list[str], quote: bool = True) -> str:
+    """The suffix for names already chosen (say, close base names shown as paths); an option's unquoted."""
     if not close:
         return ""
-    quoted = [repr(c) for c in close]
+    quoted = [repr(c) if quote else c for c in close]
     listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
     return f"; did you mean {listed}?"

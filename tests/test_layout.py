@@ -10,7 +10,19 @@ import awbench
 
 PACKAGE = Path(awbench.__file__).resolve().parent
 # Lowest first: a module may import from its own layer and the ones before it.
-LAYERS = ("", "data", "world_model", "transport", "backends", "judging", "run", "analysis", "interop", "cli")
+LAYERS = (
+    "",
+    "data",
+    "world_model",
+    "transport",
+    "backends",
+    "judging",
+    "run",
+    "analysis",
+    "interop",
+    "cli",
+    "__main__",
+)
 SHARED = ("awbench", "awbench._version", "awbench.config", "awbench.domains", "awbench.errors", "awbench.files",
           "awbench.plugins", "awbench.prefix_order", "awbench.records", "awbench.redact", "awbench.resources", "awbench.safe_text",
           "awbench.suggest", "awbench.workers")  # fmt: skip

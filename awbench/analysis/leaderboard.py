@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -382,7 +383,8 @@ def build_leaderboard(
             completeness = scores.completeness
             if not completeness.complete:
                 notes.append(
-                    f"{store.name} ({info.id}) is not ranked: {completeness.label()}; {resume_advice(store.path)}"
+                    f"{store.name} ({info.id}) is not ranked: {completeness.label()}; "
+                    f"{resume_advice(store.path, manifest.made_by, completeness.stopped)}"
                 )
             by_group.setdefault(key, []).append(
                 Row(
@@ -431,11 +433,11 @@ def build_leaderboard(
             groups.append(Group(header=header, published=True, rows=published))
     if scope == OVERALL and any([_mark_neighbours(group, variances) for group in groups]):  # every group marked
         notes.append(NEIGHBOURS_NOTE)
+    measured = [(row, v) for g in groups for row in g.rows if (v := variances.get(id(row))) and v.unseen]
+    evaluations = Counter(row.run for row, _ in measured)  # a run evaluated twice is named with each judge id
     unseen = [
-        f"{row.run} ({' and '.join(v.unseen)})"
-        for g in groups
-        for row in g.rows
-        if (v := variances.get(id(row))) and v.unseen
+        f"{row.run}{f' by {row.judge_id}' if evaluations[row.run] > 1 else ''} ({' and '.join(v.unseen)})"
+        for row, v in measured
     ]
     if ci and unseen:
         notes.append(

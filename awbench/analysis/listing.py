@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from awbench.records import SCHEMA_VERSION, JudgmentRecord, PredictionRecord
 from awbench.run.scoring import GenKey
-from awbench.run.store import RunLock, RunStore, StoreError, closest_runs, named_by_awbench
+from awbench.run.store import RunLock, RunManifest, RunStore, StoreError, closest_runs, named_by_awbench
 
 RunState = Literal["running", "complete", "incomplete", "not scored"]
 
@@ -133,16 +133,19 @@ def list_runs(roots: Iterable[Path]) -> tuple[RunList, list[str]]:
 
 # --- One run's samples ---------------------------------------------------------------------------------------
 
-SampleStatus = Literal["predicted", "scored", "failed"]
+SampleStatus = Literal["pending", "predicted", "scored", "failed"]
+SAMPLE_STATUSES: tuple[SampleStatus, ...] = ("scored", "failed", "predicted", "pending")
 
 
 class SampleEntry(BaseModel):
     key: str
-    status: SampleStatus  # failed: a generation failed or went unscored; scored: every generation has a score
+    # failed: a generation failed or went unscored; scored: every generation has a score; predicted: not judged
+    # yet; pending: no generation predicted yet (the run was stopped, or is still running)
+    status: SampleStatus
 
 
 class SampleKeyList(BaseModel):
-    """What `awbench ls RUN --format json` prints: the samples that have a record, in key order."""
+    """What `awbench ls RUN --format json` prints: every sample of the run's selection, in key order."""
 
     schema_version: int = SCHEMA_VERSION
     run: str
@@ -151,10 +154,11 @@ class SampleKeyList(BaseModel):
 
 
 def sample_statuses(
-    predictions: Mapping[GenKey, PredictionRecord], judgments: Mapping[GenKey, JudgmentRecord]
+    keys: Iterable[str], predictions: Mapping[GenKey, PredictionRecord], judgments: Mapping[GenKey, JudgmentRecord]
 ) -> list[SampleEntry]:
-    """Each predicted sample's status over its generations, in natural key order (`os/2/10` after `os/2/9`)."""
-    statuses: dict[str, SampleStatus] = {}
+    """Each sample's status over its generations, in natural key order (`os/2/10` after `os/2/9`); a sample of
+    `keys` with no prediction is pending."""
+    statuses: dict[str, SampleStatus] = dict.fromkeys(keys, "pending")
     for gen_key, prediction in predictions.items():
         judgment = judgments.get(gen_key)
         if prediction.failed or (judgment is not None and judgment.score is None):
@@ -162,7 +166,7 @@ def sample_statuses(
         else:
             status = "scored" if judgment is not None else "predicted"
         before = statuses.get(prediction.key)
-        if before is None or before == status or status == "failed":
+        if before in (None, "pending") or before == status or status == "failed":
             statuses[prediction.key] = status
         elif before != "failed":  # one generation scored, another not judged yet
             statuses[prediction.key] = "predicted"
@@ -173,12 +177,12 @@ def _natural(key: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", key) if part]
 
 
-def list_samples(store: RunStore) -> SampleKeyList:
-    manifest = store.read_manifest()
+def list_samples(store: RunStore, manifest: RunManifest, keys: Iterable[str]) -> SampleKeyList:
+    """`keys`: the run's selection (`run.json`'s data, reloaded: `analysis.runs.run_sample_keys`)."""
     primary = next(iter(store.evaluations(manifest)), None)
     judgments = primary.judgments.load() if primary is not None else {}
     return SampleKeyList(
         run=store.name,
         judge=primary.id if primary is not None else None,
-        samples=sample_statuses(store.predictions.load(), judgments),
+        samples=sample_statuses(keys, store.predictions.load(), judgments),
     )

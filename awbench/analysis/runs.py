@@ -150,12 +150,23 @@ class RunData:
         evaluation = self.evaluation(judge)
         keys = [(s.key, s.domain, self.trajectories[s.key]) for s in self.samples.values()]
         return variance_components(
-            evaluation.kind, keys, self.predictions, evaluation.judgments, self.policy, self.generations
+            evaluation.kind,
+            keys,
+            self.predictions,
+            evaluation.judgments,
+            self.policy,
+            self.generations,
+            self.manifest.config.model.deterministic,
         )
 
     @cached_property
     def trajectories(self) -> dict[str, str]:
         return {key: sample.record.trajectory_id for key, sample in self.samples.items()}
+
+
+def run_sample_keys(store: RunStore, manifest: RunManifest) -> list[str]:
+    """The keys of a run's selection, in its data's order."""
+    return [sample.key for sample in run_samples(store, load=cached_load, manifest=manifest)]
 
 
 def load_run_data(store: RunStore) -> RunData:

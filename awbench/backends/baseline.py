@@ -16,6 +16,7 @@ from awbench.backends import BackendBase, GenerationRequest
 from awbench.config import ModelSettings
 from awbench.errors import AwbenchError
 from awbench.records import BenchmarkRecord, Generation
+from awbench.suggest import close_names, suggestion
 
 Prediction = tuple[str, str | None]  # the text, and why it is empty when it is
 
@@ -62,9 +63,9 @@ def check_baseline(model: str) -> None:
     """Raises UnknownBaseline for a name that is not one of BASELINES (before any file is written)."""
     name = model.removeprefix("baseline:")
     if name not in BASELINES:
-        raise UnknownBaseline(
-            f"unknown baseline {model!r}; choose one of: {', '.join('baseline:' + b for b in BASELINES)}"
-        )
+        names = ["baseline:" + b for b in BASELINES]
+        close = suggestion(["baseline:" + b for b in close_names(name, BASELINES)])  # the prefix all share aside
+        raise UnknownBaseline(f"unknown baseline {model!r}{close or '; choose one of: ' + ', '.join(names)}")
 
 
 def preflight(settings: ModelSettings) -> None:

@@ -142,7 +142,7 @@ def ls(
 ) -> None:
     """The runs under --output (or the directories given), one line each: name, model, judges, state (complete,
     incomplete x of N judged, not scored, or running with the process that holds it), Overall, finish time.
-    Given one run: its sample keys, one per line with their status (predicted, scored or failed).
+    Given one run: its sample keys, one per line with their status (scored, failed, predicted or pending).
 
     Example: awbench ls; awbench ls results/ other-results/ --format json; awbench ls my-run
     """
@@ -168,21 +168,26 @@ def ls(
 
 
 def _list_samples(run_dir: Path, fmt: str) -> None:
-    """`ls RUN`: stdout holds the keys alone (`awbench show RUN --sample KEY` takes them); the counts go to stderr."""
-    from awbench.analysis.listing import list_samples
+    """`ls RUN`: stdout holds the keys and their status (`awbench show RUN --sample KEY` takes them), aligned in a
+    terminal, tab-separated in a pipe (as `ls` of runs: `cut -f1` gives the keys); the counts go to stderr."""
+    from awbench.analysis.listing import SAMPLE_STATUSES, list_samples
+    from awbench.analysis.runs import run_sample_keys
     from awbench.run.store import RunStore
 
     store = RunStore(run_dir)
-    listing = list_samples(store)
+    manifest = store.read_manifest()
+    listing = list_samples(store, manifest, run_sample_keys(store, manifest))
     if fmt == "json":
         _emit(listing.model_dump_json(indent=2) + "\n", None)
-    else:
+    elif console.is_terminal:
         width = max((len(s.key) for s in listing.samples), default=0)
         _emit("".join(f"{s.key:<{width}}  {s.status}\n" for s in listing.samples), None)
+    else:
+        _emit("".join(f"{s.key}\t{s.status}\n" for s in listing.samples), None)
     counts = Counter(s.status for s in listing.samples)
-    tally = ", ".join(f"{counts[status]} {status}" for status in ("scored", "failed", "predicted") if counts[status])
+    tally = ", ".join(f"{counts[status]} {status}" for status in SAMPLE_STATUSES if counts[status])
     err_console.print(
-        f"{store.name}: {plural(len(listing.samples), 'sample')} with a prediction" + (f" ({tally})" if tally else ""),
+        f"{store.name}: {plural(len(listing.samples), 'sample')}" + (f" ({tally})" if tally else ""),
         highlight=False,
         markup=False,
         soft_wrap=True,
@@ -487,7 +492,7 @@ def show(
             stopped = data.completeness(judge_id).stopped
             err_console.print(
                 f"{waiting} not judged yet{f' ({stopped})' if stopped else ''}, not listed: waiting is not failing; "
-                f"{resume_advice(data.store.path)}"
+                f"{resume_advice(data.store.path, data.manifest.made_by, stopped)}"
             )
         keys = keys[:limit]
         if fmt == "table" and not full:

@@ -264,7 +264,7 @@ def run_overview(
         out.insert(
             0,
             Text(
-                f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(data.store.path)}",
+                f"{completeness.label()}: not ranked by the leaderboard nor exported; {resume_advice(data.store.path, data.manifest.made_by, completeness.stopped)}",
                 style="bold red",
             ),
         )

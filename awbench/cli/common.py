@@ -224,6 +224,13 @@ class Group(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return flags_without_type(super().get_params(ctx))
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """A command that is not there is refused in our words, with the closest names (`awbench lss`)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and not ctx.resilient_parsing and self.get_command(ctx, name) is None:
+            fail(f"no such command {name!r}{did_you_mean(name, self.list_commands(ctx))}", key="no_such_command")
+        return super().resolve_command(ctx, args)
+
 
 def flags_without_type(params: list[Any]) -> list[Any]:
     """A flag takes no value: typer would show `<bool>` beside it in --help (--help itself included)."""

@@ -132,9 +132,9 @@ class RichProgress:
             self._ticker.add(lines)
             try:
                 yield lines
-            finally:
+            finally:  # a stage stopped (by --max-cost, an error) ends with its counts too
                 self._ticker.remove(lines)
-            lines.finish()
+                lines.finish()
             return
         if self._bar is None:
             # The numbers keep their width in a narrow terminal; the stage's name folds and the bar is short.

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,6 +28,7 @@ from awbench.config import (
     unused_judge_fields,
     unused_model_fields,
 )
+from awbench.judging import BudgetExhausted
 from awbench.run import pipeline
 from awbench.run.evaluations import resolve_judge
 from awbench.run.failures import Setup
@@ -65,7 +67,7 @@ def _scoring_settings(base: ScoringSettings, options: Options) -> ScoringSetting
 
 
 def _model_uses(backend: str, field: str) -> bool:
-    return not unused_model_fields(backend, [field])[0]
+    return not unused_model_fields(backend, [field])
 
 
 def _judge_uses(judge: JudgeSettings, field: str) -> bool:
@@ -73,20 +75,34 @@ def _judge_uses(judge: JudgeSettings, field: str) -> bool:
 
 
 def _refuse_unused(backend: str, given: Mapping[str, Any], judge: JudgeSettings | None) -> None:
-    """Options the backend would ignore are refused, named (`config.unused_model_fields`), but for those of both
-    parties that the `judge` uses."""
-    unused, why = unused_model_fields(backend, given)
-    unused = [f for f in unused if not (f in SHARED_FIELDS and judge and _judge_uses(judge, f))]
-    if unused:
-        fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
-        fields += [name for name in unused if name != "engine"]
-        _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
+    """Options the backend would ignore are refused, named, with why (`config.unused_model_fields`), but for those
+    of both parties that the `judge` uses."""
+    for unused, why in unused_model_fields(backend, given):
+        unused = [f for f in unused if not (f in SHARED_FIELDS and judge and _judge_uses(judge, f))]
+        if unused:
+            fields = [f"engine.{inner}" for inner in given["engine"]] if "engine" in unused else []
+            fields += [name for name in unused if name != "engine"]
+            _refuse([OPTION_NAMES[f"ModelSettings.{name}"] for name in fields], f"the {backend} backend ({why})")
 
 
 def _used_shared(settings: Mapping[str, Any], uses: Callable[[str], bool]) -> dict[str, Any]:
     """A party's settings without the options of both parties that it does not use: run.json records a setting
     only where it was applied."""
     return {name: value for name, value in settings.items() if name not in SHARED_FIELDS or uses(name)}
+
+
+@contextmanager
+def _summary_when_capped(run_dir: Path, config: Callable[[], RunConfig]) -> Iterator[None]:
+    """--max-cost stopped the judging: the scores so far (written before the error) are printed as at a
+    command's end, pending generations as such, then the error says what stopped it. `config`: the run's, read
+    only then."""
+    try:
+        yield
+    except BudgetExhausted as error:
+        if error.scores is not None:
+            made = config()
+            print_summary(error.scores, error.exit_code, made.scoring.max_failure_rate, run_dir, Setup.of(made))
+        raise
 
 
 def _refuse(options: list[str], why: str) -> None:
@@ -130,7 +146,8 @@ def run(overwrite: OverwriteOpt = False, dry_run: DryRunOpt = False, *, options:
     if dry_run:
         print_estimate(pipeline.estimate(config))
         return
-    outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
+    with _summary_when_capped(config.run_dir, lambda: config):
+        outcome = asyncio.run(pipeline.run(config, overwrite=overwrite, progress=RichProgress()))
     print_summary(outcome.scores, outcome.exit_code, config.scoring.max_failure_rate, config.run_dir, Setup.of(config))
     raise typer.Exit(outcome.exit_code)
 
@@ -185,7 +202,13 @@ def judge(
     if dry_run:
         print_estimate(pipeline.estimate_judge(store, settings, retry_failed))
         return
-    outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
+
+    def judged_config() -> RunConfig:
+        manifest = store.read_manifest()
+        return manifest.config.model_copy(update={"judge": pipeline.chosen_judge(manifest, settings)})
+
+    with _summary_when_capped(store.path, judged_config):
+        outcome = asyncio.run(pipeline.judge(store, settings, RichProgress(), retry_failed))
     for summary in outcome.stages:
         console.print(f"{summary.stage}: {summary.computed} judged ({summary.failed} failed), {summary.reused} reused")
     print_summary(outcome.judged, outcome.exit_code, outcome.max_failure_rate, store.path, Setup.of(outcome.config))

@@ -19,13 +19,14 @@ from awbench.judging.cost import CostEstimate
 from awbench.run.failures import Setup, describe
 from awbench.run.pipeline import DryRunEstimate
 from awbench.run.scoring import ScoresFile, resume_advice
+from awbench.run.store import RunStore
 from awbench.run.variance import VARIANCE_COLUMNS, VARIANCE_NOTE, VARIANCE_TITLE, VarianceComponents
 
 MAX_REASONS_SHOWN = 8
 
 
 def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}"
+    return "–" if value is None else f"{value:.2f}"  # the missing value's mark, as in ls, show and leaderboard
 
 
 def scores_table(scores: ScoresFile) -> Table:
@@ -173,7 +174,7 @@ def print_summary(
     if note := completeness.pending_note():
         err_console.print(
             f"{note}: {completeness.judged} of {completeness.selected} judged, not ranked by the leaderboard nor "
-            f"exported; {resume_advice(run_dir)}",
+            f"exported; {resume_advice(run_dir, RunStore(run_dir).read_manifest().made_by, completeness.stopped)}",
             style="red",
             highlight=False,
             markup=False,

@@ -53,7 +53,8 @@ TURING_JUDGE = replace(
 
 def turing_settings(options: Options, store: RunStore) -> JudgeSettings:
     """The judge options given, over `awbench run`'s defaults; the prompts default to the Turing test's own.
-    Without any, the run's latest Turing test is resumed (a finished one is shown, its endpoint not needed)."""
+    Without any, the run's latest Turing test is resumed (a finished one is shown, its endpoint not needed); with
+    none to resume, the judge must be named."""
     from awbench.run.turing import latest_turing_test
 
     given = options.settings(TURING_JUDGE, given_only=True)
@@ -65,6 +66,11 @@ def turing_settings(options: Options, store: RunStore) -> JudgeSettings:
             soft_wrap=True,
         )
         return latest.settings
+    if not given:  # nothing to resume, and no judge asked for
+        fail(
+            f"no Turing test of {store.name} yet: run `awbench turing {store.name} --judge-model ...`",
+            key="no_turing_test",
+        )
     if given.get("prompts") == "rubric":
         fail(
             "--judge-prompts rubric is the rubric's prompt set: the Turing test takes 'turing', a directory, "

@@ -150,7 +150,8 @@ def eval_results_entries(
     if not completeness.complete:
         raise StoreError(
             f"run {store.name} is {completeness.label()} by judge {info.id}: only complete evaluations "
-            f"are written (--allow-subset allows a data subset, not this); {resume_advice(store.path)}",
+            f"are written (--allow-subset allows a data subset, not this); "
+            f"{resume_advice(store.path, manifest.made_by, completeness.stopped)}",
             key="not_scored",
         )
     scored = [ds.score for ds in scores.domains.values() if ds.score is not None]

@@ -62,6 +62,7 @@ class BudgetExhausted(AwbenchError):
 
     key = "budget_exhausted"
     exit_code = EXIT_FAILURES
+    scores: Any = None  # the stopped judge's scores (a ScoresFile), written before the error reached its command
     hint = (
         ". The run is resumable: run the same command again with a higher --max-cost; until then its evaluation is "
         "incomplete, and never ranked nor exported."

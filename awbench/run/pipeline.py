@@ -23,7 +23,7 @@ from awbench.judging import BudgetExhausted, Judge, check_judges, create_judges
 from awbench.judging.cost import CostEstimate
 from awbench.records import Sample
 from awbench.run.evaluations import score_run
-from awbench.run.scoring import ScoresFile
+from awbench.run.scoring import STOPPED_BY_CAP, ScoresFile
 from awbench.run.stages import (
     JudgeStage,
     NoBar,
@@ -149,15 +149,12 @@ def _scored_when_capped(store: RunStore, samples: list[Sample], judges: list[Jud
             evaluation.note_stopped(None)
     try:
         yield
-    except BudgetExhausted:
+    except BudgetExhausted as error:
         for evaluation in evaluations:
             if evaluation.exists():  # made by this command's first verdict, or before
                 evaluation.note_stopped(STOPPED_BY_CAP)
-        score_run(store, samples)
+        error.scores = score_run(store, samples).get(judges[0].id)  # None: stopped before its first verdict
         raise
-
-
-STOPPED_BY_CAP = "stopped by --max-cost"
 
 
 def chosen_judge(manifest: RunManifest, settings: JudgeChoice) -> JudgeSettings:
@@ -278,6 +275,7 @@ def opened_run(
                 samples=len(data.samples),
                 primary_judge=judges[0].id if judges else None,
                 primary_described=judges[0].describe() if judges else {},
+                made_by="run" if config.judge else "infer",
                 **environment_facts(),
             )
             store.write_manifest(manifest)

@@ -66,12 +66,19 @@ class Completeness(BaseModel):
         return f"{self.selected - self.judged} not judged yet" + (f" ({self.stopped})" if self.stopped else "")
 
 
-def resume_advice(run: object) -> str:
-    """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not."""
-    return (
-        f"finish it with the same `awbench run` command or `awbench judge {run}` (with a higher --max-cost if "
-        "the cap stopped it); `awbench score` shows an unfinished run's scores, which are never ranked"
-    )
+STOPPED_BY_CAP = "stopped by --max-cost"  # judge.json's `stopped` when --max-cost stopped the judging
+
+
+def resume_advice(run: object, made_by: str | None = None, stopped: str | None = None) -> str:
+    """What finishes an unfinished run (`run`: as the user gives it): scoring it as it is does not. By the command
+    that made it (run.json's `made_by`: a run `infer` made is finished by `judge`; None: not recorded) and why its
+    judging stopped (judge.json's `stopped`)."""
+    how = f"`awbench judge {run}`" if made_by == "infer" else f"the same `awbench run` command or `awbench judge {run}`"
+    if stopped == STOPPED_BY_CAP:
+        how += " with a higher --max-cost"
+    elif made_by is None:
+        how += " (with a higher --max-cost if the cap stopped it)"
+    return f"finish it with {how}; `awbench score` shows an unfinished run's scores, which are never ranked"
 
 
 class ScoreTable(BaseModel):
@@ -371,9 +378,10 @@ def variance_components(
     judgments: Mapping[GenKey, JudgmentRecord],
     policy: FailurePolicy,
     generations: int = 1,
+    deterministic: bool = False,
 ) -> VarianceComponents | None:
     """scores.json's `variance` (`awbench.run.variance`) for the samples in the means, each generation with the
-    verdicts behind its score (`keys`: sample key, domain, trajectory)."""
+    verdicts behind its score (`keys`: sample key, domain, trajectory); `deterministic`: the candidate's."""
     keys = list(keys)
     trajectory = {key: t for key, _, t in keys}
     points = generation_points(kind, [(k, d) for k, d, _ in keys], predictions, judgments, policy, generations)
@@ -390,4 +398,4 @@ def variance_components(
                 found.append(Generation(point[0], verdicts, noise_weight(verdicts)))
             if found:
                 samples.setdefault(domain, []).append(Sample(trajectory[key], tuple(found)))
-    return components(samples, kind, generations)
+    return components(samples, kind, generations, deterministic)

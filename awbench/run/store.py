@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
@@ -88,6 +88,7 @@ class RunManifest(BaseModel):
         default_factory=dict
     )  # what the backend says of the model (a Python model's import path, version)
     primary_judge: str | None = None  # its evaluation id; None until the run is first judged
+    made_by: Literal["run", "infer"] | None = None  # the command that made it (what finishes it); None: not recorded
     primary_described: dict[str, Any] = Field(default_factory=dict)  # its protocol, prompt set and sha256
     data_source: str
     data_fingerprint: str

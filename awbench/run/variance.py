@@ -162,9 +162,10 @@ def noise_weight(verdicts: Sequence[float]) -> float:
 
 
 def components(
-    samples: Mapping[str, Sequence[Sample]], kind: JudgeKind, generations: int = 1
+    samples: Mapping[str, Sequence[Sample]], kind: JudgeKind, generations: int = 1, deterministic: bool = False
 ) -> VarianceComponents | None:
-    """The variance components of a run's samples in the means, per domain; None without any."""
+    """The variance components of a run's samples in the means, per domain; None without any. A `deterministic`
+    candidate (a baseline) has no generation noise to measure."""
     if not any(samples.values()):
         return None
     verdicts = 1 if kind == "rules" else max(len(g.verdicts) for s in _all(samples) for g in s.generations) or 1
@@ -177,8 +178,8 @@ def components(
         generation_judge=sum(s.generation_judge for s in sums.values()),
     )
     judge_var = _judge_var(pooled, kind)
-    generation_var = _generation_var(pooled, judge_var)
-    domains = {d: _domain(samples[d], sums[d], kind) for d in _ordered(sums)}
+    generation_var = _generation_var(pooled, judge_var, deterministic)
+    domains = {d: _domain(samples[d], sums[d], kind, deterministic) for d in _ordered(sums)}
     items = [(v.item_sd**2, v.n - 1) for v in domains.values() if v.item_sd is not None]
     item_var = sum(var * df for var, df in items) / sum(df for _, df in items) if items else None
     measured: dict[Source, float | None] = {"judge": judge_var, "generation": generation_var}
@@ -229,15 +230,17 @@ def _judge_var(sums: _Sums, kind: JudgeKind) -> float | None:
     return sums.judge_ss / sums.judge_df if sums.judge_df else None
 
 
-def _generation_var(sums: _Sums, judge_var: float | None) -> float | None:
+def _generation_var(sums: _Sums, judge_var: float | None, deterministic: bool) -> float | None:
+    if deterministic:
+        return 0.0  # a baseline gives one sample the same prediction every time
     if not sums.generation_df:
         return None
     return max(0.0, (sums.generation_ss - (judge_var or 0.0) * sums.generation_judge) / sums.generation_df)
 
 
-def _domain(samples: Sequence[Sample], sums: _Sums, kind: JudgeKind) -> DomainVariance:
+def _domain(samples: Sequence[Sample], sums: _Sums, kind: JudgeKind, deterministic: bool) -> DomainVariance:
     judge_var = _judge_var(sums, kind)
-    generation_var = _generation_var(sums, judge_var)
+    generation_var = _generation_var(sums, judge_var, deterministic)
     n = len(samples)
     # Each sample score's own noise: generation_var / K_i + judge_var * sum_g (1 / J_g) / K_i^2.
     noise = [

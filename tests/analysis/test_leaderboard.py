@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -453,3 +454,18 @@ def test_runs_by_name_under_output(runs):
     assert [row["run"] for row in csv.DictReader(io.StringIO(result.stdout))] == ["alpha", "gamma"]
     result = invoke("leaderboard", "nobody", "--output", str(runs))
     assert refusal(result) == (2, "unknown_run")
+
+
+def test_the_unmeasured_noise_note_names_each_evaluation_of_a_run_judged_twice(runs, any_trajectories):
+    """Issue 36: two evaluations of one run were "alpha (judge and generation), alpha (judge and generation)"."""
+    judges = runs / "alpha" / "judges"
+    first = next(judges.iterdir())
+    second = judges / f"{first.name}-bis"
+    shutil.copytree(first, second)
+    info = json.loads((second / "judge.json").read_text())
+    (second / "judge.json").write_text(json.dumps(info | {"id": second.name}))
+    board = build_leaderboard([RunStore(runs / "alpha")], ci=True, resamples=200, seed=0)
+    (note,) = [n for n in board.notes if n.startswith("the intervals of")]
+    assert note.startswith(
+        f"the intervals of alpha by {first.name} (judge and generation), alpha by {second.name} (judge and generation) "
+    ), note

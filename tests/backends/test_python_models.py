@@ -405,7 +405,7 @@ BAD_MODULES = {
         ("python:wm_bad:Needs", ["--model-arg", "path=/nowhere"], "python:wm_bad:Needs: Needs(...) raised FileNotFoundError: /nowhere"),
         ("python:wm_exits:predict", [], "python:wm_exits:predict: importing 'wm_exits' called sys.exit(0): a world model may not end awbench's process"),
         ("python:wm_quits:Quits", [], "python:wm_quits:Quits: Quits(...) called sys.exit(4): a world model may not end awbench's process"),
-        ("python:wm_bad:predict", ["--extra-body", "{}"], "--extra-body does not apply to the python backend (a Python world model runs in this process and is given only seed, max_tokens and temperature): leave it out"),
+        ("python:wm_bad:predict", ["--extra-body", "{}"], "--extra-body does not apply to the python backend (a Python world model is given only seed, max_tokens and temperature): leave it out"),
         ("baseline:oracle", ["--model-arg", "depth=1"], "--model-arg does not apply to the baseline backend (a baseline calls no model and samples nothing): leave it out"),
     ],
 )  # fmt: skip

@@ -251,8 +251,11 @@ def test_changed_settings_are_refused(out):
         out,
     ]
     assert invoke(*base).exit_code == 0
-    result = invoke(*base, "--generations", "2")
-    assert refusal(result) == (2, "settings_differ") and "model.generations: 1 -> 2" in result.stderr
+    result = invoke(*[a if a != "baseline:oracle" else "baseline:empty" for a in base])
+    assert (
+        refusal(result) == (2, "settings_differ")
+        and "model.model: 'baseline:oracle' -> 'baseline:empty'" in result.stderr
+    )
 
 
 def test_export_then_import_round_trips_the_reference_format(out, tmp_path):

@@ -211,7 +211,7 @@ def test_the_command_list_folds_each_summary_at_the_terminal_width():
     assert result.exit_code == 0
     (ls,) = [line for line in result.output.splitlines() if line.startswith("│ ls ")]
     assert "state (complete, incomplete x of N judged, not scored, or running with the process that holds it)" in ls
-    assert ls.rstrip(" │").endswith("with their status (predicted, scored or failed).")
+    assert ls.rstrip(" │").endswith("with their status (scored, failed, predicted or pending).")
 
 
 def every_command() -> list[tuple[list[str], list[Any]]]:

@@ -15,8 +15,6 @@ from runs_helpers import MCP, SEARCH, SMALL, UNSCORED, make_run, write_data
 from typer.testing import CliRunner
 
 from awbench.cli import app
-from awbench.cli.options import OPTION_NAMES
-from awbench.config import UNUSED_MODEL_FIELDS
 from awbench.run.store import RunStore
 
 SECRET = "sk-test-messages-SECRET-9042"
@@ -437,7 +435,11 @@ def test_retries_are_counted_per_endpoint_and_kept_in_the_records(monkeypatch, t
     assert f"retried: {slow.url}: 1 retry (1 after a timeout)" in timed.stderr.splitlines()
 
 
-# A value for each option the one rule may refuse (a flag: none).
+# --------------------------------------------------------------------------- the one rule, as a matrix
+# Issue 36: every option group against every backend and judge. A value per option (a flag: none); the groups as
+# the rule has them; the reason expected for each (party, group) it refuses, written out here (not read from
+# awbench.config), and no entry where the party uses the group: then it must not be refused.
+
 VALUES: dict[str, str | None] = {
     "--prompt-cache-key": None,
     "--base-url": "http://127.0.0.1:9/v1",
@@ -445,46 +447,174 @@ VALUES: dict[str, str | None] = {
     "--concurrency": "2",
     "--request-timeout": "5",
     "--max-retries": "1",
+    "--tpm": "1000",
+    "--rpm": "10",
     "--check-timeout": "5",
     "--max-model-len": "4096",
     "--engine-arg": "batch_size=8",
     "--overlength": "truncate-history",
     "--model-arg": "depth=1",
     "--temperature": "0.1",
-    "--top-p": "0.9",
     "--max-tokens": "64",
+    "--top-p": "0.9",
     "--stop": "x",
     "--extra-body": "{}",
+    "--seed": "3",
+    "--generations": "2",
+    "--judge-temperature": "0",
+    "--judge-max-tokens": "9",
+    "--judge-reasoning-effort": "low",
+    "--judge-extra-body": "{}",
+    "--judge-stop": "x",
+    "--judge-structured": None,
+    "--judge-samples": "2",
+    "--judge-max-retries": "1",
+    "--judge-base-url": "http://127.0.0.1:9/v1",
+    "--judge-api-key-env": "SOME_KEY",
+    "--judge-request-timeout": "9",
+    "--judge-concurrency": "2",
+    "--judge-tpm": "1000",
+    "--judge-rpm": "10",
+    "--judge-engine-arg": "max_model_len=9",
+    "--judge-price-in": "1",
+    "--max-cost": "5",
+    "--judge-batch-fallback": "direct",
+    "--judge-batch-poll-interval": "1",
+    "--judge-batch-tokens": "99",
+    "--rule-workers": "0",
+    "--failure-policy": "exclude",
 }
+MODEL_GROUPS = {
+    "endpoint": [
+        "--base-url", "--api-key-env", "--request-timeout", "--max-retries", "--tpm", "--rpm", "--check-timeout",
+        "--prompt-cache-key",
+    ],
+    "concurrency": ["--concurrency"],
+    "engine": ["--max-model-len", "--engine-arg", "--overlength"],
+    "python": ["--model-arg"],
+    "sampling": ["--temperature", "--max-tokens"],
+    "sampling on the wire": ["--top-p", "--stop", "--extra-body"],
+    "seed": ["--seed"],
+    "generations": ["--generations"],
+}  # fmt: skip
+ENDPOINT_ONLY = "they are for an OpenAI-compatible endpoint, --base-url"
+PYTHON_ARGS = "they are a Python world model's class arguments, --model python:MODULE:CLASS"
+MODEL_WHY = {
+    ("openai", "engine"): "the endpoint's server runs the model with its own engine settings and context window",
+    ("openai", "python"): PYTHON_ARGS,
+    ("vllm", "endpoint"): ENDPOINT_ONLY,
+    ("vllm", "concurrency"): ENDPOINT_ONLY,
+    ("vllm", "python"): PYTHON_ARGS,
+    **{("baseline", g): BASELINE for g in ("endpoint", "concurrency", "engine", "python", "sampling")},
+    ("baseline", "sampling on the wire"): BASELINE,
+    ("baseline", "generations"): "a baseline is deterministic: every generation would be the same",
+    ("python", "endpoint"): "a Python world model runs in this process: there is no endpoint",
+    ("python", "engine"): "a Python world model runs in this process, not in vLLM's engine",
+    ("python", "sampling on the wire"): "a Python world model is given only seed, max_tokens and temperature",
+}
+LOCAL = "http://127.0.0.1:9/v1"
 MODELS = {"openai": "m", "vllm": "some/model", "baseline": "baseline:oracle", "python": "python:wm:predict"}
 
 
-@pytest.mark.parametrize("backend", sorted(UNUSED_MODEL_FIELDS))
-def test_every_option_a_backend_does_not_use_is_refused_by_the_one_rule(tmp_path, backend):
-    """Issue 36: each backend refuses, by name and before anything is made, every option it has no use for."""
-    unused, why = UNUSED_MODEL_FIELDS[backend]
-    options = {
-        OPTION_NAMES[key]: field
-        for key, field in ((f"ModelSettings.{f}", f) for f in unused if f != "engine")
-        if key in OPTION_NAMES
-    }
-    options |= {o: "engine" for o in ("--max-model-len", "--engine-arg")} if "engine" in unused else {}
-    assert options
-    for option in options:
+def _given(option: str) -> list[str]:
+    return [option, *filter(None, [VALUES[option]])]
+
+
+def _one_rule(result, option: str, why: str | None, refused_by: str) -> None:
+    """Refused with `why` by `refused_by` when given, else not refused by the rule (the command may still stop
+    for another reason: vLLM not installed, no such module)."""
+    if why is None:
+        assert refusal(result)[1] != "bad_option" and "does not apply" not in result.stderr, (option, result.output)
+    else:
+        assert refusal(result) == (2, "bad_option"), (option, result.output)
+        assert result.stderr.startswith(f"error: {option} does not apply to {refused_by} ({why}): leave it out"), (
+            option,
+            result.stderr,
+        )
+
+
+@pytest.mark.parametrize("group", sorted(MODEL_GROUPS))
+@pytest.mark.parametrize("backend", sorted(MODELS))
+def test_the_one_rule_for_every_candidate_option_group_and_backend(monkeypatch, tmp_path, backend, group):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    why = MODEL_WHY.get((backend, group))
+    for option in MODEL_GROUPS[group]:
+        model = ["--model", MODELS[backend], "--backend", backend]
+        if backend == "openai" and option != "--base-url":
+            model += ["--base-url", LOCAL]
         result = invoke(
-            "run", "--model", MODELS[backend], "--backend", backend, option, *filter(None, [VALUES[option]]),
-            "--judge", "rules",
-            "--data", "sample", "--output", tmp_path / "results",
+            "run", *model, *_given(option), "--judge", "rules", "--data", "sample", "--dry-run",
+            "--output", tmp_path / "results",
         )  # fmt: skip
-        assert (result.exit_code, result.stderr) == (
-            2,
-            f"error: {option} does not apply to the {backend} backend ({why}): leave it out\n",
-        ), option
+        _one_rule(result, option, why, f"the {backend} backend")
+        if why is None and backend in ("openai", "baseline"):  # nothing else stops these
+            assert result.exit_code == 0 and "Nothing was spent." in result.stdout, (option, result.output)
+    assert not (tmp_path / "results").exists()
+
+
+JUDGE_GROUPS = {
+    "LLM judge": [
+        "--judge-temperature", "--judge-max-tokens", "--judge-reasoning-effort", "--judge-extra-body", "--judge-stop",
+        "--judge-structured", "--judge-samples", "--judge-max-retries",
+    ],
+    "endpoint": ["--judge-api-key-env", "--judge-request-timeout"],
+    "pacing": ["--judge-concurrency", "--judge-tpm", "--judge-rpm"],
+    "engine": ["--judge-engine-arg"],
+    "cost": ["--judge-price-in", "--max-cost"],
+    "batch": ["--judge-batch-fallback", "--judge-batch-poll-interval", "--judge-batch-tokens"],
+    "rules": ["--rule-workers"],
+    "both parties": ["--check-timeout", "--prompt-cache-key"],
+    "scoring": ["--failure-policy"],
+}  # fmt: skip
+JUDGES = {
+    "rules": ["--judge", "rules"],
+    "llm": ["--judge-model", "j", "--judge-base-url", LOCAL],
+    "batch": ["--judge-model", "j", "--judge-batch"],
+    "batch, re-asks direct": ["--judge-model", "j", "--judge-batch", "--judge-batch-fallback", "direct"],
+    "vllm": ["--judge-model", "some/judge", "--judge-backend", "vllm"],
+}
+RULES = "--judge rules (an LLM judge's settings; the rule judge is offline and free)"
+IN_PROCESS = "the vllm judge backend (it runs in this process: no endpoint, no price)"
+DIRECT = "direct judge calls (the Batch API's: --judge-batch)"
+BATCHED = (
+    "--judge-batch (the Batch API paces the batches; these pace verdicts sent directly: --judge-batch-fallback direct)"
+)
+ENDPOINT_JUDGE = "the openai judge backend (the in-process judge's: --judge-backend vllm)"
+ALONE = "an LLM judge alone (rule scoring only: --judge rules or both)"
+BASELINE_BACKEND = f"the baseline backend ({BASELINE})"  # the candidate's side names it: neither party uses it
+JUDGE_WHY = {
+    **{("rules", g): RULES for g in ("LLM judge", "endpoint", "pacing", "engine", "cost", "batch")},
+    ("rules", "both parties"): BASELINE_BACKEND,
+    **{("vllm", g): IN_PROCESS for g in ("endpoint", "pacing", "cost", "batch")},
+    ("vllm", "both parties"): BASELINE_BACKEND,
+    **{(j, "engine"): ENDPOINT_JUDGE for j in ("llm", "batch", "batch, re-asks direct")},
+    ("llm", "batch"): DIRECT,
+    ("batch", "pacing"): BATCHED,
+    **{(j, "rules"): ALONE for j in ("llm", "batch", "batch, re-asks direct", "vllm")},
+}
+
+
+@pytest.mark.parametrize("group", sorted(JUDGE_GROUPS))
+@pytest.mark.parametrize("judge", sorted(JUDGES))
+def test_the_one_rule_for_every_judge_option_group_and_judge(monkeypatch, tmp_path, judge, group):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    why = JUDGE_WHY.get((judge, group))
+    for option in JUDGE_GROUPS[group]:
+        if option in JUDGES[judge]:
+            continue  # the judge's own choice (--judge-batch-fallback direct)
+        priced = ["--judge-price-in", "1", "--judge-price-out", "2"] if option == "--max-cost" and not why else []
+        result = invoke(
+            "run", "--model", "baseline:oracle", *JUDGES[judge], *_given(option), *priced, "--data", "sample",
+            "--dry-run", "--output", tmp_path / "results",
+        )  # fmt: skip
+        refused_by, reason = why.rsplit(" (", 1) if why else ("", None)
+        _one_rule(result, option, reason and reason.removesuffix(")"), refused_by)
+        if why is None and judge != "vllm":  # nothing else stops these
+            assert result.exit_code == 0 and "Nothing was spent." in result.stdout, (option, result.output)
     assert not (tmp_path / "results").exists()
 
 
 SHARED = ("--check-timeout", "5", "--prompt-cache-key")  # each one option for the candidate and the judge alike
-LOCAL = "http://127.0.0.1:9/v1"
 
 
 @pytest.mark.parametrize(
@@ -584,3 +714,127 @@ def test_compare_names_where_the_judge_kind_came_from(results):
     assert "has no judge 'llm'" not in result.stderr
     assert result.stderr.startswith("error: ruled has no LLM judge's evaluation, as llm-only's primary judge (")
     assert result.stderr.endswith("Give --judge to compare evaluations of one kind both runs have\n")
+
+
+# --------------------------------------------------------------------------- typos of options and commands
+
+
+@pytest.mark.parametrize(
+    ("args", "message", "key"),
+    [
+        (["run", "--domian", "os"], "no such option: --domian; did you mean --domains?", "bad_usage"),
+        (["show", "RUN", "--falied"], "no such option: --falied; did you mean --failed or --flagged?", "bad_usage"),
+        (["--bogus"], "no such option: --bogus", "bad_usage"),
+        (["lss"], "no such command 'lss'; did you mean 'ls'?", "no_such_command"),
+        (["data", "valdate"], "no such command 'valdate'; did you mean 'validate'?", "no_such_command"),
+        (["show"], "missing argument RUN", "bad_usage"),  # as --help names it, never `{run}`
+    ],
+)
+def test_a_typo_of_an_option_or_a_command_is_one_error_line_with_the_closest_names(args, message, key):
+    """Issue 36: the parser's refusals were click's five-line usage box; every refusal is one `error:` line."""
+    result = invoke(*args)
+    assert refusal(result) == (2, key)
+    assert result.stderr == f"error: {message}\n" and result.stdout == ""
+
+
+def test_a_group_alone_still_shows_its_help():
+    result = invoke("data")
+    assert result.exit_code == 2 and "validate" in result.output and "error:" not in result.output
+
+
+# --------------------------------------------------------------------------- a run stopped by --max-cost
+
+
+def test_a_run_stopped_by_the_cap_prints_its_partial_scores_and_lists_every_sample_with_its_state(
+    monkeypatch, tmp_path
+):
+    """Issue 36: the stopped run printed nothing on stdout, its inference progress stayed at 0 though some were
+    predicted, and `ls RUN` left out the samples never predicted. The candidate is slow, the judge priced."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with FakeOpenAIServer(
+        responder=lambda body: Reply("obs", delay_s=0.3) if body["model"] == "m" else Reply(VERDICT)
+    ) as server:
+        result = invoke(
+            "run", "--model", "m", "--base-url", server.url, "--concurrency", "2",
+            "--judge-model", "j", "--judge-base-url", server.url, "--judge-price-in", "1000",
+            "--judge-price-out", "1000", "--max-cost", "10",
+            "--data", "sample", "--domains", "os", "--output", tmp_path, "--run-name", "capped",
+        )  # fmt: skip
+    assert refusal(result) == (1, "budget_exhausted")
+    run_dir = tmp_path / "capped"
+    predicted = {json.loads(line)["key"] for line in (run_dir / "predictions.jsonl").read_text().splitlines()}
+    scores = json.loads((run_dir / "scores.json").read_text())
+    judged, selected = scores["completeness"]["judged"], scores["completeness"]["selected"]
+    assert 0 < judged < len(predicted) < selected == 8
+    # stdout: the partial scores table, as at any command's end; stderr: the truth about what waits
+    assert "pending" in result.stdout and f"run saved in {run_dir}" in result.stdout
+    assert f"{selected - judged} not judged yet (stopped by --max-cost)" in result.stderr
+    assert "with a higher --max-cost;" in result.stderr and "if the cap stopped it" not in result.stderr
+    last_infer = [line for line in result.stderr.splitlines() if line.startswith("infer m: ")][-1]
+    assert last_infer.startswith(f"infer m: {len(predicted)}/8 ")
+    # every sample of the run, the never-predicted ones pending
+    listed = invoke("ls", "capped", "--output", tmp_path, "--format", "json")
+    statuses = {s["key"]: s["status"] for s in json.loads(listed.stdout)["samples"]}
+    assert len(statuses) == selected and {k for k, s in statuses.items() if s != "pending"} == predicted
+    assert sum(s == "scored" for s in statuses.values()) == judged
+
+
+def test_the_advice_to_finish_a_run_knows_how_it_was_made_and_whether_the_cap_stopped_it(monkeypatch, tmp_path):
+    """Issue 36: a run `infer` made was told to finish with "the same `awbench run` command", and a run the cap
+    stopped "with a higher --max-cost if the cap stopped it"."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    made = invoke(
+        "infer", "--model", "baseline:oracle", "--data", "sample", "--domains", "os", "--output", tmp_path,
+        "--run-name", "inferred",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    assert json.loads((tmp_path / "inferred" / "run.json").read_text())["made_by"] == "infer"
+    with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
+        judged = invoke(
+            "judge", "inferred", "--output", tmp_path, "--judge-model", "j", "--judge-base-url", server.url,
+            "--judge-price-in", "1000", "--judge-price-out", "1000", "--judge-concurrency", "1", "--max-cost", "5",
+        )  # fmt: skip
+    assert refusal(judged) == (1, "budget_exhausted")
+    board = invoke("leaderboard", "--output", tmp_path)
+    advice = f"finish it with `awbench judge {tmp_path / 'inferred'}` with a higher --max-cost; `awbench score`"
+    assert advice in board.stderr.replace("\n", " ") and "`awbench run`" not in board.stderr, board.stderr
+
+
+def test_a_baseline_far_from_every_name_lists_them_all(tmp_path):
+    result = invoke("run", "--model", "baseline:xyz", "--judge", "rules", "--data", "sample", "--output", tmp_path)
+    assert (result.exit_code, result.stderr) == (
+        2,
+        "error: unknown baseline 'baseline:xyz'; choose one of: baseline:oracle, baseline:last-observation, "
+        "baseline:empty\n",
+    )
+
+
+def test_turing_without_a_judge_or_a_test_to_resume_says_how_to_start_one(no_key, tmp_path):
+    """Issue 36: it said "no API key" for a judge the user never asked for."""
+    made = invoke("infer", "--model", "baseline:oracle", "--data", "sample", "--run-name", "r", "--output", tmp_path)
+    assert made.exit_code == 0, made.output
+    result = invoke("turing", "r", "--output", tmp_path)
+    assert refusal(result) == (2, "no_turing_test")
+    assert result.stderr == "error: no Turing test of r yet: run `awbench turing r --judge-model ...`\n"
+
+
+def test_python_dash_m_awbench_runs_the_command_line():
+    import subprocess
+    import sys
+
+    import awbench
+
+    done = subprocess.run(
+        [sys.executable, "-m", "awbench", "--version"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout.startswith(f"awbench {awbench.__version__}"), done.stderr) == (0, True, "")
+
+
+def test_a_missing_score_is_marked_as_every_other_table_marks_it(tmp_path):
+    """Issue 36: `score`'s tables showed `-` where `ls`, `show` and `leaderboard` show `–`."""
+    result = invoke(
+        "run", "--model", "baseline:empty", "--judge", "rules", "--failure-policy", "exclude", "--data", "sample",
+        "--domains", "os", "--output", tmp_path,
+    )  # fmt: skip
+    (os_row,) = [line for line in result.stdout.splitlines() if line.startswith("│ OS ")]
+    assert os_row.split("│")[1:-1][-1].strip() == "–"

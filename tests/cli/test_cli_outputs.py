@@ -53,10 +53,7 @@ def test_quickstart_prints_scores_on_stdout_and_failure_reasons_on_stderr(tmp_pa
     assert full.stdout.count("╭─ ground truth") == first_turns and len(full.stdout.splitlines()) > 300
 
 
-BASELINE_MESSAGE = (
-    "error: unknown baseline 'baseline:orcale'; choose one of: baseline:oracle, "
-    "baseline:last-observation, baseline:empty\n"
-)
+BASELINE_MESSAGE = "error: unknown baseline 'baseline:orcale'; did you mean 'baseline:oracle'?\n"  # issue 36
 
 
 @pytest.mark.parametrize("existing", [False, True])

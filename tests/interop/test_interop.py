@@ -858,12 +858,17 @@ def test_export_of_an_llm_run_writes_only_what_the_format_holds(tmp_path):
     assert rows["search/s0/1"]["error_message"] == "No model generation (the run has no prediction for this sample)"
 
 
-def test_export_of_k_generations_writes_generation_0_with_a_note(tmp_path):
+def test_export_of_k_generations_writes_generation_0_with_a_note(tmp_path, monkeypatch):
     results = tmp_path / "results"
+    # a model that samples: a baseline's generations would be copies (refused)
+    (tmp_path / "wm_seeded.py").write_text(
+        "def predict(messages, *, sample, seed, max_tokens, temperature):\n    return f'seed {seed}'\n"
+    )
+    monkeypatch.chdir(tmp_path)
     made = invoke(
         "run",
         "--model",
-        "baseline:oracle",
+        "python:wm_seeded:predict",
         "--judge",
         "rules",
         "--data",

@@ -88,8 +88,8 @@ def test_a_run_stopped_by_max_cost_is_never_ranked_nor_exported(tmp_path: Path) 
     assert scored.exit_code == 1, scored.output
     assert scored.stderr.splitlines() == [
         f"{waiting}: {judged} of {SAMPLES} judged, not ranked by the leaderboard nor exported; finish it with the "
-        f"same `awbench run` command or `awbench judge {out / 'capped'}` (with a higher --max-cost if the cap "
-        "stopped it); `awbench score` shows an unfinished run's scores, which are never ranked"
+        f"same `awbench run` command or `awbench judge {out / 'capped'}` with a higher --max-cost; `awbench score` "
+        "shows an unfinished run's scores, which are never ranked"
     ]
     assert "failed" not in scored.stderr
     total = next(line for line in scored.stdout.splitlines() if line.startswith("│ Overall (macro)"))

@@ -134,6 +134,24 @@ def test_with_one_generation_and_one_verdict_the_judge_and_generations_are_unsee
     assert rows["Overall"][3:5] == ["–", "–"] and rows["OS"][:2] == ["20", "7"]
 
 
+def test_a_baseline_has_no_generation_noise_and_is_not_told_to_measure_it(tmp_path):
+    """Issue 36: a baseline gives a sample the same prediction every time, so --generations 2 (refused for it)
+    would measure nothing: its generation noise is known to be 0, and no note suggests measuring it."""
+    keys, predictions, judgments = judged_records(20, 1, 1, seed=1)
+    variance = variance_components("llm", keys, predictions, judgments, "minimum", 1, deterministic=True)
+    assert variance is not None and variance.unseen == ["judge"] and variance.generation_sd == 0.0
+    assert "--generations" not in (variance.unseen_note() or "")
+    out = tmp_path / "results"
+    ran = CliRunner().invoke(
+        app,
+        ["run", "--model", "baseline:last-observation", "--judge", "rules"]
+        + ["--data", "sample", "--domains", "os", "--output", str(out), "--run-name", "b"],
+    )
+    assert ran.exit_code in (0, 1), ran.output
+    shown = CliRunner().invoke(app, ["show", "b", "--output", str(out)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "--generations 2" not in shown.output, shown.output
+
+
 def test_the_rule_judge_has_no_judge_noise_and_a_failed_generation_none_either():
     keys = [("os/1/1", "os", "t1"), ("os/2/1", "os", "t2"), ("os/3/1", "os", "t3")]
     predictions = {

@@ -261,12 +261,14 @@ def test_ls_of_a_run_lists_its_sample_keys_with_their_status(tmp_path: Path) -> 
     output = str(tmp_path / "results")
     inferred = cli("infer", "--model", "baseline:last-observation", *COMMON, "--output", output)
     assert inferred.exit_code == 0, inferred.output
-    listed = cli("ls", "r", "--output", output)
+    listed = cli("ls", "r", "--output", output)  # in a pipe: tab-separated, as `ls` of runs (issue 36)
     assert (listed.exit_code, listed.stdout, listed.stderr) == (
         0,
-        "os/2/1  failed\nos/2/2  predicted\nos/2/3  predicted\n",
-        "r: 3 samples with a prediction (1 failed, 2 predicted)\n",
+        "os/2/1\tfailed\nos/2/2\tpredicted\nos/2/3\tpredicted\n",
+        "r: 3 samples (1 failed, 2 predicted)\n",
     )
+    aligned = cli("ls", "r", "--output", output, env={"TTY_COMPATIBLE": "1"})  # in a terminal: aligned
+    assert aligned.stdout == "os/2/1  failed\nos/2/2  predicted\nos/2/3  predicted\n"
     judged = cli("judge", "r", "--judge", "rules", "--output", output)
     assert judged.exit_code == 1, judged.output
     listed = cli("ls", str(tmp_path / "results" / "r"), "--format", "json")
@@ -282,7 +284,7 @@ def test_ls_of_a_run_lists_its_sample_keys_with_their_status(tmp_path: Path) -> 
         ],
     }
     assert json.loads(listed.stdout)["judge"].startswith("rules-")
-    assert listed.stderr == "r: 3 samples with a prediction (2 scored, 1 failed)\n"
+    assert listed.stderr == "r: 3 samples (2 scored, 1 failed)\n"
 
 
 def test_one_line_collapses_whitespace_and_cuts_at_a_word() -> None:
