@@ -157,15 +157,16 @@ def test_a_cut_off_answer_is_not_taken(tmp_path: Path) -> None:
 
 def test_max_cost_stops_resumably(tmp_path: Path) -> None:
     questions = [question(f"q{i}", "say A") for i in range(6)]
-    # Each call is estimated at (tokens of the messages) + 1500 completion tokens: about $0.015 at $10/M.
+    # Each call is held at most (tokens of the messages) + 1500 completion tokens (--judge-max-tokens): about
+    # $0.015 at $10/M.
     with FakeOpenAIServer(responder=scripted) as server:
-        capped = settings(server.url, max_cost=0.04)
+        capped = settings(server.url, max_cost=0.04, max_tokens=1500)
         with pytest.raises(BudgetExhausted, match="--max-cost"):
             ask(ChoiceJudge(capped, PROMPTS), questions, tmp_path)
         assert len(server.requests) == 2
         kept = answer_table(tmp_path).load()
         assert sorted(kept) == ["q0", "q1"] and sum(a.cost_usd or 0 for a in kept.values()) == pytest.approx(0.004)
-        answers = ask(ChoiceJudge(settings(server.url), PROMPTS), questions, tmp_path)
+        answers = ask(ChoiceJudge(settings(server.url, max_tokens=1500), PROMPTS), questions, tmp_path)
         assert len(server.requests) == 6 and all(a.choice == "A" for a in answers.values())
 
 

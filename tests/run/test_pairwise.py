@@ -260,7 +260,8 @@ def test_the_leaderboard_table_fits_80_columns(results):
 
 def test_max_cost_covers_every_pair_and_resumes(results):
     with FakeOpenAIServer(responder=knows_the_truth) as server:
-        capped = invoke("leaderboard", str(results), *judge_args(server, results, "--max-cost", "0.05"))
+        held = ("--judge-max-tokens", "1500")  # what --max-cost holds for a call: its prompt and 1,500 tokens
+        capped = invoke("leaderboard", str(results), *judge_args(server, results, *held, "--max-cost", "0.05"))
         assert capped.exit_code == 1, capped.output
         assert "judge spend would pass the cap" in capped.output
         asked = len(server.requests)
@@ -268,7 +269,7 @@ def test_max_cost_covers_every_pair_and_resumes(results):
         answers = [ChoiceAnswer.model_validate_json(line) for t in tables for line in t.read_text().splitlines()]
         assert 0 < asked < 30 and len(answers) == asked
         assert sum(a.cost_usd or 0 for a in answers) <= 0.05  # over all pairs together
-        done = invoke("leaderboard", str(results), *judge_args(server, results), "--format", "json")
+        done = invoke("leaderboard", str(results), *judge_args(server, results, *held), "--format", "json")
         assert done.exit_code == 0, done.output
         assert len(server.requests) == 30  # only what was not answered
     assert json.loads(done.stdout)["answered"]["cost_usd"] == pytest.approx(0.06)

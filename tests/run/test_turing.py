@@ -377,8 +377,17 @@ def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_tra
 def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> None:
     make_run(tmp_path, "lo", "baseline:last-observation")
     with FakeBatchAPI(responder=knowing(truths)) as api:
-        common = ("--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json")
-        # Each call is estimated at its prompt and 1,500 completion tokens at the batch price: $0.1 buys 11 of the 52 questions (their prompts are long), then it stops.
+        common = (
+            "--judge-batch",
+            "--judge-batch-poll-interval",
+            "0.01",
+            "--judge-max-tokens",
+            "1500",
+            "--format",
+            "json",
+        )
+        # Each call is held at its prompt and --judge-max-tokens 1,500 at the batch price: $0.1 buys 11 of the 52
+        # questions (their prompts are long), then it stops.
         capped = turing(tmp_path, "lo", api, *common, "--max-cost", "0.1")
         assert capped.exit_code == 1 and "--max-cost" in capped.output and "resumable" in capped.output
         assert len(api.uploaded_lines()) == 11
