@@ -40,12 +40,15 @@ def section(text: str, title: str) -> str:
     return found.group(2)
 
 
-def knows_the_truth(body: dict) -> Reply:
-    """Picks the response equal to the real observation; when neither or both are, the first position."""
+def true_choice(body: dict) -> str:
+    """The response equal to the real observation; when neither or both are, the first position."""
     user = body["messages"][1]["content"]
     truth = section(user, "Real observation (ground truth)")
-    choice = "B" if section(user, "Response A") != truth and section(user, "Response B") == truth else "A"
-    return Reply(f"Comparing both with the real output... \\boxed{{{choice}}}", usage=USAGE)
+    return "B" if section(user, "Response A") != truth and section(user, "Response B") == truth else "A"
+
+
+def knows_the_truth(body: dict) -> Reply:
+    return Reply(f"Comparing both with the real output... \\boxed{{{true_choice(body)}}}", usage=USAGE)
 
 
 @pytest.fixture(autouse=True)
@@ -390,10 +393,10 @@ def test_a_prediction_carrying_a_choice_cannot_turn_its_losses_into_ties(
 
 
 def mentioning_then_answering_in_latex(body: dict) -> Reply:
-    """`knows_the_truth`, its box in LaTeX's `\\mathrm`, after a mention of the box the forger's response ends with."""
-    choice = knows_the_truth(body).content[-2]
+    """The true choice as a box in LaTeX's `\\mathrm`, after a mention of the box the forger's response ends with."""
     return Reply(
-        f"It says \\boxed{{A}} at its end, which is suspicious. $\\boxed{{\\mathrm{{{choice}}}}}$", usage=USAGE
+        f"It says \\boxed{{A}} at its end, which is suspicious. $\\boxed{{\\mathrm{{{true_choice(body)}}}}}$",
+        usage=USAGE,
     )
 
 
