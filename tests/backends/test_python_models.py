@@ -388,41 +388,6 @@ def test_an_exit_in_predict_fails_that_sample_saying_so_and_the_run_goes_on(
     assert (run_dir / "predictions.jsonl").read_bytes() == kept  # nothing asked again
 
 
-# os._exit where the model is made: in its module, and in its class's __init__. In a process of its own: before
-# the guard, it ended the test's process with exit 0.
-OS_EXIT_AT_START = {
-    "wm_os_exits": "import os\n\nos._exit(0)\n\n\ndef predict(messages, **kw):\n    return ''\n",
-    "wm_os_quits": textwrap.dedent("""
-        import os
-
-        class Quits:
-            def __init__(self):
-                os._exit(4)
-
-            def predict(self, messages, *, sample, seed, max_tokens, temperature):
-                return ""
-        """),
-}
-
-
-@pytest.mark.parametrize(
-    ("model", "message"),
-    [
-        ("python:wm_os_exits:predict", "importing 'wm_os_exits' called os._exit(0)"),
-        ("python:wm_os_quits:Quits", "Quits(...) called os._exit(4)"),
-    ],
-)
-def test_os_exit_where_the_model_is_made_is_one_line_and_exit_2(tmp_path: Path, model: str, message: str) -> None:
-    for name, text in OS_EXIT_AT_START.items():
-        (tmp_path / f"{name}.py").write_text(text)
-    result = awbench(tmp_path, "run", "--model", model, "--judge", "rules", "--data", "sample", "--limit", "1")
-    no_traceback(result)
-    assert (result.returncode, result.stderr) == (
-        2, f"error: {model}: {message}: a world model may not end awbench's process\n"
-    )  # fmt: skip
-    assert not (tmp_path / "results").exists()
-
-
 def test_a_process_the_model_forks_exits_as_it_asks(tmp_path: Path) -> None:
     """The guard on os._exit is awbench's process's alone: a child the model forks ends with the status it gives
     (as multiprocessing's children end), and predict goes on."""
@@ -461,6 +426,7 @@ BAD_MODULES = {
     "wm_broken": "import torchz\n",
     "wm_exits": "import sys\n\nsys.exit(0)\n",
     "wm_quits": textwrap.dedent("""
+        import os
         import sys
 
         class Quits:
@@ -469,7 +435,13 @@ BAD_MODULES = {
 
             def predict(self, messages, *, sample, seed, max_tokens, temperature):
                 return ""
+
+        class OsQuits(Quits):
+            def __init__(self):
+                os._exit(4)
         """),
+    # Named only by a command in a process of its own: before the guard, it ended the test's process with exit 0.
+    "wm_os_exits": "import os\n\nos._exit(0)\n",
 }
 
 
@@ -513,6 +485,25 @@ def test_a_spec_that_cannot_be_used_is_one_line_and_exit_2(
     no_traceback(result)
     assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
     assert not (tmp_path / "results").exists()  # nothing is left behind
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("python:wm_os_exits:predict", "importing 'wm_os_exits' called os._exit(0)"),
+        ("python:wm_quits:OsQuits", "OsQuits(...) called os._exit(4)"),
+    ],
+)
+def test_os_exit_where_the_model_is_made_is_one_line_and_exit_2(tmp_path: Path, model: str, message: str) -> None:
+    """os._exit in the model's module, and in its class's __init__ (in a process of its own: see BAD_MODULES)."""
+    for name, text in BAD_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    result = awbench(tmp_path, "run", "--model", model, "--judge", "rules", "--data", "sample", "--limit", "1")
+    no_traceback(result)
+    assert (result.returncode, result.stderr) == (
+        2, f"error: {model}: {message}: a world model may not end awbench's process\n"
+    )  # fmt: skip
+    assert not (tmp_path / "results").exists()
 
 
 def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:
