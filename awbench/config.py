@@ -403,6 +403,7 @@ class ScoringSettings(_Settings):
 # names, in any case (a file system may not tell `Pairwise` from `pairwise`).
 PAIRWISE_DIR = "pairwise"
 OWN_FOLDERS = (PAIRWISE_DIR,)
+PAIR_FILE = "pair.json"  # in each pair's folder under PAIRWISE_DIR: which runs, which judge
 
 
 def check_run_name(name: str) -> str:

@@ -96,6 +96,7 @@ class Sample:
     # record's text; left empty, it is computed here. (So `dataclasses.replace` with another record must
     # pass hash="" too.)
     hash: str = field(default="", compare=False)
+    repeats: int = field(default=0, compare=False)  # later rows alike in every field, taken once by the loader
 
     def __post_init__(self) -> None:
         if not self.hash:
@@ -228,7 +229,6 @@ class Usage(_Record):
 
 GenerationStatus = Literal["ok", "empty", "error", "truncated", "overlength"]
 FAILED_GENERATION: frozenset[str] = frozenset({"empty", "error", "truncated", "overlength"})
-NO_ANSWER: frozenset[str] = frozenset({"error", "overlength"})  # failed before the model answered anything
 
 
 class Generation(BaseModel):
@@ -293,10 +293,9 @@ class PredictionRecord(_Record):
 
     @property
     def content(self) -> str:
-        """What the model's answer held, thinking and tags included, as the reference's `gen` keeps it: ""
-        when no answer came (a transport error, a prompt over the context window)."""
-        if self.status in NO_ANSWER:
-            return ""
+        """What the model's answer held, thinking and tags included, as the reference's `gen` keeps it whatever
+        the status (text a content filter cut short too); "" when no answer came (a transport error, a prompt
+        over the context window)."""
         return self.raw if self.raw is not None else self.prediction
 
 

@@ -54,6 +54,7 @@ GENERATIONS: list[Generation] = [
     Generation(f"\t{OBS}  \t"),
     Generation("{context} {ground_truth} {{braces}} {0}"),
     Generation(f"</think></think>{P}{OBS}{Q}<think>"),
+    Generation(f"{P}{OBS}{Q}", "content_filter"),  # text the server's filter stopped: eval.py keeps and judges it
 ]
 
 S4 = '{"format": 4, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}'
@@ -117,4 +118,9 @@ VERDICTS: list[str] = [
     block('{"scores": {"format": 4, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4, "style": 1}}'),
     block('{"scores": {"\\u0066ormat": 2, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}'),
     "<think>" + block(f'{{"scores": {S4}}}'),
+    # Negative scores the reference keeps whole: a line of hundreds of digits, or -inf once scaled.
+    block('{"scores": {"format": -1.7e308, "factuality": 4, "consistency": 4, "realism": 4, "quality": 4}}'),
+    block('{"scores": {"format": 4, "factuality": -1e12, "consistency": 4, "realism": 4, "quality": 4}}'),
+    block('{"scores": {"format": 4, "factuality": 4, "consistency": -1e300, "realism": 4, "quality": 4}}'),
+    block('{"scores": {"format": 4, "factuality": 4, "consistency": 4, "realism": -9007199254740993, "quality": 4}}'),
 ]

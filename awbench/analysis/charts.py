@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from awbench.files import write_output
+from awbench.run.store import write_into_folder
 
 PALETTE = (
     "#4f46e5",
@@ -312,10 +312,8 @@ def _draw(ax: Any, shape: Shape, z: int) -> int:
     return z + 1
 
 
-def write_png(figure: Figure, path: Path) -> None:
-    """The figure drawn with matplotlib (Agg: no display needed) at PNG_SCALE times its size, in memory, then
-    written as an output into a folder (`write_output`: atomically, a failed write leaving the previous chart as
-    it was; a FIFO or a device there refused)."""
+def png(figure: Figure) -> bytes:
+    """The figure drawn with matplotlib (Agg: no display needed) at PNG_SCALE times its size, in memory."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -334,16 +332,17 @@ def write_png(figure: Figure, path: Path) -> None:
         fig.savefig(buffer, format="png", dpi=100 * PNG_SCALE)
     finally:
         plt.close(fig)
-    write_output(path, buffer.getvalue(), exact=False)
+    return buffer.getvalue()
 
 
 def write_figures(figures: Sequence[Figure], directory: Path) -> list[Path]:
-    """Each figure as `{id}.png` in `directory`."""
+    """Each figure as `{id}.png` in `directory` (`write_into_folder`: atomically, a failed write leaving the
+    previous chart as it was; a FIFO or a device there refused, a link into a run too)."""
     directory.mkdir(parents=True, exist_ok=True)
     written = []
     for figure in figures:
         path = directory / f"{figure.id}.png"
-        write_png(figure, path)
+        write_into_folder("--png", path, png(figure))
         written.append(path)
     return written
 

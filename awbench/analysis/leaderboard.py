@@ -29,6 +29,7 @@ from awbench.config import DEFAULT_JUDGE_MODEL, JudgeSettings
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL, macro_overall
 from awbench.records import SCHEMA_VERSION
 from awbench.resources import bundled
+from awbench.run.reference_scores import PrintedNumber
 from awbench.run.scoring import ScoresFile, ScoreTable, resume_advice
 from awbench.run.store import JudgeInfo, RunManifest, RunStore, StoreError, match_judge
 from awbench.run.variance import VarianceComponents
@@ -137,7 +138,7 @@ def full_benchmark(manifest: RunManifest) -> bool:
 
 
 class Cell(BaseModel):
-    value: float | None
+    value: PrintedNumber | None  # a reference dimension may be -inf, as eval.py prints it
     lo: float | None = None
     hi: float | None = None
     too_few: bool = False  # intervals asked for, but too few trajectories to give one (`stats.too_few`)

@@ -80,6 +80,7 @@ _OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EPIPE, errno.EI
 
 
 def main() -> None:
+    _hold_closed_standard_streams()
     _return_large_blocks_to_the_system()
     _escape_what_stdout_cannot_encode()
     try:
@@ -103,6 +104,31 @@ def _run() -> None:
         if not sys.stdout.closed:
             raise
         _stdout_failed("it was closed", errno.EBADF)  # `sys.stdout.close()`, by a world model's code
+
+
+def _hold_closed_standard_streams() -> None:
+    """A standard stream the shell closed (`>&-`, `2>&-`, `<&-`) leaves its descriptor free, for the first file
+    awbench opens to take, and what is printed after would go into that file; Python leaves the stream None,
+    which no print expects. Each is held by the null device: stdout opened for reading, so that printing fails
+    and is reported as for a full device (`_stdout_failed`: one line, exit 2); stdin empty; stderr for writing,
+    its messages lost (the exit code still tells)."""
+    for fd, name, flags, mode in (
+        (0, "stdin", os.O_RDONLY, "r"),
+        (1, "stdout", os.O_RDONLY, "w"),
+        (2, "stderr", os.O_WRONLY, "w"),
+    ):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(fd)
+            continue  # open after all: not ours to replace
+        except OSError:
+            pass
+        held = os.open(os.devnull, flags)
+        if held != fd:
+            os.dup2(held, fd)
+            os.close(held)
+        setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115 (the process's stream)
 
 
 def _escape_what_stdout_cannot_encode() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -697,7 +698,7 @@ def command(*groups: Group, config_file: bool = False) -> Callable[[Callable[...
             if kwargs.pop("print_config", False):
                 typer.echo(
                     config_document(
-                        {o.name: _toml_form(o, options.given[o.name]) for o in opts if o.name in options.given}
+                        {o.name: _printable(o, options.given[o.name]) for o in opts if o.name in options.given}
                     ),
                     nl=False,
                 )
@@ -749,6 +750,14 @@ def _toml_form(opt: Opt, value: Any) -> Any:
             return value
         return parsed if isinstance(parsed, dict) else value
     return value
+
+
+def _printable(opt: Opt, value: Any) -> Any:
+    """A given value as `--print-config` prints it, refused (exit 2) where a config file could not hold it: an
+    infinity or NaN, which TOML writes but a config file may not give (`_file_type`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        fail(f"{opt.option}: must be a finite number, got {value:g}", key="bad_option")
+    return _toml_form(opt, value)
 
 
 _STRICT = ConfigDict(strict=True, allow_inf_nan=False)  # TOML has nan and inf

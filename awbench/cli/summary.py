@@ -126,12 +126,12 @@ def reference_lines(scores: ScoresFile) -> list[str]:
     reference = scores.reference
     if reference is None:
         return []
-    domains = ", ".join(f"{DOMAIN_LABELS.get(d, d)} {_fmt(r.score)}" for d, r in reference.domains.items())
+    domains = ", ".join(f"{DOMAIN_LABELS.get(d, repr(d))} {_fmt(r.score)}" for d, r in reference.domains.items())
     lines = [
         f"as the reference eval.py prints it (what the leaderboard ranks): {domains}; Overall "
         f"{_fmt(reference.overall)} (macro), eval.py's own Overall line {_fmt(reference.overall_printed)}"
     ]
-    lines += [note for note in (reference.approximate_note(), reference.differences_note()) if note]
+    lines += reference.notes()
     if reference.quoted:
         lines.append(
             f"{reference.quoted} reference readings may have taken a verdict quoted from the prediction (eval.py "
@@ -161,6 +161,8 @@ def print_summary(
                 "protocol (--judge-prompts CHECKOUT), or import the reference's judged.jsonl"
             )
         console.print(scores.reference.printout(), markup=False, highlight=False, soft_wrap=True, emoji=False, end="")
+        for reference_note in scores.reference.notes():
+            err_console.print(reference_note, markup=False, highlight=False, soft_wrap=True)
     elif fmt == "json":
         console.print(scores.model_dump_json(indent=2), markup=False, highlight=False, soft_wrap=True, emoji=False)
     else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -368,17 +368,25 @@ def _error_message(err: Mapping[str, Any]) -> str:
 def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
     """`{domain}/{id}/{turn_idx}`; repeats of a key with another record get `#2`, `#3`... in read order, so every
     sample stays addressable. A row alike in every field to an earlier one (files joined with an overlap) is the
-    same sample: taken once, with a warning."""
+    same sample: taken once, with a warning, and counted in the sample's `repeats` (the reference's eval.py
+    counts every row)."""
     first: dict[str, _Entry] = {}
     alike: dict[tuple[str, str], _Entry] = {}  # (key, record hash) -> its first row
     seen: dict[str, int] = {}
-    samples, problems = [], []
+    places: dict[tuple[str, str], int] = {}  # (key, record hash) -> its first row's place in `samples`
+    samples: list[Sample] = []
+    problems: list[Problem] = []
     for entry in entries:
         base = entry.record.base_key()
         earlier = alike.setdefault((base, entry.hash), entry)
         if earlier is not entry and earlier.record.model_extra == entry.record.model_extra:
-            message = f"repeats {_where(earlier, entry)} (sample {base}): taken once"
+            message = (
+                f"repeats {_where(earlier, entry)} (sample {base}): taken once, where the reference's eval.py "
+                "counts every row (its numbers will differ)"
+            )
             problems.append(Problem(entry.path, entry.line, None, message, "warning"))
+            place = places[base, entry.hash]
+            samples[place] = replace(samples[place], repeats=samples[place].repeats + 1)
             continue
         seen[base] = seen.get(base, 0) + 1
         key = base if seen[base] == 1 else f"{base}#{seen[base]}"
@@ -388,6 +396,7 @@ def _assign_keys(entries: list[_Entry]) -> tuple[list[Sample], list[Problem]]:
             problems.append(Problem(entry.path, entry.line, None, message, "note"))
         else:
             first[base] = entry
+        places.setdefault((base, entry.hash), len(samples))
         samples.append(Sample(key=key, record=entry.record, origin=entry.origin, hash=entry.hash))
     return samples, problems
 

@@ -41,13 +41,20 @@ import yaml
 from awbench.analysis.leaderboard import full_benchmark, provenance, published_judge
 from awbench.config import DEFAULT_JUDGE_MODEL
 from awbench.domains import DOMAIN_LABELS, DOMAINS, PUBLISHED_TOTAL
-from awbench.files import write_output
 from awbench.interop.reference import IMPORTED_PROMPT_SET
 from awbench.judging.llm.prompts import BUILTIN_SETS
 from awbench.redact import url_secrets_masked
 from awbench.run.evaluations import resolve_judge
 from awbench.run.scoring import DomainScore, ScoresFile, resume_advice
-from awbench.run.store import Evaluation, JudgeInfo, RunManifest, RunStore, StoreError, refuse_run_output
+from awbench.run.store import (
+    Evaluation,
+    JudgeInfo,
+    RunManifest,
+    RunStore,
+    StoreError,
+    refuse_run_output,
+    write_into_folder,
+)
 
 DATASET_ID = "Qwen/AgentWorldBench"
 EVAL_RESULTS_FOLDER = ".eval_results"  # huggingface_hub.constants.EVAL_RESULTS_FOLDER
@@ -103,7 +110,7 @@ def export_hub_results(
     entries, notes = eval_results_entries(store, judge, allow_subset=allow_subset, source_url=source_url)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / FILE_NAME
-    write_output(path, to_yaml(entries), exact=False)
+    write_into_folder("--hf-eval-results", path, to_yaml(entries))
     return HubResults(path=path, entries=entries, notes=notes)
 
 

@@ -40,7 +40,7 @@ from awbench.data.dataset import LoadedData, conflicting_rows, load_samples, rea
 from awbench.data.json_lines import TOO_DEEP, parse_line, surrogate, value_problems
 from awbench.data.problems import DataError, Problem
 from awbench.domains import DIMENSIONS, to_100
-from awbench.files import DIR_MODE, fsync_dir, open_input, write_output
+from awbench.files import DIR_MODE, fsync_dir, open_input
 from awbench.judging import llm_judge_id
 from awbench.records import (
     Generation,
@@ -61,6 +61,7 @@ from awbench.run.store import (
     environment_facts,
     refuse_run_output,
     run_name_option,
+    write_into_folder,
 )
 from awbench.world_model.predictions import prediction_record
 
@@ -75,7 +76,6 @@ LIST_FIELDS = ("strengths", "weaknesses")
 REFERENCE_FIELDS = frozenset({"gen", "failed", *SCORE_FIELDS, *TEXT_FIELDS, *LIST_FIELDS})
 JUDGED_MARKERS = ("failed", *SCORE_FIELDS)  # a row with any of them is a judged.jsonl row
 TOTAL_TOLERANCE = 0.01  # total_score may be rounded
-MAX_MAGNITUDE = 10**9  # no judge's score; far below what would overflow a float once averaged and scaled
 MAX_TOTAL = 5  # total_score is the mean of the scores above 0, each at most 5, or 0
 
 
@@ -177,7 +177,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
     directory.mkdir(parents=True, exist_ok=True)
     pred_path, judged_path = directory / "predictions.jsonl", directory / "judged.jsonl"
     predictions_text = "".join(_line(reference_prediction(s, predictions.get((s.key, 0)))) for s in samples)
-    write_output(pred_path, predictions_text, exact=False)
+    write_into_folder("--official", pred_path, predictions_text)
     written, notes = [pred_path], []
     if chosen is None:
         notes.append(
@@ -196,7 +196,7 @@ def export_reference(store: RunStore, samples: list[Sample], directory: Path, ju
             reference_judged(s, predictions.get((s.key, 0)), judgments.get((s.key, 0)), chosen.id, by_reference)
             for s in samples
         ]
-        write_output(judged_path, "".join(_line(row) for row in rows), exact=False)
+        write_into_folder("--official", judged_path, "".join(_line(row) for row in rows))
         written.append(judged_path)
         if by_reference:
             notes.append(
@@ -256,8 +256,8 @@ def _shown(value: Any) -> str:
         return "an object"
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_MAGNITUDE:
-        return f"an integer beyond ±{MAX_MAGNITUDE:,}"  # too long to print (Python refuses 4,300+ digits)
+    if isinstance(value, int) and not isinstance(value, bool) and len(digits := str(value)) > 40:
+        return f"{digits[:40]}… ({len(digits.lstrip('-'))} digits)"
     if isinstance(value, str) and len(value) > 40:
         value = value[:40] + "…"
     # Text that is not valid Unicode is shown escaped, as it could not be printed.
@@ -265,11 +265,9 @@ def _shown(value: Any) -> str:
 
 
 def _number(value: Any) -> TypeGuard[int | float]:
-    """A finite number the reference's arithmetic can take: `true` and `false` too (eval.py averages them as 1
-    and 0), an integer within MAX_MAGNITUDE (larger ones would overflow its 0..100 scale)."""
-    if isinstance(value, int):
-        return abs(value) <= MAX_MAGNITUDE
-    return isinstance(value, float) and math.isfinite(value)
+    """A number the reference's arithmetic takes: an integer of any size (its judge parser keeps a judge's
+    negative score whole), `true` and `false` too (eval.py averages them as 1 and 0), a finite float."""
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _parse_line(raw: bytes, number: int, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
@@ -443,21 +441,21 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
             f"expected a number 0..{MAX_TOTAL} (the mean of the scores above 0, or 0), got {_shown(total)}",
         )
         total = None
-    scores: dict[str, int] = {}
+    scores: dict[str, int | float] = {}
     for name in DIMENSIONS:
         if name not in values:
             if failed == 0:
                 add(name, "missing field: a scored row (failed 0.0) has all five dimension scores, 0 for a missing one")
             continue
         value = values[name]
-        if not _number(value) or not float(value).is_integer() or value > 5:
+        if not _number(value) or not (isinstance(value, int) or value.is_integer()) or value > 5:
             add(
                 name,
                 f"expected an integer score 1..5 (0 or false for a missing one; the reference keeps negative ones), "
                 f"got {_shown(value)}",
             )
         else:
-            scores[name] = int(value)
+            scores[name] = value
     if failed == 1:
         given = [n for n in SCORE_FIELDS if n in values and _number(values[n]) and values[n] != 0]
         if given:
@@ -481,7 +479,7 @@ def _row_problems(row: _Row, reading: _Reading, label: str) -> list[Problem]:
             elif value < 0:
                 add(
                     name,
-                    f"{value}, below 1: the reference averages it into its {name} line and leaves it out of "
+                    f"{_shown(value)}, below 1: the reference averages it into its {name} line and leaves it out of "
                     "the total; the strict score leaves it out",
                     "warning",
                 )
@@ -550,9 +548,9 @@ def imported_judgment(sample: Sample, fields: dict[str, Any]) -> JudgmentRecord 
             reference=ReferenceReading(success=False),
         )
         return JudgmentRecord(**common, status="failed", error=failed.error, verdicts=[failed])
-    given = {d: int(fields[d]) for d in DIMENSIONS}
+    given = {d: fields[d] for d in DIMENSIONS}  # as the file has them: eval.py's arithmetic takes them so
     reference = ReferenceReading(success=True, scores=given, total_score=fields.get("total_score", 0), attempt=1)
-    scores = {d: v for d, v in given.items() if v > 0}  # the strict reading: scores on the rubric's scale only
+    scores = {d: int(v) for d, v in given.items() if v > 0}  # the strict reading: scores on the rubric's scale only
     status = "complete" if len(scores) == len(DIMENSIONS) else "partial" if scores else "unparsed"
     verdict = VerdictRecord(
         status=status,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from awbench.judging.llm.prompts import reference_subtask
 from awbench.judging.llm.verdict_records import consistency_stats
 from awbench.records import JudgmentRecord, PredictionRecord, Sample, Usage
 from awbench.run.failures import failure_groups
@@ -48,7 +49,12 @@ def score_run(store: RunStore, samples: list[Sample], reuse_fresh: bool = False)
         protocol = infos[judge_id].described.get("protocol")
         if protocol in REFERENCE_PROTOCOLS:
             extra["reference"] = reference_scores(
-                keys, predictions, judgments[judge_id], policy, read_by_code=protocol == "reference"
+                [(s.key, reference_subtask(s.record)) for s in samples],
+                predictions,
+                judgments[judge_id],
+                policy,
+                read_by_code=protocol == "reference",
+                repeated=sum(s.repeats for s in samples),
             )
         records = judgments[judge_id].values()
         repeated = [r for r in records if len(r.verdicts) > 1]

@@ -23,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from awbench.config import PAIRWISE_DIR, JudgeSettings
+from awbench.config import PAIR_FILE, PAIRWISE_DIR, JudgeSettings
 from awbench.files import JsonlTable, StoreError, own_dir, read_json, write_atomic
 from awbench.judging.choice.judge import ChoiceAnswer, ChoiceJudge, ChoiceQuestion, answer_table
 from awbench.judging.choice.pairwise_prompts import load_pairwise_prompts, pairwise_messages
@@ -35,7 +35,6 @@ from awbench.run.scoring import GenKey
 from awbench.run.stages import Progress
 from awbench.run.store import JudgeInfo, RunLock, RunStore, refuse_run_output
 
-PAIR_FILE = "pair.json"
 Side = Literal["x", "y"]
 SIDES: tuple[Side, Side] = ("x", "y")
 
@@ -185,7 +184,7 @@ def pair_job(
         judge=JudgeInfo(id=judge.id, kind="llm", settings=judge.settings, described=judge.describe()),
     )
     directory = own_dir(output, pair_directory(output, pairing.x, pairing.y, judge.id))
-    refuse_run_output("the pairwise answers", directory)
+    refuse_run_output("the pairwise answers", directory, pairs=False)
     return PairJob(pairing, info, directory, pair_questions(pairing, judge.prompt_set))
 
 

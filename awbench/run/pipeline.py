@@ -191,10 +191,12 @@ def finish(store: RunStore) -> None:
 
 def exit_code(scores: ScoresFile, max_failure_rate: float) -> int:
     """The exit code of `run`, `judge` and `score`: 0 when the evaluation is good; 1 when failures exceed the
-    tolerated rate, nothing at all was scored, or some generation is not judged yet (incomplete)."""
+    tolerated rate, nothing at all was scored (by the strict score, nor by the reference's reading where there is
+    one: eval.py prints a domain whose valid rows all total 0), or some generation is not judged yet (incomplete)."""
     total = sum(d.n for d in scores.domains.values()) * scores.generations
     failures = sum(d.failed + d.unscored for d in scores.domains.values())
-    measured = any(d.score is not None for d in scores.domains.values()) and scores.completeness.complete
+    scored = [*scores.domains.values(), *scores.ranked().domains.values()]
+    measured = any(d.score is not None for d in scored) and scores.completeness.complete
     return measurement_exit_code(measured, total, failures, max_failure_rate)
 
 

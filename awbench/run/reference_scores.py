@@ -1,12 +1,15 @@
 """The numbers the reference `eval.py` prints for a run's generations and judge answers (pure functions).
 
-Its `aggregate_scores`, in its own order of operations: per domain (the record's subtask), the rows its judge
-stage read successfully are valid; each rubric dimension and `total_score` is averaged with `statistics.mean`
-(exact) over the valid rows where it is not 0 (negative scores are averaged in, `false` is 0), and only then
-put on 0..100 as (x - 1) / 4 * 100, so a domain whose valid rows all have a 0 total prints -25.00; its
-"Overall" is that mean over every valid row's non-zero total, whatever its domain. A row is one sample's first
-generation, read from its judgment's first verdict (`ReferenceReading`). `printout` gives the text `eval.py`
-prints, digit for digit.
+Its `aggregate_scores`, in its own order of operations: per subtask (the task after its last slash, as written:
+`agentworld/SWE` is a group of its own), the rows its judge stage read successfully are valid; each rubric
+dimension and `total_score` is averaged with `statistics.mean` (exact) over the valid rows where it is not 0
+(negative scores are averaged in, `false` is 0), and only then put on 0..100 as (x - 1) / 4 * 100, so a
+domain whose valid rows all have a 0 total prints -25.00; its "Overall" is that mean over every valid row's
+non-zero total, whatever its domain. A row is one sample's first generation, read from its judgment's first
+verdict (`ReferenceReading`). `printout` gives the text `eval.py` prints, digit for digit: the reference keeps
+negative scores of any size, so a dimension's line may be a number of hundreds of digits, `-inf` (the scaling
+overflows a float), or none at all where the mean itself is beyond a float (eval.py raises OverflowError
+there, and prints nothing after it).
 
 Beside it stays awbench's strict score; `differences` says, per reason, how many samples the two read
 differently, so that a gap between them is explained sample by sample.
@@ -14,11 +17,13 @@ differently, so that a gap between them is explained sample by sample.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from statistics import mean
+from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import AllowInfNan, BaseModel, Field, PlainSerializer
 
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall
 from awbench.records import FINITE_NUMBERS, JudgmentRecord, PredictionRecord, ReferenceReading
@@ -38,13 +43,24 @@ AVERAGED = "several verdicts averaged by awbench"
 RULE = "=" * 70
 
 
+def _json_number(value: float) -> float | str:
+    return value if math.isfinite(value) else str(value)
+
+
+# A dimension line of eval.py's: any float, -inf, inf and nan included (JSON has none of those: scores.json holds
+# them as the text eval.py prints, "-inf").
+PrintedNumber = Annotated[float, AllowInfNan(True), PlainSerializer(_json_number, when_used="json")]
+
+
 class ReferenceDomain(BaseModel):
     model_config = FINITE_NUMBERS  # as scores.json's other numbers (negatives are the reference's own)
 
     score: float | None  # eval.py's total_score line; None where it prints "No valid results."
     n: int  # samples
     valid: int  # rows the reference counts
-    dimensions: dict[str, float] = Field(default_factory=dict)  # eval.py's per-dimension lines, 0..100
+    dimensions: dict[str, PrintedNumber] = Field(default_factory=dict)  # eval.py's per-dimension lines
+    # Columns whose mean is beyond a float, where eval.py raises OverflowError: it prints nothing from there on.
+    overflows: list[str] = Field(default_factory=list)
 
 
 class ReferenceScores(BaseModel):
@@ -62,6 +78,8 @@ class ReferenceScores(BaseModel):
     # Readings made by awbench's restatement of the reference's parser (runs judged before awbench ran the
     # checkout's own code): the numbers are then approximate.
     approximate: int = 0
+    # Data rows alike in every field to an earlier one: awbench takes them once, eval.py counts each.
+    repeated: int = 0
 
     def differences_note(self) -> str | None:
         """E.g. `9 samples differ: 5 empty generations judged by the reference, 3 dimensions read as 0 ...`."""
@@ -79,8 +97,58 @@ class ReferenceScores(BaseModel):
             "--reparse` reads them again with the checkout's"
         )
 
+    def repeated_note(self) -> str | None:
+        if not self.repeated:
+            return None
+        return (
+            f"{self.repeated} data rows repeat an earlier row in every field: awbench evaluates each such sample "
+            "once, eval.py counts every row, so its numbers for these data differ from the reference numbers here"
+        )
+
+    def subtasks_note(self) -> str | None:
+        """The groups eval.py makes of tasks spelled otherwise than a domain (`agentworld/SWE`), printed apart
+        from its domain lines."""
+        odd = {name: row.n for name, row in self.domains.items() if name not in DOMAINS}
+        if not odd:
+            return None
+        groups = ", ".join(f"{name!r} ({n})" for name, n in odd.items())
+        return (
+            f"eval.py groups {sum(odd.values())} samples under their task's own spelling, apart from their "
+            f"domain's line: {groups}"
+        )
+
+    def stop(self) -> tuple[str, str] | None:
+        """(subtask, column) where eval.py raises OverflowError, in its printing order; None when it prints all."""
+        for domain in sorted(self.domains):
+            row = self.domains[domain]
+            if row.overflows:
+                return domain, row.overflows[0]
+        return None
+
+    def stopped_note(self) -> str | None:
+        stop = self.stop()
+        if stop is None:
+            return None
+        domain, column = stop
+        return (
+            f"eval.py stops at {DOMAIN_LABELS.get(domain, domain.capitalize())}'s {column}: the mean of its scores is "
+            "beyond a float (OverflowError); the lines before it are all it prints"
+        )
+
+    def notes(self) -> list[str]:
+        """What to know beside the numbers, each once."""
+        found = [
+            self.stopped_note(),
+            self.approximate_note(),
+            self.repeated_note(),
+            self.subtasks_note(),
+            self.differences_note(),
+        ]
+        return [note for note in found if note]
+
     def printout(self) -> str:
-        """What eval.py's `aggregate_scores` prints for these rows (its domains in its sorted order)."""
+        """What eval.py's `aggregate_scores` prints for these rows (its subtasks in its sorted order); up to where
+        it raises OverflowError, if it does."""
         lines = ["", RULE, "AgentWorldBench Evaluation Results", RULE]
         for domain in sorted(self.domains):
             row = self.domains[domain]
@@ -89,7 +157,10 @@ class ReferenceScores(BaseModel):
             if row.score is None:
                 lines.append("  No valid results.")
                 continue
-            for name, value in [*row.dimensions.items(), ("total_score", row.score)]:
+            for name in [*DIMENSIONS, "total_score"]:
+                if name in row.overflows:
+                    return "\n".join(lines) + "\n"
+                value = row.score if name == "total_score" else row.dimensions[name]
                 lines.append(f"  {name:>15s}: {value:.2f}")
         if self.overall_printed is not None:
             samples = sum(row.n for row in self.domains.values())
@@ -111,10 +182,11 @@ def reference_scores(
     judgments: Mapping[GenKey, JudgmentRecord],
     policy: str = "minimum",
     read_by_code: bool = True,
+    repeated: int = 0,
 ) -> ReferenceScores:
     """`keys`: (sample key, subtask as eval.py groups it). `read_by_code`: the readings were made by the
     checkout's code (a reference-protocol run), so one made before awbench ran it is approximate; an imported
-    file's readings are its own rows, exact."""
+    file's readings are its own rows, exact. `repeated`: data rows awbench took once that eval.py counts again."""
     rows: dict[str, list[ReferenceReading | None]] = defaultdict(list)
     differences: Counter[str] = Counter()
     approximate = 0
@@ -139,6 +211,7 @@ def reference_scores(
         differences=dict(differences.most_common()),
         quoted=differences[QUOTED],
         approximate=approximate,
+        repeated=repeated,
     )
 
 
@@ -146,17 +219,26 @@ def _domain(rows: list[ReferenceReading | None]) -> ReferenceDomain:
     valid = [r for r in rows if r is not None]
     if not valid:
         return ReferenceDomain(score=None, n=len(rows), valid=0)
-    dimensions = {dim: _printed([r.scores.get(dim, 0) for r in valid]) for dim in DIMENSIONS}
+    columns = {dim: _printed([r.scores.get(dim, 0) for r in valid]) for dim in DIMENSIONS}
+    score = _printed([r.total_score for r in valid])  # each total is 0 or 1..5: never beyond a float
+    assert score is not None
     return ReferenceDomain(
-        score=_printed([r.total_score for r in valid]), n=len(rows), valid=len(valid), dimensions=dimensions
+        score=score,
+        n=len(rows),
+        valid=len(valid),
+        dimensions={dim: value for dim, value in columns.items() if value is not None},
+        overflows=[dim for dim, value in columns.items() if value is None],
     )
 
 
-def _printed(values: list[int | float]) -> float:
+def _printed(values: list[int | float]) -> float | None:
     """eval.py's line for one column: the exact mean of its non-zero values (0.0 when there is none), then
-    normalised."""
+    normalised, with its overflows (-inf); None where eval.py raises OverflowError (a mean beyond a float)."""
     counted = [v for v in values if v != 0]
-    return _normalized(mean(counted) if counted else 0.0)
+    try:
+        return _normalized(mean(counted) if counted else 0.0)
+    except OverflowError:
+        return None
 
 
 def _normalized(raw: float) -> float:

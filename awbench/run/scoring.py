@@ -19,7 +19,7 @@ from awbench.domains import DIMENSIONS, DOMAIN_LABELS, DOMAINS, macro_overall, p
 from awbench.judging.injection import INJECTION_FLAG
 from awbench.records import FINITE_NUMBERS, SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord, Score
 from awbench.run.failures import FailureGroup
-from awbench.run.reference_scores import ReferenceScores
+from awbench.run.reference_scores import ReferenceDomain, ReferenceScores
 from awbench.run.variance import Generation, Sample, VarianceComponents, components, noise_weight, verdict_scores
 
 FailurePolicy = Literal["minimum", "exclude"]
@@ -193,12 +193,12 @@ class ScoresFile(BaseModel):
         (`scored`: the rows it counts; failures and unscored samples as awbench counts them); otherwise these."""
         if self.reference is None:
             return self
-        domains = {
-            d: self.domains[d].model_copy(
-                update={"score": r.score, "scored": r.valid, "dimensions": r.dimensions, "generation_spread": None}
-            )
-            for d, r in self.reference.domains.items()
-        }
+        domains = {}
+        for d, strict in self.domains.items():
+            # eval.py's line of the domain: its samples whose task is spelled otherwise are grouped apart.
+            r = self.reference.domains.get(d) or ReferenceDomain(score=None, n=0, valid=0)
+            update = {"score": r.score, "scored": r.valid, "dimensions": r.dimensions, "generation_spread": None}
+            domains[d] = strict.model_copy(update=update)
         return self.model_copy(
             update={
                 "overall": self.reference.overall,

@@ -38,7 +38,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
 import awbench
-from awbench.config import JudgeSettings, RunConfig, check_run_name
+from awbench.config import PAIR_FILE, PAIRWISE_DIR, JudgeSettings, RunConfig, check_run_name
 from awbench.files import (
     JsonlTable,
     StoreError,
@@ -49,6 +49,7 @@ from awbench.files import (
     read_own,
     refuse_planted,
     write_atomic,
+    write_output,
 )
 from awbench.judging import JUDGE_ID, JUDGE_ID_CHARS
 from awbench.records import SCHEMA_VERSION, JudgeKind, JudgmentRecord, PredictionRecord
@@ -525,22 +526,55 @@ def match_judge(run_name: str, kinds: Mapping[str, str], wanted: str | None) -> 
     )
 
 
-def refuse_run_output(option: str, path: Path) -> None:
+def refuse_run_output(option: str, path: Path, pairs: bool = True) -> None:
     """StoreError unless `path`, given to write an output (a file, or a directory to write files into), lies
     outside every run: a run directory, anything inside one (say its run.json), or a link to either is the
-    run's own, and writing there would replace or mix with what the run holds."""
+    run's own, and writing there would replace or mix with what the run holds. `pairs`: the pairwise answers'
+    folders too (for every writer but their own)."""
     try:
         resolved = path.resolve()  # a link is judged by where it leads
     except (OSError, RuntimeError):  # a loop of links: writing through it fails later, naming the path
         resolved = path.absolute()
     for directory in (resolved, *resolved.parents):
-        if os.path.isfile(RunStore(directory).manifest_path):  # a directory it may not look into holds no run of ours
-            where = "is the run directory" if directory == resolved else "lies inside the run directory"
+        owner = _owner(directory, pairs)
+        if owner:
+            what, writers = owner
+            where = "is" if directory == resolved else "lies inside"
             raise StoreError(
-                f"{option} {path} {where} {directory}, whose files only awbench's run commands "
-                "write: give a path outside every run",
+                f"{option} {path} {where} {what} {directory}, whose files only {writers} write: give a path "
+                "outside every run",
                 key="output_in_run",
             )
+
+
+def write_into_folder(option: str, path: Path, content: str | bytes) -> None:
+    """One file of an output folder the user gave (`option`: --png, --official, --hf-eval-results): refused where
+    it leads into a run or the pairwise answers (through a link planted there), else written as `write_output`
+    writes a folder's file."""
+    refuse_run_output(option, path)
+    write_output(path, content, exact=False)
+
+
+def _owner(directory: Path, pairs: bool) -> tuple[str, str] | None:
+    """What of awbench's `directory` is, and which commands write it; None for a directory of the user's (or
+    one it may not look into: it holds nothing of ours)."""
+    if os.path.isfile(RunStore(directory).manifest_path):
+        return "the run directory", "awbench's run commands"
+    if pairs and (
+        os.path.isfile(directory / PAIR_FILE) or (directory.name == PAIRWISE_DIR and any(_pair_files(directory)))
+    ):
+        return "the pairwise answers' folder", "`awbench compare --pairwise` and `leaderboard --pairwise`"
+    return None
+
+
+def _pair_files(pairwise: Path) -> Iterator[Path]:
+    """The pair.json files of a pairwise folder: pairwise/<x>/<y>/<judge id>/, or an earlier version's
+    pairwise/<x>__vs__<y>/<judge id>/."""
+    try:
+        yield from pairwise.glob(f"*/*/{PAIR_FILE}")
+        yield from pairwise.glob(f"*/*/*/{PAIR_FILE}")
+    except OSError:
+        return
 
 
 def resolve_run(run: str, output: Path) -> RunStore:

@@ -285,6 +285,22 @@ def test_print_config_prints_the_options_given_and_runs_nothing(tmp_path):
     assert (again.exit_code, again.stdout) == (0, result.stdout)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--max-cost", "inf"), ("--check-timeout", "1e999"), ("--judge-batch-poll-interval", "nan")],
+)
+def test_print_config_never_prints_a_file_that_run_refuses(option, value, tmp_path):
+    """`--max-cost inf --print-config` printed `max_cost = inf`, a config file `run` then refused: refused at
+    once, as `run` refuses the flag, and nothing printed."""
+    judge = ["--judge-model", "m", "--judge-base-url", "http://127.0.0.1:9/v1"]
+    if option == "--judge-batch-poll-interval":
+        judge.append("--judge-batch")
+    result = runner.invoke(app, ["run", "--model", "baseline:oracle", *judge, option, value, "--print-config"])
+    shown = {"inf": "inf", "1e999": "inf", "nan": "nan"}[value]
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == f"error: {option}: must be a finite number, got {shown}\n"
+
+
 def test_infer_and_judge_read_a_config_file_too(tmp_path):
     config = tmp_path / "infer.toml"
     config.write_text(

@@ -215,9 +215,11 @@ def test_duplicate_keys_get_suffixes_and_notes(tmp_path):
 def test_duplicate_in_another_file_names_that_file(tmp_path):
     write(tmp_path / "mcp_test.jsonl", rec(id=1))
     other = write(tmp_path / "extra_test.jsonl", rec(id=1))
-    _, problems = read_source(str(tmp_path))
+    samples, problems = read_source(str(tmp_path))
+    assert [(s.key, s.repeats) for s in samples] == [("mcp/1/1", 1)]  # what eval.py counts twice
     assert [str(p) for p in problems] == [
-        f"{other}:1: repeats {tmp_path}/mcp_test.jsonl:1 (sample mcp/1/1): taken once"
+        f"{other}:1: repeats {tmp_path}/mcp_test.jsonl:1 (sample mcp/1/1): taken once, where the "
+        "reference's eval.py counts every row (its numbers will differ)"
     ]
 
 

@@ -227,9 +227,9 @@ MALFORMED = [
     ("score-negative-fraction", change(consistency=-1.5), [f"{{f}}:2: consistency: {SCORE} -1.5"]),
     ("score-string", change(realism="4"), [f'{{f}}:2: realism: {SCORE} "4"']),
     (
-        "score-huge",
-        line2(lambda t: t.replace('"format": 4', '"format": -' + "9" * 50)),
-        [f"{{f}}:2: format: {SCORE} an integer beyond ±1,000,000,000"],
+        "score-huge",  # above 5, which the reference's parser never keeps; a huge negative one is its own
+        line2(lambda t: t.replace('"format": 4', '"format": ' + "9" * 50)),
+        [f"{{f}}:2: format: {SCORE} {'9' * 40}… (50 digits)"],
     ),
     ("score-null", change(quality=None), [f"{{f}}:2: quality: {SCORE} null"]),
     ("score-nan", line2(lambda t: t.replace('"format": 4', '"format": NaN')), [f"{{f}}:2: format: {SCORE} NaN"]),
@@ -748,18 +748,20 @@ def test_a_prediction_stored_once_is_exported_whole_as_gen(awbench_run, tmp_path
 
 
 def test_failed_generations_export_what_the_model_answered_as_gen(awbench_run, tmp_path):
-    """The reference's inference stage keeps any answer the model gave, cut off or empty once its thinking is
-    removed; only a request that got no answer has gen "" (and is not judged by its judge stage)."""
+    """The reference's inference stage keeps any answer the model gave, cut off, stopped by the content filter or
+    empty once its thinking is removed; only a request that got no answer has gen "" (and is not judged by its
+    judge stage)."""
     run = tmp_path / "results" / "failures"
     shutil.copytree(awbench_run, run)
     records = [json.loads(line) for line in (run / "predictions.jsonl").read_text(encoding="utf-8").splitlines()]
-    answers = {
-        "truncated": ("<think>plan</think>half of an obser", "half of an obser"),
-        "empty": ("<think>only a plan</think>  ", ""),
-        "error": (None, ""),
-    }
+    answers = [
+        ("truncated", "<think>plan</think>half of an obser", "half of an obser"),
+        ("empty", "<think>only a plan</think>  ", ""),
+        ("error", "<predicted_observation>filtered</predicted_observation>", ""),  # finish_reason content_filter
+        ("error", None, ""),
+    ]
     changed = {}
-    for record, (status, (raw, prediction)) in zip(records, answers.items()):
+    for record, (status, raw, prediction) in zip(records, answers):
         record.update(status=status, raw=raw, prediction=prediction, error="why")
         changed[f"{record['key'].split('/', 1)[1]}"] = raw or ""
     (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")

@@ -1,7 +1,7 @@
 """Reference-exact numbers: a reference-protocol run, an import and an export give, digit for digit, what the
 reference `eval.py` prints, because awbench runs the checkout's own parsers and eval.py's arithmetic.
 
-Local servers of our own answer with awkward outputs (`tests/awkward_outputs.py`: 37 generation shapes and 49
+Local servers of our own answer with awkward outputs (`tests/awkward_outputs.py`: 38 generation shapes and 53
 verdict shapes; each sample gets its own generation and its own sequence of answers, ask by ask). Without a
 checkout, the stand-in checkout (`tests/reference_checkout.py`) stands for the reference's code and
 `eval_py_printout` restates eval.py's `aggregate_scores` on the rows its judge stage would write. With
@@ -33,6 +33,7 @@ from typer.testing import CliRunner
 from awbench.cli import app
 from awbench.domains import DIMENSIONS, DOMAIN_LABELS
 from awbench.resources import sample_dir
+from awbench.run.scoring import ScoresFile
 
 REFERENCE_ASKS = 3
 KEY_ENV = "AWBENCH_TEST_REFERENCE_KEY"
@@ -171,30 +172,50 @@ def awbench_printout(run: Path) -> str:
 
 def eval_py_printout(rows: list[dict]) -> str:
     """eval.py's `aggregate_scores` printout for the rows of a judged.jsonl, restated: per subtask (sorted) the
-    rows with `failed` 0.0, each column's exact mean over its non-zero values, normalised afterwards."""
+    rows with `failed` 0.0, each column's exact mean over its non-zero values, normalised afterwards; printed as
+    it goes, up to an OverflowError (a mean beyond a float), where eval.py stops."""
     normalize = lambda raw: (raw - 1) / 4 * 100
     by_task: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_task[row["task"].split("/")[-1]].append(row)
     out = ["", "=" * 70, "AgentWorldBench Evaluation Results", "=" * 70]
     totals: list[Any] = []
-    for task in sorted(by_task):
-        task_rows = by_task[task]
-        valid = [r for r in task_rows if r.get("failed", 1.0) == 0.0]
-        label = DOMAIN_LABELS.get(task, task.capitalize())
-        out += ["", f"--- {label} ({len(valid)}/{len(task_rows)} valid, {len(task_rows) - len(valid)} failed) ---"]
-        if not valid:
-            out.append("  No valid results.")
-            continue
-        for column in [*DIMENSIONS, "total_score"]:
-            values = [r.get(column, 0) for r in valid if r.get(column, 0) != 0]
-            if column == "total_score":
-                totals += values
-            out.append(f"  {column:>15s}: {normalize(mean(values) if values else 0.0):.2f}")
+    try:
+        for task in sorted(by_task):
+            task_rows = by_task[task]
+            valid = [r for r in task_rows if r.get("failed", 1.0) == 0.0]
+            label = DOMAIN_LABELS.get(task, task.capitalize())
+            out += ["", f"--- {label} ({len(valid)}/{len(task_rows)} valid, {len(task_rows) - len(valid)} failed) ---"]
+            if not valid:
+                out.append("  No valid results.")
+                continue
+            for column in [*DIMENSIONS, "total_score"]:
+                values = [r.get(column, 0) for r in valid if r.get(column, 0) != 0]
+                if column == "total_score":
+                    totals += values
+                out.append(f"  {column:>15s}: {normalize(mean(values) if values else 0.0):.2f}")
+    except OverflowError:
+        return "\n".join(out) + "\n"
     if totals:
         out += ["", "=" * 70, f"Overall: {normalize(mean(totals)):.2f}"]
         out += [f"Total samples: {len(rows)}, Valid: {len(totals)}, Failed: {len(rows) - len(totals)}", "=" * 70]
     return "\n".join(out) + "\n"
+
+
+def eval_py_scores_alike(path: Path, printed: str, code: int = 0) -> None:
+    """With AWBENCH_REFERENCE_CHECKOUT set: the checkout's own `eval.py score` prints `printed` for the file (and
+    exits with `code`)."""
+    if os.environ.get(CHECKOUT_VARIABLE):
+        assert eval_py(Path(os.environ[CHECKOUT_VARIABLE]), "score", "--predictions", path, code=code) == printed
+
+
+def imported(tmp_path: Path, rows: list[dict], name: str = "back") -> tuple[Path, Path]:
+    """(the judged.jsonl written from `rows`, the run awbench imported it as)."""
+    path = write_rows(tmp_path / f"{name}.jsonl", rows)
+    out = tmp_path / "results"
+    result = invoke("import", path, "--run-name", name, "--judge-model", "gpt-5.2-2025-12-11", "--output", out)
+    assert result.exit_code == 0, result.output
+    return path, out / name
 
 
 def judged_rows(jobs: list[dict], code: Any) -> list[dict]:
@@ -271,19 +292,128 @@ def sets_sha(checkout: Path) -> str:
 
 
 def test_an_imported_judged_file_prints_what_eval_py_prints(tmp_path: Path, jobs: list[dict]) -> None:
-    """Every value the reference writes imports: `false`, 0 and negative scores, a total of int 0, rows without
-    a generation, rows its judge could not read; the printout is eval.py's for the file."""
+    """Every value the reference writes imports: `false`, 0 and negative scores (whole, of any size: its parser
+    keeps a judge's -1e300 as an integer of 301 digits), a total of int 0, rows without a generation, rows its
+    judge could not read; the printout is eval.py's for the file, a line of hundreds of digits or -inf included."""
     rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    scored = {"failed": 0.0, "total_score": 4.5}
     rows[1] |= {"factuality": False, "failed": 0.0}  # the judge answered `false`: the reference keeps it
-    rows[2] |= {"consistency": -3, "failed": 0.0, "total_score": 4.5}
+    rows[2] |= {"consistency": -3, **scored}
     rows[3] |= {**dict.fromkeys(DIMENSIONS, 0), "total_score": 0, "failed": 0.0}  # success, nothing usable
-    for row in rows[1:4]:
+    rows[4] |= {"factuality": -(10**12), **scored}
+    rows[5] |= {"consistency": -(10**300), **scored}
+    rows[6] |= {"realism": -9007199254740993, **scored}  # not a float: kept exact
+    rows[7] |= {"format": int(-1.7e308), **scored}  # scaled, beyond a float: eval.py prints -inf
+    for row in rows[1:8]:
         row["gen"] = row["gen"] or "x"
-    path = write_rows(tmp_path / "judged.jsonl", rows)
-    out = tmp_path / "results"
-    result = invoke("import", path, "--run-name", "back", "--judge-model", "gpt-5.2-2025-12-11", "--output", out)
+    path, run = imported(tmp_path, rows)
+    printed = awbench_printout(run)
+    assert printed == eval_py_printout(rows)
+    assert "           format: -inf\n" in printed
+    assert any(line.startswith("      consistency: -") and len(line) > 300 for line in printed.splitlines())
+    eval_py_scores_alike(path, printed)
+
+    # scores.json stays JSON: a line eval.py prints as -inf is held as that text.
+    text = (run / "scores.json").read_text()
+    reference = json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in scores.json"))["reference"]
+    assert reference["domains"]["android"]["dimensions"]["format"] == "-inf"
+    back = ScoresFile.model_validate_json(text).reference  # as every reader of scores.json reads it
+    assert back is not None and back.printout() == printed
+    board = invoke("leaderboard", tmp_path / "results", "--by", "dimension", "--format", "json")  # ranked by it
+    assert board.exit_code == 0, board.output
+    (row,) = json.loads(board.stdout)["groups"][0]["rows"]
+    assert row["cells"]["format"]["value"] == "-inf"
+
+
+def test_a_mean_beyond_a_float_stops_eval_py_and_awbench_prints_what_it_printed(
+    tmp_path: Path, jobs: list[dict]
+) -> None:
+    """A judge's negative score of 400 digits, which the reference keeps: its mean is beyond a float and eval.py
+    raises OverflowError on that line, having printed the lines before it. awbench prints those lines, says on
+    stderr where eval.py stops, and keeps every other number."""
+    rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    swe = next(i for i, row in enumerate(rows) if row["task"].endswith("/swe") and row["failed"] == 0.0)
+    rows[swe]["quality"] = -(10**400)
+    path, run = imported(tmp_path, rows)
+    result = invoke("score", run, "--format", "reference", "--max-failure-rate", "1")
     assert result.exit_code == 0, result.output
-    assert awbench_printout(out / "back") == eval_py_printout(rows)
+    assert result.stdout == eval_py_printout(rows)
+    swe_lines = result.stdout.split("--- SWE ")[1].splitlines()
+    assert [line[:19] for line in swe_lines[1:]] == [f"  {d:>15s}: " for d in DIMENSIONS[:4]]  # and no more
+    assert (
+        "eval.py stops at SWE's quality: the mean of its scores is beyond a float (OverflowError); the lines "
+        "before it are all it prints"
+    ) in " ".join(result.stderr.split())
+    reference = json.loads((run / "scores.json").read_text())["reference"]
+    assert reference["domains"]["swe"]["overflows"] == ["quality"]
+    assert "quality" not in reference["domains"]["swe"]["dimensions"] and reference["domains"]["web"]["score"]
+    eval_py_scores_alike(path, result.stdout, code=1)
+
+
+def first_scored(rows: list[dict], domain: str) -> dict:
+    return next(row for row in rows if row["task"].endswith(f"/{domain}") and row["failed"] == 0.0)
+
+
+def test_tasks_spelled_otherwise_are_grouped_as_eval_py_groups_them(tmp_path: Path, jobs: list[dict]) -> None:
+    """eval.py groups rows by its subtask, the task after its last slash as written: `agentworld/SWE` and
+    `agentworld/android ` are groups of their own, printed apart from SWE's and Android's lines. The import
+    prints the same and says so; its export keeps each task as it was, so eval.py prints the same for it."""
+    rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    first_scored(rows, "swe")["task"] = "agentworld/SWE"
+    first_scored(rows, "android")["task"] = "agentworld/android "
+    path, run = imported(tmp_path, rows)
+    result = invoke("score", run, "--format", "reference", "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == eval_py_printout(rows)
+    assert "--- Swe (1/1 valid, 0 failed) ---" in result.stdout and "--- Android  (1/1 valid" in result.stdout
+    assert (
+        "eval.py groups 2 samples under their task's own spelling, apart from their domain's line: 'SWE' (1), "
+        "'android ' (1)"
+    ) in " ".join(result.stderr.split())
+    eval_py_scores_alike(path, result.stdout)
+
+    scores = ScoresFile.model_validate_json((run / "scores.json").read_text())
+    assert scores.reference is not None
+    ranked = scores.ranked().domains  # a domain is ranked by its own line, which leaves the other spelling out
+    assert (ranked["swe"].scored, ranked["swe"].score) == (9, scores.reference.domains["swe"].score)
+    assert invoke("export", run, "--official", tmp_path / "official").exit_code == 0
+    exported = [json.loads(line) for line in (tmp_path / "official" / "judged.jsonl").read_text().split("\n") if line]
+    assert [row["task"] for row in exported] == [row["task"] for row in rows]
+    assert eval_py_printout(exported) == result.stdout
+    eval_py_scores_alike(tmp_path / "official" / "judged.jsonl", result.stdout)
+
+
+def test_rows_repeated_alike_are_taken_once_and_the_reference_numbers_say_so(tmp_path: Path, jobs: list[dict]) -> None:
+    """awbench takes a data row alike in every field to an earlier one once; eval.py counts every row. The
+    reference numbers are those of the rows taken, and every place that shows them says that eval.py's differ."""
+    rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    repeated = [*rows, first_scored(rows, "os"), first_scored(rows, "web")]
+    path, run = imported(tmp_path, repeated)
+    result = invoke("score", run, "--format", "reference", "--max-failure-rate", "1")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == eval_py_printout(rows) != eval_py_printout(repeated)
+    note = (
+        "2 data rows repeat an earlier row in every field: awbench evaluates each such sample once, eval.py counts "
+        "every row, so its numbers for these data differ from the reference numbers here"
+    )
+    assert note in " ".join(result.stderr.split())
+    assert note in " ".join(invoke("score", run, "--max-failure-rate", "1").stdout.split())
+    assert json.loads((run / "scores.json").read_text())["reference"]["repeated"] == 2
+    eval_py_scores_alike(path, eval_py_printout(repeated))  # which counts them twice
+
+
+def test_every_valid_row_totalling_0_prints_what_eval_py_prints_and_exits_0(tmp_path: Path, jobs: list[dict]) -> None:
+    """Every row the judge read has no usable score: eval.py prints -25.00 for each domain, no Overall, and
+    exits 0. awbench's strict score has nothing, but the reference's reading measured every domain: exit 0 too
+    (with --max-failure-rate 1, as every sample is unscored by the strict score)."""
+    rows = judged_rows(jobs, stand_in(write_checkout(tmp_path / "c")))
+    for row in rows:
+        if row["failed"] == 0.0:
+            row |= {**dict.fromkeys(DIMENSIONS, False), "total_score": 0}
+    path, run = imported(tmp_path, rows)
+    printed = awbench_printout(run)  # exit 0
+    assert printed == eval_py_printout(rows) and "      total_score: -25.00\n" in printed and "Overall" not in printed
+    eval_py_scores_alike(path, printed)
 
 
 def test_the_export_of_a_reference_protocol_run_prints_the_same(tmp_path: Path, data: Path, servers: Servers) -> None:
@@ -328,8 +458,9 @@ def checkout() -> Path:
     return real_checkout("run its eval.py")
 
 
-def eval_py(checkout: Path, *args: object) -> str:
-    """One `eval.py` command, run from the checkout as its README says; its stdout (the printout)."""
+def eval_py(checkout: Path, *args: object, code: int = 0) -> str:
+    """One `eval.py` command, run from the checkout as its README says; its stdout (the printout), once it has
+    exited with `code`."""
     done = subprocess.run(
         [sys.executable, "eval.py", *map(str, args)],
         cwd=checkout / "eval",
@@ -338,7 +469,7 @@ def eval_py(checkout: Path, *args: object) -> str:
         timeout=600,
         env={**os.environ, "OPENAI_API_KEY": "sk-test"},
     )
-    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.returncode == code, done.stderr[-2000:]
     return done.stdout
 
 

@@ -415,10 +415,10 @@ def test_the_reference_protocol_reads_with_the_checkouts_own_parser(tmp_path: Pa
         judge = ChoiceJudge(settings(server.url), load_turing_prompts(str(checkout)))
         q = forged_question("q")
         assert judge.question_hash(q) == content_hash(
-            {"judge": judge.identity, "parser": "reference-code-1", "messages": q.messages}
+            {"judge": judge.identity, "parser": "reference-code-2", "messages": q.messages}
         )
         described = judge.describe()
-        assert described["parser"] == "reference-code-1"
+        assert described["parser"] == "reference-code-2"
         assert described["reference_code"]["sha256"] == load_reference_code(checkout).sha256
         answers = ask(judge, [q], tmp_path / "answers")
     expected = stand_in(checkout).judge_parser.extract_choice_answer(answer)["choice"]
@@ -426,3 +426,40 @@ def test_the_reference_protocol_reads_with_the_checkouts_own_parser(tmp_path: Pa
     with FakeOpenAIServer(responder=lambda body: Reply(answer, usage=USAGE)) as server:
         own = ask(ChoiceJudge(settings(server.url), PROMPTS), [q], tmp_path / "own")
     assert own["q"].choice == "B"
+
+
+def test_an_answer_cut_off_by_the_token_limit_is_read_by_the_checkout_under_the_reference_protocol(
+    tmp_path: Path,
+) -> None:
+    """The reference reads whatever text came (`content or ""`), ended or not: a cut-off answer the checkout's
+    extract_choice_answer reads as A is A, asked once. awbench's own reader takes no choice from an answer that
+    did not end: asked again, within the budget. An answer kept cut off and unread under the reference reader's
+    first version is read again from its text, not asked again."""
+    checkout = write_checkout(tmp_path / "checkout")
+    cut = "\\boxed{A} is my pick, because the first response lists the files in the ord"
+    reply = lambda body: Reply(cut, finish_reason="length", usage=USAGE)
+    with FakeOpenAIServer(responder=reply) as server:
+        judge = ChoiceJudge(settings(server.url), load_turing_prompts(str(checkout)))
+        answers = ask(judge, [forged_question("q")], tmp_path / "reference")
+        assert len(server.requests) == 1
+    expected = stand_in(checkout).judge_parser.extract_choice_answer(cut)["choice"]
+    assert (answers["q"].choice, answers["q"].error, answers["q"].finish_reason) == (expected, None, "length")
+    assert expected == "A"
+    with FakeOpenAIServer(responder=reply) as server:
+        own = ask(ChoiceJudge(settings(server.url), PROMPTS), [forged_question("q")], tmp_path / "own")
+        assert len(server.requests) == 3  # 1 + --judge-max-retries 2, each cut off
+    assert (own["q"].choice, own["q"].error) == (
+        None,
+        "the judge's answer was cut off by its token limit (--judge-max-tokens)",
+    )
+
+    with FakeOpenAIServer(responder=reply) as server:
+        judge = ChoiceJudge(settings(server.url), load_turing_prompts(str(checkout)))
+        q = forged_question("kept")
+        table = answer_table(tmp_path / "kept")
+        kept = {"raw": cut, "finish_reason": "length", "attempts": 1, "cost_usd": 0.002, "transient": True}
+        with table.appender() as append:
+            append(ChoiceAnswer(key=q.key, question=judge.question_hash(q, "reference-code-1"), **kept))
+        answer = ask(judge, [q], tmp_path / "kept")[q.key]
+        assert server.requests == []
+    assert (answer.choice, answer.attempts, answer.question) == ("A", 1, judge.question_hash(q))

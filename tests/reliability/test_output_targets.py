@@ -428,6 +428,46 @@ def test_a_folder_output_writes_only_files_into_it(name: str, kind: str, made: P
     assert node(node_path) == before
 
 
+FOLDER_WRITERS = {  # a folder option: where in it the file is written, and the command
+    "report --png": (CHART, lambda made, folder: command("report --png", made, folder / CHART)),
+    "export --official": ("predictions.jsonl", lambda made, folder: command("export --official", made, folder / "x")),
+    "export --hf-eval-results": (
+        ".eval_results/agentworldbench.yaml",
+        lambda made, folder: [
+            "export",
+            "both",
+            "--output",
+            made.parent / "rewards",
+            "--hf-eval-results",
+            folder,
+            "--allow-subset",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("victim", ["predictions.jsonl", "scores.json", "run.json"])
+@pytest.mark.parametrize("name", FOLDER_WRITERS)
+def test_a_link_in_a_folder_output_never_leads_into_a_run(name: str, victim: str, made: Path, tmp_path: Path) -> None:
+    """A link planted in `--png DIR`, `--official DIR` or `--hf-eval-results DIR` where the command writes its
+    file made it replace what the link led to: a run's predictions, scores or manifest (the run unreadable after).
+    Refused, naming the link and the run; the run's file stays as it was (a link to a file of the user's is
+    written through, as above)."""
+    run_file = made / "r" / victim
+    before = run_file.read_bytes()
+    where, arguments = FOLDER_WRITERS[name]
+    link = tmp_path / "out" / where
+    link.parent.mkdir(parents=True)
+    link.symlink_to(run_file)
+    result = awbench(*arguments(made, tmp_path / "out"), timeout_s=120)
+    no_traceback(result)
+    assert result.returncode == 2, result.stderr
+    option = name.split()[1]
+    message = f"error: {option} {link} lies inside the run directory {(made / 'r').resolve()}"
+    assert message in result.stderr.replace("\n", "")
+    assert run_file.read_bytes() == before and link.is_symlink()
+
+
 def test_ls_of_a_missing_output_names_it(tmp_path: Path) -> None:
     """`ls --output /nonexistent` said `no runs under` it and exited 0, as an empty folder would."""
     missing = tmp_path / "nonexistent"

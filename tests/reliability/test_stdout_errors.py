@@ -96,3 +96,43 @@ def test_a_reader_that_leaves_early_ends_the_command_quietly(
         os.close(writing)
     no_traceback(result)
     assert (result.returncode, result.stderr) == (1, "")
+
+
+def closed(fd: int, *args: object) -> subprocess.CompletedProcess[str]:
+    """`awbench ARGS` started with descriptor `fd` closed, as the shell's `>&-` (1), `2>&-` or `<&-` leave it."""
+    return subprocess.run(
+        awbench_command(*args),
+        cwd=REPO,
+        env=clean_env(),
+        stdout=None if fd == 1 else subprocess.PIPE,
+        stderr=None if fd == 2 else subprocess.PIPE,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.close(fd),
+    )
+
+
+CLOSED = "error: cannot write to standard output: Bad file descriptor\n"
+
+
+@pytest.mark.parametrize("name", ["ls", "data info", "run", "run --print-config", "leaderboard"])
+def test_a_closed_stdout_is_one_line_and_exit_2(name: str, results: Path, choice_judge: FakeOpenAIServer) -> None:
+    """`awbench ls >&-` was a traceback (`'NoneType' object has no attribute 'flush'`), for `run` after its files
+    were written. One line and exit 2, as for a full device; no file awbench opens takes the free descriptor."""
+    (results / "r").rename(results / "was")  # `run` makes r anew, with stdout closed
+    args = COMMANDS[name](results, choice_judge_args(choice_judge.url))
+    result = closed(1, *args)
+    no_traceback(result)
+    assert (result.returncode, result.stderr[-len(CLOSED) :]) == (2, CLOSED), result.stderr
+    if name == "run":  # its files whole: nothing printed went into one of them
+        listed = cli("ls", results / "r", "--format", "json")
+        assert listed.exit_code == 0, listed.output
+        assert cli("score", "r", "--output", results).exit_code == 0
+
+
+def test_closed_stderr_and_stdin_change_nothing_but_what_is_seen(results: Path) -> None:
+    """With stderr closed a refusal still exits 2 (its line lost); with stdin closed a command works as ever."""
+    assert closed(2, "ls", "--output", results / "missing").returncode == 2
+    listed = closed(0, "ls", "--output", results)
+    assert (listed.returncode, listed.stderr) == (0, "")
+    assert listed.stdout.split("\t")[0] == "q"

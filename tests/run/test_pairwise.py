@@ -311,6 +311,32 @@ def test_answers_are_never_written_inside_a_run(results):
     assert snapshot(run) == before
 
 
+def test_no_output_is_written_onto_the_pairwise_answers(results, tmp_path):
+    """The pairwise folder holds no run.json, so `-o` and the folder options wrote onto its answers.jsonl and
+    pair.json (the next `compare --pairwise` failed on them): refused like a run's files, nothing changed."""
+    with FakeOpenAIServer(responder=knows_the_truth) as server:
+        asked = invoke("compare", "oracle", "partial", *judge_args(server, results))
+    assert asked.exit_code == 0, asked.output
+    pairwise = results / "pairwise"
+    (folder,) = (pairwise / "oracle" / "partial").iterdir()
+    before = snapshot(folder)
+    outputs = [
+        ["leaderboard", "--output", str(results), "--format", "csv", "-o", str(folder / "answers.jsonl")],
+        ["leaderboard", "--output", str(results), "-o", str(folder / "pair.json")],
+        ["report", str(results / "oracle"), "--no-ci", "-o", str(folder / "report.html")],
+        ["report", str(results / "oracle"), "--no-ci", "-o", str(tmp_path / "r.html"), "--png", str(pairwise)],
+        ["export", "oracle", "--output", str(results), "--official", str(pairwise / "oracle")],
+    ]
+    for arguments in outputs:
+        refused = invoke(*arguments)
+        assert refusal(refused) == (2, "output_in_run"), arguments
+        assert "the pairwise answers' folder" in " ".join(refused.stderr.split()), refused.stderr
+    assert snapshot(folder) == before and sorted(p.name for p in pairwise.iterdir()) == ["oracle"]
+    a_folder_named_so = tmp_path / "mine" / "pairwise"  # of the user's: no pair's answers in it
+    written = invoke("leaderboard", "--output", str(results), "-o", str(a_folder_named_so / "board.csv"))
+    assert written.exit_code == 0, written.output
+
+
 def test_pairs_whose_joined_names_are_alike_keep_their_own_answers(tmp_path):
     """(p, q__vs__r) and (p__vs__q, r) joined as `x__vs__y` were one folder: alternating them asked everything
     again and pair.json named the last. Each now has its own; a folder of the joined layout is still used by the

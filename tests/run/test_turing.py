@@ -235,6 +235,34 @@ def test_reference_turing_template_from_a_checkout(tmp_path: Path) -> None:
     assert info["described"]["reference_code"]["sha256"] == load_reference_code(checkout).sha256
 
 
+def test_an_answer_the_content_filter_stopped_is_asked_about_under_the_reference_protocol(tmp_path: Path) -> None:
+    """A generation with text that the content filter stopped is failed to awbench, whose own Turing prompts have
+    nothing of it to show; the reference's judge stage judges every generation with text, and so under a checkout's
+    template it is asked about, showing that text."""
+    template = "{context}\n\n{world_model_input}\n\n{response_a}\n\n{response_b}\n\nAnswer in \\boxed{{}}."
+    checkout = write_checkout(tmp_path / "checkout", turing=template)
+    make_run(tmp_path, "lo", "baseline:last-observation")
+    path = tmp_path / "lo" / "predictions.jsonl"
+    records = [json.loads(line) for line in path.read_text().split("\n") if line]
+    filtered = next(r for r in records if r["status"] == "ok")
+    filtered.update(
+        status="error",
+        raw="<predicted_observation>FILTERED LISTING</predicted_observation>",
+        prediction="",
+        finish_reason="content_filter",
+        error="the endpoint's content filter refused to answer",
+    )
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    with_text = sum(bool(r.get("raw", r["prediction"])) for r in records)
+    for extra, asked in ((("--judge-prompts", checkout), with_text), ((), with_text - 1)):
+        with FakeOpenAIServer(responder=first_b_then_a) as server:
+            result = turing(tmp_path, "lo", server, *extra, "--format", "json")
+            assert result.exit_code == 0, result.output
+            assert len(server.requests) == asked
+            shown = [r for r in server.requests if "FILTERED LISTING" in r["messages"][1]["content"]]
+            assert len(shown) == (1 if extra else 0)
+
+
 def test_options_that_do_not_apply_are_refused(tmp_path: Path) -> None:
     make_run(tmp_path, "lo", "baseline:last-observation")
     for option in ("--judge", "--rule-workers", "--judge-samples"):  # the rule judge; several verdicts

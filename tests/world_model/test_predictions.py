@@ -34,6 +34,27 @@ def test_status_of_each_outcome(sample, generation, status, prediction):
     assert record.raw == generation.get("text")
 
 
+@pytest.mark.parametrize(
+    ("generation", "status", "content"),
+    [
+        # The content filter stopped an answer that has text: a failed generation to awbench, but the text is
+        # what the reference's inference stage keeps as `gen`, and its judge stage judges.
+        (
+            dict(text="<predicted_observation>ls</predicted_observation>", finish_reason="content_filter",
+                 error="the endpoint's content filter refused to answer"),
+            "error",
+            "<predicted_observation>ls</predicted_observation>",
+        ),
+        (dict(text="<think>long...", finish_reason="length"), "truncated", "<think>long..."),
+        (dict(error="HTTP 500: boom"), "error", ""),  # no answer came
+        (dict(overlength=True, error="HTTP 400: maximum context length is 8192 tokens"), "overlength", ""),
+    ],
+)  # fmt: skip
+def test_content_is_the_answers_text_whatever_its_status(sample, tmp_path, generation, status, content):
+    _, back = stored(prediction_record(sample, Generation(key=sample.key, **generation)), tmp_path)
+    assert (back.status, back.prediction, back.content) == (status, "", content)
+
+
 def test_reasoning_and_usage_are_kept(sample):
     record = prediction_record(sample, Generation(key=sample.key, text="out", reasoning="why", latency_s=0.5))
     assert (record.prediction, record.reasoning, record.latency_s, record.sample_hash) == (

@@ -84,11 +84,14 @@ Messages = list[dict[str, str]]
 @dataclass(frozen=True)
 class ChoiceReader:
     """How a protocol's answers are read: `read(raw answer, its question)`; `version` is part of each question's
-    hash; answers kept under an `earlier` version are read again with this one instead of being asked again."""
+    hash; answers kept under an `earlier` version are read again with this one instead of being asked again.
+    `reads_cut`: an answer cut off by the token limit is read too (the reference reads whatever text came);
+    awbench's own reader takes no choice from an answer that did not end."""
 
     version: str
     read: Callable[[str, ChoiceQuestion], ChoiceReading]
     earlier: tuple[str, ...] = ()
+    reads_cut: bool = False
 
 
 def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
@@ -99,7 +102,8 @@ def _own_reading(raw: str, question: ChoiceQuestion) -> ChoiceReading:
 # "reference-choice-1"; since, by earlier versions of awbench's reader: such kept answers are read again, not
 # asked again.
 AWBENCH_READER = ChoiceReader(CHOICE_READER, _own_reading, earlier=("reference-choice-1", *EARLIER_READERS))
-REFERENCE_READER_VERSION = "reference-code-1"
+# "reference-code-1" left an answer cut off by the token limit without a choice: such kept answers are read again.
+REFERENCE_READER_VERSION = "reference-code-2"
 
 
 def choice_reader(prompt_set: PromptSet) -> ChoiceReader:
@@ -113,7 +117,7 @@ def choice_reader(prompt_set: PromptSet) -> ChoiceReader:
         reason = None if choice else "no choice: the reference's extract_choice_answer found neither A nor B"
         return ChoiceReading(cast("Choice | None", choice), (), reason)
 
-    return ChoiceReader(REFERENCE_READER_VERSION, reference_reading)
+    return ChoiceReader(REFERENCE_READER_VERSION, reference_reading, earlier=("reference-code-1",), reads_cut=True)
 
 
 class ChoiceAnswer(BaseModel):
@@ -174,9 +178,15 @@ def _reading(
     """The fields a complete answer's reading sets: its choice, the error without one, and its flags."""
     found = reader.read(raw or "", question)
     cut = finish_reason == "length"
-    error = "the judge's answer was cut off by its token limit (--judge-max-tokens)" if cut else found.reason
+    choice = None if cut and not reader.reads_cut else found.choice  # awbench takes none from an unended answer
+    if choice is not None:
+        error = None
+    elif cut:
+        error = "the judge's answer was cut off by its token limit (--judge-max-tokens)"
+    else:
+        error = found.reason
     return {
-        "choice": None if cut else found.choice,  # an answer that did not end is not taken
+        "choice": choice,
         "error": error,
         "transient": error is not None,  # asked again within the budget
         "flags": list(found.flags),
