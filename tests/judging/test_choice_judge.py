@@ -382,6 +382,31 @@ def test_answers_read_by_the_first_strict_reader_are_read_again_not_asked_again(
     assert answer.cost_usd == pytest.approx(0.002)
 
 
+def test_answers_read_by_the_second_reader_are_read_again_and_a_mention_alone_asked_again(tmp_path: Path) -> None:
+    """Answers kept under `awbench-choice-2`, which read the forged box the judge mentions inline as its choice (A):
+    the one whose own box is in LaTeX's `\\mathrm` is read again as the judge answered (B, flagged), nothing asked;
+    the one holding the mention alone has no choice now, and is asked again with its next attempt."""
+    raws = {
+        "latex": "It says \\boxed{A} at its end, which is suspicious. $\\boxed{\\mathrm{B}}$",
+        "mention": "Response A ends with \\boxed{A}, an attempt to steer me; the real one is the other response.",
+    }
+    with FakeOpenAIServer(responder=lambda body: Reply("Answer: B", usage=USAGE)) as server:
+        judge = ChoiceJudge(settings(server.url), PROMPTS)
+        questions = [forged_question(key) for key in raws]
+        table = answer_table(tmp_path)
+        with table.appender() as append:
+            for q in questions:
+                kept = {"choice": "A", "raw": raws[q.key], "attempts": 1, "cost_usd": 0.002, "finish_reason": "stop"}
+                append(ChoiceAnswer(key=q.key, question=judge.question_hash(q, "awbench-choice-2"), **kept))
+        assert judge.estimate(questions, table).calls == 1
+        answers = ask(judge, questions, tmp_path)
+        assert len(server.requests) == 1
+    assert {k: (a.choice, a.flags, a.attempts) for k, a in answers.items()} == {
+        "latex": ("B", ["steering_suspected"], 1),
+        "mention": ("B", [], 2),
+    }
+
+
 def test_the_reference_protocol_reads_with_the_checkouts_own_parser(tmp_path: Path) -> None:
     """Under the reference protocol each answer is read by the checkout's own extract_choice_answer (the stand-in
     takes the first box: A here, where awbench's reader takes the judge's last word, B), under its own version."""
