@@ -111,7 +111,8 @@ VARIANCE_TITLE = "Standard errors and their sources (0..100; docs/statistics.md)
 VARIANCE_NOTE = (
     "SE: the score's standard error (trajectories as the independent units); its judge, generation and item parts "
     "add up in squares (SE^2 = judge^2 + generation^2 + items^2); judge SD: one verdict about its prediction's "
-    "mean, generation SD: one generation about its sample's mean, item SD: the samples' own spread"
+    "mean, generation SD: one generation about its sample's mean, item SD: the samples' own spread; the Overall "
+    "row's SDs are pooled over the domains shown, so a partial run has them where its SE is partial"
 )
 
 
