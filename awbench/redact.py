@@ -6,7 +6,8 @@
   or fragment, and path segments or a fragment that look like a key (`url_secrets_masked`);
 - the values of key-like fields written out (`"api_key": "..."`, `["x-api-key", "..."]`, `token=...`), credentials
   after their scheme (`Bearer ...`, `Basic ...`, `Token ...`), long random values after a key-like name
-  (`x-api-key: 4f1c...`), and keys of the well-known forms (`sk-...`, `hf_...`, AWS access key ids, JWTs).
+  (`x-api-key: 4f1c...`), and keys of the well-known forms (`sk-...`, `hf_...`, `gsk_...`, `glpat-...`, AWS access
+  key ids, JWTs).
 In settings (extra request fields, headers, model and engine arguments: `secrets_masked`), every string of a
 field named like a key or of a pair naming one (`["Authorization", "..."]`, `{"name": "X-Api-Key", "value": "..."}`),
 and what `redact` masks in the others. Each is replaced by `***` (MASK). A message quoting a value the user gave
@@ -60,11 +61,15 @@ _SCHEME_CREDENTIAL = re.compile(rf"(?i)\b(?P<head>(?:basic|token)\s+)(?P<value>{
 _SECRET_LABELLED = re.compile(
     rf"(?i)(?<![^\s,(\[{{])(?P<head>{_SECRET_NAME}\s*[:=]\s*)(?P<value>[A-Za-z0-9+/=_-]{{{MIN_RANDOM_CHARS},}})"
 )
-# Keys of the well-known forms (OpenAI, Hugging Face, GitHub, GitLab, Slack, Google): a prefix, then at least 16
-# characters; with digits, capitals and small letters all in it (`sk-learn-baseline` is no key).
+# Keys of the well-known forms, a prefix then at least 16 characters: OpenAI, Anthropic (`sk-ant-`), Stripe (`sk_`),
+# OpenRouter (`sk-or-`); Hugging Face, GitHub, GitLab (personal, deploy, runner), Slack, Google; Groq, Replicate,
+# xAI, Perplexity, NVIDIA, Cerebras, npm, PyPI. A key only when what follows the prefix is random (`_random_body`):
+# `sk-learn-regression-baseline` and `npm_package_json_version_2` are names.
 _KEY_FORM = re.compile(
-    r"(?<![A-Za-z0-9_-])(?:sk[-_]|hf_|gh[oprsu]_|github_pat_|glpat-|xox[abprs]-|AIza)[A-Za-z0-9_-]{16,}"
+    r"(?<![A-Za-z0-9_-])(?:sk[-_]|hf_|gh[oprsu]_|github_pat_|gl(?:pat|dt|rt)-|xox[abeprs]-|xapp-|AIza|gsk_|r8_|"
+    r"xai-|pplx-|nvapi-|csk-|npm_|pypi-)(?P<body>[A-Za-z0-9_-]{16,})"
 )
+_ALPHANUMERIC_RUN = re.compile(rf"[A-Za-z0-9]{{{MIN_SECRET_CHARS},}}")
 # Keys of a fixed form, whatever characters they hold: AWS access key ids, JSON web tokens (header.payload.signature),
 # private keys in PEM (to their end, or to the end of a text that cuts them off).
 _FIXED_KEY_FORM = re.compile(
@@ -104,7 +109,7 @@ def redact(text: str) -> str:
     text = _masked_where(_SCHEME_CREDENTIAL, _credential, text)
     text = _masked_where(_SECRET_LABELLED, _random, text)
     text = _FIXED_KEY_FORM.sub(MASK, text)
-    return _KEY_FORM.sub(lambda found: MASK if _mixed(found[0]) else found[0], text)
+    return _KEY_FORM.sub(lambda found: MASK if _random_body(found["body"]) else found[0], text)
 
 
 def _masked_where(pattern: re.Pattern[str], is_secret: Any, text: str) -> str:
@@ -163,6 +168,13 @@ def _mixed(word: str) -> bool:
     return _kinds(word) == 3
 
 
+def _random_body(body: str) -> bool:
+    """What follows a key's prefix is random: MIN_SECRET_CHARS letters and digits in a row with two of small
+    letters, capitals and digits (a Hugging Face token has no digit, a GitLab one may have none). Words joined by
+    `-` or `_` are a name's."""
+    return any(_kinds(run) >= 2 for run in _ALPHANUMERIC_RUN.findall(body))
+
+
 def _random_word(value: str) -> bool:
     """A word of MIN_RANDOM_CHARS or more key characters with small letters, capitals and digits: a key, whatever
     its form."""
@@ -175,7 +187,7 @@ def looks_like_key(name: str) -> bool:
     (digits among 20 or more characters, no underscore)."""
     return (
         not _VARIABLE_NAME.fullmatch(name)
-        or bool(_KEY_FORM.fullmatch(name) and _mixed(name))
+        or bool((form := _KEY_FORM.fullmatch(name)) and _random_body(form["body"]))
         or (len(name) >= 20 and "_" not in name and any(c.isdigit() for c in name))
     )
 

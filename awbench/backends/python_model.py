@@ -12,7 +12,9 @@ stops the run at once (resumable). The class's object is closed when the run end
 its `close()` called, once, for at most CLOSE_TIMEOUT_S (then the run goes on with a warning). Whatever predict
 raises (an exception, `sys.exit`, GeneratorExit, an async predict's own CancelledError; not KeyboardInterrupt,
 which stops the run as Ctrl-C does), or an answer that is not a str, fails that generation with its message, for
-good (`--retry-failed` asks again), and the run goes on.
+good (`--retry-failed` asks again), and the run goes on. `os._exit`, which would end awbench's process at once
+without a word (exit 0, the run unscored), is guarded while the model's code runs (`_guarded_exit`): called by
+it, it fails what the model was doing as `sys.exit` does.
 
 MODULE is imported as `python -c "import MODULE"` would from the current directory, which is put on `sys.path`
 for it (as `awbench`, a console script, does not have it there). Everything about the spec is checked before the
@@ -30,10 +32,12 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
+from typing import Any, NoReturn
 
 from awbench.backends import BackendBase, GenerationRequest, generation_place
 from awbench.config import ModelSettings
@@ -50,6 +54,10 @@ SIGNATURE = "predict(messages, *, sample, seed, max_tokens, temperature) -> str"
 CLOSE_TIMEOUT_S = 30.0  # how long the run waits for the object's close() or aclose() before going on without it
 # What a call of the model's code gave: (its answer, None), or (None, what it raised).
 Outcome = tuple[Any, "BaseException | None"]
+_PROCESS_EXIT = os._exit  # as Python gives it, before `_guarded_exit` stands in for it
+_AWBENCH_PID = os.getpid()
+# True while the world model's own code runs: its import, its class's __init__, predict, close and aclose.
+_IN_MODEL_CODE: ContextVar[bool] = ContextVar("awbench_in_world_model_code", default=False)
 
 
 class WorldModelError(AwbenchError, ValueError):
@@ -83,11 +91,37 @@ class WorldModel:
         return described
 
 
+class OsExitCalled(SystemExit):
+    """What `os._exit(status)` raises when the world model's code calls it in awbench's process."""
+
+
+def _guarded_exit(status: int) -> NoReturn:
+    """`os._exit` once a world model is imported. Called by the model's code in awbench's process, where it would
+    end the process at once, without a word and with exit 0 (no atexit handler, no `finally` runs: nothing can
+    report it afterwards), it raises OsExitCalled, which fails what the model was doing as `sys.exit` does;
+    anyone else (awbench itself, a process the model forked) exits. A thread the model starts itself does not
+    hold its context (`_IN_MODEL_CODE`), and `posix._exit` or a signal are not guarded: those end the process."""
+    if _IN_MODEL_CODE.get() and os.getpid() == _AWBENCH_PID:
+        raise OsExitCalled(status)
+    _PROCESS_EXIT(status)
+
+
+@contextmanager
+def _model_code() -> Iterator[None]:
+    token = _IN_MODEL_CODE.set(True)
+    try:
+        yield
+    finally:
+        _IN_MODEL_CODE.reset(token)
+
+
 def _import(module: str, spec: str) -> Any:
     if os.getcwd() not in sys.path:  # the `awbench` script's sys.path has its own directory, not the user's
         sys.path.insert(0, os.getcwd())
+    os._exit = _guarded_exit  # before the import: a module binding `from os import _exit` binds the guard
     try:
-        return importlib.import_module(module)
+        with _model_code():
+            return importlib.import_module(module)
     except ModuleNotFoundError as error:
         if error.name is not None and (module + ".").startswith(error.name + "."):
             raise WorldModelError(
@@ -204,10 +238,11 @@ def _what(error: BaseException) -> str:
 
 
 def _did(error: BaseException) -> str:
-    """What the model's code did: "raised ValueError: ..."; a sys.exit() said as what it is, since a world model
-    may not end awbench's process."""
+    """What the model's code did: "raised ValueError: ..."; a sys.exit() or os._exit() said as what it is, since a
+    world model may not end awbench's process."""
     if isinstance(error, SystemExit):
-        return f"called sys.exit({error.code!r}): a world model may not end awbench's process"
+        called = "os._exit" if isinstance(error, OsExitCalled) else "sys.exit"
+        return f"called {called}({error.code!r}): a world model may not end awbench's process"
     return f"raised {_what(error)}"
 
 
@@ -215,7 +250,8 @@ async def _caught(call: Callable[[], Awaitable[Any]]) -> Outcome:
     """An async call's outcome, whatever it raises; a CancelledError leaves the task cancelled (by the run, which
     stops, or by the model's own code, which `_awaited` tells apart)."""
     try:
-        return await call(), None
+        with _model_code():  # this task's own context
+            return await call(), None
     except asyncio.CancelledError:
         raise
     except BaseException as error:  # sys.exit, GeneratorExit, KeyboardInterrupt: the run decides
@@ -252,6 +288,7 @@ class _Threads:
             self._calls.put(None)
 
     def _serve(self) -> None:
+        _IN_MODEL_CODE.set(True)  # this thread's own context: it runs nothing but the model's code
         while (job := self._calls.get()) is not None:
             call, future = job
             try:
@@ -372,7 +409,8 @@ def create(settings: ModelSettings, endpoints: Any = None) -> PythonModelBackend
     if not found.is_class:
         return PythonModelBackend(found.target, settings)
     try:
-        instance = found.target(**settings.model_args)
+        with _model_code():
+            instance = found.target(**settings.model_args)
     except (Exception, SystemExit) as error:
         raise WorldModelError(f"{settings.model}: {found.target.__name__}(...) {_did(error)}") from None
     return PythonModelBackend(instance.predict, settings, instance)

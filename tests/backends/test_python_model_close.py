@@ -77,6 +77,7 @@ def test_aclose_twice_closes_once_and_a_function_has_nothing_to_close(tmp_path: 
 
 
 FAILING_TO_CLOSE = """
+import os
 import sys
 
 
@@ -94,6 +95,22 @@ class Exits:
 
     async def aclose(self):
         sys.exit(1)
+
+
+class OsExits:
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return sample.action
+
+    def close(self):
+        os._exit(0)
+
+
+class AsyncOsExits:
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return sample.action
+
+    async def aclose(self):
+        os._exit(2)
 """
 
 
@@ -102,11 +119,13 @@ class Exits:
     [
         ("Raises", "close() raised OSError: the simulator's socket is gone"),
         ("Exits", "aclose() called sys.exit(1): a world model may not end awbench's process"),
+        ("OsExits", "close() called os._exit(0): a world model may not end awbench's process"),
+        ("AsyncOsExits", "aclose() called os._exit(2): a world model may not end awbench's process"),
     ],
 )
 def test_a_model_that_fails_to_close_loses_no_scores(tmp_path: Path, name: str, said: str) -> None:
-    """A `close()` that raised lost `scores.json` (a traceback after the predictions): the run is scored as
-    usual, and the failure is one warning."""
+    """A `close()` that raised lost `scores.json` (a traceback after the predictions), one that called os._exit
+    ended the process with exit 0 and no word: the run is scored as usual, and the failure is one warning."""
     (tmp_path / "wm_failing_close.py").write_text(FAILING_TO_CLOSE)
     args = ["run", "--model", f"python:wm_failing_close:{name}", "--judge", "rules", "--data", "sample"]
     result = awbench(tmp_path, *args, "--domains", "os", "--run-name", name)

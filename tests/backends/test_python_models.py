@@ -307,9 +307,12 @@ def test_an_exception_fails_that_sample_with_its_message_and_the_run_goes_on(tmp
     assert sorted(calls.read_text().splitlines()[len(samples) :]) == sorted(k for k, _ in failed)
 
 
-# sys.exit in predict: the plain function in predict's threads, the async method on the event loop.
+# sys.exit and os._exit in predict: the plain function in predict's threads, the async method on the event loop;
+# os._exit bound by name when the module was imported too.
 EXITING = """
+import os
 import sys
+from os import _exit
 
 
 def predict(messages, *, sample, seed, max_tokens, temperature):
@@ -323,19 +326,51 @@ class Async:
         if sample.turn == 3:
             sys.exit("no more")
         return sample.action
+
+
+def os_exit(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        os._exit(0)
+    return sample.action
+
+
+class AsyncOsExit:
+    async def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        if sample.turn == 3:
+            os._exit(0)
+        return sample.action
+
+
+def bound_exit(messages, *, sample, seed, max_tokens, temperature):
+    if sample.turn == 3:
+        _exit(5)
+    return sample.action
 """
 
 
-@pytest.mark.parametrize(("name", "code"), [("predict", "3"), ("Async", "'no more'")])
-def test_sys_exit_in_predict_fails_that_sample_saying_so_and_the_run_goes_on(
-    tmp_path: Path, name: str, code: str
+@pytest.mark.parametrize(
+    ("name", "called"),
+    [
+        ("predict", "sys.exit(3)"),
+        ("Async", "sys.exit('no more')"),
+        ("os_exit", "os._exit(0)"),
+        ("AsyncOsExit", "os._exit(0)"),
+        ("bound_exit", "os._exit(5)"),
+    ],
+)
+def test_an_exit_in_predict_fails_that_sample_saying_so_and_the_run_goes_on(
+    tmp_path: Path, name: str, called: str
 ) -> None:
-    """`sys.exit` inside predict ended the run with exit 3 and no message: it fails that generation, as any
-    exception there does, with a message that says what happened."""
+    """`sys.exit` inside predict ended the run with exit 3 and no message, `os._exit(0)` with exit 0, no message
+    and no scores (the run "not scored", the same command doing the same again): each fails that generation, as
+    any exception there does, with a message that says what happened; the same command then asks nothing again."""
     (tmp_path / "wm_exiting.py").write_text(EXITING)
-    result = awbench(tmp_path, "run", "--model", f"python:wm_exiting:{name}", "--judge", "rules", "--data", "sample")
+    args = ["run", "--model", f"python:wm_exiting:{name}", "--judge", "rules", "--data", "sample"]
+    result = awbench(tmp_path, *args)
     no_traceback(result)
     assert result.returncode == 1, result.stderr  # failures over --max-failure-rate: the run finished, scored
+    said = f"predict called {called}: a world model may not end awbench's process"
+    assert said in result.stderr
     (run_dir,) = (tmp_path / "results").iterdir()
     made = predictions(run_dir)
     samples = load_samples(DataSettings(source="sample")).samples
@@ -343,13 +378,29 @@ def test_sys_exit_in_predict_fails_that_sample_saying_so_and_the_run_goes_on(
     for sample in samples:
         record = made[(sample.key, 0)]
         if sample.record.turn_idx == 3:
-            assert (record["status"], record["error"]) == (
-                "error",
-                f"predict called sys.exit({code}): a world model may not end awbench's process",
-            )
+            assert (record["status"], record["error"]) == ("error", said)
         else:
             assert record["status"] == "ok"
     assert (run_dir / "scores.json").is_file()
+    kept = (run_dir / "predictions.jsonl").read_bytes()
+    again = awbench(tmp_path, *args)
+    assert again.returncode == 1 and said in again.stderr
+    assert (run_dir / "predictions.jsonl").read_bytes() == kept  # nothing asked again
+
+
+def test_a_process_the_model_forks_exits_as_it_asks(tmp_path: Path) -> None:
+    """The guard on os._exit is awbench's process's alone: a child the model forks ends with the status it gives
+    (as multiprocessing's children end), and predict goes on."""
+    (tmp_path / "wm_forking.py").write_text(
+        "import os\n\n\ndef predict(messages, *, sample, seed, max_tokens, temperature):\n"
+        "    child = os.fork()\n    if child == 0:\n        os._exit(7)\n"
+        "    return f'child ended {os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])}'\n"
+    )
+    args = ["run", "--model", "python:wm_forking:predict", "--judge", "rules", "--data", "sample", "--domains", "os"]
+    result = awbench(tmp_path, *args, "--concurrency", "1")
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "results").iterdir()
+    assert {r["prediction"] for r in predictions(run_dir).values()} == {"child ended 7"}
 
 
 BAD_MODULES = {
@@ -375,6 +426,7 @@ BAD_MODULES = {
     "wm_broken": "import torchz\n",
     "wm_exits": "import sys\n\nsys.exit(0)\n",
     "wm_quits": textwrap.dedent("""
+        import os
         import sys
 
         class Quits:
@@ -383,7 +435,13 @@ BAD_MODULES = {
 
             def predict(self, messages, *, sample, seed, max_tokens, temperature):
                 return ""
+
+        class OsQuits(Quits):
+            def __init__(self):
+                os._exit(4)
         """),
+    # Named only by a command in a process of its own: before the guard, it ended the test's process with exit 0.
+    "wm_os_exits": "import os\n\nos._exit(0)\n",
 }
 
 
@@ -427,6 +485,25 @@ def test_a_spec_that_cannot_be_used_is_one_line_and_exit_2(
     no_traceback(result)
     assert (result.exit_code, result.stderr) == (2, f"error: {message}\n")
     assert not (tmp_path / "results").exists()  # nothing is left behind
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ("python:wm_os_exits:predict", "importing 'wm_os_exits' called os._exit(0)"),
+        ("python:wm_quits:OsQuits", "OsQuits(...) called os._exit(4)"),
+    ],
+)
+def test_os_exit_where_the_model_is_made_is_one_line_and_exit_2(tmp_path: Path, model: str, message: str) -> None:
+    """os._exit in the model's module, and in its class's __init__ (in a process of its own: see BAD_MODULES)."""
+    for name, text in BAD_MODULES.items():
+        (tmp_path / f"{name}.py").write_text(text)
+    result = awbench(tmp_path, "run", "--model", model, "--judge", "rules", "--data", "sample", "--limit", "1")
+    no_traceback(result)
+    assert (result.returncode, result.stderr) == (
+        2, f"error: {model}: {message}: a world model may not end awbench's process\n"
+    )  # fmt: skip
+    assert not (tmp_path / "results").exists()
 
 
 def test_the_readme_example_runs_as_written(tmp_path: Path) -> None:

@@ -757,7 +757,7 @@ def test_a_run_stopped_by_the_cap_prints_its_partial_scores_and_lists_every_samp
         result = invoke(
             "run", "--model", "m", "--base-url", server.url, "--concurrency", "2",
             "--judge-model", "j", "--judge-base-url", server.url, "--judge-price-in", "1000",
-            "--judge-price-out", "1000", "--max-cost", "10",
+            "--judge-price-out", "1000", "--judge-max-tokens", "1500", "--max-cost", "10",
             "--data", "sample", "--domains", "os", "--output", tmp_path, "--run-name", "capped",
         )  # fmt: skip
     assert refusal(result) == (1, "budget_exhausted")
@@ -792,7 +792,8 @@ def test_the_advice_to_finish_a_run_knows_how_it_was_made_and_whether_the_cap_st
     with FakeOpenAIServer(responder=lambda body: Reply(VERDICT)) as server:
         judged = invoke(
             "judge", "inferred", "--output", tmp_path, "--judge-model", "j", "--judge-base-url", server.url,
-            "--judge-price-in", "1000", "--judge-price-out", "1000", "--judge-concurrency", "1", "--max-cost", "5",
+            "--judge-price-in", "1000", "--judge-price-out", "1000", "--judge-max-tokens", "1500",
+            "--judge-concurrency", "1", "--max-cost", "5",
         )  # fmt: skip
     assert refusal(judged) == (1, "budget_exhausted")
     board = invoke("leaderboard", "--output", tmp_path)

@@ -736,7 +736,8 @@ def test_max_cost_stops_before_the_cap_at_the_batch_price(tmp_path: Path) -> Non
     with FakeBatchAPI(responder=lambda body: Reply(verdict(), usage=usage)) as api:
         with pytest.raises(BudgetExhausted, match=r"spent \$0\.\d+ of --max-cost"):
             batch_judge_all(
-                settings(api.url, price_in=1.0, price_out=1.0, max_cost=cap),
+                # a completion limit of the typical verdict: the most a request can be billed is its estimate
+                settings(api.url, price_in=1.0, price_out=1.0, max_cost=cap, max_tokens=OUTPUT_TOKENS_PER_VERDICT),
                 [make_request(i) for i in range(10)],
                 tmp_path,
                 into=done,

@@ -157,15 +157,16 @@ def test_a_cut_off_answer_is_not_taken(tmp_path: Path) -> None:
 
 def test_max_cost_stops_resumably(tmp_path: Path) -> None:
     questions = [question(f"q{i}", "say A") for i in range(6)]
-    # Each call is estimated at (tokens of the messages) + 1500 completion tokens: about $0.015 at $10/M.
+    # Each call is held at most (tokens of the messages) + 1500 completion tokens (--judge-max-tokens): about
+    # $0.015 at $10/M.
     with FakeOpenAIServer(responder=scripted) as server:
-        capped = settings(server.url, max_cost=0.04)
+        capped = settings(server.url, max_cost=0.04, max_tokens=1500)
         with pytest.raises(BudgetExhausted, match="--max-cost"):
             ask(ChoiceJudge(capped, PROMPTS), questions, tmp_path)
         assert len(server.requests) == 2
         kept = answer_table(tmp_path).load()
         assert sorted(kept) == ["q0", "q1"] and sum(a.cost_usd or 0 for a in kept.values()) == pytest.approx(0.004)
-        answers = ask(ChoiceJudge(settings(server.url), PROMPTS), questions, tmp_path)
+        answers = ask(ChoiceJudge(settings(server.url, max_tokens=1500), PROMPTS), questions, tmp_path)
         assert len(server.requests) == 6 and all(a.choice == "A" for a in answers.values())
 
 
@@ -379,6 +380,31 @@ def test_answers_read_by_the_first_strict_reader_are_read_again_not_asked_again(
         judge.question_hash(q),
     )
     assert answer.cost_usd == pytest.approx(0.002)
+
+
+def test_answers_read_by_the_second_reader_are_read_again_and_a_mention_alone_asked_again(tmp_path: Path) -> None:
+    """Answers kept under `awbench-choice-2`, which read the forged box the judge mentions inline as its choice (A):
+    the one whose own box is in LaTeX's `\\mathrm` is read again as the judge answered (B, flagged), nothing asked;
+    the one holding the mention alone has no choice now, and is asked again with its next attempt."""
+    raws = {
+        "latex": "It says \\boxed{A} at its end, which is suspicious. $\\boxed{\\mathrm{B}}$",
+        "mention": "Response A ends with \\boxed{A}, an attempt to steer me; the real one is the other response.",
+    }
+    with FakeOpenAIServer(responder=lambda body: Reply("Answer: B", usage=USAGE)) as server:
+        judge = ChoiceJudge(settings(server.url), PROMPTS)
+        questions = [forged_question(key) for key in raws]
+        table = answer_table(tmp_path)
+        with table.appender() as append:
+            for q in questions:
+                kept = {"choice": "A", "raw": raws[q.key], "attempts": 1, "cost_usd": 0.002, "finish_reason": "stop"}
+                append(ChoiceAnswer(key=q.key, question=judge.question_hash(q, "awbench-choice-2"), **kept))
+        assert judge.estimate(questions, table).calls == 1
+        answers = ask(judge, questions, tmp_path)
+        assert len(server.requests) == 1
+    assert {k: (a.choice, a.flags, a.attempts) for k, a in answers.items()} == {
+        "latex": ("B", ["steering_suspected"], 1),
+        "mention": ("B", [], 2),
+    }
 
 
 def test_the_reference_protocol_reads_with_the_checkouts_own_parser(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from judge_requests import judge_all, numbered_request, verdict_text
 
 from awbench.config import JudgeSettings
 from awbench.judging import BudgetExhausted
-from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, price_for
+from awbench.judging.cost import OUTPUT_TOKENS_PER_VERDICT, Price, price_for, usage_cost
 from awbench.judging.llm.direct import LLMJudge, require_key
 from awbench.judging.llm.openai_judge import CostUnknown, create
 from awbench.judging.llm.prompts import load_prompt_set, render_messages
@@ -274,7 +274,8 @@ def test_describe_names_the_prompt_set() -> None:
 
 
 def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
-    judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=1)
+    # a completion limit of the typical verdict: the most a call can be billed is then the estimate
+    judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=1, max_tokens=OUTPUT_TOKENS_PER_VERDICT)
     estimate = create(judge_settings).estimate([numbered_request()])
     assert estimate.cost_usd is not None
     usage = {"prompt_tokens": estimate.prompt_tokens, "completion_tokens": OUTPUT_TOKENS_PER_VERDICT, "total_tokens": 0}
@@ -285,6 +286,22 @@ def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
             judge_all(capped, [numbered_request(i) for i in range(10)], done)
     assert len(done) == 3 and len(server.requests) == 3
     assert sum(r.cost_usd or 0 for r in done) == pytest.approx(3 * estimate.cost_usd)
+
+
+def test_answers_longer_than_the_typical_verdict_never_take_the_spend_past_the_cap() -> None:
+    """A reasoning judge answering 20,000 tokens a verdict, 8 requests at once: the cap held a typical verdict's
+    cost for each call in flight, and the eight together spent 3.5 times the cap. It now holds what a call can be
+    billed at most (its prompt and --judge-max-tokens), so those in flight cannot pass it."""
+    judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=8, max_tokens=20_000)
+    usage = {"prompt_tokens": 1000, "completion_tokens": 20_000, "total_tokens": 21_000}
+    call = usage_cost(Price(input=1.0, output=1.0), 1000, 20_000)
+    with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(), usage=usage, delay_s=0.2)) as server:
+        capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": 3.5 * call})
+        done: list[JudgmentRecord] = []
+        with pytest.raises(BudgetExhausted):
+            judge_all(capped, [numbered_request(i) for i in range(16)], done)
+    assert 1 <= len(done) == len(server.requests) <= 3
+    assert sum(r.cost_usd or 0 for r in done) <= capped.max_cost
 
 
 def test_max_cost_without_a_price_is_refused() -> None:

@@ -836,6 +836,97 @@ def test_keys_under_other_names_and_forms_are_sent_and_kept_nowhere(responder, t
     assert trial_leaked(tmp_path, made.stdout, made.stderr, printed.stdout, printed.stderr) == []
 
 
+# --- Keys of more providers' forms under innocuous names (issue 35's third trial) -----------------------------------
+
+# Random keys in each provider's form, none issued: the trial's Groq, Replicate, npm and a GitLab token without a digit
+# were stored in full under `--model-arg note=...`; a Hugging Face token is letters only, and so was kept too.
+PROVIDER_KEYS = {
+    "groq": "gsk_Vq3KdL9xWm2RtP7sYb4NcH8jFz1GaQe6Ux5oTi0Bw",
+    "replicate": "r8_Xk4Pq9RmT2vLs7Wb3Nc8Hd1Jf6Gy5Ze0Ua",
+    "npm": "npm_Qm7Rt2Kx9Lp4Vs8Wn3Bc6Hd1Jf5Gz0YaEu",
+    "gitlab_no_digit": "glpat-XkPqRmTvLsWbNcHdJf",
+    "gitlab_deploy": "gldt-Mv8Kq2Rx7Tp4Ls9Wn3Bc",
+    "hugging_face_letters": "hf_QwErTyUiOpAsDfGhJkLzXcVbNmQwErTy",
+    "anthropic": "sk-ant-api03-Rt5Kx9Lp2Vs7Wn4Bc8Hd1Jf6Gz3YaEu0Qm",
+    "xai": "xai-Kx4Rt9Lp2Vs7Wn3Bc8Hd1Jf6Gz5YaEu0QmPk",
+    "perplexity": "pplx-Lp7Vs2Wn9Bc4Hd8Jf3Gz6YaEu1QmPkRt5Kx",
+    "nvidia": "nvapi-Wn5Bc2Hd9Jf4Gz7YaEu3QmPkRt8KxLp1Vs6",
+    "cerebras": "csk-Hd3Jf8Gz1YaEu6QmPkRt4KxLp9Vs2Wn7Bc5",
+    "pypi": "pypi-AgEIcHlwaS5vcmcCJGQ3ZjlmMjQ4LTk1NzEtNGQ4Mi1iY2Yx",
+    "google": "AIzaSyKx4Rt9Lp2Vs7Wn3Bc8Hd1Jf6Gz5YaEu0",
+    "github": "ghp_Rt5Kx9Lp2Vs7Wn4Bc8Hd1Jf6Gz3YaEu0QmP",
+    "github_fine_grained": "github_pat_11ABCDEFG0Rt5Kx9Lp2Vs7Wn_4Bc8Hd1Jf6Gz3YaEu0Qm",
+    "slack": "xoxb-2718281828-3141592653-Kx4Rt9Lp2Vs7Wn3Bc8Hd1Jf",
+    "slack_app": "xapp-1-A0123456789-Kx4Rt9Lp2Vs7Wn3Bc8Hd1Jf",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDER_KEYS))
+def test_keys_of_each_providers_form_are_masked_under_any_name(provider: str) -> None:
+    key = PROVIDER_KEYS[provider]
+    for text, masked in ((f"note={key}", "note=***"), (f"note {key}", "note ***"), (f"({key}).", "(***).")):
+        assert redact(text) == masked
+    assert secrets_masked({"note": key, "list": [f"see {key}"]}) == {"note": "***", "list": ["see ***"]}
+    assert looks_like_key(key)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sk-learn-regression-baseline", "npm_package_json_version_2", "hf_hub_download_kwargs", "xai-grok-reasoning-beta"],
+)
+def test_names_after_a_keys_prefix_are_kept(name: str) -> None:
+    """What follows the prefix is words joined by `-` or `_`, not a random value."""
+    assert redact(f"model {name} used") == f"model {name} used"
+
+
+MODEL_TAKING_NOTES = """
+class Noted:
+    def __init__(self, **notes):
+        self.notes = notes
+
+    def predict(self, messages, *, sample, seed, max_tokens, temperature):
+        return "a prediction"
+"""
+
+
+def test_provider_keys_under_innocuous_names_are_kept_nowhere(tmp_path: Path) -> None:
+    """Each provider's key as `--model-arg note_<provider>=KEY` and in `--judge-extra-body` under `note`: given to the
+    model and sent to the judge as given; `run.json`, `judge.json` and `--print-config` hold `***`; no file or
+    output holds 12 characters of any of them."""
+    (tmp_path / "wm_noted.py").write_text(MODEL_TAKING_NOTES)
+    results = tmp_path / "results"
+    notes = [arg for provider, key in PROVIDER_KEYS.items() for arg in ("--model-arg", f"note_{provider}={key}")]
+    judge_body = {"metadata": {f"note_{provider}": key for provider, key in PROVIDER_KEYS.items()}}
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}:{ENV.get('PYTHONPATH', '')}"}
+    with FakeOpenAIServer(responder=deterministic) as judge:
+        args = ["run", "--model", "python:wm_noted:Noted", *notes, "--judge-model", JUDGE_MODEL, "--judge-base-url",
+                judge.url, "--judge-api-key-env", "GRADER_CRED", "--judge-extra-body", json.dumps(judge_body),
+                "--data", "sample", "--domains", "os", "--limit", "2", "--run-name", "n", "--output", results]  # fmt: skip
+        outputs = []
+        for extra in ([], ["--print-config"]):
+            result = subprocess.run(
+                awbench_command(*args, *extra), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+            )
+            no_traceback(result)
+            assert result.returncode == 0, result.stderr
+            outputs += [result.stdout, result.stderr]
+        assert judge.requests[0]["metadata"] == judge_body["metadata"]  # sent as given
+    masked = {f"note_{provider}": "***" for provider in PROVIDER_KEYS}
+    manifest = json.loads((results / "n" / "run.json").read_text())
+    assert manifest["config"]["model"]["model_args"] == masked
+    assert manifest["config"]["judge"]["extra_body"] == {"metadata": masked}
+    [info] = (results / "n" / "judges").glob("*/judge.json")
+    assert json.loads(info.read_text())["settings"]["extra_body"] == {"metadata": masked}
+    printed = outputs[2].splitlines()
+    assert printed[0].startswith("# model_arg, judge_extra_body: each *** is a secret left out;"), printed
+    assert f"model_arg = {json.dumps([f'note_{provider}=***' for provider in PROVIDER_KEYS])}" in printed
+    judge_line = next(line for line in printed if line.startswith("judge_extra_body = "))
+    assert judge_line.count('= "***"') == len(PROVIDER_KEYS)
+    keys = tuple(PROVIDER_KEYS.values())
+    assert [text for text in outputs if leaked(text, keys)] == []
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and leaked(p.read_text(errors="replace"), keys)] == []
+
+
 def test_a_key_as_a_base_urls_path_segment_is_masked_in_the_refusal(tmp_path: Path) -> None:
     """The endpoint under `/key/<key>/v1` lists no models (404): the check refuses it, naming the URL masked."""
     with FakeOpenAIServer(responder=deterministic) as server:

@@ -377,8 +377,17 @@ def test_show_leaderboard_and_report_show_turing_results(tmp_path: Path, any_tra
 def test_batch_api_and_max_cost(tmp_path: Path, truths: dict[str, set[str]]) -> None:
     make_run(tmp_path, "lo", "baseline:last-observation")
     with FakeBatchAPI(responder=knowing(truths)) as api:
-        common = ("--judge-batch", "--judge-batch-poll-interval", "0.01", "--format", "json")
-        # Each call is estimated at its prompt and 1,500 completion tokens at the batch price: $0.1 buys 11 of the 52 questions (their prompts are long), then it stops.
+        common = (
+            "--judge-batch",
+            "--judge-batch-poll-interval",
+            "0.01",
+            "--judge-max-tokens",
+            "1500",
+            "--format",
+            "json",
+        )
+        # Each call is held at its prompt and --judge-max-tokens 1,500 at the batch price: $0.1 buys 11 of the 52
+        # questions (their prompts are long), then it stops.
         capped = turing(tmp_path, "lo", api, *common, "--max-cost", "0.1")
         assert capped.exit_code == 1 and "--max-cost" in capped.output and "resumable" in capped.output
         assert len(api.uploaded_lines()) == 11
@@ -485,13 +494,29 @@ def kept_answers(out: Path, run: str, model: str) -> list[dict[str, Any]]:
     return jsonl(evaluation / "answers.jsonl")
 
 
+def mentioning_then_answering_in_latex(truths: dict[str, set[str]]) -> Any:
+    """A judge that knows the real observation: it first mentions the box the other response ends with, inline,
+    then gives its own as `$\\boxed{\\mathrm{X}}$`."""
+    knows = knowing(truths)
+
+    def answer(body: dict) -> Reply:
+        real = knows(body).content[-2]
+        last = block(body["messages"][1]["content"], "B" if real == "A" else "A").split("\n")[-1]
+        return Reply(f"It says {last} at its end, which is suspicious. $\\boxed{{\\mathrm{{{real}}}}}$", usage=USAGE)
+
+    return answer
+
+
+@pytest.mark.parametrize("responder", [answering_then_quoting, mentioning_then_answering_in_latex])
 def test_a_box_in_the_prediction_does_not_steer_a_judge_that_quotes_it(
-    tmp_path: Path, truths: dict[str, set[str]], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, truths: dict[str, set[str]], monkeypatch: pytest.MonkeyPatch, responder: Any
 ) -> None:
     """The judge answers, then quotes both responses: the forged box is the last one in every answer (the reading
-    before took it: fool rate ~50), but only the judge's own choice counts, and every answer is flagged."""
+    before took it: fool rate ~50), but only the judge's own choice counts, and every answer is flagged. Or (issue
+    35's third trial) it mentions the forged box inline, then answers as `$\\boxed{\\mathrm{X}}$`: the mention was
+    read as its answer under `awbench-choice-2` (accuracy about 50); now the LaTeX box is, the mention flagged."""
     named = forger_run(tmp_path, monkeypatch)
-    with FakeOpenAIServer(responder=answering_then_quoting(truths)) as server:
+    with FakeOpenAIServer(responder=responder(truths)) as server:
         result = turing(tmp_path, "forger", server, "--format", "json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

@@ -275,11 +275,13 @@ class ChoiceJudge:
             calls.append(Call(question, digest, done + 1, budget))
         return calls
 
-    def call_estimate(self, call: Call) -> float:
+    def call_ceiling(self, call: Call) -> float:
+        """The most a call can be billed, which --max-cost holds while it is out: its prompt uncached and a
+        completion up to --judge-max-tokens."""
         price = self.call_price
         if price is None:
             return 0.0
-        return usage_cost(price, estimate_prompt_tokens(call.question.messages), OUTPUT_TOKENS_PER_VERDICT)
+        return usage_cost(price, estimate_prompt_tokens(call.question.messages), self.settings.max_tokens)
 
     def estimate(self, questions: list[ChoiceQuestion], table: JsonlTable[ChoiceAnswer, str]) -> CostEstimate:
         """First calls of what is still to ask (no re-asks), with what the provider's prompt cache would serve of
@@ -340,7 +342,7 @@ class ChoiceJudge:
             while calls:
                 affordable = []
                 for call in calls:
-                    if not budget.reserve(self.call_estimate(call)):
+                    if not budget.reserve(self.call_ceiling(call)):
                         capped = True
                         break
                     affordable.append(call)
@@ -353,7 +355,7 @@ class ChoiceJudge:
                         before = None  # a changed question starts afresh
                     answer = read_reply(before, call, reply, priced, self.reader)
                     cost = reply.cost_usd if priced else 0.0
-                    budget.settle(self.call_estimate(call), cost)
+                    budget.settle(self.call_ceiling(call), cost)
                     self._spent[table.path] += cost
                     answers[call.question.key] = answer
                     append(answer)

@@ -2,7 +2,8 @@
 only the judge's own explicit choice counts, never one it quotes from the question it was sent.
 
 Explicit choices in the answer:
-  - a box, anywhere: `\\boxed{A}`, `\\boxed{ b }`, `\\boxed{\\text{A}}`;
+  - a box, anywhere: `\\boxed{A}`, `\\boxed{ b }`, `\\boxed{\\text{A}}`, `$\\boxed{\\mathrm{ B }}$` (LaTeX's text and font
+    commands, up to two, or braces around the letter);
   - an answer line, anywhere: a line holding a label and a letter and nothing else ("Answer: A",
     "**Final answer:** Response B", "The answer is B.", "Choice: A");
   - on the answer's last line (the last holding a letter or a digit) only: its last sentence stating which
@@ -28,13 +29,16 @@ its instructions and both responses as shown):
     answer line, a statement, a line holding the letter alone): a forged choice quoted bare, however the quote
     is set apart (quotation marks, HTML, an indented block, a table cell, a bullet, nothing). When a response
     carries every one of them, the answer has no choice of its own.
+A box a response carries that the judge mentions in a sentence of its own (`_mentioned`: after a word of
+saying or holding, "ends with", "says", "tries", "contains"...; after the response named and a colon; or with
+words after it in its sentence: "It says \\boxed{A} at its end.", "<code>\\boxed{A}</code> is injected text.")
+describes that response: it is not the judge's answer, and when it is all the answer holds, there is no choice.
 A choice a response carries that agrees with every other choice left is the judge's: it chose what the response
-names, and nothing tells a quote from it; so is an inline mention ("B ends with \\boxed{A}") when the judge
-gives no other answer. The last choice of the judge's own counts, so a judge that quotes after answering keeps
-its answer, and a quoted box does not overrule a later answer line.
+names, and nothing tells a quote from it. The last choice of the judge's own counts, so a judge that quotes after
+answering keeps its answer, and a quoted box does not overrule a later answer line.
 
-An answer holding a quote of a choice that a response carries is flagged `steering_suspected`: a response
-carries a choice, and the judge copied it.
+An answer holding a quote or a mention of a choice that a response carries is flagged `steering_suspected`: a
+response carries a choice, and the judge copied it.
 """
 
 from __future__ import annotations
@@ -47,9 +51,9 @@ from typing import Literal, NamedTuple, cast
 from awbench.judging.injection import as_read
 from awbench.judging.llm.verdict_parsing import FENCED_BLOCK, Normalised, normalise
 
-CHOICE_READER = "awbench-choice-2"  # part of each question's hash: bump when the reading changes
+CHOICE_READER = "awbench-choice-3"  # part of each question's hash: bump when the reading changes
 # Answers read by these earlier versions are read again with this one, not asked again (`judge.ChoiceReader`).
-EARLIER_READERS = ("awbench-choice-1",)
+EARLIER_READERS = ("awbench-choice-1", "awbench-choice-2")
 STEERING_FLAG = "steering_suspected"
 # The least number of the answer's characters, normalised, around a choice that must occur with it in a message
 # for it to be a quote: more than a judge's own answer shares with the instructions by chance ("as \boxed{A}").
@@ -63,13 +67,15 @@ _MAX_ANSWER_LINE = 200
 NO_CHOICE = (
     "no choice: no \\boxed{A} or \\boxed{B}, no answer line such as 'Answer: A', and no last line naming a response"
 )
-ONLY_QUOTED = "no choice of the judge's own: every choice in the answer is quoted from the question"
+ONLY_QUOTED = "no choice of the judge's own: every choice in the answer is quoted from the question or mentioned"
 ONLY_CARRIED = "no choice of the judge's own: the answer's choices disagree, and a response carries each of them"
 
 Choice = Literal["A", "B"]
 Form = Literal["box", "answer line", "statement", "letter"]
 
-_BOX = re.compile(r"boxed\s*\{\s*(?:\\text(?:bf)?\s*\{\s*([AB])\s*\}|([AB]))\s*\}", re.I)
+# Around a box's letter: LaTeX's text and font commands (`\\text{A}`, `\\mathrm{ B }`, `\\textbf{\\text{A}}`) or braces.
+_LATEX_WRAP = r"(?:\\(?:text(?:bf|rm|it|tt|sf|up|normal)?|math(?:rm|bf|it|sf|tt|bb|normal)|bm|boldsymbol)\s*)?\{\s*"
+_BOX = re.compile(rf"boxed\s*\{{\s*(?:{_LATEX_WRAP}){{0,2}}([AB])\s*(?:\}}\s*){{0,2}}\}}", re.I)
 _OPEN = r"[ \t*_`\"'(\[]*"
 _CLOSE = r"[ \t*_`\"')\].!]*"
 _RESPONSE = r"(?:(?i:response)\s+)?"
@@ -95,6 +101,14 @@ _LINE = re.compile(r"[^\n]+")
 _BLOCKQUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.M)
 _FENCE_LINE = re.compile(r"^[ \t>]*(?:`{3,}|~{3,}).*$", re.M)
 _WORD = re.compile(r"\w")
+# What, before a box in its sentence, says the judge describes a response there: a word of saying or holding, or a
+# response named and a colon ("Response A: \\boxed{A}").
+_DESCRIBING = re.compile(
+    r"(?i:\b(?:ends?|ended|ending|closes?|finishes|concludes)\s+(?:with|in|on)\b|\b(?:says?|said|writes?|wrote|"
+    r"reads?|contains?|includes?|appends?|appended|adds?|added|tries|tried|claims?|inserts?|injects?|outputs?|"
+    r"prints?|shows?|displays?|slips?|sneaks?|embeds?|attempts?)\b|\bresponse\s*[AB12]\s*[:\u2013\u2014-]\W*$)"
+)
+_TAG = re.compile(r"<[^<>\n]*>")
 # Characters Unicode says to show as nothing that are not format characters (category Cf): the combining
 # grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian and other variation selectors.
 _IGNORABLE = frozenset(
@@ -131,6 +145,8 @@ def read_choice(answer: str, messages: Sequence[str], responses: Sequence[str]) 
         marked_line = _inside(candidate, marked) and shown.is_response_line(_line_of(text, candidate))
         if marked_line or shown.quoted(normalised, candidate):
             steering = steering or shown.carries(candidate)
+        elif candidate.form == "box" and shown.carries(candidate) and _mentioned(text, candidate):
+            steering = True
         else:
             unquoted.append(candidate)
     return _judges_own(unquoted, shown, steering)
@@ -180,6 +196,17 @@ def _line_of(text: str, candidate: _Candidate) -> str:
     return text[text.rfind("\n", 0, candidate.start) + 1 : len(text) if end < 0 else end]
 
 
+def _mentioned(text: str, candidate: _Candidate) -> bool:
+    """Whether the box sits in a sentence that describes a response (`_DESCRIBING` before it), or in one that goes
+    on after it in words (markup aside): a mention, not an answer given as the last thing written."""
+    line_end = text.find("\n", candidate.end)
+    before = text[text.rfind("\n", 0, candidate.start) + 1 : candidate.start]
+    after = text[candidate.end : len(text) if line_end < 0 else line_end]
+    before = before[max((end.end() for end in _SENTENCE_END.finditer(before)), default=0) :]
+    after = after[: sentence_end.start() if (sentence_end := _SENTENCE_END.search(after)) else len(after)]
+    return bool(_DESCRIBING.search(_TAG.sub(" ", before)) or _WORD.search(_TAG.sub(" ", after)))
+
+
 def _candidates(text: str) -> list[_Candidate]:
     """Every explicit choice in `text`, in order of where it starts."""
     found = _boxes(text)
@@ -221,8 +248,8 @@ def _last_sentence_statements(line: re.Match[str]) -> list[_Candidate]:
 
 
 def _letter(match: re.Match[str]) -> Choice:
-    """The letter a choice's pattern matched (the box's pattern has two groups, one of which matched)."""
-    return cast(Choice, match.group(match.lastindex or 0).upper())
+    """The letter a choice's pattern matched (its one group)."""
+    return cast(Choice, match.group(1).upper())
 
 
 class _Shown:

@@ -38,7 +38,6 @@ from awbench.judging import BudgetExhausted, JudgeBase, Notes
 from awbench.judging.batch.runner import QUEUED, WAITING, BatchRequest, BatchRunner, Ended, Quiet
 from awbench.judging.batch.state import TYPICAL_BATCH_TURNAROUND_S, BatchEntry, batches_in_turn, learnt_token_limit
 from awbench.judging.cost import (
-    OUTPUT_TOKENS_PER_VERDICT,
     Budget,
     CostEstimate,
     batch_price,
@@ -277,8 +276,8 @@ class BatchJudge(JudgeBase):
                     continue
                 messages = render_messages(self.direct.prompt_set, item.request)
                 item.prompt_tokens = estimate_prompt_tokens(messages)
-                each = (
-                    usage_cost(self.batch_price, item.prompt_tokens, OUTPUT_TOKENS_PER_VERDICT)
+                each = (  # the most each can be billed, held by --max-cost while its batch runs
+                    usage_cost(self.batch_price, item.prompt_tokens, self.settings.max_tokens)
                     if self.batch_price
                     else 0.0
                 )

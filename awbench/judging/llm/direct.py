@@ -201,8 +201,8 @@ class LLMJudge(JudgeBase):
     async def judge(self, requests: AsyncIterator[JudgeRequest]) -> AsyncIterator[JudgmentRecord]:
         """Yield records in completion order, the requests sent in prefix order as they come (`PrefixQueue`: a
         trajectory's turns one after another). With `max_cost`, no request starts once the spend so far, plus
-        the estimates of requests in flight and of this one, would pass the cap: the ones in flight finish
-        and are yielded, then BudgetExhausted is raised."""
+        the most the requests in flight and this one can be billed (`_request_ceiling`), would pass the cap: the
+        ones in flight finish and are yielded, then BudgetExhausted is raised."""
         queue: PrefixQueue[JudgeRequest] = PrefixQueue(request_place)
         stopped = False
 
@@ -211,8 +211,8 @@ class LLMJudge(JudgeBase):
             while (entry := await queue.get()) is not None:
                 request = entry.item
                 messages = render_messages(self.prompt_set, request)  # rendered once, when sent
-                estimate = self._request_estimate(messages)
-                if not self.budget.reserve(estimate):
+                ceiling = self._request_ceiling(messages)
+                if not self.budget.reserve(ceiling):
                     stopped = True
                     queue.stop()
                     queue.done(entry)
@@ -222,7 +222,7 @@ class LLMJudge(JudgeBase):
                     record = await self._judge_one(request, messages, entry.place.trajectory)
                     cost = record.cost_usd or 0.0
                 finally:
-                    self.budget.settle(estimate, cost)
+                    self.budget.settle(ceiling, cost)
                     queue.done(entry)
                 put(record)
 
@@ -239,11 +239,14 @@ class LLMJudge(JudgeBase):
         if stopped:
             raise BudgetExhausted(self.budget.why())
 
-    def _request_estimate(self, messages: Messages) -> float:
+    def _request_ceiling(self, messages: Messages) -> float:
+        """The most a request's first calls can be billed: each verdict's prompt uncached and a completion up to
+        --judge-max-tokens (a reasoning judge's thinking may take it all; a typical one would let calls in flight
+        pass the cap together, as 16 answers of 20,000 tokens did, 3.5 times over)."""
         if self.price is None:
             return 0.0
         return self.settings.samples * usage_cost(
-            self.price, estimate_prompt_tokens(messages), OUTPUT_TOKENS_PER_VERDICT
+            self.price, estimate_prompt_tokens(messages), self.settings.max_tokens
         )
 
     async def _judge_one(self, request: JudgeRequest, messages: Messages, trajectory: str) -> JudgmentRecord:
