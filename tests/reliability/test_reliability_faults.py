@@ -475,6 +475,20 @@ def test_the_candidates_and_the_judges_checks_run_at_once(tmp_path: Path, quick_
     ]
 
 
+def test_a_check_that_fails_stops_the_others_at_once(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=5)) as judge:
+        started = time.monotonic()
+        result = cli(*candidate_and_judge(dead, judge.url, tmp_path / "results"))
+        waited = time.monotonic() - started
+    assert refusal(result) == (2, "endpoint_down") and waited < 3  # not after the judge's 5 s
+    assert (
+        result.stderr.startswith(f"error: candidate endpoint {dead} cannot be reached (")
+        and result.stderr.count("\n") == 1
+    )
+    assert judge.model_checks == 1 and judge.requests == [] and not (tmp_path / "results").exists()
+
+
 @pytest.mark.parametrize(("key", "checks"), [("the same key", 1), ("another key", 2)])
 def test_one_url_with_one_key_is_checked_once_for_candidate_and_judge(
     key: str, checks: int, tmp_path: Path, quick_check_notes: None
