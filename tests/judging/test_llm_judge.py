@@ -296,12 +296,13 @@ def test_answers_longer_than_the_typical_verdict_never_take_the_spend_past_the_c
     usage = {"prompt_tokens": 1000, "completion_tokens": 20_000, "total_tokens": 21_000}
     call = usage_cost(Price(input=1.0, output=1.0), 1000, 20_000)
     with FakeOpenAIServer(responder=lambda body: Reply(verdict_text(), usage=usage, delay_s=0.2)) as server:
-        capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": 3.5 * call})
+        cap = 3.5 * call
+        capped = judge_settings.model_copy(update={"base_url": server.url, "max_cost": cap})
         done: list[JudgmentRecord] = []
         with pytest.raises(BudgetExhausted):
             judge_all(capped, [numbered_request(i) for i in range(16)], done)
     assert 1 <= len(done) == len(server.requests) <= 3
-    assert sum(r.cost_usd or 0 for r in done) <= capped.max_cost
+    assert sum(r.cost_usd or 0 for r in done) <= cap
 
 
 def test_max_cost_without_a_price_is_refused() -> None:
