@@ -60,6 +60,7 @@ class FakeOpenAIServer:
         self.models = models  # the reply to GET /models; None: the usual listing
         self.stop_after_models = stop_after_models
         self.model_checks = 0  # GET /models requests received
+        self.model_checks_at: list[float] = []  # time.monotonic() of each, as it arrived
         self.requests: list[dict] = []
         self.received_at: list[float] = []  # time.monotonic() of each request
         self.answered_at: dict[int, float] = {}  # by request index: when its answer went out
@@ -186,6 +187,7 @@ def _handler_for(fake: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self._route() == "/v1/models":
                 with fake._lock:
                     fake.model_checks += 1
+                    fake.model_checks_at.append(time.monotonic())
                 time.sleep(fake.models.delay_s if fake.models is not None else 0.0)  # a server busy with a job
                 listing = fake.models.raw_body if fake.models is not None else None
                 if fake.models is not None and listing is not None:

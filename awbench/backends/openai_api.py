@@ -34,7 +34,6 @@ from awbench.transport.endpoints import (
     FatalAPIError,
     SharedLimit,
     api_key,
-    check_endpoint,
     error_summary,
     is_content_refusal,
     is_context_overflow,
@@ -96,17 +95,25 @@ class _Endpoint:
 
 
 class OpenAIBackend:
-    def __init__(self, settings: ModelSettings, endpoints: list[_Endpoint], cache_keys: bool = False) -> None:
+    def __init__(
+        self, settings: ModelSettings, endpoints: list[_Endpoint], shared: Endpoints, cache_keys: bool = False
+    ) -> None:
         if not endpoints:
             raise ValueError("the openai backend needs at least one base URL")
         self.settings = settings
         self.endpoints = endpoints
+        self.shared = shared  # the run's: checks each URL and key once, whichever party uses it
         self.cache_keys = cache_keys  # a prompt_cache_key on every request (`routes_by_cache_key`)
 
     async def check(self) -> None:
-        """Each endpoint answers before the first request (`check_endpoint`)."""
-        for endpoint in self.endpoints:
-            await check_endpoint(endpoint.client, "candidate", self.settings.check_timeout)
+        """Each endpoint answers before the first request (`check_endpoint`), all checked at once; the first that
+        fails stops the others."""
+        checks = [self.shared.check(e.client, "candidate", self.settings.check_timeout) for e in self.endpoints]
+        try:
+            await asyncio.gather(*checks)
+        finally:
+            for check in checks:
+                check.cancel()
 
     def _pick(self) -> _Endpoint:
         return min(self.endpoints, key=lambda e: (e.in_flight, e.sent))
@@ -219,4 +226,6 @@ def create(settings: ModelSettings, endpoints: Endpoints | None = None) -> OpenA
         )
         for url, client in clients(settings)
     ]
-    return OpenAIBackend(settings, made, routes_by_cache_key(settings.prompt_cache_key, endpoint_urls(settings)))
+    return OpenAIBackend(
+        settings, made, shared, routes_by_cache_key(settings.prompt_cache_key, endpoint_urls(settings))
+    )

@@ -274,7 +274,7 @@ async def compare_runs(
     manifests = [store.read_manifest() for store in stores]
     samples = run_samples(stores[0], manifest=manifests[0])
     prompt_set = load_pairwise_prompts(settings.prompts, settings.template)
-    judge = choice_judge(settings, prompt_set, progress)
+    judge = choice_judge(settings, prompt_set, progress, "pairwise judge")
     try:
         (fingerprint,) = fingerprints
         jobs = [pair_job(output, runs[a][0], runs[b][0], samples, fingerprint, judge) for a, b in pairs]

@@ -30,6 +30,7 @@ from awbench.run.stages import (
     Plan,
     Progress,
     StageSummary,
+    all_or_none,
     execute,
     plan,
     reusable,
@@ -232,13 +233,14 @@ def _judges(settings: JudgeSettings, endpoints: Endpoints) -> list[Judge]:
     return judges
 
 
-def choice_judge(settings: JudgeSettings, prompt_set: PromptSet, progress: Progress) -> ChoiceJudge:
-    """The two-choice judge of the Turing test or of a pairwise comparison; settings it cannot use (a rubric
-    verdict's schema, several samples, a cap without a price) are the user's to change."""
+def choice_judge(settings: JudgeSettings, prompt_set: PromptSet, progress: Progress, role: str) -> ChoiceJudge:
+    """The two-choice judge of the Turing test or of a pairwise comparison (`role`: "Turing judge", "pairwise
+    judge"); settings it cannot use (a rubric verdict's schema, several samples, a cap without a price) are the
+    user's to change."""
     from awbench.judging.choice.judge import ChoiceJudge
 
     try:
-        return ChoiceJudge(settings, prompt_set, Endpoints(progress.note))
+        return ChoiceJudge(settings, prompt_set, Endpoints(progress.note), role)
     except ValueError as error:
         raise PipelineError(str(error)) from None
 
@@ -439,10 +441,10 @@ def _note_reuse(work: Plan, store: RunStore, progress: Progress, infer: bool) ->
 
 
 async def _check_endpoints(backend: Backend | None, judges: list[Judge]) -> None:
-    """Every endpoint that will be used answers, before the first sample: a dead one costs nothing."""
+    """Every endpoint that will be used answers, before the first sample: a dead one costs nothing. The checks
+    run at once (each may wait for a busy server); the first that fails stops the others."""
     parties: list[Backend | Judge] = [*([backend] if backend else []), *judges]
-    for party in parties:
-        await party.check()
+    await all_or_none([party.check() for party in parties])
 
 
 class DryRunEstimate(BaseModel):

@@ -220,7 +220,7 @@ async def execute(
                     stage.summary.failed += record.status == "failed"
                     bar.advance(failed=record.status == "failed")
 
-        await _all_or_none([infer(), *(judge(s) for s in work.judges)])
+        await all_or_none([infer(), *(judge(s) for s in work.judges)])
     for stage in work.judges:  # finished without a verdict to record (every generation failed): it still exists
         if not stage.evaluation.exists():
             stage.evaluation.ensure(stage.info)
@@ -255,12 +255,13 @@ def _lazy_appender(stage: JudgeStage):  # type: ignore[no-untyped-def]
         yield first_or_next
 
 
-async def _all_or_none(coroutines: list[Awaitable[Any]]) -> None:
-    """Run together; the first exception cancels the rest and is raised (BudgetExhausted after the others)."""
+async def all_or_none(coroutines: list[Awaitable[Any]]) -> None:
+    """Run together; the first exception cancels the rest and is raised (BudgetExhausted after the others; of
+    errors that came together, the first coroutine's)."""
     tasks = [asyncio.ensure_future(c) for c in coroutines]
     try:
         done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        errors = [t.exception() for t in done if t.exception() is not None]
+        errors = [t.exception() for t in tasks if t in done and t.exception() is not None]
         if errors:
             budget = [e for e in errors if isinstance(e, BudgetExhausted)]
             raise (next((e for e in errors if not isinstance(e, BudgetExhausted)), None) or budget[0])

@@ -210,7 +210,7 @@ async def turing_test(
     with the evaluation's secret; None: the run's seed, else 0), under the run's lock; with `dry_run`, only
     estimate, writing nothing."""
     prompts = load_turing_prompts(settings.prompts, settings.template)
-    judge = choice_judge(settings, prompts, progress)
+    judge = choice_judge(settings, prompts, progress, "Turing judge")
     try:
         with nullcontext() if dry_run else store.locked(progress.warn):
             manifest = store.read_manifest()

@@ -101,6 +101,11 @@ class ChatClient:
             else urllib.request.getproxies().get(urlsplit(self.base_url).scheme)
         )
 
+    @property
+    def caller(self) -> tuple[str, str]:
+        """Where it calls and with which key: one endpoint check answers for every client with the same."""
+        return self.base_url.lower(), self._headers["Authorization"]
+
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
             import aiohttp  # here, not at the top: commands that send nothing start 0.15 s sooner

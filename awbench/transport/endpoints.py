@@ -10,13 +10,15 @@ around the HTTP client (`awbench.transport.chat_client`).
   through the endpoint's `RateControl` (`awbench.transport.rate_control`), which holds sends until the limit
   allows them; a refusal over a rate limit is sent again by the retry policy without using an attempt.
 - `Endpoints`: per run, one concurrency limit and rate control per endpoint URL shared by every stage that uses
-  it, the dead-endpoint watch, and the check made before the first request (`check_endpoint`).
+  it, the dead-endpoint watch, and the check made before the first request (`check_endpoint`), once per URL and
+  key for every party that uses them (the candidate's and the judge's checks run at once).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import os
 import random
 import re
@@ -52,6 +54,8 @@ MAX_RETRY_AFTER_S = 120.0
 DEAD_WINDOW = 32  # consecutive connection failures to one endpoint that stop the run
 CHECK_TIMEOUT_S = 10.0  # a remote endpoint's check; a local server's may wait for a running job (llama.cpp)
 LOCAL_CHECK_TIMEOUT_S = 60.0
+CHECK_QUIET_S = 1.0  # a check answered sooner says nothing; one still waiting says what it waits for
+CHECK_NOTE_S = 10.0  # and then how long it has waited, this often
 FATAL_STATUS = frozenset({400, 401, 403, 404})
 
 
@@ -307,7 +311,21 @@ class Endpoints:
     def __init__(self, note: Callable[[str], None] | None = None) -> None:
         self._limits: dict[str, SharedLimit] = {}
         self._watches: dict[str, DeadEndpointWatch] = {}
+        self._checks: dict[tuple[str, str], tuple[list[str], asyncio.Future[None]]] = {}
         self._note = note
+
+    def check(self, client: ChatClient, role: str, patience: float | None) -> asyncio.Future[None]:
+        """`check_endpoint`, to await; once per endpoint and key for the command: a party using the same server with
+        the same key gets the check already made or under way, and is named in its lines and errors (in the order
+        the parties asked)."""
+        if client.caller in self._checks:
+            roles, checked = self._checks[client.caller]
+            roles.append(role)
+        else:
+            roles = [role]
+            checked = asyncio.ensure_future(check_endpoint(client, roles, patience, self._note))
+            self._checks[client.caller] = roles, checked
+        return checked
 
     def limit(self, url: str | None, size: int, tpm: int | None = None, rpm: int | None = None) -> SharedLimit:
         """`tpm`/`rpm`: limits known up front (the smallest given for the URL holds until the server says)."""
@@ -376,13 +394,16 @@ def is_local(base_url: str | None) -> bool:
         return host == "localhost" or host.endswith((".localhost", ".local", ".internal", ".lan"))
 
 
-async def check_endpoint(client: ChatClient, role: str, patience: float | None = None) -> None:
+async def check_endpoint(
+    client: ChatClient, roles: list[str], patience: float | None = None, note: Callable[[str], None] | None = None
+) -> None:
     """Before anything is sent: the endpoint answers a model listing it can read, and accepts the key, within
     `check_patience` (`patience`: --check-timeout). Every OpenAI-compatible server lists its models; a base URL
     without one (a 404, or a page that is not a listing) is usually missing its `/v1`, and would fail every
-    request."""
-    where = f"{role} endpoint {url_secrets_masked(client.base_url)}"
+    request. `roles`: the parties that use the endpoint (more may join while it waits); `note`: told what is
+    being checked once the check has waited CHECK_QUIET_S, and how long it has waited every CHECK_NOTE_S."""
     waited = check_patience(client.base_url, patience)
+    waiting = asyncio.ensure_future(_say_waiting(client.base_url, roles, waited, note)) if note else None
     try:
         await client.list_models(waited)
     except ConnectionFailed as error:
@@ -391,13 +412,14 @@ async def check_endpoint(client: ChatClient, role: str, patience: float | None =
             if isinstance(error, RequestTimeout)
             else error_summary(error)
         )
-        raise EndpointDown(f"{where} cannot be reached ({detail}); nothing was sent") from None
+        raise EndpointDown(f"{_where(roles, client.base_url)} cannot be reached ({detail}); nothing was sent") from None
     except MalformedResponse as error:
-        raise EndpointDown(no_listing(role, client.base_url, error_summary(error)), key="no_model_listing") from None
+        raise EndpointDown(no_listing(roles, client.base_url, error_summary(error)), key="no_model_listing") from None
     except StatusError as error:
+        where = _where(roles, client.base_url)
         if error.status == 404:
             raise EndpointDown(
-                no_listing(role, client.base_url, error_summary(error)), key="no_model_listing"
+                no_listing(roles, client.base_url, error_summary(error)), key="no_model_listing"
             ) from None
         if error.status == 401:
             raise FatalAPIError(f"{where} refused the key: {error_summary(error)}") from None
@@ -405,14 +427,36 @@ async def check_endpoint(client: ChatClient, role: str, patience: float | None =
             raise FatalAPIError(f"{where} refused access: {error_summary(error)}") from None
         if error.status >= 500:
             raise EndpointDown(f"{where} is failing ({error_summary(error)}); nothing was sent") from None
+    finally:
+        if waiting is not None:
+            waiting.cancel()
 
 
-def no_listing(role: str, base_url: str, detail: str) -> str:
+async def _say_waiting(base_url: str, roles: list[str], patience: float, note: Callable[[str], None]) -> None:
+    """What a check that has not answered yet waits for, and then how long it has waited, until cancelled."""
+    started = time.monotonic()
+    listing = url_secrets_masked(endpoint_url(base_url, "/models"))
+    await asyncio.sleep(CHECK_QUIET_S)
+    note(f"checking the {_parties(roles)} endpoint: GET {listing} (waiting up to {patience:g} s; --check-timeout)")
+    for tick in itertools.count(1):
+        await asyncio.sleep(max(0.0, started + tick * CHECK_NOTE_S - time.monotonic()))
+        note(f"still waiting for {listing} ({tick * CHECK_NOTE_S:g} s of {patience:g} s; --check-timeout)")
+
+
+def _where(roles: list[str], base_url: str) -> str:
+    return f"{_parties(roles)} endpoint {url_secrets_masked(base_url)}"
+
+
+def _parties(roles: list[str]) -> str:
+    return " and ".join(dict.fromkeys(roles))
+
+
+def no_listing(roles: list[str], base_url: str, detail: str) -> str:
     """Why a base URL without a model listing is refused, and the `/v1` it most likely lacks."""
-    option = "--base-url" if role == "candidate" else "--judge-base-url"
+    option = " and ".join(dict.fromkeys("--base-url" if role == "candidate" else "--judge-base-url" for role in roles))
     parts = urlsplit(base_url)
     listing = url_secrets_masked(endpoint_url(base_url, "/models"))
-    message = f"the {role} endpoint {url_secrets_masked(base_url)} has no model listing at {listing} ({detail})"
+    message = f"the {_where(roles, base_url)} has no model listing at {listing} ({detail})"
     if not parts.path.rstrip("/").endswith("/v1"):
         with_v1 = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/v1"))
         message += f"; OpenAI-compatible servers answer under /v1: try {option} {url_secrets_masked(with_v1)}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -25,8 +26,13 @@ from fake_openai import FakeOpenAIServer, Reply
 from refusals import refusal
 from reliability_helpers import (
     CANDIDATE_MODEL,
+    CHOICE_KEY_ENV,
     JUDGE_MODEL,
+    REPO,
+    awbench_command,
     candidate_text,
+    choice_judge_args,
+    clean_env,
     cli,
     deterministic,
     digest,
@@ -41,6 +47,7 @@ from awbench.data.dataset import read_source
 from awbench.judging.llm.prompts import load_prompt_set, render_messages
 from awbench.records import JudgeRequest
 from awbench.run.stages import sample_seed
+from awbench.transport import endpoints
 from awbench.transport.endpoints import check_patience
 
 N = 3  # samples: --domains os --limit 3
@@ -403,6 +410,138 @@ def test_a_remote_endpoint_is_given_10_s_and_a_local_one_60() -> None:
     for local in ("http://127.0.0.1:8080/v1", "http://localhost:8000/v1", "http://10.1.2.3/v1", "http://[::1]:80/v1"):
         assert check_patience(local, None) == 60, local
     assert check_patience("https://api.openai.com/v1", 3.5) == 3.5
+
+
+# --- The endpoint check says what it waits for (issue 36: `run ... | cat` printed nothing for 30 s) ------------
+
+
+def check_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(("checking the ", "still waiting for "))]
+
+
+@pytest.fixture
+def quick_check_notes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check's first line after 0.3 s (not 1 s) and the next every 1 s (not 10 s): a check that waits 2.4 s
+    shows what a busy server's 15 s would."""
+    monkeypatch.setattr(endpoints, "CHECK_QUIET_S", 0.3)
+    monkeypatch.setattr(endpoints, "CHECK_NOTE_S", 1.0)
+
+
+@pytest.mark.parametrize("role", ["candidate", "judge"])
+def test_a_waiting_check_says_what_it_checks_and_then_how_long_it_has_waited(
+    role: str, tmp_path: Path, quick_check_notes: None
+) -> None:
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=2.4)) as server:
+        result = cli(*args_for(role, server.url, tmp_path / "results"))
+    assert result.exit_code == 0, result.output
+    assert check_lines(result.stderr)[:3] == [
+        f"checking the {role} endpoint: GET {server.url}/models (waiting up to 60 s; --check-timeout)",
+        f"still waiting for {server.url}/models (1 s of 60 s; --check-timeout)",
+        f"still waiting for {server.url}/models (2 s of 60 s; --check-timeout)",
+    ]
+    assert server.model_checks == 1 and len(server.requests) == N
+
+
+def test_a_check_answered_at_once_says_nothing(tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder=healthy) as server:
+        result = cli(*args_for("candidate", server.url, tmp_path / "results"))
+    assert result.exit_code == 0, result.output
+    assert check_lines(result.stderr) == [] and server.model_checks == 1
+
+
+def candidate_and_judge(candidate_url: str, judge_url: str, output: Path, *extra: str) -> list[str]:
+    """`run` with the candidate at one URL and the LLM judge at another (or the same)."""
+    candidate = ["--model", CANDIDATE_MODEL, "--base-url", candidate_url]
+    judge = ["--judge-model", JUDGE_MODEL, "--judge-base-url", judge_url]
+    return ["run", *candidate, *judge, *COMMON, "--output", str(output), *extra]
+
+
+def test_the_candidates_and_the_judges_checks_run_at_once(tmp_path: Path, quick_check_notes: None) -> None:
+    models = Reply(delay_s=1.5)
+    with (
+        FakeOpenAIServer(responder=healthy, models=models) as candidate,
+        FakeOpenAIServer(responder=healthy, models=models) as judge,
+    ):
+        started = time.monotonic()
+        result = cli(*candidate_and_judge(candidate.url, judge.url, tmp_path / "results"))
+    assert result.exit_code == 0, result.output
+    # one after the other, the judge's would arrive 1.5 s after the candidate's
+    assert abs(candidate.model_checks_at[0] - judge.model_checks_at[0]) < 0.5
+    assert candidate.model_checks_at[0] - started < 1.0  # not after a check of its own
+    assert candidate.model_checks == judge.model_checks == 1 and len(candidate.requests) == len(judge.requests) == N
+    assert sorted(line for line in check_lines(result.stderr) if line.startswith("checking")) == [
+        f"checking the candidate endpoint: GET {candidate.url}/models (waiting up to 60 s; --check-timeout)",
+        f"checking the judge endpoint: GET {judge.url}/models (waiting up to 60 s; --check-timeout)",
+    ]
+
+
+def test_a_check_that_fails_stops_the_others_at_once(tmp_path: Path) -> None:
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=5)) as judge:
+        started = time.monotonic()
+        result = cli(*candidate_and_judge(dead, judge.url, tmp_path / "results"))
+        waited = time.monotonic() - started
+    assert refusal(result) == (2, "endpoint_down") and waited < 3  # not after the judge's 5 s
+    assert (
+        result.stderr.startswith(f"error: candidate endpoint {dead} cannot be reached (")
+        and result.stderr.count("\n") == 1
+    )
+    assert judge.model_checks == 1 and judge.requests == [] and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(("key", "checks"), [("the same key", 1), ("another key", 2)])
+def test_one_url_with_one_key_is_checked_once_for_candidate_and_judge(
+    key: str, checks: int, tmp_path: Path, quick_check_notes: None
+) -> None:
+    other_key = ["--judge-api-key-env", CHOICE_KEY_ENV] if key == "another key" else []
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=1.0)) as server:
+        result = cli(*candidate_and_judge(server.url, server.url, tmp_path / "results", *other_key))
+    assert result.exit_code == 0, result.output
+    assert server.model_checks == checks and len(server.requests) == 2 * N
+    parties = ["candidate and judge"] if checks == 1 else ["candidate", "judge"]
+    assert [line for line in check_lines(result.stderr) if line.startswith("checking")] == [
+        f"checking the {who} endpoint: GET {server.url}/models (waiting up to 60 s; --check-timeout)" for who in parties
+    ]
+
+
+def test_the_turing_and_the_pairwise_judges_checks_say_whose_they_are(tmp_path: Path, quick_check_notes: None) -> None:
+    results = tmp_path / "results"
+    for name, model in (("r", "baseline:oracle"), ("q", "baseline:last-observation")):
+        made = cli("run", "--model", model, "--judge", "rules", *COMMON[:-1], name, "--output", results)
+        assert made.exit_code in (0, 1), made.output
+    with FakeOpenAIServer(responder=lambda body: Reply("\\boxed{A}"), models=Reply(delay_s=1.0)) as server:
+        turing = cli("turing", "r", "--output", results, *choice_judge_args(server.url))
+        pairwise = cli("compare", "q", "r", "--pairwise", "--output", results, *choice_judge_args(server.url))
+    assert turing.exit_code == pairwise.exit_code == 0, turing.output + pairwise.output
+    for result, who in ((turing, "Turing judge"), (pairwise, "pairwise judge")):
+        assert check_lines(result.stderr)[0] == (
+            f"checking the {who} endpoint: GET {server.url}/models (waiting up to 60 s; --check-timeout)"
+        )
+    assert server.model_checks == 2  # one check for each command
+
+
+@pytest.mark.slow
+def test_in_a_pipe_a_busy_servers_check_is_shown_at_once_and_every_10_s(tmp_path: Path) -> None:
+    """The audit's command (candidate and judge on one server whose listing answers after 12 s), its stderr a pipe:
+    what is checked comes within about a second, still waiting at 10 s, and the run starts after one check."""
+    delay = 12.0
+    with FakeOpenAIServer(responder=healthy, models=Reply(delay_s=delay)) as server:
+        command = awbench_command(*candidate_and_judge(server.url, server.url, tmp_path / "results"))
+        started = time.monotonic()
+        process = subprocess.Popen(command, cwd=REPO, env=clean_env(), stderr=subprocess.PIPE, text=True)
+        assert process.stderr is not None
+        lines = [(time.monotonic(), line.rstrip("\n")) for line in process.stderr]
+        assert process.wait(timeout=60) == 0, lines
+    assert server.model_checks == 1 and len(server.requests) == 2 * N
+    answered = server.model_checks_at[0] + delay
+    listing = f"{server.url}/models"
+    shown = [(at, line) for at, line in lines if line.startswith(("checking the ", "still waiting for "))]
+    assert [line for _, line in shown] == [
+        f"checking the candidate and judge endpoint: GET {listing} (waiting up to 60 s; --check-timeout)",
+        f"still waiting for {listing} (10 s of 60 s; --check-timeout)",
+    ]
+    assert shown[0][0] < server.model_checks_at[0] + 2.0 and shown[1][0] < answered
+    assert time.monotonic() - started < 2 * delay  # one check of 12 s, not two one after the other
 
 
 def test_a_run_that_fails_before_its_first_record_keeps_an_output_directory_that_existed(tmp_path: Path) -> None:

@@ -196,7 +196,9 @@ def _reading(
 class ChoiceJudge:
     """One judge configuration asking two-choice questions; see the module docstring."""
 
-    def __init__(self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None) -> None:
+    def __init__(
+        self, settings: JudgeSettings, prompt_set: PromptSet, endpoints: Endpoints | None = None, role: str = "judge"
+    ) -> None:
         if settings.structured:
             raise SettingsError("--judge-structured asks for a rubric verdict's JSON schema; a choice has none")
         if settings.samples != 1:
@@ -213,7 +215,7 @@ class ChoiceJudge:
                 unpriced_cap(settings.model, settings.max_cost, judge_base_url(settings)), key="cost_unknown"
             )
         self.reader = choice_reader(prompt_set)
-        self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints())
+        self.sender = make_sender(settings, prompt_set, self.id, self.price, endpoints or Endpoints(), role)
         self._spent: dict[Path, float] = {}  # by answer table read (`kept`): what its answers cost
 
     @property

@@ -37,9 +37,15 @@ from awbench.workers import in_prefix_order
 
 
 def make_sender(
-    settings: JudgeSettings, prompt_set: PromptSet, judge_id: str, price: Price | None, endpoints: Endpoints
+    settings: JudgeSettings,
+    prompt_set: PromptSet,
+    judge_id: str,
+    price: Price | None,
+    endpoints: Endpoints,
+    role: str = "judge",
 ) -> Sender:
-    """The sender of a judge backend; `price`: the judge model's list price (the Batch API's is half)."""
+    """The sender of a judge backend; `price`: the judge model's list price (the Batch API's is half); `role`: whose
+    endpoint it checks ("Turing judge", "pairwise judge")."""
     if settings.backend == "vllm":
         from awbench.judging.llm.vllm_judge import engine_judge
 
@@ -48,7 +54,7 @@ def make_sender(
         raise SettingsError(
             f"--judge-backend {settings.backend}: two-choice questions go through the openai or the vllm judge backend"
         )
-    direct = LLMJudge(settings, prompt_set, price, endpoints)
+    direct = LLMJudge(settings, prompt_set, price, endpoints, role)
     if settings.batch:
         return BatchSender(direct, batch_price(price) if price else None, judge_id)
     return HTTPSender(direct, price, settings.concurrency)

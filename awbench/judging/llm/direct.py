@@ -61,7 +61,6 @@ from awbench.transport.endpoints import (
     Endpoints,
     FatalAPIError,
     api_key,
-    check_endpoint,
     error_summary,
     is_content_refusal,
     is_context_overflow,
@@ -99,9 +98,15 @@ class LLMJudge(JudgeBase):
     kind = "llm"
 
     def __init__(
-        self, settings: JudgeSettings, prompt_set: PromptSet, price: Price | None, endpoints: Endpoints
+        self,
+        settings: JudgeSettings,
+        prompt_set: PromptSet,
+        price: Price | None,
+        endpoints: Endpoints,
+        role: str = "judge",
     ) -> None:
         self.settings = settings
+        self.role = role  # whose endpoint it is, in the check's lines and errors: "judge", "Turing judge"...
         self.prompt_set = prompt_set
         self.price = price
         self.budget = Budget(settings.max_cost)  # `bind` counts the evaluation's earlier spend in
@@ -112,6 +117,7 @@ class LLMJudge(JudgeBase):
         self._cache_keys = routes_by_cache_key(settings.prompt_cache_key, [self._base_url])
         self._limit = endpoints.limit(self._base_url, settings.concurrency, settings.tpm, settings.rpm)
         self._watch = endpoints.watch(self._base_url)
+        self._endpoints = endpoints
         self._client: ChatClient | None = None
 
     @property
@@ -147,7 +153,7 @@ class LLMJudge(JudgeBase):
 
     async def check(self) -> None:
         """The judge's endpoint answers and takes the key, before anything is spent."""
-        await check_endpoint(self.client, "judge", self.settings.check_timeout)
+        await self._endpoints.check(self.client, self.role, self.settings.check_timeout)
 
     def describe(self) -> dict[str, Any]:
         return prompt_description(self.prompt_set)
