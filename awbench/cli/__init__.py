@@ -117,18 +117,21 @@ def _hold_closed_standard_streams() -> None:
         (1, "stdout", os.O_RDONLY, "w"),
         (2, "stderr", os.O_WRONLY, "w"),
     ):
-        if getattr(sys, name) is not None:
-            continue
-        try:
-            os.fstat(fd)
-            continue  # open after all: not ours to replace
-        except OSError:
-            pass
+        if getattr(sys, name) is not None or _is_open(fd):
+            continue  # a stream Python made, or a descriptor open after all: not ours to replace
         held = os.open(os.devnull, flags)
         if held != fd:
             os.dup2(held, fd)
             os.close(held)
         setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115 (the process's stream)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 def _escape_what_stdout_cannot_encode() -> None:

@@ -290,7 +290,7 @@ def test_max_cost_stops_before_the_cap_and_yields_what_finished() -> None:
 
 def test_answers_longer_than_the_typical_verdict_never_take_the_spend_past_the_cap() -> None:
     """A reasoning judge answering 20,000 tokens a verdict, 8 requests at once: the cap held a typical verdict's
-    cost for each call in flight, and the eight together spent 3.5 times the cap. It now holds what a call can be
+    cost for each call in flight, and nine calls went out, 2.6 times the cap. It now holds what a call can be
     billed at most (its prompt and --judge-max-tokens), so those in flight cannot pass it."""
     judge_settings = settings(None, price_in=1.0, price_out=1.0, concurrency=8, max_tokens=20_000)
     usage = {"prompt_tokens": 1000, "completion_tokens": 20_000, "total_tokens": 21_000}

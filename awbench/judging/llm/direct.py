@@ -242,7 +242,7 @@ class LLMJudge(JudgeBase):
     def _request_ceiling(self, messages: Messages) -> float:
         """The most a request's first calls can be billed: each verdict's prompt uncached and a completion up to
         --judge-max-tokens (a reasoning judge's thinking may take it all; a typical one would let calls in flight
-        pass the cap together, as 16 answers of 20,000 tokens did, 3.5 times over)."""
+        pass the cap together: 15 answers of 20,000 tokens at once spent 3.45 times it)."""
         if self.price is None:
             return 0.0
         return self.settings.samples * usage_cost(
